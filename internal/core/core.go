@@ -1,0 +1,167 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/scheduler"
+	"github.com/bcsmpi/bcsmpi/strobe"
+)
+
+// Restart says when a rank whose operation completed is woken (DESIGN.md §3 rule 5).
+type Restart uint8
+
+const (
+	// RestartSlice wakes at the strobe after the slice the operation completed in
+	// (the paper's model: 1.5 slices of delay on average).
+	RestartSlice Restart = iota
+	// RestartEarly wakes at the end of the transmission phase of that slice.
+	RestartEarly
+)
+
+// ParseRestart reads "slice" or "early".
+func ParseRestart(s string) (Restart, error) {
+	switch s {
+	case "slice", "":
+		return RestartSlice, nil
+	case "early":
+		return RestartEarly, nil
+	}
+	return 0, fmt.Errorf("core: restart policy %q, want \"slice\" or \"early\"", s)
+}
+
+func (r Restart) String() string {
+	if r == RestartEarly {
+		return "early"
+	}
+	return "slice"
+}
+
+// Config describes one node of a job.
+type Config struct {
+	Node    proto.NodeID
+	NodeOf  []proto.NodeID // world rank → node
+	Sched   scheduler.Config
+	Restart Restart
+}
+
+// Stats are the per-slice local counters of the node (EMDS local metrics).
+type Stats struct {
+	NP2PDEM uint32 // descriptors of this node's ranks exchanged in DEM
+	NP2PMSM uint32 // chunks and completions scheduled in MSM that touch this node
+}
+
+// Node is one node's protocol state.
+type Node struct {
+	cfg     Config
+	f       *strobe.Follower
+	sch     *scheduler.Scheduler
+	plan    *scheduler.Plan
+	local   []bool
+	held    []proto.Completion // completed, not yet published
+	publish []proto.Completion
+	stats   Stats
+	descs   []proto.Descriptor
+}
+
+// New returns the state machine of node cfg.Node.
+func New(cfg Config) *Node {
+	n := &Node{cfg: cfg, f: strobe.NewFollower(cfg.Node), sch: scheduler.New(cfg.Sched, cfg.NodeOf), local: make([]bool, len(cfg.NodeOf))}
+	for r, nd := range cfg.NodeOf {
+		n.local[r] = nd == cfg.Node
+	}
+	return n
+}
+
+// Local reports whether rank r lives on this node.
+func (n *Node) Local(r proto.Rank) bool { return r >= 0 && int(r) < len(n.local) && n.local[r] }
+
+// Slice is the current slice.
+func (n *Node) Slice() proto.SliceID { return n.f.Slice() }
+
+// Stats are the counters of the current slice.
+func (n *Node) Stats() Stats { return n.stats }
+
+// Strobe begins slice k and returns the completions to publish now. The
+// returned slice is valid until the next call.
+func (n *Node) Strobe(k proto.SliceID) ([]proto.Completion, error) {
+	if err := n.f.Step(strobe.PhaseDEM, k); err != nil {
+		return nil, err
+	}
+	n.stats = Stats{}
+	n.publish = n.publish[:0]
+	if n.cfg.Restart == RestartSlice {
+		n.publish = append(n.publish, n.held...)
+		n.held = n.held[:0]
+	}
+	return n.publish, nil
+}
+
+// DescriptorError is a descriptor the runtime refuses; it names the rank.
+type DescriptorError struct {
+	Slice proto.SliceID
+	D     proto.Descriptor
+	Why   string
+}
+
+func (e *DescriptorError) Error() string {
+	return fmt.Sprintf("core: slice %d: descriptor %s from rank %d refused: %s", e.Slice, e.D.Describe(), e.D.Rank, e.Why)
+}
+
+// DEM takes every node's descriptors exchanged in slice k.
+func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor) error {
+	if err := n.f.Step(strobe.PhaseMSM, k); err != nil {
+		return err
+	}
+	for _, d := range all {
+		if err := scheduler.CheckDescriptor(d, len(n.local)); err != nil {
+			return &DescriptorError{k, d, err.Error()}
+		}
+		if d.PostSlice >= k {
+			// Rule 1 is guaranteed by how agents drain rings; seeing this is a bug.
+			panic(fmt.Sprintf("core: rule 1 broken: descriptor %s posted in slice %d exchanged in slice %d", d.Describe(), d.PostSlice, k))
+		}
+		if n.local[d.Rank] {
+			n.stats.NP2PDEM++
+		}
+	}
+	n.descs = all
+	return nil
+}
+
+// MSM schedules slice k. The plan is valid until the next MSM.
+func (n *Node) MSM(k proto.SliceID) (*scheduler.Plan, error) {
+	if n.f.Phase() != strobe.PhaseMSM || n.f.Slice() != k {
+		return nil, &strobe.ProtocolError{Node: n.cfg.Node, What: fmt.Sprintf("MSM of slice %d before its DEM", k)}
+	}
+	n.plan = n.sch.Schedule(k, n.descs)
+	n.descs = nil
+	for _, c := range n.plan.Chunks {
+		if n.local[c.Src] || n.local[c.Dst] {
+			n.stats.NP2PMSM++
+		}
+	}
+	for _, c := range n.plan.Completions {
+		if n.local[c.Rank] {
+			n.held = append(n.held, c)
+		}
+	}
+	return n.plan, nil
+}
+
+// TX starts the transmission phase of slice k.
+func (n *Node) TX(k proto.SliceID) error { return n.f.Step(strobe.PhaseTX, k) }
+
+// EndSlice ends slice k and returns the completions to publish now (only under
+// the early-restart policy). Valid until the next call.
+func (n *Node) EndSlice(k proto.SliceID) ([]proto.Completion, error) {
+	if err := n.f.Step(strobe.PhaseIdle, k); err != nil {
+		return nil, err
+	}
+	n.publish = n.publish[:0]
+	if n.cfg.Restart == RestartEarly {
+		n.publish = append(n.publish, n.held...)
+		n.held = n.held[:0]
+	}
+	return n.publish, nil
+}

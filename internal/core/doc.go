@@ -1,0 +1,27 @@
+// Package core is the pure state machine of one BCS-MPI node: it combines the
+// strobe follower (microphase order) with the replicated scheduler (MSM) and the
+// restart policy (when completions are published to ranks).
+//
+// A driver feeds it the master's messages in order:
+//
+//	Strobe(k)        → completions to publish now (restart policy "slice")
+//	DEM(k, all)      → every node's descriptors of this slice, node order
+//	MSM(k)           → the plan: matches, chunks to move, completions
+//	TX(k)            → transmission starts; the driver moves the plan's chunks
+//	EndSlice(k)      → completions to publish now (restart policy "early")
+//
+// Every node keeps an identical scheduler and feeds it the identical DEM set,
+// so every node computes the identical plan: the DEM all-gather is the only
+// exchange MSM needs. This replaces the paper's partial exchange plus per-pair
+// negotiation; the price is that each node sees every descriptor (56 bytes
+// each), which is cheap at the node counts a strobe can keep in step, and buys
+// a global view for free (deadlock detection, collective mismatch checks).
+//
+// Rules enforced here (DESIGN.md §3): rule 1, nothing posted during slice k is
+// exchanged in slice k (DEM rejects a descriptor whose PostSlice ≥ k); rule 2,
+// microphases run in order (strobe.Follower); rule 5, completions of slice k are
+// published at the strobe of k+1 under the default policy, at the end of slice
+// k's transmission under the early-restart policy.
+//
+// No clock, goroutine or I/O. Not safe for concurrent use.
+package core

@@ -1,0 +1,299 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// Config bounds what one slice may move.
+type Config struct {
+	// BytesPerSliceMax is how many bytes a node may copy in one slice
+	// (inbound plus outbound, a local copy counted once). At least 1 KiB.
+	BytesPerSliceMax uint64
+	// ChunksPerSliceMax is how many chunks a node may handle in one slice. At least 1.
+	ChunksPerSliceMax int
+}
+
+// DefaultConfig is a budget that fits a 500 µs slice on a laptop-class core.
+var DefaultConfig = Config{BytesPerSliceMax: 1 << 20, ChunksPerSliceMax: 1024}
+
+// Validate reports the first out-of-range field.
+func (c Config) Validate() error {
+	if c.BytesPerSliceMax < 1024 || c.BytesPerSliceMax > 1<<32 {
+		return fmt.Errorf("scheduler: bytes_per_slice_max = %d, want 1024 .. %d", c.BytesPerSliceMax, uint64(1)<<32)
+	}
+	if c.ChunksPerSliceMax < 1 || c.ChunksPerSliceMax > 1<<20 {
+		return fmt.Errorf("scheduler: chunks_per_slice_max = %d, want 1 .. %d", c.ChunksPerSliceMax, 1<<20)
+	}
+	return nil
+}
+
+type key struct {
+	comm proto.CommID
+	rank proto.Rank // the receiving rank
+}
+
+type op struct {
+	d     proto.Descriptor
+	slice proto.SliceID // DEM slice
+}
+
+type xfer struct {
+	id          uint64
+	send, recv  proto.Descriptor
+	len, moved  uint64
+	trunc       bool
+	matchedInSl proto.SliceID
+}
+
+// Match records one pairing decision, for traces and tests.
+type Match struct {
+	Xfer       uint64
+	Send, Recv proto.Descriptor
+}
+
+// Plan is what MSM decided for one slice. The scheduler owns its slices and
+// reuses them on the next call.
+type Plan struct {
+	Slice       proto.SliceID
+	Matches     []Match
+	Chunks      []proto.Chunk
+	Completions []proto.Completion
+	// Waiting is the number of matched transfers that still have bytes to move.
+	Waiting int
+	// Pending and Unexpected count unmatched receives/probes and sends.
+	Pending, Unexpected int
+}
+
+// Scheduler holds the global matching state. Every agent keeps an identical one.
+type Scheduler struct {
+	cfg        Config
+	nodeOf     []proto.NodeID
+	pending    map[key][]op
+	unexpected map[key][]op
+	active     []*xfer
+	free       []*xfer
+	nextXfer   uint64
+	order      []proto.Descriptor
+	used       []uint64
+	chunks     []int
+	plan       Plan
+	lastSlice  proto.SliceID
+	started    bool
+}
+
+// New returns a scheduler for a job whose world rank r lives on node nodeOf[r].
+func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
+	nodes := 0
+	for _, n := range nodeOf {
+		if int(n)+1 > nodes {
+			nodes = int(n) + 1
+		}
+	}
+	return &Scheduler{
+		cfg:        cfg,
+		nodeOf:     slices.Clone(nodeOf),
+		pending:    make(map[key][]op),
+		unexpected: make(map[key][]op),
+		used:       make([]uint64, nodes),
+		chunks:     make([]int, nodes),
+	}
+}
+
+// Size is the number of ranks in the job.
+func (s *Scheduler) Size() int { return len(s.nodeOf) }
+
+// NodeOf says which node hosts rank r.
+func (s *Scheduler) NodeOf(r proto.Rank) proto.NodeID { return s.nodeOf[r] }
+
+// CheckDescriptor reports why d cannot be scheduled in a job of size ranks, or nil.
+func CheckDescriptor(d proto.Descriptor, size int) error {
+	if d.Rank < 0 || int(d.Rank) >= size {
+		return fmt.Errorf("descriptor rank %d not in 0..%d", d.Rank, size-1)
+	}
+	switch d.Kind {
+	case proto.KindSend:
+		if d.Peer < 0 || int(d.Peer) >= size {
+			return fmt.Errorf("send destination %d not in 0..%d", d.Peer, size-1)
+		}
+		if d.Tag < 0 {
+			return fmt.Errorf("send tag %d is negative", d.Tag)
+		}
+	case proto.KindRecv, proto.KindProbe, proto.KindIprobe:
+		if d.Peer != proto.AnySource && (d.Peer < 0 || int(d.Peer) >= size) {
+			return fmt.Errorf("%s source %d not in 0..%d or ANY_SOURCE", d.Kind, d.Peer, size-1)
+		}
+		if d.Tag < 0 && d.Tag != proto.AnyTag {
+			return fmt.Errorf("%s tag %d is negative and not ANY_TAG", d.Kind, d.Tag)
+		}
+	default:
+		return fmt.Errorf("descriptor kind %d unknown", d.Kind)
+	}
+	return nil
+}
+
+func accepts(r, s proto.Descriptor) bool {
+	return (r.Peer == proto.AnySource || r.Peer == s.Rank) && (r.Tag == proto.AnyTag || r.Tag == s.Tag)
+}
+
+// Schedule runs MSM for slice over the descriptors exchanged in its DEM and
+// returns the plan. Descriptors must have passed CheckDescriptor. The plan is
+// valid until the next call.
+func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Plan {
+	if s.started && slice <= s.lastSlice {
+		panic(fmt.Sprintf("scheduler: slice %d scheduled after slice %d; slices must increase", slice, s.lastSlice))
+	}
+	s.started, s.lastSlice = true, slice
+	p := &s.plan
+	p.Slice = slice
+	p.Matches = p.Matches[:0]
+	p.Chunks = p.Chunks[:0]
+	p.Completions = p.Completions[:0]
+
+	s.order = append(s.order[:0], descs...)
+	slices.SortFunc(s.order, func(a, b proto.Descriptor) int {
+		if a.Rank != b.Rank {
+			return int(a.Rank) - int(b.Rank)
+		}
+		if a.Seq < b.Seq {
+			return -1
+		}
+		if a.Seq > b.Seq {
+			return 1
+		}
+		return 0
+	})
+
+	// Step 1: new sends against receives and probes posted in earlier slices.
+	for _, d := range s.order {
+		if d.Kind != proto.KindSend {
+			continue
+		}
+		k := key{d.Comm, d.Peer}
+		q := s.pending[k]
+		matched := false
+		for i := 0; i < len(q); i++ {
+			r := q[i].d
+			if !accepts(r, d) {
+				continue
+			}
+			q = slices.Delete(q, i, i+1)
+			if r.Kind == proto.KindProbe {
+				s.complete(proto.Completion{Rank: r.Rank, Req: r.Req, Kind: r.Kind, Source: d.Rank, Tag: d.Tag, Count: d.Len, Found: true})
+				break // the send stays unmatched; a later receive takes it
+			}
+			s.match(slice, d, r)
+			matched = true
+			break
+		}
+		s.pending[k] = q
+		if !matched {
+			s.unexpected[k] = append(s.unexpected[k], op{d: d, slice: slice})
+		}
+	}
+	// Step 2: new receives and probes against unexpected sends.
+	for _, d := range s.order {
+		if d.Kind == proto.KindSend {
+			continue
+		}
+		k := key{d.Comm, d.Rank}
+		u := s.unexpected[k]
+		found := -1
+		for i := range u {
+			if accepts(d, u[i].d) {
+				found = i
+				break
+			}
+		}
+		switch d.Kind {
+		case proto.KindRecv:
+			if found >= 0 {
+				s.match(slice, u[found].d, d)
+				s.unexpected[k] = slices.Delete(u, found, found+1)
+			} else {
+				s.pending[k] = append(s.pending[k], op{d: d, slice: slice})
+			}
+		case proto.KindProbe, proto.KindIprobe:
+			if found >= 0 {
+				m := u[found].d
+				s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: d.Kind, Source: m.Rank, Tag: m.Tag, Count: m.Len, Found: true})
+			} else if d.Kind == proto.KindIprobe {
+				s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: d.Kind, Source: proto.AnySource, Tag: proto.AnyTag})
+			} else {
+				s.pending[k] = append(s.pending[k], op{d: d, slice: slice})
+			}
+		}
+	}
+	s.chunk(p)
+
+	p.Pending, p.Unexpected = 0, 0
+	for _, q := range s.pending {
+		p.Pending += len(q)
+	}
+	for _, q := range s.unexpected {
+		p.Unexpected += len(q)
+	}
+	return p
+}
+
+func (s *Scheduler) complete(c proto.Completion) { s.plan.Completions = append(s.plan.Completions, c) }
+
+func (s *Scheduler) match(slice proto.SliceID, send, recv proto.Descriptor) {
+	var x *xfer
+	if n := len(s.free); n > 0 {
+		x, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		x = new(xfer)
+	}
+	s.nextXfer++
+	*x = xfer{id: s.nextXfer, send: send, recv: recv, len: min(send.Len, recv.Len), trunc: send.Len > recv.Len, matchedInSl: slice}
+	s.active = append(s.active, x)
+	s.plan.Matches = append(s.plan.Matches, Match{Xfer: x.id, Send: send, Recv: recv})
+}
+
+func (s *Scheduler) chunk(p *Plan) {
+	clear(s.used)
+	clear(s.chunks)
+	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
+	keep := s.active[:0]
+	for _, x := range s.active {
+		if x.moved < x.len {
+			sn, dn := s.nodeOf[x.send.Rank], s.nodeOf[x.recv.Rank]
+			avail := min(B-s.used[sn], B-s.used[dn])
+			if s.chunks[sn] >= C || s.chunks[dn] >= C || avail == 0 {
+				keep = append(keep, x)
+				continue
+			}
+			n := min(x.len-x.moved, avail)
+			p.Chunks = append(p.Chunks, proto.Chunk{
+				Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
+				SendSeq: x.send.Seq, Inline: x.send.Inline,
+				SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
+			})
+			s.used[sn] += n
+			s.chunks[sn]++
+			if dn != sn {
+				s.used[dn] += n
+				s.chunks[dn]++
+			}
+			x.moved += n
+			if x.moved < x.len {
+				keep = append(keep, x)
+				continue
+			}
+		}
+		// Last chunk scheduled (or nothing to move): both sides complete in this slice.
+		s.complete(proto.Completion{Rank: x.send.Rank, Req: x.send.Req, Kind: proto.KindSend, Source: x.recv.Rank, Tag: x.send.Tag, Count: x.len})
+		rc := proto.Completion{Rank: x.recv.Rank, Req: x.recv.Req, Kind: proto.KindRecv, Source: x.send.Rank, Tag: x.send.Tag, Count: x.len}
+		if x.trunc {
+			rc.Err = proto.ErrTruncate
+		}
+		s.complete(rc)
+		s.free = append(s.free, x)
+	}
+	clear(s.active[len(keep):])
+	s.active = keep
+	p.Waiting = len(keep)
+}
