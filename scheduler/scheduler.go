@@ -269,7 +269,7 @@ func (s *Scheduler) chunk(p *Plan) {
 			n := min(x.len-x.moved, avail)
 			p.Chunks = append(p.Chunks, proto.Chunk{
 				Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
-				SendSeq: x.send.Seq, Inline: x.send.Inline,
+				SendReq: x.send.Req, Inline: x.send.Inline,
 				SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
 			})
 			s.used[sn] += n

@@ -158,7 +158,7 @@ type Chunk struct {
 	Src, Dst Rank
 	SrcNode  NodeID
 	DstNode  NodeID
-	SendSeq  uint64 // the send descriptor's Seq (finds inline payloads)
+	SendReq  uint32 // the send descriptor's request slot (finds inline payloads)
 	Inline   bool
 	SrcAddr  uint64 // already offset
 	DstAddr  uint64 // already offset

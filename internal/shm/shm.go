@@ -1,0 +1,267 @@
+// Package shm is the versioned layout of the shared-memory region between the
+// ranks of one node and their agent. One region per node, created by the agent
+// side (mode 0600, named after the job) and passed to rank processes as an
+// inherited file descriptor.
+//
+// Layout (all offsets in bytes, all multi-byte fields little-endian, atomics
+// 8-byte aligned):
+//
+//	0       header, 4096 bytes: magic, version, geometry, current slice, abort word
+//	4096    rank block 0: control page, descriptor ring, completion table
+//	...     rank block 1 .. nlocal-1
+//
+// Control page of a rank block (4096 bytes): pid, state (none/init/finalized),
+// wake (futex word bumped by the agent when it publishes completions), sleeping
+// (1 while the rank sleeps on wake), world rank; the ring head (written by the
+// rank only) and tail (written by the agent only) on their own cache lines;
+// counters (ring-full waits).
+//
+// Ring: RingSlots slots of SlotSize bytes: an encoded proto.Descriptor at 0 and
+// an inline payload at 64. Single producer (the rank), single consumer (the
+// agent): the rank fills slot head%RingSlots, then stores head+1; the agent reads
+// up to head, then stores the new tail.
+//
+// Completion table: ReqMax records of 64 bytes, one per request slot of the
+// rank. The rank clears a record before posting; the agent fills it and sets
+// state=1 last, then bumps wake.
+//
+// A Region is safe for concurrent use by one rank and its agent as described;
+// it is not safe for two ranks to share a rank block.
+package shm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+const (
+	Magic       = 0x31304d4853534342 // "BCSSHM01"
+	Version     = 1
+	HeaderSize  = 4096
+	controlSize = 4096
+	SlotHeader  = 64
+	CompSize    = 64
+)
+
+// Geometry sizes a region.
+type Geometry struct {
+	Ranks     int // ranks on this node, 1 .. 4096
+	RingSlots int // descriptors in flight per rank, power of two, 8 .. 65536
+	ReqMax    int // request slots per rank, 16 .. 1<<20
+	InlineMax int // bytes of a send copied into its ring slot, 0 .. 65536, multiple of 64
+}
+
+// DefaultGeometry is used unless configured otherwise.
+var DefaultGeometry = Geometry{RingSlots: 256, ReqMax: 4096, InlineMax: 960}
+
+// Validate reports the first out-of-range field.
+func (g Geometry) Validate() error {
+	switch {
+	case g.Ranks < 1 || g.Ranks > 4096:
+		return fmt.Errorf("shm: ranks per node = %d, want 1 .. 4096", g.Ranks)
+	case g.RingSlots < 8 || g.RingSlots > 65536 || g.RingSlots&(g.RingSlots-1) != 0:
+		return fmt.Errorf("shm: ring_slots = %d, want a power of two in 8 .. 65536", g.RingSlots)
+	case g.ReqMax < 16 || g.ReqMax > 1<<20:
+		return fmt.Errorf("shm: requests_max = %d, want 16 .. 1048576", g.ReqMax)
+	case g.InlineMax < 0 || g.InlineMax > 65536 || g.InlineMax%64 != 0:
+		return fmt.Errorf("shm: inline_max = %d, want a multiple of 64 in 0 .. 65536", g.InlineMax)
+	}
+	return nil
+}
+
+// SlotSize is the size of one ring slot.
+func (g Geometry) SlotSize() int { return SlotHeader + g.InlineMax }
+
+func (g Geometry) blockSize() int {
+	n := controlSize + g.RingSlots*g.SlotSize() + g.ReqMax*CompSize
+	return (n + 4095) &^ 4095
+}
+
+// Size is the region's total size.
+func (g Geometry) Size() int { return HeaderSize + g.Ranks*g.blockSize() }
+
+// Region is a mapped shared-memory region.
+type Region struct {
+	Mem []byte
+	G   Geometry
+}
+
+// Init writes a fresh header into mem (agent side).
+func Init(mem []byte, g Geometry) (*Region, error) {
+	if len(mem) < g.Size() {
+		return nil, fmt.Errorf("shm: mapping of %d bytes is smaller than the region (%d)", len(mem), g.Size())
+	}
+	le := binary.LittleEndian
+	le.PutUint32(mem[8:], Version)
+	le.PutUint32(mem[12:], uint32(g.Ranks))
+	le.PutUint32(mem[24:], uint32(g.RingSlots))
+	le.PutUint32(mem[28:], uint32(g.ReqMax))
+	le.PutUint32(mem[32:], uint32(g.InlineMax))
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), Magic)
+	return &Region{Mem: mem, G: g}, nil
+}
+
+// Attach reads the header of an existing region (rank side).
+func Attach(mem []byte) (*Region, error) {
+	if len(mem) < HeaderSize {
+		return nil, fmt.Errorf("shm: region of %d bytes has no header", len(mem))
+	}
+	if m := atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[0]))); m != Magic {
+		return nil, fmt.Errorf("shm: bad magic %#x, want %#x", m, uint64(Magic))
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(mem[8:]); v != Version {
+		return nil, fmt.Errorf("shm: layout version %d, this library speaks %d", v, Version)
+	}
+	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:]))}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if len(mem) < g.Size() {
+		return nil, fmt.Errorf("shm: region of %d bytes, header says %d", len(mem), g.Size())
+	}
+	return &Region{Mem: mem, G: g}, nil
+}
+
+func (r *Region) u64(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.Mem[off])) }
+func (r *Region) u32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.Mem[off])) }
+
+// Slice is the slice the node's agent is in (set at each strobe).
+func (r *Region) Slice() proto.SliceID       { return proto.SliceID(atomic.LoadUint64(r.u64(16))) }
+func (r *Region) SetSlice(k proto.SliceID)   { atomic.StoreUint64(r.u64(16), uint64(k)) }
+func (r *Region) Aborting() bool             { return atomic.LoadUint32(r.u32(48)) != 0 }
+func (r *Region) SetAborting()               { atomic.StoreUint32(r.u32(48), 1) }
+func (r *Region) Block(local int) *RankBlock { return &RankBlock{r: r, base: HeaderSize + local*r.G.blockSize()} }
+
+// Rank states.
+const (
+	StateNone      = 0
+	StateInit      = 1
+	StateFinalized = 2
+)
+
+// RankBlock is one rank's part of the region.
+type RankBlock struct {
+	r    *Region
+	base int
+}
+
+func (b *RankBlock) PID() int              { return int(int32(atomic.LoadUint32(b.r.u32(b.base)))) }
+func (b *RankBlock) SetPID(pid int)        { atomic.StoreUint32(b.r.u32(b.base), uint32(pid)) }
+func (b *RankBlock) State() uint32         { return atomic.LoadUint32(b.r.u32(b.base + 4)) }
+func (b *RankBlock) SetState(s uint32)     { atomic.StoreUint32(b.r.u32(b.base+4), s) }
+func (b *RankBlock) Wake() *uint32         { return b.r.u32(b.base + 8) }
+func (b *RankBlock) Sleeping() *uint32     { return b.r.u32(b.base + 12) }
+func (b *RankBlock) WorldRank() proto.Rank { return proto.Rank(int32(atomic.LoadUint32(b.r.u32(b.base + 16)))) }
+func (b *RankBlock) SetWorldRank(r proto.Rank) {
+	atomic.StoreUint32(b.r.u32(b.base+16), uint32(r))
+}
+func (b *RankBlock) head() *uint64      { return b.r.u64(b.base + 64) }
+func (b *RankBlock) tail() *uint64      { return b.r.u64(b.base + 128) }
+func (b *RankBlock) FullWaits() *uint64 { return b.r.u64(b.base + 192) }
+
+func (b *RankBlock) slot(i uint64) []byte {
+	ss := b.r.G.SlotSize()
+	off := b.base + controlSize + int(i&uint64(b.r.G.RingSlots-1))*ss
+	return b.r.Mem[off : off+ss]
+}
+
+// Post appends d (with inline payload, if any) to the ring. It returns false
+// if the ring is full; the caller waits for the agent and retries.
+func (b *RankBlock) Post(d proto.Descriptor, inline []byte) bool {
+	h := atomic.LoadUint64(b.head())
+	if h-atomic.LoadUint64(b.tail()) >= uint64(b.r.G.RingSlots) {
+		return false
+	}
+	s := b.slot(h)
+	proto.AppendDescriptor(s[:0], d)
+	copy(s[SlotHeader:], inline)
+	atomic.StoreUint64(b.head(), h+1)
+	return true
+}
+
+// Drain hands the agent every posted descriptor whose PostSlice is before
+// slice k, in post order, and frees their slots. fn gets the inline payload
+// (valid only during the call). Drain stops at the first descriptor posted in
+// slice k or later (DESIGN.md §3 rule 1), or at the first that fn refuses.
+func (b *RankBlock) Drain(k proto.SliceID, fn func(d proto.Descriptor, inline []byte) error) (int, error) {
+	t := atomic.LoadUint64(b.tail())
+	h := atomic.LoadUint64(b.head())
+	n := 0
+	defer func() { atomic.StoreUint64(b.tail(), t) }()
+	for ; t < h; t++ {
+		s := b.slot(t)
+		d, err := proto.DecodeDescriptor(s)
+		if err != nil {
+			return n, err
+		}
+		if d.PostSlice >= k {
+			break
+		}
+		var inl []byte
+		if d.Inline {
+			if d.Len > uint64(b.r.G.InlineMax) {
+				return n, fmt.Errorf("inline descriptor of %d bytes exceeds inline_max %d", d.Len, b.r.G.InlineMax)
+			}
+			inl = s[SlotHeader : SlotHeader+int(d.Len)]
+		}
+		if err := fn(d, inl); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// RingFree is how many descriptors the rank may post before the ring is full.
+func (b *RankBlock) RingFree() int {
+	return b.r.G.RingSlots - int(atomic.LoadUint64(b.head())-atomic.LoadUint64(b.tail()))
+}
+
+// Completion record fields.
+func (b *RankBlock) comp(req uint32) int {
+	return b.base + controlSize + b.r.G.RingSlots*b.r.G.SlotSize() + int(req)*CompSize
+}
+
+// ClearCompletion marks request slot req as pending (rank, before posting).
+func (b *RankBlock) ClearCompletion(req uint32) { atomic.StoreUint32(b.r.u32(b.comp(req)), 0) }
+
+// Done reports whether request slot req has completed.
+func (b *RankBlock) Done(req uint32) bool { return atomic.LoadUint32(b.r.u32(b.comp(req))) == 1 }
+
+// Completion reads a completed record.
+func (b *RankBlock) Completion(req uint32) proto.Completion {
+	o := b.comp(req)
+	m := b.r.Mem
+	le := binary.LittleEndian
+	return proto.Completion{
+		Req:    req,
+		Kind:   proto.Kind(m[o+4]),
+		Found:  m[o+5] != 0,
+		Err:    proto.Err(le.Uint32(m[o+8:])),
+		Source: proto.Rank(int32(le.Uint32(m[o+12:]))),
+		Tag:    int32(le.Uint32(m[o+16:])),
+		Count:  le.Uint64(m[o+24:]),
+	}
+}
+
+// Complete writes c into its record and marks it done (agent).
+func (b *RankBlock) Complete(c proto.Completion) {
+	o := b.comp(c.Req)
+	m := b.r.Mem
+	le := binary.LittleEndian
+	m[o+4] = uint8(c.Kind)
+	m[o+5] = 0
+	if c.Found {
+		m[o+5] = 1
+	}
+	le.PutUint32(m[o+8:], uint32(c.Err))
+	le.PutUint32(m[o+12:], uint32(c.Source))
+	le.PutUint32(m[o+16:], uint32(c.Tag))
+	le.PutUint64(m[o+24:], c.Count)
+	atomic.StoreUint32(b.r.u32(o), 1)
+}

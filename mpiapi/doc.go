@@ -1,0 +1,25 @@
+// Package mpiapi is the MPI interface that rank processes call. It posts
+// descriptors into the node's shared-memory ring and waits on completion
+// records the agent writes; it never moves message data itself.
+//
+// Blocking calls follow the BCS-MPI model (paper §2.1): an operation posted
+// during slice k is exchanged and moved in slice k+1 and, under the default
+// restart policy, the caller wakes at the strobe of slice k+2. Waiting spins
+// briefly on the completion record, then sleeps on the rank's futex word, which
+// the agent bumps when it publishes completions, so blocked ranks use no CPU.
+//
+// Probe and Iprobe are answered by the scheduler: Iprobe posts a query and
+// returns the answer of the next slice (so it takes about 1.5 slices, like any
+// blocking call), which keeps wildcard resolution deterministic.
+//
+// Buffers are typed slices of the Numeric types ([]byte included). A buffer
+// given to a non-blocking call is referenced by its Request until completion
+// (which also keeps the Go garbage collector from freeing it) and must not be
+// touched until then, as in MPI.
+//
+// Handles (communicators, requests) are small values and table slots so that a
+// C layer can index them later; errors carry an MPI error class.
+//
+// Nothing in this package is safe for concurrent use from several goroutines
+// (MPI_THREAD_SINGLE / FUNNELED).
+package mpiapi

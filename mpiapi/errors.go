@@ -1,0 +1,59 @@
+package mpiapi
+
+import "fmt"
+
+// Class is an MPI error class (MPI_ERR_*).
+type Class int
+
+const (
+	ErrOther Class = iota + 1
+	ErrBuffer
+	ErrCount
+	ErrTag
+	ErrComm
+	ErrRank
+	ErrRequest
+	ErrTruncate
+	ErrIntern
+	ErrArg
+	ErrNotInitialized
+)
+
+var classNames = map[Class]string{
+	ErrOther: "MPI_ERR_OTHER", ErrBuffer: "MPI_ERR_BUFFER", ErrCount: "MPI_ERR_COUNT", ErrTag: "MPI_ERR_TAG",
+	ErrComm: "MPI_ERR_COMM", ErrRank: "MPI_ERR_RANK", ErrRequest: "MPI_ERR_REQUEST", ErrTruncate: "MPI_ERR_TRUNCATE",
+	ErrIntern: "MPI_ERR_INTERN", ErrArg: "MPI_ERR_ARG", ErrNotInitialized: "MPI_ERR_NOT_INITIALIZED",
+}
+
+func (c Class) String() string {
+	if s, ok := classNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("MPI_ERR(%d)", int(c))
+}
+
+// Error is returned by every call that fails; Is matches another *Error of
+// the same class, so errors.Is(err, &Error{Class: ErrTruncate}) works.
+type Error struct {
+	Class Class
+	Rank  int    // the calling rank (-1 before Init)
+	Call  string // e.g. "MPI_Send"
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("rank %d: %s: %s: %s", e.Rank, e.Call, e.Class, e.Msg)
+}
+
+func (e *Error) Is(t error) bool {
+	o, ok := t.(*Error)
+	return ok && o.Class == e.Class
+}
+
+func (p *process) errf(class Class, call, format string, a ...any) error {
+	r := -1
+	if p != nil {
+		r = int(p.rank)
+	}
+	return &Error{Class: class, Rank: r, Call: call, Msg: fmt.Sprintf(format, a...)}
+}

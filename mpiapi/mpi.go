@@ -1,0 +1,613 @@
+package mpiapi
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+)
+
+// Wildcards, the null process and the tag bound.
+const (
+	AnySource = int(proto.AnySource)
+	AnyTag    = int(proto.AnyTag)
+	ProcNull  = int(proto.ProcNull)
+	TagUB     = 1<<30 - 1
+)
+
+// Environment variables set by bcsrun for every rank.
+const (
+	EnvShmFD = "BCS_SHM_FD" // inherited descriptor of the node's region
+	EnvRank  = "BCS_RANK"
+	EnvSize  = "BCS_SIZE"
+	EnvLocal = "BCS_LOCAL_RANK" // block index in the node's region
+	EnvSlice = "BCS_TIMESLICE_NS"
+	EnvSpin  = "BCS_SPIN_NS" // how long a blocked call spins before it sleeps
+)
+
+// Numeric is the element type of a message buffer.
+type Numeric interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~int | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint | ~float32 | ~float64
+}
+
+type process struct {
+	rank, size proto.Rank
+	region     *shm.Region
+	mem        []byte
+	blk        *shm.RankBlock
+	seq        uint64
+	free       []uint32
+	reqs       []Request
+	slice      time.Duration
+	spin       time.Duration
+	start      time.Time
+	finalized  bool
+}
+
+var self *process
+
+// Comm is a communicator. Only the world communicator exists for now.
+type Comm struct {
+	id   proto.CommID
+	rank int
+	size int
+}
+
+var world Comm
+
+// World is MPI_COMM_WORLD (valid after Init).
+func World() *Comm { return &world }
+
+// Rank is the caller's rank in c.
+func (c *Comm) Rank() int { return c.rank }
+
+// Size is the number of ranks in c.
+func (c *Comm) Size() int { return c.size }
+
+func envInt(name string) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, fmt.Errorf("%s is not set: start the program with bcsrun", name)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q is not an integer", name, v)
+	}
+	return n, nil
+}
+
+// Init attaches the process to its node's agent.
+func Init() error {
+	const call = "MPI_Init"
+	if self != nil {
+		return self.errf(ErrOther, call, "called twice")
+	}
+	var vals [4]int
+	for i, name := range []string{EnvShmFD, EnvRank, EnvSize, EnvLocal} {
+		v, err := envInt(name)
+		if err != nil {
+			return (*process)(nil).errf(ErrOther, call, "%v", err)
+		}
+		vals[i] = v
+	}
+	fd, rank, size, local := vals[0], vals[1], vals[2], vals[3]
+	n, err := unix.FileSize(fd)
+	if err != nil {
+		return (*process)(nil).errf(ErrOther, call, "shared memory fd %d: %v", fd, err)
+	}
+	mem, err := unix.Map(fd, int(n))
+	if err != nil {
+		return (*process)(nil).errf(ErrOther, call, "%v", err)
+	}
+	region, err := shm.Attach(mem)
+	if err != nil {
+		unix.Unmap(mem)
+		return (*process)(nil).errf(ErrOther, call, "%v", err)
+	}
+	if local < 0 || local >= region.G.Ranks || rank < 0 || rank >= size {
+		unix.Unmap(mem)
+		return (*process)(nil).errf(ErrOther, call, "%s=%d %s=%d %s=%d do not fit a node of %d ranks", EnvRank, rank, EnvSize, size, EnvLocal, local, region.G.Ranks)
+	}
+	blk := region.Block(local)
+	if blk.WorldRank() != proto.Rank(rank) {
+		unix.Unmap(mem)
+		return (*process)(nil).errf(ErrOther, call, "block %d belongs to rank %d, not %d", local, blk.WorldRank(), rank)
+	}
+	p := &process{rank: proto.Rank(rank), size: proto.Rank(size), region: region, mem: mem, blk: blk,
+		reqs: make([]Request, region.G.ReqMax), start: time.Now(), slice: 500 * time.Microsecond, spin: 20 * time.Microsecond}
+	if v, err := envInt(EnvSlice); err == nil && v > 0 {
+		p.slice = time.Duration(v)
+	}
+	if v, err := envInt(EnvSpin); err == nil && v >= 0 {
+		p.spin = time.Duration(v)
+	}
+	p.free = make([]uint32, 0, region.G.ReqMax)
+	for i := region.G.ReqMax - 1; i >= 0; i-- {
+		p.free = append(p.free, uint32(i))
+	}
+	blk.SetPID(os.Getpid())
+	blk.SetState(shm.StateInit)
+	self = p
+	world = Comm{id: 0, rank: rank, size: size}
+	return nil
+}
+
+// Initialized reports whether Init has succeeded.
+func Initialized() bool { return self != nil }
+
+// Finalize detaches from the agent. Every request must have been completed.
+func Finalize() error {
+	const call = "MPI_Finalize"
+	p, err := current(call)
+	if err != nil {
+		return err
+	}
+	if n := p.region.G.ReqMax - len(p.free); n > 0 {
+		return p.errf(ErrRequest, call, "%d requests still pending; wait for them before Finalize", n)
+	}
+	p.blk.SetState(shm.StateFinalized)
+	p.finalized = true
+	return nil
+}
+
+func current(call string) (*process, error) {
+	if self == nil {
+		return nil, (*process)(nil).errf(ErrNotInitialized, call, "MPI_Init has not been called")
+	}
+	if self.finalized {
+		return nil, self.errf(ErrOther, call, "called after MPI_Finalize")
+	}
+	return self, nil
+}
+
+// Wtime is the wall-clock time in seconds since Init.
+func Wtime() float64 {
+	if self == nil {
+		return 0
+	}
+	return time.Since(self.start).Seconds()
+}
+
+// Wtick is the resolution of Wtime.
+func Wtick() float64 { return 1e-9 }
+
+// Abort ends the whole job: bcsrun terminates every rank and exits with code.
+func Abort(c *Comm, code int) {
+	r := -1
+	if self != nil {
+		r = int(self.rank)
+	}
+	fmt.Fprintf(os.Stderr, "bcsmpi: rank %d called MPI_Abort with code %d\n", r, code)
+	if code == 0 {
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// Status describes a completed receive or probe.
+type Status struct {
+	Source int
+	Tag    int
+	bytes  uint64
+	elem   int
+}
+
+// Count is the number of elements received (of the receive buffer's type).
+func (s Status) Count() int {
+	if s.elem == 0 {
+		return int(s.bytes)
+	}
+	return int(s.bytes) / s.elem
+}
+
+// Bytes is the number of bytes received.
+func (s Status) Bytes() int { return int(s.bytes) }
+
+// Request is a pending non-blocking operation.
+type Request struct {
+	slot   uint32
+	call   string
+	kind   proto.Kind
+	buf    any // keeps the buffer alive and pinned (Go's heap does not move)
+	elem   int
+	active bool
+	done   bool
+	null   bool // ProcNull or already-complete
+	status Status
+	err    error
+}
+
+// Status is the request's status once it has completed.
+func (r *Request) Status() Status { return r.status }
+
+func bytesOf[T Numeric](buf []T) (unsafe.Pointer, uint64, int) {
+	var z T
+	es := int(unsafe.Sizeof(z))
+	if len(buf) == 0 {
+		return nil, 0, es
+	}
+	return unsafe.Pointer(unsafe.SliceData(buf)), uint64(len(buf) * es), es
+}
+
+func (p *process) checkPeer(call, what string, peer int, wildcard bool) error {
+	if peer == ProcNull || (wildcard && peer == AnySource) {
+		return nil
+	}
+	if peer < 0 || peer >= int(p.size) {
+		extra := " or MPI_PROC_NULL"
+		if wildcard {
+			extra = ", MPI_ANY_SOURCE or MPI_PROC_NULL"
+		}
+		return p.errf(ErrRank, call, "%s = %d, want 0..%d%s", what, peer, p.size-1, extra)
+	}
+	return nil
+}
+
+func (p *process) checkTag(call string, tag int, wildcard bool) error {
+	if (wildcard && tag == AnyTag) || (tag >= 0 && tag <= TagUB) {
+		return nil
+	}
+	if wildcard {
+		return p.errf(ErrTag, call, "tag = %d, want 0..%d or MPI_ANY_TAG", tag, TagUB)
+	}
+	return p.errf(ErrTag, call, "tag = %d, want 0..%d", tag, TagUB)
+}
+
+func (p *process) newRequest(call string, kind proto.Kind, buf any, elem int) (*Request, error) {
+	n := len(p.free)
+	if n == 0 {
+		return nil, p.errf(ErrRequest, call, "all %d request slots are in use; wait for some requests first", p.region.G.ReqMax)
+	}
+	slot := p.free[n-1]
+	p.free = p.free[:n-1]
+	r := &p.reqs[slot]
+	*r = Request{slot: slot, call: call, kind: kind, buf: buf, elem: elem, active: true}
+	p.blk.ClearCompletion(slot)
+	return r, nil
+}
+
+// post publishes d, waiting (a slice at a time) while the ring is full.
+func (p *process) post(d proto.Descriptor, inline []byte) error {
+	p.seq++
+	d.Seq = p.seq
+	d.Rank = p.rank
+	for {
+		d.PostSlice = p.region.Slice()
+		if p.blk.Post(d, inline) {
+			return nil
+		}
+		atomic.AddUint64(p.blk.FullWaits(), 1)
+		if p.region.Aborting() {
+			p.abortExit()
+		}
+		unix.FutexWait(p.blk.Wake(), atomic.LoadUint32(p.blk.Wake()), p.slice)
+	}
+}
+
+func (p *process) abortExit() {
+	fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: the job is aborting\n", p.rank)
+	os.Exit(1)
+}
+
+func isend[T Numeric](call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkPeer(call, "dest", dest, false); err != nil {
+		return nil, err
+	}
+	if err := p.checkTag(call, tag, false); err != nil {
+		return nil, err
+	}
+	addr, n, es := bytesOf(buf)
+	if dest == ProcNull {
+		return &Request{null: true, done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
+	}
+	r, err := p.newRequest(call, proto.KindSend, buf, es)
+	if err != nil {
+		return nil, err
+	}
+	d := proto.Descriptor{Kind: proto.KindSend, Comm: c.id, Peer: proto.Rank(dest), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
+	var inl []byte
+	if n > 0 && n <= uint64(p.region.G.InlineMax) {
+		d.Inline = true
+		inl = unsafe.Slice((*byte)(addr), n)
+	}
+	return r, p.post(d, inl)
+}
+
+func irecv[T Numeric](call string, c *Comm, buf []T, source, tag int) (*Request, error) {
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkPeer(call, "source", source, true); err != nil {
+		return nil, err
+	}
+	if err := p.checkTag(call, tag, true); err != nil {
+		return nil, err
+	}
+	addr, n, es := bytesOf(buf)
+	if source == ProcNull {
+		return &Request{null: true, done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
+	}
+	r, err := p.newRequest(call, proto.KindRecv, buf, es)
+	if err != nil {
+		return nil, err
+	}
+	d := proto.Descriptor{Kind: proto.KindRecv, Comm: c.id, Peer: proto.Rank(source), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
+	return r, p.post(d, nil)
+}
+
+// Isend starts a send of buf to dest.
+func Isend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return isend("MPI_Isend", c, buf, dest, tag)
+}
+
+// Irecv starts a receive into buf from source (or AnySource).
+func Irecv[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
+	return irecv("MPI_Irecv", c, buf, source, tag)
+}
+
+// Send sends buf to dest and returns when the data has moved.
+func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
+	r, err := isend("MPI_Send", c, buf, dest, tag)
+	if err != nil {
+		return err
+	}
+	_, err = Wait(r)
+	return err
+}
+
+// Recv receives into buf from source (or AnySource) with tag (or AnyTag).
+func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
+	r, err := irecv("MPI_Recv", c, buf, source, tag)
+	if err != nil {
+		return Status{}, err
+	}
+	return Wait(r)
+}
+
+// Sendrecv sends sendbuf to dest and receives into recvbuf from source.
+func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
+	s, err := isend("MPI_Sendrecv", c, sendbuf, dest, sendtag)
+	if err != nil {
+		return Status{}, err
+	}
+	r, err := irecv("MPI_Sendrecv", c, recvbuf, source, recvtag)
+	if err != nil {
+		Wait(s)
+		return Status{}, err
+	}
+	err = Waitall(s, r)
+	return r.status, err
+}
+
+// finish consumes a completed request's record.
+func (p *process) finish(r *Request) {
+	comp := p.blk.Completion(r.slot)
+	r.status = Status{Source: int(comp.Source), Tag: int(comp.Tag), bytes: comp.Count, elem: r.elem}
+	switch comp.Err {
+	case proto.ErrNone:
+	case proto.ErrTruncate:
+		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", comp.Source, comp.Tag, comp.Count)
+	default:
+		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
+	}
+	if r.kind == proto.KindIprobe && !comp.Found {
+		r.status = Status{Source: AnySource, Tag: AnyTag}
+	}
+	r.done, r.active, r.buf = true, false, nil
+	p.free = append(p.free, r.slot)
+}
+
+func (p *process) poll(r *Request) bool {
+	if r.done {
+		return true
+	}
+	if !r.active {
+		return false
+	}
+	if p.blk.Done(r.slot) {
+		p.finish(r)
+		return true
+	}
+	return false
+}
+
+// block waits until ready() is true: spins for the spin window, then sleeps on
+// the rank's futex word, which the agent bumps when it publishes completions.
+func (p *process) block(ready func() bool) {
+	if ready() {
+		return
+	}
+	deadline := time.Now().Add(p.spin)
+	for time.Now().Before(deadline) {
+		if ready() {
+			return
+		}
+	}
+	wake, sleeping := p.blk.Wake(), p.blk.Sleeping()
+	for {
+		w := atomic.LoadUint32(wake)
+		if ready() {
+			return
+		}
+		if p.region.Aborting() {
+			p.abortExit()
+		}
+		atomic.StoreUint32(sleeping, 1)
+		unix.FutexWait(wake, w, 100*time.Millisecond)
+		atomic.StoreUint32(sleeping, 0)
+	}
+}
+
+func checkReq(call string, r *Request) error {
+	if r == nil {
+		return self.errf(ErrRequest, call, "request is nil (MPI_REQUEST_NULL is not allowed here)")
+	}
+	if !r.active && !r.done {
+		return self.errf(ErrRequest, call, "request was already completed and freed")
+	}
+	return nil
+}
+
+// Wait blocks until r completes and returns its status.
+func Wait(r *Request) (Status, error) {
+	p, err := current("MPI_Wait")
+	if err != nil {
+		return Status{}, err
+	}
+	if err := checkReq("MPI_Wait", r); err != nil {
+		return Status{}, err
+	}
+	p.block(func() bool { return p.poll(r) })
+	return r.status, r.err
+}
+
+// Waitall blocks until every request completes; it returns the first error.
+func Waitall(rs ...*Request) error {
+	p, err := current("MPI_Waitall")
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := checkReq("MPI_Waitall", r); err != nil {
+			return err
+		}
+	}
+	p.block(func() bool {
+		all := true
+		for _, r := range rs {
+			all = p.poll(r) && all
+		}
+		return all
+	})
+	for _, r := range rs {
+		if r.err != nil {
+			return r.err
+		}
+	}
+	return nil
+}
+
+// Waitany blocks until one of rs completes and returns its index.
+func Waitany(rs ...*Request) (int, Status, error) {
+	p, err := current("MPI_Waitany")
+	if err != nil {
+		return -1, Status{}, err
+	}
+	live := false
+	for _, r := range rs {
+		if r != nil && (r.active || r.done) {
+			live = true
+		}
+	}
+	if !live {
+		return -1, Status{}, nil // MPI_UNDEFINED
+	}
+	idx := -1
+	p.block(func() bool {
+		for i, r := range rs {
+			if r != nil && (r.active || r.done) && p.poll(r) {
+				idx = i
+				return true
+			}
+		}
+		return false
+	})
+	r := rs[idx]
+	r.done = false // consumed: the request is now inactive
+	return idx, r.status, r.err
+}
+
+// Test reports whether r has completed, without blocking.
+func Test(r *Request) (bool, Status, error) {
+	p, err := current("MPI_Test")
+	if err != nil {
+		return false, Status{}, err
+	}
+	if err := checkReq("MPI_Test", r); err != nil {
+		return false, Status{}, err
+	}
+	if !p.poll(r) {
+		return false, Status{}, nil
+	}
+	return true, r.status, r.err
+}
+
+// Testall reports whether every request has completed, without blocking.
+func Testall(rs ...*Request) (bool, error) {
+	p, err := current("MPI_Testall")
+	if err != nil {
+		return false, err
+	}
+	all := true
+	for _, r := range rs {
+		if err := checkReq("MPI_Testall", r); err != nil {
+			return false, err
+		}
+		all = p.poll(r) && all
+	}
+	if !all {
+		return false, nil
+	}
+	for _, r := range rs {
+		if r.err != nil {
+			return true, r.err
+		}
+	}
+	return true, nil
+}
+
+func probe(call string, kind proto.Kind, c *Comm, source, tag int) (*Request, error) {
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkPeer(call, "source", source, true); err != nil {
+		return nil, err
+	}
+	if err := p.checkTag(call, tag, true); err != nil {
+		return nil, err
+	}
+	r, err := p.newRequest(call, kind, nil, 1)
+	if err != nil {
+		return nil, err
+	}
+	return r, p.post(proto.Descriptor{Kind: kind, Comm: c.id, Peer: proto.Rank(source), Tag: int32(tag), Req: r.slot}, nil)
+}
+
+// Probe blocks until a message from source with tag is pending and returns
+// its envelope (Count in bytes) without receiving it.
+func Probe(c *Comm, source, tag int) (Status, error) {
+	if source == ProcNull {
+		return Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	r, err := probe("MPI_Probe", proto.KindProbe, c, source, tag)
+	if err != nil {
+		return Status{}, err
+	}
+	return Wait(r)
+}
+
+// Iprobe asks whether a message from source with tag is pending; the
+// scheduler answers in the next slice.
+func Iprobe(c *Comm, source, tag int) (bool, Status, error) {
+	if source == ProcNull {
+		return true, Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	r, err := probe("MPI_Iprobe", proto.KindIprobe, c, source, tag)
+	if err != nil {
+		return false, Status{}, err
+	}
+	st, err := Wait(r)
+	return st.Source != AnySource, st, err
+}

@@ -1,0 +1,347 @@
+package nicthread
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/scheduler"
+)
+
+// ErrJob is matched by every error that must abort the job.
+var ErrJob = errors.New("nicthread: job failed")
+
+// JobError names the rank (or -1) and says why the job must abort.
+type JobError struct {
+	Node proto.NodeID
+	Rank proto.Rank
+	Why  string
+}
+
+func (e *JobError) Error() string {
+	if e.Rank >= 0 {
+		return fmt.Sprintf("rank %d (node %d): %s", e.Rank, e.Node, e.Why)
+	}
+	return fmt.Sprintf("node %d: %s", e.Node, e.Why)
+}
+func (e *JobError) Is(t error) bool { return t == ErrJob }
+
+type inlineKey struct {
+	rank proto.Rank
+	req  uint32
+}
+
+// SliceStats are an agent's local measurements of one slice (EMDS local metrics).
+type SliceStats struct {
+	Slice   proto.SliceID
+	Start   time.Duration // local time the strobe was handled, since the agent started
+	LETTS   time.Duration // since the previous strobe handled here
+	LTDEM   time.Duration // drain time
+	LTMSM   time.Duration
+	LTTS    time.Duration // strobe → end of TX
+	NP2PDEM uint32
+	NP2PMSM uint32
+	BPTS    uint32 // ranks asleep in a blocking call at the strobe
+	Bytes   uint64 // bytes this node sent or copied locally
+}
+
+// Agent is one node's runtime. Strobe, MSM and TX must be called from one
+// goroutine, in order; OnData may be called from another goroutine during TX.
+type Agent struct {
+	node    proto.NodeID
+	core    *core.Node
+	region  *shm.Region
+	blocks  []*shm.RankBlock
+	localOf []int // world rank → local block index, -1 if remote
+	size    int
+
+	inline     map[inlineKey][]byte
+	freeInline [][]byte
+	staging    []byte
+	batch      []proto.Descriptor
+	woken      []bool
+
+	plan    atomic.Pointer[scheduler.Plan]
+	pending atomic.Int64 // inbound chunks of this slice not yet written
+	expect  int64        // inbound chunks of this slice (one token on arrived when all are in)
+	arrived chan struct{}
+	dataErr atomic.Pointer[error]
+	send    func(node proto.NodeID, m *proto.Msg) error
+	dataMsg proto.Msg
+
+	t0, lastStrobe time.Duration
+	stats          SliceStats
+	onSlice        func(*SliceStats)
+}
+
+// AgentConfig describes a node.
+type AgentConfig struct {
+	Node    proto.NodeID
+	NodeOf  []proto.NodeID // world rank → node
+	Sched   scheduler.Config
+	Restart core.Restart
+	Region  *shm.Region // with one block per local rank, in world-rank order
+	// Send carries data frames to other nodes (nil with a single node).
+	Send func(node proto.NodeID, m *proto.Msg) error
+	// OnSlice, if set, receives the local measurements of every slice.
+	OnSlice func(*SliceStats)
+}
+
+// NewAgent prepares an agent; the region's rank blocks are assigned to the
+// node's ranks in increasing world-rank order.
+func NewAgent(cfg AgentConfig) *Agent {
+	a := &Agent{
+		node:    cfg.Node,
+		core:    core.New(core.Config{Node: cfg.Node, NodeOf: cfg.NodeOf, Sched: cfg.Sched, Restart: cfg.Restart}),
+		region:  cfg.Region,
+		localOf: make([]int, len(cfg.NodeOf)),
+		size:    len(cfg.NodeOf),
+		inline:  make(map[inlineKey][]byte),
+		staging: make([]byte, cfg.Sched.BytesPerSliceMax),
+		arrived: make(chan struct{}, 1),
+		send:    cfg.Send,
+		onSlice: cfg.OnSlice,
+		t0:      time.Duration(unix.Now()),
+	}
+	for r, n := range cfg.NodeOf {
+		a.localOf[r] = -1
+		if n == cfg.Node {
+			b := cfg.Region.Block(len(a.blocks))
+			b.SetWorldRank(proto.Rank(r))
+			a.localOf[r] = len(a.blocks)
+			a.blocks = append(a.blocks, b)
+		}
+	}
+	a.woken = make([]bool, len(a.blocks))
+	return a
+}
+
+// Node is the agent's node id.
+func (a *Agent) Node() proto.NodeID { return a.node }
+
+// Blocks are the rank blocks of the node's ranks, in world-rank order.
+func (a *Agent) Blocks() []*shm.RankBlock { return a.blocks }
+
+func (a *Agent) now() time.Duration { return time.Duration(unix.Now()) - a.t0 }
+
+func (a *Agent) fail(r proto.Rank, format string, args ...any) error {
+	return &JobError{Node: a.node, Rank: r, Why: fmt.Sprintf(format, args...)}
+}
+
+// Strobe runs the DEM microphase of slice k on this node and returns its batch
+// (valid until the next Strobe).
+func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
+	start := a.now()
+	a.stats = SliceStats{Slice: k, Start: start}
+	if a.lastStrobe != 0 {
+		a.stats.LETTS = start - a.lastStrobe
+	}
+	a.lastStrobe = start
+	pub, err := a.core.Strobe(k)
+	if err != nil {
+		return nil, err
+	}
+	a.publish(pub)
+	a.region.SetSlice(k)
+	a.batch = a.batch[:0]
+	for _, b := range a.blocks {
+		if *b.Sleeping() != 0 {
+			a.stats.BPTS++
+		}
+		me := b.WorldRank()
+		_, err := b.Drain(k, func(d proto.Descriptor, inl []byte) error {
+			if d.Rank != me {
+				return a.fail(me, "posted a descriptor claiming to be rank %d", d.Rank)
+			}
+			if err := scheduler.CheckDescriptor(d, a.size); err != nil {
+				return a.fail(me, "bad descriptor %s: %v", d.Describe(), err)
+			}
+			if d.Inline {
+				if d.Kind != proto.KindSend {
+					return a.fail(me, "inline payload on a %s descriptor", d.Kind)
+				}
+				a.inline[inlineKey{d.Rank, d.Req}] = append(a.takeInline(), inl...)
+			}
+			a.batch = append(a.batch, d)
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, ErrJob) {
+				return nil, err
+			}
+			return nil, a.fail(me, "descriptor ring: %v", err)
+		}
+	}
+	a.stats.LTDEM = a.now() - start
+	return a.batch, nil
+}
+
+func (a *Agent) takeInline() []byte {
+	if n := len(a.freeInline); n > 0 {
+		b := a.freeInline[n-1]
+		a.freeInline = a.freeInline[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, a.region.G.InlineMax)
+}
+
+// MSM runs the DEM sync result (every node's batch) through the scheduler.
+func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor) error {
+	t := a.now()
+	if err := a.core.DEM(k, all); err != nil {
+		var de *core.DescriptorError
+		if errors.As(err, &de) {
+			return a.fail(de.D.Rank, "%s", de.Why)
+		}
+		return err
+	}
+	p, err := a.core.MSM(k)
+	if err != nil {
+		return err
+	}
+	n := int64(0)
+	for i := range p.Chunks {
+		if c := &p.Chunks[i]; c.DstNode == a.node && c.SrcNode != a.node {
+			n++
+		}
+	}
+	a.expect = n
+	a.pending.Store(n)
+	a.plan.Store(p)
+	st := a.core.Stats()
+	a.stats.NP2PDEM, a.stats.NP2PMSM = st.NP2PDEM, st.NP2PMSM
+	a.stats.LTMSM = a.now() - t
+	return nil
+}
+
+// TX moves this node's part of the plan of slice k and waits for the chunks
+// other nodes send to it. timeout bounds that wait.
+func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
+	if err := a.core.TX(k); err != nil {
+		return err
+	}
+	p := a.plan.Load()
+	for i := range p.Chunks {
+		c := &p.Chunks[i]
+		if c.SrcNode != a.node {
+			continue
+		}
+		var data []byte
+		if c.Inline {
+			pl := a.inline[inlineKey{c.Src, c.SendReq}]
+			data = pl[c.Off : c.Off+c.Len]
+		} else {
+			data = a.staging[:c.Len]
+			if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
+				return a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+		}
+		a.stats.Bytes += c.Len
+		if c.DstNode == a.node {
+			if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
+				return a.moveErr(c.Dst, c, "writing the receive buffer", err)
+			}
+			continue
+		}
+		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
+		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+			return a.fail(-1, "sending %s: %v", c.Describe(), err)
+		}
+	}
+	if a.expect > 0 {
+		select {
+		case <-a.arrived:
+		case <-time.After(timeout):
+			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending.Load(), timeout)
+		}
+	}
+	if e := a.dataErr.Load(); e != nil {
+		return *e
+	}
+	pub, err := a.core.EndSlice(k)
+	if err != nil {
+		return err
+	}
+	a.publish(pub)
+	for _, c := range p.Completions {
+		if c.Kind == proto.KindSend && a.localOf[c.Rank] >= 0 {
+			key := inlineKey{c.Rank, c.Req}
+			if b, ok := a.inline[key]; ok {
+				a.freeInline = append(a.freeInline, b)
+				delete(a.inline, key)
+			}
+		}
+	}
+	a.stats.LTTS = a.now() - a.stats.Start
+	if a.onSlice != nil {
+		a.onSlice(&a.stats)
+	}
+	return nil
+}
+
+func (a *Agent) pid(r proto.Rank) int { return a.blocks[a.localOf[r]].PID() }
+
+func (a *Agent) moveErr(r proto.Rank, c *proto.Chunk, what string, err error) error {
+	if errors.Is(err, unix.ErrProcessGone) {
+		return a.fail(r, "process exited while %s of %s", what, c.Describe())
+	}
+	return a.fail(r, "%s of %s: %v", what, c.Describe(), err)
+}
+
+// OnData writes one inbound data frame into its receiver. Safe to call from a
+// transport reader goroutine while TX runs.
+func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
+	p := a.plan.Load()
+	if p == nil || m.Slice != p.Slice || int(m.Index) >= len(p.Chunks) {
+		return a.fail(-1, "data frame for slice %d chunk %d from node %d matches no scheduled chunk", m.Slice, m.Index, from)
+	}
+	c := &p.Chunks[m.Index]
+	if c.DstNode != a.node || c.SrcNode != from || uint64(len(m.Payload)) != c.Len {
+		return a.fail(-1, "data frame from node %d does not fit %s", from, c.Describe())
+	}
+	if err := unix.WriteTo(a.pid(c.Dst), m.Payload, c.DstAddr); err != nil {
+		e := a.moveErr(c.Dst, c, "writing the receive buffer", err)
+		a.dataErr.Store(&e)
+	}
+	if a.pending.Add(-1) == 0 {
+		a.arrived <- struct{}{}
+	}
+	return nil
+}
+
+// publish writes completions into the ranks' records and wakes each rank once.
+func (a *Agent) publish(cs []proto.Completion) {
+	if len(cs) == 0 {
+		return
+	}
+	for _, c := range cs {
+		l := a.localOf[c.Rank]
+		a.blocks[l].Complete(c)
+		a.woken[l] = true
+	}
+	for l, w := range a.woken {
+		if !w {
+			continue
+		}
+		a.woken[l] = false
+		b := a.blocks[l]
+		atomic.AddUint32(b.Wake(), 1)
+		if atomic.LoadUint32(b.Sleeping()) != 0 {
+			unix.FutexWake(b.Wake(), 1)
+		}
+	}
+}
+
+// Abort marks the region aborting and wakes every rank so blocked calls notice.
+func (a *Agent) Abort() {
+	a.region.SetAborting()
+	for _, b := range a.blocks {
+		atomic.AddUint32(b.Wake(), 1)
+		unix.FutexWake(b.Wake(), 1)
+	}
+}

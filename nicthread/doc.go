@@ -1,0 +1,41 @@
+// Package nicthread is the real-time part of bcsmpi: the per-node agent (the
+// paper's NIC thread) and the master's strobe driver. Both are thin drivers
+// around the pure state machines of strobe, scheduler and internal/core: they
+// read the clock, sleep, touch shared memory, move bytes and talk over the
+// transport, and leave every protocol decision to the pure code.
+//
+// # Agent
+//
+// Each slice k the agent:
+//
+//  1. Strobe: publishes the completions the restart policy releases now (writes
+//     completion records, bumps each woken rank's futex word), stores k in the
+//     region header, and drains every rank's ring up to the first descriptor
+//     posted in slice k (rule 1). Inline send payloads are copied out of the
+//     ring into agent memory. The drained descriptors are its DEM batch.
+//  2. MSM: takes every node's batch (node order) and runs core.MSM; every node
+//     computes the same plan.
+//  3. TX: moves the chunks of the plan it is the source of: within the node by
+//     process_vm_readv from the sender into a staging buffer and
+//     process_vm_writev into the receiver (or straight from the inline copy for
+//     small messages); to other nodes as data frames, which the receiving
+//     agent's reader goroutine writes into the receiver. It waits until every
+//     chunk the plan sends to it has arrived, so the network is empty at the
+//     end of every slice (rule 3).
+//
+// Why agent-mediated copies rather than letting the receiving rank read the
+// sender with process_vm_readv (one copy): in BCS-MPI the data moves in the
+// transmission microphase, scheduled by MSM, while both ranks may be asleep or
+// computing; only the agent is running then. The cost is a second memory copy
+// for intra-node messages, measured in bench/.
+//
+// # Master
+//
+// RunMaster strobes on the absolute schedule of strobe.Master from a locked OS
+// thread (clock_nanosleep to TIMER_ABSTIME, then a short spin), with
+// SCHED_FIFO when permitted, and drives the nodes through the microphases. With
+// one node it calls the agent directly (no transport, no goroutine hand-off);
+// with several it talks to them over transport.Mesh.
+//
+// Types here are safe for concurrent use only as documented per method.
+package nicthread

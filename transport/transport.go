@@ -1,0 +1,204 @@
+// Package transport carries control and data frames between the master and the
+// agents of a job over TCP. Endpoint 0 is the master; endpoint 1+n is node n.
+//
+// Every endpoint listens; every endpoint dials every other endpoint once and
+// uses that connection only to send, so each ordered pair (a→b) has one
+// connection and frames from a to b arrive in the order a sent them. Inbound
+// connections are served by one goroutine each, which decodes frames and calls
+// the endpoint's Handler; the Handler sees a Msg whose Payload is valid only
+// during the call.
+//
+// The single-node embedded case does not use this package: the master calls
+// its one agent directly.
+//
+// A Mesh is safe for concurrent use: Send may be called from any goroutine
+// (sends to one peer are serialised).
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// Handler receives one decoded frame from endpoint from.
+type Handler func(from int, m *proto.Msg) error
+
+type peer struct {
+	mu   sync.Mutex
+	conn net.Conn
+	w    *bufio.Writer
+	buf  []byte
+}
+
+// Mesh is one endpoint's connections.
+type Mesh struct {
+	self  int
+	ln    net.Listener
+	peers []*peer
+	h     Handler
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	in    []net.Conn
+	errs  chan error
+	close sync.Once
+}
+
+// Listen opens the endpoint's listener (addr like "127.0.0.1:0").
+func Listen(addr string) (*Mesh, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("transport: listen on %s: %w", addr, err)
+	}
+	return &Mesh{ln: ln, errs: make(chan error, 1)}, nil
+}
+
+// Addr is the listening address to give the other endpoints.
+func (m *Mesh) Addr() string { return m.ln.Addr().String() }
+
+// Errors delivers the first error of a reader (a peer closed, a bad frame).
+func (m *Mesh) Errors() <-chan error { return m.errs }
+
+// Start connects endpoint self to every address in addrs (its own is
+// skipped), then serves inbound frames with h until Close.
+func (m *Mesh) Start(self int, addrs []string, h Handler) error {
+	m.self, m.h = self, h
+	m.peers = make([]*peer, len(addrs))
+	acceptDone := make(chan error, 1)
+	go func() { acceptDone <- m.accept(len(addrs) - 1) }()
+	for i, a := range addrs {
+		if i == self {
+			continue
+		}
+		c, err := dial(a)
+		if err != nil {
+			m.Close()
+			return fmt.Errorf("transport: endpoint %d dialling endpoint %d at %s: %w", self, i, a, err)
+		}
+		p := &peer{conn: c, w: bufio.NewWriterSize(c, 256<<10)}
+		m.peers[i] = p
+		if err := m.Send(i, &proto.Msg{Type: proto.MsgHello, Node: proto.NodeID(self)}); err != nil {
+			m.Close()
+			return err
+		}
+	}
+	select {
+	case err := <-acceptDone:
+		if err != nil {
+			m.Close()
+			return err
+		}
+	case <-time.After(10 * time.Second):
+		m.Close()
+		return fmt.Errorf("transport: endpoint %d: not every peer connected within 10s", self)
+	}
+	return nil
+}
+
+func dial(addr string) (net.Conn, error) {
+	var err error
+	for i := 0; i < 50; i++ {
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.(*net.TCPConn).SetNoDelay(true)
+			return c, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil, err
+}
+
+func (m *Mesh) accept(n int) error {
+	for i := 0; i < n; i++ {
+		c, err := m.ln.Accept()
+		if err != nil {
+			return fmt.Errorf("transport: accept: %w", err)
+		}
+		c.(*net.TCPConn).SetNoDelay(true)
+		r := bufio.NewReaderSize(c, 256<<10)
+		var buf []byte
+		var hello proto.Msg
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if err := proto.ReadFrame(r, &buf, &hello); err != nil || hello.Type != proto.MsgHello {
+			c.Close()
+			return fmt.Errorf("transport: endpoint %d: bad hello from %s: %v", m.self, c.RemoteAddr(), err)
+		}
+		c.SetReadDeadline(time.Time{})
+		from := int(hello.Node)
+		if from < 0 || from >= len(m.peers) || from == m.self {
+			c.Close()
+			return fmt.Errorf("transport: endpoint %d: hello names endpoint %d, want 0..%d", m.self, from, len(m.peers)-1)
+		}
+		m.mu.Lock()
+		m.in = append(m.in, c)
+		m.mu.Unlock()
+		m.wg.Add(1)
+		go m.serve(from, r, buf)
+	}
+	return nil
+}
+
+var errClosed = errors.New("transport: closed")
+
+func (m *Mesh) serve(from int, r *bufio.Reader, buf []byte) {
+	defer m.wg.Done()
+	var msg proto.Msg
+	for {
+		if err := proto.ReadFrame(r, &buf, &msg); err != nil {
+			m.fail(fmt.Errorf("transport: endpoint %d reading from endpoint %d: %w", m.self, from, err))
+			return
+		}
+		if err := m.h(from, &msg); err != nil {
+			m.fail(err)
+			return
+		}
+	}
+}
+
+func (m *Mesh) fail(err error) {
+	select {
+	case m.errs <- err:
+	default:
+	}
+}
+
+// Send writes m to endpoint to and flushes it.
+func (m *Mesh) Send(to int, msg *proto.Msg) error {
+	if to < 0 || to >= len(m.peers) || m.peers[to] == nil {
+		return fmt.Errorf("transport: endpoint %d has no connection to endpoint %d", m.self, to)
+	}
+	p := m.peers[to]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = proto.AppendFrame(p.buf[:0], msg)
+	if _, err := p.w.Write(p.buf); err != nil {
+		return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, err)
+	}
+	if err := p.w.Flush(); err != nil {
+		return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, err)
+	}
+	return nil
+}
+
+// Close closes the listener and every connection and waits for the readers.
+func (m *Mesh) Close() {
+	m.close.Do(func() {
+		m.ln.Close()
+		for _, p := range m.peers {
+			if p != nil {
+				p.conn.Close()
+			}
+		}
+		m.mu.Lock()
+		for _, c := range m.in {
+			c.Close()
+		}
+		m.mu.Unlock()
+	})
+	m.wg.Wait()
+}
