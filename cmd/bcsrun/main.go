@@ -1,0 +1,55 @@
+// Command bcsrun launches a BCS-MPI job on this machine:
+//
+//	bcsrun -n 8 [--nodes 2] [--timeslice 500us] [--restart slice|early] [--tag-output] PROGRAM [ARGS...]
+//
+// It hosts the master and the node agents itself (nothing else to install or
+// start), runs N rank processes spread over the logical nodes, forwards their
+// output and exits with the job's status.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/launch"
+)
+
+func main() {
+	fs := pflag.NewFlagSet("bcsrun", pflag.ContinueOnError)
+	fs.SetInterspersed(false)
+	n := fs.IntP("np", "n", 1, "number of ranks")
+	verbose := fs.BoolP("verbose", "v", false, "print a summary of the runtime after the job")
+	configs.Flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: bcsrun -n N [flags] PROGRAM [ARGS...]\n\nflags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == pflag.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "bcsrun: no program given")
+		fs.Usage()
+		os.Exit(2)
+	}
+	cfg, err := configs.Load(fs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bcsrun:", err)
+		os.Exit(2)
+	}
+	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if *verbose {
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
+			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
+	}
+	os.Exit(res.ExitCode)
+}

@@ -1,0 +1,183 @@
+// Package configs is the only importer of viper: it turns the configuration
+// file (bcs.yaml), BCS_* environment variables and command-line flags — in that
+// order of precedence, lowest first — into one validated Config. Unknown keys
+// in the file are errors, and every out-of-range value is reported with its key
+// and the allowed range. bcs.example.yaml beside this file documents every key.
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/scheduler"
+	"github.com/bcsmpi/bcsmpi/strobe"
+)
+
+// Config is a job's configuration. Field comments give units and limits.
+type Config struct {
+	Timeslice         time.Duration `mapstructure:"timeslice"`            // 50µs .. 100ms
+	Nodes             int           `mapstructure:"nodes"`                // logical nodes on this machine, 1 .. 64
+	Restart           string        `mapstructure:"restart"`              // "slice" (paper) or "early"
+	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB
+	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
+	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
+	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
+	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
+	Spin              time.Duration `mapstructure:"spin"`                 // rank busy-wait before sleeping, 0 .. 10ms
+	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // master busy-wait before a strobe, 0 .. timeslice
+	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
+	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
+	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
+	MDS               string        `mapstructure:"mds"`                  // monitoring: only "none" in this build
+}
+
+// Default is the embedded default configuration.
+func Default() Config {
+	return Config{
+		Timeslice:         500 * time.Microsecond,
+		Nodes:             1,
+		Restart:           "slice",
+		BytesPerSliceMax:  scheduler.DefaultConfig.BytesPerSliceMax,
+		ChunksPerSliceMax: scheduler.DefaultConfig.ChunksPerSliceMax,
+		RingSlots:         shm.DefaultGeometry.RingSlots,
+		RequestsMax:       shm.DefaultGeometry.ReqMax,
+		InlineMax:         shm.DefaultGeometry.InlineMax,
+		Spin:              20 * time.Microsecond,
+		StrobeSpin:        20 * time.Microsecond,
+		FIFO:              true,
+		TXTimeout:         10 * time.Second,
+		MDS:               "none",
+	}
+}
+
+// Flags declares the command-line flags that override configuration keys.
+func Flags(fs *pflag.FlagSet) {
+	d := Default()
+	fs.Duration("timeslice", d.Timeslice, "time slice length (key timeslice)")
+	fs.Int("nodes", d.Nodes, "logical nodes on this machine; >1 runs agents over loopback TCP (key nodes)")
+	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
+	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
+	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
+}
+
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag-output": "tag_output"}
+
+// Load reads the file, the environment and the flags (fs may be nil).
+func Load(fs *pflag.FlagSet) (Config, error) {
+	v := viper.New()
+	d := Default()
+	defaults := map[string]any{
+		"timeslice": d.Timeslice, "nodes": d.Nodes, "restart": d.Restart, "bytes_per_slice_max": d.BytesPerSliceMax,
+		"chunks_per_slice_max": d.ChunksPerSliceMax, "ring_slots": d.RingSlots, "requests_max": d.RequestsMax,
+		"inline_max": d.InlineMax, "spin": d.Spin, "strobe_spin": d.StrobeSpin, "fifo": d.FIFO,
+		"tag_output": d.TagOutput, "tx_timeout": d.TXTimeout, "mds": d.MDS,
+	}
+	for k, val := range defaults {
+		v.SetDefault(k, val)
+	}
+	v.SetEnvPrefix("BCS")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+
+	file := ""
+	if fs != nil {
+		if f := fs.Lookup("config"); f != nil {
+			file = f.Value.String()
+		}
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+	} else {
+		v.SetConfigName("bcs")
+		v.SetConfigType("yaml")
+		v.AddConfigPath(".")
+		v.AddConfigPath("$HOME/.config/bcsmpi")
+		v.AddConfigPath("/etc/bcsmpi")
+	}
+	if err := v.ReadInConfig(); err != nil {
+		var nf viper.ConfigFileNotFoundError
+		if file != "" || !errors.As(err, &nf) {
+			return Config{}, fmt.Errorf("configs: reading %s: %w", orDefault(file, "bcs.yaml"), err)
+		}
+	}
+	if fs != nil {
+		for flag, key := range flagKeys {
+			if f := fs.Lookup(flag); f != nil {
+				if err := v.BindPFlag(key, f); err != nil {
+					return Config{}, err
+				}
+			}
+		}
+	}
+	var c Config
+	if err := v.UnmarshalExact(&c); err != nil {
+		return Config{}, fmt.Errorf("configs: %s: %w (valid keys are listed in configs/bcs.example.yaml)", orDefault(v.ConfigFileUsed(), "configuration"), err)
+	}
+	return c, c.Validate()
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// Validate checks every key; the error names the key and the allowed range.
+func (c Config) Validate() error {
+	if err := (strobe.Config{Slice: c.Timeslice, Nodes: c.Nodes}).Validate(); err != nil {
+		return err
+	}
+	if c.Nodes > 64 {
+		return fmt.Errorf("configs: nodes = %d, want 1 .. 64 logical nodes on one machine", c.Nodes)
+	}
+	if _, err := core.ParseRestart(c.Restart); err != nil {
+		return fmt.Errorf("configs: restart = %q, want \"slice\" or \"early\"", c.Restart)
+	}
+	if err := c.Sched().Validate(); err != nil {
+		return err
+	}
+	g := c.Geometry(1)
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	if uint64(c.InlineMax) > c.BytesPerSliceMax {
+		return fmt.Errorf("configs: inline_max = %d exceeds bytes_per_slice_max = %d", c.InlineMax, c.BytesPerSliceMax)
+	}
+	if c.Spin < 0 || c.Spin > 10*time.Millisecond {
+		return fmt.Errorf("configs: spin = %v, want 0 .. 10ms", c.Spin)
+	}
+	if c.StrobeSpin < 0 || c.StrobeSpin > c.Timeslice {
+		return fmt.Errorf("configs: strobe_spin = %v, want 0 .. timeslice (%v)", c.StrobeSpin, c.Timeslice)
+	}
+	if c.TXTimeout < time.Millisecond || c.TXTimeout > 10*time.Minute {
+		return fmt.Errorf("configs: tx_timeout = %v, want 1ms .. 10m", c.TXTimeout)
+	}
+	if c.MDS != "none" && c.MDS != "" {
+		return fmt.Errorf("configs: mds = %q: the monitoring system is not in this build yet; only \"none\" is accepted", c.MDS)
+	}
+	return nil
+}
+
+// Sched is the scheduler part.
+func (c Config) Sched() scheduler.Config {
+	return scheduler.Config{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax}
+}
+
+// Geometry is the shared-memory geometry of a node with ranks ranks.
+func (c Config) Geometry(ranks int) shm.Geometry {
+	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax}
+}
+
+// RestartPolicy is the parsed restart key.
+func (c Config) RestartPolicy() core.Restart {
+	r, _ := core.ParseRestart(c.Restart)
+	return r
+}
