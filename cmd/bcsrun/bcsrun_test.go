@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// raceEnabled is set when the tests run with -race; bcsrun is then built with
+// the race detector too, so the runtime's goroutines are checked end to end.
+var raceEnabled bool
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bcsrun-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	bin = dir
+	args := []string{"build", "-o", dir + "/"}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	for _, pkg := range [][]string{{"."}, {"../../examples/...", "../../internal/e2eprog"}} {
+		cmd := exec.Command("go", append(args, pkg...)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building test binaries:", err)
+			os.Exit(1)
+		}
+		args = []string{"build", "-o", dir + "/"} // rank programs without -race: faster, and they have no goroutines of their own
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type run struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// bcsrun runs a job with a deadline and then checks that nothing is left behind.
+func bcsrun(t *testing.T, args ...string) run {
+	t.Helper()
+	before := listeners(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), args...)
+	cmd.Dir = bin
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("bcsrun %v hung (killed after 90s)\nstdout:\n%s\nstderr:\n%s", args, o.String(), e.String())
+	}
+	r := run{stdout: o.String(), stderr: e.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	nothingLeft(t, before)
+	return r
+}
+
+// nothingLeft checks that no shared-memory file, no rank process and no new
+// listening socket survived the job.
+func nothingLeft(t *testing.T, before map[string]bool) {
+	t.Helper()
+	if files, _ := filepath.Glob("/dev/shm/bcs-*"); len(files) > 0 {
+		t.Errorf("left in /dev/shm: %v", files)
+	}
+	deadline := time.Now().Add(2 * time.Second) // the kernel reaps asynchronously
+	for {
+		procs := ourProcesses()
+		if len(procs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes left behind: %v", procs)
+			for _, p := range procs {
+				var pid int
+				fmt.Sscan(p, &pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for l := range listeners(t) {
+		if !before[l] {
+			t.Errorf("listening socket left behind: %s", l)
+		}
+	}
+}
+
+// ourProcesses lists live processes running one of the test binaries.
+func ourProcesses() []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		exe, err := os.Readlink(d + "/exe")
+		if err != nil || !strings.HasPrefix(exe, bin+"/") {
+			continue
+		}
+		stat, _ := os.ReadFile(d + "/stat")
+		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+			continue
+		}
+		out = append(out, filepath.Base(d)+" "+exe)
+	}
+	return out
+}
+
+func listeners(t *testing.T) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fs := strings.Fields(sc.Text())
+			if len(fs) > 3 && fs[3] == "0A" { // TCP_LISTEN
+				m[fs[1]] = true
+			}
+		}
+		fh.Close()
+	}
+	return m
+}
+
+func TestExchangeAcrossRanksAndNodes(t *testing.T) {
+	for _, c := range []struct{ ranks, nodes int }{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}, {8, 2}, {4, 4}, {8, 4}} {
+		t.Run(fmt.Sprintf("n%d_nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			r := bcsrun(t, "-n", fmt.Sprint(c.ranks), "--nodes", fmt.Sprint(c.nodes), "--timeslice", "500us", "./e2eprog", "exchange")
+			if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("exchange ok: %d ranks", c.ranks)) {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestSemantics(t *testing.T) {
+	for _, args := range [][]string{{"-n", "2"}, {"-n", "3", "--nodes", "3"}, {"-n", "2", "--restart", "early"}} {
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			r := bcsrun(t, append(args, "./e2eprog", "semantics")...)
+			if r.code != 0 || !strings.Contains(r.stdout, "semantics ok") {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestExamples(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "2", "./pingpong", "-iters", "20", "-size", "100000"}, "data verified"},
+		{[]string{"-n", "4", "--nodes", "2", "./ring"}, "ring: lap 2 ok, token 6"},
+		{[]string{"-n", "4", "--nodes", "2", "./stencil", "-iters", "20"}, "checksum ok"},
+		{[]string{"-n", "3", "--tag-output", "./ring", "-laps", "1"}, "[0] ring: lap 0 ok, token 3"},
+		{[]string{"-n", "2", "/bin/echo", "hello"}, "hello\nhello\n"}, // any program, like mpirun -n 2 hostname
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+			r := bcsrun(t, c.args...)
+			if r.code != 0 || !strings.Contains(r.stdout, c.want) {
+				t.Fatalf("exit %d, want stdout containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestFailingJobs(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"rank exits non-zero", []string{"-n", "2", "./e2eprog", "exit3"}, 3, "rank 1 exited with status 3"},
+		{"rank exits non-zero, 2 nodes", []string{"-n", "4", "--nodes", "2", "./e2eprog", "exit3"}, 3, "rank 1 exited with status 3"},
+		{"rank skips Finalize", []string{"-n", "2", "./e2eprog", "nofinalize"}, 1, "rank 1 exited without calling MPI_Finalize"},
+		{"rank killed", []string{"-n", "4", "--nodes", "2", "./e2eprog", "kill"}, 137, "rank 3 was killed by signal killed"},
+		{"program missing", []string{"-n", "2", "./no-such-program"}, 2, `program "./no-such-program"`},
+		{"bad timeslice", []string{"-n", "2", "--timeslice", "1us", "./e2eprog", "exchange"}, 2, "timeslice = 1µs, want 50µs .. 100ms"},
+		{"more nodes than ranks", []string{"-n", "2", "--nodes", "3", "./e2eprog", "exchange"}, 2, "--nodes 3 is more than the 2 ranks"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := bcsrun(t, c.args...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d (want %d), want stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestSIGTERMShutsDownCleanly(t *testing.T) {
+	before := listeners(t)
+	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "4", "--nodes", "2", "./e2eprog", "hang")
+	cmd.Dir = bin
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for i := 0; i < 4; i++ { // every rank is inside MPI and blocked
+		if !sc.Scan() {
+			t.Fatalf("rank output ended early; stderr:\n%s", e.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("bcsrun did not exit within 30s of SIGTERM")
+	}
+	if cmd.ProcessState.ExitCode() != 128+15 || !strings.Contains(e.String(), "terminated received, job terminated") {
+		t.Fatalf("exit %d, stderr:\n%s", cmd.ProcessState.ExitCode(), e.String())
+	}
+	nothingLeft(t, before)
+}

@@ -1,0 +1,199 @@
+// Command e2eprog is the rank program of the end-to-end tests. Its first
+// argument names a scenario; it checks every byte it receives and exits
+// non-zero (via MPI_Abort) on any mismatch.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	mpi "github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+var w *mpi.Comm
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		mpi.Abort(w, 1)
+	}
+}
+
+func fail(format string, a ...any) { check(fmt.Errorf("rank %d: "+format, append([]any{w.Rank()}, a...)...)) }
+
+func pattern(src, dst, size, salt int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(src*131 + dst*17 + i*7 + salt)
+	}
+	return b
+}
+
+func main() {
+	check(mpi.Init())
+	w = mpi.World()
+	switch os.Args[1] {
+	case "exchange":
+		exchange()
+	case "semantics":
+		semantics()
+	case "exit3":
+		if w.Rank() == 1 {
+			os.Exit(3)
+		}
+		mpi.Recv(w, make([]byte, 1), 1, 0) // never matched: the job must abort
+	case "nofinalize":
+		if w.Rank() == 1 {
+			return
+		}
+		mpi.Recv(w, make([]byte, 1), 1, 0)
+	case "kill":
+		if w.Rank() == w.Size()-1 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		mpi.Recv(w, make([]byte, 1), w.Size()-1, 0)
+	case "hang":
+		fmt.Println("ready")
+		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled
+	}
+	check(mpi.Finalize())
+}
+
+// exchange: every rank sends every other rank three messages — inline (small),
+// medium, and one larger than a slice's budget — with Isend/Irecv/Waitall, and
+// checks every byte.
+func exchange() {
+	me, n := w.Rank(), w.Size()
+	sizes := []int{100, 20000, 3 << 20}
+	var reqs []*mpi.Request
+	recvs := map[[2]int][]byte{}
+	for peer := 0; peer < n; peer++ {
+		if peer == me {
+			continue
+		}
+		for i, sz := range sizes {
+			buf := make([]byte, sz)
+			recvs[[2]int{peer, i}] = buf
+			r, err := mpi.Irecv(w, buf, peer, i)
+			check(err)
+			reqs = append(reqs, r)
+		}
+	}
+	for peer := 0; peer < n; peer++ {
+		if peer == me {
+			continue
+		}
+		for i, sz := range sizes {
+			r, err := mpi.Isend(w, pattern(me, peer, sz, i), peer, i)
+			check(err)
+			reqs = append(reqs, r)
+		}
+	}
+	check(mpi.Waitall(reqs...))
+	for k, buf := range recvs {
+		want := pattern(k[0], me, len(buf), k[1])
+		for i := range buf {
+			if buf[i] != want[i] {
+				fail("message from %d tag %d: byte %d = %d, want %d", k[0], k[1], i, buf[i], want[i])
+			}
+		}
+	}
+	if me == 0 {
+		fmt.Printf("exchange ok: %d ranks\n", n)
+	}
+}
+
+// semantics: rank 0 talks to the last rank; checks ordering, wildcards,
+// probe, truncation, PROC_NULL, typed buffers, Test/Waitany, Sendrecv.
+func semantics() {
+	me, n := w.Rank(), w.Size()
+	last := n - 1
+	if n < 2 {
+		fail("needs 2 ranks")
+	}
+	switch me {
+	case 0:
+		// Non-overtaking: five same-tag messages arrive in order.
+		for i := 0; i < 5; i++ {
+			check(mpi.Send(w, []int32{int32(i)}, last, 7))
+		}
+		// Probe target and truncation target.
+		check(mpi.Send(w, []float64{1.5, 2.5, 3.5}, last, 8))
+		check(mpi.Send(w, make([]byte, 64), last, 9))
+		// Zero-length message.
+		check(mpi.Send(w, []byte{}, last, 10))
+		// Sendrecv with the last rank.
+		got := []int64{0}
+		st, err := mpi.Sendrecv(w, []int64{41}, last, 11, got, last, 12)
+		check(err)
+		if got[0] != 42 || st.Source != last {
+			fail("sendrecv got %d from %d", got[0], st.Source)
+		}
+	case last:
+		for i := 0; i < 5; i++ {
+			v := []int32{-1}
+			st, err := mpi.Recv(w, v, mpi.AnySource, 7)
+			check(err)
+			if v[0] != int32(i) || st.Source != 0 || st.Tag != 7 || st.Count() != 1 {
+				fail("ordered message %d: got %d from %d tag %d count %d", i, v[0], st.Source, st.Tag, st.Count())
+			}
+		}
+		st, err := mpi.Probe(w, mpi.AnySource, 8)
+		check(err)
+		if st.Source != 0 || st.Bytes() != 24 {
+			fail("probe: source %d bytes %d", st.Source, st.Bytes())
+		}
+		ok, st, err := mpi.Iprobe(w, 0, 8)
+		check(err)
+		if !ok || st.Tag != 8 {
+			fail("iprobe after probe: %v tag %d", ok, st.Tag)
+		}
+		f := make([]float64, 3)
+		st, err = mpi.Recv(w, f, 0, mpi.AnyTag)
+		check(err)
+		if f[2] != 3.5 || st.Count() != 3 || st.Tag != 8 {
+			fail("float message %v count %d tag %d", f, st.Count(), st.Tag)
+		}
+		small := make([]byte, 16)
+		_, err = mpi.Recv(w, small, 0, 9)
+		if !errors.Is(err, &mpi.Error{Class: mpi.ErrTruncate}) {
+			fail("64-byte message into 16 bytes: err = %v, want MPI_ERR_TRUNCATE", err)
+		}
+		r, err := mpi.Irecv(w, []byte{}, 0, 10)
+		check(err)
+		idx, st, err := mpi.Waitany(r)
+		check(err)
+		if idx != 0 || st.Count() != 0 {
+			fail("waitany zero-length: idx %d count %d", idx, st.Count())
+		}
+		in := []int64{0}
+		rr, err := mpi.Irecv(w, in, 0, 11)
+		check(err)
+		for {
+			done, _, err := mpi.Test(rr)
+			check(err)
+			if done {
+				break
+			}
+		}
+		check(mpi.Send(w, []int64{in[0] + 1}, 0, 12))
+	}
+	// PROC_NULL and argument errors, on every rank.
+	check(mpi.Send(w, []byte{1}, mpi.ProcNull, 0))
+	st, err := mpi.Recv(w, []byte{0}, mpi.ProcNull, 0)
+	check(err)
+	if st.Source != mpi.ProcNull {
+		fail("recv from PROC_NULL: source %d", st.Source)
+	}
+	if err := mpi.Send(w, []byte{1}, n, 0); !errors.Is(err, &mpi.Error{Class: mpi.ErrRank}) {
+		fail("send to rank %d: err = %v, want MPI_ERR_RANK", n, err)
+	}
+	if err := mpi.Send(w, []byte{1}, 0, -5); !errors.Is(err, &mpi.Error{Class: mpi.ErrTag}) {
+		fail("send with tag -5: err = %v, want MPI_ERR_TAG", err)
+	}
+	if me == 0 {
+		fmt.Println("semantics ok")
+	}
+}
