@@ -316,7 +316,7 @@ func isend[T Numeric](call string, c *Comm, buf []T, dest, tag int) (*Request, e
 	}
 	d := proto.Descriptor{Kind: proto.KindSend, Comm: c.id, Peer: proto.Rank(dest), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
-	if n > 0 && n <= uint64(p.region.G.InlineMax) {
+	if n <= uint64(p.region.G.InlineMax) { // buffered: completes when exchanged
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}

@@ -33,7 +33,7 @@ func (e *JobError) Is(t error) bool { return t == ErrJob }
 
 type inlineKey struct {
 	rank proto.Rank
-	req  uint32
+	seq  uint64
 }
 
 // SliceStats are an agent's local measurements of one slice (EMDS local metrics).
@@ -165,7 +165,7 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 				if d.Kind != proto.KindSend {
 					return a.fail(me, "inline payload on a %s descriptor", d.Kind)
 				}
-				a.inline[inlineKey{d.Rank, d.Req}] = append(a.takeInline(), inl...)
+				a.inline[inlineKey{d.Rank, d.Seq}] = append(a.takeInline(), inl...)
 			}
 			a.batch = append(a.batch, d)
 			return nil
@@ -233,7 +233,7 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 		}
 		var data []byte
 		if c.Inline {
-			pl := a.inline[inlineKey{c.Src, c.SendReq}]
+			pl := a.inline[inlineKey{c.Src, c.SendSeq}]
 			data = pl[c.Off : c.Off+c.Len]
 		} else {
 			data = a.staging[:c.Len]
@@ -268,13 +268,16 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 		return err
 	}
 	a.publish(pub)
-	for _, c := range p.Completions {
-		if c.Kind == proto.KindSend && a.localOf[c.Rank] >= 0 {
-			key := inlineKey{c.Rank, c.Req}
-			if b, ok := a.inline[key]; ok {
-				a.freeInline = append(a.freeInline, b)
-				delete(a.inline, key)
-			}
+	for i := range p.Chunks {
+		if c := &p.Chunks[i]; c.Inline && c.Last && c.SrcNode == a.node {
+			key := inlineKey{c.Src, c.SendSeq}
+			a.freeInline = append(a.freeInline, a.inline[key])
+			delete(a.inline, key)
+		}
+	}
+	for _, x := range p.Matches { // a zero-length buffered send moves no chunk
+		if x.Send.Inline && x.Send.Len == 0 && a.localOf[x.Send.Rank] >= 0 {
+			delete(a.inline, inlineKey{x.Send.Rank, x.Send.Seq})
 		}
 	}
 	a.stats.LTTS = a.now() - a.stats.Start

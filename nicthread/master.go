@@ -46,7 +46,9 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 	defer unix.LockThread()()
 	var st MasterStats
 	if cfg.FIFO {
-		st.FIFO = unix.SetFIFO(10) == nil
+		if st.FIFO = unix.SetFIFO(10) == nil; st.FIFO {
+			defer unix.SetNormal() // runs before the thread is unlocked
+		}
 	}
 	base := unix.Now()
 	now := func() clock.Time { return clock.Time(unix.Now() - base) }

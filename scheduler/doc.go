@@ -39,6 +39,12 @@
 // overtakes them. A transfer completes in the slice its last chunk moves;
 // zero-length transfers complete in the slice they are matched.
 //
+// Buffered sends: a send marked Inline (its payload already copied to the
+// agent) completes in the slice it is exchanged, whether or not it is matched,
+// like an eager send in other MPI implementations; only its receive waits for
+// the data. Larger sends complete with their transfer (rendezvous), which MPI
+// allows for MPI_Send.
+//
 // The Scheduler is a plain value: no clock, no goroutines, no I/O. It is not safe
 // for concurrent use. It reuses its internal storage, so Schedule does not
 // allocate in steady state.

@@ -171,6 +171,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		if d.Kind != proto.KindSend {
 			continue
 		}
+		if d.Inline { // buffered: the agent holds the payload
+			s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindSend, Source: d.Peer, Tag: d.Tag, Count: d.Len})
+		}
 		k := key{d.Comm, d.Peer}
 		q := s.pending[k]
 		matched := false
@@ -269,7 +272,7 @@ func (s *Scheduler) chunk(p *Plan) {
 			n := min(x.len-x.moved, avail)
 			p.Chunks = append(p.Chunks, proto.Chunk{
 				Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
-				SendReq: x.send.Req, Inline: x.send.Inline,
+				SendSeq: x.send.Seq, Inline: x.send.Inline, Last: x.moved+n == x.len,
 				SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
 			})
 			s.used[sn] += n
@@ -284,8 +287,11 @@ func (s *Scheduler) chunk(p *Plan) {
 				continue
 			}
 		}
-		// Last chunk scheduled (or nothing to move): both sides complete in this slice.
-		s.complete(proto.Completion{Rank: x.send.Rank, Req: x.send.Req, Kind: proto.KindSend, Source: x.recv.Rank, Tag: x.send.Tag, Count: x.len})
+		// Last chunk scheduled (or nothing to move): both sides complete in this
+		// slice (a buffered send completed when it was exchanged).
+		if !x.send.Inline {
+			s.complete(proto.Completion{Rank: x.send.Rank, Req: x.send.Req, Kind: proto.KindSend, Source: x.recv.Rank, Tag: x.send.Tag, Count: x.len})
+		}
 		rc := proto.Completion{Rank: x.recv.Rank, Req: x.recv.Req, Kind: proto.KindRecv, Source: x.send.Rank, Tag: x.send.Tag, Count: x.len}
 		if x.trunc {
 			rc.Err = proto.ErrTruncate

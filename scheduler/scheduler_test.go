@@ -198,6 +198,9 @@ func (r *reference) schedule(slice proto.SliceID, descs []proto.Descriptor) []st
 				best = o
 			}
 		}
+		if d.Inline {
+			out = append(out, proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindSend, Source: d.Peer, Tag: d.Tag, Count: d.Len}.Describe())
+		}
 		so := &refOp{d: d, slice: slice}
 		r.sends = append(r.sends, so)
 		if best != nil {
@@ -260,7 +263,9 @@ func (r *reference) schedule(slice proto.SliceID, descs []proto.Descriptor) []st
 				continue
 			}
 		}
-		out = append(out, proto.Completion{Rank: x.send.Rank, Req: x.send.Req, Kind: proto.KindSend, Source: x.recv.Rank, Tag: x.send.Tag, Count: x.len}.Describe())
+		if !x.send.Inline {
+			out = append(out, proto.Completion{Rank: x.send.Rank, Req: x.send.Req, Kind: proto.KindSend, Source: x.recv.Rank, Tag: x.send.Tag, Count: x.len}.Describe())
+		}
 		rc := proto.Completion{Rank: x.recv.Rank, Req: x.recv.Req, Kind: proto.KindRecv, Source: x.send.Rank, Tag: x.send.Tag, Count: x.len}
 		if x.send.Len > x.recv.Len {
 			rc.Err = proto.ErrTruncate
@@ -320,6 +325,7 @@ func TestAgainstReference(t *testing.T) {
 					switch x := rng.Intn(10); {
 					case x < 5:
 						d.Kind, d.Peer = proto.KindSend, proto.Rank(rng.Intn(nranks))
+						d.Inline = d.Len < 200
 					default:
 						d.Kind, d.Peer = proto.KindRecv, proto.Rank(rng.Intn(nranks))
 						if x == 9 {

@@ -154,10 +154,12 @@ func TestExchangeAcrossRanksAndNodes(t *testing.T) {
 }
 
 func TestSemantics(t *testing.T) {
-	for _, args := range [][]string{{"-n", "2"}, {"-n", "3", "--nodes", "3"}, {"-n", "2", "--restart", "early"}} {
+	for _, args := range [][]string{{"-n", "2", "semantics"}, {"-n", "3", "--nodes", "3", "semantics"}, {"-n", "2", "--restart", "early", "semantics"},
+		{"-n", "2", "headtohead"}, {"-n", "2", "--nodes", "2", "headtohead"}} {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
-			r := bcsrun(t, append(args, "./e2eprog", "semantics")...)
-			if r.code != 0 || !strings.Contains(r.stdout, "semantics ok") {
+			scenario := args[len(args)-1]
+			r := bcsrun(t, append(args[:len(args)-1:len(args)-1], "./e2eprog", scenario)...)
+			if r.code != 0 || !strings.Contains(r.stdout, scenario+" ok") {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 		})

@@ -84,6 +84,7 @@ func (h *harness) post(rank string, kind string, args map[string]string) {
 	}
 	d.Tag = int32(num("tag", -1))
 	d.Len = uint64(num("len", 0))
+	d.Inline = args["inline"] == "yes"
 	h.seq[r]++
 	d.Seq, d.Req = h.seq[r], uint32(h.seq[r])
 	nd := h.nodeOf[r]

@@ -54,6 +54,21 @@ func main() {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		mpi.Recv(w, make([]byte, 1), w.Size()-1, 0)
+	case "headtohead":
+		// Both ranks send first, then receive: safe with buffered (small) sends.
+		peer := 1 - w.Rank()
+		for i := 0; i < 10; i++ {
+			check(mpi.Send(w, []int64{int64(w.Rank()*100 + i)}, peer, i))
+			v := []int64{0}
+			_, err := mpi.Recv(w, v, peer, i)
+			check(err)
+			if v[0] != int64(peer*100+i) {
+				fail("head-to-head %d: got %d", i, v[0])
+			}
+		}
+		if w.Rank() == 0 {
+			fmt.Println("headtohead ok")
+		}
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

@@ -52,7 +52,10 @@ type CommID uint32
 // layer translates communicator-relative ranks before posting.
 type Descriptor struct {
 	Kind      Kind
-	Inline    bool // send payload was copied into the ring slot (small message)
+	// Inline: the send's payload was copied into the ring slot (a small or
+	// zero-length message). The agent then holds the data, so the send is
+	// buffered: it completes in the slice it is exchanged, matched or not.
+	Inline    bool
 	Comm      CommID
 	Rank      Rank   // the posting rank
 	Peer      Rank   // destination of a send; source (or AnySource) of a recv/probe
@@ -158,8 +161,9 @@ type Chunk struct {
 	Src, Dst Rank
 	SrcNode  NodeID
 	DstNode  NodeID
-	SendReq  uint32 // the send descriptor's request slot (finds inline payloads)
+	SendSeq  uint64 // the send descriptor's Seq (finds inline payloads)
 	Inline   bool
+	Last     bool // the transfer's final chunk
 	SrcAddr  uint64 // already offset
 	DstAddr  uint64 // already offset
 	Off      uint64 // offset inside the message

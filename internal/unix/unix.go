@@ -138,10 +138,25 @@ func SleepUntil(abs int64) {
 	}
 }
 
-// SetFIFO gives the calling OS thread SCHED_FIFO at prio. The caller must
-// have locked its goroutine to the thread.
+const (
+	schedOther       = 0
+	schedFIFO        = 1
+	schedResetOnFork = 0x01 // SCHED_FLAG_RESET_ON_FORK
+)
+
+// SetFIFO gives the calling OS thread SCHED_FIFO at prio, with
+// RESET_ON_FORK so that no process forked from this thread inherits it. The
+// caller must have locked its goroutine to the thread and must call
+// SetNormal before unlocking it, or the Go runtime will run other goroutines
+// on a real-time thread.
 func SetFIFO(prio int) error {
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: 1 /* SCHED_FIFO */, Priority: uint32(prio)}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedFIFO, Priority: uint32(prio), Flags: schedResetOnFork}
+	return unix.SchedSetAttr(0, &attr, 0)
+}
+
+// SetNormal puts the calling OS thread back to SCHED_OTHER.
+func SetNormal() error {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedOther}
 	return unix.SchedSetAttr(0, &attr, 0)
 }
 
