@@ -31,11 +31,14 @@
 //
 // # Master
 //
-// RunMaster strobes on the absolute schedule of strobe.Master from a locked OS
-// thread (clock_nanosleep to TIMER_ABSTIME, then a short spin), with
-// SCHED_FIFO when permitted, and drives the nodes through the microphases. With
-// one node it calls the agent directly (no transport, no goroutine hand-off);
-// with several it talks to them over transport.Mesh.
+// RunMaster strobes on the absolute schedule of strobe.Master
+// (clock_nanosleep to TIMER_ABSTIME, then a short spin) and drives the nodes
+// through the microphases. With one node it runs on a locked OS thread with
+// SCHED_FIFO when permitted (reset on fork, and before the thread is unlocked)
+// and calls the agent directly: no transport, no goroutine hand-off. With
+// several nodes it talks to them over transport.Mesh, reading their control
+// frames itself, and stays an ordinary goroutine (see RunMaster for the
+// measurement behind that choice).
 //
 // Types here are safe for concurrent use only as documented per method.
 package nicthread

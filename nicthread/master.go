@@ -43,9 +43,17 @@ type MasterStats struct {
 // RunMaster strobes until stop is closed, then tells the nodes to stop. It
 // returns the first error a node reported, which aborts the job.
 func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats, error) {
-	defer unix.LockThread()()
 	var st MasterStats
-	if cfg.FIFO {
+	// Lock the strobe thread (and make it SCHED_FIFO) only when the nodes are
+	// driven by direct calls. With a transport every frame the master waits
+	// for arrives through Go's netpoller, and waking a goroutine locked to its
+	// thread costs extra thread hand-offs per frame (measured with 2 logical
+	// nodes, idle: 1477 → 1910 of 2000 slices on time, 0.96 → 0.39 CPU-s/s).
+	_, direct := nodes.(*LocalNodes)
+	if direct {
+		defer unix.LockThread()()
+	}
+	if cfg.FIFO && direct {
 		if st.FIFO = unix.SetFIFO(10) == nil; st.FIFO {
 			defer unix.SetNormal() // runs before the thread is unlocked
 		}
@@ -153,33 +161,35 @@ func (l *LocalNodes) TX(k proto.SliceID, arrive func(proto.NodeID) error, _ func
 func (l *LocalNodes) Stop(int32, string) {}
 
 // RemoteNodes drives agents over a transport mesh in which the master is
-// endpoint 0 and node n is endpoint n+1.
+// endpoint 0 and node n is endpoint n+1. The master reads every agent's
+// control frames directly (mesh.Start with every peer marked direct).
 type RemoteNodes struct {
 	mesh    *transport.Mesh
 	n       int
-	ctl     chan proto.Msg
+	msg     proto.Msg
 	batches [][]proto.Descriptor
 	all     []proto.Descriptor
 	timeout time.Duration
 	stopped atomic.Bool
 }
 
-// NewRemoteNodes wraps an endpoint-0 mesh that has not been started; Handler
-// is what to pass to mesh.Start.
+// NewRemoteNodes wraps an endpoint-0 mesh; start it with Handler and Direct.
 func NewRemoteNodes(mesh *transport.Mesh, nodes int, timeout time.Duration) *RemoteNodes {
-	return &RemoteNodes{mesh: mesh, n: nodes, ctl: make(chan proto.Msg, 4*nodes+4), batches: make([][]proto.Descriptor, nodes), timeout: timeout}
+	return &RemoteNodes{mesh: mesh, n: nodes, batches: make([][]proto.Descriptor, nodes), timeout: timeout}
 }
 
-// Handler queues the agents' control frames for the master loop.
-func (r *RemoteNodes) Handler(from int, m *proto.Msg) error {
-	if m.Type == proto.MsgData {
-		return fmt.Errorf("master received a data frame from endpoint %d", from)
+// Direct marks every agent endpoint as read directly by the master.
+func (r *RemoteNodes) Direct() []bool {
+	d := make([]bool, r.n+1)
+	for i := 1; i <= r.n; i++ {
+		d[i] = true
 	}
-	c := *m
-	c.Payload = nil
-	c.Node = proto.NodeID(from - 1)
-	r.ctl <- c
-	return nil
+	return d
+}
+
+// Handler refuses frames on non-direct connections (there are none).
+func (r *RemoteNodes) Handler(from int, m *proto.Msg) error {
+	return fmt.Errorf("master: unexpected %s frame from endpoint %d", m.Type, from)
 }
 
 func (r *RemoteNodes) broadcast(m *proto.Msg) error {
@@ -191,37 +201,29 @@ func (r *RemoteNodes) broadcast(m *proto.Msg) error {
 	return nil
 }
 
-// collect waits for one frame of type t for slice k from every node.
+// collect reads one frame of type t for slice k from every node, in node
+// order; a node whose frame is not already buffered counts as a sync retry.
 func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(proto.NodeID) error, retry func(), each func(*proto.Msg)) error {
-	timer := time.NewTimer(r.timeout)
-	defer timer.Stop()
-	for got := 0; got < r.n; {
-		var m proto.Msg
-		select {
-		case m = <-r.ctl:
-		default:
+	for n := 0; n < r.n; n++ {
+		if !r.mesh.Ready(n + 1) {
 			retry()
-			select {
-			case m = <-r.ctl:
-			case err := <-r.mesh.Errors():
-				return err
-			case <-timer.C:
-				return &JobError{Node: -1, Rank: -1, Why: fmt.Sprintf("slice %d: %d of %d nodes did not finish %s within %v", k, r.n-got, r.n, t, r.timeout)}
-			}
+		}
+		m := &r.msg
+		if err := r.mesh.Recv(n+1, m, r.timeout); err != nil {
+			return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("slice %d: no %s from the node within %v: %v", k, t, r.timeout, err)}
 		}
 		if m.Type == proto.MsgFail {
-			return &JobError{Node: m.Node, Rank: proto.Rank(m.Code), Why: m.Text}
+			return &JobError{Node: proto.NodeID(n), Rank: proto.Rank(m.Code), Why: m.Text}
 		}
-		if m.Type != t || m.Slice != k {
-			return &JobError{Node: m.Node, Rank: -1, Why: fmt.Sprintf("sent %s of slice %d while the master waited for %s of slice %d", m.Type, m.Slice, t, k)}
+		if m.Type != t || m.Slice != k || m.Node != proto.NodeID(n) {
+			return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("sent %s of slice %d (as node %d) while the master waited for %s of slice %d", m.Type, m.Slice, m.Node, t, k)}
 		}
-		if err := arrive(m.Node); err != nil {
+		if err := arrive(proto.NodeID(n)); err != nil {
 			return err
 		}
 		if each != nil {
-			each(&m)
+			each(m)
 		}
-		got++
 	}
 	return nil
 }
@@ -261,28 +263,29 @@ func (r *RemoteNodes) Stop(code int32, why string) {
 	}
 }
 
-// AgentEndpoint runs an agent behind a transport mesh (endpoint node+1).
+// AgentEndpoint runs an agent behind a transport mesh (endpoint node+1). It
+// reads the master's frames directly; other agents' data frames are written
+// into receivers by the mesh's reader goroutines.
 type AgentEndpoint struct {
 	A       *Agent
 	Mesh    *transport.Mesh
 	Timeout time.Duration
-	ctl     chan proto.Msg
 }
 
-// NewAgentEndpoint prepares the control queue; pass Handler to mesh.Start.
+// NewAgentEndpoint wraps an agent; start the mesh with Handler and Direct.
 func NewAgentEndpoint(a *Agent, mesh *transport.Mesh, timeout time.Duration) *AgentEndpoint {
-	return &AgentEndpoint{A: a, Mesh: mesh, Timeout: timeout, ctl: make(chan proto.Msg, 8)}
+	return &AgentEndpoint{A: a, Mesh: mesh, Timeout: timeout}
 }
 
-// Handler writes data frames straight into receivers and queues control frames.
+// Direct marks the master (endpoint 0) as read directly.
+func (e *AgentEndpoint) Direct() []bool { return []bool{true} }
+
+// Handler writes data frames straight into receivers.
 func (e *AgentEndpoint) Handler(from int, m *proto.Msg) error {
-	if m.Type == proto.MsgData {
-		return e.A.OnData(proto.NodeID(from-1), m)
+	if m.Type != proto.MsgData {
+		return fmt.Errorf("agent %d: unexpected %s frame from endpoint %d", e.A.Node(), m.Type, from)
 	}
-	c := *m
-	c.Payload = nil
-	e.ctl <- c
-	return nil
+	return e.A.OnData(proto.NodeID(from-1), m)
 }
 
 // Send is the agent's data path to another node.
@@ -290,17 +293,18 @@ func (e *AgentEndpoint) Send(node proto.NodeID, m *proto.Msg) error {
 	return e.Mesh.Send(int(node)+1, m)
 }
 
+// MasterSilence is how long an agent waits for the master's next frame
+// before it gives up on the job.
+const MasterSilence = time.Minute
+
 // Serve follows the master until it says stop; it returns nil on a normal
 // stop, the job error otherwise (after reporting it to the master).
 func (e *AgentEndpoint) Serve() error {
-	defer unix.LockThread()()
 	me := e.A.Node()
 	reply := func(m *proto.Msg) error { return e.Mesh.Send(0, m) }
+	var m proto.Msg
 	for {
-		var m proto.Msg
-		select {
-		case m = <-e.ctl:
-		case err := <-e.Mesh.Errors():
+		if err := e.Mesh.Recv(0, &m, MasterSilence); err != nil {
 			return err
 		}
 		var err error
@@ -322,6 +326,12 @@ func (e *AgentEndpoint) Serve() error {
 			return nil
 		default:
 			err = fmt.Errorf("agent %d: unexpected %s from the master", me, m.Type)
+		}
+		if err == nil {
+			select {
+			case err = <-e.Mesh.Errors(): // a data reader failed
+			default:
+			}
 		}
 		if err != nil {
 			rank, why := int32(-1), err.Error()

@@ -70,15 +70,20 @@ func main() {
 		check(err)
 		el = max(el, time.Duration(other[0]))
 		bw := float64(*size) * float64(*count) / el.Seconds()
-		// memcpy of the same size, same process, same run.
+		// memcpy of the same size, same process, same run: pages warmed, best
+		// of five 100 ms trials (the machine is shared and noisy).
 		dst := make([]byte, *size)
-		reps := 0
-		m0 := time.Now()
-		for time.Since(m0) < 200*time.Millisecond {
-			copy(dst, bufs[reps%len(bufs)])
-			reps++
+		copy(dst, bufs[0])
+		mc := 0.0
+		for trial := 0; trial < 5; trial++ {
+			reps := 0
+			m0 := time.Now()
+			for time.Since(m0) < 100*time.Millisecond {
+				copy(dst, bufs[reps%len(bufs)])
+				reps++
+			}
+			mc = max(mc, float64(*size)*float64(reps)/time.Since(m0).Seconds())
 		}
-		mc := float64(*size) * float64(reps) / time.Since(m0).Seconds()
 		fmt.Printf("bw: %d x %d bytes: %.0f MB/s; memcpy %.0f MB/s; ratio %.3f\n", *count, *size, bw/1e6, mc/1e6, bw/mc)
 	}
 	check(mpi.Finalize())

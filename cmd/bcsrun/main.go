@@ -10,6 +10,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/pflag"
 
@@ -42,6 +43,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bcsrun:", err)
 		os.Exit(2)
 	}
+	if path := os.Getenv("BCS_CPUPROFILE"); path != "" { // for developers: profile the runtime itself
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -51,5 +58,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
 	}
+	pprof.StopCPUProfile()
 	os.Exit(res.ExitCode)
 }

@@ -21,7 +21,9 @@ func check(err error) {
 	}
 }
 
-func fail(format string, a ...any) { check(fmt.Errorf("rank %d: "+format, append([]any{w.Rank()}, a...)...)) }
+func fail(format string, a ...any) {
+	check(fmt.Errorf("rank %d: "+format, append([]any{w.Rank()}, a...)...))
+}
 
 func pattern(src, dst, size, salt int) []byte {
 	b := make([]byte, size)

@@ -186,6 +186,7 @@ func Run(job Job) (res Result, err error) {
 		}
 		remote := nicthread.NewRemoteNodes(meshes[0], cfg.Nodes, cfg.TXTimeout)
 		handlers := []transport.Handler{remote.Handler}
+		direct := [][]bool{remote.Direct()}
 		var eps []*nicthread.AgentEndpoint
 		var onAgent func(*nicthread.SliceStats)
 		if job.OnAgentSlice != nil {
@@ -199,10 +200,11 @@ func Run(job Job) (res Result, err error) {
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
 			eps = append(eps, ep)
 			handlers = append(handlers, ep.Handler)
+			direct = append(direct, ep.Direct())
 		}
 		startErrs := make(chan error, len(meshes))
 		for i, m := range meshes {
-			go func() { startErrs <- m.Start(i, addrs, handlers[i]) }()
+			go func() { startErrs <- m.Start(i, addrs, handlers[i], direct[i]) }()
 		}
 		for range meshes {
 			if err := <-startErrs; err != nil {

@@ -51,7 +51,7 @@ type CommID uint32
 // Descriptor is one posted operation. Peer and Rank are world ranks; the API
 // layer translates communicator-relative ranks before posting.
 type Descriptor struct {
-	Kind      Kind
+	Kind Kind
 	// Inline: the send's payload was copied into the ring slot (a small or
 	// zero-length message). The agent then holds the data, so the send is
 	// buffered: it completes in the slice it is exchanged, matched or not.
@@ -163,7 +163,7 @@ type Chunk struct {
 	DstNode  NodeID
 	SendSeq  uint64 // the send descriptor's Seq (finds inline payloads)
 	Inline   bool
-	Last     bool // the transfer's final chunk
+	Last     bool   // the transfer's final chunk
 	SrcAddr  uint64 // already offset
 	DstAddr  uint64 // already offset
 	Off      uint64 // offset inside the message

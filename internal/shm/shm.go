@@ -131,11 +131,13 @@ func (r *Region) u64(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.Mem[o
 func (r *Region) u32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.Mem[off])) }
 
 // Slice is the slice the node's agent is in (set at each strobe).
-func (r *Region) Slice() proto.SliceID       { return proto.SliceID(atomic.LoadUint64(r.u64(16))) }
-func (r *Region) SetSlice(k proto.SliceID)   { atomic.StoreUint64(r.u64(16), uint64(k)) }
-func (r *Region) Aborting() bool             { return atomic.LoadUint32(r.u32(48)) != 0 }
-func (r *Region) SetAborting()               { atomic.StoreUint32(r.u32(48), 1) }
-func (r *Region) Block(local int) *RankBlock { return &RankBlock{r: r, base: HeaderSize + local*r.G.blockSize()} }
+func (r *Region) Slice() proto.SliceID     { return proto.SliceID(atomic.LoadUint64(r.u64(16))) }
+func (r *Region) SetSlice(k proto.SliceID) { atomic.StoreUint64(r.u64(16), uint64(k)) }
+func (r *Region) Aborting() bool           { return atomic.LoadUint32(r.u32(48)) != 0 }
+func (r *Region) SetAborting()             { atomic.StoreUint32(r.u32(48), 1) }
+func (r *Region) Block(local int) *RankBlock {
+	return &RankBlock{r: r, base: HeaderSize + local*r.G.blockSize()}
+}
 
 // Rank states.
 const (
@@ -150,13 +152,15 @@ type RankBlock struct {
 	base int
 }
 
-func (b *RankBlock) PID() int              { return int(int32(atomic.LoadUint32(b.r.u32(b.base)))) }
-func (b *RankBlock) SetPID(pid int)        { atomic.StoreUint32(b.r.u32(b.base), uint32(pid)) }
-func (b *RankBlock) State() uint32         { return atomic.LoadUint32(b.r.u32(b.base + 4)) }
-func (b *RankBlock) SetState(s uint32)     { atomic.StoreUint32(b.r.u32(b.base+4), s) }
-func (b *RankBlock) Wake() *uint32         { return b.r.u32(b.base + 8) }
-func (b *RankBlock) Sleeping() *uint32     { return b.r.u32(b.base + 12) }
-func (b *RankBlock) WorldRank() proto.Rank { return proto.Rank(int32(atomic.LoadUint32(b.r.u32(b.base + 16)))) }
+func (b *RankBlock) PID() int          { return int(int32(atomic.LoadUint32(b.r.u32(b.base)))) }
+func (b *RankBlock) SetPID(pid int)    { atomic.StoreUint32(b.r.u32(b.base), uint32(pid)) }
+func (b *RankBlock) State() uint32     { return atomic.LoadUint32(b.r.u32(b.base + 4)) }
+func (b *RankBlock) SetState(s uint32) { atomic.StoreUint32(b.r.u32(b.base+4), s) }
+func (b *RankBlock) Wake() *uint32     { return b.r.u32(b.base + 8) }
+func (b *RankBlock) Sleeping() *uint32 { return b.r.u32(b.base + 12) }
+func (b *RankBlock) WorldRank() proto.Rank {
+	return proto.Rank(int32(atomic.LoadUint32(b.r.u32(b.base + 16))))
+}
 func (b *RankBlock) SetWorldRank(r proto.Rank) {
 	atomic.StoreUint32(b.r.u32(b.base+16), uint32(r))
 }

@@ -120,12 +120,16 @@ func vm(pid int, local []byte, remote uint64, write bool) error {
 	return nil
 }
 
-// Now is CLOCK_MONOTONIC in nanoseconds.
-func Now() int64 {
+var monoBase, monoAt = func() (int64, time.Time) {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
+	return ts.Nano(), time.Now()
+}()
+
+// Now is CLOCK_MONOTONIC in nanoseconds. It reads Go's monotonic clock
+// (vDSO, no syscall) offset by one CLOCK_MONOTONIC reading taken at start,
+// so its values can be passed to SleepUntil.
+func Now() int64 { return monoBase + int64(time.Since(monoAt)) }
 
 // SleepUntil sleeps until CLOCK_MONOTONIC reaches abs nanoseconds.
 func SleepUntil(abs int64) {
@@ -180,4 +184,3 @@ func ThreadCPUTime() time.Duration {
 	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	return time.Duration(ts.Nano())
 }
-
