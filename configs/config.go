@@ -50,7 +50,7 @@ func Default() Config {
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
 		InlineMax:         shm.DefaultGeometry.InlineMax,
 		Spin:              20 * time.Microsecond,
-		StrobeSpin:        50 * time.Microsecond,
+		StrobeSpin:        20 * time.Microsecond,
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
 		MDS:               "none",

@@ -71,7 +71,11 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 		}
 		_, due := m.Due()
 		if wake := due - clock.Time(cfg.Spin); now() < wake {
-			unix.SleepUntil(base + int64(wake))
+			if direct && wake-now() < clock.Time(5*time.Millisecond) {
+				unix.SleepUntilHoldingP(base + int64(wake))
+			} else {
+				unix.SleepUntil(base + int64(wake))
+			}
 		}
 		for now() < due {
 		}
