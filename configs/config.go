@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/bcsmpi/bcsmpi/emds"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
@@ -35,7 +37,16 @@ type Config struct {
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
-	MDS               string        `mapstructure:"mds"`                  // monitoring: only "none" in this build
+	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
+	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
+	MDSRanks          string        `mapstructure:"mds_ranks"`            // MMDS ranks: "all" or a list like 0,2-5
+	MDSNodes          string        `mapstructure:"mds_nodes"`            // EMDS nodes: "all" or a list
+	MDSPrimitives     string        `mapstructure:"mds_primitives"`       // primitives with distributions: "all" or MPI_Send,MPI_Recv,...
+	MDSDigits         int           `mapstructure:"mds_digits"`           // significant digits of distributions, 1 .. 5
+	MDSInterval       time.Duration `mapstructure:"mds_interval"`         // also dump MMDS every interval (0: only at exit)
+	EMDSFirst         uint64        `mapstructure:"emds_first"`           // first slice of the EMDS window
+	EMDSSlices        uint64        `mapstructure:"emds_slices"`          // slices in the window, 1 .. 10,000,000
+	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
 }
 
 // Default is the embedded default configuration.
@@ -54,6 +65,13 @@ func Default() Config {
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
 		MDS:               "none",
+		MDSDir:            "./bcs-mds",
+		MDSRanks:          "all",
+		MDSNodes:          "all",
+		MDSPrimitives:     "all",
+		MDSDigits:         3,
+		EMDSSlices:        10000,
+		EMDSMetrics:       "all",
 	}
 }
 
@@ -78,6 +96,9 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		"chunks_per_slice_max": d.ChunksPerSliceMax, "ring_slots": d.RingSlots, "requests_max": d.RequestsMax,
 		"inline_max": d.InlineMax, "spin": d.Spin, "strobe_spin": d.StrobeSpin, "fifo": d.FIFO,
 		"tag_output": d.TagOutput, "tx_timeout": d.TXTimeout, "mds": d.MDS,
+		"mds_dir": d.MDSDir, "mds_ranks": d.MDSRanks, "mds_nodes": d.MDSNodes, "mds_primitives": d.MDSPrimitives,
+		"mds_digits": d.MDSDigits, "mds_interval": d.MDSInterval, "emds_first": d.EMDSFirst, "emds_slices": d.EMDSSlices,
+		"emds_metrics": d.EMDSMetrics,
 	}
 	for k, val := range defaults {
 		v.SetDefault(k, val)
@@ -160,10 +181,63 @@ func (c Config) Validate() error {
 	if c.TXTimeout < time.Millisecond || c.TXTimeout > 10*time.Minute {
 		return fmt.Errorf("configs: tx_timeout = %v, want 1ms .. 10m", c.TXTimeout)
 	}
-	if c.MDS != "none" && c.MDS != "" {
-		return fmt.Errorf("configs: mds = %q: the monitoring system is not in this build yet; only \"none\" is accepted", c.MDS)
+	if _, err := mds.ParseMode(c.MDS); err != nil {
+		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, main, elan, main,elan or all", c.MDS)
+	}
+	if _, err := mds.ParseSet(c.MDSRanks); err != nil {
+		return fmt.Errorf("configs: mds_ranks: %w", err)
+	}
+	if _, err := mds.ParseSet(c.MDSNodes); err != nil {
+		return fmt.Errorf("configs: mds_nodes: %w", err)
+	}
+	if _, err := mds.ParsePrimitives(c.MDSPrimitives); err != nil {
+		return fmt.Errorf("configs: mds_primitives: %w", err)
+	}
+	if c.MDSDigits < 1 || c.MDSDigits > 5 {
+		return fmt.Errorf("configs: mds_digits = %d, want 1 .. 5", c.MDSDigits)
+	}
+	if c.MDSInterval < 0 {
+		return fmt.Errorf("configs: mds_interval = %v, want 0 (off) or a positive duration", c.MDSInterval)
+	}
+	if c.EMDSSlices < 1 || c.EMDSSlices > 10_000_000 {
+		return fmt.Errorf("configs: emds_slices = %d, want 1 .. 10000000", c.EMDSSlices)
+	}
+	if _, _, err := c.EMDSSelection(); err != nil {
+		return fmt.Errorf("configs: emds_metrics: %w", err)
+	}
+	if c.MDSDir == "" {
+		return fmt.Errorf("configs: mds_dir is empty, want a directory")
 	}
 	return nil
+}
+
+// MDSMode is the parsed mds key.
+func (c Config) MDSMode() mds.Mode {
+	m, _ := mds.ParseMode(c.MDS)
+	return m
+}
+
+// EMDSSelection splits emds_metrics into the global and local metrics it selects.
+func (c Config) EMDSSelection() (global, local []bool, err error) {
+	if c.EMDSMetrics == "" || c.EMDSMetrics == "all" {
+		return nil, nil, nil
+	}
+	global = make([]bool, len(emds.GlobalMetrics))
+	local = make([]bool, len(emds.LocalMetrics))
+	for _, m := range strings.Split(c.EMDSMetrics, ",") {
+		g, gerr := emds.SelectMetrics(emds.GlobalMetrics, m)
+		l, lerr := emds.SelectMetrics(emds.LocalMetrics, m)
+		if gerr != nil && lerr != nil {
+			return nil, nil, fmt.Errorf("metric %q unknown; global: %s; local: %s", m, strings.Join(emds.GlobalMetrics, ","), strings.Join(emds.LocalMetrics, ","))
+		}
+		for i := range g {
+			global[i] = global[i] || g[i]
+		}
+		for i := range l {
+			local[i] = local[i] || l[i]
+		}
+	}
+	return global, local, nil
 }
 
 // Sched is the scheduler part.

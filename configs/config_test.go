@@ -68,7 +68,11 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_RESTART": "later"}, want: `restart = "later"`},
 		{yaml: "bytes_per_slice_max: 10\n", want: "bytes_per_slice_max = 10"},
 		{args: []string{"--nodes", "0"}, want: "nodes = 0"},
-		{env: map[string]string{"BCS_MDS": "main"}, want: `mds = "main"`},
+		{env: map[string]string{"BCS_MDS": "mian"}, want: `mds (BCS_MDS) = "mian", want none, main, elan, main,elan or all`},
+		{env: map[string]string{"BCS_MDS_RANKS": "3-1"}, want: `mds_ranks`},
+		{yaml: "emds_metrics: GETTS,NCOL\n", want: `metric "NCOL" unknown`},
+		{yaml: "mds_digits: 9\n", want: "mds_digits = 9, want 1 .. 5"},
+		{yaml: "emds_slices: 0\n", want: "emds_slices = 0"},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/mds"
 )
 
 // Wildcards, the null process and the tag bound.
@@ -48,6 +49,7 @@ type process struct {
 	spin       time.Duration
 	start      time.Time
 	finalized  bool
+	mmds       mmds
 }
 
 var self *process
@@ -131,6 +133,10 @@ func Init() error {
 	for i := region.G.ReqMax - 1; i >= 0; i-- {
 		p.free = append(p.free, uint32(i))
 	}
+	if err := p.mmds.init(rank); err != nil {
+		unix.Unmap(mem)
+		return p.errf(ErrArg, call, "%v", err)
+	}
 	blk.SetPID(os.Getpid())
 	blk.SetState(shm.StateInit)
 	self = p
@@ -151,6 +157,7 @@ func Finalize() error {
 	if n := p.region.G.ReqMax - len(p.free); n > 0 {
 		return p.errf(ErrRequest, call, "%d requests still pending; wait for them before Finalize", n)
 	}
+	p.mmds.finish()
 	p.blk.SetState(shm.StateFinalized)
 	p.finalized = true
 	return nil
@@ -184,6 +191,9 @@ func Abort(c *Comm, code int) {
 		r = int(self.rank)
 	}
 	fmt.Fprintf(os.Stderr, "bcsmpi: rank %d called MPI_Abort with code %d\n", r, code)
+	if self != nil {
+		self.mmds.dump()
+	}
 	if code == 0 {
 		code = 1
 	}
@@ -291,15 +301,12 @@ func (p *process) post(d proto.Descriptor, inline []byte) error {
 }
 
 func (p *process) abortExit() {
+	p.mmds.dump()
 	fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: the job is aborting\n", p.rank)
 	os.Exit(1)
 }
 
-func isend[T Numeric](call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
-	p, err := current(call)
-	if err != nil {
-		return nil, err
-	}
+func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
 	if err := p.checkPeer(call, "dest", dest, false); err != nil {
 		return nil, err
 	}
@@ -323,11 +330,7 @@ func isend[T Numeric](call string, c *Comm, buf []T, dest, tag int) (*Request, e
 	return r, p.post(d, inl)
 }
 
-func irecv[T Numeric](call string, c *Comm, buf []T, source, tag int) (*Request, error) {
-	p, err := current(call)
-	if err != nil {
-		return nil, err
-	}
+func irecv[T Numeric](p *process, call string, c *Comm, buf []T, source, tag int) (*Request, error) {
 	if err := p.checkPeer(call, "source", source, true); err != nil {
 		return nil, err
 	}
@@ -346,48 +349,108 @@ func irecv[T Numeric](call string, c *Comm, buf []T, source, tag int) (*Request,
 	return r, p.post(d, nil)
 }
 
+func nbytes[T Numeric](buf []T) int64 {
+	var z T
+	return int64(len(buf)) * int64(unsafe.Sizeof(z))
+}
+
 // Isend starts a send of buf to dest.
 func Isend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
-	return isend("MPI_Isend", c, buf, dest, tag)
+	p, err := current("MPI_Isend")
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(false)
+	r, err := isend(p, "MPI_Isend", c, buf, dest, tag)
+	p.mmds.end(mds.Isend, t0, nbytes(buf), false)
+	return r, err
 }
 
 // Irecv starts a receive into buf from source (or AnySource).
 func Irecv[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
-	return irecv("MPI_Irecv", c, buf, source, tag)
+	p, err := current("MPI_Irecv")
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(false)
+	r, err := irecv(p, "MPI_Irecv", c, buf, source, tag)
+	p.mmds.end(mds.Irecv, t0, nbytes(buf), false)
+	return r, err
 }
 
-// Send sends buf to dest and returns when the data has moved.
+// Send sends buf to dest. It returns when the data has moved, or, for sends of
+// at most inline_max bytes (buffered by the agent), when it has been exchanged.
 func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
-	r, err := isend("MPI_Send", c, buf, dest, tag)
+	p, err := current("MPI_Send")
 	if err != nil {
 		return err
 	}
-	_, err = Wait(r)
+	t0 := p.mmds.begin(true)
+	r, err := isend(p, "MPI_Send", c, buf, dest, tag)
+	if err == nil {
+		_, err = p.wait(r)
+	}
+	p.mmds.end(mds.Send, t0, nbytes(buf), true)
 	return err
 }
 
 // Recv receives into buf from source (or AnySource) with tag (or AnyTag).
 func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
-	r, err := irecv("MPI_Recv", c, buf, source, tag)
+	p, err := current("MPI_Recv")
 	if err != nil {
 		return Status{}, err
 	}
-	return Wait(r)
+	t0 := p.mmds.begin(true)
+	var st Status
+	r, err := irecv(p, "MPI_Recv", c, buf, source, tag)
+	if err == nil {
+		st, err = p.wait(r)
+	}
+	p.mmds.end(mds.Recv, t0, int64(st.bytes), true)
+	return st, err
 }
 
 // Sendrecv sends sendbuf to dest and receives into recvbuf from source.
 func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
-	s, err := isend("MPI_Sendrecv", c, sendbuf, dest, sendtag)
+	p, err := current("MPI_Sendrecv")
 	if err != nil {
 		return Status{}, err
 	}
-	r, err := irecv("MPI_Sendrecv", c, recvbuf, source, recvtag)
+	t0 := p.mmds.begin(true)
+	defer func() { p.mmds.end(mds.Sendrecv, t0, nbytes(sendbuf)+nbytes(recvbuf), true) }()
+	s, err := isend(p, "MPI_Sendrecv", c, sendbuf, dest, sendtag)
 	if err != nil {
-		Wait(s)
 		return Status{}, err
 	}
-	err = Waitall(s, r)
+	r, err := irecv(p, "MPI_Sendrecv", c, recvbuf, source, recvtag)
+	if err != nil {
+		p.wait(s)
+		return Status{}, err
+	}
+	err = p.waitall([]*Request{s, r})
 	return r.status, err
+}
+
+// Barrier blocks until every rank of c has entered it. The runtime completes
+// it in the slice in which the last member's descriptor is exchanged.
+func Barrier(c *Comm) error {
+	const call = "MPI_Barrier"
+	p, err := current(call)
+	if err != nil {
+		return err
+	}
+	if c == nil || c.id != 0 {
+		return p.errf(ErrComm, call, "only MPI_COMM_WORLD exists in this build")
+	}
+	t0 := p.mmds.begin(true)
+	r, err := p.newRequest(call, proto.KindBarrier, nil, 1)
+	if err == nil {
+		if err = p.post(proto.Descriptor{Kind: proto.KindBarrier, Comm: c.id, Req: r.slot}, nil); err == nil {
+			_, err = p.wait(r)
+		}
+	}
+	p.mmds.end(mds.Barrier, t0, 0, true)
+	return err
 }
 
 // finish consumes a completed request's record.
@@ -443,6 +506,7 @@ func (p *process) block(ready func() bool) {
 		if p.region.Aborting() {
 			p.abortExit()
 		}
+		p.mmds.checkSignal()
 		atomic.StoreUint32(sleeping, 1)
 		unix.FutexWait(wake, w, 100*time.Millisecond)
 		atomic.StoreUint32(sleeping, 0)
@@ -459,30 +523,15 @@ func checkReq(call string, r *Request) error {
 	return nil
 }
 
-// Wait blocks until r completes and returns its status.
-func Wait(r *Request) (Status, error) {
-	p, err := current("MPI_Wait")
-	if err != nil {
-		return Status{}, err
-	}
-	if err := checkReq("MPI_Wait", r); err != nil {
+func (p *process) wait(r *Request) (Status, error) {
+	if err := checkReq(r.call, r); err != nil {
 		return Status{}, err
 	}
 	p.block(func() bool { return p.poll(r) })
 	return r.status, r.err
 }
 
-// Waitall blocks until every request completes; it returns the first error.
-func Waitall(rs ...*Request) error {
-	p, err := current("MPI_Waitall")
-	if err != nil {
-		return err
-	}
-	for _, r := range rs {
-		if err := checkReq("MPI_Waitall", r); err != nil {
-			return err
-		}
-	}
+func (p *process) waitall(rs []*Request) error {
 	p.block(func() bool {
 		all := true
 		for _, r := range rs {
@@ -496,6 +545,38 @@ func Waitall(rs ...*Request) error {
 		}
 	}
 	return nil
+}
+
+// Wait blocks until r completes and returns its status.
+func Wait(r *Request) (Status, error) {
+	p, err := current("MPI_Wait")
+	if err != nil {
+		return Status{}, err
+	}
+	if err := checkReq("MPI_Wait", r); err != nil {
+		return Status{}, err
+	}
+	t0 := p.mmds.begin(true)
+	st, err := p.wait(r)
+	p.mmds.end(mds.Wait, t0, int64(st.bytes), true)
+	return st, err
+}
+
+// Waitall blocks until every request completes; it returns the first error.
+func Waitall(rs ...*Request) error {
+	p, err := current("MPI_Waitall")
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if err := checkReq("MPI_Waitall", r); err != nil {
+			return err
+		}
+	}
+	t0 := p.mmds.begin(true)
+	err = p.waitall(rs)
+	p.mmds.end(mds.Waitall, t0, 0, true)
+	return err
 }
 
 // Waitany blocks until one of rs completes and returns its index.
@@ -513,6 +594,7 @@ func Waitany(rs ...*Request) (int, Status, error) {
 	if !live {
 		return -1, Status{}, nil // MPI_UNDEFINED
 	}
+	t0 := p.mmds.begin(true)
 	idx := -1
 	p.block(func() bool {
 		for i, r := range rs {
@@ -525,6 +607,7 @@ func Waitany(rs ...*Request) (int, Status, error) {
 	})
 	r := rs[idx]
 	r.done = false // consumed: the request is now inactive
+	p.mmds.end(mds.Waitany, t0, int64(r.status.bytes), true)
 	return idx, r.status, r.err
 }
 
@@ -537,7 +620,10 @@ func Test(r *Request) (bool, Status, error) {
 	if err := checkReq("MPI_Test", r); err != nil {
 		return false, Status{}, err
 	}
-	if !p.poll(r) {
+	t0 := p.mmds.begin(false)
+	done := p.poll(r)
+	p.mmds.end(mds.Test, t0, 0, false)
+	if !done {
 		return false, Status{}, nil
 	}
 	return true, r.status, r.err
@@ -549,13 +635,17 @@ func Testall(rs ...*Request) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	all := true
 	for _, r := range rs {
 		if err := checkReq("MPI_Testall", r); err != nil {
 			return false, err
 		}
+	}
+	t0 := p.mmds.begin(false)
+	all := true
+	for _, r := range rs {
 		all = p.poll(r) && all
 	}
+	p.mmds.end(mds.Testall, t0, 0, false)
 	if !all {
 		return false, nil
 	}
@@ -567,11 +657,7 @@ func Testall(rs ...*Request) (bool, error) {
 	return true, nil
 }
 
-func probe(call string, kind proto.Kind, c *Comm, source, tag int) (*Request, error) {
-	p, err := current(call)
-	if err != nil {
-		return nil, err
-	}
+func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (*Request, error) {
 	if err := p.checkPeer(call, "source", source, true); err != nil {
 		return nil, err
 	}
@@ -588,26 +674,39 @@ func probe(call string, kind proto.Kind, c *Comm, source, tag int) (*Request, er
 // Probe blocks until a message from source with tag is pending and returns
 // its envelope (Count in bytes) without receiving it.
 func Probe(c *Comm, source, tag int) (Status, error) {
-	if source == ProcNull {
-		return Status{Source: ProcNull, Tag: AnyTag}, nil
-	}
-	r, err := probe("MPI_Probe", proto.KindProbe, c, source, tag)
+	p, err := current("MPI_Probe")
 	if err != nil {
 		return Status{}, err
 	}
-	return Wait(r)
+	if source == ProcNull {
+		return Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	t0 := p.mmds.begin(true)
+	var st Status
+	r, err := probe(p, "MPI_Probe", proto.KindProbe, c, source, tag)
+	if err == nil {
+		st, err = p.wait(r)
+	}
+	p.mmds.end(mds.Probe, t0, 0, true)
+	return st, err
 }
 
 // Iprobe asks whether a message from source with tag is pending; the
 // scheduler answers in the next slice.
 func Iprobe(c *Comm, source, tag int) (bool, Status, error) {
-	if source == ProcNull {
-		return true, Status{Source: ProcNull, Tag: AnyTag}, nil
-	}
-	r, err := probe("MPI_Iprobe", proto.KindIprobe, c, source, tag)
+	p, err := current("MPI_Iprobe")
 	if err != nil {
 		return false, Status{}, err
 	}
-	st, err := Wait(r)
-	return st.Source != AnySource, st, err
+	if source == ProcNull {
+		return true, Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	t0 := p.mmds.begin(true)
+	var st Status
+	r, err := probe(p, "MPI_Iprobe", proto.KindIprobe, c, source, tag)
+	if err == nil {
+		st, err = p.wait(r)
+	}
+	p.mmds.end(mds.Iprobe, t0, 0, true)
+	return err == nil && st.Source != AnySource, st, err
 }

@@ -38,16 +38,29 @@ type inlineKey struct {
 
 // SliceStats are an agent's local measurements of one slice (EMDS local metrics).
 type SliceStats struct {
-	Slice   proto.SliceID
-	Start   time.Duration // local time the strobe was handled, since the agent started
-	LETTS   time.Duration // since the previous strobe handled here
-	LTDEM   time.Duration // drain time
-	LTMSM   time.Duration
-	LTTS    time.Duration // strobe → end of TX
-	NP2PDEM uint32
-	NP2PMSM uint32
-	BPTS    uint32 // ranks asleep in a blocking call at the strobe
-	Bytes   uint64 // bytes this node sent or copied locally
+	Slice    proto.SliceID
+	Start    time.Duration // local time the strobe was handled, since the agent started
+	LETTS    time.Duration // since the previous strobe handled here
+	LTDEM    time.Duration // drain time
+	LTMSM    time.Duration
+	LTTS     time.Duration // strobe → end of TX
+	NP2PDEM  uint32
+	NP2PMSM  uint32
+	NCOLLDEM uint32
+	NCOLLMSM uint32
+	BPTS     uint32 // ranks asleep in a blocking call at the strobe
+	Bytes    uint64 // bytes this node sent or copied locally
+	// LTR are the agent's internal routines (emds documents them): 0 drain
+	// rings, 1 publish completions, 2 intra-node copies, 3 sends to other
+	// nodes, 4 wait for other nodes' chunks.
+	LTR [5]time.Duration
+}
+
+// Values lays the stats out in the order of emds.LocalMetrics.
+func (s *SliceStats) Values(out []int64) []int64 {
+	return append(out[:0], int64(s.LETTS), int64(s.LTDEM), int64(s.LTMSM), int64(s.LTTS),
+		int64(s.NP2PDEM), int64(s.NP2PMSM), int64(s.NCOLLDEM), int64(s.NCOLLMSM), int64(s.BPTS),
+		int64(s.LTR[0]), int64(s.LTR[1]), int64(s.LTR[2]), int64(s.LTR[3]), int64(s.LTR[4]))
 }
 
 // Agent is one node's runtime. Strobe, MSM and TX must be called from one
@@ -147,6 +160,8 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 		return nil, err
 	}
 	a.publish(pub)
+	t1 := a.now()
+	a.stats.LTR[1] += t1 - start
 	a.region.SetSlice(k)
 	a.batch = a.batch[:0]
 	for _, b := range a.blocks {
@@ -177,7 +192,9 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 			return nil, a.fail(me, "descriptor ring: %v", err)
 		}
 	}
-	a.stats.LTDEM = a.now() - start
+	end := a.now()
+	a.stats.LTR[0] = end - t1
+	a.stats.LTDEM = end - start
 	return a.batch, nil
 }
 
@@ -215,6 +232,7 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor) error {
 	a.plan.Store(p)
 	st := a.core.Stats()
 	a.stats.NP2PDEM, a.stats.NP2PMSM = st.NP2PDEM, st.NP2PMSM
+	a.stats.NCOLLDEM, a.stats.NCOLLMSM = st.NCOLLDEM, st.NCOLLMSM
 	a.stats.LTMSM = a.now() - t
 	return nil
 }
@@ -231,6 +249,11 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 		if c.SrcNode != a.node {
 			continue
 		}
+		t0 := a.now()
+		routine := 3
+		if c.DstNode == a.node {
+			routine = 2
+		}
 		var data []byte
 		if c.Inline {
 			pl := a.inline[inlineKey{c.Src, c.SendSeq}]
@@ -246,13 +269,15 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 			if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
 				return a.moveErr(c.Dst, c, "writing the receive buffer", err)
 			}
-			continue
+		} else {
+			a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
+			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+				return a.fail(-1, "sending %s: %v", c.Describe(), err)
+			}
 		}
-		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
-		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
-			return a.fail(-1, "sending %s: %v", c.Describe(), err)
-		}
+		a.stats.LTR[routine] += a.now() - t0
 	}
+	t4 := a.now()
 	if a.expect > 0 {
 		select {
 		case <-a.arrived:
@@ -263,11 +288,14 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 	if e := a.dataErr.Load(); e != nil {
 		return *e
 	}
+	t5 := a.now()
+	a.stats.LTR[4] = t5 - t4
 	pub, err := a.core.EndSlice(k)
 	if err != nil {
 		return err
 	}
 	a.publish(pub)
+	a.stats.LTR[1] += a.now() - t5
 	for i := range p.Chunks {
 		if c := &p.Chunks[i]; c.Inline && c.Last && c.SrcNode == a.node {
 			key := inlineKey{c.Src, c.SendSeq}

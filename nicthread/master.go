@@ -30,7 +30,8 @@ type MasterConfig struct {
 	FIFO      bool          // try SCHED_FIFO for the strobe thread
 	TXTimeout time.Duration // bound on one slice's transmission
 	OnSlice   func(*strobe.SliceRecord)
-	MaxSlices uint64 // stop after this many slices (0: no limit); for tests and benches
+	OnDEM     func([]proto.Descriptor) // every slice's exchanged descriptors (communication matrix)
+	MaxSlices uint64                   // stop after this many slices (0: no limit); for tests and benches
 }
 
 // MasterStats summarises a run of the master.
@@ -86,6 +87,9 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 			return err
 		}
 		all, err := nodes.DEM(k, arrive, m.Retry)
+		if err == nil && cfg.OnDEM != nil {
+			cfg.OnDEM(all)
+		}
 		if err == nil {
 			phase = strobe.PhaseMSM
 			err = nodes.MSM(k, all, arrive, m.Retry)

@@ -65,6 +65,8 @@ type Plan struct {
 	Waiting int
 	// Pending and Unexpected count unmatched receives/probes and sends.
 	Pending, Unexpected int
+	// Collectives is the number of collectives completed in this slice.
+	Collectives int
 }
 
 // Scheduler holds the global matching state. Every agent keeps an identical one.
@@ -82,6 +84,7 @@ type Scheduler struct {
 	plan       Plan
 	lastSlice  proto.SliceID
 	started    bool
+	barrier    []proto.Descriptor // world barrier entries not yet complete
 }
 
 // New returns a scheduler for a job whose world rank r lives on node nodeOf[r].
@@ -120,6 +123,10 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		}
 		if d.Tag < 0 {
 			return fmt.Errorf("send tag %d is negative", d.Tag)
+		}
+	case proto.KindBarrier:
+		if d.Comm != 0 {
+			return fmt.Errorf("barrier on communicator %d: only the world communicator (0) exists", d.Comm)
 		}
 	case proto.KindRecv, proto.KindProbe, proto.KindIprobe:
 		if d.Peer != proto.AnySource && (d.Peer < 0 || int(d.Peer) >= size) {
@@ -197,8 +204,13 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		}
 	}
 	// Step 2: new receives and probes against unexpected sends.
+	p.Collectives = 0
 	for _, d := range s.order {
 		if d.Kind == proto.KindSend {
+			continue
+		}
+		if d.Kind == proto.KindBarrier {
+			s.barrier = append(s.barrier, d)
 			continue
 		}
 		k := key{d.Comm, d.Rank}
@@ -228,6 +240,15 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 				s.pending[k] = append(s.pending[k], op{d: d, slice: slice})
 			}
 		}
+	}
+	// Collectives: a barrier completes in the slice its last member posted
+	// it in (DESIGN.md: a collective runs only when all members have posted it).
+	if len(s.barrier) == len(s.nodeOf) {
+		for _, d := range s.barrier {
+			s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindBarrier})
+		}
+		s.barrier = s.barrier[:0]
+		p.Collectives++
 	}
 	s.chunk(p)
 

@@ -49,6 +49,8 @@ type Config struct {
 type Stats struct {
 	NP2PDEM uint32 // descriptors of this node's ranks exchanged in DEM
 	NP2PMSM uint32 // chunks and completions scheduled in MSM that touch this node
+	NCOLLDEM uint32 // collective descriptors of this node's ranks exchanged in DEM
+	NCOLLMSM uint32 // collectives completed in MSM
 }
 
 // Node is one node's protocol state.
@@ -122,7 +124,11 @@ func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor) error {
 			panic(fmt.Sprintf("core: rule 1 broken: descriptor %s posted in slice %d exchanged in slice %d", d.Describe(), d.PostSlice, k))
 		}
 		if n.local[d.Rank] {
-			n.stats.NP2PDEM++
+			if d.Kind == proto.KindBarrier {
+				n.stats.NCOLLDEM++
+			} else {
+				n.stats.NP2PDEM++
+			}
 		}
 	}
 	n.descs = all
@@ -136,6 +142,7 @@ func (n *Node) MSM(k proto.SliceID) (*scheduler.Plan, error) {
 	}
 	n.plan = n.sch.Schedule(k, n.descs)
 	n.descs = nil
+	n.stats.NCOLLMSM = uint32(n.plan.Collectives)
 	for _, c := range n.plan.Chunks {
 		if n.local[c.Src] || n.local[c.Dst] {
 			n.stats.NP2PMSM++

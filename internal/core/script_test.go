@@ -60,6 +60,8 @@ func (h *harness) post(rank string, kind string, args map[string]string) {
 		d.Kind = proto.KindProbe
 	case "iprobe":
 		d.Kind = proto.KindIprobe
+	case "barrier":
+		d.Kind = proto.KindBarrier
 	default:
 		h.t.Fatalf("unknown kind %q", kind)
 	}
@@ -137,6 +139,9 @@ func (h *harness) slice() {
 		}
 		for _, c := range p.Completions {
 			fmt.Fprintf(&b, "  %s\n", c.Describe())
+		}
+		if p.Collectives > 0 {
+			fmt.Fprintf(&b, "  collectives completed: %d\n", p.Collectives)
 		}
 		if p.Waiting+p.Pending+p.Unexpected > 0 {
 			fmt.Fprintf(&b, "  state: waiting=%d pending=%d unexpected=%d\n", p.Waiting, p.Pending, p.Unexpected)

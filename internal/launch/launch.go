@@ -127,6 +127,33 @@ func Run(job Job) (res Result, err error) {
 
 	// Regions and agents.
 	nodeOf := NodeOf(job.Ranks, cfg.Nodes)
+	mon, err := newMonitor(job, cfg, res.JobID, nodeOf)
+	if err != nil {
+		return res, err
+	}
+	onSlice := job.OnSlice
+	if mon.global != nil {
+		onSlice = func(r *strobe.SliceRecord) {
+			mon.onSlice(r)
+			if job.OnSlice != nil {
+				job.OnSlice(r)
+			}
+		}
+	}
+	agentHook := func(n int) func(*nicthread.SliceStats) {
+		h := mon.agentHook(n)
+		switch {
+		case h == nil:
+			return job.OnAgentSlice
+		case job.OnAgentSlice == nil:
+			return h
+		}
+		return func(s *nicthread.SliceStats) { h(s); job.OnAgentSlice(s) }
+	}
+	var onDEM func([]proto.Descriptor)
+	if mon.msgs != nil {
+		onDEM = mon.onDEM
+	}
 	nodes := make([]*node, cfg.Nodes)
 	for r, n := range nodeOf {
 		if nodes[n] == nil {
@@ -172,7 +199,7 @@ func Run(job Job) (res Result, err error) {
 	}()
 	if cfg.Nodes == 1 {
 		n := nodes[0]
-		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: job.OnAgentSlice})
+		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0)})
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
 		addrs := make([]string, cfg.Nodes+1)
@@ -188,15 +215,10 @@ func Run(job Job) (res Result, err error) {
 		handlers := []transport.Handler{remote.Handler}
 		direct := [][]bool{remote.Direct()}
 		var eps []*nicthread.AgentEndpoint
-		var onAgent func(*nicthread.SliceStats)
-		if job.OnAgentSlice != nil {
-			var mu sync.Mutex
-			onAgent = func(s *nicthread.SliceStats) { mu.Lock(); job.OnAgentSlice(s); mu.Unlock() }
-		}
 		for i, n := range nodes {
 			ep := &nicthread.AgentEndpoint{}
 			n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region,
-				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: onAgent})
+				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i)})
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
 			eps = append(eps, ep)
 			handlers = append(handlers, ep.Handler)
@@ -228,7 +250,7 @@ func Run(job Job) (res Result, err error) {
 	}
 	masterCh := make(chan masterDone, 1)
 	go func() {
-		st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: cfg.Nodes, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout, OnSlice: job.OnSlice}, nodeSet, stop)
+		st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: cfg.Nodes, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout, OnSlice: onSlice, OnDEM: onDEM}, nodeSet, stop)
 		masterCh <- masterDone{st, err}
 	}()
 
@@ -257,6 +279,7 @@ func Run(job Job) (res Result, err error) {
 				fmt.Sprintf("BCS_NODE=%d", ni),
 				"BCS_JOB="+res.JobID,
 			)
+			cmd.Env = append(cmd.Env, mon.env(cfg)...)
 			cmd.ExtraFiles = []*os.File{n.file}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 			if cfg.TagOutput {
@@ -370,6 +393,7 @@ func Run(job Job) (res Result, err error) {
 	if res.Message != "" {
 		fmt.Fprintln(stderr, res.Message)
 	}
+	mon.finish(&res, stdout, stderr)
 	return res, nil
 }
 

@@ -104,8 +104,8 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 		Addr:      binary.LittleEndian.Uint64(b[40:]),
 		Len:       binary.LittleEndian.Uint64(b[48:]),
 	}
-	if d.Kind < KindSend || d.Kind > KindIprobe {
-		return Descriptor{}, malformed("descriptor kind %d not in 1..4", b[0])
+	if d.Kind < KindSend || d.Kind > KindBarrier {
+		return Descriptor{}, malformed("descriptor kind %d not in 1..5", b[0])
 	}
 	if b[1] > 1 {
 		return Descriptor{}, malformed("descriptor inline flag %d not 0 or 1", b[1])

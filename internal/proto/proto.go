@@ -29,6 +29,7 @@ const (
 	KindRecv   Kind = 2 // receive up to Len bytes at Addr from Peer
 	KindProbe  Kind = 3 // wait until a message matching (Peer, Tag) is pending
 	KindIprobe Kind = 4 // say, in the next slice, whether such a message is pending
+	KindBarrier Kind = 5 // enter a barrier on Comm; completes when every member has
 )
 
 func (k Kind) String() string {
@@ -41,6 +42,8 @@ func (k Kind) String() string {
 		return "probe"
 	case KindIprobe:
 		return "iprobe"
+	case KindBarrier:
+		return "barrier"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -77,6 +80,11 @@ func (d Descriptor) Describe() string {
 	switch d.Kind {
 	case KindSend:
 		fmt.Fprintf(&b, " to=%d", d.Peer)
+	case KindBarrier:
+		if d.Comm != 0 {
+			fmt.Fprintf(&b, " comm=%d", d.Comm)
+		}
+		return b.String()
 	default:
 		if d.Peer == AnySource {
 			b.WriteString(" from=any")

@@ -1,0 +1,215 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/mds"
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/strobe"
+)
+
+// Manifest describes a monitored run (manifest.json in the job's MDS directory).
+type Manifest struct {
+	JobID      string            `json:"job_id"`
+	Program    string            `json:"program"`
+	Args       []string          `json:"args"`
+	Ranks      int               `json:"ranks"`
+	Nodes      int               `json:"nodes"`
+	NodeOf     []proto.NodeID    `json:"node_of"`
+	TimesliceN int64             `json:"timeslice_ns"`
+	MDS        string            `json:"mds"`
+	Config     configs.Config    `json:"config"`
+	Start      time.Time         `json:"start"`
+	End        time.Time         `json:"end,omitzero"`
+	Slices     uint64            `json:"slices"`
+	Skipped    uint64            `json:"skipped"`
+	ExitCode   int               `json:"exit_code"`
+	Message    string            `json:"message,omitempty"`
+	Versions   map[string]string `json:"versions"`
+	// MemoryBytes is what the EMDS windows and the communication matrix used in bcsrun.
+	MemoryBytes int64 `json:"emds_memory_bytes"`
+}
+
+// monitor is bcsrun's part of the MDS: the EMDS windows of the master and of
+// every agent, the communication matrix, and the job's manifest. Each window
+// is written only by its owner (the master's thread, or one agent).
+type monitor struct {
+	dir    string
+	mode   mds.Mode
+	global *emds.Window
+	gvals  []int64
+	nodes  []*emds.Window
+	nvals  [][]int64
+	msgs   []uint64 // ranks×ranks, user point-to-point messages src→dst
+	bytes  []uint64
+	ranks  int
+	man    Manifest
+}
+
+func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID) (*monitor, error) {
+	m := &monitor{mode: cfg.MDSMode(), ranks: job.Ranks}
+	if !m.mode.Main && !m.mode.Elan {
+		return m, nil
+	}
+	m.dir = filepath.Join(cfg.MDSDir, jobID)
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bcsrun: MDS directory: %w", err)
+	}
+	vers := map[string]string{"go": runtime.Version(), "shm_layout": fmt.Sprint(shm.Version), "bcsmpi": "devel"}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		vers["bcsmpi"] = bi.Main.Version
+	}
+	m.man = Manifest{JobID: jobID, Program: job.Program, Args: job.Args, Ranks: job.Ranks, Nodes: cfg.Nodes, NodeOf: nodeOf,
+		TimesliceN: cfg.Timeslice.Nanoseconds(), MDS: m.mode.String(), Config: cfg, Start: time.Now(), Versions: vers}
+	if m.mode.Elan {
+		gsel, lsel, _ := cfg.EMDSSelection()
+		m.global = emds.NewWindow(emds.GlobalMetrics, gsel, cfg.EMDSFirst, cfg.EMDSSlices)
+		m.gvals = make([]int64, len(emds.GlobalMetrics))
+		sel, _ := mds.ParseSet(cfg.MDSNodes)
+		m.nodes = make([]*emds.Window, cfg.Nodes)
+		m.nvals = make([][]int64, cfg.Nodes)
+		for n := range m.nodes {
+			if sel.Has(n) {
+				m.nodes[n] = emds.NewWindow(emds.LocalMetrics, lsel, cfg.EMDSFirst, cfg.EMDSSlices)
+				m.nvals[n] = make([]int64, 0, len(emds.LocalMetrics))
+			}
+		}
+		m.msgs = make([]uint64, job.Ranks*job.Ranks)
+		m.bytes = make([]uint64, job.Ranks*job.Ranks)
+	}
+	return m, m.writeManifest()
+}
+
+func (m *monitor) on() bool { return m.dir != "" }
+
+// env is what the ranks need to run their MMDS.
+func (m *monitor) env(cfg configs.Config) []string {
+	if !m.on() {
+		return []string{mpiapi.EnvMDS + "=none"}
+	}
+	return []string{
+		mpiapi.EnvMDS + "=" + m.mode.String(),
+		mpiapi.EnvMDSDir + "=" + m.dir,
+		mpiapi.EnvMDSRanks + "=" + cfg.MDSRanks,
+		mpiapi.EnvMDSPrimitives + "=" + cfg.MDSPrimitives,
+		fmt.Sprintf("%s=%d", mpiapi.EnvMDSDigits, cfg.MDSDigits),
+		mpiapi.EnvMDSInterval + "=" + cfg.MDSInterval.String(),
+	}
+}
+
+// onSlice records the master's global metrics (strobe thread).
+func (m *monitor) onSlice(r *strobe.SliceRecord) {
+	if m.global == nil {
+		return
+	}
+	v := m.gvals
+	v[0], v[1], v[2], v[3] = int64(r.GETTS), int64(r.GTDEM), int64(r.GTMSM), int64(r.GTTS)
+	v[4], v[5], v[6], v[7], v[8] = int64(r.USRTS), int64(r.USRDEM), int64(r.USRMSM), int64(r.Late), int64(r.Skipped)
+	m.global.Record(uint64(r.Slice), v)
+}
+
+// agentHook records one node's local metrics (that agent's goroutine).
+func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
+	if m.nodes == nil || m.nodes[node] == nil {
+		return nil
+	}
+	w := m.nodes[node]
+	return func(s *nicthread.SliceStats) {
+		m.nvals[node] = s.Values(m.nvals[node])
+		w.Record(uint64(s.Slice), m.nvals[node])
+	}
+}
+
+// onDEM counts user point-to-point traffic from the exchanged descriptors
+// (strobe thread). Barriers move no data, so runtime traffic is zero in this
+// build; the matrix keeps the column for when collectives move data.
+func (m *monitor) onDEM(all []proto.Descriptor) {
+	for i := range all {
+		if d := &all[i]; d.Kind == proto.KindSend {
+			k := int(d.Rank)*m.ranks + int(d.Peer)
+			m.msgs[k]++
+			m.bytes[k] += d.Len
+		}
+	}
+}
+
+func (m *monitor) writeManifest() error {
+	f, err := os.Create(filepath.Join(m.dir, "manifest.json"))
+	if err != nil {
+		return err
+	}
+	e := json.NewEncoder(f)
+	e.SetIndent("", "  ")
+	if err := e.Encode(m.man); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// finish writes the EMDS dumps, the matrix and the final manifest, points
+// <mds_dir>/latest at the job, and prints the MMDS summary.
+func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
+	if !m.on() {
+		return
+	}
+	m.man.End, m.man.Slices, m.man.Skipped, m.man.ExitCode, m.man.Message = time.Now(), res.Slices, res.Skipped, res.ExitCode, res.Message
+	fail := func(what string, err error) {
+		if err != nil {
+			fmt.Fprintf(stderr, "bcsrun: MDS: %s: %v\n", what, err)
+		}
+	}
+	if m.global != nil {
+		fail("EMDS global dump", m.global.Dump(filepath.Join(m.dir, "emds-global.csv")))
+		m.man.MemoryBytes += int64(m.global.Bytes())
+		for n, w := range m.nodes {
+			if w != nil {
+				fail("EMDS node dump", w.Dump(filepath.Join(m.dir, fmt.Sprintf("emds-node%d.csv", n))))
+				m.man.MemoryBytes += int64(w.Bytes())
+			}
+		}
+		m.man.MemoryBytes += int64(16 * len(m.msgs))
+		fail("communication matrix", m.writeMatrix())
+	}
+	fail("manifest", m.writeManifest())
+	latest := filepath.Join(filepath.Dir(m.dir), "latest")
+	os.Remove(latest)
+	fail("latest link", os.Symlink(filepath.Base(m.dir), latest))
+	fmt.Fprintf(stderr, "bcsrun: MDS data in %s\n", m.dir)
+	if m.mode.Main {
+		sums, err := mds.ReadDir(m.dir, nil)
+		if err != nil {
+			fail("MMDS summary", err)
+			return
+		}
+		fail("MMDS summary", mds.Aggregate(sums).Write(stderr, "text"))
+	}
+}
+
+func (m *monitor) writeMatrix() error {
+	f, err := os.Create(filepath.Join(m.dir, "comm-matrix.csv"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "src,dst,messages,bytes,class")
+	for s := 0; s < m.ranks; s++ {
+		for d := 0; d < m.ranks; d++ {
+			if k := s*m.ranks + d; m.msgs[k] > 0 {
+				fmt.Fprintf(f, "%d,%d,%d,%d,user\n", s, d, m.msgs[k], m.bytes[k])
+			}
+		}
+	}
+	return f.Close()
+}

@@ -1,0 +1,36 @@
+// Package mds is the Main MDS (MMDS) of the paper (§3.1): per-process
+// statistics of every MPI primitive a rank calls, and the distributions that
+// describe how the rank spends its time.
+//
+// # What is recorded
+//
+//   - For every primitive called: count, minimum, maximum and total latency
+//     (average = total/count). Always on when MMDS is enabled.
+//   - For the selected primitives: latency and message-size distributions on
+//     HdrHistogram at the configured number of significant digits.
+//   - Computation granularity and communication overhead, kept as the paper's
+//     two counters and two arrays: on entering a blocking primitive the rank
+//     closes a computation interval (now − compStart) and opens a
+//     communication interval (commStart = now); on leaving it closes that
+//     (now − commStart) and opens the next computation interval. Time in
+//     non-blocking primitives counts as computation. The intervals tile the
+//     run from Init to Finalize exactly, so comp + comm = run time (the
+//     totals are kept as exact integers beside the histograms).
+//
+// Recording is single-threaded (one Recorder per rank process, used only by
+// the goroutine making MPI calls, as MPI_THREAD_FUNNELED requires): no lock,
+// no allocation after New.
+//
+// # Files (one set per rank, in the job's MDS directory)
+//
+//	mmds-rank<R>.csv   summary: primitive,count,min_ns,max_ns,total_ns
+//	                   plus rows comp_granularity, comm_overhead, run_time
+//	mmds-rank<R>.hlog  HdrHistogram interval log (V1.3 format), one histogram per
+//	                   distribution, tagged "<primitive>.latency",
+//	                   "<primitive>.size", "comp", "comm"; readable by every
+//	                   HdrHistogram implementation
+//	mmds-rank<R>-dist.csv  the same distributions as rows metric,from,to,count
+//
+// A dump rewrites the rank's files whole (write to a temporary name, then
+// rename), so a periodic or signal-time dump never leaves a torn file.
+package mds

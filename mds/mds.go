@@ -1,0 +1,427 @@
+package mds
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Prim names an MPI primitive.
+type Prim uint8
+
+// The primitives the MMDS knows, in report order.
+const (
+	Send Prim = iota
+	Recv
+	Isend
+	Irecv
+	Sendrecv
+	Wait
+	Waitall
+	Waitany
+	Test
+	Testall
+	Probe
+	Iprobe
+	Barrier
+	NumPrims
+)
+
+var primNames = [NumPrims]string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Sendrecv", "MPI_Wait",
+	"MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier"}
+
+func (p Prim) String() string { return primNames[p] }
+
+// ParsePrim reads a primitive name ("MPI_Send" or "send").
+func ParsePrim(s string) (Prim, error) {
+	for i, n := range primNames {
+		if strings.EqualFold(s, n) || strings.EqualFold("MPI_"+s, n) {
+			return Prim(i), nil
+		}
+	}
+	return 0, fmt.Errorf("mds: primitive %q unknown; known: %s", s, strings.Join(primNames[:], ", "))
+}
+
+// Mode says which parts of the MDS are on (BCS_MDS).
+type Mode struct{ Main, Elan bool }
+
+// ParseMode reads BCS_MDS: "none", "main", "elan", "main,elan", "all".
+func ParseMode(s string) (Mode, error) {
+	var m Mode
+	s = strings.TrimSpace(s)
+	if s == "" || s == "none" {
+		return m, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		switch strings.TrimSpace(part) {
+		case "main":
+			m.Main = true
+		case "elan":
+			m.Elan = true
+		case "all":
+			m.Main, m.Elan = true, true
+		default:
+			return Mode{}, fmt.Errorf("mds: BCS_MDS=%q: %q is not one of none, main, elan, main,elan, all", s, part)
+		}
+	}
+	return m, nil
+}
+
+func (m Mode) String() string {
+	switch {
+	case m.Main && m.Elan:
+		return "main,elan"
+	case m.Main:
+		return "main"
+	case m.Elan:
+		return "elan"
+	}
+	return "none"
+}
+
+// Set is a set of small non-negative integers (ranks, nodes) read from
+// "" or "all" (everything), or a list like "0,2-5".
+type Set struct {
+	all bool
+	in  map[int]bool
+}
+
+// ParseSet reads a selection.
+func ParseSet(s string) (Set, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		return Set{all: true}, nil
+	}
+	set := Set{in: map[int]bool{}}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, rng := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && rng {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b-a > 1<<20 {
+			return Set{}, fmt.Errorf("mds: selection %q: %q is not N or N-M with 0 <= N <= M", s, part)
+		}
+		for i := a; i <= b; i++ {
+			set.in[i] = true
+		}
+	}
+	return set, nil
+}
+
+// Has reports whether i is selected.
+func (s Set) Has(i int) bool { return s.all || s.in[i] }
+
+// Config selects what a rank records.
+type Config struct {
+	Digits     int           // significant digits of the distributions, 1 .. 5
+	Primitives []bool        // NumPrims entries: distributions for these
+	LatencyMax time.Duration // highest latency a distribution tracks
+	SizeMax    int64         // highest message size a distribution tracks
+}
+
+// DefaultConfig: every primitive, 3 digits, latencies up to 1 h, sizes up to 1 TiB.
+func DefaultConfig() Config {
+	c := Config{Digits: 3, Primitives: make([]bool, NumPrims), LatencyMax: time.Hour, SizeMax: 1 << 40}
+	for i := range c.Primitives {
+		c.Primitives[i] = true
+	}
+	return c
+}
+
+// ParsePrimitives reads "all" or a list of primitive names.
+func ParsePrimitives(s string) ([]bool, error) {
+	out := make([]bool, NumPrims)
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		for i := range out {
+			out[i] = true
+		}
+		return out, nil
+	}
+	for _, n := range strings.Split(s, ",") {
+		p, err := ParsePrim(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		out[p] = true
+	}
+	return out, nil
+}
+
+type stat struct{ count, min, max, total int64 }
+
+// Recorder is one rank's MMDS. Not safe for concurrent use (see the package doc).
+type Recorder struct {
+	stats      [NumPrims]stat
+	lat, size  [NumPrims]*hdr.Histogram
+	comp, comm *hdr.Histogram
+	// The paper's two counters, and exact totals beside the two arrays.
+	compStart, commStart int64
+	compTotal, commTotal int64
+	compN, commN         int64
+	base                 time.Time
+	end                  int64 // run time, set by Close
+}
+
+// New returns a recorder whose run starts now.
+func New(cfg Config) *Recorder {
+	r := &Recorder{base: time.Now()}
+	lmax := int64(cfg.LatencyMax)
+	for p := Prim(0); p < NumPrims; p++ {
+		if cfg.Primitives[p] {
+			r.lat[p] = hdr.New(1, lmax, cfg.Digits)
+			r.size[p] = hdr.New(1, cfg.SizeMax, cfg.Digits)
+		}
+	}
+	r.comp = hdr.New(1, lmax, cfg.Digits)
+	r.comm = hdr.New(1, lmax, cfg.Digits)
+	return r
+}
+
+// Now is the recorder's clock: nanoseconds since New.
+func (r *Recorder) Now() int64 { return int64(time.Since(r.base)) }
+
+// Begin marks entry into primitive p and returns the entry time. A blocking
+// primitive closes the current computation interval.
+func (r *Recorder) Begin(blocking bool) int64 {
+	t := r.Now()
+	if blocking {
+		d := t - r.compStart
+		r.compTotal += d
+		r.compN++
+		r.comp.RecordValue(max(d, 1))
+		r.commStart = t
+	}
+	return t
+}
+
+// End marks the return from primitive p entered at t0, moving bytes.
+func (r *Recorder) End(p Prim, t0 int64, bytes int64, blocking bool) {
+	t := r.Now()
+	d := t - t0
+	s := &r.stats[p]
+	if s.count == 0 || d < s.min {
+		s.min = d
+	}
+	if d > s.max {
+		s.max = d
+	}
+	s.count++
+	s.total += d
+	if h := r.lat[p]; h != nil {
+		h.RecordValue(max(d, 1))
+		if bytes > 0 {
+			r.size[p].RecordValue(bytes)
+		}
+	}
+	if blocking {
+		c := t - r.commStart
+		r.commTotal += c
+		r.commN++
+		r.comm.RecordValue(max(c, 1))
+		r.compStart = t
+	}
+}
+
+// Close ends the run (at Finalize): the last computation interval is closed.
+func (r *Recorder) Close() {
+	if r.end != 0 {
+		return
+	}
+	t := r.Now()
+	d := t - r.compStart
+	r.compTotal += d
+	r.compN++
+	r.comp.RecordValue(max(d, 1))
+	r.compStart = t
+	r.end = t
+}
+
+// Summary is a rank's per-primitive table, as dumped and read back.
+type Summary struct {
+	Rank  int
+	Rows  []Row // primitives with count > 0, in Prim order
+	Comp  Row   // computation granularity
+	Comm  Row   // communication overhead
+	RunNs int64 // run time covered
+}
+
+// Row is one line of the summary (times in ns).
+type Row struct {
+	Name                   string
+	Count, Min, Max, Total int64
+}
+
+// Summary returns the current table.
+func (r *Recorder) Summary(rank int) Summary {
+	s := Summary{Rank: rank}
+	for p := Prim(0); p < NumPrims; p++ {
+		if st := r.stats[p]; st.count > 0 {
+			s.Rows = append(s.Rows, Row{p.String(), st.count, st.min, st.max, st.total})
+		}
+	}
+	s.Comp = Row{"comp_granularity", r.compN, r.comp.Min(), r.comp.Max(), r.compTotal}
+	s.Comm = Row{"comm_overhead", r.commN, r.comm.Min(), r.comm.Max(), r.commTotal}
+	s.RunNs = r.end
+	if s.RunNs == 0 { // dumped before Close (signal, abort, periodic): the run so far
+		s.RunNs = r.Now()
+	}
+	return s
+}
+
+// Dump writes the rank's three files into dir (atomically, each).
+func (r *Recorder) Dump(dir string, rank int) error {
+	s := r.Summary(rank)
+	base := filepath.Join(dir, fmt.Sprintf("mmds-rank%d", rank))
+	if err := writeAtomic(base+".csv", func(w io.Writer) error { return WriteSummary(w, s) }); err != nil {
+		return err
+	}
+	type named struct {
+		tag string
+		h   *hdr.Histogram
+	}
+	var hs []named
+	for p := Prim(0); p < NumPrims; p++ {
+		if r.lat[p] != nil && r.stats[p].count > 0 {
+			hs = append(hs, named{p.String() + ".latency", r.lat[p]}, named{p.String() + ".size", r.size[p]})
+		}
+	}
+	hs = append(hs, named{"comp", r.comp}, named{"comm", r.comm})
+	if err := writeAtomic(base+".hlog", func(w io.Writer) error {
+		lw := hdr.NewHistogramLogWriter(w)
+		if err := lw.OutputLogFormatVersion(); err != nil {
+			return err
+		}
+		lw.OutputComment(fmt.Sprintf("bcsmpi MMDS, rank %d, values in ns (latency) or bytes (size)", rank))
+		if err := lw.OutputLegend(); err != nil {
+			return err
+		}
+		for _, n := range hs {
+			n.h.SetTag(n.tag)
+			n.h.SetStartTimeMs(r.base.UnixMilli())
+			n.h.SetEndTimeMs(r.base.UnixMilli() + r.Now()/1e6)
+			if err := lw.OutputIntervalHistogram(n.h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return writeAtomic(base+"-dist.csv", func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		fmt.Fprintln(bw, "metric,from,to,count")
+		for _, n := range hs {
+			for _, b := range n.h.Distribution() {
+				if b.Count > 0 {
+					fmt.Fprintf(bw, "%s,%d,%d,%d\n", n.tag, b.From, b.To, b.Count)
+				}
+			}
+		}
+		return bw.Flush()
+	})
+}
+
+func writeAtomic(path string, fill func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+const summaryHeader = "primitive,count,min_ns,max_ns,total_ns"
+
+// WriteSummary writes s as CSV.
+func WriteSummary(w io.Writer, s Summary) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, summaryHeader)
+	for _, r := range append(s.Rows, s.Comp, s.Comm) {
+		fmt.Fprintf(bw, "%s,%d,%d,%d,%d\n", r.Name, r.Count, r.Min, r.Max, r.Total)
+	}
+	fmt.Fprintf(bw, "run_time,1,%d,%d,%d\n", s.RunNs, s.RunNs, s.RunNs)
+	return bw.Flush()
+}
+
+// ReadSummary reads a summary file written by WriteSummary.
+func ReadSummary(rd io.Reader, rank int) (Summary, error) {
+	cr := csv.NewReader(rd)
+	cr.FieldsPerRecord = 5
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return Summary{}, fmt.Errorf("mds: summary of rank %d: %w", rank, err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != summaryHeader {
+		return Summary{}, fmt.Errorf("mds: summary of rank %d: header is not %q", rank, summaryHeader)
+	}
+	s := Summary{Rank: rank}
+	seen := map[string]bool{}
+	for i, rec := range recs[1:] {
+		var v [4]int64
+		for j := range v {
+			if v[j], err = strconv.ParseInt(rec[j+1], 10, 64); err != nil || v[j] < 0 {
+				return Summary{}, fmt.Errorf("mds: summary of rank %d line %d: %q is not a non-negative integer", rank, i+2, rec[j+1])
+			}
+		}
+		if seen[rec[0]] {
+			return Summary{}, fmt.Errorf("mds: summary of rank %d line %d: %s twice", rank, i+2, rec[0])
+		}
+		seen[rec[0]] = true
+		row := Row{rec[0], v[0], v[1], v[2], v[3]}
+		switch rec[0] {
+		case "comp_granularity":
+			s.Comp = row
+		case "comm_overhead":
+			s.Comm = row
+		case "run_time":
+			s.RunNs = v[3]
+		default:
+			if _, err := ParsePrim(rec[0]); err != nil {
+				return Summary{}, fmt.Errorf("mds: summary of rank %d line %d: %v", rank, i+2, err)
+			}
+			s.Rows = append(s.Rows, row)
+		}
+	}
+	for _, need := range []string{"comp_granularity", "comm_overhead", "run_time"} {
+		if !seen[need] {
+			return Summary{}, fmt.Errorf("mds: summary of rank %d has no %s row", rank, need)
+		}
+	}
+	return s, nil
+}
+
+// ReadHistograms reads every histogram of a rank's .hlog file, by tag.
+func ReadHistograms(rd io.Reader) (map[string]*hdr.Histogram, error) {
+	lr := hdr.NewHistogramLogReader(rd)
+	out := map[string]*hdr.Histogram{}
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			return nil, fmt.Errorf("mds: histogram log: %w", err)
+		}
+		if h == nil {
+			return out, nil
+		}
+		out[h.Tag()] = h
+	}
+}

@@ -1,0 +1,135 @@
+package mpiapi
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/mds"
+)
+
+// Environment variables that carry the MDS selection from bcsrun to ranks.
+const (
+	EnvMDS           = "BCS_MDS"
+	EnvMDSDir        = "BCS_MDS_DIR"
+	EnvMDSRanks      = "BCS_MDS_RANKS"
+	EnvMDSPrimitives = "BCS_MDS_PRIMITIVES"
+	EnvMDSDigits     = "BCS_MDS_DIGITS"
+	EnvMDSInterval   = "BCS_MDS_INTERVAL"
+)
+
+// mmds is the rank's MMDS hook: a nil recorder costs one branch per call.
+type mmds struct {
+	rec      *mds.Recorder
+	dir      string
+	rank     int
+	interval int64 // ns between periodic dumps, 0 = none
+	next     int64
+	signaled atomic.Bool
+}
+
+func (m *mmds) init(rank int) error {
+	mode, err := mds.ParseMode(os.Getenv(EnvMDS))
+	if err != nil || !mode.Main {
+		return err
+	}
+	ranks, err := mds.ParseSet(os.Getenv(EnvMDSRanks))
+	if err != nil || !ranks.Has(rank) {
+		return err
+	}
+	cfg := mds.DefaultConfig()
+	if cfg.Primitives, err = mds.ParsePrimitives(os.Getenv(EnvMDSPrimitives)); err != nil {
+		return err
+	}
+	if v := os.Getenv(EnvMDSDigits); v != "" {
+		if cfg.Digits, err = strconv.Atoi(v); err != nil || cfg.Digits < 1 || cfg.Digits > 5 {
+			return fmt.Errorf("%s=%q, want 1 .. 5", EnvMDSDigits, v)
+		}
+	}
+	if v := os.Getenv(EnvMDSInterval); v != "" && v != "0" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%s=%q, want a duration such as 10s", EnvMDSInterval, v)
+		}
+		m.interval = int64(d)
+	}
+	m.dir = os.Getenv(EnvMDSDir)
+	if m.dir == "" {
+		m.dir = "."
+	}
+	m.rank = rank
+	m.rec = mds.New(cfg)
+	m.next = m.interval
+	// SIGTERM (bcsrun aborting the job, or a user) dumps before the rank dies.
+	// The rank's own goroutine dumps if it notices within 200 ms (it checks
+	// while blocked and after every call); otherwise this goroutine dumps a
+	// best-effort snapshot itself.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	go func() {
+		<-sig
+		m.signaled.Store(true)
+		if self != nil {
+			wakeSelf()
+		}
+		time.Sleep(200 * time.Millisecond)
+		m.dump()
+		os.Exit(128 + int(syscall.SIGTERM))
+	}()
+	return nil
+}
+
+func (m *mmds) begin(blocking bool) int64 {
+	if m.rec == nil {
+		return 0
+	}
+	return m.rec.Begin(blocking)
+}
+
+func (m *mmds) end(p mds.Prim, t0 int64, bytes int64, blocking bool) {
+	if m.rec == nil {
+		return
+	}
+	m.rec.End(p, t0, bytes, blocking)
+	if m.interval > 0 && t0 > m.next {
+		m.dump()
+		m.next = t0 + m.interval
+	}
+	m.checkSignal()
+}
+
+// checkSignal dumps and exits if SIGTERM arrived (called on the rank's goroutine).
+func (m *mmds) checkSignal() {
+	if m.rec != nil && m.signaled.Load() {
+		m.dump()
+		os.Exit(128 + int(syscall.SIGTERM))
+	}
+}
+
+func (m *mmds) finish() {
+	if m.rec == nil {
+		return
+	}
+	m.rec.Close()
+	m.dump()
+}
+
+func (m *mmds) dump() {
+	if m.rec == nil {
+		return
+	}
+	if err := m.rec.Dump(m.dir, m.rank); err != nil {
+		fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: MMDS dump to %s: %v\n", m.rank, m.dir, err)
+	}
+}
+
+// wakeSelf wakes the rank's goroutine if it sleeps in a blocking call.
+func wakeSelf() {
+	atomic.AddUint32(self.blk.Wake(), 1)
+	unix.FutexWake(self.blk.Wake(), 1)
+}
