@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"text/tabwriter"
 )
 
 // TableRow is one line of the paper's Table 2, aggregated over the ranks it
@@ -114,17 +113,15 @@ func (t Table) Write(w io.Writer, format string) error {
 		}
 		return nil
 	case "text", "":
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		who := fmt.Sprintf("rank %d", t.Ranks[0])
 		if len(t.Ranks) != 1 {
 			who = fmt.Sprintf("%d ranks", len(t.Ranks))
 		}
-		fmt.Fprintf(w, "MMDS summary, %s (times in ms; per-rank totals show the spread across ranks)\n", who)
-		fmt.Fprintln(tw, "Primitive\tMin(ms)\tMax(ms)\tTotal(ms)\tCount\tAverage(ms)\tRank total min\tmean\tmax\t")
+		fmt.Fprintf(w, "MMDS summary, %s (times in ms; the last three columns are the spread of Total across ranks)\n", who)
+		fmt.Fprintf(w, "%-17s %10s %10s %12s %9s %11s %11s %11s %11s\n", "Primitive", "Min(ms)", "Max(ms)", "Total(ms)", "Count", "Average(ms)", "rank min", "rank mean", "rank max")
 		for _, r := range t.Rows {
-			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", r.Name, r.Min, r.Max, r.Total, r.Count, r.Average, r.RankTotalMin, r.RankTotalMean, r.RankTotalMax)
+			fmt.Fprintf(w, "%-17s %10.3f %10.3f %12.3f %9d %11.3f %11.3f %11.3f %11.3f\n", r.Name, r.Min, r.Max, r.Total, r.Count, r.Average, r.RankTotalMin, r.RankTotalMean, r.RankTotalMax)
 		}
-		tw.Flush()
 		fmt.Fprintf(w, "run time %.3f ms; comp + comm differs from run time by at most %.5f%% on any rank\n", t.RunMs, t.AccuracyPct)
 		return nil
 	}

@@ -1,0 +1,89 @@
+// Command bcsplot draws the data of a monitored job (BCS_MDS) to PNG and SVG.
+//
+//	bcsplot getts  DIR              GETTS against slice number (paper Figure 5)
+//	bcsplot ncoll  DIR [--node K]   NCOLLDEM and NCOLLMSM of node K (Figure 6)
+//	bcsplot series DIR METRIC [--node K]   any EMDS metric (global without --node)
+//	bcsplot matrix DIR              communication matrix heat map
+//	bcsplot hist   DIR --rank R --metric TAG   an MMDS distribution (comm, comp, MPI_Send.latency, ...)
+//	bcsplot all    DIR              getts, ncoll and every node's LTTS, the matrix, rank 0's comm/comp
+//
+// DIR is a job's MDS directory (e.g. bcs-mds/latest). Figures go to DIR unless -o says otherwise.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bcsmpi/bcsmpi/tools/plots"
+)
+
+func main() {
+	fs := pflag.NewFlagSet("bcsplot", pflag.ContinueOnError)
+	node := fs.Int("node", -1, "node for local metrics")
+	rank := fs.Int("rank", 0, "rank for hist")
+	metric := fs.String("metric", "comm", "distribution for hist")
+	out := fs.StringP("out", "o", "", "output directory (default: DIR)")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: bcsplot getts|ncoll|series|matrix|hist|all DIR [METRIC] [flags]\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	args := fs.Args()
+	if len(args) < 2 {
+		fs.Usage()
+		os.Exit(2)
+	}
+	cmd, dir := args[0], args[1]
+	if *out == "" {
+		*out = dir
+	}
+	var files []string
+	var err error
+	switch cmd {
+	case "getts":
+		files, err = plots.GETTS(dir, *out)
+	case "ncoll":
+		files, err = plots.NCOLL(dir, *out, max(*node, 0))
+	case "series":
+		if len(args) < 3 {
+			err = errors.New("series needs a METRIC (e.g. GTTS, LTDEM, BPTS)")
+			break
+		}
+		files, err = plots.Metric(dir, *out, args[2], *node)
+	case "matrix":
+		files, err = plots.Matrix(dir, *out)
+	case "hist":
+		files, err = plots.Histogram(dir, *out, *rank, *metric)
+	case "all":
+		for _, f := range []func() ([]string, error){
+			func() ([]string, error) { return plots.GETTS(dir, *out) },
+			func() ([]string, error) { return plots.NCOLL(dir, *out, max(*node, 0)) },
+			func() ([]string, error) { return plots.Matrix(dir, *out) },
+			func() ([]string, error) { return plots.Histogram(dir, *out, *rank, "comm") },
+			func() ([]string, error) { return plots.Histogram(dir, *out, *rank, "comp") },
+		} {
+			fl, e := f()
+			if e != nil {
+				fmt.Fprintln(os.Stderr, "bcsplot:", e)
+				continue
+			}
+			files = append(files, fl...)
+		}
+		if len(files) == 0 {
+			err = fmt.Errorf("nothing to plot in %s", dir)
+		}
+	default:
+		err = fmt.Errorf("unknown figure %q; want getts, ncoll, series, matrix, hist or all", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bcsplot:", err)
+		os.Exit(1)
+	}
+	for _, f := range files {
+		fmt.Println(f)
+	}
+}
