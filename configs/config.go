@@ -69,7 +69,7 @@ func Default() Config {
 		MDSRanks:          "all",
 		MDSNodes:          "all",
 		MDSPrimitives:     "all",
-		MDSDigits:         3,
+		MDSDigits:         2,
 		EMDSSlices:        10000,
 		EMDSMetrics:       "all",
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -129,9 +130,10 @@ type Config struct {
 	SizeMax    int64         // highest message size a distribution tracks
 }
 
-// DefaultConfig: every primitive, 3 digits, latencies up to 1 h, sizes up to 1 TiB.
+// DefaultConfig: every primitive, 2 significant digits (1% resolution),
+// latencies up to 1 h, sizes up to 1 TiB.
 func DefaultConfig() Config {
-	c := Config{Digits: 3, Primitives: make([]bool, NumPrims), LatencyMax: time.Hour, SizeMax: 1 << 40}
+	c := Config{Digits: 2, Primitives: make([]bool, NumPrims), LatencyMax: time.Hour, SizeMax: 1 << 40}
 	for i := range c.Primitives {
 		c.Primitives[i] = true
 	}
@@ -186,6 +188,17 @@ func New(cfg Config) *Recorder {
 	r.comp = hdr.New(1, lmax, cfg.Digits)
 	r.comm = hdr.New(1, lmax, cfg.Digits)
 	return r
+}
+
+// Bytes is the memory held by the recorder's distributions and counters.
+func (r *Recorder) Bytes() int {
+	n := int(unsafe.Sizeof(*r))
+	for p := range r.lat {
+		if r.lat[p] != nil {
+			n += r.lat[p].ByteSize() + r.size[p].ByteSize()
+		}
+	}
+	return n + r.comp.ByteSize() + r.comm.ByteSize()
 }
 
 // Now is the recorder's clock: nanoseconds since New.

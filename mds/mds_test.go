@@ -189,3 +189,13 @@ func BenchmarkNoRecord(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestMemoryAtDefaults reports (and bounds) the MMDS memory per rank at the
+// default settings: every primitive with distributions at 2 digits.
+func TestMemoryAtDefaults(t *testing.T) {
+	n := New(DefaultConfig()).Bytes()
+	t.Logf("MMDS memory per rank at defaults: %d bytes", n)
+	if n > 8<<20 {
+		t.Fatalf("MMDS uses %d bytes per rank at defaults; the paper's bound is a few MB", n)
+	}
+}

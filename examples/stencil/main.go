@@ -19,7 +19,7 @@ import (
 func main() {
 	iters := flag.Int("iters", 200, "iterations")
 	haloBytes := flag.Int("halo", 64<<10, "halo size in bytes (float64s)")
-	work := flag.Duration("work", time.Millisecond, "compute time per iteration (calibrated once)")
+	work := flag.Duration("work", time.Millisecond, "compute time per iteration")
 	flag.Parse()
 	if err := mpi.Init(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -45,13 +45,11 @@ func main() {
 	recvL, recvR := make([]float64, h), make([]float64, h)
 	left, right := (me+n-1)%n, (me+1)%n
 
-	// Calibrate a busy loop to the requested compute time.
-	spins := calibrate(*work)
 	var comp, comm time.Duration
 	t0 := time.Now()
 	for it := 0; it < *iters; it++ {
 		c0 := time.Now()
-		busy(spins)
+		busy(*work)
 		comp += time.Since(c0)
 
 		m0 := time.Now()
@@ -107,27 +105,16 @@ func main() {
 
 var sink float64
 
-func busy(n int) {
+// busy computes for d of wall-clock time (time-based rather than a calibrated
+// loop count, so that runs are comparable on a shared machine).
+func busy(d time.Duration) {
 	x := 1.0
-	for i := 0; i < n; i++ {
-		x = x*1.0000001 + 1e-9
+	for t0 := time.Now(); time.Since(t0) < d; {
+		for i := 0; i < 1000; i++ {
+			x = x*1.0000001 + 1e-9
+		}
 	}
 	sink += x
-}
-
-func calibrate(d time.Duration) int {
-	if d <= 0 {
-		return 0
-	}
-	n := 1 << 16
-	for {
-		t := time.Now()
-		busy(n)
-		if e := time.Since(t); e > 20*time.Millisecond {
-			return int(float64(n) * float64(d) / float64(e))
-		}
-		n *= 2
-	}
 }
 
 func serial(total, iters int) float64 {

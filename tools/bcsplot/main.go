@@ -5,7 +5,9 @@
 //	bcsplot series DIR METRIC [--node K]   any EMDS metric (global without --node)
 //	bcsplot matrix DIR              communication matrix heat map
 //	bcsplot hist   DIR --rank R --metric TAG   an MMDS distribution (comm, comp, MPI_Send.latency, ...)
-//	bcsplot all    DIR              getts, ncoll and every node's LTTS, the matrix, rank 0's comm/comp
+//	bcsplot all    DIR              getts, ncoll of node 0, the matrix, rank 0's comm/comp distributions
+//
+// --from/--to limit the EMDS figures to a range of slices.
 //
 // DIR is a job's MDS directory (e.g. bcs-mds/latest). Figures go to DIR unless -o says otherwise.
 package main
@@ -26,6 +28,8 @@ func main() {
 	rank := fs.Int("rank", 0, "rank for hist")
 	metric := fs.String("metric", "comm", "distribution for hist")
 	out := fs.StringP("out", "o", "", "output directory (default: DIR)")
+	from := fs.Uint64("from", 0, "first slice to draw")
+	to := fs.Uint64("to", 0, "last slice to draw (0: the last recorded)")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsplot getts|ncoll|series|matrix|hist|all DIR [METRIC] [flags]\n%s", fs.FlagUsages())
 	}
@@ -43,25 +47,26 @@ func main() {
 	}
 	var files []string
 	var err error
+	rng := plots.Range{From: *from, To: *to}
 	switch cmd {
 	case "getts":
-		files, err = plots.GETTS(dir, *out)
+		files, err = plots.GETTS(dir, *out, rng)
 	case "ncoll":
-		files, err = plots.NCOLL(dir, *out, max(*node, 0))
+		files, err = plots.NCOLL(dir, *out, max(*node, 0), rng)
 	case "series":
 		if len(args) < 3 {
 			err = errors.New("series needs a METRIC (e.g. GTTS, LTDEM, BPTS)")
 			break
 		}
-		files, err = plots.Metric(dir, *out, args[2], *node)
+		files, err = plots.Metric(dir, *out, args[2], *node, rng)
 	case "matrix":
 		files, err = plots.Matrix(dir, *out)
 	case "hist":
 		files, err = plots.Histogram(dir, *out, *rank, *metric)
 	case "all":
 		for _, f := range []func() ([]string, error){
-			func() ([]string, error) { return plots.GETTS(dir, *out) },
-			func() ([]string, error) { return plots.NCOLL(dir, *out, max(*node, 0)) },
+			func() ([]string, error) { return plots.GETTS(dir, *out, rng) },
+			func() ([]string, error) { return plots.NCOLL(dir, *out, max(*node, 0), rng) },
 			func() ([]string, error) { return plots.Matrix(dir, *out) },
 			func() ([]string, error) { return plots.Histogram(dir, *out, *rank, "comm") },
 			func() ([]string, error) { return plots.Histogram(dir, *out, *rank, "comp") },

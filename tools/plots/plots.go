@@ -69,22 +69,31 @@ func Timeslice(dir string) int64 {
 var timeMetric = map[string]bool{"GETTS": true, "GTDEM": true, "GTMSM": true, "GTTS": true, "LATE": true,
 	"LETTS": true, "LTDEM": true, "LTMSM": true, "LTTS": true, "LTR0": true, "LTR1": true, "LTR2": true, "LTR3": true, "LTR4": true}
 
-// seriesPlot plots one metric against slice number; times are shown in µs.
-func seriesPlot(s *emds.Series, metric, title string) (*plot.Plot, error) {
+// Range limits a figure to slices [From, To] (To 0: to the end).
+type Range struct{ From, To uint64 }
+
+func (r Range) has(k uint64) bool { return k >= r.From && (r.To == 0 || k <= r.To) }
+
+// seriesPlot plots one metric against slice number; times are shown in µs,
+// counts as steps (one per slice).
+func seriesPlot(s *emds.Series, metric, title string, r Range) (*plot.Plot, error) {
 	col, err := s.Col(metric)
 	if err != nil {
 		return nil, err
 	}
-	if len(col) == 0 {
-		return nil, fmt.Errorf("no slices recorded for %s", metric)
-	}
 	scale, unit := 1.0, ""
-	if timeMetric[strings.ToUpper(metric)] {
+	timed := timeMetric[strings.ToUpper(metric)]
+	if timed {
 		scale, unit = 1e-3, " (µs)"
 	}
-	pts := make(plotter.XYs, len(col))
+	var pts plotter.XYs
 	for i, v := range col {
-		pts[i].X, pts[i].Y = float64(s.Slices[i]), float64(v)*scale
+		if r.has(s.Slices[i]) {
+			pts = append(pts, plotter.XY{X: float64(s.Slices[i]), Y: float64(v) * scale})
+		}
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("no slices recorded for %s in slices %d..%d", metric, r.From, r.To)
 	}
 	p := plot.New()
 	p.Title.Text = title
@@ -95,6 +104,9 @@ func seriesPlot(s *emds.Series, metric, title string) (*plot.Plot, error) {
 		return nil, err
 	}
 	l.Color = color.RGBA{B: 200, A: 255}
+	if !timed {
+		l.StepStyle = plotter.MidStep
+	}
 	p.Add(l, plotter.NewGrid())
 	return p, nil
 }
@@ -142,17 +154,17 @@ func save(base string, h vg.Length, ps ...*plot.Plot) ([]string, error) {
 }
 
 // GETTS draws the paper's Figure 5: global elapsed time between strobes.
-func GETTS(dir, out string) ([]string, error) {
+func GETTS(dir, out string, r Range) ([]string, error) {
 	s, _, err := Series(dir, -1)
 	if err != nil {
 		return nil, err
 	}
-	p, err := seriesPlot(s, "GETTS", "Global Elapsed Time from the previous Time Slice (GETTS)")
+	p, err := seriesPlot(s, "GETTS", "Global Elapsed Time from the previous Time Slice (GETTS)", r)
 	if err != nil {
 		return nil, err
 	}
-	if ts := Timeslice(dir); ts > 0 && len(s.Slices) > 1 {
-		ref, _ := plotter.NewLine(plotter.XYs{{X: float64(s.Slices[0]), Y: float64(ts) / 1e3}, {X: float64(s.Slices[len(s.Slices)-1]), Y: float64(ts) / 1e3}})
+	if ts := Timeslice(dir); ts > 0 {
+		ref, _ := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: float64(ts) / 1e3}, {X: p.X.Max, Y: float64(ts) / 1e3}})
 		ref.Color = color.RGBA{R: 200, A: 255}
 		ref.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 		p.Add(ref)
@@ -164,16 +176,16 @@ func GETTS(dir, out string) ([]string, error) {
 
 // NCOLL draws the paper's Figure 6 for one node: collectives processed in DEM
 // (a) and scheduled in MSM (b).
-func NCOLL(dir, out string, node int) ([]string, error) {
+func NCOLL(dir, out string, node int, r Range) ([]string, error) {
 	s, _, err := Series(dir, node)
 	if err != nil {
 		return nil, err
 	}
-	a, err := seriesPlot(s, "NCOLLDEM", fmt.Sprintf("(a) Collectives processed in the DEM microphase, node %d", node))
+	a, err := seriesPlot(s, "NCOLLDEM", fmt.Sprintf("(a) Collectives processed in the DEM microphase, node %d", node), r)
 	if err != nil {
 		return nil, err
 	}
-	b, err := seriesPlot(s, "NCOLLMSM", fmt.Sprintf("(b) Collectives scheduled in the MSM microphase, node %d", node))
+	b, err := seriesPlot(s, "NCOLLMSM", fmt.Sprintf("(b) Collectives scheduled in the MSM microphase, node %d", node), r)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +193,7 @@ func NCOLL(dir, out string, node int) ([]string, error) {
 }
 
 // Metric draws any EMDS metric (global if node < 0).
-func Metric(dir, out, metric string, node int) ([]string, error) {
+func Metric(dir, out, metric string, node int, r Range) ([]string, error) {
 	s, _, err := Series(dir, node)
 	if err != nil {
 		return nil, err
@@ -190,7 +202,7 @@ func Metric(dir, out, metric string, node int) ([]string, error) {
 	if node >= 0 {
 		where = fmt.Sprintf("node %d", node)
 	}
-	p, err := seriesPlot(s, metric, fmt.Sprintf("%s, %s", strings.ToUpper(metric), where))
+	p, err := seriesPlot(s, metric, fmt.Sprintf("%s, %s", strings.ToUpper(metric), where), r)
 	if err != nil {
 		return nil, err
 	}

@@ -68,9 +68,9 @@ func TestFigures(t *testing.T) {
 		run  func() ([]string, error)
 		h    int
 	}{
-		{"getts", func() ([]string, error) { return GETTS(dir, dir) }, h},
-		{"ncoll-node0", func() ([]string, error) { return NCOLL(dir, dir, 0) }, 2 * h},
-		{"lttr", func() ([]string, error) { return Metric(dir, dir, "LTTS", 0) }, h},
+		{"getts", func() ([]string, error) { return GETTS(dir, dir, Range{}) }, h},
+		{"ncoll-node0", func() ([]string, error) { return NCOLL(dir, dir, 0, Range{From: 150, To: 250}) }, 2 * h},
+		{"lttr", func() ([]string, error) { return Metric(dir, dir, "LTTS", 0, Range{}) }, h},
 		{"comm-matrix", func() ([]string, error) { return Matrix(dir, dir) }, h * 3 / 2},
 		{"hist", func() ([]string, error) { return Histogram(dir, dir, 0, "comm") }, h},
 		{"hist-size", func() ([]string, error) { return Histogram(dir, dir, 0, "MPI_Send.size") }, h},
@@ -93,12 +93,16 @@ func TestFigures(t *testing.T) {
 
 func TestFigureErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := GETTS(dir, dir); err == nil || !strings.Contains(err.Error(), "BCS_MDS=elan") {
+	if _, err := GETTS(dir, dir, Range{}); err == nil || !strings.Contains(err.Error(), "BCS_MDS=elan") {
 		t.Fatalf("missing EMDS: %v", err)
 	}
 	write(t, dir, "emds-node0.csv", "slice,LTDEM\n1,2\n")
-	if _, err := NCOLL(dir, dir, 0); err == nil || !strings.Contains(err.Error(), "NCOLLDEM") {
+	if _, err := NCOLL(dir, dir, 0, Range{}); err == nil || !strings.Contains(err.Error(), "NCOLLDEM") {
 		t.Fatalf("missing metric: %v", err)
+	}
+	write(t, dir, "emds-global.csv", "slice,GETTS\n1,2\n")
+	if _, err := GETTS(dir, dir, Range{From: 10}); err == nil || !strings.Contains(err.Error(), "no slices recorded for GETTS in slices 10..0") {
+		t.Fatalf("empty range: %v", err)
 	}
 	write(t, dir, "mmds-rank0-dist.csv", "metric,from,to,count\ncomm,1,2,3\n")
 	if _, err := Histogram(dir, dir, 0, "MPI_Recv.latency"); err == nil || !strings.Contains(err.Error(), "it has comm") {
