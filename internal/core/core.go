@@ -47,8 +47,8 @@ type Config struct {
 
 // Stats are the per-slice local counters of the node (EMDS local metrics).
 type Stats struct {
-	NP2PDEM uint32 // descriptors of this node's ranks exchanged in DEM
-	NP2PMSM uint32 // chunks and completions scheduled in MSM that touch this node
+	NP2PDEM  uint32 // descriptors of this node's ranks exchanged in DEM
+	NP2PMSM  uint32 // chunks and completions scheduled in MSM that touch this node
 	NCOLLDEM uint32 // collective descriptors of this node's ranks exchanged in DEM
 	NCOLLMSM uint32 // collectives completed in MSM
 }

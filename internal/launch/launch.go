@@ -266,6 +266,7 @@ func Run(job Job) (res Result, err error) {
 	var outMu sync.Mutex
 	started := 0
 	var startErr error
+	var closeWriters []*os.File
 	for ni, n := range nodes {
 		for li, r := range n.ranks {
 			cmd := exec.Command(prog, job.Args...)
@@ -283,20 +284,33 @@ func Run(job Job) (res Result, err error) {
 			cmd.ExtraFiles = []*os.File{n.file}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 			if cfg.TagOutput {
-				o, _ := cmd.StdoutPipe()
-				e, _ := cmd.StderrPipe()
-				for _, p := range []struct {
-					r io.Reader
-					w io.Writer
-				}{{o, stdout}, {e, stderr}} {
+				// Our own pipes, not cmd.StdoutPipe: Wait closes those as soon as
+				// the process exits, possibly before the reader has drained them.
+				var pipes [2][2]*os.File
+				for i := range pipes {
+					pr, pw, err := os.Pipe()
+					if err != nil {
+						startErr = fmt.Errorf("bcsrun: output pipe for rank %d: %w", r, err)
+						break
+					}
+					pipes[i] = [2]*os.File{pr, pw}
+				}
+				if startErr != nil {
+					break
+				}
+				cmd.Stdout, cmd.Stderr = pipes[0][1], pipes[1][1]
+				closeWriters = append(closeWriters, pipes[0][1], pipes[1][1])
+				for i, w := range []io.Writer{stdout, stderr} {
+					rd := pipes[i][0]
 					outWG.Add(1)
 					go func() {
 						defer outWG.Done()
-						sc := bufio.NewScanner(p.r)
+						defer rd.Close()
+						sc := bufio.NewScanner(rd)
 						sc.Buffer(make([]byte, 64<<10), 1<<20)
 						for sc.Scan() {
 							outMu.Lock()
-							fmt.Fprintf(p.w, "[%d] %s\n", r, sc.Bytes())
+							fmt.Fprintf(w, "[%d] %s\n", r, sc.Bytes())
 							outMu.Unlock()
 						}
 					}()
@@ -304,7 +318,12 @@ func Run(job Job) (res Result, err error) {
 			} else {
 				cmd.Stdout, cmd.Stderr = stdout, stderr
 			}
-			if startErr = cmd.Start(); startErr != nil {
+			startErr = cmd.Start()
+			for _, w := range closeWriters { // the child has its copies now
+				w.Close()
+			}
+			closeWriters = closeWriters[:0]
+			if startErr != nil {
 				startErr = fmt.Errorf("bcsrun: starting rank %d (%s): %w", r, prog, startErr)
 				break
 			}

@@ -25,10 +25,10 @@ const (
 type Kind uint8
 
 const (
-	KindSend   Kind = 1 // send Len bytes at Addr to Peer
-	KindRecv   Kind = 2 // receive up to Len bytes at Addr from Peer
-	KindProbe  Kind = 3 // wait until a message matching (Peer, Tag) is pending
-	KindIprobe Kind = 4 // say, in the next slice, whether such a message is pending
+	KindSend    Kind = 1 // send Len bytes at Addr to Peer
+	KindRecv    Kind = 2 // receive up to Len bytes at Addr from Peer
+	KindProbe   Kind = 3 // wait until a message matching (Peer, Tag) is pending
+	KindIprobe  Kind = 4 // say, in the next slice, whether such a message is pending
 	KindBarrier Kind = 5 // enter a barrier on Comm; completes when every member has
 )
 
