@@ -14,7 +14,7 @@ n=4000; iters=400
 [ "${1:-}" = quick ] && n=1000 && iters=100
 
 echo "== strobe precision: actual slice start minus schedule (idle, and with 4 busy processes)"
-for spin in 20us 50us 100us; do echo "-- strobe_spin $spin"; ./strobe -slices $n -busy 4 -spin $spin; done
+for spin in 20us 100us; do echo "-- strobe_spin (upper bound) $spin"; ./strobe -slices $n -busy 4 -spin $spin; done
 
 echo; echo "== delay of a blocking Send/Recv pair, in slices (posts uniform over the slice)"
 for pol in slice early; do echo -n "restart=$pol: "; ./bcsrun -n 2 --restart $pol ./delay -iters $iters; done

@@ -33,7 +33,7 @@ type Config struct {
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
 	Spin              time.Duration `mapstructure:"spin"`                 // rank busy-wait before sleeping, 0 .. 10ms
-	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // master busy-wait before a strobe, 0 .. timeslice
+	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // upper bound of the master's busy-wait before a strobe, 0 .. timeslice
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
@@ -61,7 +61,7 @@ func Default() Config {
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
 		InlineMax:         shm.DefaultGeometry.InlineMax,
 		Spin:              20 * time.Microsecond,
-		StrobeSpin:        20 * time.Microsecond,
+		StrobeSpin:        100 * time.Microsecond,
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
 		MDS:               "none",

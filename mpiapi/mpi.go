@@ -228,7 +228,6 @@ type Request struct {
 	elem   int
 	active bool
 	done   bool
-	null   bool // ProcNull or already-complete
 	status Status
 	err    error
 }
@@ -315,7 +314,7 @@ func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) 
 	}
 	addr, n, es := bytesOf(buf)
 	if dest == ProcNull {
-		return &Request{null: true, done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
+		return &Request{done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
 	}
 	r, err := p.newRequest(call, proto.KindSend, buf, es)
 	if err != nil {
@@ -339,7 +338,7 @@ func irecv[T Numeric](p *process, call string, c *Comm, buf []T, source, tag int
 	}
 	addr, n, es := bytesOf(buf)
 	if source == ProcNull {
-		return &Request{null: true, done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
+		return &Request{done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
 	}
 	r, err := p.newRequest(call, proto.KindRecv, buf, es)
 	if err != nil {

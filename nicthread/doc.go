@@ -32,7 +32,8 @@
 // # Master
 //
 // RunMaster strobes on the absolute schedule of strobe.Master
-// (clock_nanosleep to TIMER_ABSTIME, then a short spin) and drives the nodes
+// (clock_nanosleep to TIMER_ABSTIME, then a spin sized by strobe.SpinEstimator
+// to the host's observed wake-up lateness) and drives the nodes
 // through the microphases. With one node it runs on a locked OS thread with
 // SCHED_FIFO when permitted (reset on fork, and before the thread is unlocked)
 // and calls the agent directly: no transport, no goroutine hand-off. With

@@ -26,7 +26,7 @@ type Nodes interface {
 type MasterConfig struct {
 	Slice     time.Duration // time slice
 	Nodes     int
-	Spin      time.Duration // busy-wait before each strobe, after the absolute sleep
+	Spin      time.Duration // upper bound of the busy-wait before each strobe (see strobe.SpinEstimator)
 	FIFO      bool          // try SCHED_FIFO for the strobe thread
 	TXTimeout time.Duration // bound on one slice's transmission
 	OnSlice   func(*strobe.SliceRecord)
@@ -62,6 +62,7 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 	base := unix.Now()
 	now := func() clock.Time { return clock.Time(unix.Now() - base) }
 	m := strobe.NewMaster(strobe.Config{Slice: cfg.Slice, Nodes: cfg.Nodes}, now()+clock.Time(cfg.Slice))
+	spin := strobe.NewSpinEstimator(cfg.Spin)
 	for {
 		select {
 		case <-stop:
@@ -71,12 +72,13 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 		default:
 		}
 		_, due := m.Due()
-		if wake := due - clock.Time(cfg.Spin); now() < wake {
+		if wake := due - clock.Time(spin.Spin()); now() < wake {
 			if direct && wake-now() < clock.Time(5*time.Millisecond) {
 				unix.SleepUntilHoldingP(base + int64(wake))
 			} else {
 				unix.SleepUntil(base + int64(wake))
 			}
+			spin.Observe(time.Duration(now() - wake))
 		}
 		for now() < due {
 		}

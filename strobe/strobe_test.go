@@ -107,3 +107,32 @@ func TestFollowerOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSpinEstimator(t *testing.T) {
+	e := NewSpinEstimator(100 * time.Microsecond)
+	if e.Spin() != 100*time.Microsecond {
+		t.Fatalf("starts at %v, want the maximum until it has observed the host", e.Spin())
+	}
+	for i := 0; i < 64; i++ {
+		e.Observe(time.Duration(i%8) * time.Microsecond)
+	}
+	if e.Spin() != 12*time.Microsecond {
+		t.Fatalf("spin %v, want the 95th percentile oversleep (7µs) + 5µs", e.Spin())
+	}
+	for i := 0; i < 3; i++ { // three stalls in 64 strobes do not move the spin
+		e.Observe(300 * time.Microsecond)
+	}
+	if e.Spin() != 12*time.Microsecond {
+		t.Fatalf("spin %v after 3 stalls, want still 12µs", e.Spin())
+	}
+	e.Observe(300 * time.Microsecond) // a fourth does, capped at the maximum
+	if e.Spin() != 100*time.Microsecond {
+		t.Fatalf("spin %v, want capped at 100µs", e.Spin())
+	}
+	for i := 0; i < 64; i++ {
+		e.Observe(-time.Microsecond) // woke early (EINTR path): counts as 0
+	}
+	if e.Spin() != 5*time.Microsecond {
+		t.Fatalf("spin %v after a quiet period, want the 5µs margin", e.Spin())
+	}
+}

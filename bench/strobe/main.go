@@ -24,7 +24,7 @@ import (
 func main() {
 	n := flag.Int("slices", 4000, "slices per measurement")
 	busy := flag.Int("busy", 4, "CPU-bound processes for the loaded runs")
-	spin := flag.Duration("spin", 20*time.Microsecond, "master busy-wait before each strobe")
+	spin := flag.Duration("spin", 100*time.Microsecond, "upper bound of the master busy-wait before each strobe")
 	child := flag.Bool("child-busy", false, "internal: be a busy process")
 	flag.Parse()
 	if *child {

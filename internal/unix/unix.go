@@ -192,10 +192,3 @@ func ProcessCPUTime() time.Duration {
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// ThreadCPUTime is the CPU time used by the calling OS thread.
-func ThreadCPUTime() time.Duration {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
-	return time.Duration(ts.Nano())
-}
