@@ -196,6 +196,7 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 		sc.Scan()
 	}
 	time.Sleep(50 * time.Millisecond) // let every rank reach its blocking Recv
+	before := listeners(t)
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -205,6 +206,7 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("bcsrun did not exit after SIGTERM")
 	}
+	nothingLeft(t, before)
 	dir, _ := filepath.EvalSymlinks(filepath.Join(root, "latest"))
 	sums, err := mds.ReadDir(dir, nil)
 	if err != nil || len(sums) != 3 {
@@ -217,4 +219,54 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 			t.Fatalf("rank %d summary after SIGTERM: %+v", s.Rank, s)
 		}
 	}
+}
+
+// mds_interval dumps while the job runs, so a run that hangs or is killed
+// later still leaves recent data.
+func TestMDSPeriodicDump(t *testing.T) {
+	before := listeners(t)
+	root := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "2", "./barrier", "-iters", "4000", "-compute", "500us")
+	cmd.Dir = bin
+	cmd.Env = append(os.Environ(), "BCS_MDS=main", "BCS_MDS_DIR="+root, "BCS_MDS_INTERVAL=100ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var during mds.Summary
+	found := false
+	deadline := time.After(60 * time.Second)
+poll:
+	for {
+		select {
+		case <-done:
+			break poll
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatal("job did not end")
+		case <-time.After(20 * time.Millisecond):
+		}
+		files, _ := filepath.Glob(filepath.Join(root, "*", "mmds-rank0.csv"))
+		if len(files) == 0 {
+			continue
+		}
+		f, err := os.Open(files[0])
+		if err != nil {
+			continue
+		}
+		s, err := mds.ReadSummary(f, 0)
+		f.Close()
+		if err == nil && len(s.Rows) > 0 && s.Rows[0].Count > 0 && s.Rows[0].Count < 4000 {
+			during, found = s, true
+			cmd.Process.Signal(syscall.SIGTERM) // enough: the periodic dump happened mid-run
+			<-done
+			break
+		}
+	}
+	if !found {
+		t.Fatal("no MMDS dump appeared while the job was running")
+	}
+	t.Logf("mid-run dump: %d of 4000 barriers recorded", during.Rows[0].Count)
+	nothingLeft(t, before)
 }
