@@ -85,15 +85,33 @@ func TestMDSBarrierExperiment(t *testing.T) {
 	if med := sorted[len(sorted)/2]; med < 245_000 || med > 255_000 {
 		t.Fatalf("median GETTS %d ns, want 250 µs ± 2%%", med)
 	}
-	// Barriers are scheduled at a constant period: one gap k dominates.
+	// The runtime schedules each barrier in exactly the slice whose DEM brought
+	// its last member's descriptor, and between two barriers every member's
+	// descriptor arrives once (NCOLLDEM summed since the previous barrier = 2).
 	n := readSeries(t, filepath.Join(dir, "emds-node0.csv"))
 	ncoll, _ := n.Col("NCOLLMSM")
+	ndem, _ := n.Col("NCOLLDEM")
 	var at []uint64
+	arrived := int64(0)
 	for i, v := range ncoll {
-		if v > 0 {
-			at = append(at, n.Slices[i])
+		arrived += ndem[i]
+		if v == 0 {
+			continue
 		}
+		if ndem[i] == 0 {
+			t.Fatalf("slice %d: barrier scheduled with no barrier descriptor in its DEM", n.Slices[i])
+		}
+		if len(at) > 0 && arrived != 2 { // the first barrier in the window may have started before it
+			t.Fatalf("slice %d: barrier scheduled after %d member descriptors, want 2", n.Slices[i], arrived)
+		}
+		arrived = 0
+		at = append(at, n.Slices[i])
 	}
+	// And at a regular period: 1.9 ms of compute plus the wake-up delay is 9
+	// or 10 slices of 250 µs. How strongly one period dominates depends on the
+	// host's wake-up latency (on this 2-vCPU VM, 50-80% of gaps; see the
+	// closing note of issue 4), so this only asks for a clear mode; the exact
+	// property above is the runtime's own guarantee.
 	gaps := map[uint64]int{}
 	for i := 1; i < len(at); i++ {
 		gaps[at[i]-at[i-1]]++
@@ -104,8 +122,8 @@ func TestMDSBarrierExperiment(t *testing.T) {
 			k, best = gap, c
 		}
 	}
-	if len(at) < 100 || k < 9 || k > 11 || best*2 < len(at) {
-		t.Fatalf("%d barriers in the window; gaps %v: want one period k in 9..11 for most of them", len(at), gaps)
+	if len(at) < 100 || k < 9 || k > 12 || best*4 < len(at) {
+		t.Fatalf("%d barriers in the window; gaps %v: want a mode k in 9..12 for at least 25%% of them", len(at), gaps)
 	}
 	t.Logf("barrier period %d slices for %d of %d gaps; all gaps %v", k, best, len(at)-1, gaps)
 	// The manifest describes the run; the figures draw.
