@@ -37,6 +37,8 @@ type Config struct {
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
+	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off
+	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
 	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
 	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
 	MDSRanks          string        `mapstructure:"mds_ranks"`            // MMDS ranks: "all" or a list like 0,2-5
@@ -64,6 +66,8 @@ func Default() Config {
 		StrobeSpin:        100 * time.Microsecond,
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
+		DeadlockSlices:    1000,
+		DeadlockAction:    "abort",
 		MDS:               "none",
 		MDSDir:            "./bcs-mds",
 		MDSRanks:          "all",
@@ -96,6 +100,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		"chunks_per_slice_max": d.ChunksPerSliceMax, "ring_slots": d.RingSlots, "requests_max": d.RequestsMax,
 		"inline_max": d.InlineMax, "spin": d.Spin, "strobe_spin": d.StrobeSpin, "fifo": d.FIFO,
 		"tag_output": d.TagOutput, "tx_timeout": d.TXTimeout, "mds": d.MDS,
+		"deadlock_slices": d.DeadlockSlices, "deadlock_action": d.DeadlockAction,
 		"mds_dir": d.MDSDir, "mds_ranks": d.MDSRanks, "mds_nodes": d.MDSNodes, "mds_primitives": d.MDSPrimitives,
 		"mds_digits": d.MDSDigits, "mds_interval": d.MDSInterval, "emds_first": d.EMDSFirst, "emds_slices": d.EMDSSlices,
 		"emds_metrics": d.EMDSMetrics,
@@ -180,6 +185,12 @@ func (c Config) Validate() error {
 	}
 	if c.TXTimeout < time.Millisecond || c.TXTimeout > 10*time.Minute {
 		return fmt.Errorf("configs: tx_timeout = %v, want 1ms .. 10m", c.TXTimeout)
+	}
+	if c.DeadlockSlices > 100_000_000 {
+		return fmt.Errorf("configs: deadlock_slices = %d, want 0 (off) .. 100000000", c.DeadlockSlices)
+	}
+	if c.DeadlockAction != "abort" && c.DeadlockAction != "warn" {
+		return fmt.Errorf("configs: deadlock_action = %q, want \"abort\" or \"warn\"", c.DeadlockAction)
 	}
 	if _, err := mds.ParseMode(c.MDS); err != nil {
 		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, main, elan, main,elan or all", c.MDS)

@@ -72,6 +72,7 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_MDS_RANKS": "3-1"}, want: `mds_ranks`},
 		{yaml: "emds_metrics: GETTS,NCOL\n", want: `metric "NCOL" unknown`},
 		{yaml: "mds_digits: 9\n", want: "mds_digits = 9, want 1 .. 5"},
+		{env: map[string]string{"BCS_DEADLOCK_ACTION": "ignore"}, want: `deadlock_action = "ignore", want "abort" or "warn"`},
 		{yaml: "emds_slices: 0\n", want: "emds_slices = 0"},
 	}
 	for _, c := range cases {

@@ -387,7 +387,7 @@ func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
 	t0 := p.mmds.begin(true)
 	r, err := isend(p, "MPI_Send", c, buf, dest, tag)
 	if err == nil {
-		_, err = p.wait(r)
+		_, err = p.wait(r, "MPI_Send")
 	}
 	p.mmds.end(mds.Send, t0, nbytes(buf), true)
 	return err
@@ -403,7 +403,7 @@ func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
 	var st Status
 	r, err := irecv(p, "MPI_Recv", c, buf, source, tag)
 	if err == nil {
-		st, err = p.wait(r)
+		st, err = p.wait(r, "MPI_Recv")
 	}
 	p.mmds.end(mds.Recv, t0, int64(st.bytes), true)
 	return st, err
@@ -423,10 +423,10 @@ func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U
 	}
 	r, err := irecv(p, "MPI_Sendrecv", c, recvbuf, source, recvtag)
 	if err != nil {
-		p.wait(s)
+		p.wait(s, "MPI_Sendrecv")
 		return Status{}, err
 	}
-	err = p.waitall([]*Request{s, r})
+	err = p.waitall([]*Request{s, r}, "MPI_Sendrecv")
 	return r.status, err
 }
 
@@ -445,7 +445,7 @@ func Barrier(c *Comm) error {
 	r, err := p.newRequest(call, proto.KindBarrier, nil, 1)
 	if err == nil {
 		if err = p.post(proto.Descriptor{Kind: proto.KindBarrier, Comm: c.id, Req: r.slot}, nil); err == nil {
-			_, err = p.wait(r)
+			_, err = p.wait(r, call)
 		}
 	}
 	p.mmds.end(mds.Barrier, t0, 0, true)
@@ -486,10 +486,12 @@ func (p *process) poll(r *Request) bool {
 
 // block waits until ready() is true: spins for the spin window, then sleeps on
 // the rank's futex word, which the agent bumps when it publishes completions.
-func (p *process) block(ready func() bool) {
+func (p *process) block(call string, ready func() bool) {
 	if ready() {
 		return
 	}
+	p.blk.SetBlocked(proto.CallCode(call))
+	defer p.blk.SetBlocked(0)
 	deadline := time.Now().Add(p.spin)
 	for time.Now().Before(deadline) {
 		if ready() {
@@ -522,16 +524,16 @@ func checkReq(call string, r *Request) error {
 	return nil
 }
 
-func (p *process) wait(r *Request) (Status, error) {
-	if err := checkReq(r.call, r); err != nil {
+func (p *process) wait(r *Request, call string) (Status, error) {
+	if err := checkReq(call, r); err != nil {
 		return Status{}, err
 	}
-	p.block(func() bool { return p.poll(r) })
+	p.block(call, func() bool { return p.poll(r) })
 	return r.status, r.err
 }
 
-func (p *process) waitall(rs []*Request) error {
-	p.block(func() bool {
+func (p *process) waitall(rs []*Request, call string) error {
+	p.block(call, func() bool {
 		all := true
 		for _, r := range rs {
 			all = p.poll(r) && all
@@ -556,7 +558,7 @@ func Wait(r *Request) (Status, error) {
 		return Status{}, err
 	}
 	t0 := p.mmds.begin(true)
-	st, err := p.wait(r)
+	st, err := p.wait(r, "MPI_Wait")
 	p.mmds.end(mds.Wait, t0, int64(st.bytes), true)
 	return st, err
 }
@@ -573,7 +575,7 @@ func Waitall(rs ...*Request) error {
 		}
 	}
 	t0 := p.mmds.begin(true)
-	err = p.waitall(rs)
+	err = p.waitall(rs, "MPI_Waitall")
 	p.mmds.end(mds.Waitall, t0, 0, true)
 	return err
 }
@@ -595,7 +597,7 @@ func Waitany(rs ...*Request) (int, Status, error) {
 	}
 	t0 := p.mmds.begin(true)
 	idx := -1
-	p.block(func() bool {
+	p.block("MPI_Waitany", func() bool {
 		for i, r := range rs {
 			if r != nil && (r.active || r.done) && p.poll(r) {
 				idx = i
@@ -684,7 +686,7 @@ func Probe(c *Comm, source, tag int) (Status, error) {
 	var st Status
 	r, err := probe(p, "MPI_Probe", proto.KindProbe, c, source, tag)
 	if err == nil {
-		st, err = p.wait(r)
+		st, err = p.wait(r, "MPI_Probe")
 	}
 	p.mmds.end(mds.Probe, t0, 0, true)
 	return st, err
@@ -704,7 +706,7 @@ func Iprobe(c *Comm, source, tag int) (bool, Status, error) {
 	var st Status
 	r, err := probe(p, "MPI_Iprobe", proto.KindIprobe, c, source, tag)
 	if err == nil {
-		st, err = p.wait(r)
+		st, err = p.wait(r, "MPI_Iprobe")
 	}
 	p.mmds.end(mds.Iprobe, t0, 0, true)
 	return err == nil && st.Source != AnySource, st, err

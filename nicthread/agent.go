@@ -24,6 +24,9 @@ type JobError struct {
 }
 
 func (e *JobError) Error() string {
+	if e.Node < 0 && e.Rank < 0 { // about the whole job (a deadlock)
+		return e.Why
+	}
 	if e.Rank >= 0 {
 		return fmt.Sprintf("rank %d (node %d): %s", e.Rank, e.Node, e.Why)
 	}
@@ -77,7 +80,9 @@ type Agent struct {
 	freeInline [][]byte
 	staging    []byte
 	batch      []proto.Descriptor
+	status     []uint8 // this node's ranks, world-rank order (see proto.DescribeStatus)
 	woken      []bool
+	onWarn     func(string)
 
 	plan    atomic.Pointer[scheduler.Plan]
 	pending atomic.Int64 // inbound chunks of this slice not yet written
@@ -103,14 +108,21 @@ type AgentConfig struct {
 	Send func(node proto.NodeID, m *proto.Msg) error
 	// OnSlice, if set, receives the local measurements of every slice.
 	OnSlice func(*SliceStats)
+	// Deadlock detection (see core.Config); OnWarn receives the report when
+	// DeadlockWarn is set (called on node 0 only).
+	DeadlockSlices uint64
+	DeadlockWarn   bool
+	OnWarn         func(string)
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
 // node's ranks in increasing world-rank order.
 func NewAgent(cfg AgentConfig) *Agent {
 	a := &Agent{
-		node:    cfg.Node,
-		core:    core.New(core.Config{Node: cfg.Node, NodeOf: cfg.NodeOf, Sched: cfg.Sched, Restart: cfg.Restart}),
+		node: cfg.Node,
+		core: core.New(core.Config{Node: cfg.Node, NodeOf: cfg.NodeOf, Sched: cfg.Sched, Restart: cfg.Restart,
+			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockWarn}),
+		onWarn:  cfg.OnWarn,
 		region:  cfg.Region,
 		localOf: make([]int, len(cfg.NodeOf)),
 		size:    len(cfg.NodeOf),
@@ -131,6 +143,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		}
 	}
 	a.woken = make([]bool, len(a.blocks))
+	a.status = make([]uint8, len(a.blocks))
 	return a
 }
 
@@ -164,9 +177,17 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 	a.stats.LTR[1] += t1 - start
 	a.region.SetSlice(k)
 	a.batch = a.batch[:0]
-	for _, b := range a.blocks {
-		if *b.Sleeping() != 0 {
+	for i, b := range a.blocks {
+		if atomic.LoadUint32(b.Sleeping()) != 0 {
 			a.stats.BPTS++
+		}
+		switch b.State() {
+		case shm.StateNone:
+			a.status[i] = proto.StatusNotMPI
+		case shm.StateFinalized:
+			a.status[i] = proto.StatusFinalized
+		default:
+			a.status[i] = b.Blocked()
 		}
 		me := b.WorldRank()
 		_, err := b.Drain(k, func(d proto.Descriptor, inl []byte) error {
@@ -207,10 +228,18 @@ func (a *Agent) takeInline() []byte {
 	return make([]byte, 0, a.region.G.InlineMax)
 }
 
-// MSM runs the DEM sync result (every node's batch) through the scheduler.
-func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor) error {
+// Status is this node's rank status bytes of the current slice (valid until
+// the next Strobe), to be sent with the DEM batch.
+func (a *Agent) Status() []uint8 { return a.status }
+
+// Unmatched lists the sends no receive ever matched (call after the job).
+func (a *Agent) Unmatched() []proto.Descriptor { return a.core.Unmatched() }
+
+// MSM runs the DEM sync result (every node's batch and every rank's status,
+// node order) through the scheduler.
+func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
-	if err := a.core.DEM(k, all); err != nil {
+	if err := a.core.DEM(k, all, status); err != nil {
 		var de *core.DescriptorError
 		if errors.As(err, &de) {
 			return a.fail(de.D.Rank, "%s", de.Why)
@@ -218,6 +247,15 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor) error {
 		return err
 	}
 	p, err := a.core.MSM(k)
+	if dl, ok := err.(*core.DeadlockError); ok {
+		if dl.Fatal {
+			return &JobError{Node: -1, Rank: -1, Why: dl.Report}
+		}
+		if a.onWarn != nil && a.node == 0 {
+			a.onWarn(dl.Report + "\n(deadlock_action: warn — the job keeps waiting)")
+		}
+		err = nil
+	}
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 // calls arrive(node) as each node reports the microphase finished, and
 // retry() each time it finds the microphase not yet finished everywhere.
 type Nodes interface {
-	DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, error)
-	MSM(k proto.SliceID, all []proto.Descriptor, arrive func(proto.NodeID) error, retry func()) error
+	DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, []uint8, error)
+	MSM(k proto.SliceID, all []proto.Descriptor, status []uint8, arrive func(proto.NodeID) error, retry func()) error
 	TX(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) error
 	Stop(code int32, why string)
 }
@@ -88,13 +88,13 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 			_, err := m.Arrive(n, phase, k, now())
 			return err
 		}
-		all, err := nodes.DEM(k, arrive, m.Retry)
+		all, status, err := nodes.DEM(k, arrive, m.Retry)
 		if err == nil && cfg.OnDEM != nil {
 			cfg.OnDEM(all)
 		}
 		if err == nil {
 			phase = strobe.PhaseMSM
-			err = nodes.MSM(k, all, arrive, m.Retry)
+			err = nodes.MSM(k, all, status, arrive, m.Retry)
 		}
 		if err == nil {
 			phase = strobe.PhaseTX
@@ -125,28 +125,30 @@ type LocalNodes struct {
 	TXTimeout time.Duration
 }
 
-func (l *LocalNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, _ func()) ([]proto.Descriptor, error) {
+func (l *LocalNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, _ func()) ([]proto.Descriptor, []uint8, error) {
 	var all []proto.Descriptor
+	var status []uint8
 	for _, a := range l.Agents {
 		b, err := a.Strobe(k)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(l.Agents) == 1 {
-			all = b
+			all, status = b, a.Status()
 		} else {
 			all = append(all, b...)
+			status = append(status, a.Status()...)
 		}
 		if err := arrive(a.Node()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return all, nil
+	return all, status, nil
 }
 
-func (l *LocalNodes) MSM(k proto.SliceID, all []proto.Descriptor, arrive func(proto.NodeID) error, _ func()) error {
+func (l *LocalNodes) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8, arrive func(proto.NodeID) error, _ func()) error {
 	for _, a := range l.Agents {
-		if err := a.MSM(k, all); err != nil {
+		if err := a.MSM(k, all, status); err != nil {
 			return err
 		}
 		if err := arrive(a.Node()); err != nil {
@@ -178,14 +180,16 @@ type RemoteNodes struct {
 	n       int
 	msg     proto.Msg
 	batches [][]proto.Descriptor
+	status  [][]uint8
 	all     []proto.Descriptor
+	allSt   []uint8
 	timeout time.Duration
 	stopped atomic.Bool
 }
 
 // NewRemoteNodes wraps an endpoint-0 mesh; start it with Handler and Direct.
 func NewRemoteNodes(mesh *transport.Mesh, nodes int, timeout time.Duration) *RemoteNodes {
-	return &RemoteNodes{mesh: mesh, n: nodes, batches: make([][]proto.Descriptor, nodes), timeout: timeout}
+	return &RemoteNodes{mesh: mesh, n: nodes, batches: make([][]proto.Descriptor, nodes), status: make([][]uint8, nodes), timeout: timeout}
 }
 
 // Direct marks every agent endpoint as read directly by the master.
@@ -238,23 +242,27 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 	return nil
 }
 
-func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, error) {
+func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, []uint8, error) {
 	if err := r.broadcast(&proto.Msg{Type: proto.MsgStrobe, Slice: k}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	err := r.collect(proto.MsgDEM, k, arrive, retry, func(m *proto.Msg) { r.batches[m.Node] = m.Descs })
+	err := r.collect(proto.MsgDEM, k, arrive, retry, func(m *proto.Msg) {
+		r.batches[m.Node] = m.Descs
+		r.status[m.Node] = append(r.status[m.Node][:0], m.Payload...) // the payload is the reader's buffer
+	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r.all = r.all[:0]
-	for _, b := range r.batches {
+	r.all, r.allSt = r.all[:0], r.allSt[:0]
+	for i, b := range r.batches {
 		r.all = append(r.all, b...)
+		r.allSt = append(r.allSt, r.status[i]...)
 	}
-	return r.all, nil
+	return r.all, r.allSt, nil
 }
 
-func (r *RemoteNodes) MSM(k proto.SliceID, all []proto.Descriptor, arrive func(proto.NodeID) error, retry func()) error {
-	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEMAll, Slice: k, Descs: all}); err != nil {
+func (r *RemoteNodes) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8, arrive func(proto.NodeID) error, retry func()) error {
+	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEMAll, Slice: k, Descs: all, Payload: status}); err != nil {
 		return err
 	}
 	return r.collect(proto.MsgMSMDone, k, arrive, retry, nil)
@@ -322,10 +330,10 @@ func (e *AgentEndpoint) Serve() error {
 		case proto.MsgStrobe:
 			var b []proto.Descriptor
 			if b, err = e.A.Strobe(m.Slice); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgDEM, Slice: m.Slice, Node: me, Descs: b})
+				err = reply(&proto.Msg{Type: proto.MsgDEM, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
 			}
 		case proto.MsgDEMAll:
-			if err = e.A.MSM(m.Slice, m.Descs); err == nil {
+			if err = e.A.MSM(m.Slice, m.Descs, m.Payload); err == nil {
 				err = reply(&proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgTX:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,4 +242,74 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", cmd.ProcessState.ExitCode(), e.String())
 	}
 	nothingLeft(t, before)
+}
+
+func TestDeadlockDetection(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "50")
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"mutual receive", []string{"-n", "3", "./e2eprog", "deadlock"}, []string{
+			"deadlock: every MPI rank has been blocked for 50 slices",
+			"rank 0 (in MPI_Recv): waits for a message from rank 1 (tag 7)",
+			"rank 1 (in MPI_Recv): waits for a message from rank 0 (tag 7)",
+			"rank 2 (finalized)",
+			"wait-for cycle: 0 -> 1 -> 0",
+		}},
+		{"head-to-head large sends on 2 nodes", []string{"-n", "2", "--nodes", "2", "./e2eprog", "sendsend"}, []string{
+			"rank 0 (in MPI_Send): its send to rank 1 (tag 5, 1048576 bytes) waits for a matching receive",
+			"rank 1 (in MPI_Send): its send to rank 0 (tag 5, 1048576 bytes) waits for a matching receive",
+			"wait-for cycle: 0 -> 1 -> 0",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := bcsrun(t, c.args...)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestDeadlockWarnKeepsWaiting(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "20")
+	t.Setenv("BCS_DEADLOCK_ACTION", "warn")
+	before := listeners(t)
+	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "2", "./e2eprog", "deadlock")
+	cmd.Dir = bin
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() { // the report arrives, and the job is still running
+		if strings.Contains(sc.Text(), "the job keeps waiting") {
+			break
+		}
+	}
+	if cmd.ProcessState != nil {
+		t.Fatal("job ended in warn mode")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	if cmd.ProcessState.ExitCode() != 143 {
+		t.Fatalf("exit %d after SIGTERM", cmd.ProcessState.ExitCode())
+	}
+	nothingLeft(t, before)
+}
+
+func TestUnmatchedMessageReported(t *testing.T) {
+	r := bcsrun(t, "-n", "2", "./e2eprog", "unmatched")
+	if r.code != 0 || !strings.Contains(r.stderr, "1 message(s) were sent but never received:\n  rank 0 -> rank 1, tag 3, 4 bytes") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -43,6 +44,12 @@ type Config struct {
 	NodeOf  []proto.NodeID // world rank → node
 	Sched   scheduler.Config
 	Restart Restart
+	// DeadlockSlices: a job in which every MPI rank is blocked (or finalized)
+	// and nothing is exchanged, moved or completed for this many consecutive
+	// slices is deadlocked. 0 turns detection off.
+	DeadlockSlices uint64
+	// DeadlockWarn reports a deadlock and keeps waiting instead of failing.
+	DeadlockWarn bool
 }
 
 // Stats are the per-slice local counters of the node (EMDS local metrics).
@@ -64,6 +71,8 @@ type Node struct {
 	publish []proto.Completion
 	stats   Stats
 	descs   []proto.Descriptor
+	status  []uint8
+	idle    uint64
 }
 
 // New returns the state machine of node cfg.Node.
@@ -110,8 +119,13 @@ func (e *DescriptorError) Error() string {
 	return fmt.Sprintf("core: slice %d: descriptor %s from rank %d refused: %s", e.Slice, e.D.Describe(), e.D.Rank, e.Why)
 }
 
-// DEM takes every node's descriptors exchanged in slice k.
-func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor) error {
+// DEM takes every node's descriptors exchanged in slice k, and every rank's
+// status byte (nil: unknown, no deadlock detection).
+func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
+	if status != nil && len(status) != len(n.local) {
+		return fmt.Errorf("core: slice %d: %d rank statuses for %d ranks", k, len(status), len(n.local))
+	}
+	n.status = status
 	if err := n.f.Step(strobe.PhaseMSM, k); err != nil {
 		return err
 	}
@@ -135,13 +149,17 @@ func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor) error {
 	return nil
 }
 
-// MSM schedules slice k. The plan is valid until the next MSM.
+// MSM schedules slice k. The plan is valid until the next MSM. It returns a
+// *DeadlockError (with the plan) when the job has been stuck for
+// DeadlockSlices slices.
 func (n *Node) MSM(k proto.SliceID) (*scheduler.Plan, error) {
 	if n.f.Phase() != strobe.PhaseMSM || n.f.Slice() != k {
 		return nil, &strobe.ProtocolError{Node: n.cfg.Node, What: fmt.Sprintf("MSM of slice %d before its DEM", k)}
 	}
+	exchanged := len(n.descs)
 	n.plan = n.sch.Schedule(k, n.descs)
 	n.descs = nil
+	dl := n.detect(k, exchanged)
 	n.stats.NCOLLMSM = uint32(n.plan.Collectives)
 	for _, c := range n.plan.Chunks {
 		if n.local[c.Src] || n.local[c.Dst] {
@@ -153,8 +171,75 @@ func (n *Node) MSM(k proto.SliceID) (*scheduler.Plan, error) {
 			n.held = append(n.held, c)
 		}
 	}
+	if dl != nil {
+		return n.plan, dl
+	}
 	return n.plan, nil
 }
+
+// DeadlockError describes a deadlocked job: what every rank is blocked in,
+// what it waits for, and a cycle of the wait-for graph if there is one.
+type DeadlockError struct {
+	Slice  proto.SliceID
+	Slices uint64 // consecutive stuck slices
+	Fatal  bool   // false: report and keep waiting
+	Report string
+}
+
+func (e *DeadlockError) Error() string { return e.Report }
+
+// detect counts stuck slices and builds the report when the count is reached.
+func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
+	if n.cfg.DeadlockSlices == 0 || n.status == nil {
+		return nil
+	}
+	stuck, blocked := true, false
+	for _, s := range n.status {
+		switch s {
+		case proto.StatusRunning:
+			stuck = false
+		case proto.StatusFinalized, proto.StatusNotMPI:
+		default:
+			blocked = true
+		}
+	}
+	p := n.plan
+	if !stuck || !blocked || exchanged > 0 || len(p.Chunks) > 0 || len(p.Completions) > 0 {
+		n.idle = 0
+		return nil
+	}
+	n.idle++
+	if n.idle != n.cfg.DeadlockSlices {
+		return nil
+	}
+	ws := n.sch.Waits()
+	var b strings.Builder
+	fmt.Fprintf(&b, "deadlock: every MPI rank has been blocked for %d slices with nothing to exchange, move or complete\n", n.idle)
+	isBlocked := make([]bool, len(n.status))
+	for r, s := range n.status {
+		isBlocked[r] = s != proto.StatusRunning && s != proto.StatusFinalized && s != proto.StatusNotMPI
+		line := fmt.Sprintf("  rank %d (%s)", r, proto.DescribeStatus(s))
+		any := false
+		for _, w := range ws {
+			if int(w.Rank) == r {
+				fmt.Fprintf(&b, "%s: %s\n", line, scheduler.DescribeWait(w))
+				any = true
+			}
+		}
+		if !any {
+			fmt.Fprintf(&b, "%s\n", line)
+		}
+	}
+	if c := scheduler.Cycle(n.sch.WaitsFor(ws), isBlocked); c != nil {
+		fmt.Fprintf(&b, "  wait-for cycle: %s", scheduler.FormatCycle(c))
+	} else {
+		b.WriteString("  no wait-for cycle: the ranks wait for ranks that have finished or are not MPI processes")
+	}
+	return &DeadlockError{Slice: k, Slices: n.idle, Fatal: !n.cfg.DeadlockWarn, Report: b.String()}
+}
+
+// Unmatched lists the sends no receive ever matched.
+func (n *Node) Unmatched() []proto.Descriptor { return n.sch.Unmatched() }
 
 // TX starts the transmission phase of slice k.
 func (n *Node) TX(k proto.SliceID) error { return n.f.Step(strobe.PhaseTX, k) }

@@ -122,7 +122,7 @@ func (h *harness) slice() {
 	}
 	var first string
 	for i, n := range h.nodes {
-		if err := n.DEM(k, all); err != nil {
+		if err := n.DEM(k, all, nil); err != nil {
 			fmt.Fprintf(&h.out, "  n%d error: %v\n", i, err)
 			return
 		}

@@ -71,6 +71,18 @@ func main() {
 		if w.Rank() == 0 {
 			fmt.Println("headtohead ok")
 		}
+	case "deadlock": // 0 and 1 receive from each other; the others finish
+		if w.Rank() < 2 {
+			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
+		}
+	case "sendsend": // both send 1 MiB first: rendezvous sends wait for receives that never come
+		if w.Rank() < 2 {
+			mpi.Send(w, make([]byte, 1<<20), 1-w.Rank(), 5)
+		}
+	case "unmatched": // a small (buffered) message nobody receives
+		if w.Rank() == 0 {
+			check(mpi.Send(w, []byte("lost"), 1, 3))
+		}
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

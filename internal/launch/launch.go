@@ -187,6 +187,7 @@ func Run(job Job) (res Result, err error) {
 	}
 
 	// Master and agents.
+	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	stop := make(chan struct{})
 	var nodeSet nicthread.Nodes
 	var wg sync.WaitGroup
@@ -199,7 +200,8 @@ func Run(job Job) (res Result, err error) {
 	}()
 	if cfg.Nodes == 1 {
 		n := nodes[0]
-		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0)})
+		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0),
+			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
 		addrs := make([]string, cfg.Nodes+1)
@@ -218,7 +220,8 @@ func Run(job Job) (res Result, err error) {
 		for i, n := range nodes {
 			ep := &nicthread.AgentEndpoint{}
 			n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region,
-				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i)})
+				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i),
+				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
 			eps = append(eps, ep)
 			handlers = append(handlers, ep.Handler)
@@ -411,6 +414,16 @@ func Run(job Job) (res Result, err error) {
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
 	if res.Message != "" {
 		fmt.Fprintln(stderr, res.Message)
+	}
+	if lost := nodes[0].agent.Unmatched(); len(lost) > 0 && res.ExitCode == 0 {
+		fmt.Fprintf(stderr, "bcsmpi: warning: %d message(s) were sent but never received:\n", len(lost))
+		for i, d := range lost {
+			if i == 10 {
+				fmt.Fprintf(stderr, "  ... and %d more\n", len(lost)-10)
+				break
+			}
+			fmt.Fprintf(stderr, "  rank %d -> rank %d, tag %d, %d bytes\n", d.Rank, d.Peer, d.Tag, d.Len)
+		}
 	}
 	mon.finish(&res, stdout, stderr)
 	return res, nil

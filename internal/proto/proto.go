@@ -188,3 +188,41 @@ func (c Chunk) Describe() string {
 	}
 	return s
 }
+
+// CallNames are the blocking calls a rank can be waiting in; a rank's status
+// byte (see Status) is an index into it.
+var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wait", "MPI_Waitall",
+	"MPI_Waitany", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier"}
+
+// CallCode is the status byte of a rank blocked in call (0 if unknown).
+func CallCode(call string) uint8 {
+	for i, n := range CallNames {
+		if n == call {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+// Rank status bytes exchanged with every DEM: 0 running, 1..len(CallNames)-1
+// blocked in that call, or one of these.
+const (
+	StatusRunning   uint8 = 0
+	StatusFinalized uint8 = 0xFE // called MPI_Finalize
+	StatusNotMPI    uint8 = 0xFF // never called MPI_Init (not an MPI participant)
+)
+
+// DescribeStatus renders a status byte.
+func DescribeStatus(s uint8) string {
+	switch {
+	case s == StatusRunning:
+		return "running"
+	case s == StatusFinalized:
+		return "finalized"
+	case s == StatusNotMPI:
+		return "not an MPI process"
+	case int(s) < len(CallNames):
+		return "in " + CallNames[s]
+	}
+	return fmt.Sprintf("status %d", s)
+}

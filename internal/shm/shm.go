@@ -12,7 +12,8 @@
 //
 // Control page of a rank block (4096 bytes): pid, state (none/init/finalized),
 // wake (futex word bumped by the agent when it publishes completions), sleeping
-// (1 while the rank sleeps on wake), world rank; the ring head (written by the
+// (1 while the rank sleeps on wake), world rank, blocked (the blocking call the
+// rank is in, for deadlock detection); the ring head (written by the
 // rank only) and tail (written by the agent only) on their own cache lines;
 // counters (ring-full waits).
 //
@@ -164,6 +165,10 @@ func (b *RankBlock) WorldRank() proto.Rank {
 func (b *RankBlock) SetWorldRank(r proto.Rank) {
 	atomic.StoreUint32(b.r.u32(b.base+16), uint32(r))
 }
+// Blocked is the proto.CallNames index of the blocking call the rank is in (0: none).
+func (b *RankBlock) Blocked() uint8     { return uint8(atomic.LoadUint32(b.r.u32(b.base + 20))) }
+func (b *RankBlock) SetBlocked(c uint8) { atomic.StoreUint32(b.r.u32(b.base+20), uint32(c)) }
+
 func (b *RankBlock) head() *uint64      { return b.r.u64(b.base + 64) }
 func (b *RankBlock) tail() *uint64      { return b.r.u64(b.base + 128) }
 func (b *RankBlock) FullWaits() *uint64 { return b.r.u64(b.base + 192) }

@@ -1,0 +1,182 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// Wait is one unfinished operation of a rank, as the scheduler sees it.
+type Wait struct {
+	Rank proto.Rank
+	D    proto.Descriptor
+	// Why: "recv" (a receive or probe with no matching send), "send" (a send
+	// no receive has matched), "barrier" (a barrier not every member entered),
+	// "moving" (matched, bytes still to move).
+	Why string
+}
+
+// Waits lists every unfinished operation, ordered by rank then post order.
+func (s *Scheduler) Waits() []Wait {
+	var out []Wait
+	for _, q := range s.pending {
+		for _, o := range q {
+			out = append(out, Wait{o.d.Rank, o.d, "recv"})
+		}
+	}
+	for _, q := range s.unexpected {
+		for _, o := range q {
+			if !o.d.Inline { // buffered sends have completed for their sender
+				out = append(out, Wait{o.d.Rank, o.d, "send"})
+			}
+		}
+	}
+	for _, d := range s.barrier {
+		out = append(out, Wait{d.Rank, d, "barrier"})
+	}
+	for _, x := range s.active {
+		out = append(out, Wait{x.recv.Rank, x.recv, "moving"})
+	}
+	slices.SortFunc(out, func(a, b Wait) int {
+		if a.Rank != b.Rank {
+			return int(a.Rank - b.Rank)
+		}
+		return int(a.D.Seq) - int(b.D.Seq)
+	})
+	return out
+}
+
+// Unmatched lists the sends no receive ever matched (for the end-of-job report).
+func (s *Scheduler) Unmatched() []proto.Descriptor {
+	var out []proto.Descriptor
+	for _, q := range s.unexpected {
+		for _, o := range q {
+			out = append(out, o.d)
+		}
+	}
+	slices.SortFunc(out, func(a, b proto.Descriptor) int {
+		if a.Rank != b.Rank {
+			return int(a.Rank - b.Rank)
+		}
+		return int(a.Seq) - int(b.Seq)
+	})
+	return out
+}
+
+// WaitsFor returns, for each rank, the ranks it waits for (the edges of the
+// wait-for graph), derived from Waits: a receive waits for its source (every
+// other rank for ANY_SOURCE), a send for its destination, a barrier for the
+// members that have not entered it.
+func (s *Scheduler) WaitsFor(ws []Wait) [][]proto.Rank {
+	n := len(s.nodeOf)
+	edges := make([][]proto.Rank, n)
+	inBarrier := make([]bool, n)
+	for _, d := range s.barrier {
+		inBarrier[d.Rank] = true
+	}
+	add := func(from, to proto.Rank) {
+		if from != to && !slices.Contains(edges[from], to) {
+			edges[from] = append(edges[from], to)
+		}
+	}
+	for _, w := range ws {
+		switch w.Why {
+		case "recv":
+			if w.D.Peer == proto.AnySource {
+				for r := 0; r < n; r++ {
+					add(w.Rank, proto.Rank(r))
+				}
+			} else {
+				add(w.Rank, w.D.Peer)
+			}
+		case "send":
+			add(w.Rank, w.D.Peer)
+		case "barrier":
+			for r := 0; r < n; r++ {
+				if !inBarrier[r] {
+					add(w.Rank, proto.Rank(r))
+				}
+			}
+		}
+	}
+	return edges
+}
+
+// Cycle finds a cycle in the wait-for graph restricted to ranks in blocked,
+// or returns nil.
+func Cycle(edges [][]proto.Rank, blocked []bool) []proto.Rank {
+	const white, grey, black = 0, 1, 2
+	color := make([]int, len(edges))
+	var stack []proto.Rank
+	var found []proto.Rank
+	var visit func(r proto.Rank) bool
+	visit = func(r proto.Rank) bool {
+		color[r] = grey
+		stack = append(stack, r)
+		for _, t := range edges[r] {
+			if !blocked[t] {
+				continue
+			}
+			if color[t] == grey {
+				i := slices.Index(stack, t)
+				found = append(slices.Clone(stack[i:]), t)
+				return true
+			}
+			if color[t] == white && visit(t) {
+				return true
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[r] = black
+		return false
+	}
+	for r := range edges {
+		if blocked[r] && color[r] == white && visit(proto.Rank(r)) {
+			return found
+		}
+	}
+	return nil
+}
+
+// DescribeWait says in words what w waits for.
+func DescribeWait(w Wait) string {
+	d := w.D
+	tag := fmt.Sprintf("tag %d", d.Tag)
+	if d.Tag == proto.AnyTag {
+		tag = "any tag"
+	}
+	comm := ""
+	if d.Comm != 0 {
+		comm = fmt.Sprintf(", communicator %d", d.Comm)
+	}
+	switch w.Why {
+	case "recv":
+		src := fmt.Sprintf("rank %d", d.Peer)
+		if d.Peer == proto.AnySource {
+			src = "any rank"
+		}
+		what := "a message"
+		if d.Kind != proto.KindRecv {
+			what = "a message to probe"
+		}
+		return fmt.Sprintf("waits for %s from %s (%s%s)", what, src, tag, comm)
+	case "send":
+		return fmt.Sprintf("its send to rank %d (%s, %d bytes%s) waits for a matching receive", d.Peer, tag, d.Len, comm)
+	case "barrier":
+		return "waits in a barrier for the ranks that have not entered it"
+	case "moving":
+		return "has a message still moving"
+	}
+	return w.Why
+}
+
+// FormatCycle renders a cycle as "0 -> 1 -> 0".
+func FormatCycle(c []proto.Rank) string {
+	parts := make([]string, len(c))
+	for i, r := range c {
+		parts[i] = fmt.Sprint(r)
+	}
+	return strings.Join(parts, " -> ")
+}
