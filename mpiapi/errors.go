@@ -1,6 +1,9 @@
 package mpiapi
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // Class is an MPI error class (MPI_ERR_*).
 type Class int
@@ -50,10 +53,41 @@ func (e *Error) Is(t error) bool {
 	return ok && o.Class == e.Class
 }
 
+// Errhandler says what happens when a call fails, as MPI's error handlers do.
+type Errhandler int
+
+const (
+	// ErrorsAreFatal (the default, MPI_ERRORS_ARE_FATAL) prints the error —
+	// rank, call, argument and value — and aborts the whole job.
+	ErrorsAreFatal Errhandler = iota
+	// ErrorsReturn (MPI_ERRORS_RETURN) hands the error back to the caller.
+	ErrorsReturn
+)
+
+var errhandler = ErrorsAreFatal
+
+// SetErrhandler chooses the error handler for every communicator (the
+// environment variable BCS_ERRORS=return sets ErrorsReturn before Init).
+func SetErrhandler(h Errhandler) { errhandler = h }
+
+func init() {
+	if os.Getenv("BCS_ERRORS") == "return" {
+		errhandler = ErrorsReturn
+	}
+}
+
 func (p *process) errf(class Class, call, format string, a ...any) error {
 	r := -1
 	if p != nil {
 		r = int(p.rank)
 	}
-	return &Error{Class: class, Rank: r, Call: call, Msg: fmt.Sprintf(format, a...)}
+	err := &Error{Class: class, Rank: r, Call: call, Msg: fmt.Sprintf(format, a...)}
+	if errhandler == ErrorsAreFatal {
+		fmt.Fprintf(os.Stderr, "bcsmpi: %v (MPI_ERRORS_ARE_FATAL: aborting the job)\n", err)
+		if p != nil {
+			p.mmds.dump()
+		}
+		os.Exit(1)
+	}
+	return err
 }

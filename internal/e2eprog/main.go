@@ -71,6 +71,22 @@ func main() {
 		if w.Rank() == 0 {
 			fmt.Println("headtohead ok")
 		}
+	case "badrank": // an argument error under the default, fatal handler
+		if w.Rank() == 1 {
+			mpi.Send(w, []byte{1}, 99, 0)
+		}
+		mpi.Recv(w, make([]byte, 1), 1, 0)
+	case "badtag":
+		if w.Rank() == 0 {
+			mpi.Recv(w, make([]byte, 1), 1, -7)
+		}
+		mpi.Recv(w, make([]byte, 1), 0, 0)
+	case "truncate":
+		if w.Rank() == 0 {
+			check(mpi.Send(w, make([]byte, 64), 1, 0))
+		} else {
+			mpi.Recv(w, make([]byte, 16), 0, 0)
+		}
 	case "deadlock": // 0 and 1 receive from each other; the others finish
 		if w.Rank() < 2 {
 			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
@@ -137,6 +153,7 @@ func exchange() {
 // semantics: rank 0 talks to the last rank; checks ordering, wildcards,
 // probe, truncation, PROC_NULL, typed buffers, Test/Waitany, Sendrecv.
 func semantics() {
+	mpi.SetErrhandler(mpi.ErrorsReturn) // the errors below are expected and checked
 	me, n := w.Rank(), w.Size()
 	last := n - 1
 	if n < 2 {

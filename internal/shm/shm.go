@@ -165,6 +165,7 @@ func (b *RankBlock) WorldRank() proto.Rank {
 func (b *RankBlock) SetWorldRank(r proto.Rank) {
 	atomic.StoreUint32(b.r.u32(b.base+16), uint32(r))
 }
+
 // Blocked is the proto.CallNames index of the blocking call the rank is in (0: none).
 func (b *RankBlock) Blocked() uint8     { return uint8(atomic.LoadUint32(b.r.u32(b.base + 20))) }
 func (b *RankBlock) SetBlocked(c uint8) { atomic.StoreUint32(b.r.u32(b.base+20), uint32(c)) }
