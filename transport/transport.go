@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -50,27 +51,37 @@ type peer struct {
 
 // Mesh is one endpoint's connections.
 type Mesh struct {
-	self   int
-	ln     net.Listener
-	peers  []*peer
-	h      Handler
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	in     []net.Conn
-	direct []bool
-	rx     []*inbound // direct peers' connections, by endpoint
-	errs   chan error
-	close  sync.Once
+	self    int
+	ln      net.Listener
+	peers   []*peer
+	h       Handler
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	in      []net.Conn
+	direct  []bool
+	rx      []*inbound // direct peers' connections, by endpoint
+	errs    chan error
+	close   sync.Once
+	secret  []byte
+	refused atomic.Int64
+	closed  chan struct{}
 }
 
-// Listen opens the endpoint's listener (addr like "127.0.0.1:0").
-func Listen(addr string) (*Mesh, error) {
+// Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
+// unless told otherwise). Peers must prove they know secret (see auth.go).
+func Listen(addr string, secret []byte) (*Mesh, error) {
+	if len(secret) < 16 {
+		return nil, fmt.Errorf("transport: secret of %d bytes, want at least 16", len(secret))
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("transport: listen on %s: %w", addr, err)
 	}
-	return &Mesh{ln: ln, errs: make(chan error, 1)}, nil
+	return &Mesh{ln: ln, errs: make(chan error, 1), secret: secret, closed: make(chan struct{})}, nil
 }
+
+// Refused counts inbound connections refused by the handshake.
+func (m *Mesh) Refused() int64 { return m.refused.Load() }
 
 // Addr is the listening address to give the other endpoints.
 func (m *Mesh) Addr() string { return m.ln.Addr().String() }
@@ -99,12 +110,12 @@ func (m *Mesh) Start(self int, addrs []string, h Handler, direct []bool) error {
 			m.Close()
 			return fmt.Errorf("transport: endpoint %d dialling endpoint %d at %s: %w", self, i, a, err)
 		}
-		p := &peer{conn: c, w: bufio.NewWriterSize(c, 256<<10)}
-		m.peers[i] = p
-		if err := m.Send(i, &proto.Msg{Type: proto.MsgHello, Node: proto.NodeID(self)}); err != nil {
+		if err := dialHandshake(c, m.secret, self, i); err != nil {
+			c.Close()
 			m.Close()
-			return err
+			return fmt.Errorf("transport: endpoint %d: %w", self, err)
 		}
+		m.peers[i] = &peer{conn: c, w: bufio.NewWriterSize(c, 256<<10)}
 	}
 	select {
 	case err := <-acceptDone:
@@ -132,37 +143,67 @@ func dial(addr string) (net.Conn, error) {
 	return nil, err
 }
 
+// accept admits n authenticated peers. Handshakes run concurrently, so a
+// stray connection that stalls cannot hold up the job's own peers; refused
+// connections are closed and counted. The listener is closed once the mesh
+// is complete: no socket listens while the job runs.
 func (m *Mesh) accept(n int) error {
-	for i := 0; i < n; i++ {
-		c, err := m.ln.Accept()
-		if err != nil {
-			return fmt.Errorf("transport: accept: %w", err)
+	type admitted struct {
+		from int
+		c    net.Conn
+		r    *bufio.Reader
+	}
+	ok := make(chan admitted)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			c, err := m.ln.Accept()
+			if err != nil {
+				return
+			}
+			c.(*net.TCPConn).SetNoDelay(true)
+			go func() {
+				from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers))
+				if err != nil {
+					m.refused.Add(1)
+					c.Close()
+					return
+				}
+				select {
+				case ok <- admitted{from, c, r}:
+				case <-stop:
+					c.Close()
+				}
+			}()
 		}
-		c.(*net.TCPConn).SetNoDelay(true)
-		r := bufio.NewReaderSize(c, 256<<10)
-		var buf []byte
-		var hello proto.Msg
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		if err := proto.ReadFrame(r, &buf, &hello); err != nil || hello.Type != proto.MsgHello {
-			c.Close()
-			return fmt.Errorf("transport: endpoint %d: bad hello from %s: %v", m.self, c.RemoteAddr(), err)
+	}()
+	seen := make([]bool, len(m.peers))
+	for got := 0; got < n; {
+		var a admitted
+		select {
+		case a = <-ok:
+		case <-m.closed:
+			return errClosed
 		}
-		c.SetReadDeadline(time.Time{})
-		from := int(hello.Node)
-		if from < 0 || from >= len(m.peers) || from == m.self {
-			c.Close()
-			return fmt.Errorf("transport: endpoint %d: hello names endpoint %d, want 0..%d", m.self, from, len(m.peers)-1)
+		if seen[a.from] { // a second connection claiming the same endpoint
+			m.refused.Add(1)
+			a.c.Close()
+			continue
 		}
+		seen[a.from] = true
+		got++
 		m.mu.Lock()
-		m.in = append(m.in, c)
+		m.in = append(m.in, a.c)
 		m.mu.Unlock()
-		if m.direct[from] {
-			m.rx[from] = &inbound{conn: c, r: r, buf: buf}
+		if m.direct[a.from] {
+			m.rx[a.from] = &inbound{conn: a.c, r: a.r}
 			continue
 		}
 		m.wg.Add(1)
-		go m.serve(from, r, buf)
+		go m.serve(a.from, a.r, nil)
 	}
+	m.ln.Close()
 	return nil
 }
 
@@ -243,6 +284,7 @@ func (m *Mesh) Send(to int, msg *proto.Msg) error {
 // Close closes the listener and every connection and waits for the readers.
 func (m *Mesh) Close() {
 	m.close.Do(func() {
+		close(m.closed)
 		m.ln.Close()
 		for _, p := range m.peers {
 			if p != nil {

@@ -205,8 +205,9 @@ func Run(job Job) (res Result, err error) {
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
 		addrs := make([]string, cfg.Nodes+1)
+		secret := transport.NewSecret()
 		for i := range addrs {
-			m, err := transport.Listen("127.0.0.1:0")
+			m, err := transport.Listen("127.0.0.1:0", secret)
 			if err != nil {
 				return res, err
 			}

@@ -1,0 +1,173 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+type collector struct {
+	mu   sync.Mutex
+	got  []string
+	cond chan struct{}
+}
+
+func (c *collector) handler(from int, m *proto.Msg) error {
+	c.mu.Lock()
+	c.got = append(c.got, string(m.Payload))
+	c.mu.Unlock()
+	c.cond <- struct{}{}
+	return nil
+}
+
+func startMesh(t *testing.T, secret []byte, n int, beforeStart func(addrs []string)) ([]*Mesh, []*collector) {
+	t.Helper()
+	ms := make([]*Mesh, n)
+	addrs := make([]string, n)
+	for i := range ms {
+		m, err := Listen("127.0.0.1:0", secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[i], addrs[i] = m, m.Addr()
+	}
+	if beforeStart != nil {
+		beforeStart(addrs)
+	}
+	cs := make([]*collector, n)
+	errs := make(chan error, n)
+	for i, m := range ms {
+		cs[i] = &collector{cond: make(chan struct{}, 16)}
+		go func() { errs <- m.Start(i, addrs, cs[i].handler, nil) }()
+	}
+	for range ms {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, m := range ms {
+			m.Close()
+		}
+	})
+	return ms, cs
+}
+
+func TestMeshDelivers(t *testing.T) {
+	ms, cs := startMesh(t, NewSecret(), 3, nil)
+	if err := ms[0].Send(2, &proto.Msg{Type: proto.MsgData, Payload: []byte("from 0")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms[1].Send(2, &proto.Msg{Type: proto.MsgData, Payload: bytes.Repeat([]byte("x"), 1<<20)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case <-cs[2].cond:
+		case <-time.After(5 * time.Second):
+			t.Fatal("frame not delivered")
+		}
+	}
+	// The listener is closed once the mesh is complete.
+	if _, err := net.DialTimeout("tcp", ms[2].Addr(), time.Second); err == nil {
+		t.Fatal("endpoint still listening after the mesh was complete")
+	}
+}
+
+// Connections that do not know the job's secret, or do not speak the
+// handshake, are refused; the job's own peers still connect.
+func TestHandshakeRefusesStrangers(t *testing.T) {
+	var wg sync.WaitGroup
+	outcome := make(chan error, 3)
+	ms, _ := startMesh(t, NewSecret(), 2, func(addrs []string) {
+		wg.Add(3)
+		go func() { // another job's peer: right protocol, wrong secret
+			defer wg.Done()
+			c, err := net.Dial("tcp", addrs[1])
+			if err != nil {
+				outcome <- err
+				return
+			}
+			defer c.Close()
+			outcome <- dialHandshake(c, NewSecret(), 0, 1)
+		}()
+		go func() { // garbage: an oversized frame instead of a hello
+			defer wg.Done()
+			c, err := net.Dial("tcp", addrs[1])
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			io.ReadFull(c, make([]byte, len(authMagic)+nonceLen))
+			c.Write([]byte{byte(proto.MsgData), 0xff, 0xff, 0xff, 0x7f})
+			io.Copy(io.Discard, c) // returns when the endpoint closes the connection
+		}()
+		go func() { // a replay: a hello computed for another challenge
+			defer wg.Done()
+			c, err := net.Dial("tcp", addrs[1])
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			io.ReadFull(c, make([]byte, len(authMagic)+nonceLen))
+			hello := proto.Msg{Type: proto.MsgHello, Node: 0, Index: 1, Payload: make([]byte, nonceLen+macLen)}
+			c.Write(proto.AppendFrame(nil, &hello))
+			io.Copy(io.Discard, c)
+		}()
+	})
+	wg.Wait() // each stranger returns when the endpoint closes its connection
+	if err := <-outcome; !errors.Is(err, ErrAuth) {
+		t.Fatalf("wrong-secret peer: err = %v, want ErrAuth", err)
+	}
+	if got := ms[1].Refused(); got != 3 {
+		t.Fatalf("endpoint 1 refused %d connections, want 3", got)
+	}
+}
+
+// recorder keeps everything written to a connection.
+type recorder struct {
+	net.Conn
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.mu.Lock()
+	r.out.Write(b)
+	r.mu.Unlock()
+	return r.Conn.Write(b)
+}
+
+func TestSecretNeverOnTheWire(t *testing.T) {
+	secret := bytes.Repeat([]byte("S3cr"), 8)
+	a, b := net.Pipe()
+	ra, rb := &recorder{Conn: a}, &recorder{Conn: b}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := acceptHandshake(rb, secret, 1, 2)
+		done <- err
+	}()
+	if err := dialHandshake(ra, secret, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*bytes.Buffer{&ra.out, &rb.out} {
+		if bytes.Contains(w.Bytes(), secret) || bytes.Contains(w.Bytes(), secret[:8]) {
+			t.Fatal("the secret appeared on the wire")
+		}
+	}
+}
+
+func TestListenRejectsShortSecret(t *testing.T) {
+	if _, err := Listen("127.0.0.1:0", []byte("short")); err == nil {
+		t.Fatal("accepted a 5-byte secret")
+	}
+}
