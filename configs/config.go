@@ -37,6 +37,7 @@ type Config struct {
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
+	NodeTimeout       time.Duration `mapstructure:"node_timeout"`         // a node silent this long (missed microphase reports) aborts the job, 10ms .. 10m
 	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off
 	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
 	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
@@ -66,6 +67,7 @@ func Default() Config {
 		StrobeSpin:        100 * time.Microsecond,
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
+		NodeTimeout:       5 * time.Second,
 		DeadlockSlices:    1000,
 		DeadlockAction:    "abort",
 		MDS:               "none",
@@ -100,7 +102,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		"chunks_per_slice_max": d.ChunksPerSliceMax, "ring_slots": d.RingSlots, "requests_max": d.RequestsMax,
 		"inline_max": d.InlineMax, "spin": d.Spin, "strobe_spin": d.StrobeSpin, "fifo": d.FIFO,
 		"tag_output": d.TagOutput, "tx_timeout": d.TXTimeout, "mds": d.MDS,
-		"deadlock_slices": d.DeadlockSlices, "deadlock_action": d.DeadlockAction,
+		"deadlock_slices": d.DeadlockSlices, "deadlock_action": d.DeadlockAction, "node_timeout": d.NodeTimeout,
 		"mds_dir": d.MDSDir, "mds_ranks": d.MDSRanks, "mds_nodes": d.MDSNodes, "mds_primitives": d.MDSPrimitives,
 		"mds_digits": d.MDSDigits, "mds_interval": d.MDSInterval, "emds_first": d.EMDSFirst, "emds_slices": d.EMDSSlices,
 		"emds_metrics": d.EMDSMetrics,
@@ -185,6 +187,9 @@ func (c Config) Validate() error {
 	}
 	if c.TXTimeout < time.Millisecond || c.TXTimeout > 10*time.Minute {
 		return fmt.Errorf("configs: tx_timeout = %v, want 1ms .. 10m", c.TXTimeout)
+	}
+	if c.NodeTimeout < 10*time.Millisecond || c.NodeTimeout > 10*time.Minute {
+		return fmt.Errorf("configs: node_timeout = %v, want 10ms .. 10m", c.NodeTimeout)
 	}
 	if c.DeadlockSlices > 100_000_000 {
 		return fmt.Errorf("configs: deadlock_slices = %d, want 0 (off) .. 100000000", c.DeadlockSlices)

@@ -84,3 +84,31 @@ func TestRejects(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLoad: any configuration file either loads into a Config that passes
+// Validate, or is refused with an error; it never panics.
+func FuzzLoad(f *testing.F) {
+	raw, _ := os.ReadFile("bcs.example.yaml")
+	f.Add(string(raw))
+	f.Add("timeslice: 250us\nnodes: 2\n")
+	f.Add("timeslice: [1, 2]\n")
+	f.Add("mds: main,elan\nemds_metrics: GETTS,NCOLLMSM\n")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, yaml string) {
+		path := filepath.Join(dir, "bcs.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fs := pflag.NewFlagSet("fuzz", pflag.ContinueOnError)
+		Flags(fs)
+		if err := fs.Parse([]string{"--config", path}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(fs)
+		if err == nil {
+			if verr := c.Validate(); verr != nil {
+				t.Fatalf("Load accepted a config that Validate refuses: %v", verr)
+			}
+		}
+	})
+}

@@ -1,7 +1,9 @@
 package nicthread
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -183,13 +185,16 @@ type RemoteNodes struct {
 	status  [][]uint8
 	all     []proto.Descriptor
 	allSt   []uint8
-	timeout time.Duration
+	timeout time.Duration // a node's DEM and MSM report
+	txTime  time.Duration // a node's transmission, on top of timeout
 	stopped atomic.Bool
 }
 
 // NewRemoteNodes wraps an endpoint-0 mesh; start it with Handler and Direct.
-func NewRemoteNodes(mesh *transport.Mesh, nodes int, timeout time.Duration) *RemoteNodes {
-	return &RemoteNodes{mesh: mesh, n: nodes, batches: make([][]proto.Descriptor, nodes), status: make([][]uint8, nodes), timeout: timeout}
+// A node that does not report DEM or MSM within nodeTimeout (TX within
+// nodeTimeout+txTimeout) has stopped answering, and the job is aborted.
+func NewRemoteNodes(mesh *transport.Mesh, nodes int, nodeTimeout, txTimeout time.Duration) *RemoteNodes {
+	return &RemoteNodes{mesh: mesh, n: nodes, batches: make([][]proto.Descriptor, nodes), status: make([][]uint8, nodes), timeout: nodeTimeout, txTime: txTimeout}
 }
 
 // Direct marks every agent endpoint as read directly by the master.
@@ -223,8 +228,16 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 			retry()
 		}
 		m := &r.msg
-		if err := r.mesh.Recv(n+1, m, r.timeout); err != nil {
-			return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("slice %d: no %s from the node within %v: %v", k, t, r.timeout, err)}
+		limit := r.timeout
+		if t == proto.MsgSliceDone {
+			limit += r.txTime
+		}
+		if err := r.mesh.Recv(n+1, m, limit); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("stopped answering: no %s report for slice %d within %v (node_timeout)", t, k, limit)}
+			}
+			return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("lost in slice %d while the master waited for %s: %v", k, t, err)}
 		}
 		if m.Type == proto.MsgFail {
 			return &JobError{Node: proto.NodeID(n), Rank: proto.Rank(m.Code), Why: m.Text}
@@ -288,6 +301,9 @@ type AgentEndpoint struct {
 	A       *Agent
 	Mesh    *transport.Mesh
 	Timeout time.Duration
+	// StallAt, if non-zero, makes the agent stop answering from that slice on
+	// (fault injection for tests: BCS_FAULT_STALL_NODE=node@slice).
+	StallAt proto.SliceID
 }
 
 // NewAgentEndpoint wraps an agent; start the mesh with Handler and Direct.
@@ -326,6 +342,10 @@ func (e *AgentEndpoint) Serve() error {
 			return err
 		}
 		var err error
+		if e.StallAt > 0 && m.Slice >= e.StallAt {
+			<-e.Mesh.Done() // silent until the job is torn down
+			return nil
+		}
 		switch m.Type {
 		case proto.MsgStrobe:
 			var b []proto.Descriptor

@@ -80,6 +80,9 @@ func Listen(addr string, secret []byte) (*Mesh, error) {
 	return &Mesh{ln: ln, errs: make(chan error, 1), secret: secret, closed: make(chan struct{})}, nil
 }
 
+// Done is closed when the mesh is closed.
+func (m *Mesh) Done() <-chan struct{} { return m.closed }
+
 // Refused counts inbound connections refused by the handshake.
 func (m *Mesh) Refused() int64 { return m.refused.Load() }
 

@@ -316,3 +316,22 @@ func TestUnmatchedMessageReported(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+func TestSilentNodeAbortsJob(t *testing.T) {
+	t.Setenv("BCS_NODE_TIMEOUT", "300ms")
+	t.Setenv("BCS_FAULT_STALL_NODE", "1@300")
+	start := time.Now()
+	r := bcsrun(t, "-n", "4", "--nodes", "2", "./e2eprog", "hang")
+	if r.code != 1 || !strings.Contains(r.stderr, "node 1: stopped answering: no dem report for slice 300 within 300ms (node_timeout)") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("silent node detected and job torn down in %v", time.Since(start))
+}
+
+func TestSharedMemoryIsPrivate(t *testing.T) {
+	r := bcsrun(t, "-n", "2", "./e2eprog", "shm")
+	want := fmt.Sprintf("shm -rw------- uid %d\n", os.Getuid())
+	if r.code != 0 || strings.Count(r.stdout, want) != 2 {
+		t.Fatalf("exit %d, want two lines %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+}

@@ -87,6 +87,10 @@ func main() {
 		} else {
 			mpi.Recv(w, make([]byte, 16), 0, 0)
 		}
+	case "shm": // the node's region as the rank sees it
+		st, err := os.NewFile(3, "shm").Stat()
+		check(err)
+		fmt.Printf("shm %v uid %d\n", st.Mode().Perm(), st.Sys().(*syscall.Stat_t).Uid)
 	case "deadlock": // 0 and 1 receive from each other; the others finish
 		if w.Rank() < 2 {
 			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)

@@ -214,7 +214,8 @@ func Run(job Job) (res Result, err error) {
 			meshes = append(meshes, m)
 			addrs[i] = m.Addr()
 		}
-		remote := nicthread.NewRemoteNodes(meshes[0], cfg.Nodes, cfg.TXTimeout)
+		remote := nicthread.NewRemoteNodes(meshes[0], cfg.Nodes, cfg.NodeTimeout, cfg.TXTimeout)
+		stallNode, stallAt := faultStall()
 		handlers := []transport.Handler{remote.Handler}
 		direct := [][]bool{remote.Direct()}
 		var eps []*nicthread.AgentEndpoint
@@ -224,6 +225,9 @@ func Run(job Job) (res Result, err error) {
 				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i),
 				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
+			if i == stallNode {
+				ep.StallAt = stallAt
+			}
 			eps = append(eps, ep)
 			handlers = append(handlers, ep.Handler)
 			direct = append(direct, ep.Direct())
@@ -452,4 +456,20 @@ func judge(e exit, nodes []*node, nodeOf []proto.NodeID) (string, int) {
 		return fmt.Sprintf("bcsrun: rank %d: %v", e.rank, e.err), 1
 	}
 	return "", 0
+}
+
+// faultStall reads BCS_FAULT_STALL_NODE=node@slice, a fault injection for
+// tests: that node's agent stops answering the master from that slice on.
+func faultStall() (int, proto.SliceID) {
+	v := os.Getenv("BCS_FAULT_STALL_NODE")
+	if v == "" {
+		return -1, 0
+	}
+	var node int
+	var slice uint64
+	if _, err := fmt.Sscanf(v, "%d@%d", &node, &slice); err != nil || slice == 0 {
+		fmt.Fprintf(os.Stderr, "bcsrun: BCS_FAULT_STALL_NODE=%q ignored, want node@slice\n", v)
+		return -1, 0
+	}
+	return node, proto.SliceID(slice)
 }
