@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -155,7 +156,13 @@ func Finalize() error {
 		return err
 	}
 	if n := p.region.G.ReqMax - len(p.free); n > 0 {
-		return p.errf(ErrRequest, call, "%d requests still pending; wait for them before Finalize", n)
+		var which []string
+		for i := range p.reqs {
+			if r := &p.reqs[i]; r.active && len(which) < 5 {
+				which = append(which, fmt.Sprintf("%s (%s)", r.call, r.kind))
+			}
+		}
+		return p.errf(ErrRequest, call, "%d requests still pending, e.g. %s; wait for them before MPI_Finalize", n, strings.Join(which, ", "))
 	}
 	p.mmds.finish()
 	p.blk.SetState(shm.StateFinalized)
@@ -244,6 +251,16 @@ func bytesOf[T Numeric](buf []T) (unsafe.Pointer, uint64, int) {
 	return unsafe.Pointer(unsafe.SliceData(buf)), uint64(len(buf) * es), es
 }
 
+func (p *process) checkComm(call string, c *Comm) error {
+	if c == nil {
+		return p.errf(ErrComm, call, "comm = nil, want a communicator such as mpiapi.World()")
+	}
+	if c.id != 0 {
+		return p.errf(ErrComm, call, "comm %d, only MPI_COMM_WORLD (0) exists in this build", c.id)
+	}
+	return nil
+}
+
 func (p *process) checkPeer(call, what string, peer int, wildcard bool) error {
 	if peer == ProcNull || (wildcard && peer == AnySource) {
 		return nil
@@ -306,6 +323,9 @@ func (p *process) abortExit() {
 }
 
 func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
+	if err := p.checkComm(call, c); err != nil {
+		return nil, err
+	}
 	if err := p.checkPeer(call, "dest", dest, false); err != nil {
 		return nil, err
 	}
@@ -330,6 +350,9 @@ func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) 
 }
 
 func irecv[T Numeric](p *process, call string, c *Comm, buf []T, source, tag int) (*Request, error) {
+	if err := p.checkComm(call, c); err != nil {
+		return nil, err
+	}
 	if err := p.checkPeer(call, "source", source, true); err != nil {
 		return nil, err
 	}
@@ -438,8 +461,8 @@ func Barrier(c *Comm) error {
 	if err != nil {
 		return err
 	}
-	if c == nil || c.id != 0 {
-		return p.errf(ErrComm, call, "only MPI_COMM_WORLD exists in this build")
+	if err := p.checkComm(call, c); err != nil {
+		return err
 	}
 	t0 := p.mmds.begin(true)
 	r, err := p.newRequest(call, proto.KindBarrier, nil, 1)
@@ -659,6 +682,9 @@ func Testall(rs ...*Request) (bool, error) {
 }
 
 func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (*Request, error) {
+	if err := p.checkComm(call, c); err != nil {
+		return nil, err
+	}
 	if err := p.checkPeer(call, "source", source, true); err != nil {
 		return nil, err
 	}

@@ -81,6 +81,15 @@ func main() {
 			mpi.Recv(w, make([]byte, 1), 1, -7)
 		}
 		mpi.Recv(w, make([]byte, 1), 0, 0)
+	case "nilcomm":
+		if w.Rank() == 0 {
+			mpi.Send(nil, []byte{1}, 1, 0)
+		}
+		mpi.Recv(w, make([]byte, 1), 0, 0)
+	case "pending": // finalize with an Irecv still pending
+		if w.Rank() == 0 {
+			mpi.Irecv(w, make([]byte, 4), 1, 9)
+		}
 	case "truncate":
 		if w.Rank() == 0 {
 			check(mpi.Send(w, make([]byte, 64), 1, 0))

@@ -360,6 +360,7 @@ func Run(job Job) (res Result, err error) {
 		}
 		aborting = true
 		res.ExitCode, res.Message = code, msg
+		fmt.Fprintln(stderr, msg) // the reason first, before the ranks report being stopped
 		for _, n := range nodes {
 			n.agent.Abort()
 		}
@@ -417,9 +418,6 @@ func Run(job Job) (res Result, err error) {
 	outWG.Wait()
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
-	if res.Message != "" {
-		fmt.Fprintln(stderr, res.Message)
-	}
 	if lost := nodes[0].agent.Unmatched(); len(lost) > 0 && res.ExitCode == 0 {
 		fmt.Fprintf(stderr, "bcsmpi: warning: %d message(s) were sent but never received:\n", len(lost))
 		for i, d := range lost {
