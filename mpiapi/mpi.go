@@ -322,53 +322,47 @@ func (p *process) abortExit() {
 	os.Exit(1)
 }
 
-func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
+// start checks the arguments of a send or receive and posts its descriptor.
+// Sends of at most inline_max bytes carry their payload in the ring slot and
+// are buffered by the agent (they complete when exchanged).
+func start[T Numeric](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int) (*Request, error) {
+	recv := kind != proto.KindSend
+	what := "dest"
+	if recv {
+		what = "source"
+	}
 	if err := p.checkComm(call, c); err != nil {
 		return nil, err
 	}
-	if err := p.checkPeer(call, "dest", dest, false); err != nil {
+	if err := p.checkPeer(call, what, peer, recv); err != nil {
 		return nil, err
 	}
-	if err := p.checkTag(call, tag, false); err != nil {
+	if err := p.checkTag(call, tag, recv); err != nil {
 		return nil, err
 	}
 	addr, n, es := bytesOf(buf)
-	if dest == ProcNull {
+	if peer == ProcNull {
 		return &Request{done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
 	}
-	r, err := p.newRequest(call, proto.KindSend, buf, es)
+	r, err := p.newRequest(call, kind, buf, es)
 	if err != nil {
 		return nil, err
 	}
-	d := proto.Descriptor{Kind: proto.KindSend, Comm: c.id, Peer: proto.Rank(dest), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
+	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: proto.Rank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
-	if n <= uint64(p.region.G.InlineMax) { // buffered: completes when exchanged
+	if !recv && n <= uint64(p.region.G.InlineMax) {
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}
 	return r, p.post(d, inl)
 }
 
+func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return start(p, call, proto.KindSend, c, buf, dest, tag)
+}
+
 func irecv[T Numeric](p *process, call string, c *Comm, buf []T, source, tag int) (*Request, error) {
-	if err := p.checkComm(call, c); err != nil {
-		return nil, err
-	}
-	if err := p.checkPeer(call, "source", source, true); err != nil {
-		return nil, err
-	}
-	if err := p.checkTag(call, tag, true); err != nil {
-		return nil, err
-	}
-	addr, n, es := bytesOf(buf)
-	if source == ProcNull {
-		return &Request{done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
-	}
-	r, err := p.newRequest(call, proto.KindRecv, buf, es)
-	if err != nil {
-		return nil, err
-	}
-	d := proto.Descriptor{Kind: proto.KindRecv, Comm: c.id, Peer: proto.Rank(source), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
-	return r, p.post(d, nil)
+	return start(p, call, proto.KindRecv, c, buf, source, tag)
 }
 
 func nbytes[T Numeric](buf []T) int64 {

@@ -234,15 +234,7 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 			t.Fatalf("rank output ended early; stderr:\n%s", e.String())
 		}
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("bcsrun did not exit within 30s of SIGTERM")
-	}
+	terminate(t, cmd)
 	if cmd.ProcessState.ExitCode() != 128+15 || !strings.Contains(e.String(), "terminated received, job terminated") {
 		t.Fatalf("exit %d, stderr:\n%s", cmd.ProcessState.ExitCode(), e.String())
 	}
@@ -335,5 +327,19 @@ func TestSharedMemoryIsPrivate(t *testing.T) {
 	want := fmt.Sprintf("shm -rw------- uid %d\n", os.Getuid())
 	if r.code != 0 || strings.Count(r.stdout, want) != 2 {
 		t.Fatalf("exit %d, want two lines %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
+// terminate sends SIGTERM to a started bcsrun and waits (bounded) for it to exit.
+func terminate(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("bcsrun did not exit within 30s of SIGTERM")
 	}
 }

@@ -215,15 +215,7 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // let every rank reach its blocking Recv
 	before := listeners(t)
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("bcsrun did not exit after SIGTERM")
-	}
+	terminate(t, cmd)
 	nothingLeft(t, before)
 	dir, _ := filepath.EvalSymlinks(filepath.Join(root, "latest"))
 	sums, err := mds.ReadDir(dir, nil)
