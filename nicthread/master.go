@@ -65,6 +65,14 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 	now := func() clock.Time { return clock.Time(unix.Now() - base) }
 	m := strobe.NewMaster(strobe.Config{Slice: cfg.Slice, Nodes: cfg.Nodes}, now()+clock.Time(cfg.Slice))
 	spin := strobe.NewSpinEstimator(cfg.Spin)
+	var k proto.SliceID
+	var phase strobe.Phase
+	arrive := func(n proto.NodeID) error { // made once for the run: no allocation per slice
+		_, err := m.Arrive(n, phase, k, now())
+		return err
+	}
+	retry := m.Retry
+	var rec strobe.SliceRecord
 	for {
 		select {
 		case <-stop:
@@ -84,23 +92,19 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 		}
 		for now() < due {
 		}
-		k := m.Strobe(now())
-		phase := strobe.PhaseDEM
-		arrive := func(n proto.NodeID) error {
-			_, err := m.Arrive(n, phase, k, now())
-			return err
-		}
-		all, status, err := nodes.DEM(k, arrive, m.Retry)
+		k = m.Strobe(now())
+		phase = strobe.PhaseDEM
+		all, status, err := nodes.DEM(k, arrive, retry)
 		if err == nil && cfg.OnDEM != nil {
 			cfg.OnDEM(all)
 		}
 		if err == nil {
 			phase = strobe.PhaseMSM
-			err = nodes.MSM(k, all, status, arrive, m.Retry)
+			err = nodes.MSM(k, all, status, arrive, retry)
 		}
 		if err == nil {
 			phase = strobe.PhaseTX
-			err = nodes.TX(k, arrive, m.Retry)
+			err = nodes.TX(k, arrive, retry)
 		}
 		if err != nil {
 			nodes.Stop(1, err.Error())
@@ -109,8 +113,8 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 		}
 		st.Slices++
 		if cfg.OnSlice != nil {
-			r := m.Record()
-			cfg.OnSlice(&r)
+			rec = m.Record()
+			cfg.OnSlice(&rec)
 		}
 		if cfg.MaxSlices > 0 && st.Slices >= cfg.MaxSlices {
 			nodes.Stop(0, "slice limit")
