@@ -264,7 +264,7 @@ func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retr
 		return nil, nil, err
 	}
 	err := r.collect(proto.MsgDEM, k, arrive, retry, func(m *proto.Msg) {
-		r.batches[m.Node] = m.Descs
+		r.batches[m.Node] = append(r.batches[m.Node][:0], m.Descs...) // m is reused for the next node
 		r.status[m.Node] = append(r.status[m.Node][:0], m.Payload...) // the payload is the reader's buffer
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // MsgType names a control- or data-plane frame.
@@ -138,8 +139,11 @@ func AppendFrame(b []byte, m *Msg) []byte {
 	return b
 }
 
-// DecodeBody decodes a frame body of type t into m. m.Payload aliases body.
+// DecodeBody decodes a frame body of type t into m. m.Payload aliases body,
+// and m.Descs reuses the storage of m's previous Descs (so decoding into the
+// same Msg every slice allocates nothing): copy them to keep them.
 func DecodeBody(t MsgType, body []byte, m *Msg) error {
+	descs := m.Descs[:0]
 	if t < 1 || t > msgTypeMax {
 		return malformed("message type %d not in 1..%d", uint8(t), uint8(msgTypeMax))
 	}
@@ -169,7 +173,7 @@ func DecodeBody(t MsgType, body []byte, m *Msg) error {
 		return malformed("%s claims %d descriptors, body holds at most %d", t, nd, (len(body)-p)/DescriptorSize)
 	}
 	if nd > 0 {
-		m.Descs = make([]Descriptor, nd)
+		m.Descs = slices.Grow(descs, nd)[:nd]
 		for i := range m.Descs {
 			d, err := DecodeDescriptor(body[p:])
 			if err != nil {
@@ -196,11 +200,16 @@ func DecodeBody(t MsgType, body []byte, m *Msg) error {
 // ReadFrame reads one frame from r into m, using *buf as scratch (grown as
 // needed, never beyond MaxFrame). m.Payload aliases *buf until the next call.
 func ReadFrame(r io.Reader, buf *[]byte, m *Msg) error {
-	var hdr [frameHeaderLen]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+	// The header is read into the scratch buffer too: a local array would
+	// escape through io.Reader and cost an allocation per frame.
+	if cap(*buf) < frameHeaderLen {
+		*buf = make([]byte, 4096)
+	}
+	hdr := (*buf)[:frameHeaderLen]
+	if _, err := io.ReadFull(r, hdr); err != nil {
 		return err
 	}
-	n := binary.LittleEndian.Uint32(hdr[1:])
+	t, n := MsgType(hdr[0]), binary.LittleEndian.Uint32(hdr[1:])
 	if n > MaxFrame {
 		return malformed("frame body of %d bytes exceeds MaxFrame (%d)", n, MaxFrame)
 	}
@@ -214,5 +223,5 @@ func ReadFrame(r io.Reader, buf *[]byte, m *Msg) error {
 		}
 		return err
 	}
-	return DecodeBody(MsgType(hdr[0]), body, m)
+	return DecodeBody(t, body, m)
 }
