@@ -77,7 +77,7 @@ func bcsrun(t *testing.T, args ...string) run {
 
 // nothingLeft checks that no shared-memory file, no rank process and no new
 // listening socket survived the job.
-func nothingLeft(t *testing.T, before map[string]bool) {
+func nothingLeft(t *testing.T, before map[string]string) {
 	t.Helper()
 	if files, _ := filepath.Glob("/dev/shm/bcs-*"); len(files) > 0 {
 		t.Errorf("left in /dev/shm: %v", files)
@@ -99,11 +99,30 @@ func nothingLeft(t *testing.T, before map[string]bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for l := range listeners(t) {
-		if !before[l] {
-			t.Errorf("listening socket left behind: %s", l)
+	for l, inode := range listeners(t) {
+		if before[l] == "" {
+			// Other test packages run in parallel and listen too: only a socket
+			// owned by one of this job's binaries is a leak.
+			if owner := socketOwner(inode); owner != "" {
+				t.Errorf("listening socket %s left behind by %s", l, owner)
+			}
 		}
 	}
+}
+
+// socketOwner names the process (pid and executable) holding socket inode, if
+// it runs one of the test binaries; "" otherwise.
+func socketOwner(inode string) string {
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		if link, err := os.Readlink(fd); err == nil && link == "socket:["+inode+"]" {
+			pid := strings.Split(fd, "/")[2]
+			if exe, err := os.Readlink("/proc/" + pid + "/exe"); err == nil && strings.HasPrefix(exe, bin+"/") {
+				return pid + " " + exe
+			}
+		}
+	}
+	return ""
 }
 
 // ourProcesses lists live processes running one of the test binaries.
@@ -124,8 +143,9 @@ func ourProcesses() []string {
 	return out
 }
 
-func listeners(t *testing.T) map[string]bool {
-	m := map[string]bool{}
+// listeners maps every listening TCP socket (local address) to its inode.
+func listeners(t *testing.T) map[string]string {
+	m := map[string]string{}
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -134,8 +154,8 @@ func listeners(t *testing.T) map[string]bool {
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			fs := strings.Fields(sc.Text())
-			if len(fs) > 3 && fs[3] == "0A" { // TCP_LISTEN
-				m[fs[1]] = true
+			if len(fs) > 9 && fs[3] == "0A" { // TCP_LISTEN
+				m[fs[1]] = fs[9]
 			}
 		}
 		fh.Close()
