@@ -209,13 +209,18 @@ func (r *Recorder) Now() int64 { return int64(time.Since(r.base)) }
 func (r *Recorder) Begin(blocking bool) int64 {
 	t := r.Now()
 	if blocking {
-		d := t - r.compStart
-		r.compTotal += d
-		r.compN++
-		r.comp.RecordValue(max(d, 1))
+		r.closeComp(t)
 		r.commStart = t
 	}
 	return t
+}
+
+// closeComp ends the computation interval that started at compStart.
+func (r *Recorder) closeComp(t int64) {
+	d := t - r.compStart
+	r.compTotal += d
+	r.compN++
+	r.comp.RecordValue(max(d, 1))
 }
 
 // End marks the return from primitive p entered at t0, moving bytes.
@@ -252,12 +257,8 @@ func (r *Recorder) Close() {
 		return
 	}
 	t := r.Now()
-	d := t - r.compStart
-	r.compTotal += d
-	r.compN++
-	r.comp.RecordValue(max(d, 1))
-	r.compStart = t
-	r.end = t
+	r.closeComp(t)
+	r.compStart, r.end = t, t
 }
 
 // Summary is a rank's per-primitive table, as dumped and read back.
