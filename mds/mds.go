@@ -33,11 +33,41 @@ const (
 	Probe
 	Iprobe
 	Barrier
+	Bcast
+	Reduce
+	Allreduce
+	Gather
+	Gatherv
+	Scatter
+	Scatterv
+	Allgather
+	Allgatherv
+	Alltoall
+	Alltoallv
+	ReduceScatter
+	Scan
+	Exscan
+	Ibarrier
+	Ibcast
+	Ireduce
+	Iallreduce
+	Igather
+	Iscatter
+	Iallgather
+	Ialltoall
+	CommSplit
+	CommDup
+	CommCreate
+	CommFree
 	NumPrims
 )
 
 var primNames = [NumPrims]string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Sendrecv", "MPI_Wait",
-	"MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier"}
+	"MPI_Waitall", "MPI_Waitany", "MPI_Test", "MPI_Testall", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier",
+	"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan",
+	"MPI_Exscan", "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Iscatter",
+	"MPI_Iallgather", "MPI_Ialltoall", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_free"}
 
 func (p Prim) String() string { return primNames[p] }
 

@@ -20,12 +20,16 @@ const (
 	ErrIntern
 	ErrArg
 	ErrNotInitialized
+	ErrOp
+	ErrRoot
+	ErrGroup
 )
 
 var classNames = map[Class]string{
 	ErrOther: "MPI_ERR_OTHER", ErrBuffer: "MPI_ERR_BUFFER", ErrCount: "MPI_ERR_COUNT", ErrTag: "MPI_ERR_TAG",
 	ErrComm: "MPI_ERR_COMM", ErrRank: "MPI_ERR_RANK", ErrRequest: "MPI_ERR_REQUEST", ErrTruncate: "MPI_ERR_TRUNCATE",
 	ErrIntern: "MPI_ERR_INTERN", ErrArg: "MPI_ERR_ARG", ErrNotInitialized: "MPI_ERR_NOT_INITIALIZED",
+	ErrOp: "MPI_ERR_OP", ErrRoot: "MPI_ERR_ROOT", ErrGroup: "MPI_ERR_GROUP",
 }
 
 func (c Class) String() string {

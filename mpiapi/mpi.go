@@ -55,17 +55,39 @@ type process struct {
 
 var self *process
 
-// Comm is a communicator. Only the world communicator exists for now.
+// Comm is a communicator: a group of ranks with its own message space and
+// its own sequence of collective calls. Make new ones with Dup, Split and
+// Create; the runtime gives every communicator a job-wide id.
 type Comm struct {
-	id   proto.CommID
-	rank int
-	size int
+	id      proto.CommID
+	rank    int
+	size    int
+	members []proto.Rank // communicator rank → world rank; nil for the world
+	toComm  []int32      // world rank → communicator rank, -1 if not a member
+	collSeq uint32       // collective calls made on this communicator
+	freed   bool
 }
 
 var world Comm
 
 // World is MPI_COMM_WORLD (valid after Init).
 func World() *Comm { return &world }
+
+// worldRank translates a rank of c to a world rank.
+func (c *Comm) worldRank(r int) proto.Rank {
+	if c.members == nil || r < 0 {
+		return proto.Rank(r)
+	}
+	return c.members[r]
+}
+
+// commRank translates a world rank to a rank of c (-1 if not a member).
+func (c *Comm) commRank(w proto.Rank) int {
+	if c.members == nil || w < 0 {
+		return int(w)
+	}
+	return int(c.toComm[w])
+}
 
 // Rank is the caller's rank in c.
 func (c *Comm) Rank() int { return c.rank }
@@ -228,6 +250,7 @@ func (s Status) Bytes() int { return int(s.bytes) }
 
 // Request is a pending non-blocking operation.
 type Request struct {
+	comm   *Comm
 	slot   uint32
 	call   string
 	kind   proto.Kind
@@ -237,6 +260,8 @@ type Request struct {
 	done   bool
 	status Status
 	err    error
+	comp   proto.Completion
+	after  func() error // runs once when a collective completes (copy-outs, Split)
 }
 
 // Status is the request's status once it has completed.
@@ -255,22 +280,25 @@ func (p *process) checkComm(call string, c *Comm) error {
 	if c == nil {
 		return p.errf(ErrComm, call, "comm = nil, want a communicator such as mpiapi.World()")
 	}
-	if c.id != 0 {
-		return p.errf(ErrComm, call, "comm %d, only MPI_COMM_WORLD (0) exists in this build", c.id)
+	if c.freed {
+		return p.errf(ErrComm, call, "communicator %d was freed with MPI_Comm_free", c.id)
+	}
+	if c.size == 0 {
+		return p.errf(ErrComm, call, "communicator is not initialised (MPI_COMM_NULL?); want one from World, Dup, Split or Create")
 	}
 	return nil
 }
 
-func (p *process) checkPeer(call, what string, peer int, wildcard bool) error {
+func (p *process) checkPeer(call, what string, c *Comm, peer int, wildcard bool) error {
 	if peer == ProcNull || (wildcard && peer == AnySource) {
 		return nil
 	}
-	if peer < 0 || peer >= int(p.size) {
+	if peer < 0 || peer >= c.size {
 		extra := " or MPI_PROC_NULL"
 		if wildcard {
 			extra = ", MPI_ANY_SOURCE or MPI_PROC_NULL"
 		}
-		return p.errf(ErrRank, call, "%s = %d, want 0..%d%s", what, peer, p.size-1, extra)
+		return p.errf(ErrRank, call, "%s = %d, want 0..%d%s", what, peer, c.size-1, extra)
 	}
 	return nil
 }
@@ -334,7 +362,7 @@ func start[T Numeric](p *process, call string, kind proto.Kind, c *Comm, buf []T
 	if err := p.checkComm(call, c); err != nil {
 		return nil, err
 	}
-	if err := p.checkPeer(call, what, peer, recv); err != nil {
+	if err := p.checkPeer(call, what, c, peer, recv); err != nil {
 		return nil, err
 	}
 	if err := p.checkTag(call, tag, recv); err != nil {
@@ -348,7 +376,8 @@ func start[T Numeric](p *process, call string, kind proto.Kind, c *Comm, buf []T
 	if err != nil {
 		return nil, err
 	}
-	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: proto.Rank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
+	r.comm = c
+	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
 	if !recv && n <= uint64(p.region.G.InlineMax) {
 		d.Inline = true
@@ -447,36 +476,19 @@ func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U
 	return r.status, err
 }
 
-// Barrier blocks until every rank of c has entered it. The runtime completes
-// it in the slice in which the last member's descriptor is exchanged.
-func Barrier(c *Comm) error {
-	const call = "MPI_Barrier"
-	p, err := current(call)
-	if err != nil {
-		return err
-	}
-	if err := p.checkComm(call, c); err != nil {
-		return err
-	}
-	t0 := p.mmds.begin(true)
-	r, err := p.newRequest(call, proto.KindBarrier, nil, 1)
-	if err == nil {
-		if err = p.post(proto.Descriptor{Kind: proto.KindBarrier, Comm: c.id, Req: r.slot}, nil); err == nil {
-			_, err = p.wait(r, call)
-		}
-	}
-	p.mmds.end(mds.Barrier, t0, 0, true)
-	return err
-}
-
 // finish consumes a completed request's record.
 func (p *process) finish(r *Request) {
 	comp := p.blk.Completion(r.slot)
-	r.status = Status{Source: int(comp.Source), Tag: int(comp.Tag), bytes: comp.Count, elem: r.elem}
+	src := int(comp.Source)
+	if r.comm != nil && r.kind != proto.KindSend && r.kind != proto.KindColl {
+		src = r.comm.commRank(comp.Source)
+	}
+	r.status = Status{Source: src, Tag: int(comp.Tag), bytes: comp.Count, elem: r.elem}
+	r.comp = comp
 	switch comp.Err {
-	case proto.ErrNone:
+	case proto.ErrNone, proto.ErrNoComm:
 	case proto.ErrTruncate:
-		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", comp.Source, comp.Tag, comp.Count)
+		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}
@@ -485,6 +497,10 @@ func (p *process) finish(r *Request) {
 	}
 	r.done, r.active, r.buf = true, false, nil
 	p.free = append(p.free, r.slot)
+	if r.after != nil && r.err == nil {
+		r.err = r.after()
+		r.after = nil
+	}
 }
 
 func (p *process) poll(r *Request) bool {
@@ -679,7 +695,7 @@ func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (
 	if err := p.checkComm(call, c); err != nil {
 		return nil, err
 	}
-	if err := p.checkPeer(call, "source", source, true); err != nil {
+	if err := p.checkPeer(call, "source", c, source, true); err != nil {
 		return nil, err
 	}
 	if err := p.checkTag(call, tag, true); err != nil {
@@ -689,7 +705,8 @@ func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (
 	if err != nil {
 		return nil, err
 	}
-	return r, p.post(proto.Descriptor{Kind: kind, Comm: c.id, Peer: proto.Rank(source), Tag: int32(tag), Req: r.slot}, nil)
+	r.comm = c
+	return r, p.post(proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(source), Tag: int32(tag), Req: r.slot}, nil)
 }
 
 // Probe blocks until a message from source with tag is pending and returns

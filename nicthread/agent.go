@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -84,10 +85,12 @@ type Agent struct {
 	woken      []bool
 	onWarn     func(string)
 
+	acc     []byte // collective staging area (scheduler.Config.StagingSize)
+	foldTmp []byte
 	plan    atomic.Pointer[scheduler.Plan]
-	pending atomic.Int64 // inbound chunks of this slice not yet written
-	expect  int64        // inbound chunks of this slice (one token on arrived when all are in)
-	arrived chan struct{}
+	pending [2]atomic.Int64 // per stage, inbound chunks of this slice not yet written
+	expect  [2]int64        // per stage, inbound chunks of this slice (one token on arrived when all are in)
+	arrived [2]chan struct{}
 	dataErr atomic.Pointer[error]
 	send    func(node proto.NodeID, m *proto.Msg) error
 	dataMsg proto.Msg
@@ -128,7 +131,9 @@ func NewAgent(cfg AgentConfig) *Agent {
 		size:    len(cfg.NodeOf),
 		inline:  make(map[inlineKey][]byte),
 		staging: make([]byte, cfg.Sched.BytesPerSliceMax),
-		arrived: make(chan struct{}, 1),
+		acc:     make([]byte, cfg.Sched.StagingSize(len(cfg.NodeOf))),
+		foldTmp: make([]byte, cfg.Sched.BytesPerSliceMax),
+		arrived: [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)},
 		send:    cfg.Send,
 		onSlice: cfg.OnSlice,
 		t0:      time.Duration(unix.Now()),
@@ -247,6 +252,13 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 		return err
 	}
 	p, err := a.core.MSM(k)
+	if se, ok := err.(*scheduler.Error); ok {
+		r := proto.Rank(-1)
+		if len(se.Ranks) == 1 {
+			r = se.Ranks[0]
+		}
+		return &JobError{Node: -1, Rank: r, Why: se.Why}
+	}
 	if dl, ok := err.(*core.DeadlockError); ok {
 		if dl.Fatal {
 			return &JobError{Node: -1, Rank: -1, Why: dl.Report}
@@ -259,14 +271,15 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	if err != nil {
 		return err
 	}
-	n := int64(0)
+	var n [2]int64
 	for i := range p.Chunks {
 		if c := &p.Chunks[i]; c.DstNode == a.node && c.SrcNode != a.node {
-			n++
+			n[c.Stage]++
 		}
 	}
 	a.expect = n
-	a.pending.Store(n)
+	a.pending[0].Store(n[0])
+	a.pending[1].Store(n[1])
 	a.plan.Store(p)
 	st := a.core.Stats()
 	a.stats.NP2PDEM, a.stats.NP2PMSM = st.NP2PDEM, st.NP2PMSM
@@ -282,52 +295,36 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 		return err
 	}
 	p := a.plan.Load()
-	for i := range p.Chunks {
-		c := &p.Chunks[i]
-		if c.SrcNode != a.node {
-			continue
+	t4 := time.Duration(0)
+	for stage := uint8(0); stage < 2; stage++ {
+		if stage == 1 {
+			a.fold(p) // the reduce microphase: stage 0 brought the contributions
 		}
-		t0 := a.now()
-		routine := 3
-		if c.DstNode == a.node {
-			routine = 2
+		if err := a.sendStage(k, p, stage); err != nil {
+			return err
 		}
-		var data []byte
-		if c.Inline {
-			pl := a.inline[inlineKey{c.Src, c.SendSeq}]
-			data = pl[c.Off : c.Off+c.Len]
-		} else {
-			data = a.staging[:c.Len]
-			if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
-				return a.moveErr(c.Src, c, "reading the send buffer", err)
+		t := a.now()
+		if a.expect[stage] > 0 {
+			select {
+			case <-a.arrived[stage]:
+			case <-time.After(timeout):
+				return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
 			}
 		}
-		a.stats.Bytes += c.Len
-		if c.DstNode == a.node {
-			if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
-				return a.moveErr(c.Dst, c, "writing the receive buffer", err)
-			}
-		} else {
-			a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
-			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
-				return a.fail(-1, "sending %s: %v", c.Describe(), err)
-			}
-		}
-		a.stats.LTR[routine] += a.now() - t0
-	}
-	t4 := a.now()
-	if a.expect > 0 {
-		select {
-		case <-a.arrived:
-		case <-time.After(timeout):
-			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending.Load(), timeout)
+		t4 += a.now() - t
+		if e := a.dataErr.Load(); e != nil {
+			return *e
 		}
 	}
-	if e := a.dataErr.Load(); e != nil {
-		return *e
+	for _, w := range p.Writes {
+		if l := a.localOf[w.Rank]; l >= 0 {
+			if err := unix.WriteTo(a.blocks[l].PID(), w.Data, w.Addr); err != nil {
+				return a.fail(w.Rank, "writing a new communicator's member list: %v", err)
+			}
+		}
 	}
+	a.stats.LTR[4] = t4
 	t5 := a.now()
-	a.stats.LTR[4] = t5 - t4
 	pub, err := a.core.EndSlice(k)
 	if err != nil {
 		return err
@@ -353,6 +350,65 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 	return nil
 }
 
+// sendStage moves this node's outbound chunks of one stage: copies within
+// the node, data frames to other nodes.
+func (a *Agent) sendStage(k proto.SliceID, p *scheduler.Plan, stage uint8) error {
+	for i := range p.Chunks {
+		c := &p.Chunks[i]
+		if c.SrcNode != a.node || c.Stage != stage {
+			continue
+		}
+		t0 := a.now()
+		routine := 3
+		if c.DstNode == a.node {
+			routine = 2
+		}
+		var data []byte
+		switch {
+		case c.Inline:
+			pl := a.inline[inlineKey{c.Src, c.SendSeq}]
+			data = pl[c.Off : c.Off+c.Len]
+		case c.SrcAcc:
+			data = a.acc[c.SrcAddr:][:c.Len]
+		case c.DstAcc && c.DstNode == a.node: // a contribution read straight into the staging area
+			data = a.acc[c.DstAddr:][:c.Len]
+			if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
+				return a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+			a.stats.Bytes += c.Len
+			a.stats.LTR[routine] += a.now() - t0
+			continue
+		default:
+			data = a.staging[:c.Len]
+			if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
+				return a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+		}
+		a.stats.Bytes += c.Len
+		if c.DstNode == a.node {
+			if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
+				return a.moveErr(c.Dst, c, "writing the receive buffer", err)
+			}
+		} else {
+			a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
+			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+				return a.fail(-1, "sending %s: %v", c.Describe(), err)
+			}
+		}
+		a.stats.LTR[routine] += a.now() - t0
+	}
+	return nil
+}
+
+// fold runs this node's reductions of the slice (the reduce microphase).
+func (a *Agent) fold(p *scheduler.Plan) {
+	for _, f := range p.Folds {
+		if f.Node == a.node {
+			reduce.Fold(f.Op, f.Type, f.Mode, a.acc, f.Base, f.Stride, f.Seg, f.N, a.foldTmp)
+		}
+	}
+}
+
 func (a *Agent) pid(r proto.Rank) int { return a.blocks[a.localOf[r]].PID() }
 
 func (a *Agent) moveErr(r proto.Rank, c *proto.Chunk, what string, err error) error {
@@ -373,12 +429,14 @@ func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
 	if c.DstNode != a.node || c.SrcNode != from || uint64(len(m.Payload)) != c.Len {
 		return a.fail(-1, "data frame from node %d does not fit %s", from, c.Describe())
 	}
-	if err := unix.WriteTo(a.pid(c.Dst), m.Payload, c.DstAddr); err != nil {
+	if c.DstAcc {
+		copy(a.acc[c.DstAddr:][:c.Len], m.Payload)
+	} else if err := unix.WriteTo(a.pid(c.Dst), m.Payload, c.DstAddr); err != nil {
 		e := a.moveErr(c.Dst, c, "writing the receive buffer", err)
 		a.dataErr.Store(&e)
 	}
-	if a.pending.Add(-1) == 0 {
-		a.arrived <- struct{}{}
+	if a.pending[c.Stage].Add(-1) == 0 {
+		a.arrived[c.Stage] <- struct{}{}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
 
 // Config bounds what one slice may move.
@@ -67,6 +68,13 @@ type Plan struct {
 	Pending, Unexpected int
 	// Collectives is the number of collectives completed in this slice.
 	Collectives int
+	// Folds are the reductions agents run between stage 0 and stage 1.
+	Folds []Fold
+	// Writes are scheduler-produced data for ranks (new communicators).
+	Writes []Write
+	// Err, if set, is a collective mismatch or communicator misuse: the
+	// job cannot go on correctly.
+	Err error
 }
 
 // Scheduler holds the global matching state. Every agent keeps an identical one.
@@ -84,7 +92,13 @@ type Scheduler struct {
 	plan       Plan
 	lastSlice  proto.SliceID
 	started    bool
-	barrier    []proto.Descriptor // world barrier entries not yet complete
+
+	comms      map[proto.CommID]*commInfo
+	nextComm   proto.CommID
+	colls      map[collKey]*coll
+	collActive []*coll  // every member has posted; moving, in readiness order
+	cnt, ccnt  []int    // per node, scratch of chunkReduction
+	stageUsed  []uint64 // per node, staging bytes allotted this slice
 }
 
 // New returns a scheduler for a job whose world rank r lives on node nodeOf[r].
@@ -95,14 +109,25 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 			nodes = int(n) + 1
 		}
 	}
-	return &Scheduler{
+	s := &Scheduler{
 		cfg:        cfg,
 		nodeOf:     slices.Clone(nodeOf),
 		pending:    make(map[key][]op),
 		unexpected: make(map[key][]op),
 		used:       make([]uint64, nodes),
 		chunks:     make([]int, nodes),
+		comms:      make(map[proto.CommID]*commInfo),
+		colls:      make(map[collKey]*coll),
+		cnt:        make([]int, nodes),
+		ccnt:       make([]int, nodes),
+		stageUsed:  make([]uint64, nodes),
 	}
+	world := make([]proto.Rank, len(nodeOf))
+	for i := range world {
+		world[i] = proto.Rank(i)
+	}
+	s.comms[0] = newComm(0, world, len(nodeOf))
+	return s
 }
 
 // Size is the number of ranks in the job.
@@ -124,9 +149,35 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.Tag < 0 {
 			return fmt.Errorf("send tag %d is negative", d.Tag)
 		}
-	case proto.KindBarrier:
-		if d.Comm != 0 {
-			return fmt.Errorf("barrier on communicator %d: only the world communicator (0) exists", d.Comm)
+	case proto.KindColl:
+		if d.CollSeq == 0 {
+			return fmt.Errorf("%s with collective sequence number 0, want 1 or more", d.Coll)
+		}
+		if d.Coll.Rooted() && (d.Peer < 0 || int(d.Peer) >= size) {
+			return fmt.Errorf("%s root %d not in 0..%d", d.Coll, d.Peer, size-1)
+		}
+		switch d.Coll {
+		case proto.CollBarrier, proto.CollFree, proto.CollSplit:
+			return nil
+		}
+		t := reduce.Type(d.DType)
+		if !t.Valid() {
+			return fmt.Errorf("%s element type %d unknown", d.Coll, d.DType)
+		}
+		if d.Len%uint64(t.Size()) != 0 {
+			return fmt.Errorf("%s of %d bytes is not a whole number of %s elements", d.Coll, d.Len, t)
+		}
+		if d.Coll.Reduces() {
+			if err := reduce.Check(reduce.Op(d.Op), t); err != nil {
+				return fmt.Errorf("%s: %v", d.Coll.MPIName(), err)
+			}
+		}
+	case proto.KindCollPart:
+		if d.Peer < 0 || int(d.Peer) >= size {
+			return fmt.Errorf("collective block peer %d not in 0..%d", d.Peer, size-1)
+		}
+		if d.Tag != proto.PartSend && d.Tag != proto.PartRecv {
+			return fmt.Errorf("collective block direction %d, want 0 (send) or 1 (receive)", d.Tag)
 		}
 	case proto.KindRecv, proto.KindProbe, proto.KindIprobe:
 		if d.Peer != proto.AnySource && (d.Peer < 0 || int(d.Peer) >= size) {
@@ -158,8 +209,18 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 	p.Matches = p.Matches[:0]
 	p.Chunks = p.Chunks[:0]
 	p.Completions = p.Completions[:0]
+	p.Folds = p.Folds[:0]
+	clear(p.Writes)
+	p.Writes = p.Writes[:0]
+	p.Err = nil
+	clear(s.stageUsed)
 
-	s.order = append(s.order[:0], descs...)
+	s.order = s.order[:0]
+	for _, d := range descs {
+		if s.checkComm(d) {
+			s.order = append(s.order, d)
+		}
+	}
 	slices.SortFunc(s.order, func(a, b proto.Descriptor) int {
 		if a.Rank != b.Rank {
 			return int(a.Rank) - int(b.Rank)
@@ -209,8 +270,8 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		if d.Kind == proto.KindSend {
 			continue
 		}
-		if d.Kind == proto.KindBarrier {
-			s.barrier = append(s.barrier, d)
+		if d.IsColl() {
+			s.postColl(d)
 			continue
 		}
 		k := key{d.Comm, d.Rank}
@@ -241,16 +302,11 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 			}
 		}
 	}
-	// Collectives: a barrier completes in the slice its last member posted
-	// it in (DESIGN.md: a collective runs only when all members have posted it).
-	if len(s.barrier) == len(s.nodeOf) {
-		for _, d := range s.barrier {
-			s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindBarrier})
-		}
-		s.barrier = s.barrier[:0]
-		p.Collectives++
-	}
 	s.chunk(p)
+	// Collectives run once every member has posted them (DESIGN.md), after
+	// the point-to-point chunks: a barrier completes in the slice its last
+	// member's descriptor is exchanged in.
+	s.collChunks(p)
 
 	p.Pending, p.Unexpected = 0, 0
 	for _, q := range s.pending {

@@ -13,7 +13,8 @@ type Wait struct {
 	Rank proto.Rank
 	D    proto.Descriptor
 	// Why: "recv" (a receive or probe with no matching send), "send" (a send
-	// no receive has matched), "barrier" (a barrier not every member entered),
+	// no receive has matched), "collective" (a collective not every member
+	// of its communicator entered),
 	// "moving" (matched, bytes still to move).
 	Why string
 }
@@ -33,9 +34,7 @@ func (s *Scheduler) Waits() []Wait {
 			}
 		}
 	}
-	for _, d := range s.barrier {
-		out = append(out, Wait{d.Rank, d, "barrier"})
-	}
+	out = s.collWaits(out)
 	for _, x := range s.active {
 		out = append(out, Wait{x.recv.Rank, x.recv, "moving"})
 	}
@@ -67,15 +66,11 @@ func (s *Scheduler) Unmatched() []proto.Descriptor {
 
 // WaitsFor returns, for each rank, the ranks it waits for (the edges of the
 // wait-for graph), derived from Waits: a receive waits for its source (every
-// other rank for ANY_SOURCE), a send for its destination, a barrier for the
+// other rank for ANY_SOURCE), a send for its destination, a collective for the
 // members that have not entered it.
 func (s *Scheduler) WaitsFor(ws []Wait) [][]proto.Rank {
 	n := len(s.nodeOf)
 	edges := make([][]proto.Rank, n)
-	inBarrier := make([]bool, n)
-	for _, d := range s.barrier {
-		inBarrier[d.Rank] = true
-	}
 	add := func(from, to proto.Rank) {
 		if from != to && !slices.Contains(edges[from], to) {
 			edges[from] = append(edges[from], to)
@@ -93,11 +88,9 @@ func (s *Scheduler) WaitsFor(ws []Wait) [][]proto.Rank {
 			}
 		case "send":
 			add(w.Rank, w.D.Peer)
-		case "barrier":
-			for r := 0; r < n; r++ {
-				if !inBarrier[r] {
-					add(w.Rank, proto.Rank(r))
-				}
+		case "collective":
+			for _, r := range s.missing(w.D) {
+				add(w.Rank, r)
 			}
 		}
 	}
@@ -164,8 +157,8 @@ func DescribeWait(w Wait) string {
 		return fmt.Sprintf("waits for %s from %s (%s%s)", what, src, tag, comm)
 	case "send":
 		return fmt.Sprintf("its send to rank %d (%s, %d bytes%s) waits for a matching receive", d.Peer, tag, d.Len, comm)
-	case "barrier":
-		return "waits in a barrier for the ranks that have not entered it"
+	case "collective":
+		return fmt.Sprintf("waits in %s (call #%d on %s) for the members that have not entered it", DescribeCall(d), d.CollSeq, commName(d.Comm))
 	case "moving":
 		return "has a message still moving"
 	}

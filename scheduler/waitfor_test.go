@@ -15,7 +15,7 @@ func TestWaitForGraph(t *testing.T) {
 	s.Schedule(1, []proto.Descriptor{
 		recv(0, 1, 0, 1, 8), recv(1, 0, 0, 1, 8),
 		send(2, 3, 5, 1, 1<<20),
-		{Kind: proto.KindBarrier, Rank: 3, Seq: 1, Req: 1},
+		{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 3, Seq: 1, Req: 1},
 	})
 	ws := s.Waits()
 	var lines []string
@@ -26,7 +26,7 @@ func TestWaitForGraph(t *testing.T) {
 		"waits for a message from rank 1 (tag 0)",
 		"waits for a message from rank 0 (tag 0)",
 		"its send to rank 3 (tag 5, 1048576 bytes) waits for a matching receive",
-		"waits in a barrier for the ranks that have not entered it",
+		"waits in MPI_Barrier() (call #1 on MPI_COMM_WORLD) for the members that have not entered it",
 	}
 	if !slices.Equal(lines, want) {
 		t.Fatalf("waits:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

@@ -138,7 +138,7 @@ func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor, status []uint8) erro
 			panic(fmt.Sprintf("core: rule 1 broken: descriptor %s posted in slice %d exchanged in slice %d", d.Describe(), d.PostSlice, k))
 		}
 		if n.local[d.Rank] {
-			if d.Kind == proto.KindBarrier {
+			if d.IsColl() {
 				n.stats.NCOLLDEM++
 			} else {
 				n.stats.NP2PDEM++
@@ -159,10 +159,13 @@ func (n *Node) MSM(k proto.SliceID) (*scheduler.Plan, error) {
 	exchanged := len(n.descs)
 	n.plan = n.sch.Schedule(k, n.descs)
 	n.descs = nil
+	if n.plan.Err != nil {
+		return nil, n.plan.Err
+	}
 	dl := n.detect(k, exchanged)
 	n.stats.NCOLLMSM = uint32(n.plan.Collectives)
 	for _, c := range n.plan.Chunks {
-		if n.local[c.Src] || n.local[c.Dst] {
+		if c.Xfer != 0 && (n.local[c.Src] || n.local[c.Dst]) {
 			n.stats.NP2PMSM++
 		}
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
@@ -24,6 +26,8 @@ type harness struct {
 	nodeOf []proto.NodeID
 	cur    proto.SliceID
 	seq    []uint64
+	cseq   []uint32
+	failed bool
 	queued [][]proto.Descriptor // per node, in post order
 	out    strings.Builder
 }
@@ -45,6 +49,7 @@ func (h *harness) config(args map[string]string) {
 			Sched: scheduler.Config{BytesPerSliceMax: budget, ChunksPerSliceMax: 64}}))
 	}
 	h.seq = make([]uint64, nr)
+	h.cseq = make([]uint32, nr)
 	h.queued = make([][]proto.Descriptor, nn)
 }
 
@@ -61,7 +66,29 @@ func (h *harness) post(rank string, kind string, args map[string]string) {
 	case "iprobe":
 		d.Kind = proto.KindIprobe
 	case "barrier":
-		d.Kind = proto.KindBarrier
+		d.Kind, d.Coll = proto.KindColl, proto.CollBarrier
+	case "coll": // post rR coll NAME [root=R] [len=B] [type=float64] [op=sum] [inplace=yes]
+		d.Kind = proto.KindColl
+		for c := proto.CollBarrier; c <= proto.CollFree; c++ {
+			if c.String() == args["name"] {
+				d.Coll = c
+			}
+		}
+		if d.Coll == 0 {
+			h.t.Fatalf("unknown collective %q", args["name"])
+		}
+		d.DType = uint8(reduce.Float64)
+		for t := reduce.Int8; t.Valid(); t++ {
+			if t.String() == args["type"] {
+				d.DType = uint8(t)
+			}
+		}
+		for o := reduce.Sum; o <= reduce.Maxloc; o++ {
+			if strings.EqualFold(o.String(), "MPI_"+args["op"]) {
+				d.Op = uint8(o)
+			}
+		}
+		d.InPlace = args["inplace"] == "yes"
 	default:
 		h.t.Fatalf("unknown kind %q", kind)
 	}
@@ -81,6 +108,9 @@ func (h *harness) post(rank string, kind string, args map[string]string) {
 	}
 	if kind == "send" {
 		d.Peer = proto.Rank(num("to", 0))
+	} else if kind == "coll" {
+		d.Peer = proto.Rank(num("root", 0))
+		d.Addr, d.RAddr = 0x1000, 0x100000
 	} else {
 		d.Peer = proto.Rank(num("from", -1))
 	}
@@ -89,11 +119,18 @@ func (h *harness) post(rank string, kind string, args map[string]string) {
 	d.Inline = args["inline"] == "yes"
 	h.seq[r]++
 	d.Seq, d.Req = h.seq[r], uint32(h.seq[r])
+	if d.Kind == proto.KindColl {
+		h.cseq[r]++
+		d.CollSeq = h.cseq[r]
+	}
 	nd := h.nodeOf[r]
 	h.queued[nd] = append(h.queued[nd], d)
 }
 
 func (h *harness) slice() {
+	if h.failed { // the job aborts at the first error
+		return
+	}
 	h.cur++
 	k := h.cur
 	fmt.Fprintf(&h.out, "slice %d\n", k)
@@ -128,7 +165,13 @@ func (h *harness) slice() {
 		}
 		p, err := n.MSM(k)
 		if err != nil {
-			h.t.Fatal(err)
+			var se *scheduler.Error
+			if !errors.As(err, &se) {
+				h.t.Fatal(err)
+			}
+			fmt.Fprintf(&h.out, "  n%d error: %v\n", i, err)
+			h.failed = true
+			continue
 		}
 		var b strings.Builder
 		for _, m := range p.Matches {
@@ -136,6 +179,9 @@ func (h *harness) slice() {
 		}
 		for _, c := range p.Chunks {
 			fmt.Fprintf(&b, "  %s\n", c.Describe())
+		}
+		for _, f := range p.Folds {
+			fmt.Fprintf(&b, "  fold n%d %s %s mode=%d base=%d stride=%d seg=%d n=%d\n", f.Node, f.Op, f.Type, f.Mode, f.Base, f.Stride, f.Seg, f.N)
 		}
 		for _, c := range p.Completions {
 			fmt.Fprintf(&b, "  %s\n", c.Describe())
@@ -152,6 +198,9 @@ func (h *harness) slice() {
 		} else if b.String() != first {
 			h.t.Fatalf("slice %d: node %d planned differently from node 0:\n%s\nvs\n%s", k, i, b.String(), first)
 		}
+	}
+	if h.failed {
+		return
 	}
 	for i, n := range h.nodes {
 		if err := n.TX(k); err != nil {

@@ -41,6 +41,10 @@ func main() {
 		exchange()
 	case "semantics":
 		semantics()
+	case "collectives":
+		collectives()
+	case "collmismatch":
+		collMismatch(os.Args[2])
 	case "exit3":
 		if w.Rank() == 1 {
 			os.Exit(3)

@@ -70,11 +70,14 @@ func malformed(format string, a ...any) error {
 
 // AppendDescriptor appends the fixed-size encoding of d.
 func AppendDescriptor(b []byte, d Descriptor) []byte {
-	var inl uint8
+	var flags uint8
 	if d.Inline {
-		inl = 1
+		flags |= 1
 	}
-	b = append(b, uint8(d.Kind), inl, 0, 0)
+	if d.InPlace {
+		flags |= 2
+	}
+	b = append(b, uint8(d.Kind), flags, uint8(d.Coll), d.Op)
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Comm))
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Rank))
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Peer))
@@ -84,6 +87,9 @@ func AppendDescriptor(b []byte, d Descriptor) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(d.PostSlice))
 	b = binary.LittleEndian.AppendUint64(b, d.Addr)
 	b = binary.LittleEndian.AppendUint64(b, d.Len)
+	b = binary.LittleEndian.AppendUint64(b, d.RAddr)
+	b = binary.LittleEndian.AppendUint32(b, d.CollSeq)
+	b = append(b, d.DType, 0, 0, 0)
 	return b
 }
 
@@ -94,7 +100,10 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 	}
 	d := Descriptor{
 		Kind:      Kind(b[0]),
-		Inline:    b[1] != 0,
+		Inline:    b[1]&1 != 0,
+		InPlace:   b[1]&2 != 0,
+		Coll:      Coll(b[2]),
+		Op:        b[3],
 		Comm:      CommID(binary.LittleEndian.Uint32(b[4:])),
 		Rank:      Rank(binary.LittleEndian.Uint32(b[8:])),
 		Peer:      Rank(binary.LittleEndian.Uint32(b[12:])),
@@ -104,12 +113,18 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 		PostSlice: SliceID(binary.LittleEndian.Uint64(b[32:])),
 		Addr:      binary.LittleEndian.Uint64(b[40:]),
 		Len:       binary.LittleEndian.Uint64(b[48:]),
+		RAddr:     binary.LittleEndian.Uint64(b[56:]),
+		CollSeq:   binary.LittleEndian.Uint32(b[64:]),
+		DType:     b[68],
 	}
-	if d.Kind < KindSend || d.Kind > KindBarrier {
-		return Descriptor{}, malformed("descriptor kind %d not in 1..5", b[0])
+	if d.Kind < KindSend || d.Kind > KindCollPart {
+		return Descriptor{}, malformed("descriptor kind %d not in 1..6", b[0])
 	}
-	if b[1] > 1 {
-		return Descriptor{}, malformed("descriptor inline flag %d not 0 or 1", b[1])
+	if b[1] > 3 {
+		return Descriptor{}, malformed("descriptor flags %#x not within 0x3", b[1])
+	}
+	if d.Kind == KindColl && (d.Coll < 1 || d.Coll >= collEnd) {
+		return Descriptor{}, malformed("collective code %d not in 1..%d", b[2], collEnd-1)
 	}
 	return d, nil
 }

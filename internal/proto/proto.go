@@ -25,11 +25,24 @@ const (
 type Kind uint8
 
 const (
-	KindSend    Kind = 1 // send Len bytes at Addr to Peer
-	KindRecv    Kind = 2 // receive up to Len bytes at Addr from Peer
-	KindProbe   Kind = 3 // wait until a message matching (Peer, Tag) is pending
-	KindIprobe  Kind = 4 // say, in the next slice, whether such a message is pending
-	KindBarrier Kind = 5 // enter a barrier on Comm; completes when every member has
+	KindSend   Kind = 1 // send Len bytes at Addr to Peer
+	KindRecv   Kind = 2 // receive up to Len bytes at Addr from Peer
+	KindProbe  Kind = 3 // wait until a message matching (Peer, Tag) is pending
+	KindIprobe Kind = 4 // say, in the next slice, whether such a message is pending
+	// KindColl enters collective number CollSeq on Comm (Coll says which); it
+	// runs when every member of Comm has posted it.
+	KindColl Kind = 5
+	// KindCollPart carries one per-peer block of a v-collective (Gatherv,
+	// Scatterv, Allgatherv, Alltoallv, Reduce_scatter): Peer is the other
+	// rank, Tag is PartSend or PartRecv, Addr/Len the block in the posting
+	// rank. Parts are posted before their KindColl header.
+	KindCollPart Kind = 6
+)
+
+// Tag values of a KindCollPart.
+const (
+	PartSend int32 = 0
+	PartRecv int32 = 1
 )
 
 func (k Kind) String() string {
@@ -42,8 +55,10 @@ func (k Kind) String() string {
 		return "probe"
 	case KindIprobe:
 		return "iprobe"
-	case KindBarrier:
-		return "barrier"
+	case KindColl:
+		return "coll"
+	case KindCollPart:
+		return "collpart"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -68,10 +83,118 @@ type Descriptor struct {
 	PostSlice SliceID
 	Addr      uint64 // buffer address in the posting process
 	Len       uint64 // bytes
+
+	// Collective fields (KindColl; CollSeq also on KindCollPart). For a
+	// rooted collective Peer is the root's world rank; for CollSplit Tag is
+	// the color and Peer the key. See Coll for what Addr, Len and RAddr mean.
+	Coll    Coll
+	Op      uint8  // reduction operation (internal/reduce.Op)
+	DType   uint8  // element type (internal/reduce.Type)
+	InPlace bool   // MPI_IN_PLACE: the rank's own contribution is already in RAddr
+	CollSeq uint32 // per-rank count of collectives on Comm, from 1
+	RAddr   uint64 // receive buffer address
 }
 
 // DescriptorSize is the encoded size of a Descriptor.
-const DescriptorSize = 56
+const DescriptorSize = 72
+
+// IsColl reports whether d belongs to a collective.
+func (d Descriptor) IsColl() bool { return d.Kind == KindColl || d.Kind == KindCollPart }
+
+// Coll says which collective a KindColl descriptor enters. The buffers, per
+// collective (bytes; "block" = one member's share):
+//
+//	Barrier, Free         none
+//	Bcast                 Addr, Len: the buffer (root sends, others receive)
+//	Reduce, Allreduce,
+//	Scan, Exscan          Addr: send, RAddr: receive, Len: vector bytes
+//	Gather, Allgather     Addr, Len: own block; RAddr: p blocks (Gather: root only)
+//	Scatter               Addr: p blocks (root); RAddr, Len: own block
+//	Alltoall              Addr: p blocks; RAddr: p blocks; Len: one block
+//	Gatherv, Allgatherv   Addr, Len: own block; receive blocks as PartRecv parts
+//	Scatterv              root: PartSend parts; RAddr, Len: own block
+//	Alltoallv             PartSend and PartRecv parts, one per member each
+//	Reduce_scatter        Addr, Len: the whole vector; one PartRecv: own block
+//	Split                 Tag: color (-1 undefined), Peer: key; RAddr: room for
+//	                      the new group's world ranks (4 bytes each)
+type Coll uint8
+
+const (
+	CollBarrier Coll = iota + 1
+	CollBcast
+	CollReduce
+	CollAllreduce
+	CollGather
+	CollGatherv
+	CollScatter
+	CollScatterv
+	CollAllgather
+	CollAllgatherv
+	CollAlltoall
+	CollAlltoallv
+	CollReduceScatter
+	CollScan
+	CollExscan
+	CollSplit
+	CollFree
+	collEnd
+)
+
+var collNames = [...]string{"", "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter",
+	"scatterv", "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "scan", "exscan",
+	"comm_split", "comm_free"}
+
+func (c Coll) String() string {
+	if c >= 1 && c < collEnd {
+		return collNames[c]
+	}
+	return fmt.Sprintf("coll(%d)", uint8(c))
+}
+
+// MPIName is the MPI call that posts c, e.g. "MPI_Allreduce".
+func (c Coll) MPIName() string {
+	if c < 1 || c >= collEnd {
+		return c.String()
+	}
+	n := collNames[c]
+	switch c {
+	case CollSplit:
+		return "MPI_Comm_split"
+	case CollFree:
+		return "MPI_Comm_free"
+	case CollReduceScatter:
+		return "MPI_Reduce_scatter"
+	case CollAllgatherv:
+		return "MPI_Allgatherv"
+	case CollAllgather:
+		return "MPI_Allgather"
+	case CollAllreduce:
+		return "MPI_Allreduce"
+	case CollAlltoall:
+		return "MPI_Alltoall"
+	case CollAlltoallv:
+		return "MPI_Alltoallv"
+	}
+	return "MPI_" + strings.ToUpper(n[:1]) + n[1:]
+}
+
+// Rooted reports whether c has a root.
+func (c Coll) Rooted() bool {
+	switch c {
+	case CollBcast, CollReduce, CollGather, CollGatherv, CollScatter, CollScatterv:
+		return true
+	}
+	return false
+}
+
+// Reduces reports whether c applies a reduction operation.
+func (c Coll) Reduces() bool {
+	switch c {
+	case CollReduce, CollAllreduce, CollReduceScatter, CollScan, CollExscan:
+		return true
+	}
+	return false
+}
 
 // Describe renders a descriptor for traces.
 func (d Descriptor) Describe() string {
@@ -80,7 +203,24 @@ func (d Descriptor) Describe() string {
 	switch d.Kind {
 	case KindSend:
 		fmt.Fprintf(&b, " to=%d", d.Peer)
-	case KindBarrier:
+	case KindColl:
+		fmt.Fprintf(&b, " %s#%d", d.Coll, d.CollSeq)
+		if d.Comm != 0 {
+			fmt.Fprintf(&b, " comm=%d", d.Comm)
+		}
+		if d.Coll.Rooted() {
+			fmt.Fprintf(&b, " root=%d", d.Peer)
+		}
+		if d.Coll != CollBarrier && d.Coll != CollFree && d.Coll != CollSplit {
+			fmt.Fprintf(&b, " len=%d", d.Len)
+		}
+		return b.String()
+	case KindCollPart:
+		dir := "send-to"
+		if d.Tag == PartRecv {
+			dir = "recv-from"
+		}
+		fmt.Fprintf(&b, " #%d %s=%d len=%d", d.CollSeq, dir, d.Peer, d.Len)
 		if d.Comm != 0 {
 			fmt.Fprintf(&b, " comm=%d", d.Comm)
 		}
@@ -115,6 +255,8 @@ const (
 	ErrTruncate Err = 1 // message longer than the receive buffer
 	ErrPeerGone Err = 2 // the peer process vanished before the data moved
 	ErrInternal Err = 3
+	// ErrNoComm: Split gave the rank MPI_UNDEFINED as color (no new communicator).
+	ErrNoComm Err = 4
 )
 
 func (e Err) String() string {
@@ -127,6 +269,8 @@ func (e Err) String() string {
 		return "peer gone"
 	case ErrInternal:
 		return "internal"
+	case ErrNoComm:
+		return "no communicator"
 	}
 	return fmt.Sprintf("err(%d)", uint32(e))
 }
@@ -176,10 +320,26 @@ type Chunk struct {
 	DstAddr  uint64 // already offset
 	Off      uint64 // offset inside the message
 	Len      uint64
+	// Collective chunks (Xfer 0). Stage 0 moves before the reduce
+	// microphase's folds, stage 1 after them. SrcAcc/DstAcc: the source or
+	// destination is the node's collective staging area (the address is an
+	// offset into it) instead of a rank's memory.
+	Stage          uint8
+	SrcAcc, DstAcc bool
 }
 
 func (c Chunk) Describe() string {
 	s := fmt.Sprintf("chunk x%d r%d->r%d off=%d len=%d", c.Xfer, c.Src, c.Dst, c.Off, c.Len)
+	if c.Xfer == 0 {
+		src, dst := fmt.Sprintf("r%d", c.Src), fmt.Sprintf("r%d", c.Dst)
+		if c.SrcAcc {
+			src = fmt.Sprintf("acc%d@%d", c.SrcNode, c.SrcAddr)
+		}
+		if c.DstAcc {
+			dst = fmt.Sprintf("acc%d@%d", c.DstNode, c.DstAddr)
+		}
+		s = fmt.Sprintf("coll chunk stage%d %s->%s len=%d", c.Stage, src, dst, c.Len)
+	}
 	if c.SrcNode != c.DstNode {
 		s += fmt.Sprintf(" n%d->n%d", c.SrcNode, c.DstNode)
 	}
@@ -192,7 +352,10 @@ func (c Chunk) Describe() string {
 // CallNames are the blocking calls a rank can be waiting in; a rank's status
 // byte (see Status) is an index into it.
 var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wait", "MPI_Waitall",
-	"MPI_Waitany", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier"}
+	"MPI_Waitany", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
+	"MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
+	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Comm_split",
+	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test"}
 
 // CallCode is the status byte of a rank blocked in call (0 if unknown).
 func CallCode(call string) uint8 {

@@ -18,7 +18,7 @@
 // counters (ring-full waits).
 //
 // Ring: RingSlots slots of SlotSize bytes: an encoded proto.Descriptor at 0 and
-// an inline payload at 64. Single producer (the rank), single consumer (the
+// an inline payload at 128. Single producer (the rank), single consumer (the
 // agent): the rank fills slot head%RingSlots, then stores head+1; the agent reads
 // up to head, then stores the new tail.
 //
@@ -41,10 +41,10 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 1
+	Version     = 2
 	HeaderSize  = 4096
 	controlSize = 4096
-	SlotHeader  = 64
+	SlotHeader  = 128
 	CompSize    = 64
 )
 

@@ -1,0 +1,679 @@
+package mpiapi
+
+import (
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/mds"
+)
+
+// Collectives are executed by the runtime, not built from point-to-point
+// messages: each call posts one descriptor (plus one per peer block for the
+// v-variants), the scheduler runs the collective in the slice in which its
+// last member's descriptor is exchanged, and the agents move the data (and
+// fold reductions, in communicator rank order) in the transmission phase.
+//
+// In place (MPI_IN_PLACE): pass the receive buffer itself (or, for Gather and
+// Allgather, the caller's own block of it; for Scatter, the root's own block
+// of the send buffer) as the send buffer. Any other overlap of the send and
+// receive buffers is an MPI_ERR_BUFFER error.
+
+// coll describes one collective call for icoll.
+type coll struct {
+	call    string
+	kind    proto.Coll
+	root    int // communicator rank, or -1
+	op      reduce.Op
+	t       reduce.Type
+	send    uint64
+	recv    uint64
+	len     uint64
+	inPlace bool
+	parts   []proto.Descriptor
+	keep    any
+	tag     int32 // Split: color
+	key     int32 // Split: key
+}
+
+func (p *process) checkRoot(call string, c *Comm, root int) error {
+	if root < 0 || root >= c.size {
+		return p.errf(ErrRoot, call, "root = %d, want 0..%d", root, c.size-1)
+	}
+	return nil
+}
+
+// icoll posts a collective on c and returns its request.
+func (p *process) icoll(c *Comm, a coll) (*Request, error) {
+	r, err := p.newRequest(a.call, proto.KindColl, a.keep, 1)
+	if err != nil {
+		return nil, err
+	}
+	r.comm = c
+	c.collSeq++
+	for _, d := range a.parts {
+		d.Kind, d.Comm, d.CollSeq, d.Req = proto.KindCollPart, c.id, c.collSeq, r.slot
+		if err := p.post(d, nil); err != nil {
+			return nil, err
+		}
+	}
+	d := proto.Descriptor{Kind: proto.KindColl, Coll: a.kind, Comm: c.id, CollSeq: c.collSeq, Req: r.slot,
+		Op: uint8(a.op), DType: uint8(a.t), InPlace: a.inPlace, Addr: a.send, RAddr: a.recv, Len: a.len}
+	if a.kind.Rooted() {
+		d.Peer = c.worldRank(a.root)
+	}
+	if a.kind == proto.CollSplit {
+		d.Tag, d.Peer = a.tag, proto.Rank(a.key)
+	}
+	return r, p.post(d, nil)
+}
+
+// run is the shape of every blocking collective: MMDS bracket, post, wait.
+func (p *process) run(prim mds.Prim, bytes int64, start func() (*Request, error)) error {
+	call := prim.String()
+	t0 := p.mmds.begin(true)
+	r, err := start()
+	if err == nil && r != nil { // nil: start did the whole call (user operations)
+		_, err = p.wait(r, call)
+	}
+	p.mmds.end(prim, t0, bytes, true)
+	return err
+}
+
+// nonblocking is the shape of every non-blocking collective.
+func (p *process) nonblocking(prim mds.Prim, bytes int64, start func() (*Request, error)) (*Request, error) {
+	t0 := p.mmds.begin(false)
+	r, err := start()
+	p.mmds.end(prim, t0, bytes, false)
+	return r, err
+}
+
+func enter(call string, c *Comm) (*process, error) {
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.checkComm(call, c)
+}
+
+// Barrier blocks until every rank of c has entered it. The runtime completes
+// it in the slice in which the last member's descriptor is exchanged.
+func Barrier(c *Comm) error {
+	p, err := enter("MPI_Barrier", c)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Barrier, 0, func() (*Request, error) {
+		return p.icoll(c, coll{call: "MPI_Barrier", kind: proto.CollBarrier})
+	})
+}
+
+// Ibarrier starts a barrier; its request completes when every member has entered.
+func Ibarrier(c *Comm) (*Request, error) {
+	p, err := enter("MPI_Ibarrier", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ibarrier, 0, func() (*Request, error) {
+		return p.icoll(c, coll{call: "MPI_Ibarrier", kind: proto.CollBarrier})
+	})
+}
+
+func bcast[T Elem](p *process, call string, c *Comm, buf []T, root int) (*Request, error) {
+	if err := p.checkRoot(call, c, root); err != nil {
+		return nil, err
+	}
+	return p.icoll(c, coll{call: call, kind: proto.CollBcast, root: root, t: typeOf[T](),
+		send: addrOf(buf, 0), len: uint64(len(buf)) * sizeOf[T](), keep: buf})
+}
+
+// Bcast sends root's buf to every member of c (every member passes a buffer
+// of the same length).
+func Bcast[T Elem](c *Comm, buf []T, root int) error {
+	p, err := enter("MPI_Bcast", c)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Bcast, nbytesE(buf), func() (*Request, error) { return bcast(p, "MPI_Bcast", c, buf, root) })
+}
+
+// Ibcast starts a broadcast.
+func Ibcast[T Elem](c *Comm, buf []T, root int) (*Request, error) {
+	p, err := enter("MPI_Ibcast", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ibcast, nbytesE(buf), func() (*Request, error) { return bcast(p, "MPI_Ibcast", c, buf, root) })
+}
+
+func nbytesE[T any](buf []T) int64 { return int64(len(buf)) * int64(sizeOf[T]()) }
+
+// reduction checks and posts Reduce, Allreduce, Scan and Exscan with a
+// predefined operation.
+func reduction[T Elem](p *process, call string, kind proto.Coll, c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
+	inPlace := same(send, recv, 0)
+	if !inPlace && overlap(send, recv) {
+		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; pass the receive buffer itself as the send buffer for MPI_IN_PLACE")
+	}
+	if kind != proto.CollReduce || c.rank == root {
+		if len(recv) != len(send) {
+			return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+		}
+	} else {
+		recv = nil
+	}
+	return p.icoll(c, coll{call: call, kind: kind, root: root, op: op.code, t: typeOf[T](), inPlace: inPlace,
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}})
+}
+
+func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*process, func(in, inout []T), error) {
+	p, err := enter(call, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rooted {
+		if err := p.checkRoot(call, c, root); err != nil {
+			return nil, nil, err
+		}
+	}
+	f, err := checkOp[T](p, call, op)
+	return p, f, err
+}
+
+// Reduce combines every member's send with op, in rank order, into root's
+// recv (ignored, and may be nil, elsewhere).
+func Reduce[T Elem](c *Comm, send, recv []T, op *Op, root int) error {
+	p, f, err := reduceArgs[T]("MPI_Reduce", c, op, root, true)
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) { return nil, userReduce(p, c, f, send, recv, root) })
+	}
+	return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) {
+		return reduction(p, "MPI_Reduce", proto.CollReduce, c, send, recv, op, root)
+	})
+}
+
+// Ireduce starts a Reduce (predefined operations only).
+func Ireduce[T Elem](c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
+	p, f, err := reduceArgs[T]("MPI_Ireduce", c, op, root, true)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		return nil, p.errf(ErrOp, "MPI_Ireduce", "user operation %s: user operations run in rank processes, so only the blocking MPI_Reduce accepts them", op)
+	}
+	return p.nonblocking(mds.Ireduce, nbytesE(send), func() (*Request, error) {
+		return reduction(p, "MPI_Ireduce", proto.CollReduce, c, send, recv, op, root)
+	})
+}
+
+// Allreduce combines every member's send with op, in rank order, into every
+// member's recv. The result is bit-identical on every member and in every run.
+func Allreduce[T Elem](c *Comm, send, recv []T, op *Op) error {
+	p, f, err := reduceArgs[T]("MPI_Allreduce", c, op, 0, false)
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		return p.run(mds.Allreduce, nbytesE(send), func() (*Request, error) {
+			if len(recv) != len(send) {
+				return nil, p.errf(ErrCount, "MPI_Allreduce", "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+			}
+			if err := userReduce(p, c, f, send, recv, 0); err != nil {
+				return nil, err
+			}
+			return bcast(p, "MPI_Allreduce", c, recv, 0)
+		})
+	}
+	return p.run(mds.Allreduce, nbytesE(send), func() (*Request, error) {
+		return reduction(p, "MPI_Allreduce", proto.CollAllreduce, c, send, recv, op, 0)
+	})
+}
+
+// Iallreduce starts an Allreduce (predefined operations only).
+func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
+	p, f, err := reduceArgs[T]("MPI_Iallreduce", c, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		return nil, p.errf(ErrOp, "MPI_Iallreduce", "user operation %s: user operations run in rank processes, so only the blocking MPI_Allreduce accepts them", op)
+	}
+	return p.nonblocking(mds.Iallreduce, nbytesE(send), func() (*Request, error) {
+		return reduction(p, "MPI_Iallreduce", proto.CollAllreduce, c, send, recv, op, 0)
+	})
+}
+
+// Scan leaves in member i's recv the combination of the sends of members 0..i.
+func Scan[T Elem](c *Comm, send, recv []T, op *Op) error {
+	return scan(c, send, recv, op, false)
+}
+
+// Exscan leaves in member i's recv the combination of the sends of members
+// 0..i-1; member 0's recv is not touched.
+func Exscan[T Elem](c *Comm, send, recv []T, op *Op) error {
+	return scan(c, send, recv, op, true)
+}
+
+func scan[T Elem](c *Comm, send, recv []T, op *Op, ex bool) error {
+	call, kind, prim := "MPI_Scan", proto.CollScan, mds.Scan
+	if ex {
+		call, kind, prim = "MPI_Exscan", proto.CollExscan, mds.Exscan
+	}
+	p, f, err := reduceArgs[T](call, c, op, 0, false)
+	if err != nil {
+		return err
+	}
+	return p.run(prim, nbytesE(send), func() (*Request, error) {
+		if f != nil {
+			return nil, userScan(p, call, c, f, send, recv, ex)
+		}
+		return reduction(p, call, kind, c, send, recv, op, 0)
+	})
+}
+
+// ReduceScatter combines the members' send vectors with op and leaves
+// elements [sum(counts[:i]), sum(counts[:i+1])) of the result in member i's
+// recv (len(recv) = counts[i]). In place: recv = send[:counts[i]].
+func ReduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) error {
+	const call = "MPI_Reduce_scatter"
+	p, f, err := reduceArgs[T](call, c, op, 0, false)
+	if err != nil {
+		return err
+	}
+	if len(counts) != c.size {
+		return p.errf(ErrCount, call, "len(counts) = %d, want the communicator size %d", len(counts), c.size)
+	}
+	total := 0
+	for i, n := range counts {
+		if n < 0 {
+			return p.errf(ErrCount, call, "counts[%d] = %d, want >= 0", i, n)
+		}
+		total += n
+	}
+	if total != len(send) {
+		return p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send))
+	}
+	if len(recv) != counts[c.rank] {
+		return p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv), c.rank, counts[c.rank])
+	}
+	if !same(recv, send, 0) && overlap(send, recv) {
+		return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
+	}
+	return p.run(mds.ReduceScatter, nbytesE(send), func() (*Request, error) {
+		if f != nil {
+			return nil, userReduceScatter(p, c, f, send, recv, counts)
+		}
+		es := sizeOf[T]()
+		part := proto.Descriptor{Peer: c.worldRank(c.rank), Tag: proto.PartRecv, Addr: addrOf(recv, 0), Len: uint64(len(recv)) * es}
+		return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: typeOf[T](),
+			send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
+	})
+}
+
+// ReduceScatterBlock is ReduceScatter with every member receiving len(recv) elements.
+func ReduceScatterBlock[T Elem](c *Comm, send, recv []T, op *Op) error {
+	if c == nil {
+		return ReduceScatter(c, send, recv, nil, op)
+	}
+	counts := make([]int, c.size)
+	for i := range counts {
+		counts[i] = len(recv)
+	}
+	return ReduceScatter(c, send, recv, counts, op)
+}
+
+func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
+	if err := p.checkRoot(call, c, root); err != nil {
+		return nil, err
+	}
+	n := len(send)
+	inPlace := false
+	if c.rank == root {
+		inPlace = same(send, recv, root*n)
+		if inPlace {
+			n = len(recv) / c.size
+		}
+		if len(recv) != c.size*n {
+			return nil, p.errf(ErrCount, call, "len(recv) = %d at the root, want size x len(send) = %d x %d", len(recv), c.size, n)
+		}
+		if !inPlace && overlap(send, recv) {
+			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[root*n:(root+1)*n] as send")
+		}
+	}
+	return p.icoll(c, coll{call: call, kind: proto.CollGather, root: root, t: typeOf[T](), inPlace: inPlace,
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+}
+
+// Gather collects every member's send, in rank order, into root's recv
+// (len(recv) = size x len(send) at the root; ignored elsewhere).
+func Gather[T Elem](c *Comm, send, recv []T, root int) error {
+	p, err := enter("MPI_Gather", c)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Gather, nbytesE(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root) })
+}
+
+// Igather starts a Gather.
+func Igather[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
+	p, err := enter("MPI_Igather", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Igather, nbytesE(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root) })
+}
+
+func scatter[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
+	if err := p.checkRoot(call, c, root); err != nil {
+		return nil, err
+	}
+	n := len(recv)
+	inPlace := false
+	if c.rank == root {
+		inPlace = same(recv, send, root*n)
+		if inPlace {
+			n = len(send) / c.size
+		}
+		if len(send) != c.size*n {
+			return nil, p.errf(ErrCount, call, "len(send) = %d at the root, want size x len(recv) = %d x %d", len(send), c.size, n)
+		}
+		if !inPlace && overlap(send, recv) {
+			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[root*n:(root+1)*n] as recv")
+		}
+	}
+	return p.icoll(c, coll{call: call, kind: proto.CollScatter, root: root, t: typeOf[T](), inPlace: inPlace,
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+}
+
+// Scatter sends block i of root's send (len(send) = size x len(recv)) to
+// member i's recv.
+func Scatter[T Elem](c *Comm, send, recv []T, root int) error {
+	p, err := enter("MPI_Scatter", c)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Scatter, nbytesE(recv), func() (*Request, error) { return scatter(p, "MPI_Scatter", c, send, recv, root) })
+}
+
+// Iscatter starts a Scatter.
+func Iscatter[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
+	p, err := enter("MPI_Iscatter", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iscatter, nbytesE(recv), func() (*Request, error) { return scatter(p, "MPI_Iscatter", c, send, recv, root) })
+}
+
+func allgather[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
+	n := len(send)
+	inPlace := same(send, recv, c.rank*n)
+	if inPlace && n == 0 {
+		inPlace = false
+	}
+	if inPlace {
+		n = len(recv) / c.size
+	}
+	if len(recv) != c.size*n {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want size x len(send) = %d x %d", len(recv), c.size, n)
+	}
+	if !inPlace && overlap(send, recv) {
+		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[rank*n:(rank+1)*n] as send")
+	}
+	return p.icoll(c, coll{call: call, kind: proto.CollAllgather, t: typeOf[T](), inPlace: inPlace,
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+}
+
+// Allgather collects every member's send, in rank order, into every member's
+// recv (len(recv) = size x len(send)).
+func Allgather[T Elem](c *Comm, send, recv []T) error {
+	p, err := enter("MPI_Allgather", c)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Allgather, nbytesE(send), func() (*Request, error) { return allgather(p, "MPI_Allgather", c, send, recv) })
+}
+
+// Iallgather starts an Allgather.
+func Iallgather[T Elem](c *Comm, send, recv []T) (*Request, error) {
+	p, err := enter("MPI_Iallgather", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iallgather, nbytesE(send), func() (*Request, error) { return allgather(p, "MPI_Iallgather", c, send, recv) })
+}
+
+func alltoall[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
+	if len(send)%c.size != 0 {
+		return nil, p.errf(ErrCount, call, "len(send) = %d is not a multiple of the communicator size %d", len(send), c.size)
+	}
+	if len(recv) != len(send) {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+	}
+	if same(send, recv, 0) { // in place: send from a copy
+		send = append([]T(nil), send...)
+	} else if overlap(send, recv) {
+		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; pass the same slice twice for MPI_IN_PLACE")
+	}
+	return p.icoll(c, coll{call: call, kind: proto.CollAlltoall, t: typeOf[T](),
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)/c.size) * sizeOf[T](), keep: [2][]T{send, recv}})
+}
+
+// Alltoall sends block j of every member's send to member j, which stores
+// the block from member i as block i of its recv.
+func Alltoall[T Elem](c *Comm, send, recv []T) error {
+	p, err := enter("MPI_Alltoall", c)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Alltoall, nbytesE(send), func() (*Request, error) { return alltoall(p, "MPI_Alltoall", c, send, recv) })
+}
+
+// Ialltoall starts an Alltoall.
+func Ialltoall[T Elem](c *Comm, send, recv []T) (*Request, error) {
+	p, err := enter("MPI_Ialltoall", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ialltoall, nbytesE(send), func() (*Request, error) { return alltoall(p, "MPI_Ialltoall", c, send, recv) })
+}
+
+// blocks checks counts/displs against buf and returns the parts describing them.
+func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, displs []int, dir int32) ([]proto.Descriptor, error) {
+	if len(counts) != c.size || len(displs) != c.size {
+		return nil, p.errf(ErrCount, call, "len(%scounts) = %d and len(%sdispls) = %d, want the communicator size %d", what, len(counts), what, len(displs), c.size)
+	}
+	es := sizeOf[T]()
+	parts := make([]proto.Descriptor, c.size)
+	for i := range c.size {
+		if counts[i] < 0 || displs[i] < 0 || displs[i]+counts[i] > len(buf) {
+			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, len(buf))
+		}
+		parts[i] = proto.Descriptor{Peer: c.worldRank(i), Tag: dir, Addr: addrOf(buf, displs[i]), Len: uint64(counts[i]) * es}
+	}
+	return parts, nil
+}
+
+// Gatherv collects member i's send into root's recv at displs[i]; counts[i]
+// must equal len(send) of member i. counts and displs matter at the root only.
+func Gatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
+	const call = "MPI_Gatherv"
+	p, err := enter(call, c)
+	if err != nil {
+		return err
+	}
+	if err := p.checkRoot(call, c, root); err != nil {
+		return err
+	}
+	a := coll{call: call, kind: proto.CollGatherv, root: root, t: typeOf[T](), send: addrOf(send, 0),
+		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	if c.rank == root {
+		if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
+			return err
+		}
+		a.inPlace = same(send, recv, displs[root])
+		if !a.inPlace && overlap(send, recv) {
+			return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[root]:...] as send")
+		}
+	}
+	return p.run(mds.Gatherv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
+}
+
+// Scatterv sends counts[i] elements at displs[i] of root's send to member
+// i's recv (len(recv) = counts[i]).
+func Scatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
+	const call = "MPI_Scatterv"
+	p, err := enter(call, c)
+	if err != nil {
+		return err
+	}
+	if err := p.checkRoot(call, c, root); err != nil {
+		return err
+	}
+	a := coll{call: call, kind: proto.CollScatterv, root: root, t: typeOf[T](), recv: addrOf(recv, 0),
+		len: uint64(len(recv)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	if c.rank == root {
+		if a.parts, err = blocks(p, call, "send", c, send, counts, displs, proto.PartSend); err != nil {
+			return err
+		}
+		a.inPlace = same(recv, send, displs[root])
+		if !a.inPlace && overlap(send, recv) {
+			return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[displs[root]:...] as recv")
+		}
+	}
+	return p.run(mds.Scatterv, nbytesE(recv), func() (*Request, error) { return p.icoll(c, a) })
+}
+
+// Allgatherv collects member i's send into every member's recv at
+// displs[i]; counts[i] must equal len(send) of member i.
+func Allgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) error {
+	const call = "MPI_Allgatherv"
+	p, err := enter(call, c)
+	if err != nil {
+		return err
+	}
+	a := coll{call: call, kind: proto.CollAllgatherv, t: typeOf[T](), send: addrOf(send, 0),
+		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
+		return err
+	}
+	a.inPlace = len(send) > 0 && same(send, recv, displs[c.rank])
+	if a.inPlace {
+		a.len = uint64(counts[c.rank]) * sizeOf[T]()
+	} else if overlap(send, recv) {
+		return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[rank]:...] as send")
+	}
+	return p.run(mds.Allgatherv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
+}
+
+// Alltoallv sends scounts[j] elements at sdispls[j] of send to member j,
+// which receives them at rdispls[i] of its recv (rcounts[i] elements).
+func Alltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
+	const call = "MPI_Alltoallv"
+	p, err := enter(call, c)
+	if err != nil {
+		return err
+	}
+	if overlap(send, recv) {
+		return p.errf(ErrBuffer, call, "send and receive buffers overlap")
+	}
+	sp, err := blocks(p, call, "send", c, send, scounts, sdispls, proto.PartSend)
+	if err != nil {
+		return err
+	}
+	rp, err := blocks(p, call, "recv", c, recv, rcounts, rdispls, proto.PartRecv)
+	if err != nil {
+		return err
+	}
+	a := coll{call: call, kind: proto.CollAlltoallv, t: typeOf[T](), parts: append(sp, rp...), keep: [2][]T{send, recv}}
+	return p.run(mds.Alltoallv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
+}
+
+// userReduce reduces with a user operation: the contributions are gathered
+// at root by the runtime and folded there in rank order.
+func userReduce[T Elem](p *process, c *Comm, f func(in, inout []T), send, recv []T, root int) error {
+	const call = "MPI_Reduce"
+	n := len(send)
+	var all []T
+	if c.rank == root {
+		if len(recv) != n {
+			return p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+		}
+		all = make([]T, c.size*n)
+	}
+	own := append([]T(nil), send...) // the caller may reduce in place
+	r, err := gather(p, call, c, own, all, root)
+	if err != nil {
+		return err
+	}
+	if _, err := p.wait(r, call); err != nil {
+		return err
+	}
+	if c.rank == root {
+		foldUser(f, all, c.size, n, false)
+		copy(recv, all[:n])
+	}
+	return nil
+}
+
+func userScan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, ex bool) error {
+	n := len(send)
+	if len(recv) != n {
+		return p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+	}
+	var all []T
+	if c.rank == 0 {
+		all = make([]T, c.size*n)
+	}
+	own := append([]T(nil), send...)
+	r, err := gather(p, call, c, own, all, 0)
+	if err == nil {
+		_, err = p.wait(r, call)
+	}
+	if err != nil {
+		return err
+	}
+	if c.rank == 0 {
+		foldUser(f, all, c.size, n, true)
+		if ex { // member i gets the prefix of 0..i-1: shift by one block
+			copy(all[n:], all[:len(all)-n])
+		}
+	}
+	out := recv
+	if ex && c.rank == 0 {
+		out = make([]T, n) // Exscan leaves member 0's recv alone
+	}
+	r, err = scatter(p, call, c, all, out, 0)
+	if err == nil {
+		_, err = p.wait(r, call)
+	}
+	return err
+}
+
+func userReduceScatter[T Elem](p *process, c *Comm, f func(in, inout []T), send, recv []T, counts []int) error {
+	const call = "MPI_Reduce_scatter"
+	var total []T
+	if c.rank == 0 {
+		total = make([]T, len(send))
+	}
+	if err := userReduce(p, c, f, send, total, 0); err != nil {
+		return err
+	}
+	displs := make([]int, c.size)
+	for i := 1; i < c.size; i++ {
+		displs[i] = displs[i-1] + counts[i-1]
+	}
+	a := coll{call: call, kind: proto.CollScatterv, root: 0, t: typeOf[T](), recv: addrOf(recv, 0),
+		len: uint64(len(recv)) * sizeOf[T](), keep: [2][]T{total, recv}}
+	if c.rank == 0 {
+		var err error
+		if a.parts, err = blocks(p, call, "send", c, total, counts, displs, proto.PartSend); err != nil {
+			return err
+		}
+	}
+	r, err := p.icoll(c, a)
+	if err == nil {
+		_, err = p.wait(r, call)
+	}
+	return err
+}

@@ -1,0 +1,290 @@
+package mpiapi
+
+import (
+	"encoding/binary"
+	"slices"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/mds"
+	"github.com/bcsmpi/bcsmpi/scheduler"
+)
+
+// Undefined is MPI_UNDEFINED: as a Split color it means "no new
+// communicator for me"; ranks not in a group are reported as Undefined.
+const Undefined = -32766
+
+// Results of Compare and CompareGroups.
+const (
+	Ident     = 0 // the same communicator (or group)
+	Congruent = 1 // same members in the same order, different communicators
+	Similar   = 2 // same members, different order
+	Unequal   = 3
+)
+
+// Group is an ordered set of ranks (MPI_Group), identified by world rank.
+// Groups are local objects: making one involves no other rank.
+type Group struct{ ranks []proto.Rank }
+
+// Group returns c's group (MPI_Comm_group).
+func (c *Comm) Group() *Group {
+	g := &Group{ranks: make([]proto.Rank, c.size)}
+	for i := range g.ranks {
+		g.ranks[i] = c.worldRank(i)
+	}
+	return g
+}
+
+// Size is the number of ranks in g.
+func (g *Group) Size() int { return len(g.ranks) }
+
+// Rank is the caller's rank in g, or Undefined.
+func (g *Group) Rank() int {
+	if self == nil {
+		return Undefined
+	}
+	if i := slices.Index(g.ranks, self.rank); i >= 0 {
+		return i
+	}
+	return Undefined
+}
+
+func groupErr(call, format string, a ...any) error {
+	return self.errf(ErrGroup, call, format, a...)
+}
+
+// Incl makes the group of g's ranks listed in ranks, in that order.
+func (g *Group) Incl(ranks []int) (*Group, error) {
+	const call = "MPI_Group_incl"
+	out := &Group{ranks: make([]proto.Rank, len(ranks))}
+	seen := make(map[int]bool, len(ranks))
+	for i, r := range ranks {
+		if r < 0 || r >= len(g.ranks) {
+			return nil, self.errf(ErrRank, call, "ranks[%d] = %d, want 0..%d", i, r, len(g.ranks)-1)
+		}
+		if seen[r] {
+			return nil, self.errf(ErrRank, call, "ranks[%d] = %d appears twice", i, r)
+		}
+		seen[r] = true
+		out.ranks[i] = g.ranks[r]
+	}
+	return out, nil
+}
+
+// Excl makes the group of g's ranks not listed in ranks, in g's order.
+func (g *Group) Excl(ranks []int) (*Group, error) {
+	const call = "MPI_Group_excl"
+	drop := make(map[int]bool, len(ranks))
+	for i, r := range ranks {
+		if r < 0 || r >= len(g.ranks) {
+			return nil, self.errf(ErrRank, call, "ranks[%d] = %d, want 0..%d", i, r, len(g.ranks)-1)
+		}
+		if drop[r] {
+			return nil, self.errf(ErrRank, call, "ranks[%d] = %d appears twice", i, r)
+		}
+		drop[r] = true
+	}
+	out := &Group{}
+	for i, w := range g.ranks {
+		if !drop[i] {
+			out.ranks = append(out.ranks, w)
+		}
+	}
+	return out, nil
+}
+
+// Union is g's ranks followed by h's ranks not in g.
+func (g *Group) Union(h *Group) *Group {
+	out := &Group{ranks: slices.Clone(g.ranks)}
+	for _, w := range h.ranks {
+		if !slices.Contains(g.ranks, w) {
+			out.ranks = append(out.ranks, w)
+		}
+	}
+	return out
+}
+
+// Intersection is g's ranks that are also in h, in g's order.
+func (g *Group) Intersection(h *Group) *Group {
+	out := &Group{}
+	for _, w := range g.ranks {
+		if slices.Contains(h.ranks, w) {
+			out.ranks = append(out.ranks, w)
+		}
+	}
+	return out
+}
+
+// Difference is g's ranks that are not in h, in g's order.
+func (g *Group) Difference(h *Group) *Group {
+	out := &Group{}
+	for _, w := range g.ranks {
+		if !slices.Contains(h.ranks, w) {
+			out.ranks = append(out.ranks, w)
+		}
+	}
+	return out
+}
+
+// TranslateRanks maps ranks of g to the ranks of the same processes in h
+// (Undefined for those not in h).
+func (g *Group) TranslateRanks(ranks []int, h *Group) ([]int, error) {
+	out := make([]int, len(ranks))
+	for i, r := range ranks {
+		if r < 0 || r >= len(g.ranks) {
+			return nil, self.errf(ErrRank, "MPI_Group_translate_ranks", "ranks[%d] = %d, want 0..%d", i, r, len(g.ranks)-1)
+		}
+		out[i] = Undefined
+		if j := slices.Index(h.ranks, g.ranks[r]); j >= 0 {
+			out[i] = j
+		}
+	}
+	return out, nil
+}
+
+// CompareGroups returns Ident (same ranks, same order), Similar (same ranks)
+// or Unequal.
+func CompareGroups(g, h *Group) int {
+	if slices.Equal(g.ranks, h.ranks) {
+		return Ident
+	}
+	if len(g.ranks) == len(h.ranks) {
+		a, b := slices.Clone(g.ranks), slices.Clone(h.ranks)
+		slices.Sort(a)
+		slices.Sort(b)
+		if slices.Equal(a, b) {
+			return Similar
+		}
+	}
+	return Unequal
+}
+
+// Compare returns Ident (the same communicator), Congruent (same group, same
+// order), Similar (same members) or Unequal.
+func Compare(a, b *Comm) int {
+	if a == b || (a.id == b.id && !a.freed && !b.freed) {
+		return Ident
+	}
+	switch CompareGroups(a.Group(), b.Group()) {
+	case Ident:
+		return Congruent
+	case Similar:
+		return Similar
+	}
+	return Unequal
+}
+
+// split runs the runtime's Split collective on c.
+func split(call string, c *Comm, color, key int) (*Comm, error) {
+	p, err := enter(call, c)
+	if err != nil {
+		return nil, err
+	}
+	if color != Undefined && color < 0 {
+		return nil, p.errf(ErrArg, call, "color = %d, want >= 0 or mpiapi.Undefined", color)
+	}
+	if key < -1<<31 || key > 1<<31-1 {
+		return nil, p.errf(ErrArg, call, "key = %d does not fit 32 bits", key)
+	}
+	col := int32(color)
+	if color == Undefined {
+		col = scheduler.UndefinedColor
+	}
+	list := make([]int32, c.size) // the agent writes the new group's world ranks here
+	var out *Comm
+	prim, _ := mds.ParsePrim(call)
+	err = p.run(prim, 0, func() (*Request, error) {
+		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, tag: col, key: int32(key),
+			recv: addrOf(list, 0), keep: list})
+		if err != nil {
+			return nil, err
+		}
+		r.after = func() error {
+			if r.comp.Err == proto.ErrNoComm {
+				return nil
+			}
+			n := int(r.comp.Source)
+			raw := unsafe.Slice((*byte)(unsafe.Pointer(&list[0])), 4*n)
+			nc := &Comm{id: proto.CommID(r.comp.Count), rank: int(r.comp.Tag), size: n,
+				members: make([]proto.Rank, n), toComm: make([]int32, p.size)}
+			for i := range nc.toComm {
+				nc.toComm[i] = -1
+			}
+			for i := range n {
+				w := proto.Rank(binary.LittleEndian.Uint32(raw[4*i:]))
+				if w < 0 || w >= p.size {
+					return p.errf(ErrIntern, call, "the runtime listed world rank %d in the new communicator", w)
+				}
+				nc.members[i] = w
+				nc.toComm[w] = int32(i)
+			}
+			if nc.members[nc.rank] != p.rank {
+				return p.errf(ErrIntern, call, "the runtime placed rank %d at position %d of the new communicator", p.rank, nc.rank)
+			}
+			out = nc
+			return nil
+		}
+		return r, nil
+	})
+	return out, err
+}
+
+// Split partitions c by color (MPI_Comm_split): members with the same color
+// form a new communicator, ranked by key, ties broken by rank in c. A member
+// with color Undefined gets nil (MPI_COMM_NULL). Collective over c.
+func (c *Comm) Split(color, key int) (*Comm, error) { return split("MPI_Comm_split", c, color, key) }
+
+// Dup makes a new communicator with c's group and a separate message space
+// (MPI_Comm_dup). Collective over c.
+func (c *Comm) Dup() (*Comm, error) {
+	if c == nil {
+		return split("MPI_Comm_dup", c, 0, 0)
+	}
+	return split("MPI_Comm_dup", c, 0, c.rank)
+}
+
+// Create makes a communicator of g's members, ranked as in g
+// (MPI_Comm_create); members of c outside g get nil. Every member of c must
+// call it with the same group. Collective over c.
+func (c *Comm) Create(g *Group) (*Comm, error) {
+	const call = "MPI_Comm_create"
+	if g == nil {
+		p, err := enter(call, c)
+		if err != nil {
+			return nil, err
+		}
+		return nil, p.errf(ErrGroup, call, "group = nil, want a group made from the communicator's group")
+	}
+	if c != nil {
+		for i, w := range g.ranks {
+			if c.commRank(w) < 0 {
+				return nil, groupErr(call, "group rank %d (world rank %d) is not a member of the communicator", i, w)
+			}
+		}
+	}
+	me := g.Rank()
+	if me == Undefined {
+		return split(call, c, Undefined, 0)
+	}
+	return split(call, c, 0, me)
+}
+
+// Free releases c (MPI_Comm_free); c must not be used afterwards. Collective
+// over c. Communicator ids are never reused.
+func (c *Comm) Free() error {
+	const call = "MPI_Comm_free"
+	p, err := enter(call, c)
+	if err != nil {
+		return err
+	}
+	if c.id == 0 {
+		return p.errf(ErrComm, call, "MPI_COMM_WORLD cannot be freed")
+	}
+	err = p.run(mds.CommFree, 0, func() (*Request, error) { return p.icoll(c, coll{call: call, kind: proto.CollFree}) })
+	c.freed = true
+	return err
+}
+
+// ID is the communicator's job-wide id (0 for the world), as the runtime's
+// traces and MDS files name it.
+func (c *Comm) ID() uint32 { return uint32(c.id) }

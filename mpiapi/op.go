@@ -1,0 +1,193 @@
+package mpiapi
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+)
+
+// ValIdx is a value–index pair, the element of MINLOC and MAXLOC reductions
+// (MPI_DOUBLE_INT, MPI_FLOAT_INT, MPI_2INT, MPI_LONG_INT).
+type ValIdx[T float32 | float64 | int32 | int64] struct {
+	Val T
+	Idx int32
+}
+
+// Elem is the element type of a collective buffer: a Numeric type or a
+// value–index pair.
+type Elem interface {
+	Numeric | ValIdx[float32] | ValIdx[float64] | ValIdx[int32] | ValIdx[int64]
+}
+
+var pairTypes = map[reflect.Type]reduce.Type{
+	reflect.TypeFor[ValIdx[float32]](): reduce.Float32Int,
+	reflect.TypeFor[ValIdx[float64]](): reduce.Float64Int,
+	reflect.TypeFor[ValIdx[int32]]():   reduce.Int32Int,
+	reflect.TypeFor[ValIdx[int64]]():   reduce.Int64Int,
+}
+
+// typeOf is the runtime's code for T.
+func typeOf[T Elem]() reduce.Type {
+	t := reflect.TypeFor[T]()
+	switch t.Kind() {
+	case reflect.Int8:
+		return reduce.Int8
+	case reflect.Int16:
+		return reduce.Int16
+	case reflect.Int32:
+		return reduce.Int32
+	case reflect.Int64:
+		return reduce.Int64
+	case reflect.Int:
+		if t.Size() == 4 {
+			return reduce.Int32
+		}
+		return reduce.Int64
+	case reflect.Uint8:
+		return reduce.Uint8
+	case reflect.Uint16:
+		return reduce.Uint16
+	case reflect.Uint32:
+		return reduce.Uint32
+	case reflect.Uint64:
+		return reduce.Uint64
+	case reflect.Uint:
+		if t.Size() == 4 {
+			return reduce.Uint32
+		}
+		return reduce.Uint64
+	case reflect.Float32:
+		return reduce.Float32
+	case reflect.Float64:
+		return reduce.Float64
+	}
+	return pairTypes[t]
+}
+
+// Op is a reduction operation: one of the predefined ones, or a user
+// operation made with NewOp.
+type Op struct {
+	code    reduce.Op
+	name    string
+	user    any // func(in, inout []T)
+	elem    string
+	commute bool
+}
+
+func (o *Op) String() string { return o.name }
+
+// The predefined operations. MINLOC and MAXLOC take ValIdx elements and
+// break ties by the lower index; the logical operations treat non-zero
+// integers as true.
+var (
+	Sum    = &Op{code: reduce.Sum, name: "MPI_SUM", commute: true}
+	Prod   = &Op{code: reduce.Prod, name: "MPI_PROD", commute: true}
+	Min    = &Op{code: reduce.Min, name: "MPI_MIN", commute: true}
+	Max    = &Op{code: reduce.Max, name: "MPI_MAX", commute: true}
+	Land   = &Op{code: reduce.Land, name: "MPI_LAND", commute: true}
+	Lor    = &Op{code: reduce.Lor, name: "MPI_LOR", commute: true}
+	Lxor   = &Op{code: reduce.Lxor, name: "MPI_LXOR", commute: true}
+	Band   = &Op{code: reduce.Band, name: "MPI_BAND", commute: true}
+	Bor    = &Op{code: reduce.Bor, name: "MPI_BOR", commute: true}
+	Bxor   = &Op{code: reduce.Bxor, name: "MPI_BXOR", commute: true}
+	Minloc = &Op{code: reduce.Minloc, name: "MPI_MINLOC", commute: true}
+	Maxloc = &Op{code: reduce.Maxloc, name: "MPI_MAXLOC", commute: true}
+)
+
+// NewOp makes a user-defined operation (MPI_Op_create) on elements of type
+// T: f must set inout[i] = in[i] op inout[i] for every i. The operation must
+// be associative; commutative says whether it also commutes (results are
+// computed in rank order either way).
+//
+// User operations run in the rank processes, not in the agents (an agent
+// cannot run application code): a reduction with a user operation gathers
+// the contributions to one rank through the runtime, folds them there in rank
+// order, and distributes the result through the runtime. So it takes a few
+// more slices than a predefined operation, and only the blocking calls accept
+// one.
+func NewOp[T Elem](name string, f func(in, inout []T), commutative bool) *Op {
+	return &Op{name: name, user: f, elem: reflect.TypeFor[T]().String(), commute: commutative}
+}
+
+// Free releases a user operation (MPI_Op_free). Predefined operations cannot be freed.
+func (o *Op) Free() error {
+	if o == nil || o.user == nil {
+		return fmt.Errorf("mpiapi: MPI_Op_free: only user operations can be freed")
+	}
+	o.user = nil
+	o.name += " (freed)"
+	return nil
+}
+
+// checkOp validates op for elements of type T and returns its user function
+// (nil for a predefined operation).
+func checkOp[T Elem](p *process, call string, op *Op) (func(in, inout []T), error) {
+	if op == nil {
+		return nil, p.errf(ErrOp, call, "op = nil, want an operation such as mpiapi.Sum or one from NewOp")
+	}
+	if op.code == 0 {
+		f, ok := op.user.(func(in, inout []T))
+		if !ok {
+			if op.user == nil {
+				return nil, p.errf(ErrOp, call, "operation %s was freed", op.name)
+			}
+			return nil, p.errf(ErrOp, call, "operation %s is defined on %s elements, not %s", op.name, op.elem, reflect.TypeFor[T]())
+		}
+		return f, nil
+	}
+	if err := reduce.Check(op.code, typeOf[T]()); err != nil {
+		return nil, p.errf(ErrOp, call, "%v", err)
+	}
+	return nil, nil
+}
+
+// foldUser reduces n blocks of blk elements of all in rank order with f
+// and leaves in block i the fold of blocks 0..i when prefix is set, else
+// the total in block 0.
+func foldUser[T Elem](f func(in, inout []T), all []T, n, blk int, prefix bool) {
+	acc := all[:blk]
+	tmp := make([]T, blk)
+	for i := 1; i < n; i++ {
+		cur := all[i*blk : (i+1)*blk]
+		// MPI's convention: inout = in op inout; so acc op cur is f(acc, cur).
+		copy(tmp, cur)
+		f(acc, tmp)
+		if prefix {
+			copy(cur, tmp)
+			acc = cur
+		} else {
+			copy(acc, tmp)
+		}
+	}
+}
+
+func addrOf[T any](buf []T, i int) uint64 {
+	if len(buf) == 0 {
+		return 0
+	}
+	var z T
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))) + uint64(i)*uint64(unsafe.Sizeof(z))
+}
+
+func sizeOf[T any]() uint64 {
+	var z T
+	return uint64(unsafe.Sizeof(z))
+}
+
+// same reports whether a starts exactly at b[i] (the MPI_IN_PLACE idiom of
+// this API: pass the receive buffer's own block as the send buffer).
+func same[T any](a, b []T, i int) bool {
+	return len(a) > 0 && i < len(b) && unsafe.SliceData(a) == &b[i]
+}
+
+// overlap reports whether a and b share memory.
+func overlap[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	s := sizeOf[T]()
+	a0, b0 := addrOf(a, 0), addrOf(b, 0)
+	return a0 < b0+uint64(len(b))*s && b0 < a0+uint64(len(a))*s
+}

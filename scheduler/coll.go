@@ -1,0 +1,709 @@
+package scheduler
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+)
+
+// UndefinedColor is MPI_UNDEFINED as the color of a Split: the rank joins no
+// new communicator.
+const UndefinedColor int32 = -1
+
+// commInfo is one communicator: its members in communicator-rank order.
+type commInfo struct {
+	id      proto.CommID
+	members []proto.Rank // communicator rank → world rank
+	index   []int32      // world rank → communicator rank, -1 if not a member
+}
+
+func newComm(id proto.CommID, members []proto.Rank, world int) *commInfo {
+	c := &commInfo{id: id, members: members, index: make([]int32, world)}
+	for i := range c.index {
+		c.index[i] = -1
+	}
+	for i, r := range members {
+		c.index[r] = int32(i)
+	}
+	return c
+}
+
+type collKey struct {
+	comm proto.CommID
+	seq  uint32
+}
+
+// move is one block of a data-moving collective: bytes from one rank's
+// memory to another's.
+type move struct {
+	src, dst         proto.Rank
+	srcAddr, dstAddr uint64
+	len, moved       uint64
+}
+
+// reduction is the progress of a reducing collective: segments of the vector
+// are gathered into the fold node's staging area, folded in communicator
+// rank order, and the results sent out, a segment per slice.
+type reduction struct {
+	op         reduce.Op
+	t          reduce.Type
+	mode       reduce.Mode
+	node       proto.NodeID
+	esz        uint64
+	total, off uint64
+	block      []uint64 // Reduce_scatter: start of each member's block, plus the end
+}
+
+// coll is one collective call of a communicator, from the first member's
+// descriptor to its completion.
+type coll struct {
+	key    collKey
+	comm   *commInfo
+	heads  []proto.Descriptor   // by communicator rank; Kind 0: not posted yet
+	parts  [][]proto.Descriptor // by communicator rank
+	posted int
+	first  int // communicator rank of the first member that posted
+	moves  []move
+	left   int // moves with bytes still to move
+	red    *reduction
+	done   []proto.Completion // Split: the completions it decided
+}
+
+// Fold is a reduction the agent of Node runs after stage 0 of the slice: N
+// slots of Seg bytes, Stride apart from Base in its staging area, folded in
+// slot (= communicator rank) order.
+type Fold struct {
+	Node              proto.NodeID
+	Op                reduce.Op
+	Type              reduce.Type
+	Mode              reduce.Mode
+	Base, Stride, Seg uint64
+	N                 int
+}
+
+// Write is data the scheduler itself produces for a rank (the member list of
+// a new communicator): the rank's agent writes it at Addr.
+type Write struct {
+	Rank proto.Rank
+	Addr uint64
+	Data []byte
+}
+
+// Error is a collective or communicator error found in MSM: mismatched
+// collectives across members, or a descriptor naming a communicator its rank
+// is not a member of. Ranks are world ranks.
+type Error struct {
+	Slice proto.SliceID
+	Ranks []proto.Rank
+	Why   string
+}
+
+func (e *Error) Error() string { return e.Why }
+
+// StagingSize is the size of each node's collective staging area that plans
+// made under c may address.
+func (c Config) StagingSize(ranks int) uint64 { return c.BytesPerSliceMax + 16*uint64(ranks) }
+
+func (s *Scheduler) fail(ranks []proto.Rank, format string, a ...any) {
+	if s.plan.Err == nil {
+		s.plan.Err = &Error{Slice: s.plan.Slice, Ranks: ranks, Why: fmt.Sprintf(format, a...)}
+	}
+}
+
+// checkComm verifies that d's rank (and peer) belong to d's communicator.
+func (s *Scheduler) checkComm(d proto.Descriptor) bool {
+	ci := s.comms[d.Comm]
+	if ci == nil {
+		s.fail([]proto.Rank{d.Rank}, "rank %d used communicator %d, which does not exist", d.Rank, d.Comm)
+		return false
+	}
+	if ci.index[d.Rank] < 0 {
+		s.fail([]proto.Rank{d.Rank}, "rank %d used communicator %d, of which it is not a member", d.Rank, d.Comm)
+		return false
+	}
+	switch d.Kind {
+	case proto.KindSend, proto.KindCollPart:
+		if ci.index[d.Peer] < 0 {
+			s.fail([]proto.Rank{d.Rank}, "rank %d named rank %d, which is not a member of communicator %d", d.Rank, d.Peer, d.Comm)
+			return false
+		}
+	case proto.KindRecv, proto.KindProbe, proto.KindIprobe:
+		if d.Peer != proto.AnySource && ci.index[d.Peer] < 0 {
+			s.fail([]proto.Rank{d.Rank}, "rank %d named rank %d, which is not a member of communicator %d", d.Rank, d.Peer, d.Comm)
+			return false
+		}
+	case proto.KindColl:
+		if d.Coll.Rooted() && ci.index[d.Peer] < 0 {
+			s.fail([]proto.Rank{d.Rank}, "rank %d called %s with root world rank %d, not a member of communicator %d", d.Rank, d.Coll.MPIName(), d.Peer, d.Comm)
+			return false
+		}
+	}
+	return true
+}
+
+// postColl takes one collective descriptor exchanged in DEM.
+func (s *Scheduler) postColl(d proto.Descriptor) {
+	ci := s.comms[d.Comm]
+	me := int(ci.index[d.Rank])
+	k := collKey{d.Comm, d.CollSeq}
+	c := s.colls[k]
+	if c == nil {
+		n := len(ci.members)
+		c = &coll{key: k, comm: ci, heads: make([]proto.Descriptor, n), parts: make([][]proto.Descriptor, n), first: -1}
+		s.colls[k] = c
+	}
+	if d.Kind == proto.KindCollPart {
+		c.parts[me] = append(c.parts[me], d)
+		return
+	}
+	if c.heads[me].Kind != 0 {
+		s.fail([]proto.Rank{d.Rank}, "rank %d posted collective #%d on communicator %d twice", d.Rank, d.CollSeq, d.Comm)
+		return
+	}
+	if c.first >= 0 {
+		if why := mismatch(c.heads[c.first], d); why != "" {
+			f := c.heads[c.first]
+			s.fail([]proto.Rank{f.Rank, d.Rank}, "collective mismatch on %s, collective call #%d: %s called %s but %s called %s (%s); every member must make the same collective calls in the same order",
+				commName(d.Comm), d.CollSeq, rankName(c, c.first), DescribeCall(f), rankName(c, me), DescribeCall(d), why)
+			return
+		}
+	} else {
+		c.first = me
+	}
+	c.heads[me] = d
+	c.posted++
+	if c.posted == len(ci.members) {
+		s.startColl(c)
+	}
+}
+
+func commName(id proto.CommID) string {
+	if id == 0 {
+		return "MPI_COMM_WORLD"
+	}
+	return fmt.Sprintf("communicator %d", id)
+}
+
+func rankName(c *coll, i int) string {
+	w := c.comm.members[i]
+	if c.key.comm == 0 {
+		return fmt.Sprintf("rank %d", w)
+	}
+	return fmt.Sprintf("rank %d (world rank %d)", i, w)
+}
+
+// DescribeCall renders a collective descriptor as the call that posted it,
+// e.g. "MPI_Reduce(root 0, MPI_SUM, 8 x float64)".
+func DescribeCall(d proto.Descriptor) string {
+	var args []string
+	if d.Coll.Rooted() {
+		args = append(args, fmt.Sprintf("root world rank %d", d.Peer))
+	}
+	if d.Coll.Reduces() {
+		args = append(args, reduce.Op(d.Op).String())
+	}
+	switch d.Coll {
+	case proto.CollBarrier, proto.CollFree:
+	case proto.CollSplit:
+		args = append(args, fmt.Sprintf("color %d, key %d", d.Tag, d.Peer))
+	default:
+		t := reduce.Type(d.DType)
+		if t.Valid() {
+			args = append(args, fmt.Sprintf("%d x %s", d.Len/uint64(t.Size()), t))
+		} else {
+			args = append(args, fmt.Sprintf("%d bytes", d.Len))
+		}
+	}
+	return d.Coll.MPIName() + "(" + strings.Join(args, ", ") + ")"
+}
+
+// mismatch says how b differs from a, the first member's call, or "".
+func mismatch(a, b proto.Descriptor) string {
+	if a.Coll != b.Coll {
+		return "different collectives"
+	}
+	if a.Coll.Rooted() && a.Peer != b.Peer {
+		return "different roots"
+	}
+	if a.Coll.Reduces() && a.Op != b.Op {
+		return "different operations"
+	}
+	switch a.Coll {
+	case proto.CollBarrier, proto.CollFree, proto.CollSplit:
+		return ""
+	}
+	if a.DType != b.DType {
+		return "different element types"
+	}
+	switch a.Coll {
+	case proto.CollGatherv, proto.CollScatterv, proto.CollAllgatherv, proto.CollAlltoallv:
+		return "" // block sizes are checked pairwise when every member has posted
+	}
+	if a.Len != b.Len {
+		return "different element counts"
+	}
+	return ""
+}
+
+func (s *Scheduler) addMove(c *coll, src proto.Rank, srcAddr uint64, dst proto.Rank, dstAddr, n uint64) {
+	if n == 0 {
+		return
+	}
+	c.moves = append(c.moves, move{src: src, dst: dst, srcAddr: srcAddr, dstAddr: dstAddr, len: n})
+	c.left++
+}
+
+// part finds rank i's part of direction dir for peer (a world rank).
+func part(c *coll, i int, dir int32, peer proto.Rank) (proto.Descriptor, bool) {
+	for _, d := range c.parts[i] {
+		if d.Tag == dir && d.Peer == peer {
+			return d, true
+		}
+	}
+	return proto.Descriptor{}, false
+}
+
+// startColl turns a collective every member has posted into moves, a
+// reduction, or an immediate completion.
+func (s *Scheduler) startColl(c *coll) {
+	h, m := c.heads, c.comm.members
+	p := len(m)
+	op := h[0].Coll
+	root := -1
+	if op.Rooted() {
+		root = int(c.comm.index[h[0].Peer])
+	}
+	needPart := func(i int, dir int32, peer int) (proto.Descriptor, bool) {
+		d, ok := part(c, i, dir, m[peer])
+		if !ok {
+			what := "send"
+			if dir == proto.PartRecv {
+				what = "receive"
+			}
+			s.fail([]proto.Rank{m[i]}, "%s called %s without a %s block for %s", rankName(c, i), op.MPIName(), what, rankName(c, peer))
+		}
+		return d, ok
+	}
+	sizeMismatch := func(from, to int, sent, want uint64) {
+		s.fail([]proto.Rank{m[from], m[to]}, "collective mismatch on %s, collective call #%d (%s): %s sends %d bytes to %s, which expects %d bytes",
+			commName(c.key.comm), c.key.seq, op.MPIName(), rankName(c, from), sent, rankName(c, to), want)
+	}
+	switch op {
+	case proto.CollBarrier, proto.CollFree:
+	case proto.CollSplit:
+		s.split(c)
+	case proto.CollBcast:
+		for i := range p {
+			if i != root {
+				s.addMove(c, m[root], h[root].Addr, m[i], h[i].Addr, h[i].Len)
+			}
+		}
+	case proto.CollGather:
+		for i := range p {
+			if i != root || !h[root].InPlace {
+				s.addMove(c, m[i], h[i].Addr, m[root], h[root].RAddr+uint64(i)*h[i].Len, h[i].Len)
+			}
+		}
+	case proto.CollScatter:
+		for i := range p {
+			if i != root || !h[root].InPlace {
+				s.addMove(c, m[root], h[root].Addr+uint64(i)*h[i].Len, m[i], h[i].RAddr, h[i].Len)
+			}
+		}
+	case proto.CollAllgather:
+		for i := range p {
+			src := h[i].Addr
+			if h[i].InPlace {
+				src = h[i].RAddr + uint64(i)*h[i].Len
+			}
+			for j := range p {
+				if i != j || !h[i].InPlace {
+					s.addMove(c, m[i], src, m[j], h[j].RAddr+uint64(i)*h[i].Len, h[i].Len)
+				}
+			}
+		}
+	case proto.CollAlltoall:
+		for i := range p {
+			for j := range p {
+				s.addMove(c, m[i], h[i].Addr+uint64(j)*h[i].Len, m[j], h[j].RAddr+uint64(i)*h[i].Len, h[i].Len)
+			}
+		}
+	case proto.CollGatherv:
+		for i := range p {
+			rp, ok := needPart(root, proto.PartRecv, i)
+			if !ok {
+				return
+			}
+			if i == root && h[root].InPlace {
+				continue
+			}
+			if rp.Len != h[i].Len {
+				sizeMismatch(i, root, h[i].Len, rp.Len)
+				return
+			}
+			s.addMove(c, m[i], h[i].Addr, m[root], rp.Addr, h[i].Len)
+		}
+	case proto.CollScatterv:
+		for i := range p {
+			sp, ok := needPart(root, proto.PartSend, i)
+			if !ok {
+				return
+			}
+			if i == root && h[root].InPlace {
+				continue
+			}
+			if sp.Len != h[i].Len {
+				sizeMismatch(root, i, sp.Len, h[i].Len)
+				return
+			}
+			s.addMove(c, m[root], sp.Addr, m[i], h[i].RAddr, h[i].Len)
+		}
+	case proto.CollAllgatherv:
+		for i := range p {
+			src := h[i].Addr
+			if h[i].InPlace {
+				own, ok := needPart(i, proto.PartRecv, i)
+				if !ok {
+					return
+				}
+				src = own.Addr
+			}
+			for j := range p {
+				rp, ok := needPart(j, proto.PartRecv, i)
+				if !ok {
+					return
+				}
+				if rp.Len != h[i].Len {
+					sizeMismatch(i, j, h[i].Len, rp.Len)
+					return
+				}
+				if i != j || !h[i].InPlace {
+					s.addMove(c, m[i], src, m[j], rp.Addr, h[i].Len)
+				}
+			}
+		}
+	case proto.CollAlltoallv:
+		for i := range p {
+			for j := range p {
+				sp, ok1 := needPart(i, proto.PartSend, j)
+				rp, ok2 := needPart(j, proto.PartRecv, i)
+				if !ok1 || !ok2 {
+					return
+				}
+				if sp.Len != rp.Len {
+					sizeMismatch(i, j, sp.Len, rp.Len)
+					return
+				}
+				s.addMove(c, m[i], sp.Addr, m[j], rp.Addr, sp.Len)
+			}
+		}
+	case proto.CollReduce, proto.CollAllreduce, proto.CollScan, proto.CollExscan, proto.CollReduceScatter:
+		t := reduce.Type(h[0].DType)
+		r := &reduction{op: reduce.Op(h[0].Op), t: t, esz: uint64(t.Size()), total: h[0].Len}
+		if op == proto.CollScan || op == proto.CollExscan {
+			r.mode = reduce.Prefix
+		}
+		if op == proto.CollReduce {
+			r.node = s.nodeOf[m[root]]
+		} else {
+			r.node = s.busiest(m)
+		}
+		if op == proto.CollReduceScatter {
+			r.block = make([]uint64, p+1)
+			for i := range p {
+				rp, ok := needPart(i, proto.PartRecv, i)
+				if !ok {
+					return
+				}
+				r.block[i+1] = r.block[i] + rp.Len
+			}
+			if r.block[p] != r.total {
+				s.fail(slices.Clone(m), "collective mismatch on %s, collective call #%d (MPI_Reduce_scatter): the members' receive counts add up to %d bytes but the vector is %d bytes",
+					commName(c.key.comm), c.key.seq, r.block[p], r.total)
+				return
+			}
+		}
+		if r.total > 0 {
+			c.red = r
+		}
+	default:
+		s.fail([]proto.Rank{m[0]}, "collective %s is not supported", op)
+		return
+	}
+	s.collActive = append(s.collActive, c)
+}
+
+// busiest is the node hosting most of ranks (lowest id on ties): the fold
+// there keeps the most contributions and results off the network.
+func (s *Scheduler) busiest(ranks []proto.Rank) proto.NodeID {
+	clear(s.cnt)
+	best := s.nodeOf[ranks[0]]
+	for _, r := range ranks {
+		n := s.nodeOf[r]
+		s.cnt[n]++
+		if s.cnt[n] > s.cnt[best] || (s.cnt[n] == s.cnt[best] && n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
+// split builds the new communicators of a Split: one per color, members
+// ordered by (key, parent rank); ids are handed out in color order, the same
+// on every node.
+func (s *Scheduler) split(c *coll) {
+	type entry struct {
+		color, key int32
+		i          int
+	}
+	es := make([]entry, len(c.heads))
+	for i, d := range c.heads {
+		es[i] = entry{d.Tag, int32(d.Peer), i}
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.color, b.color), cmp.Compare(a.key, b.key), cmp.Compare(a.i, b.i))
+	})
+	for lo := 0; lo < len(es); {
+		hi := lo
+		for hi < len(es) && es[hi].color == es[lo].color {
+			hi++
+		}
+		group := es[lo:hi]
+		lo = hi
+		if group[0].color == UndefinedColor {
+			for _, e := range group {
+				d := c.heads[e.i]
+				s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl, Err: proto.ErrNoComm})
+			}
+			continue
+		}
+		s.nextComm++
+		members := make([]proto.Rank, len(group))
+		data := make([]byte, 4*len(group))
+		for j, e := range group {
+			members[j] = c.comm.members[e.i]
+			binary.LittleEndian.PutUint32(data[4*j:], uint32(members[j]))
+		}
+		s.comms[s.nextComm] = newComm(s.nextComm, members, len(s.nodeOf))
+		for j, e := range group {
+			d := c.heads[e.i]
+			s.plan.Writes = append(s.plan.Writes, Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
+			c.done = append(c.done, proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl,
+				Source: proto.Rank(len(group)), Tag: int32(j), Count: uint64(s.nextComm)})
+		}
+	}
+}
+
+// collChunks schedules this slice's part of every running collective, in the
+// order they became ready, after the point-to-point chunks.
+func (s *Scheduler) collChunks(p *Plan) {
+	keep := s.collActive[:0]
+	for _, c := range s.collActive {
+		if c.left > 0 {
+			s.chunkMoves(p, c)
+		}
+		if c.red != nil && c.red.off < c.red.total {
+			s.chunkReduction(p, c)
+		}
+		if c.left > 0 || (c.red != nil && c.red.off < c.red.total) {
+			keep = append(keep, c)
+			continue
+		}
+		s.finishColl(c)
+		p.Collectives++
+	}
+	clear(s.collActive[len(keep):])
+	s.collActive = keep
+}
+
+func (s *Scheduler) finishColl(c *coll) {
+	if c.heads[0].Coll == proto.CollSplit {
+		for _, x := range c.done {
+			s.complete(x)
+		}
+	} else {
+		for _, d := range c.heads {
+			s.complete(proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl, Count: d.Len})
+		}
+	}
+	delete(s.colls, c.key)
+}
+
+func (s *Scheduler) chunkMoves(p *Plan, c *coll) {
+	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
+	for i := range c.moves {
+		mv := &c.moves[i]
+		if mv.moved == mv.len {
+			continue
+		}
+		sn, dn := s.nodeOf[mv.src], s.nodeOf[mv.dst]
+		avail := min(B-s.used[sn], B-s.used[dn])
+		if s.chunks[sn] >= C || s.chunks[dn] >= C || avail == 0 {
+			continue
+		}
+		n := min(mv.len-mv.moved, avail)
+		p.Chunks = append(p.Chunks, proto.Chunk{Src: mv.src, Dst: mv.dst, SrcNode: sn, DstNode: dn,
+			Last: mv.moved+n == mv.len, SrcAddr: mv.srcAddr + mv.moved, DstAddr: mv.dstAddr + mv.moved, Off: mv.moved, Len: n})
+		s.charge(sn, dn, n)
+		mv.moved += n
+		if mv.moved == mv.len {
+			c.left--
+		}
+	}
+}
+
+func (s *Scheduler) charge(sn, dn proto.NodeID, n uint64) {
+	s.used[sn] += n
+	s.chunks[sn]++
+	if dn != sn {
+		s.used[dn] += n
+		s.chunks[dn]++
+	}
+}
+
+// recipients calls fn for every result block of the segment [off, off+seg):
+// the member that receives it, the slot it comes from, and the byte range
+// [lo, hi) of the vector.
+func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) {
+	h := c.heads
+	switch h[0].Coll {
+	case proto.CollReduce:
+		fn(int(c.comm.index[h[0].Peer]), 0, off, off+seg)
+	case proto.CollAllreduce:
+		for i := range h {
+			fn(i, 0, off, off+seg)
+		}
+	case proto.CollScan:
+		for i := range h {
+			fn(i, i, off, off+seg)
+		}
+	case proto.CollExscan:
+		for i := 1; i < len(h); i++ {
+			fn(i, i-1, off, off+seg)
+		}
+	case proto.CollReduceScatter:
+		b := c.red.block
+		for i := range h {
+			lo, hi := max(off, b[i]), min(off+seg, b[i+1])
+			if lo < hi {
+				fn(i, 0, lo, hi)
+			}
+		}
+	}
+}
+
+// chunkReduction schedules the next segment of c's reduction: contributions
+// into the fold node's staging area (stage 0), the fold, and the results out
+// (stage 1). The segment is as long as every node's remaining budget allows;
+// a collective that gets no budget waits, unless the slice is untouched, in
+// which case one element moves so that every reduction progresses.
+func (s *Scheduler) chunkReduction(p *Plan, c *coll) {
+	r := c.red
+	m := c.comm.members
+	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
+	clear(s.cnt)
+	clear(s.ccnt)
+	mark := func(n proto.NodeID) {
+		s.cnt[n]++
+		s.ccnt[n]++
+		if n != r.node {
+			s.cnt[r.node]++
+			s.ccnt[r.node]++
+		}
+	}
+	for _, w := range m {
+		mark(s.nodeOf[w])
+	}
+	c.recipients(r.off, r.total-r.off, func(i, _ int, _, _ uint64) { mark(s.nodeOf[m[i]]) })
+	seg := r.total - r.off
+	fresh := true
+	for n := range s.cnt {
+		if s.cnt[n] == 0 {
+			continue
+		}
+		if s.used[n] > 0 || s.chunks[n] > 0 {
+			fresh = false
+		}
+		avail := uint64(0)
+		if s.used[n] < B && s.chunks[n]+s.ccnt[n] <= C {
+			avail = (B - s.used[n]) / uint64(s.cnt[n])
+		}
+		seg = min(seg, avail)
+	}
+	room := s.cfg.StagingSize(len(s.nodeOf)) - s.stageUsed[r.node]
+	seg = min(seg, (room/uint64(len(m)))&^15)
+	seg -= seg % r.esz
+	if seg == 0 {
+		if !fresh || s.stageUsed[r.node] > 0 {
+			return
+		}
+		seg = min(r.esz, r.total-r.off)
+	}
+	stride := (seg + 15) &^ 15
+	base := s.stageUsed[r.node]
+	s.stageUsed[r.node] += stride * uint64(len(m))
+	h := c.heads
+	for i, w := range m {
+		n := s.nodeOf[w]
+		p.Chunks = append(p.Chunks, proto.Chunk{Src: w, Dst: w, SrcNode: n, DstNode: r.node, DstAcc: true,
+			SrcAddr: h[i].Addr + r.off, DstAddr: base + uint64(i)*stride, Off: r.off, Len: seg})
+		s.charge(n, r.node, seg)
+	}
+	p.Folds = append(p.Folds, Fold{Node: r.node, Op: r.op, Type: r.t, Mode: r.mode, Base: base, Stride: stride, Seg: seg, N: len(m)})
+	c.recipients(r.off, seg, func(i, slot int, lo, hi uint64) {
+		w := m[i]
+		n := s.nodeOf[w]
+		dst := h[i].RAddr + lo
+		if r.block != nil {
+			dst = h[i].RAddr + (lo - r.block[i])
+		}
+		p.Chunks = append(p.Chunks, proto.Chunk{Src: w, Dst: w, SrcNode: r.node, DstNode: n, Stage: 1, SrcAcc: true,
+			SrcAddr: base + uint64(slot)*stride + (lo - r.off), DstAddr: dst, Off: lo, Len: hi - lo, Last: hi == r.total})
+		s.charge(r.node, n, hi-lo)
+	})
+	r.off += seg
+}
+
+// collWaits lists the members of collectives not every member has entered.
+func (s *Scheduler) collWaits(out []Wait) []Wait {
+	for _, c := range s.colls {
+		if c.posted == len(c.heads) {
+			continue
+		}
+		for _, d := range c.heads {
+			if d.Kind != 0 {
+				out = append(out, Wait{d.Rank, d, "collective"})
+			}
+		}
+	}
+	return out
+}
+
+// missing lists the members of d's collective that have not entered it.
+func (s *Scheduler) missing(d proto.Descriptor) []proto.Rank {
+	c := s.colls[collKey{d.Comm, d.CollSeq}]
+	if c == nil {
+		return nil
+	}
+	var out []proto.Rank
+	for i, h := range c.heads {
+		if h.Kind == 0 {
+			out = append(out, c.comm.members[i])
+		}
+	}
+	return out
+}
+
+// CommMembers returns the world ranks of communicator id in communicator
+// rank order, or nil if it does not exist.
+func (s *Scheduler) CommMembers(id proto.CommID) []proto.Rank {
+	if c := s.comms[id]; c != nil {
+		return c.members
+	}
+	return nil
+}
