@@ -202,7 +202,11 @@ func rankName(c *coll, i int) string {
 func DescribeCall(d proto.Descriptor) string {
 	var args []string
 	if d.Coll.Rooted() {
-		args = append(args, fmt.Sprintf("root world rank %d", d.Peer))
+		if d.Comm == 0 {
+			args = append(args, fmt.Sprintf("root %d", d.Peer))
+		} else {
+			args = append(args, fmt.Sprintf("root world rank %d", d.Peer))
+		}
 	}
 	if d.Coll.Reduces() {
 		args = append(args, reduce.Op(d.Op).String())

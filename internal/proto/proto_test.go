@@ -13,6 +13,9 @@ func TestFrameRoundTrip(t *testing.T) {
 		{Type: MsgDEM, Slice: 7, Node: 3, Count: 2, Descs: []Descriptor{
 			{Kind: KindSend, Inline: true, Comm: 0, Rank: 1, Peer: 2, Tag: 9, Req: 4, Seq: 11, PostSlice: 6, Addr: 0xdeadbeef, Len: 100},
 			{Kind: KindRecv, Rank: 2, Peer: AnySource, Tag: AnyTag, Req: 1, Seq: 1, Len: 1 << 40},
+			{Kind: KindColl, Coll: CollReduceScatter, InPlace: true, Op: 3, DType: 10, CollSeq: 1 << 31, Comm: 7, Rank: 5,
+				Peer: 2, Req: 3, Seq: 99, PostSlice: 4, Addr: 0x1000, RAddr: 0xffffffff0000, Len: 4096},
+			{Kind: KindCollPart, Tag: PartRecv, CollSeq: 2, Peer: 1, Addr: 8, Len: 16},
 		}},
 		{Type: MsgData, Slice: 1, Index: 5, Payload: []byte("hello")},
 		{Type: MsgFail, Code: -1, Text: "rank 3 exited"},
