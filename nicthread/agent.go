@@ -98,6 +98,7 @@ type Agent struct {
 	t0, lastStrobe time.Duration
 	stats          SliceStats
 	onSlice        func(*SliceStats)
+	onPlan         func(*scheduler.Plan)
 }
 
 // AgentConfig describes a node.
@@ -111,6 +112,8 @@ type AgentConfig struct {
 	Send func(node proto.NodeID, m *proto.Msg) error
 	// OnSlice, if set, receives the local measurements of every slice.
 	OnSlice func(*SliceStats)
+	// OnPlan, if set, sees the plan of every slice after MSM.
+	OnPlan func(*scheduler.Plan)
 	// Deadlock detection (see core.Config); OnWarn receives the report when
 	// DeadlockWarn is set (called on node 0 only).
 	DeadlockSlices uint64
@@ -136,6 +139,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		arrived: [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)},
 		send:    cfg.Send,
 		onSlice: cfg.OnSlice,
+		onPlan:  cfg.OnPlan,
 		t0:      time.Duration(unix.Now()),
 	}
 	for r, n := range cfg.NodeOf {
@@ -281,6 +285,9 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	a.pending[0].Store(n[0])
 	a.pending[1].Store(n[1])
 	a.plan.Store(p)
+	if a.onPlan != nil {
+		a.onPlan(p)
+	}
 	st := a.core.Stats()
 	a.stats.NP2PDEM, a.stats.NP2PMSM = st.NP2PDEM, st.NP2PMSM
 	a.stats.NCOLLDEM, a.stats.NCOLLMSM = st.NCOLLDEM, st.NCOLLMSM

@@ -196,6 +196,8 @@ func TestExamples(t *testing.T) {
 		{[]string{"-n", "4", "--nodes", "2", "./ring"}, "ring: lap 2 ok, token 6"},
 		{[]string{"-n", "4", "--nodes", "2", "./stencil", "-iters", "20"}, "checksum ok"},
 		{[]string{"-n", "3", "--tag-output", "./ring", "-laps", "1"}, "[0] ring: lap 0 ok, token 3"},
+		{[]string{"-n", "3", "--nodes", "2", "./cg", "-n", "999", "-iters", "60"}, "cg: residual history identical to the serial run, bit for bit"},
+		{[]string{"-n", "2", "./barrier", "-iters", "50"}, "barrier: 50 iterations"},
 		{[]string{"-n", "2", "/bin/echo", "hello"}, "hello\nhello\n"}, // any program, like mpirun -n 2 hostname
 	}
 	for _, c := range cases {

@@ -32,6 +32,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -151,8 +152,9 @@ func Run(job Job) (res Result, err error) {
 		return func(s *nicthread.SliceStats) { h(s); job.OnAgentSlice(s) }
 	}
 	var onDEM func([]proto.Descriptor)
+	var onPlan func(*scheduler.Plan)
 	if mon.msgs != nil {
-		onDEM = mon.onDEM
+		onDEM, onPlan = mon.onDEM, mon.onPlan
 	}
 	nodes := make([]*node, cfg.Nodes)
 	for r, n := range nodeOf {
@@ -200,7 +202,7 @@ func Run(job Job) (res Result, err error) {
 	}()
 	if cfg.Nodes == 1 {
 		n := nodes[0]
-		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0),
+		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0), OnPlan: onPlan,
 			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
@@ -222,7 +224,7 @@ func Run(job Job) (res Result, err error) {
 		for i, n := range nodes {
 			ep := &nicthread.AgentEndpoint{}
 			n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region,
-				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i),
+				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i), OnPlan: onPlanIf(i == 0, onPlan),
 				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
 			if i == stallNode {
@@ -470,4 +472,12 @@ func faultStall() (int, proto.SliceID) {
 		return -1, 0
 	}
 	return node, proto.SliceID(slice)
+}
+
+// onPlanIf gives f to node 0 only: every node computes the same plan.
+func onPlanIf(first bool, f func(*scheduler.Plan)) func(*scheduler.Plan) {
+	if first {
+		return f
+	}
+	return nil
 }

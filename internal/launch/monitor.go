@@ -17,6 +17,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
@@ -54,6 +55,8 @@ type monitor struct {
 	nvals  [][]int64
 	msgs   []uint64 // ranks×ranks, user point-to-point messages src→dst
 	bytes  []uint64
+	rmsgs  []uint64 // the same for collectives (class "runtime"), from node 0's plans
+	rbytes []uint64
 	ranks  int
 	man    Manifest
 }
@@ -88,6 +91,8 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		}
 		m.msgs = make([]uint64, job.Ranks*job.Ranks)
 		m.bytes = make([]uint64, job.Ranks*job.Ranks)
+		m.rmsgs = make([]uint64, job.Ranks*job.Ranks)
+		m.rbytes = make([]uint64, job.Ranks*job.Ranks)
 	}
 	return m, m.writeManifest()
 }
@@ -133,8 +138,7 @@ func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
 }
 
 // onDEM counts user point-to-point traffic from the exchanged descriptors
-// (strobe thread). Barriers move no data, so runtime traffic is zero in this
-// build; the matrix keeps the column for when collectives move data.
+// (strobe thread).
 func (m *monitor) onDEM(all []proto.Descriptor) {
 	for i := range all {
 		if d := &all[i]; d.Kind == proto.KindSend {
@@ -142,6 +146,25 @@ func (m *monitor) onDEM(all []proto.Descriptor) {
 			m.msgs[k]++
 			m.bytes[k] += d.Len
 		}
+	}
+}
+
+// onPlan counts the bytes collectives move (class "runtime"), from node 0's
+// plan of each slice (that agent's goroutine; every node has the same plan).
+// A move between two ranks is counted as such; a reduction's contribution and
+// its result are counted on the diagonal of the member they belong to, since
+// they go through the runtime's staging area rather than to another rank.
+func (m *monitor) onPlan(p *scheduler.Plan) {
+	for i := range p.Chunks {
+		c := &p.Chunks[i]
+		if c.Xfer != 0 {
+			continue
+		}
+		k := int(c.Src)*m.ranks + int(c.Dst)
+		if c.Off == 0 || c.SrcAcc || c.DstAcc {
+			m.rmsgs[k]++
+		}
+		m.rbytes[k] += c.Len
 	}
 }
 
@@ -208,6 +231,9 @@ func (m *monitor) writeMatrix() error {
 		for d := 0; d < m.ranks; d++ {
 			if k := s*m.ranks + d; m.msgs[k] > 0 {
 				fmt.Fprintf(f, "%d,%d,%d,%d,user\n", s, d, m.msgs[k], m.bytes[k])
+			}
+			if k := s*m.ranks + d; m.rbytes[k] > 0 {
+				fmt.Fprintf(f, "%d,%d,%d,%d,runtime\n", s, d, m.rmsgs[k], m.rbytes[k])
 			}
 		}
 	}

@@ -267,7 +267,7 @@ func Matrix(dir, out string) ([]string, error) {
 		g.z[c.d*n+c.s] += c.b // row = destination, column = source
 	}
 	p := plot.New()
-	p.Title.Text = "Communication matrix (bytes, user point-to-point)"
+	p.Title.Text = "Communication matrix (bytes, point-to-point and collectives)"
 	p.X.Label.Text = "source rank"
 	p.Y.Label.Text = "destination rank"
 	p.Add(plotter.NewHeatMap(g, moreland.SmoothBlueRed().Palette(64)))
