@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-go build -o "$out/" ./cmd/bcsrun ./examples/... ./bench/strobe ./bench/delay ./bench/bw
+go build -o "$out/" ./cmd/bcsrun ./examples/... ./bench/strobe ./bench/delay ./bench/bw ./bench/coll
 cd "$out"
 n=4000; iters=400
 [ "${1:-}" = quick ] && n=1000 && iters=100
@@ -35,4 +35,19 @@ for r in 2 4; do ./bcsrun -v -n $r ./stencil -iters 500 2>&1; done
 echo; echo "== CPU used by master + agents while the job is idle (ranks: sleep 2)"
 for nodes in 1 2; do
   for ts in 500us 250us; do ./bcsrun -v -n 2 --nodes $nodes --timeslice $ts sleep 2 2>&1; done
+done
+
+echo; echo "== collective latency in slices (posts uniform over the slice): Barrier and Allreduce of 8 float64"
+for r in 2 4 8; do
+  for nodes in 1 2; do echo "-- $r ranks, $nodes node(s)"; ./bcsrun -n $r --nodes $nodes ./coll -mode latency -iters $((iters / 2)); done
+done
+
+echo; echo "== 16 MiB Bcast and Allreduce bandwidth as a ratio to memcpy measured in the same run"
+for budget in 1048576 4194304; do
+  for r in 2 4; do
+    for nodes in 1 2; do
+      echo "-- bytes_per_slice_max=$budget, $r ranks, $nodes node(s)"
+      BCS_BYTES_PER_SLICE_MAX=$budget ./bcsrun -n $r --nodes $nodes ./coll -mode bw -size 16777216 -count 4
+    done
+  done
 done

@@ -17,6 +17,21 @@
 // (which also keeps the Go garbage collector from freeing it) and must not be
 // touched until then, as in MPI.
 //
+// Collectives (coll.go) are executed by the runtime: each call posts one
+// descriptor, and the scheduler runs it in the slice its last member's
+// descriptor is exchanged, reducing in communicator rank order, so results are
+// bit-identical from run to run. Predefined operations run in the agents; user
+// operations (NewOp) cannot, so reductions with them are composed from
+// runtime Gather/Bcast/Scatter and folded in a rank process, and only the
+// blocking calls accept them. Collective buffers may also hold ValIdx pairs
+// (MINLOC/MAXLOC). A mismatched collective aborts the job with a report naming
+// the ranks and their calls, whatever the error handler: it is found by the
+// runtime, not by the calling rank.
+//
+// Communicators (comm.go): Dup, Split, Create (from a Group), Free, Compare,
+// and the group operations. Point-to-point ranks are communicator ranks; the
+// API translates them to world ranks in descriptors and back in statuses.
+//
 // Handles (communicators, requests) are small values and table slots so that a
 // C layer can index them later; errors carry an MPI error class.
 //

@@ -23,6 +23,15 @@
 //     chunk the plan sends to it has arrived, so the network is empty at the
 //     end of every slice (rule 3).
 //
+//     Collectives add a second stage (see package scheduler): stage 0 also
+//     carries collective moves and each reduction member's segment into the
+//     fold node's staging area (a local member's segment is read straight
+//     into it); after the stage-0 wait the agent runs the plan's Folds for its
+//     node (internal/reduce, slot order = communicator rank order), then sends
+//     the stage-1 results from the staging area and waits for the stage-1
+//     chunks sent to it. Member lists of new communicators (Plan.Writes) are
+//     written last, before the slice's completions are published.
+//
 // Why agent-mediated copies rather than letting the receiving rank read the
 // sender with process_vm_readv (one copy): in BCS-MPI the data moves in the
 // transmission microphase, scheduled by MSM, while both ranks may be asleep or

@@ -69,8 +69,9 @@ type coll struct {
 	posted int
 	first  int // communicator rank of the first member that posted
 	moves  []move
-	left   int // moves with bytes still to move
-	red    *reduction
+	left   int        // moves with bytes still to move
+	red    *reduction // nil, or &redBuf
+	redBuf reduction
 	done   []proto.Completion // Split: the completions it decided
 }
 
@@ -153,8 +154,7 @@ func (s *Scheduler) postColl(d proto.Descriptor) {
 	k := collKey{d.Comm, d.CollSeq}
 	c := s.colls[k]
 	if c == nil {
-		n := len(ci.members)
-		c = &coll{key: k, comm: ci, heads: make([]proto.Descriptor, n), parts: make([][]proto.Descriptor, n), first: -1}
+		c = s.newColl(k, ci)
 		s.colls[k] = c
 	}
 	if d.Kind == proto.KindCollPart {
@@ -180,6 +180,30 @@ func (s *Scheduler) postColl(d proto.Descriptor) {
 	if c.posted == len(ci.members) {
 		s.startColl(c)
 	}
+}
+
+// newColl takes a finished collective's bookkeeping from the free list (so a
+// steady stream of collectives does not allocate) or makes a new one.
+func (s *Scheduler) newColl(k collKey, ci *commInfo) *coll {
+	n := len(ci.members)
+	var c *coll
+	if m := len(s.freeColls); m > 0 {
+		c, s.freeColls = s.freeColls[m-1], s.freeColls[:m-1]
+	} else {
+		c = new(coll)
+	}
+	if cap(c.heads) < n {
+		c.heads = make([]proto.Descriptor, n)
+		c.parts = make([][]proto.Descriptor, n)
+	}
+	c.heads, c.parts = c.heads[:n], c.parts[:n]
+	clear(c.heads)
+	for i := range c.parts {
+		c.parts[i] = c.parts[i][:0]
+	}
+	*c = coll{key: k, comm: ci, heads: c.heads, parts: c.parts, first: -1, moves: c.moves[:0],
+		redBuf: reduction{block: c.redBuf.block[:0]}, done: c.done[:0]}
+	return c
 }
 
 func commName(id proto.CommID) string {
@@ -408,7 +432,8 @@ func (s *Scheduler) startColl(c *coll) {
 		}
 	case proto.CollReduce, proto.CollAllreduce, proto.CollScan, proto.CollExscan, proto.CollReduceScatter:
 		t := reduce.Type(h[0].DType)
-		r := &reduction{op: reduce.Op(h[0].Op), t: t, esz: uint64(t.Size()), total: h[0].Len}
+		r := &c.redBuf
+		*r = reduction{op: reduce.Op(h[0].Op), t: t, esz: uint64(t.Size()), total: h[0].Len, block: r.block[:0]}
 		if op == proto.CollScan || op == proto.CollExscan {
 			r.mode = reduce.Prefix
 		}
@@ -418,7 +443,7 @@ func (s *Scheduler) startColl(c *coll) {
 			r.node = s.busiest(m)
 		}
 		if op == proto.CollReduceScatter {
-			r.block = make([]uint64, p+1)
+			r.block = append(r.block[:0], make([]uint64, p+1)...)
 			for i := range p {
 				rp, ok := needPart(i, proto.PartRecv, i)
 				if !ok {
@@ -536,6 +561,8 @@ func (s *Scheduler) finishColl(c *coll) {
 		}
 	}
 	delete(s.colls, c.key)
+	c.comm = nil
+	s.freeColls = append(s.freeColls, c)
 }
 
 func (s *Scheduler) chunkMoves(p *Plan, c *coll) {
@@ -663,7 +690,7 @@ func (s *Scheduler) chunkReduction(p *Plan, c *coll) {
 		w := m[i]
 		n := s.nodeOf[w]
 		dst := h[i].RAddr + lo
-		if r.block != nil {
+		if len(r.block) > 0 {
 			dst = h[i].RAddr + (lo - r.block[i])
 		}
 		p.Chunks = append(p.Chunks, proto.Chunk{Src: w, Dst: w, SrcNode: r.node, DstNode: n, Stage: 1, SrcAcc: true,

@@ -24,6 +24,7 @@ type sim struct {
 	mem    [][]byte // per rank
 	acc    [][]byte // per node
 	done   map[[2]int]proto.SliceID
+	slice  proto.SliceID
 }
 
 const (
@@ -127,15 +128,18 @@ func contribution(r, n int) []float64 {
 
 // runColl posts one collective per rank, rank r in slice delay[r], and runs
 // slices until every member has completed; it returns the completion slice.
-func (m *sim) runColl(mk func(r int) []proto.Descriptor, delay []int) proto.SliceID {
+func (m *sim) runColl(mk func(r int) []proto.Descriptor, delay []int, seq uint32) proto.SliceID {
 	ranks := len(m.mem)
 	last := proto.SliceID(0)
-	for k := proto.SliceID(1); k < 10000; k++ {
+	clear(m.done)
+	first := m.slice + 1
+	for k := first; k < first+10000; k++ {
+		m.slice = k
 		var descs []proto.Descriptor
 		for r := range ranks {
-			if int(k) == delay[r]+1 {
+			if k == first+proto.SliceID(delay[r]) {
 				for i, d := range mk(r) {
-					d.Rank, d.Seq, d.CollSeq, d.Req, d.PostSlice = proto.Rank(r), uint64(1000*int(k)+i), 1, 7, k-1
+					d.Rank, d.Seq, d.CollSeq, d.Req, d.PostSlice = proto.Rank(r), uint64(1000*int(k)+i), seq, 7, k-1
 					descs = append(descs, d)
 				}
 			}
@@ -148,8 +152,8 @@ func (m *sim) runColl(mk func(r int) []proto.Descriptor, delay []int) proto.Slic
 			last = max(last, s)
 		}
 		if all {
-			if int(last) < slices.Max(delay)+1 {
-				m.t.Fatalf("completed in slice %d before the last member posted (slice %d)", last, slices.Max(delay)+1)
+			if want := first + proto.SliceID(slices.Max(delay)); last < want {
+				m.t.Fatalf("completed in slice %d before the last member posted (slice %d)", last, want)
 			}
 			return last
 		}
@@ -173,83 +177,88 @@ func TestCollectivesExecuteExactly(t *testing.T) {
 		for r := range delay {
 			delay[r] = rng.IntN(4)
 		}
-		kind := []proto.Coll{proto.CollAllreduce, proto.CollReduce, proto.CollScan, proto.CollExscan, proto.CollBcast,
-			proto.CollAllgather, proto.CollAlltoall, proto.CollReduceScatter}[iter%8]
+		kinds := []proto.Coll{proto.CollAllreduce, proto.CollReduce, proto.CollScan, proto.CollExscan, proto.CollBcast,
+			proto.CollAllgather, proto.CollAlltoall, proto.CollReduceScatter}
 		root := rng.IntN(ranks)
-		name := fmt.Sprintf("%d_%s_r%d_n%d_len%d_budget%d", iter, kind, ranks, nodes, n, cfg.BytesPerSliceMax)
+		name := fmt.Sprintf("%d_%s+%s_r%d_n%d_len%d_budget%d", iter, kinds[iter%8], kinds[(iter+3)%8], ranks, nodes, n, cfg.BytesPerSliceMax)
 		t.Run(name, func(t *testing.T) {
 			m := newSim(t, ranks, nodes, cfg)
-			L := uint64(8 * n)
-			for r := range ranks {
-				putF(m.mem[r][sendAt:], contribution(r, n*max(1, ranks)))
-			}
-			rs := func(r int) int { // Reduce_scatter block of rank r
-				return n/ranks + btoi(r < n%ranks)
-			}
-			mk := func(r int) []proto.Descriptor {
-				d := proto.Descriptor{Kind: proto.KindColl, Coll: kind, Op: uint8(reduce.Sum), DType: uint8(reduce.Float64),
-					Addr: sendAt, RAddr: recvAt, Len: L, Peer: proto.Rank(root)}
-				if kind == proto.CollAllgather || kind == proto.CollAlltoall {
-					d.Len = L // one block
+			// Two different collectives in a row on one scheduler: the second
+			// reuses the first one's recycled bookkeeping.
+			for rep := range 2 {
+				kind := kinds[(iter+3*rep)%8]
+				L := uint64(8 * n)
+				for r := range ranks {
+					putF(m.mem[r][sendAt:], contribution(r, n*max(1, ranks)))
 				}
-				if kind == proto.CollReduceScatter {
-					return []proto.Descriptor{{Kind: proto.KindCollPart, Tag: proto.PartRecv, Peer: proto.Rank(r), Addr: recvAt, Len: uint64(8 * rs(r))}, d}
+				rs := func(r int) int { // Reduce_scatter block of rank r
+					return n/ranks + btoi(r < n%ranks)
 				}
-				return []proto.Descriptor{d}
-			}
-			m.runColl(mk, delay)
-			fold := func(upto int) []float64 {
-				acc := contribution(0, n)
-				for r := 1; r <= upto; r++ {
-					c := contribution(r, n)
-					for i := range acc {
-						acc[i] += c[i]
+				mk := func(r int) []proto.Descriptor {
+					d := proto.Descriptor{Kind: proto.KindColl, Coll: kind, Op: uint8(reduce.Sum), DType: uint8(reduce.Float64),
+						Addr: sendAt, RAddr: recvAt, Len: L, Peer: proto.Rank(root)}
+					if kind == proto.CollAllgather || kind == proto.CollAlltoall {
+						d.Len = L // one block
 					}
+					if kind == proto.CollReduceScatter {
+						return []proto.Descriptor{{Kind: proto.KindCollPart, Tag: proto.PartRecv, Peer: proto.Rank(r), Addr: recvAt, Len: uint64(8 * rs(r))}, d}
+					}
+					return []proto.Descriptor{d}
 				}
-				return acc
-			}
-			for r := range ranks {
-				var want []float64
-				got := getF(m.mem[r][recvAt:], n)
-				switch kind {
-				case proto.CollAllreduce:
-					want = fold(ranks - 1)
-				case proto.CollReduce:
-					if r != root {
-						continue
+				m.runColl(mk, delay, uint32(rep+1))
+				fold := func(upto int) []float64 {
+					acc := contribution(0, n)
+					for r := 1; r <= upto; r++ {
+						c := contribution(r, n)
+						for i := range acc {
+							acc[i] += c[i]
+						}
 					}
-					want = fold(ranks - 1)
-				case proto.CollScan:
-					want = fold(r)
-				case proto.CollExscan:
-					if r == 0 {
-						continue
-					}
-					want = fold(r - 1)
-				case proto.CollBcast:
-					want = contribution(root, n)
-					got = getF(m.mem[r][sendAt:], n)
-				case proto.CollAllgather:
-					got = getF(m.mem[r][recvAt:], n*ranks)
-					for q := range ranks {
-						want = append(want, contribution(q, n)...)
-					}
-				case proto.CollAlltoall:
-					got = getF(m.mem[r][recvAt:], n*ranks)
-					for q := range ranks {
-						want = append(want, contribution(q, n*ranks)[r*n:(r+1)*n]...)
-					}
-				case proto.CollReduceScatter:
-					start := 0
-					for q := range r {
-						start += rs(q)
-					}
-					want = fold(ranks - 1)[start : start+rs(r)]
-					got = getF(m.mem[r][recvAt:], rs(r))
+					return acc
 				}
-				for i := range want {
-					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-						t.Fatalf("rank %d element %d: %v, want %v", r, i, got[i], want[i])
+				for r := range ranks {
+					var want []float64
+					got := getF(m.mem[r][recvAt:], n)
+					switch kind {
+					case proto.CollAllreduce:
+						want = fold(ranks - 1)
+					case proto.CollReduce:
+						if r != root {
+							continue
+						}
+						want = fold(ranks - 1)
+					case proto.CollScan:
+						want = fold(r)
+					case proto.CollExscan:
+						if r == 0 {
+							continue
+						}
+						want = fold(r - 1)
+					case proto.CollBcast:
+						want = contribution(root, n)
+						got = getF(m.mem[r][sendAt:], n)
+					case proto.CollAllgather:
+						got = getF(m.mem[r][recvAt:], n*ranks)
+						for q := range ranks {
+							want = append(want, contribution(q, n)...)
+						}
+					case proto.CollAlltoall:
+						got = getF(m.mem[r][recvAt:], n*ranks)
+						for q := range ranks {
+							want = append(want, contribution(q, n*ranks)[r*n:(r+1)*n]...)
+						}
+					case proto.CollReduceScatter:
+						start := 0
+						for q := range r {
+							start += rs(q)
+						}
+						want = fold(ranks - 1)[start : start+rs(r)]
+						got = getF(m.mem[r][recvAt:], rs(r))
+					}
+					for i := range want {
+						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+							t.Fatalf("%s: rank %d element %d: %v, want %v", kind, r, i, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -378,5 +387,47 @@ func TestTrafficOnOneCommunicatorIgnoresAnother(t *testing.T) {
 	})
 	if p.Collectives != 1 || len(p.Completions) != 2 || p.Completions[0].Req == 3 && p.Completions[0].Rank == 0 {
 		t.Fatalf("comm 1 barrier: collectives %d, completions %v", p.Collectives, p.Completions)
+	}
+}
+
+// BenchmarkAllreduce is the MSM cost of one 8-double Allreduce over 8 ranks
+// on 2 nodes, every member posting in the same slice (the latency case).
+func BenchmarkAllreduce(b *testing.B) {
+	s := New(DefaultConfig, []proto.NodeID{0, 0, 0, 0, 1, 1, 1, 1})
+	descs := make([]proto.Descriptor, 8)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		for r := range descs {
+			descs[r] = proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollAllreduce, Op: uint8(reduce.Sum), DType: uint8(reduce.Float64),
+				Rank: proto.Rank(r), Seq: uint64(i + 1), CollSeq: uint32(i + 1), Req: 1, Addr: 0x1000, RAddr: 0x2000, Len: 64}
+		}
+		if p := s.Schedule(proto.SliceID(i+1), descs); p.Collectives != 1 {
+			b.Fatalf("collectives %d", p.Collectives)
+		}
+	}
+}
+
+// TestCollectivesDoNotAllocate: once warmed up, a stream of Allreduce and
+// Barrier calls is scheduled without allocating (bookkeeping is recycled).
+func TestCollectivesDoNotAllocate(t *testing.T) {
+	s := New(DefaultConfig, []proto.NodeID{0, 0, 1, 1})
+	descs := make([]proto.Descriptor, 8)
+	i := 0
+	step := func() {
+		i++
+		for r := range 4 {
+			descs[2*r] = proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollAllreduce, Op: uint8(reduce.Max), DType: uint8(reduce.Int32),
+				Rank: proto.Rank(r), Seq: uint64(2 * i), CollSeq: uint32(2 * i), Req: 1, Addr: 0x1000, RAddr: 0x2000, Len: 32}
+			descs[2*r+1] = proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBarrier, Rank: proto.Rank(r), Seq: uint64(2*i + 1), CollSeq: uint32(2*i + 1), Req: 2}
+		}
+		if p := s.Schedule(proto.SliceID(i), descs); p.Collectives != 2 || p.Err != nil {
+			t.Fatalf("slice %d: %d collectives, err %v", i, p.Collectives, p.Err)
+		}
+	}
+	for range 10 {
+		step()
+	}
+	if n := testing.AllocsPerRun(200, step); n != 0 {
+		t.Fatalf("%.1f allocations per slice with two collectives, want 0", n)
 	}
 }

@@ -45,7 +45,56 @@
 // the data. Larger sends complete with their transfer (rendezvous), which MPI
 // allows for MPI_Send.
 //
+// # Collectives and communicators
+//
+// A collective call is one KindColl descriptor per member (plus KindCollPart
+// descriptors carrying the per-peer blocks of the v-variants), keyed by
+// (communicator, per-communicator call number). The scheduler keeps each call
+// until every member of the communicator has posted it (DESIGN.md: a
+// collective runs only when all members have posted it); each member's
+// descriptor is compared with the first one when it arrives, and a different
+// collective, root, operation, element type or count is an Error naming both
+// ranks and their calls, in the MSM of the slice that brought it. Blocks of
+// the v-variants are checked pairwise once every member has posted.
+//
+// A ready collective becomes one of:
+//
+//   - nothing to move (Barrier, Free, zero-length): completes at once, so a
+//     barrier completes in the slice its last member's descriptor is exchanged;
+//   - moves (Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v)): one
+//     rank-to-rank block per (source, destination), chunked under the same
+//     per-node budgets as messages, after the point-to-point chunks;
+//   - a reduction (Reduce, Allreduce, Scan, Exscan, Reduce_scatter): per slice
+//     one segment of the vector, as long as every node's remaining budget
+//     allows; stage-0 chunks bring each member's segment into slot i of the
+//     fold node's staging area (the node hosting most members; the root's node
+//     for Reduce); the Fold runs there in slot = communicator rank order; stage-1
+//     chunks send slot 0 (or slot i for Scan, i-1 for Exscan, the member's
+//     block for Reduce_scatter) to the members. The fold order is fixed by
+//     communicator rank, so the result is bit-identical whichever slice each
+//     member posted in. If no budget is left, a collective waits for the next
+//     slice, but a reduction always moves at least one element in a slice that
+//     has not moved anything yet.
+//
+// Every member completes in the slice the collective's last chunk moves.
+//
+// Why two stages instead of the paper's separate barrier/broadcast and reduce
+// microphases after point-to-point: a reduction needs its contributions before
+// the fold and its results after it, so it needs one wait for data between
+// the two; barrier and broadcast need none. Stage 0 therefore carries the
+// point-to-point chunks, the broadcast-like moves and the contributions
+// together (one wait), the folds are the reduce microphase, and stage 1
+// carries the results (a second wait, only in slices that have one). That
+// keeps an 8-double Allreduce in one slice, like a barrier.
+//
+// Split (and Dup and Create, which are Splits) is a collective whose result
+// the scheduler computes itself: groups by color, ordered by (key, parent
+// rank); new communicator ids are handed out in color order from a counter
+// every node advances identically, and the member list is written into each
+// member's buffer (Plan.Writes). Ids are never reused.
+//
 // The Scheduler is a plain value: no clock, no goroutines, no I/O. It is not safe
 // for concurrent use. It reuses its internal storage, so Schedule does not
-// allocate in steady state.
+// allocate in steady state for point-to-point traffic; a collective call
+// allocates its bookkeeping once, when its first descriptor arrives.
 package scheduler

@@ -96,7 +96,8 @@ type Scheduler struct {
 	comms      map[proto.CommID]*commInfo
 	nextComm   proto.CommID
 	colls      map[collKey]*coll
-	collActive []*coll  // every member has posted; moving, in readiness order
+	collActive []*coll // every member has posted; moving, in readiness order
+	freeColls  []*coll
 	cnt, ccnt  []int    // per node, scratch of chunkReduction
 	stageUsed  []uint64 // per node, staging bytes allotted this slice
 }

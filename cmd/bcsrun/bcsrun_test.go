@@ -225,6 +225,7 @@ func TestFailingJobs(t *testing.T) {
 		{"invalid rank, fatal handler", []string{"-n", "2", "./e2eprog", "badrank"}, 1, "bcsmpi: rank 1: MPI_Send: MPI_ERR_RANK: dest = 99, want 0..1 or MPI_PROC_NULL (MPI_ERRORS_ARE_FATAL: aborting the job)"},
 		{"invalid tag, fatal handler", []string{"-n", "2", "./e2eprog", "badtag"}, 1, "bcsmpi: rank 0: MPI_Recv: MPI_ERR_TAG: tag = -7, want 0..1073741823 or MPI_ANY_TAG"},
 		{"nil communicator", []string{"-n", "2", "./e2eprog", "nilcomm"}, 1, "bcsmpi: rank 0: MPI_Send: MPI_ERR_COMM: comm = nil, want a communicator such as mpiapi.World()"},
+		{"communicator used after Free", []string{"-n", "2", "./e2eprog", "commfree"}, 1, "MPI_Barrier: MPI_ERR_COMM: communicator 1 was freed with MPI_Comm_free"},
 		{"Finalize with a pending request", []string{"-n", "2", "./e2eprog", "pending"}, 1, "rank 0: MPI_Finalize: MPI_ERR_REQUEST: 1 requests still pending, e.g. MPI_Irecv (recv); wait for them before MPI_Finalize"},
 		{"truncation, fatal handler", []string{"-n", "2", "./e2eprog", "truncate"}, 1, "bcsmpi: rank 1: MPI_Recv: MPI_ERR_TRUNCATE: message from rank 0 tag 0 is longer than the receive buffer (16 bytes received)"},
 		{"bad timeslice", []string{"-n", "2", "--timeslice", "1us", "./e2eprog", "exchange"}, 2, "timeslice = 1µs, want 50µs .. 100ms"},

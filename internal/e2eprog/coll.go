@@ -99,6 +99,25 @@ func collectives() {
 	if (tail == nil) != (w.Rank() == 0) {
 		fail("Create: got %v for rank %d", tail, w.Rank())
 	}
+	// Nested: split the split in halves; an Allreduce there sums world ranks.
+	half, err := sub.Split(sub.Rank()*2/max(sub.Size(), 1), 0)
+	check(err)
+	hs := make([]int64, 1)
+	check(mpi.Allreduce(half, []int64{int64(w.Rank())}, hs, mpi.Sum))
+	var members []int
+	for i, r := range want {
+		if i*2/len(want) == sub.Rank()*2/len(want) {
+			members = append(members, r)
+		}
+	}
+	var wantSum int64
+	for _, r := range members {
+		wantSum += int64(r)
+	}
+	if hs[0] != wantSum || half.Size() != len(members) {
+		fail("nested split: size %d sum %d, want %d members %v", half.Size(), hs[0], len(members), members)
+	}
+	check(half.Free())
 	// Undefined color: no communicator.
 	none, err := w.Split(mpi.Undefined, 0)
 	check(err)

@@ -45,6 +45,11 @@ func main() {
 		collectives()
 	case "collmismatch":
 		collMismatch(os.Args[2])
+	case "commfree": // a communicator used after MPI_Comm_free
+		d, err := w.Dup()
+		check(err)
+		check(d.Free())
+		mpi.Barrier(d)
 	case "exit3":
 		if w.Rank() == 1 {
 			os.Exit(3)
