@@ -13,8 +13,10 @@
 //     region header, and drains every rank's ring up to the first descriptor
 //     posted in slice k (rule 1). Inline send payloads are copied out of the
 //     ring into agent memory. The drained descriptors are its DEM batch.
+//
 //  2. MSM: takes every node's batch (node order) and runs core.MSM; every node
 //     computes the same plan.
+//
 //  3. TX: moves the chunks of the plan it is the source of: within the node by
 //     process_vm_readv from the sender into a staging buffer and
 //     process_vm_writev into the receiver (or straight from the inline copy for
