@@ -88,9 +88,9 @@ type Agent struct {
 	acc     []byte // collective staging area (scheduler.Config.StagingSize)
 	foldTmp []byte
 	plan    atomic.Pointer[scheduler.Plan]
-	pending [2]atomic.Int64 // per stage, inbound chunks of this slice not yet written
-	expect  [2]int64        // per stage, inbound chunks of this slice (one token on arrived when all are in)
-	arrived [2]chan struct{}
+	pending [proto.Stages]atomic.Int64 // per stage, inbound chunks of this slice not yet written
+	expect  [proto.Stages]int64        // per stage, inbound chunks of this slice (one token on arrived when all are in)
+	arrived [proto.Stages]chan struct{}
 	dataErr atomic.Pointer[error]
 	send    func(node proto.NodeID, m *proto.Msg) error
 	dataMsg proto.Msg
@@ -136,7 +136,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		staging: make([]byte, cfg.Sched.BytesPerSliceMax),
 		acc:     make([]byte, cfg.Sched.StagingSize(len(cfg.NodeOf))),
 		foldTmp: make([]byte, cfg.Sched.BytesPerSliceMax),
-		arrived: [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)},
+		arrived: [proto.Stages]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)},
 		send:    cfg.Send,
 		onSlice: cfg.OnSlice,
 		onPlan:  cfg.OnPlan,
@@ -275,15 +275,16 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	if err != nil {
 		return err
 	}
-	var n [2]int64
+	var n [proto.Stages]int64
 	for i := range p.Chunks {
 		if c := &p.Chunks[i]; c.DstNode == a.node && c.SrcNode != a.node {
 			n[c.Stage]++
 		}
 	}
 	a.expect = n
-	a.pending[0].Store(n[0])
-	a.pending[1].Store(n[1])
+	for s := range n {
+		a.pending[s].Store(n[s])
+	}
 	a.plan.Store(p)
 	if a.onPlan != nil {
 		a.onPlan(p)
@@ -303,7 +304,7 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 	}
 	p := a.plan.Load()
 	t4 := time.Duration(0)
-	for stage := uint8(0); stage < 2; stage++ {
+	for stage := uint8(0); stage < proto.Stages; stage++ {
 		if stage == 1 {
 			a.fold(p) // the reduce microphase: stage 0 brought the contributions
 		}

@@ -31,7 +31,8 @@
 //     into it); after the stage-0 wait the agent runs the plan's Folds for its
 //     node (internal/reduce, slot order = communicator rank order), then sends
 //     the stage-1 results from the staging area and waits for the stage-1
-//     chunks sent to it. Member lists of new communicators (Plan.Writes) are
+//     chunks sent to it; stage 2 copies what arrived in its staging area to
+//     its members (broadcasts use stage 1 the same way). Member lists of new communicators (Plan.Writes) are
 //     written last, before the slice's completions are published.
 //
 // Why agent-mediated copies rather than letting the receiving rank read the

@@ -46,9 +46,10 @@ type move struct {
 	len, moved       uint64
 }
 
-// reduction is the progress of a reducing collective: segments of the vector
-// are gathered into the fold node's staging area, folded in communicator
-// rank order, and the results sent out, a segment per slice.
+// reduction is the progress of a segmented collective, a segment per slice:
+// a reduction (segments of the vector are gathered into the fold node's
+// staging area, folded in communicator rank order, and the results sent
+// out) or a broadcast (node is the root's; no fold).
 type reduction struct {
 	op         reduce.Op
 	t          reduce.Type
@@ -326,10 +327,11 @@ func (s *Scheduler) startColl(c *coll) {
 	case proto.CollSplit:
 		s.split(c)
 	case proto.CollBcast:
-		for i := range p {
-			if i != root {
-				s.addMove(c, m[root], h[root].Addr, m[i], h[i].Addr, h[i].Len)
-			}
+		t := reduce.Type(h[0].DType)
+		r := &c.redBuf
+		*r = reduction{t: t, esz: uint64(t.Size()), total: h[0].Len, node: s.nodeOf[m[root]], block: r.block[:0]}
+		if r.total > 0 {
+			c.red = r
 		}
 	case proto.CollGather:
 		for i := range p {
@@ -537,7 +539,7 @@ func (s *Scheduler) collChunks(p *Plan) {
 			s.chunkMoves(p, c)
 		}
 		if c.red != nil && c.red.off < c.red.total {
-			s.chunkReduction(p, c)
+			s.chunkSegment(p, c)
 		}
 		if c.left > 0 || (c.red != nil && c.red.off < c.red.total) {
 			keep = append(keep, c)
@@ -597,18 +599,14 @@ func (s *Scheduler) charge(sn, dn proto.NodeID, n uint64) {
 	}
 }
 
-// recipients calls fn for every result block of the segment [off, off+seg):
-// the member that receives it, the slot it comes from, and the byte range
-// [lo, hi) of the vector.
+// recipients calls fn for every result block of the segment [off, off+seg)
+// that is not fanned out (see fanout): the member that receives it, the slot
+// it comes from, and the byte range [lo, hi) of the vector.
 func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) {
 	h := c.heads
 	switch h[0].Coll {
 	case proto.CollReduce:
 		fn(int(c.comm.index[h[0].Peer]), 0, off, off+seg)
-	case proto.CollAllreduce:
-		for i := range h {
-			fn(i, 0, off, off+seg)
-		}
 	case proto.CollScan:
 		for i := range h {
 			fn(i, i, off, off+seg)
@@ -628,75 +626,178 @@ func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) 
 	}
 }
 
-// chunkReduction schedules the next segment of c's reduction: contributions
-// into the fold node's staging area (stage 0), the fold, and the results out
-// (stage 1). The segment is as long as every node's remaining budget allows;
-// a collective that gets no budget waits, unless the slice is untouched, in
-// which case one element moves so that every reduction progresses.
-func (s *Scheduler) chunkReduction(p *Plan, c *coll) {
-	r := c.red
-	m := c.comm.members
-	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
-	clear(s.cnt)
-	clear(s.ccnt)
-	mark := func(n proto.NodeID) {
-		s.cnt[n]++
-		s.ccnt[n]++
-		if n != r.node {
-			s.cnt[r.node]++
-			s.ccnt[r.node]++
+// segment builds the chunks of one segment of a segmented collective. In
+// counting mode it only tallies, per node, how many times the segment's
+// bytes are charged (cnt), chunks (ccnt) and staging slots (slots), from
+// which chunkSegment sizes the segment; then it runs again to emit.
+type segment struct {
+	s           *Scheduler
+	p           *Plan
+	count       bool
+	seg, stride uint64
+}
+
+func (e *segment) chunk(c proto.Chunk) {
+	s := e.s
+	if e.count {
+		s.cnt[c.SrcNode]++
+		s.ccnt[c.SrcNode]++
+		if c.DstNode != c.SrcNode {
+			s.cnt[c.DstNode]++
+			s.ccnt[c.DstNode]++
+		}
+		return
+	}
+	e.p.Chunks = append(e.p.Chunks, c)
+	s.charge(c.SrcNode, c.DstNode, c.Len)
+}
+
+// slots reserves k consecutive staging slots on node n and returns the first.
+func (e *segment) slots(n proto.NodeID, k int) uint64 {
+	if e.count {
+		e.s.slots[n] += k
+		return 0
+	}
+	base := e.s.stageUsed[n]
+	e.s.stageUsed[n] += uint64(k) * e.stride
+	return base
+}
+
+// fanout sends the same seg bytes from one source (a rank's memory, or a
+// staging slot of srcNode when srcAcc) to every recipient, crossing the
+// network once per node: a node with several recipients receives one copy
+// into its staging area in this stage and copies it to its members in the
+// next.
+func (s *Scheduler) fanout(e *segment, stage uint8, srcNode proto.NodeID, src proto.Rank, srcAcc bool, srcAddr, off uint64) {
+	clear(s.kn)
+	for _, x := range s.recip {
+		s.kn[s.nodeOf[x.rank]]++
+	}
+	for n, k := range s.kn {
+		if nd := proto.NodeID(n); nd != srcNode && k > 1 {
+			s.landing[n] = e.slots(nd, 1)
+			first := proto.Rank(-1)
+			for _, x := range s.recip {
+				if s.nodeOf[x.rank] == nd {
+					first = x.rank
+					break
+				}
+			}
+			e.chunk(proto.Chunk{Src: src, Dst: first, SrcNode: srcNode, DstNode: nd, Stage: stage, SrcAcc: srcAcc, DstAcc: true,
+				SrcAddr: srcAddr, DstAddr: s.landing[n], Off: off, Len: e.seg})
 		}
 	}
-	for _, w := range m {
-		mark(s.nodeOf[w])
-	}
-	c.recipients(r.off, r.total-r.off, func(i, _ int, _, _ uint64) { mark(s.nodeOf[m[i]]) })
-	seg := r.total - r.off
-	fresh := true
-	for n := range s.cnt {
-		if s.cnt[n] == 0 {
+	for _, x := range s.recip {
+		n := s.nodeOf[x.rank]
+		if n == srcNode || s.kn[n] == 1 {
+			from := src
+			if srcAcc {
+				from = x.rank
+			}
+			e.chunk(proto.Chunk{Src: from, Dst: x.rank, SrcNode: srcNode, DstNode: n, Stage: stage, SrcAcc: srcAcc,
+				SrcAddr: srcAddr, DstAddr: x.addr, Off: off, Len: e.seg})
 			continue
 		}
-		if s.used[n] > 0 || s.chunks[n] > 0 {
-			fresh = false
-		}
-		avail := uint64(0)
-		if s.used[n] < B && s.chunks[n]+s.ccnt[n] <= C {
-			avail = (B - s.used[n]) / uint64(s.cnt[n])
-		}
-		seg = min(seg, avail)
+		e.chunk(proto.Chunk{Src: x.rank, Dst: x.rank, SrcNode: n, DstNode: n, Stage: stage + 1, SrcAcc: true,
+			SrcAddr: s.landing[n], DstAddr: x.addr, Off: off, Len: e.seg})
 	}
-	room := s.cfg.StagingSize(len(s.nodeOf)) - s.stageUsed[r.node]
-	seg = min(seg, (room/uint64(len(m)))&^15)
-	seg -= seg % r.esz
-	if seg == 0 {
-		if !fresh || s.stageUsed[r.node] > 0 {
-			return
+}
+
+type recipient struct {
+	rank proto.Rank
+	addr uint64
+}
+
+// emit lays out the segment [off, off+e.seg) of c.
+func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
+	r, m, h := c.red, c.comm.members, c.heads
+	if h[0].Coll == proto.CollBcast {
+		root := int(c.comm.index[h[0].Peer])
+		s.recip = s.recip[:0]
+		for i, w := range m {
+			if i != root {
+				s.recip = append(s.recip, recipient{w, h[i].Addr + off})
+			}
 		}
-		seg = min(r.esz, r.total-r.off)
+		s.fanout(e, 0, r.node, m[root], false, h[root].Addr+off, off)
+		return
 	}
-	stride := (seg + 15) &^ 15
-	base := s.stageUsed[r.node]
-	s.stageUsed[r.node] += stride * uint64(len(m))
-	h := c.heads
+	base := e.slots(r.node, len(m))
 	for i, w := range m {
-		n := s.nodeOf[w]
-		p.Chunks = append(p.Chunks, proto.Chunk{Src: w, Dst: w, SrcNode: n, DstNode: r.node, DstAcc: true,
-			SrcAddr: h[i].Addr + r.off, DstAddr: base + uint64(i)*stride, Off: r.off, Len: seg})
-		s.charge(n, r.node, seg)
+		e.chunk(proto.Chunk{Src: w, Dst: w, SrcNode: s.nodeOf[w], DstNode: r.node, DstAcc: true,
+			SrcAddr: h[i].Addr + off, DstAddr: base + uint64(i)*e.stride, Off: off, Len: e.seg})
 	}
-	p.Folds = append(p.Folds, Fold{Node: r.node, Op: r.op, Type: r.t, Mode: r.mode, Base: base, Stride: stride, Seg: seg, N: len(m)})
-	c.recipients(r.off, seg, func(i, slot int, lo, hi uint64) {
-		w := m[i]
-		n := s.nodeOf[w]
+	if !e.count {
+		e.p.Folds = append(e.p.Folds, Fold{Node: r.node, Op: r.op, Type: r.t, Mode: r.mode, Base: base, Stride: e.stride, Seg: e.seg, N: len(m)})
+	}
+	if h[0].Coll == proto.CollAllreduce {
+		s.recip = s.recip[:0]
+		for i, w := range m {
+			s.recip = append(s.recip, recipient{w, h[i].RAddr + off})
+		}
+		s.fanout(e, 1, r.node, m[0], true, base, off)
+		return
+	}
+	seg := e.seg
+	if e.count {
+		seg = r.total - off // every member whose block the rest of the vector touches
+	}
+	c.recipients(off, seg, func(i, slot int, lo, hi uint64) {
 		dst := h[i].RAddr + lo
 		if len(r.block) > 0 {
 			dst = h[i].RAddr + (lo - r.block[i])
 		}
-		p.Chunks = append(p.Chunks, proto.Chunk{Src: w, Dst: w, SrcNode: r.node, DstNode: n, Stage: 1, SrcAcc: true,
-			SrcAddr: base + uint64(slot)*stride + (lo - r.off), DstAddr: dst, Off: lo, Len: hi - lo, Last: hi == r.total})
-		s.charge(r.node, n, hi-lo)
+		e.chunk(proto.Chunk{Src: m[i], Dst: m[i], SrcNode: r.node, DstNode: s.nodeOf[m[i]], Stage: 1, SrcAcc: true,
+			SrcAddr: base + uint64(slot)*e.stride + (lo - off), DstAddr: dst, Off: lo, Len: hi - lo, Last: hi == r.total})
 	})
+}
+
+// chunkSegment schedules the next segment of a segmented collective (a
+// reduction, or a broadcast): for a reduction, contributions into the fold
+// node's staging area (stage 0), the fold, the results out (stage 1, fanned
+// out within nodes in stage 2); for a broadcast, the root's data out (stage
+// 0, fanned out in stage 1). The segment is as long as every node's
+// remaining byte, chunk and staging budget allows; a collective that gets no
+// budget waits, unless the slice has not moved anything on its nodes yet, in
+// which case one element moves so that every collective progresses.
+func (s *Scheduler) chunkSegment(p *Plan, c *coll) {
+	r := c.red
+	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
+	clear(s.cnt)
+	clear(s.ccnt)
+	clear(s.slots)
+	e := segment{s: s, p: p, count: true}
+	s.emit(&e, c, r.off)
+	seg := r.total - r.off
+	fresh := true
+	room := s.cfg.StagingSize(len(s.nodeOf))
+	for n := range s.cnt {
+		if s.cnt[n] == 0 && s.slots[n] == 0 {
+			continue
+		}
+		if s.used[n] > 0 || s.chunks[n] > 0 || s.stageUsed[n] > 0 {
+			fresh = false
+		}
+		if s.cnt[n] > 0 {
+			avail := uint64(0)
+			if s.used[n] < B && s.chunks[n]+s.ccnt[n] <= C {
+				avail = (B - s.used[n]) / uint64(s.cnt[n])
+			}
+			seg = min(seg, avail)
+		}
+		if s.slots[n] > 0 {
+			seg = min(seg, ((room-s.stageUsed[n])/uint64(s.slots[n]))&^15)
+		}
+	}
+	seg -= seg % r.esz
+	if seg == 0 {
+		if !fresh {
+			return
+		}
+		seg = min(r.esz, r.total-r.off)
+	}
+	e = segment{s: s, p: p, seg: seg, stride: (seg + 15) &^ 15}
+	s.emit(&e, c, r.off)
 	r.off += seg
 }
 

@@ -67,7 +67,7 @@ func (m *sim) step(k proto.SliceID, descs []proto.Descriptor) *Plan {
 			m.t.Fatalf("slice %d: node %d moved %d bytes, budget %d", k, n, u, m.cfg.BytesPerSliceMax)
 		}
 	}
-	for stage := uint8(0); stage < 2; stage++ {
+	for stage := uint8(0); stage < proto.Stages; stage++ {
 		if stage == 1 {
 			tmp := make([]byte, m.cfg.BytesPerSliceMax+16)
 			for _, f := range p.Folds {

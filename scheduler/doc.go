@@ -61,16 +61,22 @@
 //
 //   - nothing to move (Barrier, Free, zero-length): completes at once, so a
 //     barrier completes in the slice its last member's descriptor is exchanged;
-//   - moves (Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v)): one
+//   - moves (Gather(v), Scatter(v), Allgather(v), Alltoall(v)): one
 //     rank-to-rank block per (source, destination), chunked under the same
 //     per-node budgets as messages, after the point-to-point chunks;
+//   - a broadcast: per slice one segment of the root's buffer, sent once to
+//     each node (into its staging area, when it has several members) and
+//     copied there to the node's members in the next stage, so the network
+//     carries one copy per node, not one per member;
 //   - a reduction (Reduce, Allreduce, Scan, Exscan, Reduce_scatter): per slice
 //     one segment of the vector, as long as every node's remaining budget
 //     allows; stage-0 chunks bring each member's segment into slot i of the
 //     fold node's staging area (the node hosting most members; the root's node
 //     for Reduce); the Fold runs there in slot = communicator rank order; stage-1
 //     chunks send slot 0 (or slot i for Scan, i-1 for Exscan, the member's
-//     block for Reduce_scatter) to the members. The fold order is fixed by
+//     block for Reduce_scatter) to the members — Allreduce's result fanned out
+//     once per node like a broadcast, and copied to that node's members in
+//     stage 2. The fold order is fixed by
 //     communicator rank, so the result is bit-identical whichever slice each
 //     member posted in. If no budget is left, a collective waits for the next
 //     slice, but a reduction always moves at least one element in a slice that
@@ -78,14 +84,15 @@
 //
 // Every member completes in the slice the collective's last chunk moves.
 //
-// Why two stages instead of the paper's separate barrier/broadcast and reduce
+// Why stages instead of the paper's separate barrier/broadcast and reduce
 // microphases after point-to-point: a reduction needs its contributions before
 // the fold and its results after it, so it needs one wait for data between
 // the two; barrier and broadcast need none. Stage 0 therefore carries the
-// point-to-point chunks, the broadcast-like moves and the contributions
-// together (one wait), the folds are the reduce microphase, and stage 1
-// carries the results (a second wait, only in slices that have one). That
-// keeps an 8-double Allreduce in one slice, like a barrier.
+// point-to-point chunks, the broadcast and other moves and the
+// contributions together (one wait), the folds are the reduce microphase,
+// stage 1 carries the results (a second wait, only in slices that have one)
+// and stage 2 the copies within nodes (no wait: nothing crosses the
+// network). That keeps an 8-double Allreduce in one slice, like a barrier.
 //
 // Split (and Dup and Create, which are Splits) is a collective whose result
 // the scheduler computes itself: groups by color, ordered by (key, parent

@@ -98,7 +98,10 @@ type Scheduler struct {
 	colls      map[collKey]*coll
 	collActive []*coll // every member has posted; moving, in readiness order
 	freeColls  []*coll
-	cnt, ccnt  []int    // per node, scratch of chunkReduction
+	cnt, ccnt  []int    // per node, scratch of chunkSegment
+	slots, kn  []int    // per node, scratch of chunkSegment and fanout
+	landing    []uint64 // per node, scratch of fanout
+	recip      []recipient
 	stageUsed  []uint64 // per node, staging bytes allotted this slice
 }
 
@@ -121,6 +124,9 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		colls:      make(map[collKey]*coll),
 		cnt:        make([]int, nodes),
 		ccnt:       make([]int, nodes),
+		slots:      make([]int, nodes),
+		kn:         make([]int, nodes),
+		landing:    make([]uint64, nodes),
 		stageUsed:  make([]uint64, nodes),
 	}
 	world := make([]proto.Rank, len(nodeOf))

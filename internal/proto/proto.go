@@ -307,6 +307,9 @@ func (c Completion) Describe() string {
 	return s
 }
 
+// Stages is the number of transmission stages of a slice (Chunk.Stage).
+const Stages = 3
+
 // Chunk is the part of a matched message that moves in one slice.
 type Chunk struct {
 	Xfer     uint64 // transfer id, unique in the job
@@ -321,7 +324,8 @@ type Chunk struct {
 	Off      uint64 // offset inside the message
 	Len      uint64
 	// Collective chunks (Xfer 0). Stage 0 moves before the reduce
-	// microphase's folds, stage 1 after them. SrcAcc/DstAcc: the source or
+	// microphase's folds, stage 1 after them, stage 2 copies within a node
+	// what stage 1 brought into its staging area. SrcAcc/DstAcc: the source or
 	// destination is the node's collective staging area (the address is an
 	// offset into it) instead of a rank's memory.
 	Stage          uint8
