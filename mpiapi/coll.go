@@ -186,7 +186,7 @@ func Reduce[T Elem](c *Comm, send, recv []T, op *Op, root int) error {
 		return err
 	}
 	if f != nil {
-		return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) { return nil, userReduce(p, c, f, send, recv, root) })
+		return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) { return userIreduce(p, "MPI_Reduce", c, f, send, recv, root, false) })
 	}
 	return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) {
 		return reduction(p, "MPI_Reduce", proto.CollReduce, c, send, recv, op, root)
@@ -200,7 +200,9 @@ func Ireduce[T Elem](c *Comm, send, recv []T, op *Op, root int) (*Request, error
 		return nil, err
 	}
 	if f != nil {
-		return nil, p.errf(ErrOp, "MPI_Ireduce", "user operation %s: user operations run in rank processes, so only the blocking MPI_Reduce accepts them", op)
+		return p.nonblocking(mds.Ireduce, nbytesE(send), func() (*Request, error) {
+			return userIreduce(p, "MPI_Ireduce", c, f, send, recv, root, false)
+		})
 	}
 	return p.nonblocking(mds.Ireduce, nbytesE(send), func() (*Request, error) {
 		return reduction(p, "MPI_Ireduce", proto.CollReduce, c, send, recv, op, root)
@@ -216,13 +218,7 @@ func Allreduce[T Elem](c *Comm, send, recv []T, op *Op) error {
 	}
 	if f != nil {
 		return p.run(mds.Allreduce, nbytesE(send), func() (*Request, error) {
-			if len(recv) != len(send) {
-				return nil, p.errf(ErrCount, "MPI_Allreduce", "len(recv) = %d, want len(send) = %d", len(recv), len(send))
-			}
-			if err := userReduce(p, c, f, send, recv, 0); err != nil {
-				return nil, err
-			}
-			return bcast(p, "MPI_Allreduce", c, recv, 0)
+			return userIreduce(p, "MPI_Allreduce", c, f, send, recv, 0, true)
 		})
 	}
 	return p.run(mds.Allreduce, nbytesE(send), func() (*Request, error) {
@@ -237,7 +233,9 @@ func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
 		return nil, err
 	}
 	if f != nil {
-		return nil, p.errf(ErrOp, "MPI_Iallreduce", "user operation %s: user operations run in rank processes, so only the blocking MPI_Allreduce accepts them", op)
+		return p.nonblocking(mds.Iallreduce, nbytesE(send), func() (*Request, error) {
+			return userIreduce(p, "MPI_Iallreduce", c, f, send, recv, 0, true)
+		})
 	}
 	return p.nonblocking(mds.Iallreduce, nbytesE(send), func() (*Request, error) {
 		return reduction(p, "MPI_Iallreduce", proto.CollAllreduce, c, send, recv, op, 0)
@@ -589,31 +587,45 @@ func Alltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcou
 	return p.run(mds.Alltoallv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
 }
 
-// userReduce reduces with a user operation: the contributions are gathered
-// at root by the runtime and folded there in rank order.
-func userReduce[T Elem](p *process, c *Comm, f func(in, inout []T), send, recv []T, root int) error {
-	const call = "MPI_Reduce"
+// userIreduce starts a reduction with a user operation as a chained
+// request: the runtime gathers the contributions at root, the root folds
+// them in rank order when the request is next polled, and for all (an
+// Allreduce) the runtime broadcasts the result.
+func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, root int, all bool) (*Request, error) {
 	n := len(send)
-	var all []T
+	if (all || c.rank == root) && len(recv) != n {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+	}
+	var blocks []T
 	if c.rank == root {
-		if len(recv) != n {
-			return p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
-		}
-		all = make([]T, c.size*n)
+		blocks = make([]T, c.size*n)
 	}
 	own := append([]T(nil), send...) // the caller may reduce in place
-	r, err := gather(p, call, c, own, all, root)
+	g, err := gather(p, call, c, own, blocks, root)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := p.wait(r, call); err != nil {
-		return err
+	fold := func() (*Request, error) {
+		if c.rank == root {
+			foldUser(f, blocks, c.size, n, false)
+			copy(recv, blocks[:n])
+		}
+		if all {
+			return bcast(p, call, c, recv, root)
+		}
+		return nil, nil
 	}
-	if c.rank == root {
-		foldUser(f, all, c.size, n, false)
-		copy(recv, all[:n])
+	return &Request{call: call, kind: proto.KindColl, active: true, comm: c,
+		chain: &chain{inner: g, steps: []func() (*Request, error){fold}}}, nil
+}
+
+// userReduce is the blocking form of userIreduce (to root only).
+func userReduce[T Elem](p *process, c *Comm, f func(in, inout []T), send, recv []T, root int) error {
+	r, err := userIreduce(p, "MPI_Reduce", c, f, send, recv, root, false)
+	if err == nil {
+		_, err = p.wait(r, "MPI_Reduce")
 	}
-	return nil
+	return err
 }
 
 func userScan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, ex bool) error {

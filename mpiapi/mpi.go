@@ -262,6 +262,16 @@ type Request struct {
 	err    error
 	comp   proto.Completion
 	after  func() error // runs once when a collective completes (copy-outs, Split)
+	chain  *chain       // a compound request: runtime steps joined by local work
+}
+
+// chain is a request made of several runtime requests one after another,
+// with local work between them (a reduction with a user operation: gather,
+// fold in the rank, broadcast). It advances whenever it is polled — inside
+// Wait, Test and their variants, as MPI's progress rule allows.
+type chain struct {
+	inner *Request
+	steps []func() (*Request, error) // each returns the next runtime request, or nil
 }
 
 // Status is the request's status once it has completed.
@@ -507,6 +517,9 @@ func (p *process) poll(r *Request) bool {
 	if r.done {
 		return true
 	}
+	if r.chain != nil {
+		return p.pollChain(r)
+	}
 	if !r.active {
 		return false
 	}
@@ -515,6 +528,34 @@ func (p *process) poll(r *Request) bool {
 		return true
 	}
 	return false
+}
+
+func (p *process) pollChain(r *Request) bool {
+	ch := r.chain
+	for {
+		if ch.inner != nil {
+			if !p.poll(ch.inner) {
+				return false
+			}
+			if ch.inner.err != nil {
+				r.err = ch.inner.err
+				break
+			}
+		}
+		if len(ch.steps) == 0 {
+			break
+		}
+		step := ch.steps[0]
+		ch.steps = ch.steps[1:]
+		in, err := step()
+		if err != nil {
+			r.err = err
+			break
+		}
+		ch.inner = in
+	}
+	r.chain, r.done, r.active, r.buf = nil, true, false, nil
+	return true
 }
 
 // block waits until ready() is true: spins for the spin window, then sleeps on

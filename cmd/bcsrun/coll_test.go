@@ -11,9 +11,12 @@ import (
 // and user operations) against a naive reference in the rank program, on 1-8
 // ranks and 1-4 logical nodes, with zero, odd and multi-slice lengths.
 func TestCollectives(t *testing.T) {
-	for _, c := range []struct{ ranks, nodes int }{{1, 1}, {3, 1}, {4, 2}, {5, 3}, {8, 4}} {
-		t.Run(fmt.Sprintf("n%d_nodes%d", c.ranks, c.nodes), func(t *testing.T) {
-			r := bcsrun(t, "-n", fmt.Sprint(c.ranks), "--nodes", fmt.Sprint(c.nodes), "./e2eprog", "collectives")
+	for _, c := range []struct {
+		ranks, nodes int
+		restart      string
+	}{{1, 1, "slice"}, {3, 1, "slice"}, {4, 2, "early"}, {5, 3, "slice"}, {8, 4, "slice"}} {
+		t.Run(fmt.Sprintf("n%d_nodes%d_restart_%s", c.ranks, c.nodes, c.restart), func(t *testing.T) {
+			r := bcsrun(t, "-n", fmt.Sprint(c.ranks), "--nodes", fmt.Sprint(c.nodes), "--restart", c.restart, "./e2eprog", "collectives")
 			if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("collectives ok: %d ranks", c.ranks)) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}

@@ -581,7 +581,19 @@ func nonblocking(c *mpi.Comm, n int) {
 	add(mpi.Ialltoall(c, a2aS, a2aR))
 	add(mpi.Iscatter(c, scatSrc, scat, p-1))
 	add(mpi.Igather(c, []int32{int32(me * 2)}, gat, 0))
+	// A user operation (folded in a rank when Waitall polls the request).
+	aff := []int64{int64(me%3 + 2), int64(me)}
+	affGot := make([]int64, 2)
+	add(mpi.Iallreduce(c, aff, affGot, mpi.NewOp("affine", affine, false)))
 	check(mpi.Waitall(append(reqs, rr, rs)...))
+	m, b := int64(1), int64(0)
+	for r := 0; r < p; r++ {
+		mr, br := int64(r%3+2), int64(r)
+		m, b = mr*m, mr*b+br
+	}
+	if affGot[0] != m || affGot[1] != b {
+		fail("Iallreduce(user): got %v, want [%d %d]", affGot, m, b)
+	}
 	for i := range b1 {
 		if b1[i] != int64(i*3) {
 			fail("Ibcast: element %d = %d", i, b1[i])
