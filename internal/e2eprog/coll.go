@@ -140,6 +140,24 @@ func collectives() {
 	}
 	nonblocking(w, 777)
 	nonblocking(sub, 33)
+	// Collectives on three communicators in flight at once complete
+	// independently, each with its own data.
+	x, y := make([]int64, 3), []int64{int64(w.Rank()), 1, 2}
+	if w.Rank() == 0 {
+		x = []int64{7, 8, 9}
+	}
+	sum := make([]int64, 3)
+	r1, err := mpi.Iallreduce(dup, y, sum, mpi.Sum)
+	check(err)
+	r2, err := mpi.Ibcast(w, x, 0)
+	check(err)
+	r3, err := mpi.Ibarrier(sub)
+	check(err)
+	check(mpi.Waitall(r3, r2, r1))
+	n := int64(w.Size())
+	if x[0] != 7 || x[2] != 9 || sum[0] != n*(n-1)/2 || sum[1] != n || sum[2] != 2*n {
+		fail("concurrent collectives: bcast %v, allreduce %v", x, sum)
+	}
 	if tail != nil {
 		check(tail.Free())
 	}
