@@ -132,7 +132,7 @@ func Bcast[T Elem](c *Comm, buf []T, root int) error {
 	if err != nil {
 		return err
 	}
-	return p.run(mds.Bcast, nbytesE(buf), func() (*Request, error) { return bcast(p, "MPI_Bcast", c, buf, root) })
+	return p.run(mds.Bcast, nbytes(buf), func() (*Request, error) { return bcast(p, "MPI_Bcast", c, buf, root) })
 }
 
 // Ibcast starts a broadcast.
@@ -141,10 +141,8 @@ func Ibcast[T Elem](c *Comm, buf []T, root int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.nonblocking(mds.Ibcast, nbytesE(buf), func() (*Request, error) { return bcast(p, "MPI_Ibcast", c, buf, root) })
+	return p.nonblocking(mds.Ibcast, nbytes(buf), func() (*Request, error) { return bcast(p, "MPI_Ibcast", c, buf, root) })
 }
-
-func nbytesE[T any](buf []T) int64 { return int64(len(buf)) * int64(sizeOf[T]()) }
 
 // reduction checks and posts Reduce, Allreduce, Scan and Exscan with a
 // predefined operation.
@@ -186,9 +184,9 @@ func Reduce[T Elem](c *Comm, send, recv []T, op *Op, root int) error {
 		return err
 	}
 	if f != nil {
-		return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) { return userIreduce(p, "MPI_Reduce", c, f, send, recv, root, false) })
+		return p.run(mds.Reduce, nbytes(send), func() (*Request, error) { return userIreduce(p, "MPI_Reduce", c, f, send, recv, root, false) })
 	}
-	return p.run(mds.Reduce, nbytesE(send), func() (*Request, error) {
+	return p.run(mds.Reduce, nbytes(send), func() (*Request, error) {
 		return reduction(p, "MPI_Reduce", proto.CollReduce, c, send, recv, op, root)
 	})
 }
@@ -200,11 +198,11 @@ func Ireduce[T Elem](c *Comm, send, recv []T, op *Op, root int) (*Request, error
 		return nil, err
 	}
 	if f != nil {
-		return p.nonblocking(mds.Ireduce, nbytesE(send), func() (*Request, error) {
+		return p.nonblocking(mds.Ireduce, nbytes(send), func() (*Request, error) {
 			return userIreduce(p, "MPI_Ireduce", c, f, send, recv, root, false)
 		})
 	}
-	return p.nonblocking(mds.Ireduce, nbytesE(send), func() (*Request, error) {
+	return p.nonblocking(mds.Ireduce, nbytes(send), func() (*Request, error) {
 		return reduction(p, "MPI_Ireduce", proto.CollReduce, c, send, recv, op, root)
 	})
 }
@@ -217,11 +215,11 @@ func Allreduce[T Elem](c *Comm, send, recv []T, op *Op) error {
 		return err
 	}
 	if f != nil {
-		return p.run(mds.Allreduce, nbytesE(send), func() (*Request, error) {
+		return p.run(mds.Allreduce, nbytes(send), func() (*Request, error) {
 			return userIreduce(p, "MPI_Allreduce", c, f, send, recv, 0, true)
 		})
 	}
-	return p.run(mds.Allreduce, nbytesE(send), func() (*Request, error) {
+	return p.run(mds.Allreduce, nbytes(send), func() (*Request, error) {
 		return reduction(p, "MPI_Allreduce", proto.CollAllreduce, c, send, recv, op, 0)
 	})
 }
@@ -233,11 +231,11 @@ func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
 		return nil, err
 	}
 	if f != nil {
-		return p.nonblocking(mds.Iallreduce, nbytesE(send), func() (*Request, error) {
+		return p.nonblocking(mds.Iallreduce, nbytes(send), func() (*Request, error) {
 			return userIreduce(p, "MPI_Iallreduce", c, f, send, recv, 0, true)
 		})
 	}
-	return p.nonblocking(mds.Iallreduce, nbytesE(send), func() (*Request, error) {
+	return p.nonblocking(mds.Iallreduce, nbytes(send), func() (*Request, error) {
 		return reduction(p, "MPI_Iallreduce", proto.CollAllreduce, c, send, recv, op, 0)
 	})
 }
@@ -262,7 +260,7 @@ func scan[T Elem](c *Comm, send, recv []T, op *Op, ex bool) error {
 	if err != nil {
 		return err
 	}
-	return p.run(prim, nbytesE(send), func() (*Request, error) {
+	return p.run(prim, nbytes(send), func() (*Request, error) {
 		if f != nil {
 			return nil, userScan(p, call, c, f, send, recv, ex)
 		}
@@ -298,7 +296,7 @@ func ReduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) error 
 	if !same(recv, send, 0) && overlap(send, recv) {
 		return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
 	}
-	return p.run(mds.ReduceScatter, nbytesE(send), func() (*Request, error) {
+	return p.run(mds.ReduceScatter, nbytes(send), func() (*Request, error) {
 		if f != nil {
 			return nil, userReduceScatter(p, c, f, send, recv, counts)
 		}
@@ -350,7 +348,7 @@ func Gather[T Elem](c *Comm, send, recv []T, root int) error {
 	if err != nil {
 		return err
 	}
-	return p.run(mds.Gather, nbytesE(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root) })
+	return p.run(mds.Gather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root) })
 }
 
 // Igather starts a Gather.
@@ -359,7 +357,7 @@ func Igather[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.nonblocking(mds.Igather, nbytesE(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root) })
+	return p.nonblocking(mds.Igather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root) })
 }
 
 func scatter[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
@@ -391,7 +389,7 @@ func Scatter[T Elem](c *Comm, send, recv []T, root int) error {
 	if err != nil {
 		return err
 	}
-	return p.run(mds.Scatter, nbytesE(recv), func() (*Request, error) { return scatter(p, "MPI_Scatter", c, send, recv, root) })
+	return p.run(mds.Scatter, nbytes(recv), func() (*Request, error) { return scatter(p, "MPI_Scatter", c, send, recv, root) })
 }
 
 // Iscatter starts a Scatter.
@@ -400,7 +398,7 @@ func Iscatter[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.nonblocking(mds.Iscatter, nbytesE(recv), func() (*Request, error) { return scatter(p, "MPI_Iscatter", c, send, recv, root) })
+	return p.nonblocking(mds.Iscatter, nbytes(recv), func() (*Request, error) { return scatter(p, "MPI_Iscatter", c, send, recv, root) })
 }
 
 func allgather[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
@@ -429,7 +427,7 @@ func Allgather[T Elem](c *Comm, send, recv []T) error {
 	if err != nil {
 		return err
 	}
-	return p.run(mds.Allgather, nbytesE(send), func() (*Request, error) { return allgather(p, "MPI_Allgather", c, send, recv) })
+	return p.run(mds.Allgather, nbytes(send), func() (*Request, error) { return allgather(p, "MPI_Allgather", c, send, recv) })
 }
 
 // Iallgather starts an Allgather.
@@ -438,7 +436,7 @@ func Iallgather[T Elem](c *Comm, send, recv []T) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.nonblocking(mds.Iallgather, nbytesE(send), func() (*Request, error) { return allgather(p, "MPI_Iallgather", c, send, recv) })
+	return p.nonblocking(mds.Iallgather, nbytes(send), func() (*Request, error) { return allgather(p, "MPI_Iallgather", c, send, recv) })
 }
 
 func alltoall[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
@@ -464,7 +462,7 @@ func Alltoall[T Elem](c *Comm, send, recv []T) error {
 	if err != nil {
 		return err
 	}
-	return p.run(mds.Alltoall, nbytesE(send), func() (*Request, error) { return alltoall(p, "MPI_Alltoall", c, send, recv) })
+	return p.run(mds.Alltoall, nbytes(send), func() (*Request, error) { return alltoall(p, "MPI_Alltoall", c, send, recv) })
 }
 
 // Ialltoall starts an Alltoall.
@@ -473,7 +471,7 @@ func Ialltoall[T Elem](c *Comm, send, recv []T) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.nonblocking(mds.Ialltoall, nbytesE(send), func() (*Request, error) { return alltoall(p, "MPI_Ialltoall", c, send, recv) })
+	return p.nonblocking(mds.Ialltoall, nbytes(send), func() (*Request, error) { return alltoall(p, "MPI_Ialltoall", c, send, recv) })
 }
 
 // blocks checks counts/displs against buf and returns the parts describing them.
@@ -514,7 +512,7 @@ func Gatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) er
 			return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[root]:...] as send")
 		}
 	}
-	return p.run(mds.Gatherv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
+	return p.run(mds.Gatherv, nbytes(send), func() (*Request, error) { return p.icoll(c, a) })
 }
 
 // Scatterv sends counts[i] elements at displs[i] of root's send to member
@@ -539,7 +537,7 @@ func Scatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root in
 			return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[displs[root]:...] as recv")
 		}
 	}
-	return p.run(mds.Scatterv, nbytesE(recv), func() (*Request, error) { return p.icoll(c, a) })
+	return p.run(mds.Scatterv, nbytes(recv), func() (*Request, error) { return p.icoll(c, a) })
 }
 
 // Allgatherv collects member i's send into every member's recv at
@@ -561,7 +559,7 @@ func Allgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) error {
 	} else if overlap(send, recv) {
 		return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[rank]:...] as send")
 	}
-	return p.run(mds.Allgatherv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
+	return p.run(mds.Allgatherv, nbytes(send), func() (*Request, error) { return p.icoll(c, a) })
 }
 
 // Alltoallv sends scounts[j] elements at sdispls[j] of send to member j,
@@ -584,7 +582,7 @@ func Alltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcou
 		return err
 	}
 	a := coll{call: call, kind: proto.CollAlltoallv, t: typeOf[T](), parts: append(sp, rp...), keep: [2][]T{send, recv}}
-	return p.run(mds.Alltoallv, nbytesE(send), func() (*Request, error) { return p.icoll(c, a) })
+	return p.run(mds.Alltoallv, nbytes(send), func() (*Request, error) { return p.icoll(c, a) })
 }
 
 // userIreduce starts a reduction with a user operation as a chained

@@ -12,7 +12,8 @@
 // returns the answer of the next slice (so it takes about 1.5 slices, like any
 // blocking call), which keeps wildcard resolution deterministic.
 //
-// Buffers are typed slices of the Numeric types ([]byte included). A buffer
+// Buffers are typed slices of the Numeric types ([]byte included) or of
+// ValIdx value–index pairs (the Elem constraint). A buffer
 // given to a non-blocking call is referenced by its Request until completion
 // (which also keeps the Go garbage collector from freeing it) and must not be
 // touched until then, as in MPI.

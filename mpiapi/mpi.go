@@ -277,7 +277,7 @@ type chain struct {
 // Status is the request's status once it has completed.
 func (r *Request) Status() Status { return r.status }
 
-func bytesOf[T Numeric](buf []T) (unsafe.Pointer, uint64, int) {
+func bytesOf[T Elem](buf []T) (unsafe.Pointer, uint64, int) {
 	var z T
 	es := int(unsafe.Sizeof(z))
 	if len(buf) == 0 {
@@ -363,7 +363,7 @@ func (p *process) abortExit() {
 // start checks the arguments of a send or receive and posts its descriptor.
 // Sends of at most inline_max bytes carry their payload in the ring slot and
 // are buffered by the agent (they complete when exchanged).
-func start[T Numeric](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int) (*Request, error) {
+func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int) (*Request, error) {
 	recv := kind != proto.KindSend
 	what := "dest"
 	if recv {
@@ -396,21 +396,21 @@ func start[T Numeric](p *process, call string, kind proto.Kind, c *Comm, buf []T
 	return r, p.post(d, inl)
 }
 
-func isend[T Numeric](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
+func isend[T Elem](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
 	return start(p, call, proto.KindSend, c, buf, dest, tag)
 }
 
-func irecv[T Numeric](p *process, call string, c *Comm, buf []T, source, tag int) (*Request, error) {
+func irecv[T Elem](p *process, call string, c *Comm, buf []T, source, tag int) (*Request, error) {
 	return start(p, call, proto.KindRecv, c, buf, source, tag)
 }
 
-func nbytes[T Numeric](buf []T) int64 {
+func nbytes[T Elem](buf []T) int64 {
 	var z T
 	return int64(len(buf)) * int64(unsafe.Sizeof(z))
 }
 
 // Isend starts a send of buf to dest.
-func Isend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+func Isend[T Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	p, err := current("MPI_Isend")
 	if err != nil {
 		return nil, err
@@ -422,7 +422,7 @@ func Isend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
 }
 
 // Irecv starts a receive into buf from source (or AnySource).
-func Irecv[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
+func Irecv[T Elem](c *Comm, buf []T, source, tag int) (*Request, error) {
 	p, err := current("MPI_Irecv")
 	if err != nil {
 		return nil, err
@@ -435,7 +435,7 @@ func Irecv[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
 
 // Send sends buf to dest. It returns when the data has moved, or, for sends of
 // at most inline_max bytes (buffered by the agent), when it has been exchanged.
-func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
+func Send[T Elem](c *Comm, buf []T, dest, tag int) error {
 	p, err := current("MPI_Send")
 	if err != nil {
 		return err
@@ -450,7 +450,7 @@ func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
 }
 
 // Recv receives into buf from source (or AnySource) with tag (or AnyTag).
-func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
+func Recv[T Elem](c *Comm, buf []T, source, tag int) (Status, error) {
 	p, err := current("MPI_Recv")
 	if err != nil {
 		return Status{}, err
@@ -466,7 +466,7 @@ func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
 }
 
 // Sendrecv sends sendbuf to dest and receives into recvbuf from source.
-func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
+func Sendrecv[T, U Elem](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
 	p, err := current("MPI_Sendrecv")
 	if err != nil {
 		return Status{}, err
