@@ -176,67 +176,62 @@ func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*p
 	return p, f, err
 }
 
+// startReduce posts a Reduce or Allreduce: in the runtime for a predefined
+// operation, as a chained request for a user operation.
+func startReduce[T Elem](p *process, call string, kind proto.Coll, c *Comm, f func(in, inout []T), send, recv []T, op *Op, root int) (*Request, error) {
+	if f != nil {
+		return userIreduce(p, call, c, f, send, recv, root, kind == proto.CollAllreduce)
+	}
+	return reduction(p, call, kind, c, send, recv, op, root)
+}
+
 // Reduce combines every member's send with op, in rank order, into root's
 // recv (ignored, and may be nil, elsewhere).
 func Reduce[T Elem](c *Comm, send, recv []T, op *Op, root int) error {
-	p, f, err := reduceArgs[T]("MPI_Reduce", c, op, root, true)
+	const call = "MPI_Reduce"
+	p, f, err := reduceArgs[T](call, c, op, root, true)
 	if err != nil {
 		return err
 	}
-	if f != nil {
-		return p.run(mds.Reduce, nbytes(send), func() (*Request, error) { return userIreduce(p, "MPI_Reduce", c, f, send, recv, root, false) })
-	}
 	return p.run(mds.Reduce, nbytes(send), func() (*Request, error) {
-		return reduction(p, "MPI_Reduce", proto.CollReduce, c, send, recv, op, root)
+		return startReduce(p, call, proto.CollReduce, c, f, send, recv, op, root)
 	})
 }
 
-// Ireduce starts a Reduce (predefined operations only).
+// Ireduce starts a Reduce.
 func Ireduce[T Elem](c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
-	p, f, err := reduceArgs[T]("MPI_Ireduce", c, op, root, true)
+	const call = "MPI_Ireduce"
+	p, f, err := reduceArgs[T](call, c, op, root, true)
 	if err != nil {
 		return nil, err
 	}
-	if f != nil {
-		return p.nonblocking(mds.Ireduce, nbytes(send), func() (*Request, error) {
-			return userIreduce(p, "MPI_Ireduce", c, f, send, recv, root, false)
-		})
-	}
 	return p.nonblocking(mds.Ireduce, nbytes(send), func() (*Request, error) {
-		return reduction(p, "MPI_Ireduce", proto.CollReduce, c, send, recv, op, root)
+		return startReduce(p, call, proto.CollReduce, c, f, send, recv, op, root)
 	})
 }
 
 // Allreduce combines every member's send with op, in rank order, into every
 // member's recv. The result is bit-identical on every member and in every run.
 func Allreduce[T Elem](c *Comm, send, recv []T, op *Op) error {
-	p, f, err := reduceArgs[T]("MPI_Allreduce", c, op, 0, false)
+	const call = "MPI_Allreduce"
+	p, f, err := reduceArgs[T](call, c, op, 0, false)
 	if err != nil {
 		return err
 	}
-	if f != nil {
-		return p.run(mds.Allreduce, nbytes(send), func() (*Request, error) {
-			return userIreduce(p, "MPI_Allreduce", c, f, send, recv, 0, true)
-		})
-	}
 	return p.run(mds.Allreduce, nbytes(send), func() (*Request, error) {
-		return reduction(p, "MPI_Allreduce", proto.CollAllreduce, c, send, recv, op, 0)
+		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, op, 0)
 	})
 }
 
-// Iallreduce starts an Allreduce (predefined operations only).
+// Iallreduce starts an Allreduce.
 func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	p, f, err := reduceArgs[T]("MPI_Iallreduce", c, op, 0, false)
+	const call = "MPI_Iallreduce"
+	p, f, err := reduceArgs[T](call, c, op, 0, false)
 	if err != nil {
 		return nil, err
 	}
-	if f != nil {
-		return p.nonblocking(mds.Iallreduce, nbytes(send), func() (*Request, error) {
-			return userIreduce(p, "MPI_Iallreduce", c, f, send, recv, 0, true)
-		})
-	}
 	return p.nonblocking(mds.Iallreduce, nbytes(send), func() (*Request, error) {
-		return reduction(p, "MPI_Iallreduce", proto.CollAllreduce, c, send, recv, op, 0)
+		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, op, 0)
 	})
 }
 

@@ -362,6 +362,29 @@ func runAll(c *mpi.Comm, n, salt int) {
 	expect(tag+" Allreduce(user)", gotAff, affRef(p-1))
 	check(mpi.Scan(c, aff, gotAff, user))
 	expect(tag+" Scan(user)", gotAff, affRef(me))
+	exAff := make([]int64, len(aff))
+	for i := range exAff {
+		exAff[i] = -1
+	}
+	check(mpi.Exscan(c, aff, exAff, user))
+	if me > 0 {
+		expect(tag+" Exscan(user)", exAff, affRef(me-1))
+	} else if slices.ContainsFunc(exAff, func(v int64) bool { return v != -1 }) {
+		fail("%s Exscan(user): rank 0's buffer was written", tag)
+	}
+	// Reduce_scatter with the user operation: member j gets the fold of pair j.
+	rsAff := make([]int64, 2*p)
+	for j := 0; j < p; j++ {
+		rsAff[2*j], rsAff[2*j+1] = int64(wr(me)%5+1), int64(j+wr(me))
+	}
+	rsGotAff := make([]int64, 2)
+	check(mpi.ReduceScatterBlock(c, rsAff, rsGotAff, user))
+	m, b := int64(1), int64(0)
+	for r := 0; r < p; r++ {
+		mr, br := int64(wr(r)%5+1), int64(me+wr(r))
+		m, b = mr*m, mr*b+br
+	}
+	expect(tag+" Reduce_scatter_block(user)", rsGotAff, []int64{m, b})
 
 	// Scan and Exscan.
 	scanGot := make([]int64, n)
