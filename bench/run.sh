@@ -51,3 +51,7 @@ for budget in 1048576 4194304; do
     done
   done
 done
+
+echo; echo "== conjugate gradient (2 Allreduce + 1 halo exchange per iteration), 4 ranks on 2 nodes"
+./bcsrun -n 4 --nodes 2 ./cg -n 100000 -iters 300
+./bcsrun -n 4 --nodes 2 --restart early ./cg -n 100000 -iters 300
