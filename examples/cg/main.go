@@ -43,54 +43,24 @@ func block(n, p, r int) (lo, hi int) {
 	return
 }
 
-func main() {
-	n := flag.Int("n", 20000, "unknowns")
-	maxIter := flag.Int("iters", 400, "iteration limit")
-	tol := flag.Float64("tol", 1e-8, "relative residual to reach")
-	shift := flag.Float64("shift", 0.01, "diagonal shift s (conditioning)")
-	flag.Parse()
-	check(mpi.Init())
-	w = mpi.World()
-	me, p := w.Rank(), w.Size()
-	lo, hi := block(*n, p, me)
-	m := hi - lo
-
-	// x = 0, r = b = 1, d = r; vectors carry one ghost cell at each end.
-	x := make([]float64, m)
-	r := make([]float64, m)
-	d := make([]float64, m+2)
-	q := make([]float64, m)
+// solve runs CG on m local unknowns (x = 0, b = 1) until the relative
+// residual reaches tol or maxIter iterations. dot is the global dot product;
+// halo fills the ghost cells d[0] and d[m+1] of the search direction. It
+// returns x, the history of r·r and the final relative residual.
+func solve(m, maxIter int, tol, shift float64, dot func(a, b []float64) float64, halo func(d []float64)) ([]float64, []float64, float64) {
+	x, r, q := make([]float64, m), make([]float64, m), make([]float64, m)
+	d := make([]float64, m+2) // the search direction with one ghost cell at each end
 	for i := range r {
 		r[i] = 1
 		d[i+1] = 1
 	}
-	left, right := me-1, me+1
-	if left < 0 {
-		left = mpi.ProcNull
-	}
-	if right >= p {
-		right = mpi.ProcNull
-	}
-	dot := func(a, b []float64) float64 {
-		s := 0.0
-		for i := range a {
-			s += a[i] * b[i]
-		}
-		out := []float64{0}
-		check(mpi.Allreduce(w, []float64{s}, out, mpi.Sum))
-		return out[0]
-	}
 	rr := dot(r, r)
 	b2 := rr
 	var history []float64
-	t0 := time.Now()
-	iter := 0
-	for ; iter < *maxIter && math.Sqrt(rr/b2) > *tol; iter++ {
-		// Halo: my first interior value to the left, my last to the right,
-		// both directions in flight at once (one exchange, not two).
-		halo(d, m, left, right)
+	for iter := 0; iter < maxIter && math.Sqrt(rr/b2) > tol; iter++ {
+		halo(d)
 		for i := 0; i < m; i++ {
-			q[i] = (2+*shift)*d[i+1] - d[i] - d[i+2]
+			q[i] = (2+shift)*d[i+1] - d[i] - d[i+2]
 		}
 		alpha := rr / dot(d[1:m+1], q)
 		for i := 0; i < m; i++ {
@@ -105,16 +75,59 @@ func main() {
 		}
 		history = append(history, rr)
 	}
+	return x, history, math.Sqrt(rr / b2)
+}
+
+func main() {
+	n := flag.Int("n", 20000, "unknowns")
+	maxIter := flag.Int("iters", 400, "iteration limit")
+	tol := flag.Float64("tol", 1e-8, "relative residual to reach")
+	shift := flag.Float64("shift", 0.01, "diagonal shift s (conditioning)")
+	flag.Parse()
+	check(mpi.Init())
+	w = mpi.World()
+	me, p := w.Rank(), w.Size()
+	lo, hi := block(*n, p, me)
+	m := hi - lo
+	left, right := me-1, me+1
+	if left < 0 {
+		left = mpi.ProcNull
+	}
+	if right >= p {
+		right = mpi.ProcNull
+	}
+	dot := func(a, b []float64) float64 {
+		out := []float64{0}
+		check(mpi.Allreduce(w, []float64{local(a, b, 0, len(a))}, out, mpi.Sum))
+		return out[0]
+	}
+	t0 := time.Now()
+	x, history, res := solve(m, *maxIter, *tol, *shift, dot, func(d []float64) { halo(d, m, left, right) })
 	elapsed := time.Since(t0)
+	iter := len(history)
 	xsum := dot(x, make1(m))
 	if me == 0 {
-		ref, refIters := serial(*n, p, *maxIter, *tol, *shift)
-		same := refIters == iter
+		// The serial run: the whole vector in one process, dot products
+		// summed per block and then in rank order, as Allreduce does.
+		serialDot := func(a, b []float64) float64 {
+			total := 0.0
+			for k := 0; k < p; k++ {
+				lo, hi := block(*n, p, k)
+				if s := local(a, b, lo, hi); k == 0 {
+					total = s
+				} else {
+					total += s
+				}
+			}
+			return total
+		}
+		_, ref, _ := solve(*n, *maxIter, *tol, *shift, serialDot, func([]float64) {})
+		same := len(ref) == iter
 		for i := 0; same && i < iter; i++ {
 			same = math.Float64bits(ref[i]) == math.Float64bits(history[i])
 		}
 		fmt.Printf("cg: %d unknowns on %d ranks: %d iterations in %v (%.2f ms/iteration, 2 allreduce + 1 halo exchange each), residual %.3g, sum(x) = %.12g\n",
-			*n, p, iter, elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/1000/float64(max(iter, 1)), math.Sqrt(rr/b2), xsum)
+			*n, p, iter, elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/1000/float64(max(iter, 1)), res, xsum)
 		if !same {
 			fmt.Println("cg: MISMATCH: the residual history differs from the serial run")
 			mpi.Abort(w, 1)
@@ -124,6 +137,17 @@ func main() {
 	check(mpi.Finalize())
 }
 
+// local is the dot product of a[lo:hi] and b[lo:hi], summed left to right.
+func local(a, b []float64, lo, hi int) float64 {
+	s := 0.0
+	for i := lo; i < hi; i++ {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// halo sends my first interior value of d to the left and my last to the
+// right, both directions in flight at once (one exchange, not two).
 func halo(d []float64, m, left, right int) {
 	var rs []*mpi.Request
 	for _, op := range []func() (*mpi.Request, error){
@@ -145,53 +169,4 @@ func make1(m int) []float64 {
 		v[i] = 1
 	}
 	return v
-}
-
-// serial runs the same iteration on one process; dot products are summed per
-// block, then the block sums in rank order, as the parallel run does.
-func serial(n, p, maxIter int, tol, shift float64) ([]float64, int) {
-	x, r, q := make([]float64, n), make([]float64, n), make([]float64, n)
-	d := make([]float64, n+2)
-	for i := range r {
-		r[i] = 1
-		d[i+1] = 1
-	}
-	dot := func(a, b []float64) float64 {
-		total := 0.0
-		for k := 0; k < p; k++ {
-			lo, hi := block(n, p, k)
-			s := 0.0
-			for i := lo; i < hi; i++ {
-				s += a[i] * b[i]
-			}
-			if k == 0 {
-				total = s
-			} else {
-				total += s
-			}
-		}
-		return total
-	}
-	rr := dot(r, r)
-	b2 := rr
-	var hist []float64
-	iter := 0
-	for ; iter < maxIter && math.Sqrt(rr/b2) > tol; iter++ {
-		for i := 0; i < n; i++ {
-			q[i] = (2+shift)*d[i+1] - d[i] - d[i+2]
-		}
-		alpha := rr / dot(d[1:n+1], q)
-		for i := 0; i < n; i++ {
-			x[i] += alpha * d[i+1]
-			r[i] -= alpha * q[i]
-		}
-		rrNew := dot(r, r)
-		beta := rrNew / rr
-		rr = rrNew
-		for i := 0; i < n; i++ {
-			d[i+1] = r[i] + beta*d[i+1]
-		}
-		hist = append(hist, rr)
-	}
-	return hist, iter
 }
