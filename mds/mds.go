@@ -55,6 +55,13 @@ const (
 	Iscatter
 	Iallgather
 	Ialltoall
+	Igatherv
+	Iscatterv
+	Iallgatherv
+	Ialltoallv
+	Iscan
+	Iexscan
+	IreduceScatter
 	CommSplit
 	CommDup
 	CommCreate
@@ -67,7 +74,8 @@ var primNames = [NumPrims]string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv
 	"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
 	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan",
 	"MPI_Exscan", "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Iscatter",
-	"MPI_Iallgather", "MPI_Ialltoall", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_free"}
+	"MPI_Iallgather", "MPI_Ialltoall", "MPI_Igatherv", "MPI_Iscatterv", "MPI_Iallgatherv", "MPI_Ialltoallv",
+	"MPI_Iscan", "MPI_Iexscan", "MPI_Ireduce_scatter", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_free"}
 
 func (p Prim) String() string { return primNames[p] }
 
@@ -195,7 +203,10 @@ type stat struct{ count, min, max, total int64 }
 // Recorder is one rank's MMDS. Not safe for concurrent use (see the package doc).
 type Recorder struct {
 	stats      [NumPrims]stat
-	lat, size  [NumPrims]*hdr.Histogram
+	lat, size  [NumPrims]*hdr.Histogram // made on a selected primitive's first call
+	want       [NumPrims]bool           // distributions selected (mds_primitives)
+	lmax, smax int64
+	digits     int
 	comp, comm *hdr.Histogram
 	// The paper's two counters, and exact totals beside the two arrays.
 	compStart, commStart int64
@@ -207,16 +218,10 @@ type Recorder struct {
 
 // New returns a recorder whose run starts now.
 func New(cfg Config) *Recorder {
-	r := &Recorder{base: time.Now()}
-	lmax := int64(cfg.LatencyMax)
-	for p := Prim(0); p < NumPrims; p++ {
-		if cfg.Primitives[p] {
-			r.lat[p] = hdr.New(1, lmax, cfg.Digits)
-			r.size[p] = hdr.New(1, cfg.SizeMax, cfg.Digits)
-		}
-	}
-	r.comp = hdr.New(1, lmax, cfg.Digits)
-	r.comm = hdr.New(1, lmax, cfg.Digits)
+	r := &Recorder{base: time.Now(), lmax: int64(cfg.LatencyMax), smax: cfg.SizeMax, digits: cfg.Digits}
+	copy(r.want[:], cfg.Primitives)
+	r.comp = hdr.New(1, r.lmax, cfg.Digits)
+	r.comm = hdr.New(1, r.lmax, cfg.Digits)
 	return r
 }
 
@@ -266,7 +271,12 @@ func (r *Recorder) End(p Prim, t0 int64, bytes int64, blocking bool) {
 	}
 	s.count++
 	s.total += d
-	if h := r.lat[p]; h != nil {
+	if r.want[p] {
+		h := r.lat[p]
+		if h == nil { // a primitive's distributions cost ~75 KB: only for the ones a program calls
+			h = hdr.New(1, r.lmax, r.digits)
+			r.lat[p], r.size[p] = h, hdr.New(1, r.smax, r.digits)
+		}
 		h.RecordValue(max(d, 1))
 		if bytes > 0 {
 			r.size[p].RecordValue(bytes)

@@ -237,30 +237,50 @@ func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
 
 // Scan leaves in member i's recv the combination of the sends of members 0..i.
 func Scan[T Elem](c *Comm, send, recv []T, op *Op) error {
-	return scan(c, send, recv, op, false)
+	p, f, err := reduceArgs[T]("MPI_Scan", c, op, 0, false)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Scan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Scan", c, f, send, recv, op, false) })
+}
+
+// Iscan starts a Scan.
+func Iscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
+	p, f, err := reduceArgs[T]("MPI_Iscan", c, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Iscan", c, f, send, recv, op, false) })
 }
 
 // Exscan leaves in member i's recv the combination of the sends of members
 // 0..i-1; member 0's recv is not touched.
 func Exscan[T Elem](c *Comm, send, recv []T, op *Op) error {
-	return scan(c, send, recv, op, true)
-}
-
-func scan[T Elem](c *Comm, send, recv []T, op *Op, ex bool) error {
-	call, kind, prim := "MPI_Scan", proto.CollScan, mds.Scan
-	if ex {
-		call, kind, prim = "MPI_Exscan", proto.CollExscan, mds.Exscan
-	}
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
+	p, f, err := reduceArgs[T]("MPI_Exscan", c, op, 0, false)
 	if err != nil {
 		return err
 	}
-	return p.run(prim, nbytes(send), func() (*Request, error) {
-		if f != nil {
-			return nil, userScan(p, call, c, f, send, recv, ex)
-		}
-		return reduction(p, call, kind, c, send, recv, op, 0)
-	})
+	return p.run(mds.Exscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Exscan", c, f, send, recv, op, true) })
+}
+
+// Iexscan starts an Exscan.
+func Iexscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
+	p, f, err := reduceArgs[T]("MPI_Iexscan", c, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iexscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Iexscan", c, f, send, recv, op, true) })
+}
+
+func scan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, op *Op, ex bool) (*Request, error) {
+	if f != nil {
+		return userIscan(p, call, c, f, send, recv, ex)
+	}
+	kind := proto.CollScan
+	if ex {
+		kind = proto.CollExscan
+	}
+	return reduction(p, call, kind, c, send, recv, op, 0)
 }
 
 // ReduceScatter combines the members' send vectors with op and leaves
@@ -272,34 +292,17 @@ func ReduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) error 
 	if err != nil {
 		return err
 	}
-	if len(counts) != c.size {
-		return p.errf(ErrCount, call, "len(counts) = %d, want the communicator size %d", len(counts), c.size)
+	return p.run(mds.ReduceScatter, nbytes(send), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, counts, op) })
+}
+
+// IreduceScatter starts a ReduceScatter.
+func IreduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) (*Request, error) {
+	const call = "MPI_Ireduce_scatter"
+	p, f, err := reduceArgs[T](call, c, op, 0, false)
+	if err != nil {
+		return nil, err
 	}
-	total := 0
-	for i, n := range counts {
-		if n < 0 {
-			return p.errf(ErrCount, call, "counts[%d] = %d, want >= 0", i, n)
-		}
-		total += n
-	}
-	if total != len(send) {
-		return p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send))
-	}
-	if len(recv) != counts[c.rank] {
-		return p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv), c.rank, counts[c.rank])
-	}
-	if !same(recv, send, 0) && overlap(send, recv) {
-		return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
-	}
-	return p.run(mds.ReduceScatter, nbytes(send), func() (*Request, error) {
-		if f != nil {
-			return nil, userReduceScatter(p, c, f, send, recv, counts)
-		}
-		es := sizeOf[T]()
-		part := proto.Descriptor{Peer: c.worldRank(c.rank), Tag: proto.PartRecv, Addr: addrOf(recv, 0), Len: uint64(len(recv)) * es}
-		return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: typeOf[T](),
-			send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
-	})
+	return p.nonblocking(mds.IreduceScatter, nbytes(send), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, counts, op) })
 }
 
 // ReduceScatterBlock is ReduceScatter with every member receiving len(recv) elements.
@@ -307,11 +310,44 @@ func ReduceScatterBlock[T Elem](c *Comm, send, recv []T, op *Op) error {
 	if c == nil {
 		return ReduceScatter(c, send, recv, nil, op)
 	}
-	counts := make([]int, c.size)
+	return ReduceScatter(c, send, recv, equalCounts(c.size, len(recv)), op)
+}
+
+func equalCounts(p, n int) []int {
+	counts := make([]int, p)
 	for i := range counts {
-		counts[i] = len(recv)
+		counts[i] = n
 	}
-	return ReduceScatter(c, send, recv, counts, op)
+	return counts
+}
+
+func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, counts []int, op *Op) (*Request, error) {
+	if len(counts) != c.size {
+		return nil, p.errf(ErrCount, call, "len(counts) = %d, want the communicator size %d", len(counts), c.size)
+	}
+	total := 0
+	for i, n := range counts {
+		if n < 0 {
+			return nil, p.errf(ErrCount, call, "counts[%d] = %d, want >= 0", i, n)
+		}
+		total += n
+	}
+	if total != len(send) {
+		return nil, p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send))
+	}
+	if len(recv) != counts[c.rank] {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv), c.rank, counts[c.rank])
+	}
+	if !same(recv, send, 0) && overlap(send, recv) {
+		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
+	}
+	if f != nil {
+		return userIreduceScatter(p, call, c, f, send, recv, counts)
+	}
+	es := sizeOf[T]()
+	part := proto.Descriptor{Peer: c.worldRank(c.rank), Tag: proto.PartRecv, Addr: addrOf(recv, 0), Len: uint64(len(recv)) * es}
+	return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: typeOf[T](),
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
 }
 
 func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
@@ -488,96 +524,150 @@ func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, dis
 // Gatherv collects member i's send into root's recv at displs[i]; counts[i]
 // must equal len(send) of member i. counts and displs matter at the root only.
 func Gatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
-	const call = "MPI_Gatherv"
-	p, err := enter(call, c)
+	p, err := enter("MPI_Gatherv", c)
 	if err != nil {
 		return err
 	}
+	return p.run(mds.Gatherv, nbytes(send), func() (*Request, error) { return gatherv(p, "MPI_Gatherv", c, send, recv, counts, displs, root) })
+}
+
+// Igatherv starts a Gatherv.
+func Igatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
+	p, err := enter("MPI_Igatherv", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Igatherv, nbytes(send), func() (*Request, error) { return gatherv(p, "MPI_Igatherv", c, send, recv, counts, displs, root) })
+}
+
+func gatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
-		return err
+		return nil, err
 	}
 	a := coll{call: call, kind: proto.CollGatherv, root: root, t: typeOf[T](), send: addrOf(send, 0),
 		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
 	if c.rank == root {
+		var err error
 		if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
-			return err
+			return nil, err
 		}
 		a.inPlace = same(send, recv, displs[root])
 		if !a.inPlace && overlap(send, recv) {
-			return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[root]:...] as send")
+			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[root]:...] as send")
 		}
 	}
-	return p.run(mds.Gatherv, nbytes(send), func() (*Request, error) { return p.icoll(c, a) })
+	return p.icoll(c, a)
 }
 
 // Scatterv sends counts[i] elements at displs[i] of root's send to member
 // i's recv (len(recv) = counts[i]).
 func Scatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
-	const call = "MPI_Scatterv"
-	p, err := enter(call, c)
+	p, err := enter("MPI_Scatterv", c)
 	if err != nil {
 		return err
 	}
+	return p.run(mds.Scatterv, nbytes(recv), func() (*Request, error) { return scatterv(p, "MPI_Scatterv", c, send, counts, displs, recv, root) })
+}
+
+// Iscatterv starts a Scatterv.
+func Iscatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
+	p, err := enter("MPI_Iscatterv", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iscatterv, nbytes(recv), func() (*Request, error) { return scatterv(p, "MPI_Iscatterv", c, send, counts, displs, recv, root) })
+}
+
+func scatterv[T Elem](p *process, call string, c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
-		return err
+		return nil, err
 	}
 	a := coll{call: call, kind: proto.CollScatterv, root: root, t: typeOf[T](), recv: addrOf(recv, 0),
 		len: uint64(len(recv)) * sizeOf[T](), keep: [2][]T{send, recv}}
 	if c.rank == root {
+		var err error
 		if a.parts, err = blocks(p, call, "send", c, send, counts, displs, proto.PartSend); err != nil {
-			return err
+			return nil, err
 		}
 		a.inPlace = same(recv, send, displs[root])
 		if !a.inPlace && overlap(send, recv) {
-			return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[displs[root]:...] as recv")
+			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[displs[root]:...] as recv")
 		}
 	}
-	return p.run(mds.Scatterv, nbytes(recv), func() (*Request, error) { return p.icoll(c, a) })
+	return p.icoll(c, a)
 }
 
 // Allgatherv collects member i's send into every member's recv at
 // displs[i]; counts[i] must equal len(send) of member i.
 func Allgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) error {
-	const call = "MPI_Allgatherv"
-	p, err := enter(call, c)
+	p, err := enter("MPI_Allgatherv", c)
 	if err != nil {
 		return err
 	}
+	return p.run(mds.Allgatherv, nbytes(send), func() (*Request, error) { return allgatherv(p, "MPI_Allgatherv", c, send, recv, counts, displs) })
+}
+
+// Iallgatherv starts an Allgatherv.
+func Iallgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
+	p, err := enter("MPI_Iallgatherv", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iallgatherv, nbytes(send), func() (*Request, error) { return allgatherv(p, "MPI_Iallgatherv", c, send, recv, counts, displs) })
+}
+
+func allgatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
 	a := coll{call: call, kind: proto.CollAllgatherv, t: typeOf[T](), send: addrOf(send, 0),
 		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	var err error
 	if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
-		return err
+		return nil, err
 	}
 	a.inPlace = len(send) > 0 && same(send, recv, displs[c.rank])
 	if a.inPlace {
 		a.len = uint64(counts[c.rank]) * sizeOf[T]()
 	} else if overlap(send, recv) {
-		return p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[rank]:...] as send")
+		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[rank]:...] as send")
 	}
-	return p.run(mds.Allgatherv, nbytes(send), func() (*Request, error) { return p.icoll(c, a) })
+	return p.icoll(c, a)
 }
 
 // Alltoallv sends scounts[j] elements at sdispls[j] of send to member j,
 // which receives them at rdispls[i] of its recv (rcounts[i] elements).
 func Alltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
-	const call = "MPI_Alltoallv"
-	p, err := enter(call, c)
+	p, err := enter("MPI_Alltoallv", c)
 	if err != nil {
 		return err
 	}
+	return p.run(mds.Alltoallv, nbytes(send), func() (*Request, error) {
+		return alltoallv(p, "MPI_Alltoallv", c, send, scounts, sdispls, recv, rcounts, rdispls)
+	})
+}
+
+// Ialltoallv starts an Alltoallv.
+func Ialltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*Request, error) {
+	p, err := enter("MPI_Ialltoallv", c)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ialltoallv, nbytes(send), func() (*Request, error) {
+		return alltoallv(p, "MPI_Ialltoallv", c, send, scounts, sdispls, recv, rcounts, rdispls)
+	})
+}
+
+func alltoallv[T Elem](p *process, call string, c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*Request, error) {
 	if overlap(send, recv) {
-		return p.errf(ErrBuffer, call, "send and receive buffers overlap")
+		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap")
 	}
 	sp, err := blocks(p, call, "send", c, send, scounts, sdispls, proto.PartSend)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rp, err := blocks(p, call, "recv", c, recv, rcounts, rdispls, proto.PartRecv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a := coll{call: call, kind: proto.CollAlltoallv, t: typeOf[T](), parts: append(sp, rp...), keep: [2][]T{send, recv}}
-	return p.run(mds.Alltoallv, nbytes(send), func() (*Request, error) { return p.icoll(c, a) })
+	return p.icoll(c, coll{call: call, kind: proto.CollAlltoallv, t: typeOf[T](), parts: append(sp, rp...), keep: [2][]T{send, recv}})
 }
 
 // userIreduce starts a reduction with a user operation as a chained
@@ -612,73 +702,56 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 		chain: &chain{inner: g, steps: []func() (*Request, error){fold}}}, nil
 }
 
-// userReduce is the blocking form of userIreduce (to root only).
-func userReduce[T Elem](p *process, c *Comm, f func(in, inout []T), send, recv []T, root int) error {
-	r, err := userIreduce(p, "MPI_Reduce", c, f, send, recv, root, false)
-	if err == nil {
-		_, err = p.wait(r, "MPI_Reduce")
-	}
-	return err
-}
-
-func userScan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, ex bool) error {
+// userIscan is Scan/Exscan with a user operation as a chained request: the
+// runtime gathers the contributions at rank 0, which computes the prefixes
+// when the request is next polled; the runtime scatters them.
+func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, ex bool) (*Request, error) {
 	n := len(send)
 	if len(recv) != n {
-		return p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
 	}
 	var all []T
 	if c.rank == 0 {
 		all = make([]T, c.size*n)
 	}
 	own := append([]T(nil), send...)
-	r, err := gather(p, call, c, own, all, 0)
-	if err == nil {
-		_, err = p.wait(r, call)
-	}
+	g, err := gather(p, call, c, own, all, 0)
 	if err != nil {
-		return err
-	}
-	if c.rank == 0 {
-		foldUser(f, all, c.size, n, true)
-		if ex { // member i gets the prefix of 0..i-1: shift by one block
-			copy(all[n:], all[:len(all)-n])
-		}
+		return nil, err
 	}
 	out := recv
 	if ex && c.rank == 0 {
 		out = make([]T, n) // Exscan leaves member 0's recv alone
 	}
-	r, err = scatter(p, call, c, all, out, 0)
-	if err == nil {
-		_, err = p.wait(r, call)
+	prefix := func() (*Request, error) {
+		if c.rank == 0 {
+			foldUser(f, all, c.size, n, true)
+			if ex { // member i gets the prefix of 0..i-1: shift by one block
+				copy(all[n:], all[:len(all)-n])
+			}
+		}
+		return scatter(p, call, c, all, out, 0)
 	}
-	return err
+	return &Request{call: call, kind: proto.KindColl, active: true, comm: c,
+		chain: &chain{inner: g, steps: []func() (*Request, error){prefix}}}, nil
 }
 
-func userReduceScatter[T Elem](p *process, c *Comm, f func(in, inout []T), send, recv []T, counts []int) error {
-	const call = "MPI_Reduce_scatter"
+// userIreduceScatter reduces to rank 0 with a user operation and scatters
+// the blocks, as one chained request.
+func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, counts []int) (*Request, error) {
 	var total []T
 	if c.rank == 0 {
 		total = make([]T, len(send))
 	}
-	if err := userReduce(p, c, f, send, total, 0); err != nil {
-		return err
+	red, err := userIreduce(p, call, c, f, send, total, 0, false)
+	if err != nil {
+		return nil, err
 	}
 	displs := make([]int, c.size)
 	for i := 1; i < c.size; i++ {
 		displs[i] = displs[i-1] + counts[i-1]
 	}
-	a := coll{call: call, kind: proto.CollScatterv, root: 0, t: typeOf[T](), recv: addrOf(recv, 0),
-		len: uint64(len(recv)) * sizeOf[T](), keep: [2][]T{total, recv}}
-	if c.rank == 0 {
-		var err error
-		if a.parts, err = blocks(p, call, "send", c, total, counts, displs, proto.PartSend); err != nil {
-			return err
-		}
-	}
-	r, err := p.icoll(c, a)
-	if err == nil {
-		_, err = p.wait(r, call)
-	}
-	return err
+	scatterBlocks := func() (*Request, error) { return scatterv(p, call, c, total, counts, displs, recv, 0) }
+	return &Request{call: call, kind: proto.KindColl, active: true, comm: c,
+		chain: &chain{inner: red, steps: []func() (*Request, error){scatterBlocks}}}, nil
 }

@@ -23,8 +23,8 @@
 // descriptor is exchanged, reducing in communicator rank order, so results are
 // bit-identical from run to run. Predefined operations run in the agents; user
 // operations (NewOp) cannot, so reductions with them are composed from
-// runtime Gather/Bcast/Scatter and folded in a rank process (for Ireduce and
-// Iallreduce, when the request is polled by Wait or Test). Collective buffers may also hold ValIdx pairs
+// runtime Gather/Bcast/Scatter and folded in a rank process (for the
+// non-blocking forms, when the request is polled by Wait or Test). Collective buffers may also hold ValIdx pairs
 // (MINLOC/MAXLOC). A mismatched collective aborts the job with a report naming
 // the ranks and their calls, whatever the error handler: it is found by the
 // runtime, not by the calling rank.

@@ -105,7 +105,7 @@ var (
 // cannot run application code): a reduction with a user operation gathers
 // the contributions to one rank through the runtime, folds them there in rank
 // order, and distributes the result through the runtime. So it takes a few
-// more slices than a predefined operation. With Ireduce and Iallreduce the
+// more slices than a predefined operation. In the non-blocking forms the
 // fold happens when the request is polled (Wait, Test and their variants), as
 // MPI's progress rule allows.
 func NewOp[T Elem](name string, f func(in, inout []T), commutative bool) *Op {

@@ -626,7 +626,72 @@ func nonblocking(c *mpi.Comm, n int) {
 	aff := []int64{int64(me%3 + 2), int64(me)}
 	affGot := make([]int64, 2)
 	add(mpi.Iallreduce(c, aff, affGot, mpi.NewOp("affine", affine, false)))
+	// The v-variants, scans and reduce-scatter, non-blocking: rank r
+	// contributes r+1 elements of value r.
+	counts, displs := make([]int, p), make([]int, p)
+	tot := 0
+	for r := range p {
+		counts[r], displs[r] = r+1, tot
+		tot += r + 1
+	}
+	mine := make([]int32, me+1)
+	for i := range mine {
+		mine[i] = int32(me)
+	}
+	var whole []int32 // every rank's block, rank order
+	for r := range p {
+		for range r + 1 {
+			whole = append(whole, int32(r))
+		}
+	}
+	gv, agv := make([]int32, tot), make([]int32, tot)
+	var svSrc []int32
+	if me == 0 {
+		svSrc = whole
+	}
+	sv := make([]int32, me+1)
+	add(mpi.Igatherv(c, mine, gv, counts, displs, 0))
+	add(mpi.Iallgatherv(c, mine, agv, counts, displs))
+	add(mpi.Iscatterv(c, svSrc, counts, displs, sv, 0))
+	// Alltoallv: one element j*1000+me to every rank j.
+	ones, seqd := equal(p, 1), seq(p)
+	a2avS, a2avR := make([]int32, p), make([]int32, p)
+	for j := range a2avS {
+		a2avS[j] = int32(j*1000 + me)
+	}
+	add(mpi.Ialltoallv(c, a2avS, ones, seqd, a2avR, ones, seqd))
+	sc, ex := make([]int64, 1), []int64{-1}
+	add(mpi.Iscan(c, []int64{int64(me + 1)}, sc, mpi.Sum))
+	add(mpi.Iexscan(c, []int64{int64(me + 1)}, ex, mpi.Sum))
+	rsIn := make([]int64, tot)
+	for i := range rsIn {
+		rsIn[i] = int64(i)
+	}
+	rsOut := make([]int64, me+1)
+	add(mpi.IreduceScatter(c, rsIn, rsOut, counts, mpi.Sum))
 	check(mpi.Waitall(append(reqs, rr, rs)...))
+	if me == 0 {
+		expect("Igatherv", gv, whole)
+	}
+	expect("Iallgatherv", agv, whole)
+	for i := range sv {
+		if sv[i] != int32(me) {
+			fail("Iscatterv: %v", sv)
+		}
+	}
+	for j := range a2avR {
+		if a2avR[j] != int32(me*1000+j) {
+			fail("Ialltoallv: %v", a2avR)
+		}
+	}
+	if sc[0] != int64((me+1)*(me+2)/2) || (me > 0 && ex[0] != int64(me*(me+1)/2)) || (me == 0 && ex[0] != -1) {
+		fail("Iscan %d, Iexscan %d", sc[0], ex[0])
+	}
+	for i := range rsOut {
+		if rsOut[i] != int64(p*(displs[me]+i)) {
+			fail("IreduceScatter: %v", rsOut)
+		}
+	}
 	m, b := int64(1), int64(0)
 	for r := 0; r < p; r++ {
 		mr, br := int64(r%3+2), int64(r)
@@ -658,6 +723,14 @@ func nonblocking(c *mpi.Comm, n int) {
 	if scat[0] != int32(me) || ring[0] != int64((me+p-1)%p) {
 		fail("Iscatter got %d, ring got %d", scat[0], ring[0])
 	}
+}
+
+func equal(n, v int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }
 
 func seqI32(n int) []int32 {
