@@ -345,17 +345,12 @@ func (s *Scheduler) startColl(c *coll) {
 				s.addMove(c, m[root], h[root].Addr+uint64(i)*h[i].Len, m[i], h[i].RAddr, h[i].Len)
 			}
 		}
-	case proto.CollAllgather:
-		for i := range p {
-			src := h[i].Addr
-			if h[i].InPlace {
-				src = h[i].RAddr + uint64(i)*h[i].Len
-			}
-			for j := range p {
-				if i != j || !h[i].InPlace {
-					s.addMove(c, m[i], src, m[j], h[j].RAddr+uint64(i)*h[i].Len, h[i].Len)
-				}
-			}
+	case proto.CollAllgather: // p broadcasts, segmented together
+		t := reduce.Type(h[0].DType)
+		r := &c.redBuf
+		*r = reduction{t: t, esz: uint64(t.Size()), total: h[0].Len, node: s.nodeOf[m[0]], block: r.block[:0]}
+		if r.total > 0 {
+			c.red = r
 		}
 	case proto.CollAlltoall:
 		for i := range p {
@@ -711,7 +706,8 @@ type recipient struct {
 // emit lays out the segment [off, off+e.seg) of c.
 func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 	r, m, h := c.red, c.comm.members, c.heads
-	if h[0].Coll == proto.CollBcast {
+	switch h[0].Coll {
+	case proto.CollBcast:
 		root := int(c.comm.index[h[0].Peer])
 		s.recip = s.recip[:0]
 		for i, w := range m {
@@ -720,6 +716,22 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 			}
 		}
 		s.fanout(e, 0, r.node, m[root], false, h[root].Addr+off, off)
+		return
+	case proto.CollAllgather: // member i's block is broadcast to block i of every member
+		for i, src := range m {
+			at := uint64(i) * h[i].Len
+			from := h[i].Addr + off
+			if h[i].InPlace {
+				from = h[i].RAddr + at + off
+			}
+			s.recip = s.recip[:0]
+			for j, w := range m {
+				if i != j || !h[i].InPlace {
+					s.recip = append(s.recip, recipient{w, h[j].RAddr + at + off})
+				}
+			}
+			s.fanout(e, 0, s.nodeOf[src], src, false, from, off)
+		}
 		return
 	}
 	base := e.slots(r.node, len(m))
@@ -753,7 +765,7 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 }
 
 // chunkSegment schedules the next segment of a segmented collective (a
-// reduction, or a broadcast): for a reduction, contributions into the fold
+// reduction, a broadcast, or an allgather = one broadcast per member): for a reduction, contributions into the fold
 // node's staging area (stage 0), the fold, the results out (stage 1, fanned
 // out within nodes in stage 2); for a broadcast, the root's data out (stage
 // 0, fanned out in stage 1). The segment is as long as every node's
@@ -779,8 +791,11 @@ func (s *Scheduler) chunkSegment(p *Plan, c *coll) {
 			fresh = false
 		}
 		if s.cnt[n] > 0 {
+			// A segment needing more chunks than a slice allows can only
+			// ever go alone: in a slice that has not used the node yet.
+			fits := s.chunks[n]+s.ccnt[n] <= C || s.chunks[n] == 0
 			avail := uint64(0)
-			if s.used[n] < B && s.chunks[n]+s.ccnt[n] <= C {
+			if s.used[n] < B && fits {
 				avail = (B - s.used[n]) / uint64(s.cnt[n])
 			}
 			seg = min(seg, avail)

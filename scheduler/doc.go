@@ -61,13 +61,14 @@
 //
 //   - nothing to move (Barrier, Free, zero-length): completes at once, so a
 //     barrier completes in the slice its last member's descriptor is exchanged;
-//   - moves (Gather(v), Scatter(v), Allgather(v), Alltoall(v)): one
+//   - moves (Gather(v), Scatter(v), Allgatherv, Alltoall(v)): one
 //     rank-to-rank block per (source, destination), chunked under the same
 //     per-node budgets as messages, after the point-to-point chunks;
 //   - a broadcast: per slice one segment of the root's buffer, sent once to
 //     each node (into its staging area, when it has several members) and
 //     copied there to the node's members in the next stage, so the network
-//     carries one copy per node, not one per member;
+//     carries one copy per node, not one per member; Allgather is one such
+//     broadcast per member, segmented together;
 //   - a reduction (Reduce, Allreduce, Scan, Exscan, Reduce_scatter): per slice
 //     one segment of the vector, as long as every node's remaining budget
 //     allows; stage-0 chunks bring each member's segment into slot i of the
