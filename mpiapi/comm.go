@@ -55,17 +55,11 @@ func groupErr(call, format string, a ...any) error {
 
 // Incl makes the group of g's ranks listed in ranks, in that order.
 func (g *Group) Incl(ranks []int) (*Group, error) {
-	const call = "MPI_Group_incl"
+	if _, err := g.distinct("MPI_Group_incl", ranks); err != nil {
+		return nil, err
+	}
 	out := &Group{ranks: make([]proto.Rank, len(ranks))}
-	seen := make(map[int]bool, len(ranks))
 	for i, r := range ranks {
-		if r < 0 || r >= len(g.ranks) {
-			return nil, self.errf(ErrRank, call, "ranks[%d] = %d, want 0..%d", i, r, len(g.ranks)-1)
-		}
-		if seen[r] {
-			return nil, self.errf(ErrRank, call, "ranks[%d] = %d appears twice", i, r)
-		}
-		seen[r] = true
 		out.ranks[i] = g.ranks[r]
 	}
 	return out, nil
@@ -73,16 +67,9 @@ func (g *Group) Incl(ranks []int) (*Group, error) {
 
 // Excl makes the group of g's ranks not listed in ranks, in g's order.
 func (g *Group) Excl(ranks []int) (*Group, error) {
-	const call = "MPI_Group_excl"
-	drop := make(map[int]bool, len(ranks))
-	for i, r := range ranks {
-		if r < 0 || r >= len(g.ranks) {
-			return nil, self.errf(ErrRank, call, "ranks[%d] = %d, want 0..%d", i, r, len(g.ranks)-1)
-		}
-		if drop[r] {
-			return nil, self.errf(ErrRank, call, "ranks[%d] = %d appears twice", i, r)
-		}
-		drop[r] = true
+	drop, err := g.distinct("MPI_Group_excl", ranks)
+	if err != nil {
+		return nil, err
 	}
 	out := &Group{}
 	for i, w := range g.ranks {
@@ -91,6 +78,21 @@ func (g *Group) Excl(ranks []int) (*Group, error) {
 		}
 	}
 	return out, nil
+}
+
+// distinct checks that ranks are distinct ranks of g and returns them as a set.
+func (g *Group) distinct(call string, ranks []int) (map[int]bool, error) {
+	set := make(map[int]bool, len(ranks))
+	for i, r := range ranks {
+		if r < 0 || r >= len(g.ranks) {
+			return nil, self.errf(ErrRank, call, "ranks[%d] = %d, want 0..%d", i, r, len(g.ranks)-1)
+		}
+		if set[r] {
+			return nil, self.errf(ErrRank, call, "ranks[%d] = %d appears twice", i, r)
+		}
+		set[r] = true
+	}
+	return set, nil
 }
 
 // Union is g's ranks followed by h's ranks not in g.

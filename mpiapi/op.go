@@ -28,42 +28,28 @@ var pairTypes = map[reflect.Type]reduce.Type{
 	reflect.TypeFor[ValIdx[int64]]():   reduce.Int64Int,
 }
 
-// typeOf is the runtime's code for T.
+var kindTypes = map[reflect.Kind]reduce.Type{
+	reflect.Int8: reduce.Int8, reflect.Int16: reduce.Int16, reflect.Int32: reduce.Int32, reflect.Int64: reduce.Int64,
+	reflect.Uint8: reduce.Uint8, reflect.Uint16: reduce.Uint16, reflect.Uint32: reduce.Uint32, reflect.Uint64: reduce.Uint64,
+	reflect.Float32: reduce.Float32, reflect.Float64: reduce.Float64,
+}
+
+// typeOf is the runtime's code for T (int and uint by their size).
 func typeOf[T Elem]() reduce.Type {
 	t := reflect.TypeFor[T]()
-	switch t.Kind() {
-	case reflect.Int8:
-		return reduce.Int8
-	case reflect.Int16:
-		return reduce.Int16
-	case reflect.Int32:
-		return reduce.Int32
-	case reflect.Int64:
-		return reduce.Int64
-	case reflect.Int:
+	switch k := t.Kind(); k {
+	case reflect.Int, reflect.Uint:
 		if t.Size() == 4 {
-			return reduce.Int32
+			k += reflect.Int32 - reflect.Int
+		} else {
+			k += reflect.Int64 - reflect.Int
 		}
-		return reduce.Int64
-	case reflect.Uint8:
-		return reduce.Uint8
-	case reflect.Uint16:
-		return reduce.Uint16
-	case reflect.Uint32:
-		return reduce.Uint32
-	case reflect.Uint64:
-		return reduce.Uint64
-	case reflect.Uint:
-		if t.Size() == 4 {
-			return reduce.Uint32
-		}
-		return reduce.Uint64
-	case reflect.Float32:
-		return reduce.Float32
-	case reflect.Float64:
-		return reduce.Float64
+		return kindTypes[k]
+	case reflect.Struct:
+		return pairTypes[t]
+	default:
+		return kindTypes[k]
 	}
-	return pairTypes[t]
 }
 
 // Op is a reduction operation: one of the predefined ones, or a user
