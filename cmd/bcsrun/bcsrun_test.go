@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,7 +62,10 @@ func bcsrun(t *testing.T, args ...string) run {
 	cmd.Dir = bin
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
+	err := startJob(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("bcsrun %v hung (killed after 90s)\nstdout:\n%s\nstderr:\n%s", args, o.String(), e.String())
 	}
@@ -79,7 +83,7 @@ func bcsrun(t *testing.T, args ...string) run {
 // listening socket survived the job.
 func nothingLeft(t *testing.T, before map[string]string) {
 	t.Helper()
-	if files, _ := filepath.Glob("/dev/shm/bcs-*"); len(files) > 0 {
+	if files := shmLeftBehind(); len(files) > 0 {
 		t.Errorf("left in /dev/shm: %v", files)
 	}
 	deadline := time.Now().Add(2 * time.Second) // the kernel reaps asynchronously
@@ -108,6 +112,42 @@ func nothingLeft(t *testing.T, before map[string]string) {
 			}
 		}
 	}
+}
+
+// shmLeftBehind lists the /dev/shm files that a job of this test binary left
+// behind. A region is named bcs-<bcsrun pid>-<random>-node<k>; only a file
+// whose bcsrun was started by this test process (its parent is us, or it is
+// gone) and is no longer running counts, so another job on the machine, or
+// another test package's, is never blamed.
+func shmLeftBehind() []string {
+	var out []string
+	files, _ := filepath.Glob("/dev/shm/bcs-*")
+	for _, f := range files {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(f), "bcs-%d-", &pid); err != nil || !startedHere(pid) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// started records the pids of the bcsrun processes this test binary started
+// (see startJob); a region file is ours only if its bcsrun pid is here.
+var started sync.Map
+
+// startJob starts cmd and records its pid as one of ours.
+func startJob(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	started.Store(cmd.Process.Pid, true)
+	return nil
+}
+
+func startedHere(pid int) bool {
+	_, ok := started.Load(pid)
+	return ok
 }
 
 // socketOwner names the process (pid and executable) holding socket inode, if
@@ -248,7 +288,7 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 	var e bytes.Buffer
 	cmd.Stderr = &e
 	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	if err := startJob(cmd); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(out)
@@ -306,7 +346,7 @@ func TestDeadlockWarnKeepsWaiting(t *testing.T) {
 	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "2", "./e2eprog", "deadlock")
 	cmd.Dir = bin
 	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
+	if err := startJob(cmd); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)

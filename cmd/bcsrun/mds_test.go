@@ -206,7 +206,7 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 	var e bytes.Buffer
 	cmd.Stderr = &e
 	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	if err := startJob(cmd); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(out)
@@ -239,7 +239,7 @@ func TestMDSPeriodicDump(t *testing.T) {
 	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "2", "./barrier", "-iters", "4000", "-compute", "500us")
 	cmd.Dir = bin
 	cmd.Env = append(os.Environ(), "BCS_MDS=main", "BCS_MDS_DIR="+root, "BCS_MDS_INTERVAL=100ms")
-	if err := cmd.Start(); err != nil {
+	if err := startJob(cmd); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
