@@ -2,7 +2,6 @@ package mds
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,23 +61,34 @@ const ManifestFile = "manifest.json"
 
 // Check looks at a job's MDS directory and says what is missing or partial:
 // the manifest's Status with Dumps, Problems and Complete recomputed from the
-// files present. A missing or unreadable manifest is a problem, not an error;
-// the error is for a directory that cannot be listed.
+// files present (see Recheck). A missing or unreadable manifest is a
+// problem, not an error; the error is for a directory that cannot be listed.
 func Check(dir string) (Status, error) {
+	var st Status
+	var problem string
+	if raw, err := os.ReadFile(filepath.Join(dir, ManifestFile)); err != nil {
+		problem = fmt.Sprintf("no readable %s (%v): which ranks and nodes should have dumped is unknown", ManifestFile, err)
+	} else if err := json.Unmarshal(raw, &st); err != nil {
+		st, problem = Status{}, fmt.Sprintf("%s: %v: which ranks and nodes should have dumped is unknown", ManifestFile, err)
+	}
+	st, err := st.Recheck(dir)
+	if problem != "" {
+		st.Problems = append([]string{problem}, st.Problems...)
+		st.Complete = false
+	}
+	return st, err
+}
+
+// Recheck recomputes Dumps, Problems and Complete from the files in dir,
+// given what st says was expected (MMDSRanks, EMDSNodes, EMDS, Finished).
+func (st Status) Recheck(dir string) (Status, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return Status{}, err
 	}
-	var st Status
-	if raw, err := os.ReadFile(filepath.Join(dir, ManifestFile)); err != nil {
-		st.Problems = append(st.Problems, fmt.Sprintf("no readable %s (%v): which ranks and nodes should have dumped is unknown", ManifestFile, err))
-	} else if err := json.Unmarshal(raw, &st); err != nil {
-		st = Status{Problems: []string{fmt.Sprintf("%s: %v: which ranks and nodes should have dumped is unknown", ManifestFile, err)}}
-	} else {
-		st.Problems, st.Dumps = nil, nil // recomputed from the files
-		if !st.Finished {
-			st.Problems = append(st.Problems, "the job did not finish: bcsrun never wrote its final manifest (killed, or still running); its exit code is unknown")
-		}
+	st.Problems, st.Dumps = nil, nil
+	if !st.Finished {
+		st.Problems = append(st.Problems, "the job did not finish: bcsrun never wrote its final manifest (killed, or still running); its exit code is unknown")
 	}
 	names := map[string]bool{}
 	var tmps []string
@@ -139,8 +149,10 @@ func Check(dir string) (Status, error) {
 	return st, nil
 }
 
-// ErrIncomplete is matched by the error of a tool refusing partial data.
-var ErrIncomplete = errors.New("mds: incomplete data")
+// ExitIncomplete is the exit status of bcsreport and bcsplot when they
+// showed what there was but the data is incomplete (and --partial was not
+// given): distinct from 1 (error) and 2 (usage).
+const ExitIncomplete = 3
 
 // Warn prints st's problems to w as a warning a tool gives before showing
 // partial data.
@@ -152,6 +164,22 @@ func (st Status) Warn(w io.Writer, tool, dir string) {
 	for _, p := range st.Problems {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
+}
+
+// Only keeps the problems of the ranks sel has (and those of the job as a
+// whole): a report on rank 2 is not spoiled by rank 5's missing dump.
+func (st Status) Only(sel Set) Status {
+	var ps []string
+	for _, p := range st.Problems {
+		var r int
+		if n, _ := fmt.Sscanf(p, "rank %d:", &r); n == 1 && !sel.Has(r) {
+			continue
+		}
+		ps = append(ps, p)
+	}
+	st.Problems = ps
+	st.Complete = len(ps) == 0
+	return st
 }
 
 // Incomplete lists the ranks of st.Dumps that are not whole.

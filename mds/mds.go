@@ -157,6 +157,15 @@ func ParseSet(s string) (Set, error) {
 	return set, nil
 }
 
+// SetOf is the set holding just the given numbers.
+func SetOf(is ...int) Set {
+	s := Set{in: map[int]bool{}}
+	for _, i := range is {
+		s.in[i] = true
+	}
+	return s
+}
+
 // Has reports whether i is selected.
 func (s Set) Has(i int) bool { return s.all || s.in[i] }
 
