@@ -15,9 +15,12 @@
 //     flag help read it. configs' ranges may be narrower than a package's own
 //     (nodes: 1 .. 64 logical nodes on one machine; the strobe allows 4096),
 //     and are checked first, so the narrower range is the one reported.
-//   - Keys whose sensible value depends on the slice (strobe_spin) follow the
-//     slice unless the user set them; a value the user set that does not fit
-//     is an error naming that key.
+//   - Keys whose sensible value depends on the slice follow the slice unless
+//     the user set them: strobe_spin (min(100µs, timeslice/2)) and
+//     deadlock_slices (2 s worth of slices, at least 100). A value the user
+//     set that does not fit is an error naming that key. The timeouts
+//     (tx_timeout, node_timeout) bound one microphase or transmission, not a
+//     number of slices, and need no adjusting.
 //   - A bcs.yaml found by searching (., $HOME/.config/bcsmpi, /etc/bcsmpi) is
 //     read only if the current user or root owns it and neither group nor
 //     others can write it; otherwise loading fails naming the file, its owner
@@ -70,7 +73,7 @@ type Config struct {
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
 	NodeTimeout       time.Duration `mapstructure:"node_timeout"`         // a node silent this long (missed microphase reports) aborts the job, 10ms .. 10m
-	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off
+	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off; default DefaultDeadlockSlices(timeslice)
 	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
 	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
 	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
@@ -101,7 +104,7 @@ func Default() Config {
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
 		NodeTimeout:       5 * time.Second,
-		DeadlockSlices:    1000,
+		DeadlockSlices:    DefaultDeadlockSlices(500 * time.Microsecond),
 		DeadlockAction:    "abort",
 		MDS:               "none",
 		MDSDir:            "./bcs-mds",
@@ -120,6 +123,20 @@ func Default() Config {
 // without touching strobe_spin.
 func DefaultStrobeSpin(slice time.Duration) time.Duration {
 	return min(100*time.Microsecond, slice/2)
+}
+
+// DeadlockQuiet is how long a job must show no progress, every rank blocked,
+// before it is declared deadlocked when deadlock_slices is not set.
+const DeadlockQuiet = 2 * time.Second
+
+// DefaultDeadlockSlices is deadlock_slices when the user did not set it: the
+// slices in DeadlockQuiet, at least 100. A fixed count would be 50 ms at a
+// 50µs slice, shorter than a loaded host may leave a rank off the CPU.
+func DefaultDeadlockSlices(slice time.Duration) uint64 {
+	if slice <= 0 {
+		return 100
+	}
+	return max(100, uint64((DeadlockQuiet+slice-1)/slice))
 }
 
 // bound is the allowed range of an integer or duration key (durations in ns).
@@ -299,6 +316,9 @@ func LoadInfo(fs *pflag.FlagSet) (Config, Info, error) {
 	}
 	if !set["strobe_spin"] {
 		c.StrobeSpin = DefaultStrobeSpin(c.Timeslice)
+	}
+	if !set["deadlock_slices"] {
+		c.DeadlockSlices = DefaultDeadlockSlices(c.Timeslice)
 	}
 	return c, info, c.Validate()
 }

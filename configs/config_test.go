@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,13 +152,38 @@ func TestSliceDerivedDefaults(t *testing.T) {
 		{args: []string{"--timeslice", "60us"}, yaml: "strobe_spin: 10us\n", want: 10 * time.Microsecond},
 		{args: []string{"--timeslice", "60us"}, yaml: "strobe_spin: 0s\n", want: 0},
 	} {
-		cfg, err := load(t, c.yaml, nil, c.args...)
-		if err != nil {
-			t.Fatalf("%v %q: %v", c.args, c.yaml, err)
-		}
-		if cfg.StrobeSpin != c.want {
-			t.Errorf("%v %q: strobe_spin %v, want %v", c.args, c.yaml, cfg.StrobeSpin, c.want)
-		}
+		c := c
+		t.Run(strings.Join(c.args, " ")+" "+c.yaml, func(t *testing.T) {
+			cfg, err := load(t, c.yaml, nil, c.args...)
+			if err != nil {
+				t.Fatalf("%v %q: %v", c.args, c.yaml, err)
+			}
+			if cfg.StrobeSpin != c.want {
+				t.Errorf("%v %q: strobe_spin %v, want %v", c.args, c.yaml, cfg.StrobeSpin, c.want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want uint64
+	}{
+		{want: 4000},
+		{args: []string{"--timeslice", "50us"}, want: 40000},
+		{args: []string{"--timeslice", "250us"}, want: 8000},
+		{args: []string{"--timeslice", "100ms"}, want: 100},
+		{args: []string{"--timeslice", "50us"}, env: map[string]string{"BCS_DEADLOCK_SLICES": "50"}, want: 50},
+		{args: []string{"--timeslice", "50us"}, env: map[string]string{"BCS_DEADLOCK_SLICES": "0"}, want: 0},
+	} {
+		t.Run(fmt.Sprint(c.args, c.env), func(t *testing.T) {
+			cfg, err := load(t, "", c.env, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.DeadlockSlices != c.want {
+				t.Errorf("deadlock_slices %d, want %d", cfg.DeadlockSlices, c.want)
+			}
+		})
 	}
 }
 
