@@ -4,6 +4,7 @@
 // bcs.example.yaml beside this file documents every key.
 //
 // The contract:
+//   - An empty BCS_* variable counts as unset.
 //   - Unknown keys in the file are errors naming the key and the nearest
 //     valid one; a BCS_* variable that is no key (nor one of the runtime's
 //     own, such as BCS_RANK) is a warning in Info, naming the nearest key.
@@ -225,6 +226,7 @@ func Flags(fs *pflag.FlagSet) {
 	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
 }
 
+// flagKeys maps a key to the command-line flag that sets it.
 var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
@@ -301,7 +303,7 @@ func LoadInfo(fs *pflag.FlagSet) (Config, Info, error) {
 		flag := orDefault(flagKeys[k.name], "-")
 		if f := lookupFlag(fs, flag); f != nil && f.Changed {
 			val, src = f.Value.String(), "from --"+flag
-		} else if e, ok := os.LookupEnv(EnvName(k.name)); ok {
+		} else if e := os.Getenv(EnvName(k.name)); e != "" { // set but empty counts as unset
 			val, src = e, "from "+EnvName(k.name)
 			info.Env = append(info.Env, EnvName(k.name)+"="+e)
 		} else if file != "" && v.InConfig(k.name) {

@@ -58,6 +58,16 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+func TestFlagsAndEmptyEnv(t *testing.T) {
+	c, err := load(t, "nodes: 3\n", map[string]string{"BCS_NODES": "", "BCS_RESTART": "early"}, "--tag-output", "--timeslice", "1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.TagOutput || c.Timeslice != time.Millisecond || c.Restart != "early" || c.Nodes != 3 {
+		t.Fatalf("%+v: want tag_output and timeslice from flags, restart from the environment, nodes from the file (BCS_NODES empty)", c)
+	}
+}
+
 func TestRejects(t *testing.T) {
 	cases := []struct {
 		yaml string
