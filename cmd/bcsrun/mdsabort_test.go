@@ -137,7 +137,7 @@ func TestMDSLauncherKilled(t *testing.T) {
 	root := t.TempDir()
 	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "2", "./e2eprog", "hang")
 	cmd.Dir = bin
-	cmd.Env = append(os.Environ(), "BCS_MDS=main,elan", "BCS_MDS_DIR="+root)
+	cmd.Env = append(os.Environ(), "BCS_MDS=main,elan", "BCS_MDS_DIR="+root, "BCS_DEADLOCK_SLICES=0") // hangs until killed
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
