@@ -1,14 +1,50 @@
 // Package configs is the only importer of viper: it turns the configuration
 // file (bcs.yaml), BCS_* environment variables and command-line flags — in that
-// order of precedence, lowest first — into one validated Config. Unknown keys
-// in the file are errors, and every out-of-range value is reported with its key
-// and the allowed range. bcs.example.yaml beside this file documents every key.
+// order of precedence, lowest first — into one validated Config.
+// bcs.example.yaml beside this file documents every key.
+//
+// The contract:
+//   - An empty BCS_* variable counts as unset.
+//   - Unknown keys in the file are errors naming the key and the nearest
+//     valid one; a BCS_* variable that is no key (nor one of the runtime's
+//     own, such as BCS_RANK) is a warning in Info, naming the nearest key.
+//   - Every value is decoded strictly, and the error names the key, the value
+//     as given and where it came from (file, BCS_* variable or flag): an
+//     integer key refuses 2.7 rather than truncating it, and a negative value
+//     for an unsigned key is printed as written (-1), never wrapped.
+//   - Ranges are written once, in the bounds table: decoding, Validate and the
+//     flag help read it. configs' ranges may be narrower than a package's own
+//     (nodes: 1 .. 64 logical nodes on one machine; the strobe allows 4096),
+//     and are checked first, so the narrower range is the one reported.
+//   - Keys whose sensible value depends on the slice follow the slice unless
+//     the user set them: strobe_spin (min(100µs, timeslice/2)) and
+//     deadlock_slices (2 s worth of slices, at least 100). A value the user
+//     set that does not fit is an error naming that key. The timeouts
+//     (tx_timeout, node_timeout) bound one microphase or transmission, not a
+//     number of slices, and need no adjusting.
+//   - A bcs.yaml found by searching (., $HOME/.config/bcsmpi, /etc/bcsmpi) is
+//     read only if the current user or root owns it and neither group nor
+//     others can write it; otherwise loading fails naming the file, its owner
+//     and mode. A file named with --config is the user's choice and is read.
+//   - Info says which file was read and which BCS_* variables were used
+//     (bcsrun prints it with -v).
 package configs
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/user"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -33,12 +69,12 @@ type Config struct {
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
 	Spin              time.Duration `mapstructure:"spin"`                 // rank busy-wait before sleeping, 0 .. 10ms
-	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // upper bound of the master's busy-wait before a strobe, 0 .. timeslice
+	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // upper bound of the master's busy-wait before a strobe, 0 .. timeslice; default DefaultStrobeSpin(timeslice)
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
 	NodeTimeout       time.Duration `mapstructure:"node_timeout"`         // a node silent this long (missed microphase reports) aborts the job, 10ms .. 10m
-	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off
+	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off; default DefaultDeadlockSlices(timeslice)
 	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
 	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
 	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
@@ -50,6 +86,7 @@ type Config struct {
 	EMDSFirst         uint64        `mapstructure:"emds_first"`           // first slice of the EMDS window
 	EMDSSlices        uint64        `mapstructure:"emds_slices"`          // slices in the window, 1 .. 10,000,000
 	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
+	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 }
 
 // Default is the embedded default configuration.
@@ -64,11 +101,11 @@ func Default() Config {
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
 		InlineMax:         shm.DefaultGeometry.InlineMax,
 		Spin:              20 * time.Microsecond,
-		StrobeSpin:        100 * time.Microsecond,
+		StrobeSpin:        DefaultStrobeSpin(500 * time.Microsecond),
 		FIFO:              true,
 		TXTimeout:         10 * time.Second,
 		NodeTimeout:       5 * time.Second,
-		DeadlockSlices:    1000,
+		DeadlockSlices:    DefaultDeadlockSlices(500 * time.Microsecond),
 		DeadlockAction:    "abort",
 		MDS:               "none",
 		MDSDir:            "./bcs-mds",
@@ -78,77 +115,437 @@ func Default() Config {
 		MDSDigits:         2,
 		EMDSSlices:        10000,
 		EMDSMetrics:       "all",
+		MDSFileMode:       "0600",
 	}
+}
+
+// DefaultStrobeSpin is strobe_spin when the user did not set it: 100µs, but
+// at most half the slice, so every slice length in the timeslice range works
+// without touching strobe_spin.
+func DefaultStrobeSpin(slice time.Duration) time.Duration {
+	return min(100*time.Microsecond, slice/2)
+}
+
+// DeadlockQuiet is how long a job must show no progress, every rank blocked,
+// before it is declared deadlocked when deadlock_slices is not set.
+const DeadlockQuiet = 2 * time.Second
+
+// DefaultDeadlockSlices is deadlock_slices when the user did not set it: the
+// slices in DeadlockQuiet, at least 100. A fixed count would be 50 ms at a
+// 50µs slice, shorter than a loaded host may leave a rank off the CPU.
+func DefaultDeadlockSlices(slice time.Duration) uint64 {
+	if slice <= 0 {
+		return 100
+	}
+	return max(100, uint64((DeadlockQuiet+slice-1)/slice))
+}
+
+// bound is the allowed range of an integer or duration key (durations in ns).
+type bound struct {
+	min, max int64
+	text     string // the range as printed, if not "min .. max"
+}
+
+// bounds holds the range of every integer and duration key: decoding,
+// Validate and the flag help all read it, so a range is written down once.
+// strobe_spin is bounded by the slice and checked on its own.
+var bounds = map[string]bound{
+	"timeslice":            {min: int64(50 * time.Microsecond), max: int64(100 * time.Millisecond)},
+	"nodes":                {min: 1, max: 64},
+	"bytes_per_slice_max":  {min: 1024, max: 1 << 32},
+	"chunks_per_slice_max": {min: 1, max: 1 << 20},
+	"ring_slots":           {min: 8, max: 65536, text: "a power of two in 8 .. 65536"},
+	"requests_max":         {min: 16, max: 1 << 20},
+	"inline_max":           {min: 0, max: 65536, text: "a multiple of 64 in 0 .. 65536"},
+	"spin":                 {min: 0, max: int64(10 * time.Millisecond)},
+	"tx_timeout":           {min: int64(time.Millisecond), max: int64(10 * time.Minute)},
+	"node_timeout":         {min: int64(10 * time.Millisecond), max: int64(10 * time.Minute)},
+	"deadlock_slices":      {min: 0, max: 100_000_000, text: "0 (off) .. 100000000"},
+	"mds_digits":           {min: 1, max: 5},
+	"mds_interval":         {min: 0, max: math.MaxInt64, text: "0 (off) or a positive duration"},
+	"emds_first":           {min: 0, max: math.MaxInt64, text: "0 or more"},
+	"emds_slices":          {min: 1, max: 10_000_000},
+}
+
+func (b bound) String(duration bool) string {
+	if b.text != "" {
+		return b.text
+	}
+	if duration {
+		return fmt.Sprintf("%v .. %v", time.Duration(b.min), time.Duration(b.max))
+	}
+	return fmt.Sprintf("%d .. %d", b.min, b.max)
+}
+
+// keyField is one configuration key and the Config field it fills.
+type keyField struct {
+	name  string
+	index int
+	kind  reflect.Kind // Int, Uint64, Bool, String; Int64 for durations
+}
+
+// keys lists every configuration key in Config's order, from the struct tags.
+var keys = func() []keyField {
+	t := reflect.TypeFor[Config]()
+	out := make([]keyField, t.NumField())
+	for i := range out {
+		f := t.Field(i)
+		out[i] = keyField{name: f.Tag.Get("mapstructure"), index: i, kind: f.Type.Kind()}
+	}
+	return out
+}()
+
+// Keys returns the names of every configuration key.
+func Keys() []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.name
+	}
+	return out
+}
+
+// EnvName is the environment variable that sets key.
+func EnvName(key string) string { return "BCS_" + strings.ToUpper(key) }
+
+// runtimeEnv are BCS_* variables that are not configuration keys but are
+// read elsewhere (the launcher→rank contract, fault injection, profiling);
+// Load does not warn about them.
+var runtimeEnv = map[string]bool{
+	"BCS_SHM_FD": true, "BCS_RANK": true, "BCS_SIZE": true, "BCS_LOCAL_RANK": true, "BCS_TIMESLICE_NS": true,
+	"BCS_SPIN_NS": true, "BCS_JOB": true, "BCS_NODE": true, "BCS_ERRORS": true, "BCS_FAULT_STALL_NODE": true,
+	"BCS_CPUPROFILE": true,
 }
 
 // Flags declares the command-line flags that override configuration keys.
 func Flags(fs *pflag.FlagSet) {
 	d := Default()
-	fs.Duration("timeslice", d.Timeslice, "time slice length (key timeslice)")
-	fs.Int("nodes", d.Nodes, "logical nodes on this machine; >1 runs agents over loopback TCP (key nodes)")
+	fs.Duration("timeslice", d.Timeslice, fmt.Sprintf("time slice length, %s (key timeslice)", bounds["timeslice"].String(true)))
+	fs.Int("nodes", d.Nodes, fmt.Sprintf("logical nodes on this machine, %s; >1 runs agents over loopback TCP (key nodes)", bounds["nodes"].String(false)))
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
 	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
 }
 
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag-output": "tag_output"}
+// flagKeys maps a key to the command-line flag that sets it.
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output"}
+
+// Info says where a configuration came from, for bcsrun -v, and what looked
+// wrong without being an error.
+type Info struct {
+	File     string   // the configuration file read; "" if none
+	Searched []string // where a file was looked for, when --config was not given
+	Env      []string // the BCS_* configuration variables used, as NAME=value
+	Warnings []string // e.g. a BCS_* variable that is no configuration key
+}
+
+// Print writes the warnings to w, and with verbose also where the
+// configuration came from.
+func (i Info) Print(w io.Writer, verbose bool) {
+	for _, s := range i.Warnings {
+		fmt.Fprintln(w, "bcsrun: warning:", s)
+	}
+	if !verbose {
+		return
+	}
+	if i.File != "" {
+		fmt.Fprintln(w, "bcsrun: configuration file:", i.File)
+	} else {
+		fmt.Fprintf(w, "bcsrun: no configuration file (looked for %s)\n", strings.Join(i.Searched, ", "))
+	}
+	if len(i.Env) > 0 {
+		fmt.Fprintln(w, "bcsrun: configuration from the environment:", strings.Join(i.Env, " "))
+	}
+}
 
 // Load reads the file, the environment and the flags (fs may be nil).
 func Load(fs *pflag.FlagSet) (Config, error) {
-	v := viper.New()
-	d := Default()
-	defaults := map[string]any{
-		"timeslice": d.Timeslice, "nodes": d.Nodes, "restart": d.Restart, "bytes_per_slice_max": d.BytesPerSliceMax,
-		"chunks_per_slice_max": d.ChunksPerSliceMax, "ring_slots": d.RingSlots, "requests_max": d.RequestsMax,
-		"inline_max": d.InlineMax, "spin": d.Spin, "strobe_spin": d.StrobeSpin, "fifo": d.FIFO,
-		"tag_output": d.TagOutput, "tx_timeout": d.TXTimeout, "mds": d.MDS,
-		"deadlock_slices": d.DeadlockSlices, "deadlock_action": d.DeadlockAction, "node_timeout": d.NodeTimeout,
-		"mds_dir": d.MDSDir, "mds_ranks": d.MDSRanks, "mds_nodes": d.MDSNodes, "mds_primitives": d.MDSPrimitives,
-		"mds_digits": d.MDSDigits, "mds_interval": d.MDSInterval, "emds_first": d.EMDSFirst, "emds_slices": d.EMDSSlices,
-		"emds_metrics": d.EMDSMetrics,
-	}
-	for k, val := range defaults {
-		v.SetDefault(k, val)
-	}
-	v.SetEnvPrefix("BCS")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	v.AutomaticEnv()
+	c, _, err := LoadInfo(fs)
+	return c, err
+}
 
-	file := ""
+// LoadInfo is Load, and also says where the configuration came from. Info is
+// filled as far as loading got, also when the error is not nil.
+func LoadInfo(fs *pflag.FlagSet) (Config, Info, error) {
+	var info Info
+	explicit := ""
 	if fs != nil {
 		if f := fs.Lookup("config"); f != nil {
-			file = f.Value.String()
+			explicit = f.Value.String()
 		}
 	}
+	info.Warnings = envWarnings(os.Environ())
+	file, err := findFile(explicit, &info)
+	if err != nil {
+		return Config{}, info, err
+	}
+	v := viper.New()
 	if file != "" {
 		v.SetConfigFile(file)
-	} else {
-		v.SetConfigName("bcs")
-		v.SetConfigType("yaml")
-		v.AddConfigPath(".")
-		v.AddConfigPath("$HOME/.config/bcsmpi")
-		v.AddConfigPath("/etc/bcsmpi")
-	}
-	if err := v.ReadInConfig(); err != nil {
-		var nf viper.ConfigFileNotFoundError
-		if file != "" || !errors.As(err, &nf) {
-			return Config{}, fmt.Errorf("configs: reading %s: %w", orDefault(file, "bcs.yaml"), err)
+		if filepath.Ext(file) == "" {
+			v.SetConfigType("yaml")
 		}
-	}
-	if fs != nil {
-		for flag, key := range flagKeys {
-			if f := fs.Lookup(flag); f != nil {
-				if err := v.BindPFlag(key, f); err != nil {
-					return Config{}, err
-				}
+		if err := v.ReadInConfig(); err != nil {
+			return Config{}, info, fmt.Errorf("configs: reading %s: %w", file, err)
+		}
+		info.File = file
+		for _, k := range v.AllKeys() {
+			top, _, _ := strings.Cut(k, ".")
+			if !slices.Contains(Keys(), top) {
+				return Config{}, info, fmt.Errorf("configs: %s: unknown key %q%s (valid keys are listed in configs/bcs.example.yaml)", file, top, suggest(top, Keys(), ""))
 			}
 		}
 	}
-	var c Config
-	if err := v.UnmarshalExact(&c); err != nil {
-		return Config{}, fmt.Errorf("configs: %s: %w (valid keys are listed in configs/bcs.example.yaml)", orDefault(v.ConfigFileUsed(), "configuration"), err)
+	c := Default()
+	set := map[string]bool{}
+	for _, k := range keys {
+		var val any
+		var src string
+		flag := orDefault(flagKeys[k.name], "-")
+		if f := lookupFlag(fs, flag); f != nil && f.Changed {
+			val, src = f.Value.String(), "from --"+flag
+		} else if e := os.Getenv(EnvName(k.name)); e != "" { // set but empty counts as unset
+			val, src = e, "from "+EnvName(k.name)
+			info.Env = append(info.Env, EnvName(k.name)+"="+e)
+		} else if file != "" && v.InConfig(k.name) {
+			val, src = v.Get(k.name), "in "+file
+		} else {
+			continue
+		}
+		set[k.name] = true
+		if err := assign(reflect.ValueOf(&c).Elem().Field(k.index), k, val, src); err != nil {
+			return Config{}, info, err
+		}
 	}
-	return c, c.Validate()
+	if !set["strobe_spin"] {
+		c.StrobeSpin = DefaultStrobeSpin(c.Timeslice)
+	}
+	if !set["deadlock_slices"] {
+		c.DeadlockSlices = DefaultDeadlockSlices(c.Timeslice)
+	}
+	return c, info, c.Validate()
+}
+
+func lookupFlag(fs *pflag.FlagSet, name string) *pflag.Flag {
+	if fs == nil {
+		return nil
+	}
+	return fs.Lookup(name)
+}
+
+// assign decodes one key's value into its field. Integers must be integers
+// (2.7 is refused, not truncated) and in range before they are stored, so a
+// negative value is reported as given rather than wrapped.
+func assign(f reflect.Value, k keyField, val any, src string) error {
+	b, bounded := bounds[k.name]
+	bad := func(want string) error {
+		return fmt.Errorf("configs: %s = %s, want %s (%s)", k.name, show(val), want, src)
+	}
+	isDuration := f.Type() == reflect.TypeFor[time.Duration]()
+	switch {
+	case isDuration:
+		var d time.Duration
+		switch x := val.(type) {
+		case string:
+			var err error
+			if d, err = time.ParseDuration(strings.TrimSpace(x)); err != nil {
+				return bad("a duration such as 500us, 10ms or 5s")
+			}
+		case int:
+			if x != 0 {
+				return bad("a duration with a unit, such as 500us")
+			}
+		default:
+			return bad("a duration such as 500us, 10ms or 5s")
+		}
+		if bounded && (int64(d) < b.min || int64(d) > b.max) {
+			return fmt.Errorf("configs: %s = %v, want %s (%s)", k.name, d, b.String(true), src)
+		}
+		f.SetInt(int64(d))
+	case k.kind == reflect.Int || k.kind == reflect.Uint64:
+		var n int64
+		switch x := val.(type) {
+		case int:
+			n = int64(x)
+		case int64:
+			n = x
+		case uint64:
+			if x > math.MaxInt64 {
+				return bad("an integer, " + b.String(false))
+			}
+			n = int64(x)
+		case string:
+			var err error
+			if n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64); err != nil {
+				return bad("an integer, " + b.String(false))
+			}
+		default: // floats, lists, maps
+			return bad("an integer, " + b.String(false))
+		}
+		if bounded && (n < b.min || n > b.max) {
+			return fmt.Errorf("configs: %s = %d, want %s (%s)", k.name, n, b.String(false), src)
+		}
+		if k.kind == reflect.Uint64 {
+			f.SetUint(uint64(n))
+		} else {
+			f.SetInt(n)
+		}
+	case k.kind == reflect.Bool:
+		switch x := val.(type) {
+		case bool:
+			f.SetBool(x)
+		case string:
+			t, err := strconv.ParseBool(strings.TrimSpace(x))
+			if err != nil {
+				return bad("true or false")
+			}
+			f.SetBool(t)
+		default:
+			return bad("true or false")
+		}
+	case k.kind == reflect.String:
+		switch x := val.(type) {
+		case string:
+			f.SetString(x)
+		case int:
+			if k.name == "mds_file_mode" { // YAML reads 0600 as the number 384
+				return bad(`an octal mode in quotes, such as "0600"`)
+			}
+			f.SetString(strconv.Itoa(x))
+		default:
+			return bad("a string")
+		}
+	default:
+		panic(fmt.Sprintf("configs: key %s has a field of kind %v that assign does not decode", k.name, k.kind))
+	}
+	return nil
+}
+
+// show prints a raw value as the user wrote it (strings quoted).
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// envWarnings names the BCS_* variables that are no configuration key, with
+// the nearest valid one.
+func envWarnings(environ []string) []string {
+	var valid []string
+	for _, k := range keys {
+		valid = append(valid, EnvName(k.name))
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "BCS_") || runtimeEnv[name] || slices.Contains(valid, name) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s is not a configuration variable and is ignored%s", name, suggest(name, valid, "every key K is set by BCS_<K>")))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// suggest says which of valid is nearest to s (by edit distance), if one is
+// near enough to be a misspelling; otherwise fallback, if any.
+func suggest(s string, valid []string, fallback string) string {
+	best, bestD := "", math.MaxInt
+	for _, v := range valid {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(v)); d < bestD {
+			best, bestD = v, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(s)/4) {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	if fallback != "" {
+		return " (" + fallback + ")"
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// findFile returns the configuration file to read: the one named by
+// --config, or the first bcs.yaml in the search path. A searched file is
+// read only if it is trustworthy (see trusted): a bcs.yaml that another user
+// put or can change in the working directory must not steer the job.
+func findFile(explicit string, info *Info) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("configs: reading %s: %w", explicit, err)
+		}
+		return explicit, nil
+	}
+	dirs := []string{"."}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".config", "bcsmpi"))
+	}
+	dirs = append(dirs, "/etc/bcsmpi")
+	for _, d := range dirs {
+		path := filepath.Join(d, "bcs.yaml")
+		if d == "." {
+			path = "./bcs.yaml"
+		}
+		info.Searched = append(info.Searched, path)
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("configs: reading %s: %w", path, err)
+		}
+		if err := trusted(path, fi, os.Geteuid()); err != nil {
+			return "", err
+		}
+		return path, nil
+	}
+	return "", nil
+}
+
+// trusted refuses a searched configuration file that a user other than euid
+// (or root) owns, or that group or others may write.
+func trusted(path string, fi os.FileInfo, euid int) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	owner := int(st.Uid)
+	ownerOK := owner == euid || owner == 0
+	if ownerOK && fi.Mode().Perm()&0o022 == 0 {
+		return nil
+	}
+	name := strconv.Itoa(owner)
+	if u, err := user.LookupId(name); err == nil {
+		name = fmt.Sprintf("%s (uid %d)", u.Username, owner)
+	} else {
+		name = "uid " + name
+	}
+	why := "owned by " + name
+	if ownerOK {
+		why = "writable by group or others"
+	}
+	return fmt.Errorf("configs: refusing %s: %s, owner %s, mode %v; another user could change this job's settings (make it yours and chmod go-w, or name a file with --config)", path, why, name, fi.Mode().Perm())
 }
 
 func orDefault(s, d string) string {
@@ -160,11 +557,30 @@ func orDefault(s, d string) string {
 
 // Validate checks every key; the error names the key and the allowed range.
 func (c Config) Validate() error {
+	rv := reflect.ValueOf(c)
+	for _, k := range keys {
+		b, ok := bounds[k.name]
+		if !ok {
+			continue
+		}
+		f := rv.Field(k.index)
+		switch {
+		case f.Type() == reflect.TypeFor[time.Duration]():
+			if d := f.Int(); d < b.min || d > b.max {
+				return fmt.Errorf("configs: %s = %v, want %s", k.name, time.Duration(d), b.String(true))
+			}
+		case k.kind == reflect.Int:
+			if n := f.Int(); n < b.min || n > b.max {
+				return fmt.Errorf("configs: %s = %d, want %s", k.name, n, b.String(false))
+			}
+		case k.kind == reflect.Uint64:
+			if n := f.Uint(); n > math.MaxInt64 || int64(n) < b.min || int64(n) > b.max {
+				return fmt.Errorf("configs: %s = %d, want %s", k.name, n, b.String(false))
+			}
+		}
+	}
 	if err := (strobe.Config{Slice: c.Timeslice, Nodes: c.Nodes}).Validate(); err != nil {
 		return err
-	}
-	if c.Nodes > 64 {
-		return fmt.Errorf("configs: nodes = %d, want 1 .. 64 logical nodes on one machine", c.Nodes)
 	}
 	if _, err := core.ParseRestart(c.Restart); err != nil {
 		return fmt.Errorf("configs: restart = %q, want \"slice\" or \"early\"", c.Restart)
@@ -179,20 +595,8 @@ func (c Config) Validate() error {
 	if uint64(c.InlineMax) > c.BytesPerSliceMax {
 		return fmt.Errorf("configs: inline_max = %d exceeds bytes_per_slice_max = %d", c.InlineMax, c.BytesPerSliceMax)
 	}
-	if c.Spin < 0 || c.Spin > 10*time.Millisecond {
-		return fmt.Errorf("configs: spin = %v, want 0 .. 10ms", c.Spin)
-	}
 	if c.StrobeSpin < 0 || c.StrobeSpin > c.Timeslice {
-		return fmt.Errorf("configs: strobe_spin = %v, want 0 .. timeslice (%v)", c.StrobeSpin, c.Timeslice)
-	}
-	if c.TXTimeout < time.Millisecond || c.TXTimeout > 10*time.Minute {
-		return fmt.Errorf("configs: tx_timeout = %v, want 1ms .. 10m", c.TXTimeout)
-	}
-	if c.NodeTimeout < 10*time.Millisecond || c.NodeTimeout > 10*time.Minute {
-		return fmt.Errorf("configs: node_timeout = %v, want 10ms .. 10m", c.NodeTimeout)
-	}
-	if c.DeadlockSlices > 100_000_000 {
-		return fmt.Errorf("configs: deadlock_slices = %d, want 0 (off) .. 100000000", c.DeadlockSlices)
+		return fmt.Errorf("configs: strobe_spin = %v, want 0 .. timeslice (%v); unset, it defaults to min(100µs, timeslice/2)", c.StrobeSpin, c.Timeslice)
 	}
 	if c.DeadlockAction != "abort" && c.DeadlockAction != "warn" {
 		return fmt.Errorf("configs: deadlock_action = %q, want \"abort\" or \"warn\"", c.DeadlockAction)
@@ -209,22 +613,23 @@ func (c Config) Validate() error {
 	if _, err := mds.ParsePrimitives(c.MDSPrimitives); err != nil {
 		return fmt.Errorf("configs: mds_primitives: %w", err)
 	}
-	if c.MDSDigits < 1 || c.MDSDigits > 5 {
-		return fmt.Errorf("configs: mds_digits = %d, want 1 .. 5", c.MDSDigits)
-	}
-	if c.MDSInterval < 0 {
-		return fmt.Errorf("configs: mds_interval = %v, want 0 (off) or a positive duration", c.MDSInterval)
-	}
-	if c.EMDSSlices < 1 || c.EMDSSlices > 10_000_000 {
-		return fmt.Errorf("configs: emds_slices = %d, want 1 .. 10000000", c.EMDSSlices)
-	}
 	if _, _, err := c.EMDSSelection(); err != nil {
 		return fmt.Errorf("configs: emds_metrics: %w", err)
 	}
 	if c.MDSDir == "" {
 		return fmt.Errorf("configs: mds_dir is empty, want a directory")
 	}
+	if _, err := mds.ParseFileMode(c.MDSFileMode); err != nil {
+		return fmt.Errorf("configs: mds_file_mode: %w", err)
+	}
 	return nil
+}
+
+// MDSFileModes are the permissions of the MDS files and of the job's MDS
+// directory (mds_file_mode, with search permission wherever read is given).
+func (c Config) MDSFileModes() (file, dir os.FileMode) {
+	m, _ := mds.ParseFileMode(c.MDSFileMode)
+	return m, mds.DirMode(m)
 }
 
 // MDSMode is the parsed mds key.

@@ -1,9 +1,12 @@
 package configs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,6 +58,16 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+func TestFlagsAndEmptyEnv(t *testing.T) {
+	c, err := load(t, "nodes: 3\n", map[string]string{"BCS_NODES": "", "BCS_RESTART": "early"}, "--tag-output", "--timeslice", "1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.TagOutput || c.Timeslice != time.Millisecond || c.Restart != "early" || c.Nodes != 3 {
+		t.Fatalf("%+v: want tag_output and timeslice from flags, restart from the environment, nodes from the file (BCS_NODES empty)", c)
+	}
+}
+
 func TestRejects(t *testing.T) {
 	cases := []struct {
 		yaml string
@@ -63,11 +76,32 @@ func TestRejects(t *testing.T) {
 		want string
 	}{
 		{yaml: "timeslise: 1ms\n", want: "timeslise"},
-		{args: []string{"--timeslice", "10us"}, want: "timeslice = 10µs, want 50µs .. 100ms"},
+		{args: []string{"--timeslice", "10us"}, want: "timeslice = 10µs, want 50µs .. 100ms (from --timeslice)"},
 		{env: map[string]string{"BCS_RING_SLOTS": "100"}, want: "ring_slots = 100"},
 		{env: map[string]string{"BCS_RESTART": "later"}, want: `restart = "later"`},
 		{yaml: "bytes_per_slice_max: 10\n", want: "bytes_per_slice_max = 10"},
-		{args: []string{"--nodes", "0"}, want: "nodes = 0"},
+		{args: []string{"--nodes", "0"}, want: "nodes = 0, want 1 .. 64"},
+		{args: []string{"--nodes", "65"}, want: "nodes = 65, want 1 .. 64"},
+		{yaml: "nodes: 0\n", want: "nodes = 0, want 1 .. 64"},
+		// strobe_spin set by the user and longer than the slice names strobe_spin.
+		{yaml: "strobe_spin: 100us\n", args: []string{"--timeslice", "60us"}, want: "strobe_spin = 100µs, want 0 .. timeslice (60µs)"},
+		// Negative values are printed as given, not wrapped to 2^64-1.
+		{env: map[string]string{"BCS_DEADLOCK_SLICES": "-1"}, want: "deadlock_slices = -1, want 0 (off) .. 100000000 (from BCS_DEADLOCK_SLICES)"},
+		{yaml: "deadlock_slices: -1\n", want: "deadlock_slices = -1, want 0 (off) .. 100000000 (in "},
+		{yaml: "emds_slices: -5\n", want: "emds_slices = -5, want 1 .. 10000000"},
+		{yaml: "bytes_per_slice_max: -1\n", want: "bytes_per_slice_max = -1, want 1024 .. 4294967296"},
+		// Floats for integer keys are refused, not truncated.
+		{yaml: "nodes: 2.7\n", want: "nodes = 2.7, want an integer, 1 .. 64 (in "},
+		{env: map[string]string{"BCS_NODES": "2.7"}, want: `nodes = "2.7", want an integer, 1 .. 64 (from BCS_NODES)`},
+		{yaml: "mds_digits: 2.0\n", want: "mds_digits = 2, want an integer, 1 .. 5"},
+		// An unparsable BCS_* value names the variable and the value.
+		{env: map[string]string{"BCS_TIMESLICE": "fast"}, want: `timeslice = "fast", want a duration such as 500us, 10ms or 5s (from BCS_TIMESLICE)`},
+		{env: map[string]string{"BCS_FIFO": "maybe"}, want: `fifo = "maybe", want true or false (from BCS_FIFO)`},
+		{yaml: "timeslice: 500\n", want: "timeslice = 500, want a duration with a unit"},
+		{yaml: "timeslice: [1, 2]\n", want: "timeslice = [1 2], want a duration"},
+		{yaml: "mds_file_mode: \"0400\"\n", want: `mds_file_mode: mds: file mode "0400", want octal permissions 0600 .. 0777`},
+		{yaml: "mds_file_mode: 0600\n", want: `mds_file_mode = 384, want an octal mode in quotes, such as "0600"`},
+		{yaml: "timeslise: 1ms\n", want: `unknown key "timeslise" (did you mean timeslice?)`},
 		{env: map[string]string{"BCS_MDS": "mian"}, want: `mds (BCS_MDS) = "mian", want none, main, elan, main,elan or all`},
 		{env: map[string]string{"BCS_MDS_RANKS": "3-1"}, want: `mds_ranks`},
 		{yaml: "emds_metrics: GETTS,NCOL\n", want: `metric "NCOL" unknown`},
@@ -111,4 +145,245 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSliceDerivedDefaults: every timeslice the help allows works on its own;
+// strobe_spin follows the slice unless it was set.
+func TestSliceDerivedDefaults(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		yaml string
+		want time.Duration
+	}{
+		{args: []string{"--timeslice", "50us"}, want: 25 * time.Microsecond},
+		{args: []string{"--timeslice", "60us"}, want: 30 * time.Microsecond},
+		{args: []string{"--timeslice", "100ms"}, want: 100 * time.Microsecond},
+		{want: 100 * time.Microsecond},
+		{args: []string{"--timeslice", "60us"}, yaml: "strobe_spin: 10us\n", want: 10 * time.Microsecond},
+		{args: []string{"--timeslice", "60us"}, yaml: "strobe_spin: 0s\n", want: 0},
+	} {
+		c := c
+		t.Run(strings.Join(c.args, " ")+" "+c.yaml, func(t *testing.T) {
+			cfg, err := load(t, c.yaml, nil, c.args...)
+			if err != nil {
+				t.Fatalf("%v %q: %v", c.args, c.yaml, err)
+			}
+			if cfg.StrobeSpin != c.want {
+				t.Errorf("%v %q: strobe_spin %v, want %v", c.args, c.yaml, cfg.StrobeSpin, c.want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want uint64
+	}{
+		{want: 4000},
+		{args: []string{"--timeslice", "50us"}, want: 40000},
+		{args: []string{"--timeslice", "250us"}, want: 8000},
+		{args: []string{"--timeslice", "100ms"}, want: 100},
+		{args: []string{"--timeslice", "50us"}, env: map[string]string{"BCS_DEADLOCK_SLICES": "50"}, want: 50},
+		{args: []string{"--timeslice", "50us"}, env: map[string]string{"BCS_DEADLOCK_SLICES": "0"}, want: 0},
+	} {
+		t.Run(fmt.Sprint(c.args, c.env), func(t *testing.T) {
+			cfg, err := load(t, "", c.env, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.DeadlockSlices != c.want {
+				t.Errorf("deadlock_slices %d, want %d", cfg.DeadlockSlices, c.want)
+			}
+		})
+	}
+}
+
+func TestValidateNamesRangeOfConfigs(t *testing.T) {
+	c := Default()
+	c.Nodes = 0
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "nodes = 0, want 1 .. 64") {
+		t.Fatalf("err = %v, want configs' range 1 .. 64, not the strobe's", err)
+	}
+	c = Default()
+	c.DeadlockSlices = 1 << 63
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "deadlock_slices = 9223372036854775808") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFlagHelpShowsTheRanges(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	Flags(fs)
+	if u := fs.Lookup("nodes").Usage; !strings.Contains(u, "1 .. 64") {
+		t.Errorf("--nodes help %q does not give 1 .. 64", u)
+	}
+	if u := fs.Lookup("timeslice").Usage; !strings.Contains(u, "50µs .. 100ms") {
+		t.Errorf("--timeslice help %q does not give 50µs .. 100ms", u)
+	}
+}
+
+func TestEnvWarnings(t *testing.T) {
+	t.Setenv("BCS_TIMESLISE", "1ms")
+	t.Setenv("BCS_MDS_DIRR", "/tmp/x")
+	t.Setenv("BCS_ZZZZZZZZZZZZZZZZ", "1")
+	t.Setenv("BCS_RANK", "3") // the runtime's own: no warning
+	t.Setenv("BCS_NODES", "2")
+	_, info, err := LoadInfo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(info.Warnings, "\n")
+	for _, want := range []string{
+		"BCS_TIMESLISE is not a configuration variable and is ignored (did you mean BCS_TIMESLICE?)",
+		"BCS_MDS_DIRR is not a configuration variable and is ignored (did you mean BCS_MDS_DIR?)",
+		"BCS_ZZZZZZZZZZZZZZZZ is not a configuration variable and is ignored (every key K is set by BCS_<K>)",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings\n%s\nlack %q", all, want)
+		}
+	}
+	if strings.Contains(all, "BCS_RANK") || strings.Contains(all, "BCS_NODES") {
+		t.Errorf("warnings name a valid variable:\n%s", all)
+	}
+	if !slices.Contains(info.Env, "BCS_NODES=2") {
+		t.Errorf("info.Env = %v, want BCS_NODES=2", info.Env)
+	}
+	var b strings.Builder
+	info.Print(&b, false)
+	if !strings.Contains(b.String(), "bcsrun: warning: BCS_TIMESLISE") || strings.Contains(b.String(), "configuration file") {
+		t.Errorf("Print(verbose=false):\n%s", b.String())
+	}
+}
+
+// inDir runs in a fresh working directory with an empty HOME, so only the
+// bcs.yaml the test writes can be found.
+func inDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("HOME", t.TempDir())
+	return dir
+}
+
+func TestVerboseNamesTheFile(t *testing.T) {
+	dir := inDir(t)
+	var b strings.Builder
+	_, info, err := LoadInfo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Print(&b, true)
+	if !strings.Contains(b.String(), "no configuration file (looked for ./bcs.yaml, ") {
+		t.Errorf("verbose without a file:\n%s", b.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bcs.yaml"), []byte("nodes: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, info, err := LoadInfo(nil)
+	if err != nil || c.Nodes != 2 || info.File != "./bcs.yaml" {
+		t.Fatalf("nodes %d file %q err %v", c.Nodes, info.File, err)
+	}
+	b.Reset()
+	info.Print(&b, true)
+	if !strings.Contains(b.String(), "bcsrun: configuration file: ./bcs.yaml") {
+		t.Errorf("verbose:\n%s", b.String())
+	}
+}
+
+func TestWorkingDirFileOthersCanWriteIsRefused(t *testing.T) {
+	for _, mode := range []os.FileMode{0o666, 0o620, 0o602} {
+		dir := inDir(t)
+		path := filepath.Join(dir, "bcs.yaml")
+		if err := os.WriteFile(path, []byte("deadlock_slices: 5\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(nil)
+		if err == nil || !strings.Contains(err.Error(), "refusing ./bcs.yaml: writable by group or others") || !strings.Contains(err.Error(), "mode "+mode.String()) {
+			t.Errorf("mode %v: err = %v", mode, err)
+		}
+		// Named explicitly, the same file is the user's choice.
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		Flags(fs)
+		if err := fs.Parse([]string{"--config", path}); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := Load(fs); err != nil || c.DeadlockSlices != 5 {
+			t.Errorf("--config %s: deadlock_slices %d, err %v", path, c.DeadlockSlices, err)
+		}
+	}
+}
+
+func TestFileOfAnotherUserIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bcs.yaml")
+	if err := os.WriteFile(path, []byte("nodes: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := int(fi.Sys().(*syscall.Stat_t).Uid)
+	if owner != 0 {
+		if err := trusted(path, fi, owner); err != nil {
+			t.Errorf("own file refused: %v", err)
+		}
+	}
+	// Seen by another user (not root), the file belongs to someone else.
+	err = trusted(path, fi, owner+4242)
+	if owner == 0 { // root's files are trusted by everyone
+		if err != nil {
+			t.Errorf("root's file refused: %v", err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "refusing "+path+": owned by") || !strings.Contains(err.Error(), "mode -rw-r--r--") {
+		t.Errorf("err = %v, want a refusal naming the file, owner and mode", err)
+	}
+}
+
+func TestAnotherUsersFileInWorkingDirIsRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another user")
+	}
+	dir := inDir(t)
+	path := filepath.Join(dir, "bcs.yaml")
+	if err := os.WriteFile(path, []byte("mds_dir: /tmp/elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	// Root runs as itself but the file is nobody's: refused although root could read anything.
+	_, err := Load(nil)
+	if err == nil || !strings.Contains(err.Error(), "refusing ./bcs.yaml: owned by") || !strings.Contains(err.Error(), "65534") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestExampleDocumentsEveryKey: every key is in bcs.example.yaml, set or (for
+// slice-derived keys) commented out with its value.
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	raw, err := os.ReadFile("bcs.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Keys() {
+		if !strings.Contains(string(raw), "\n"+k+": ") && !strings.Contains(string(raw), "\n# "+k+": ") {
+			t.Errorf("bcs.example.yaml does not document %s", k)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"abc", "", 3}, {"timeslise", "timeslice", 1}, {"nodse", "nodes", 2}, {"kitten", "sitting", 3}} {
+		if d := editDistance(c.a, c.b); d != c.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.d)
+		}
+	}
 }

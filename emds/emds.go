@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -145,17 +146,27 @@ func (w *Window) WriteCSV(out io.Writer) error {
 	return bw.Flush()
 }
 
-// Dump writes the window to path.
-func (w *Window) Dump(path string) error {
-	f, err := os.Create(path)
+// Dump writes the window to path with permissions perm, whole or not at
+// all: to a temporary file beside it, renamed over path when complete.
+func (w *Window) Dump(path string, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
-	if err := w.WriteCSV(f); err != nil {
-		f.Close()
-		return err
+	err = w.WriteCSV(f)
+	if err == nil {
+		err = f.Chmod(perm)
 	}
-	return f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // Series is an EMDS file read back.

@@ -2,6 +2,8 @@ package emds
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -81,5 +83,29 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		w.Record(uint64(i%10000), vals)
+	}
+}
+
+// Dump writes the whole file with the given permissions and leaves no
+// temporary file beside it.
+func TestDumpModeAndNoTemporary(t *testing.T) {
+	w := NewWindow(GlobalMetrics, nil, 0, 4)
+	w.Record(0, make([]int64, len(GlobalMetrics)))
+	for _, mode := range []os.FileMode{0o600, 0o640} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "emds-global.csv")
+		if err := w.Dump(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != mode {
+			t.Fatalf("mode %v, want %v (%v)", fi.Mode().Perm(), mode, err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Fatalf("%d files in the directory, want just the dump", len(ents))
+		}
+	}
+	if err := w.Dump(filepath.Join(t.TempDir(), "no", "such", "dir.csv"), 0o600); err == nil {
+		t.Fatal("dump into a missing directory succeeded")
 	}
 }

@@ -33,6 +33,24 @@
 //	                   HdrHistogram implementation
 //	mmds-rank<R>-dist.csv  the same distributions as rows metric,from,to,count
 //
-// A dump rewrites the rank's files whole (write to a temporary name, then
-// rename), so a periodic or signal-time dump never leaves a torn file.
+// A dump rewrites the rank's files whole (WriteAtomic: a temporary name unique
+// to the writer, then rename), the summary last, so a periodic or signal-time
+// dump never leaves a torn file; a leftover "*.tmp" means a dump was
+// interrupted. The rank has one dump path: its goroutine and its SIGTERM
+// goroutine never dump at once (mpiapi serialises them). The summary's
+// "finalized" row says whether the dump was taken at Finalize (1) or earlier,
+// at an interval, MPI_Abort or a signal (0).
+//
+// Files are created with Config.FileMode (DefaultFileMode, 0600: they name
+// the program, its arguments and its timings); DirMode gives the directory's.
+//
+// # Completeness
+//
+// Status is the part of the job's manifest.json that says whether the data
+// is whole: bcsrun writes it at job start (finished false, no exit code) and
+// at the end (the exit code, the ranks' dumps, the problems). Check recomputes
+// it from the files, so a manifest that a killed bcsrun never finished, a rank
+// that left no dump, a partial dump or an interrupted write are all named.
+// bcsreport and bcsplot print the problems and exit ExitIncomplete (3) unless
+// told --partial.
 package mds

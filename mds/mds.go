@@ -157,6 +157,15 @@ func ParseSet(s string) (Set, error) {
 	return set, nil
 }
 
+// SetOf is the set holding just the given numbers.
+func SetOf(is ...int) Set {
+	s := Set{in: map[int]bool{}}
+	for _, i := range is {
+		s.in[i] = true
+	}
+	return s
+}
+
 // Has reports whether i is selected.
 func (s Set) Has(i int) bool { return s.all || s.in[i] }
 
@@ -166,12 +175,13 @@ type Config struct {
 	Primitives []bool        // NumPrims entries: distributions for these
 	LatencyMax time.Duration // highest latency a distribution tracks
 	SizeMax    int64         // highest message size a distribution tracks
+	FileMode   os.FileMode   // permissions of the dumped files; 0 means DefaultFileMode
 }
 
 // DefaultConfig: every primitive, 2 significant digits (1% resolution),
 // latencies up to 1 h, sizes up to 1 TiB.
 func DefaultConfig() Config {
-	c := Config{Digits: 2, Primitives: make([]bool, NumPrims), LatencyMax: time.Hour, SizeMax: 1 << 40}
+	c := Config{Digits: 2, Primitives: make([]bool, NumPrims), LatencyMax: time.Hour, SizeMax: 1 << 40, FileMode: DefaultFileMode}
 	for i := range c.Primitives {
 		c.Primitives[i] = true
 	}
@@ -207,6 +217,7 @@ type Recorder struct {
 	want       [NumPrims]bool           // distributions selected (mds_primitives)
 	lmax, smax int64
 	digits     int
+	mode       os.FileMode
 	comp, comm *hdr.Histogram
 	// The paper's two counters, and exact totals beside the two arrays.
 	compStart, commStart int64
@@ -218,7 +229,10 @@ type Recorder struct {
 
 // New returns a recorder whose run starts now.
 func New(cfg Config) *Recorder {
-	r := &Recorder{base: time.Now(), lmax: int64(cfg.LatencyMax), smax: cfg.SizeMax, digits: cfg.Digits}
+	r := &Recorder{base: time.Now(), lmax: int64(cfg.LatencyMax), smax: cfg.SizeMax, digits: cfg.Digits, mode: cfg.FileMode}
+	if r.mode == 0 {
+		r.mode = DefaultFileMode
+	}
 	copy(r.want[:], cfg.Primitives)
 	r.comp = hdr.New(1, r.lmax, cfg.Digits)
 	r.comm = hdr.New(1, r.lmax, cfg.Digits)
@@ -308,6 +322,7 @@ type Summary struct {
 	Comp  Row   // computation granularity
 	Comm  Row   // communication overhead
 	RunNs int64 // run time covered
+	Final bool  // dumped at Finalize (Close); false for a dump at an interval, MPI_Abort or a signal
 }
 
 // Row is one line of the summary (times in ns).
@@ -326,20 +341,19 @@ func (r *Recorder) Summary(rank int) Summary {
 	}
 	s.Comp = Row{"comp_granularity", r.compN, r.comp.Min(), r.comp.Max(), r.compTotal}
 	s.Comm = Row{"comm_overhead", r.commN, r.comm.Min(), r.comm.Max(), r.commTotal}
-	s.RunNs = r.end
+	s.RunNs, s.Final = r.end, r.end != 0
 	if s.RunNs == 0 { // dumped before Close (signal, abort, periodic): the run so far
 		s.RunNs = r.Now()
 	}
 	return s
 }
 
-// Dump writes the rank's three files into dir (atomically, each).
+// Dump writes the rank's three files into dir, each atomically (WriteAtomic),
+// the summary last: a summary that says Final was written after the final
+// distributions.
 func (r *Recorder) Dump(dir string, rank int) error {
 	s := r.Summary(rank)
 	base := filepath.Join(dir, fmt.Sprintf("mmds-rank%d", rank))
-	if err := writeAtomic(base+".csv", func(w io.Writer) error { return WriteSummary(w, s) }); err != nil {
-		return err
-	}
 	type named struct {
 		tag string
 		h   *hdr.Histogram
@@ -351,7 +365,7 @@ func (r *Recorder) Dump(dir string, rank int) error {
 		}
 	}
 	hs = append(hs, named{"comp", r.comp}, named{"comm", r.comm})
-	if err := writeAtomic(base+".hlog", func(w io.Writer) error {
+	if err := WriteAtomic(base+".hlog", r.mode, func(w io.Writer) error {
 		lw := hdr.NewHistogramLogWriter(w)
 		if err := lw.OutputLogFormatVersion(); err != nil {
 			return err
@@ -372,7 +386,7 @@ func (r *Recorder) Dump(dir string, rank int) error {
 	}); err != nil {
 		return err
 	}
-	return writeAtomic(base+"-dist.csv", func(w io.Writer) error {
+	if err := WriteAtomic(base+"-dist.csv", r.mode, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		fmt.Fprintln(bw, "metric,from,to,count")
 		for _, n := range hs {
@@ -383,25 +397,10 @@ func (r *Recorder) Dump(dir string, rank int) error {
 			}
 		}
 		return bw.Flush()
-	})
-}
-
-func writeAtomic(path string, fill func(io.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	if err := fill(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return WriteAtomic(base+".csv", r.mode, func(w io.Writer) error { return WriteSummary(w, s) })
 }
 
 const summaryHeader = "primitive,count,min_ns,max_ns,total_ns"
@@ -414,6 +413,11 @@ func WriteSummary(w io.Writer, s Summary) error {
 		fmt.Fprintf(bw, "%s,%d,%d,%d,%d\n", r.Name, r.Count, r.Min, r.Max, r.Total)
 	}
 	fmt.Fprintf(bw, "run_time,1,%d,%d,%d\n", s.RunNs, s.RunNs, s.RunNs)
+	final := 0
+	if s.Final {
+		final = 1
+	}
+	fmt.Fprintf(bw, "finalized,%d,0,0,0\n", final)
 	return bw.Flush()
 }
 
@@ -449,6 +453,8 @@ func ReadSummary(rd io.Reader, rank int) (Summary, error) {
 			s.Comm = row
 		case "run_time":
 			s.RunNs = v[3]
+		case "finalized":
+			s.Final = v[0] == 1
 		default:
 			if _, err := ParsePrim(rec[0]); err != nil {
 				return Summary{}, fmt.Errorf("mds: summary of rank %d line %d: %v", rank, i+2, err)

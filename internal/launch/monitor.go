@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,24 +22,28 @@ import (
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
-// Manifest describes a monitored run (manifest.json in the job's MDS directory).
+// Manifest describes a monitored run (manifest.json in the job's MDS
+// directory). bcsrun writes it when the job starts, with Finished false and
+// no exit code, and rewrites it (atomically) when the job ends with the exit
+// code and which ranks' dumps are whole (mds.Status): a manifest of a bcsrun
+// that was killed still says Finished false.
 type Manifest struct {
-	JobID      string            `json:"job_id"`
-	Program    string            `json:"program"`
-	Args       []string          `json:"args"`
-	Ranks      int               `json:"ranks"`
-	Nodes      int               `json:"nodes"`
-	NodeOf     []proto.NodeID    `json:"node_of"`
-	TimesliceN int64             `json:"timeslice_ns"`
-	MDS        string            `json:"mds"`
-	Config     configs.Config    `json:"config"`
-	Start      time.Time         `json:"start"`
-	End        time.Time         `json:"end,omitzero"`
-	Slices     uint64            `json:"slices"`
-	Skipped    uint64            `json:"skipped"`
-	ExitCode   int               `json:"exit_code"`
-	Message    string            `json:"message,omitempty"`
-	Versions   map[string]string `json:"versions"`
+	JobID      string         `json:"job_id"`
+	Program    string         `json:"program"`
+	Args       []string       `json:"args"`
+	Ranks      int            `json:"ranks"`
+	Nodes      int            `json:"nodes"`
+	NodeOf     []proto.NodeID `json:"node_of"`
+	TimesliceN int64          `json:"timeslice_ns"`
+	MDS        string         `json:"mds"`
+	Config     configs.Config `json:"config"`
+	Start      time.Time      `json:"start"`
+	End        time.Time      `json:"end,omitzero"`
+	Slices     uint64         `json:"slices"`
+	Skipped    uint64         `json:"skipped"`
+	Message    string         `json:"message,omitempty"`
+	mds.Status
+	Versions map[string]string `json:"versions"`
 	// MemoryBytes is what the EMDS windows and the communication matrix used in bcsrun.
 	MemoryBytes int64 `json:"emds_memory_bytes"`
 }
@@ -48,6 +53,8 @@ type Manifest struct {
 // is written only by its owner (the master's thread, or one agent).
 type monitor struct {
 	dir    string
+	fmode  os.FileMode // MDS files; the directory has dmode
+	dmode  os.FileMode
 	mode   mds.Mode
 	global *emds.Window
 	gvals  []int64
@@ -67,7 +74,11 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		return m, nil
 	}
 	m.dir = filepath.Join(cfg.MDSDir, jobID)
-	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+	m.fmode, m.dmode = cfg.MDSFileModes()
+	if err := os.MkdirAll(m.dir, m.dmode); err != nil {
+		return nil, fmt.Errorf("bcsrun: MDS directory: %w", err)
+	}
+	if err := os.Chmod(m.dir, m.dmode); err != nil { // exactly, whatever the umask
 		return nil, fmt.Errorf("bcsrun: MDS directory: %w", err)
 	}
 	vers := map[string]string{"go": runtime.Version(), "shm_layout": fmt.Sprint(shm.Version), "bcsmpi": "devel"}
@@ -76,6 +87,16 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 	}
 	m.man = Manifest{JobID: jobID, Program: job.Program, Args: job.Args, Ranks: job.Ranks, Nodes: cfg.Nodes, NodeOf: nodeOf,
 		TimesliceN: cfg.Timeslice.Nanoseconds(), MDS: m.mode.String(), Config: cfg, Start: time.Now(), Versions: vers}
+	m.man.MMDSRanks, m.man.EMDSNodes = []int{}, []int{}
+	if m.mode.Main {
+		sel, _ := mds.ParseSet(cfg.MDSRanks)
+		for r := range job.Ranks {
+			if sel.Has(r) {
+				m.man.MMDSRanks = append(m.man.MMDSRanks, r)
+			}
+		}
+	}
+	m.man.EMDS = m.mode.Elan
 	if m.mode.Elan {
 		gsel, lsel, _ := cfg.EMDSSelection()
 		m.global = emds.NewWindow(emds.GlobalMetrics, gsel, cfg.EMDSFirst, cfg.EMDSSlices)
@@ -85,6 +106,7 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		m.nvals = make([][]int64, cfg.Nodes)
 		for n := range m.nodes {
 			if sel.Has(n) {
+				m.man.EMDSNodes = append(m.man.EMDSNodes, n)
 				m.nodes[n] = emds.NewWindow(emds.LocalMetrics, lsel, cfg.EMDSFirst, cfg.EMDSSlices)
 				m.nvals[n] = make([]int64, 0, len(emds.LocalMetrics))
 			}
@@ -110,6 +132,7 @@ func (m *monitor) env(cfg configs.Config) []string {
 		mpiapi.EnvMDSRanks + "=" + cfg.MDSRanks,
 		mpiapi.EnvMDSPrimitives + "=" + cfg.MDSPrimitives,
 		fmt.Sprintf("%s=%d", mpiapi.EnvMDSDigits, cfg.MDSDigits),
+		fmt.Sprintf("%s=%#o", mpiapi.EnvMDSFileMode, m.fmode),
 		mpiapi.EnvMDSInterval + "=" + cfg.MDSInterval.String(),
 	}
 }
@@ -169,17 +192,11 @@ func (m *monitor) onPlan(p *scheduler.Plan) {
 }
 
 func (m *monitor) writeManifest() error {
-	f, err := os.Create(filepath.Join(m.dir, "manifest.json"))
-	if err != nil {
-		return err
-	}
-	e := json.NewEncoder(f)
-	e.SetIndent("", "  ")
-	if err := e.Encode(m.man); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return mds.WriteAtomic(filepath.Join(m.dir, mds.ManifestFile), m.fmode, func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(m.man)
+	})
 }
 
 // finish writes the EMDS dumps, the matrix and the final manifest, points
@@ -188,29 +205,38 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 	if !m.on() {
 		return
 	}
-	m.man.End, m.man.Slices, m.man.Skipped, m.man.ExitCode, m.man.Message = time.Now(), res.Slices, res.Skipped, res.ExitCode, res.Message
+	code := res.ExitCode
+	m.man.End, m.man.Slices, m.man.Skipped, m.man.ExitCode, m.man.Message = time.Now(), res.Slices, res.Skipped, &code, res.Message
 	fail := func(what string, err error) {
 		if err != nil {
 			fmt.Fprintf(stderr, "bcsrun: MDS: %s: %v\n", what, err)
 		}
 	}
 	if m.global != nil {
-		fail("EMDS global dump", m.global.Dump(filepath.Join(m.dir, "emds-global.csv")))
+		fail("EMDS global dump", m.global.Dump(filepath.Join(m.dir, "emds-global.csv"), m.fmode))
 		m.man.MemoryBytes += int64(m.global.Bytes())
 		for n, w := range m.nodes {
 			if w != nil {
-				fail("EMDS node dump", w.Dump(filepath.Join(m.dir, fmt.Sprintf("emds-node%d.csv", n))))
+				fail("EMDS node dump", w.Dump(filepath.Join(m.dir, fmt.Sprintf("emds-node%d.csv", n)), m.fmode))
 				m.man.MemoryBytes += int64(w.Bytes())
 			}
 		}
 		m.man.MemoryBytes += int64(16 * len(m.msgs))
 		fail("communication matrix", m.writeMatrix())
 	}
+	// Every rank has exited: what is on disk now is all there will be.
+	m.man.Finished = true
+	st, err := m.man.Status.Recheck(m.dir)
+	fail("MDS completeness", err)
+	if err == nil {
+		m.man.Status = st
+	}
 	fail("manifest", m.writeManifest())
 	latest := filepath.Join(filepath.Dir(m.dir), "latest")
 	os.Remove(latest)
 	fail("latest link", os.Symlink(filepath.Base(m.dir), latest))
 	fmt.Fprintf(stderr, "bcsrun: MDS data in %s\n", m.dir)
+	m.man.Status.Warn(stderr, "bcsrun", m.dir)
 	if m.mode.Main {
 		sums, err := mds.ReadDir(m.dir, nil)
 		if err != nil {
@@ -222,10 +248,11 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 }
 
 func (m *monitor) writeMatrix() error {
-	f, err := os.Create(filepath.Join(m.dir, "comm-matrix.csv"))
-	if err != nil {
-		return err
-	}
+	return mds.WriteAtomic(filepath.Join(m.dir, "comm-matrix.csv"), m.fmode, m.matrixCSV)
+}
+
+func (m *monitor) matrixCSV(w io.Writer) error {
+	f := bufio.NewWriter(w)
 	fmt.Fprintln(f, "src,dst,messages,bytes,class")
 	for s := 0; s < m.ranks; s++ {
 		for d := 0; d < m.ranks; d++ {
@@ -237,5 +264,5 @@ func (m *monitor) writeMatrix() error {
 			}
 		}
 	}
-	return f.Close()
+	return f.Flush()
 }

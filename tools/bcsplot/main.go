@@ -10,6 +10,11 @@
 // --from/--to limit the EMDS figures to a range of slices.
 //
 // DIR is a job's MDS directory (e.g. bcs-mds/latest). Figures go to DIR unless -o says otherwise.
+//
+// If the data is incomplete (bcsrun did not finish, a rank's or node's dump
+// is missing, partial or was interrupted) bcsplot names what is missing on
+// stderr, draws what it can and exits 3 (mds.ExitIncomplete), or 0 with
+// --partial. Exit 1 is an error, 2 a usage error.
 package main
 
 import (
@@ -19,6 +24,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/tools/plots"
 )
 
@@ -30,6 +36,7 @@ func main() {
 	out := fs.StringP("out", "o", "", "output directory (default: DIR)")
 	from := fs.Uint64("from", 0, "first slice to draw")
 	to := fs.Uint64("to", 0, "last slice to draw (0: the last recorded)")
+	partial := fs.Bool("partial", false, "accept incomplete data: warn, but exit 0")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsplot getts|ncoll|series|matrix|hist|all DIR [METRIC] [flags]\n%s", fs.FlagUsages())
 	}
@@ -45,8 +52,16 @@ func main() {
 	if *out == "" {
 		*out = dir
 	}
+	st, err := mds.Check(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bcsplot:", err)
+		os.Exit(1)
+	}
+	if cmd == "hist" {
+		st = st.Only(mds.SetOf(*rank))
+	}
+	st.Warn(os.Stderr, "bcsplot", dir)
 	var files []string
-	var err error
 	rng := plots.Range{From: *from, To: *to}
 	switch cmd {
 	case "getts":
@@ -90,5 +105,9 @@ func main() {
 	}
 	for _, f := range files {
 		fmt.Println(f)
+	}
+	if !st.Complete && !*partial {
+		fmt.Fprintln(os.Stderr, "bcsplot: the figures show only the data present; --partial accepts that and exits 0")
+		os.Exit(mds.ExitIncomplete)
 	}
 }

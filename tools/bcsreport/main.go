@@ -3,7 +3,13 @@
 // computation granularity and communication overhead), for one rank or
 // aggregated over ranks with the spread of each total across ranks.
 //
-//	bcsreport [--rank R | --ranks 0,2-5] [--format text|csv|json] DIR
+//	bcsreport [--rank R | --ranks 0,2-5] [--format text|csv|json] [--partial] DIR
+//
+// Before the table it checks that the data is whole (the job's manifest says
+// bcsrun finished, and every selected rank left a final dump, with no dump
+// interrupted). If not, it names what is missing on stderr, prints the table
+// over the ranks present and exits 3 (mds.ExitIncomplete), or 0 with
+// --partial. Exit 1 is an error, 2 a usage error.
 package main
 
 import (
@@ -21,6 +27,7 @@ func main() {
 	rank := fs.Int("rank", -1, "one rank")
 	ranks := fs.String("ranks", "all", "ranks to aggregate")
 	format := fs.String("format", "text", "text, csv or json")
+	partial := fs.Bool("partial", false, "accept incomplete data: warn, but exit 0")
 	fs.Usage = func() { fmt.Fprintf(os.Stderr, "usage: bcsreport [flags] DIR\n%s", fs.FlagUsages()) }
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() != 1 {
 		fs.Usage()
@@ -34,8 +41,14 @@ func main() {
 	if err == nil && *format != "text" && *format != "csv" && *format != "json" {
 		err = fmt.Errorf("--format %q, want text, csv or json", *format)
 	}
+	var st mds.Status
+	if err == nil {
+		st, err = mds.Check(fs.Arg(0))
+		st = st.Only(set)
+	}
 	var sums []mds.Summary
 	if err == nil {
+		st.Warn(os.Stderr, "bcsreport", fs.Arg(0))
 		sums, err = mds.ReadDir(fs.Arg(0), &set)
 	}
 	if err == nil {
@@ -45,4 +58,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bcsreport:", err)
 		os.Exit(1)
 	}
+	if !st.Complete && !*partial {
+		fmt.Fprintf(os.Stderr, "bcsreport: the table covers only the data present (ranks %v); --partial accepts that and exits 0\n", ranksOf(sums))
+		os.Exit(mds.ExitIncomplete)
+	}
+}
+
+func ranksOf(sums []mds.Summary) []int {
+	var out []int
+	for _, s := range sums {
+		out = append(out, s.Rank)
+	}
+	return out
 }
