@@ -139,7 +139,7 @@ func TestMDSLauncherKilled(t *testing.T) {
 	cmd.Dir = bin
 	cmd.Env = append(os.Environ(), "BCS_MDS=main,elan", "BCS_MDS_DIR="+root, "BCS_DEADLOCK_SLICES=0") // hangs until killed
 	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	if err := startJob(cmd); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(out)
