@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Issue 9: a deadlock is a fact about the posted state, not a silence. These
+// jobs are correct, and were aborted as deadlocked before.
+
+// A rank that sleeps 2 s before MPI_Init while rank 0 waits for it, with the
+// default deadlock guard (1000 slices of 500 µs: 0.5 s).
+func TestLateInitIsNoDeadlock(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "1000")
+	r := bcsrun(t, "-n", "3", "./e2eprog", "lateinit")
+	if r.code != 0 || !strings.Contains(r.stdout, "lateinit ok") {
+		t.Fatalf("exit %d, want 0 and \"lateinit ok\"\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A rank stopped (SIGSTOP) for 1 s, forty times the deadlock guard, while
+// its receive completes and its peer waits for it.
+func TestStoppedRankIsNoDeadlock(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "50")
+	r := bcsrun(t, "-n", "2", "./e2eprog", "stopped")
+	if r.code != 0 || !strings.Contains(r.stdout, "stopped ok") {
+		t.Fatalf("exit %d, want 0 and \"stopped ok\"\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The other side of a late starter: a process of the job that exits without
+// calling MPI_Init (a legal non-MPI program) can post nothing, so a rank
+// waiting for it is deadlocked, and the report says why.
+func TestWaitForExitedNonMPIRankIsDeadlock(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "50")
+	r := bcsrun(t, "-n", "2", "./e2eprog", "noinit")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{
+		"deadlock: every MPI rank has been blocked for 50 slices",
+		"rank 0 (in MPI_Recv): waits for a message from rank 1 (tag 0)",
+		"rank 1 (exited without calling MPI_Init)",
+		"no wait-for cycle",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+}
