@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Issue 9: a deadlock is a fact about the posted state, not a silence. These
@@ -47,4 +52,31 @@ func TestWaitForExitedNonMPIRankIsDeadlock(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 		}
 	}
+}
+
+// 1024 ranks on one node with the default settings: most of them are still
+// being exec'd (on a 2-core machine, for seconds) while the first ones wait in
+// the ring for them. Slow by nature, so it has its own deadline.
+func TestThousandRanksOneNode(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "1000") // the default
+	before := listeners(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), "-n", "1024", "./e2eprog", "ring")
+	cmd.Dir = bin
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := startJob(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("1024 ranks hung (killed after 10 min)\nstderr:\n%s", e.String())
+	}
+	if err != nil || !strings.Contains(o.String(), "ring of 1024 ok") {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, o.String(), e.String())
+	}
+	t.Logf("1024 ranks on one node: %v", time.Since(start))
+	nothingLeft(t, before)
 }

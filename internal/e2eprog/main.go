@@ -147,6 +147,8 @@ func main() {
 		}
 	case "stopped": // rank 0 stops rank 1 (SIGSTOP) while its receive completes, and continues it 1 s later
 		stopped()
+	case "ring": // a token around every rank, then a barrier: rank 0 waits for the last rank to start
+		ring()
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled
@@ -333,5 +335,29 @@ func stopped() {
 		if last[0] != 9 {
 			fail("stopped: got %d, want 9", last[0])
 		}
+	}
+}
+
+// ring passes a counter from rank 0 around every rank and back, each rank
+// adding one, then all meet in a barrier.
+func ring() {
+	me, n := w.Rank(), w.Size()
+	v := []int64{0}
+	if me == 0 {
+		check(mpi.Send(w, v, 1%n, 0))
+		_, err := mpi.Recv(w, v, n-1, 0)
+		check(err)
+		if v[0] != int64(n-1) {
+			fail("ring: token %d came back, want %d", v[0], n-1)
+		}
+	} else {
+		_, err := mpi.Recv(w, v, me-1, 0)
+		check(err)
+		v[0]++
+		check(mpi.Send(w, v, (me+1)%n, 0))
+	}
+	check(mpi.Barrier(w))
+	if me == 0 {
+		fmt.Printf("ring of %d ok\n", n)
 	}
 }
