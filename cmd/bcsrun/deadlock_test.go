@@ -80,3 +80,25 @@ func TestThousandRanksOneNode(t *testing.T) {
 	t.Logf("1024 ranks on one node: %v", time.Since(start))
 	nothingLeft(t, before)
 }
+
+// A true deadlock is still found after completions were published to every
+// rank: a blocked rank that has looked at all of them (the seen word of its
+// control page) is blocked, not woken.
+func TestDeadlockAfterCompletionsIsReported(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "50")
+	r := bcsrun(t, "-n", "3", "./e2eprog", "deadlocklater")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{
+		"deadlock: every MPI rank has been blocked for 50 slices",
+		"rank 0 (in MPI_Recv): waits for a message from rank 1 (tag 7)",
+		"rank 1 (in MPI_Recv): waits for a message from rank 0 (tag 7)",
+		"rank 2 (finalized)",
+		"wait-for cycle: 0 -> 1 -> 0",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+}

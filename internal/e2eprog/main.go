@@ -120,6 +120,13 @@ func main() {
 		if w.Rank() < 2 {
 			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
 		}
+	case "deadlocklater": // as deadlock, after completions were published to every rank
+		for i := 0; i < 3; i++ {
+			check(mpi.Barrier(w))
+		}
+		if w.Rank() < 2 {
+			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
+		}
 	case "sendsend": // both send 1 MiB first: rendezvous sends wait for receives that never come
 		if w.Rank() < 2 {
 			mpi.Send(w, make([]byte, 1<<20), 1-w.Rank(), 5)
