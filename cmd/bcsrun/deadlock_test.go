@@ -102,3 +102,15 @@ func TestDeadlockAfterCompletionsIsReported(t *testing.T) {
 		}
 	}
 }
+
+// The paper's §3.3 barrier loop with the smallest guard (2 slices): between
+// a barrier's completion and the next barrier every rank is woken, computing
+// or posting, never stuck, however late the host lets it run. (Before issue
+// 9's fix this aborted within a few iterations on a loaded host.)
+func TestBarrierLoopWithMinimumGuard(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "1") // raised to the minimum guard, 2
+	r := bcsrun(t, "-n", "4", "--timeslice", "250us", "./barrier", "-iters", "500", "-compute", "200us")
+	if r.code != 0 || !strings.Contains(r.stdout, "barrier: 500 iterations") {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
