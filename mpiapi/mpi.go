@@ -582,6 +582,7 @@ func (p *process) block(call string, ready func() bool) {
 			p.abortExit()
 		}
 		p.mmds.checkSignal()
+		p.blk.SetSeen(w) // every completion published up to w has been looked at, and the call still waits
 		atomic.StoreUint32(sleeping, 1)
 		unix.FutexWait(wake, w, 100*time.Millisecond)
 		atomic.StoreUint32(sleeping, 0)

@@ -81,7 +81,8 @@ type Agent struct {
 	freeInline [][]byte
 	staging    []byte
 	batch      []proto.Descriptor
-	status     []uint8 // this node's ranks, world-rank order (see proto.DescribeStatus)
+	status     []uint8       // this node's ranks, world-rank order (see proto.DescribeStatus)
+	exited     []atomic.Bool // per local rank: its process has exited (RankExited)
 	woken      []bool
 	onWarn     func(string)
 
@@ -153,7 +154,47 @@ func NewAgent(cfg AgentConfig) *Agent {
 	}
 	a.woken = make([]bool, len(a.blocks))
 	a.status = make([]uint8, len(a.blocks))
+	a.exited = make([]atomic.Bool, len(a.blocks))
 	return a
+}
+
+// RankExited tells the agent that the process of world rank r has exited (the
+// launcher reaped it). Before that, a rank that has not called MPI_Init is
+// taken as alive and still starting: it may yet post. Safe for concurrent use.
+func (a *Agent) RankExited(r proto.Rank) {
+	if r >= 0 && int(r) < len(a.localOf) && a.localOf[r] >= 0 {
+		a.exited[a.localOf[r]].Store(true)
+	}
+}
+
+// rankStatus computes the status byte of local rank i from its control page
+// and its process's liveness (proto's Status constants say what each means):
+// no MPI state yet is "starting" while the process lives and "exited without
+// MPI" once it has exited; a rank blocked in a call is "woken" while a
+// completion published to it (wake) is newer than the last one it looked at
+// (seen), since it can then go on as soon as it runs. The page is the rank's
+// to write: a value out of range fails the job naming the rank and field.
+func (a *Agent) rankStatus(i int, b *shm.RankBlock) (uint8, error) {
+	switch st := b.State(); st {
+	case shm.StateNone:
+		if a.exited[i].Load() {
+			return proto.StatusNotMPI, nil
+		}
+		return proto.StatusStarting, nil
+	case shm.StateFinalized:
+		return proto.StatusFinalized, nil
+	case shm.StateInit:
+	default:
+		return 0, a.fail(b.WorldRank(), "control page: state = %d, want %d (none), %d (init) or %d (finalized)", st, shm.StateNone, shm.StateInit, shm.StateFinalized)
+	}
+	c := b.Blocked()
+	if int(c) >= len(proto.CallNames) {
+		return 0, a.fail(b.WorldRank(), "control page: blocked call code = %d, want 0 .. %d", c, len(proto.CallNames)-1)
+	}
+	if c != 0 && b.Seen() != atomic.LoadUint32(b.Wake()) {
+		return proto.StatusWoken | c, nil
+	}
+	return c, nil
 }
 
 // Node is the agent's node id.
@@ -190,13 +231,8 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 		if atomic.LoadUint32(b.Sleeping()) != 0 {
 			a.stats.BPTS++
 		}
-		switch b.State() {
-		case shm.StateNone:
-			a.status[i] = proto.StatusNotMPI
-		case shm.StateFinalized:
-			a.status[i] = proto.StatusFinalized
-		default:
-			a.status[i] = b.Blocked()
+		if a.status[i], err = a.rankStatus(i, b); err != nil {
+			return nil, err
 		}
 		me := b.WorldRank()
 		_, err := b.Drain(k, func(d proto.Descriptor, inl []byte) error {

@@ -12,7 +12,12 @@
 //     completion records, bumps each woken rank's futex word), stores k in the
 //     region header, and drains every rank's ring up to the first descriptor
 //     posted in slice k (rule 1). Inline send payloads are copied out of the
-//     ring into agent memory. The drained descriptors are its DEM batch.
+//     ring into agent memory. The drained descriptors are its DEM batch, sent
+//     with one status byte per local rank (rankStatus: running, blocked in a
+//     call, woken — blocked but with a completion newer than the last one it
+//     looked at —, starting — no MPI state yet and its process, as far as the
+//     launcher has said through RankExited, alive —, finalized, or exited
+//     without MPI), from which internal/core judges deadlocks.
 //
 //  2. MSM: takes every node's batch (node order) and runs core.MSM; every node
 //     computes the same plan.

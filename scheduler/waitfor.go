@@ -47,6 +47,38 @@ func (s *Scheduler) Waits() []Wait {
 	return out
 }
 
+// Incomplete sets mark[r] for every rank r with at least one unfinished
+// operation, the ranks Waits would name, without allocating (deadlock
+// detection asks every quiet slice). mark has one entry per rank; entries of
+// other ranks are left as they are.
+func (s *Scheduler) Incomplete(mark []bool) {
+	for _, q := range s.pending {
+		for _, o := range q {
+			mark[o.d.Rank] = true
+		}
+	}
+	for _, q := range s.unexpected {
+		for _, o := range q {
+			if !o.d.Inline {
+				mark[o.d.Rank] = true
+			}
+		}
+	}
+	for _, c := range s.colls {
+		if c.posted == len(c.heads) {
+			continue
+		}
+		for _, d := range c.heads {
+			if d.Kind != 0 {
+				mark[d.Rank] = true
+			}
+		}
+	}
+	for _, x := range s.active {
+		mark[x.recv.Rank] = true
+	}
+}
+
 // Unmatched lists the sends no receive ever matched (for the end-of-job report).
 func (s *Scheduler) Unmatched() []proto.Descriptor {
 	var out []proto.Descriptor

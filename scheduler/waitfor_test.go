@@ -48,3 +48,42 @@ func TestWaitForGraph(t *testing.T) {
 		t.Fatalf("acyclic graph gave %v", c)
 	}
 }
+
+// Incomplete marks exactly the ranks Waits names, slice after slice, as
+// operations are posted, matched, moved over several slices and completed.
+func TestIncompleteMatchesWaits(t *testing.T) {
+	s := New(Config{BytesPerSliceMax: 4096, ChunksPerSliceMax: 64}, []proto.NodeID{0, 0, 1, 1, 1})
+	inl := send(4, 0, 9, 1, 8)
+	inl.Inline = true // a buffered send is complete for its sender
+	slicesOf := [][]proto.Descriptor{
+		{recv(0, 1, 0, 1, 8), send(2, 3, 5, 1, 10000), inl,
+			{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 3, Seq: 1, Req: 1}},
+		{recv(3, 2, 5, 2, 10000)}, // matches 2's send: moves over three slices
+		nil,
+		{{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 0, Seq: 2, Req: 2},
+			{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 1, Seq: 1, Req: 1},
+			{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 2, Seq: 2, Req: 2}},
+		{{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 4, Seq: 2, Req: 2}},
+		nil,
+		{send(1, 0, 0, 2, 8)},
+		nil,
+	}
+	sawMoving, sawNone := false, false
+	for i, descs := range slicesOf {
+		s.Schedule(proto.SliceID(i+1), descs)
+		want := make([]bool, 5)
+		for _, w := range s.Waits() {
+			want[w.Rank] = true
+			sawMoving = sawMoving || w.Why == "moving"
+		}
+		got := make([]bool, 5)
+		s.Incomplete(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("slice %d: Incomplete %v, Waits name %v", i+1, got, want)
+		}
+		sawNone = sawNone || !slices.Contains(got, true)
+	}
+	if !sawMoving || !sawNone {
+		t.Fatalf("the scenario did not cover a moving transfer (%v) and a quiet end (%v)", sawMoving, sawNone)
+	}
+}

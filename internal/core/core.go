@@ -44,9 +44,10 @@ type Config struct {
 	NodeOf  []proto.NodeID // world rank → node
 	Sched   scheduler.Config
 	Restart Restart
-	// DeadlockSlices: a job in which every MPI rank is blocked (or finalized)
-	// and nothing is exchanged, moved or completed for this many consecutive
-	// slices is deadlocked. 0 turns detection off.
+	// DeadlockSlices is the guard of deadlock detection (see detect): a job
+	// is declared deadlocked only when no rank can make progress, judged from
+	// the posted state, in this many consecutive slices (at least 2 are
+	// used). 0 turns detection off.
 	DeadlockSlices uint64
 	// DeadlockWarn reports a deadlock and keeps waiting instead of failing.
 	DeadlockWarn bool
@@ -73,11 +74,12 @@ type Node struct {
 	descs   []proto.Descriptor
 	status  []uint8
 	idle    uint64
+	waiting []bool // detect's scratch: ranks with an incomplete operation
 }
 
 // New returns the state machine of node cfg.Node.
 func New(cfg Config) *Node {
-	n := &Node{cfg: cfg, f: strobe.NewFollower(cfg.Node), sch: scheduler.New(cfg.Sched, cfg.NodeOf), local: make([]bool, len(cfg.NodeOf))}
+	n := &Node{cfg: cfg, f: strobe.NewFollower(cfg.Node), sch: scheduler.New(cfg.Sched, cfg.NodeOf), local: make([]bool, len(cfg.NodeOf)), waiting: make([]bool, len(cfg.NodeOf))}
 	for r, nd := range cfg.NodeOf {
 		n.local[r] = nd == cfg.Node
 	}
@@ -124,6 +126,11 @@ func (e *DescriptorError) Error() string {
 func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	if status != nil && len(status) != len(n.local) {
 		return fmt.Errorf("core: slice %d: %d rank statuses for %d ranks", k, len(status), len(n.local))
+	}
+	for r, s := range status {
+		if err := proto.CheckStatus(s); err != nil {
+			return fmt.Errorf("core: slice %d: rank %d: %w", k, r, err)
+		}
 	}
 	n.status = status
 	if err := n.f.Step(strobe.PhaseMSM, k); err != nil {
@@ -191,36 +198,51 @@ type DeadlockError struct {
 
 func (e *DeadlockError) Error() string { return e.Report }
 
-// detect counts stuck slices and builds the report when the count is reached.
+// minGuard is the smallest guard detect uses: a descriptor posted during slice
+// k is exchanged in slice k+1, so one quiet slice can still hide a post made
+// just before its rank blocked; two consecutive quiet slices cannot.
+const minGuard = 2
+
+// detect decides whether the job is deadlocked. A deadlock is a fact about the
+// posted state, not a silence: it is declared only when no rank can make
+// progress, that is when every rank
+//
+//   - is finalized or has exited without MPI (proto.StatusInert), or
+//   - is blocked in a call, has looked at every completion published to it
+//     (proto.StatusBlocked), and has an operation the scheduler holds as not
+//     complete (scheduler.Incomplete),
+//
+// at least one rank is blocked, and the scheduler found nothing to exchange,
+// move or complete. Since no rank is running, nothing more can be posted, and
+// since the scheduler matched nothing, nothing posted can complete a blocked
+// call. A rank that is running, alive but not yet in MPI_Init
+// (proto.StatusStarting), or woken with a completion it has not consumed
+// (proto.StatusWoken: descheduled, paging, stopped) can still progress, and
+// resets the count. The count of such slices is only a guard against what
+// a single slice cannot show (a post not yet exchanged, see minGuard); time
+// is measured in slices the master ran, never in wall time.
 func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
 	if n.cfg.DeadlockSlices == 0 || n.status == nil {
 		return nil
 	}
-	stuck, blocked := true, false
-	for _, s := range n.status {
-		switch s {
-		case proto.StatusRunning:
-			stuck = false
-		case proto.StatusFinalized, proto.StatusNotMPI:
-		default:
-			blocked = true
-		}
-	}
 	p := n.plan
-	if !stuck || !blocked || exchanged > 0 || len(p.Chunks) > 0 || len(p.Completions) > 0 {
+	if exchanged > 0 || len(p.Chunks) > 0 || len(p.Completions) > 0 || !n.noneCanProgress() {
 		n.idle = 0
 		return nil
 	}
 	n.idle++
-	if n.idle != n.cfg.DeadlockSlices {
+	guard := max(n.cfg.DeadlockSlices, minGuard)
+	if n.idle != guard { // reported once (deadlock_action warn keeps waiting)
 		return nil
 	}
 	ws := n.sch.Waits()
-	var b strings.Builder
-	fmt.Fprintf(&b, "deadlock: every MPI rank has been blocked for %d slices with nothing to exchange, move or complete\n", n.idle)
 	isBlocked := make([]bool, len(n.status))
 	for r, s := range n.status {
-		isBlocked[r] = s != proto.StatusRunning && s != proto.StatusFinalized && s != proto.StatusNotMPI
+		isBlocked[r] = proto.StatusBlocked(s)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "deadlock: every MPI rank has been blocked for %d slices with nothing to exchange, move or complete\n", n.idle)
+	for r, s := range n.status {
 		line := fmt.Sprintf("  rank %d (%s)", r, proto.DescribeStatus(s))
 		any := false
 		for _, w := range ws {
@@ -236,9 +258,37 @@ func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
 	if c := scheduler.Cycle(n.sch.WaitsFor(ws), isBlocked); c != nil {
 		fmt.Fprintf(&b, "  wait-for cycle: %s", scheduler.FormatCycle(c))
 	} else {
-		b.WriteString("  no wait-for cycle: the ranks wait for ranks that have finished or are not MPI processes")
+		b.WriteString("  no wait-for cycle: the ranks wait for ranks that have finalized or exited without calling MPI_Init")
 	}
 	return &DeadlockError{Slice: k, Slices: n.idle, Fatal: !n.cfg.DeadlockWarn, Report: b.String()}
+}
+
+// noneCanProgress reports whether no rank can make progress: every rank is
+// inert, or blocked with an operation the scheduler holds as incomplete, and
+// at least one is blocked. A rank whose status says blocked but which has no
+// incomplete operation (its call waits on nothing the runtime knows of) is
+// not counted as stuck: the posted state does not show it.
+func (n *Node) noneCanProgress() bool {
+	blocked := false
+	for _, s := range n.status {
+		switch {
+		case proto.StatusBlocked(s):
+			blocked = true
+		case !proto.StatusInert(s):
+			return false
+		}
+	}
+	if !blocked {
+		return false
+	}
+	clear(n.waiting)
+	n.sch.Incomplete(n.waiting)
+	for r, s := range n.status {
+		if proto.StatusBlocked(s) && !n.waiting[r] {
+			return false
+		}
+	}
+	return true
 }
 
 // Unmatched lists the sends no receive ever matched.

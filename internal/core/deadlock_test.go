@@ -67,3 +67,110 @@ func TestDeadlockDetection(t *testing.T) {
 		t.Fatalf("fatal %v slice %d", dl.Fatal, dl.Slice)
 	}
 }
+
+// stepper runs slices of one node with the given descriptors and statuses.
+func stepper(t *testing.T, n *Node) func(k proto.SliceID, descs []proto.Descriptor, st []uint8) error {
+	return func(k proto.SliceID, descs []proto.Descriptor, st []uint8) error {
+		t.Helper()
+		if _, err := n.Strobe(k); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.DEM(k, descs, st); err != nil {
+			t.Fatal(err)
+		}
+		_, err := n.MSM(k)
+		if err := n.TX(k); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.EndSlice(k); err != nil {
+			t.Fatal(err)
+		}
+		return err
+	}
+}
+
+// A guard of one slice is raised to two: a post made just before its rank
+// blocked is exchanged only in the next slice.
+func TestDeadlockGuardIsAtLeastTwoSlices(t *testing.T) {
+	n := New(Config{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, DeadlockSlices: 1})
+	step := stepper(t, n)
+	recv := proto.CallCode("MPI_Recv")
+	st := []uint8{recv, recv}
+	if err := step(1, []proto.Descriptor{
+		{Kind: proto.KindRecv, Rank: 0, Peer: 1, Tag: 7, Seq: 1, Req: 1, Len: 8},
+		{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 7, Seq: 1, Req: 1, Len: 8},
+	}, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := step(2, nil, st); err != nil {
+		t.Fatalf("one quiet slice: %v", err)
+	}
+	var dl *DeadlockError
+	if err := step(3, nil, st); !errors.As(err, &dl) || dl.Slices != 2 {
+		t.Fatalf("second quiet slice: want a deadlock after 2 slices, got %v", err)
+	}
+}
+
+// A rank whose status says blocked but which has no operation the runtime
+// holds as incomplete is not deadlocked: the posted state does not show it.
+func TestBlockedWithNothingIncompleteIsNoDeadlock(t *testing.T) {
+	n := New(Config{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, DeadlockSlices: 3})
+	step := stepper(t, n)
+	recv := proto.CallCode("MPI_Recv")
+	if err := step(1, []proto.Descriptor{{Kind: proto.KindRecv, Rank: 0, Peer: 1, Tag: 7, Seq: 1, Req: 1, Len: 8}}, []uint8{recv, recv}); err != nil {
+		t.Fatal(err)
+	}
+	for k := proto.SliceID(2); k <= 20; k++ {
+		if err := step(k, nil, []uint8{recv, recv}); err != nil {
+			t.Fatalf("slice %d: rank 1 has nothing incomplete, yet: %v", k, err)
+		}
+	}
+	// Once rank 1 is finalized, rank 0's wait is a fact: reported after the guard.
+	var dl *DeadlockError
+	for k := proto.SliceID(21); k <= 23; k++ {
+		err := step(k, nil, []uint8{recv, proto.StatusFinalized})
+		if got := errors.As(err, &dl); got != (k == 23) {
+			t.Fatalf("slice %d: deadlock %v (%v), want it only at slice 23", k, got, err)
+		}
+	}
+	if !strings.Contains(dl.Report, "no wait-for cycle: the ranks wait for ranks that have finalized or exited without calling MPI_Init") {
+		t.Fatalf("report:\n%s", dl.Report)
+	}
+}
+
+// Warn mode reports once and keeps counting without reporting again.
+func TestDeadlockWarnReportsOnce(t *testing.T) {
+	n := New(Config{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, DeadlockSlices: 3, DeadlockWarn: true})
+	step := stepper(t, n)
+	recv := proto.CallCode("MPI_Recv")
+	st := []uint8{recv, proto.StatusNotMPI}
+	step(1, []proto.Descriptor{{Kind: proto.KindRecv, Rank: 0, Peer: 1, Tag: 7, Seq: 1, Req: 1, Len: 8}}, st)
+	reports := 0
+	for k := proto.SliceID(2); k <= 30; k++ {
+		var dl *DeadlockError
+		if err := step(k, nil, st); errors.As(err, &dl) {
+			reports++
+			if dl.Fatal || dl.Slice != 4 || !strings.Contains(dl.Report, "rank 1 (exited without calling MPI_Init)") {
+				t.Fatalf("slice %d: fatal %v slice %d\n%s", k, dl.Fatal, dl.Slice, dl.Report)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reports != 1 {
+		t.Fatalf("%d reports, want 1", reports)
+	}
+}
+
+// A status byte is another process's data: an invalid one is refused with an
+// error naming the rank, the value and what is valid.
+func TestBadStatusByteRefused(t *testing.T) {
+	n := New(Config{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, DeadlockSlices: 3})
+	if _, err := n.Strobe(1); err != nil {
+		t.Fatal(err)
+	}
+	err := n.DEM(1, nil, []uint8{0, 0x40})
+	if err == nil || !strings.Contains(err.Error(), "slice 1: rank 1: status byte 0x40, want 0 (running)") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -23,5 +23,19 @@
 // published at the strobe of k+1 under the default policy, at the end of slice
 // k's transmission under the early-restart policy.
 //
+// Deadlock detection (issue 9): a deadlock is a fact about the posted state,
+// not a silence. MSM declares one only when no rank can make progress: every
+// rank is finalized or exited without MPI, or blocked in a call, having looked
+// at every completion published to it, with an operation the scheduler holds as
+// incomplete; at least one is blocked; and nothing was exchanged, moved or
+// completed. A rank still starting (alive, not yet at MPI_Init), woken (a
+// completion it has not consumed: descheduled, paging, stopped) or running can
+// still post or go on, so the job is not deadlocked however long that lasts.
+// The agents compute each rank's status byte (proto.StatusRunning and the
+// others), the launcher tells them which processes have exited; the core only
+// reads the bytes. DeadlockSlices consecutive such slices (at least two, as a
+// post made during slice k is exchanged in k+1) are a guard, not the criterion;
+// time is counted in slices the master ran, never read from a clock.
+//
 // No clock, goroutine or I/O. Not safe for concurrent use.
 package core

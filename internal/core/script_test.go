@@ -19,7 +19,11 @@ var update = flag.Bool("update", false, "rewrite testdata expectations")
 
 // harness drives several Nodes the way the master and the agents do, and
 // prints a trace. Each script line "post rR kind k=v..." posts a descriptor
-// during the current slice; "slice [N]" runs N slices on every node.
+// during the current slice; "slice [N]" runs N slices on every node;
+// "status rR=S ..." sets the status byte of ranks (see parseStatus) that the
+// agents send with every DEM from then on (none are sent until the first
+// status line: no deadlock detection). "config ... deadlock N" sets
+// DeadlockSlices, "action warn" keeps the job going after a report.
 type harness struct {
 	t      *testing.T
 	nodes  []*Node
@@ -29,6 +33,7 @@ type harness struct {
 	cseq   []uint32
 	failed bool
 	queued [][]proto.Descriptor // per node, in post order
+	status []uint8              // nil: not sent
 	out    strings.Builder
 }
 
@@ -40,13 +45,15 @@ func (h *harness) config(args map[string]string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	guard, _ := strconv.ParseUint(args["deadlock"], 10, 64)
 	h.nodeOf = make([]proto.NodeID, nr)
 	for r := range h.nodeOf {
 		h.nodeOf[r] = proto.NodeID(r * nn / nr)
 	}
 	for i := 0; i < nn; i++ {
 		h.nodes = append(h.nodes, New(Config{Node: proto.NodeID(i), NodeOf: h.nodeOf, Restart: pol,
-			Sched: scheduler.Config{BytesPerSliceMax: budget, ChunksPerSliceMax: 64}}))
+			Sched:          scheduler.Config{BytesPerSliceMax: budget, ChunksPerSliceMax: 64},
+			DeadlockSlices: guard, DeadlockWarn: args["action"] == "warn"}))
 	}
 	h.seq = make([]uint64, nr)
 	h.cseq = make([]uint32, nr)
@@ -127,6 +134,45 @@ func (h *harness) post(rank string, kind string, args map[string]string) {
 	h.queued[nd] = append(h.queued[nd], d)
 }
 
+// parseStatus reads one rank's status: running, starting (alive, not yet in
+// MPI_Init), finalized, exited (without MPI_Init), MPI_<Call> (blocked in it)
+// or woken:MPI_<Call> (blocked in it with a completion it has not consumed).
+func (h *harness) parseStatus(s string) uint8 {
+	switch s {
+	case "running":
+		return proto.StatusRunning
+	case "starting":
+		return proto.StatusStarting
+	case "finalized":
+		return proto.StatusFinalized
+	case "exited":
+		return proto.StatusNotMPI
+	}
+	woken, call := uint8(0), s
+	if c, ok := strings.CutPrefix(s, "woken:"); ok {
+		woken, call = proto.StatusWoken, c
+	}
+	code := proto.CallCode(call)
+	if code == 0 {
+		h.t.Fatalf("status %q: want running, starting, finalized, exited, MPI_<Call> or woken:MPI_<Call>", s)
+	}
+	return woken | code
+}
+
+func (h *harness) setStatus(fields []string) {
+	if h.status == nil {
+		h.status = make([]uint8, len(h.nodeOf))
+	}
+	for _, f := range fields {
+		r, v, _ := strings.Cut(f, "=")
+		i, err := strconv.Atoi(strings.TrimPrefix(r, "r"))
+		if err != nil || i < 0 || i >= len(h.status) {
+			h.t.Fatalf("status %q: want rR=STATUS with R in 0 .. %d", f, len(h.status)-1)
+		}
+		h.status[i] = h.parseStatus(v)
+	}
+}
+
 func (h *harness) slice() {
 	if h.failed { // the job aborts at the first error
 		return
@@ -157,13 +203,28 @@ func (h *harness) slice() {
 		}
 		h.queued[i] = keep
 	}
-	var first string
+	var first, firstDL string
 	for i, n := range h.nodes {
-		if err := n.DEM(k, all, nil); err != nil {
+		if err := n.DEM(k, all, h.status); err != nil {
 			fmt.Fprintf(&h.out, "  n%d error: %v\n", i, err)
 			return
 		}
 		p, err := n.MSM(k)
+		var dl *DeadlockError
+		if errors.As(err, &dl) {
+			// Every node sees the same state and must reach the same verdict.
+			if i == 0 {
+				firstDL = dl.Report
+				fmt.Fprintf(&h.out, "  n0 deadlock after %d slices (fatal %v):\n    %s\n", dl.Slices, dl.Fatal,
+					strings.ReplaceAll(dl.Report, "\n", "\n    "))
+			} else if dl.Report != firstDL {
+				h.t.Fatalf("slice %d: node %d reported differently from node 0:\n%s\nvs\n%s", k, i, dl.Report, firstDL)
+			}
+			h.failed = h.failed || dl.Fatal
+			err = nil
+		} else if i > 0 && firstDL != "" {
+			h.t.Fatalf("slice %d: node 0 reported a deadlock, node %d did not", k, i)
+		}
 		if err != nil {
 			var se *scheduler.Error
 			if !errors.As(err, &se) {
@@ -256,6 +317,8 @@ func TestScripts(t *testing.T) {
 					h.config(parseArgs(f[1:]))
 				case "post":
 					h.post(f[1], f[2], kv(f[3:]))
+				case "status":
+					h.setStatus(f[1:])
 				case "slice":
 					n := 1
 					if len(f) > 1 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 
 	mpi "github.com/bcsmpi/bcsmpi/mpiapi"
 )
@@ -34,6 +35,12 @@ func pattern(src, dst, size, salt int) []byte {
 }
 
 func main() {
+	if os.Args[1] == "lateinit" && os.Getenv(mpi.EnvRank) == "1" {
+		time.Sleep(2 * time.Second) // a slow start: rank 0 waits for us meanwhile
+	}
+	if os.Args[1] == "noinit" && os.Getenv(mpi.EnvRank) == "1" {
+		return // a process of the job that is not an MPI program
+	}
 	check(mpi.Init())
 	w = mpi.World()
 	switch os.Args[1] {
@@ -113,6 +120,13 @@ func main() {
 		if w.Rank() < 2 {
 			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
 		}
+	case "deadlocklater": // as deadlock, after completions were published to every rank
+		for i := 0; i < 3; i++ {
+			check(mpi.Barrier(w))
+		}
+		if w.Rank() < 2 {
+			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
+		}
 	case "sendsend": // both send 1 MiB first: rendezvous sends wait for receives that never come
 		if w.Rank() < 2 {
 			mpi.Send(w, make([]byte, 1<<20), 1-w.Rank(), 5)
@@ -121,6 +135,27 @@ func main() {
 		if w.Rank() == 0 {
 			check(mpi.Send(w, []byte("lost"), 1, 3))
 		}
+	case "lateinit": // rank 1 sleeps 2 s before MPI_Init; rank 0 waits for its message
+		switch w.Rank() {
+		case 0:
+			v := []int64{0}
+			_, err := mpi.Recv(w, v, 1, 4)
+			check(err)
+			if v[0] != 42 {
+				fail("lateinit: got %d, want 42", v[0])
+			}
+			fmt.Println("lateinit ok")
+		case 1:
+			check(mpi.Send(w, []int64{42}, 0, 4))
+		}
+	case "noinit": // rank 1 exits without MPI_Init; rank 0 waits for it forever
+		if w.Rank() == 0 {
+			mpi.Recv(w, make([]byte, 1), 1, 0)
+		}
+	case "stopped": // rank 0 stops rank 1 (SIGSTOP) while its receive completes, and continues it 1 s later
+		stopped()
+	case "ring": // a token around every rank, then a barrier: rank 0 waits for the last rank to start
+		ring()
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled
@@ -263,5 +298,73 @@ func semantics() {
 	}
 	if me == 0 {
 		fmt.Println("semantics ok")
+	}
+}
+
+// stopped: rank 1 posts two receives (tag 3 stays pending throughout) and
+// sends its pid; rank 0 stops it, sends the tag 1 message it waits for, and
+// waits for its answer, which comes only after the SIGCONT a second later.
+// Meanwhile rank 0 is blocked and rank 1 is blocked in a call whose operation
+// has completed: not a deadlock.
+func stopped() {
+	switch w.Rank() {
+	case 0:
+		pid := []int64{0}
+		_, err := mpi.Recv(w, pid, 1, 0)
+		check(err)
+		check(syscall.Kill(int(pid[0]), syscall.SIGSTOP))
+		go func() {
+			time.Sleep(time.Second)
+			syscall.Kill(int(pid[0]), syscall.SIGCONT)
+		}()
+		check(mpi.Send(w, []int64{7}, 1, 1))
+		v := []int64{0}
+		_, err = mpi.Recv(w, v, 1, 2)
+		check(err)
+		if v[0] != 8 {
+			fail("stopped: got %d, want 8", v[0])
+		}
+		check(mpi.Send(w, []int64{9}, 1, 3))
+		fmt.Println("stopped ok")
+	case 1:
+		last := []int64{0}
+		r3, err := mpi.Irecv(w, last, 0, 3)
+		check(err)
+		v := []int64{0}
+		r1, err := mpi.Irecv(w, v, 0, 1)
+		check(err)
+		check(mpi.Send(w, []int64{int64(os.Getpid())}, 0, 0))
+		_, err = mpi.Wait(r1)
+		check(err)
+		check(mpi.Send(w, []int64{v[0] + 1}, 0, 2))
+		_, err = mpi.Wait(r3)
+		check(err)
+		if last[0] != 9 {
+			fail("stopped: got %d, want 9", last[0])
+		}
+	}
+}
+
+// ring passes a counter from rank 0 around every rank and back, each rank
+// adding one, then all meet in a barrier.
+func ring() {
+	me, n := w.Rank(), w.Size()
+	v := []int64{0}
+	if me == 0 {
+		check(mpi.Send(w, v, 1%n, 0))
+		_, err := mpi.Recv(w, v, n-1, 0)
+		check(err)
+		if v[0] != int64(n-1) {
+			fail("ring: token %d came back, want %d", v[0], n-1)
+		}
+	} else {
+		_, err := mpi.Recv(w, v, me-1, 0)
+		check(err)
+		v[0]++
+		check(mpi.Send(w, v, (me+1)%n, 0))
+	}
+	check(mpi.Barrier(w))
+	if me == 0 {
+		fmt.Printf("ring of %d ok\n", n)
 	}
 }

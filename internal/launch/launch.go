@@ -382,6 +382,7 @@ func Run(job Job) (res Result, err error) {
 		case e := <-exits:
 			alive--
 			procs[e.rank] = nil
+			nodes[nodeOf[e.rank]].agent.RankExited(proto.Rank(e.rank)) // not "starting" any more (deadlock detection)
 			if aborting {
 				continue
 			}

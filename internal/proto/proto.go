@@ -371,13 +371,49 @@ func CallCode(call string) uint8 {
 	return 0
 }
 
-// Rank status bytes exchanged with every DEM: 0 running, 1..len(CallNames)-1
-// blocked in that call, or one of these.
+// Rank status bytes. A rank's agent computes one per rank at every strobe and
+// sends it with the DEM; deadlock detection (internal/core) reads them. Each
+// says whether the rank can still make progress on its own:
+//
+//	StatusRunning            initialised, not in a blocking call: it can post
+//	1 .. len(CallNames)-1    blocked in that call, and it has looked at every
+//	                         completion published to it since: it waits for
+//	                         something not yet complete
+//	StatusWoken|code         blocked in that call, but a completion was published
+//	                         to it that it has not looked at yet (it has not run
+//	                         since: descheduled, paging, stopped): it can go on
+//	StatusStarting           alive, has not called MPI_Init yet: it may still post
+//	StatusFinalized          called MPI_Finalize: it posts nothing more
+//	StatusNotMPI             exited without calling MPI_Init: it posts nothing
+//
+// Any other value is invalid (CheckStatus).
 const (
 	StatusRunning   uint8 = 0
-	StatusFinalized uint8 = 0xFE // called MPI_Finalize
-	StatusNotMPI    uint8 = 0xFF // never called MPI_Init (not an MPI participant)
+	StatusWoken     uint8 = 0x80
+	StatusStarting  uint8 = 0xFD
+	StatusFinalized uint8 = 0xFE
+	StatusNotMPI    uint8 = 0xFF
 )
+
+// CheckStatus reports whether s is a valid status byte.
+func CheckStatus(s uint8) error {
+	switch {
+	case int(s) < len(CallNames), s > StatusWoken && int(s-StatusWoken) < len(CallNames),
+		s == StatusStarting, s == StatusFinalized, s == StatusNotMPI:
+		return nil
+	}
+	return fmt.Errorf("status byte %#x, want 0 (running), 1 .. %d (blocked in a call), %#x .. %#x (woken in a call), %#x (starting), %#x (finalized) or %#x (exited without MPI)",
+		s, len(CallNames)-1, StatusWoken+1, int(StatusWoken)+len(CallNames)-1, StatusStarting, StatusFinalized, StatusNotMPI)
+}
+
+// StatusBlocked reports whether s is a rank blocked in a call with nothing
+// published to it that it has not looked at: a rank that cannot go on until
+// another rank posts something.
+func StatusBlocked(s uint8) bool { return s != StatusRunning && int(s) < len(CallNames) }
+
+// StatusInert reports whether s is a rank that will never post again
+// (finalized, or exited without MPI).
+func StatusInert(s uint8) bool { return s == StatusFinalized || s == StatusNotMPI }
 
 // DescribeStatus renders a status byte.
 func DescribeStatus(s uint8) string {
@@ -387,9 +423,13 @@ func DescribeStatus(s uint8) string {
 	case s == StatusFinalized:
 		return "finalized"
 	case s == StatusNotMPI:
-		return "not an MPI process"
+		return "exited without calling MPI_Init"
+	case s == StatusStarting:
+		return "alive, has not called MPI_Init yet"
 	case int(s) < len(CallNames):
 		return "in " + CallNames[s]
+	case s > StatusWoken && int(s-StatusWoken) < len(CallNames):
+		return "in " + CallNames[s-StatusWoken] + ", woken: a completion is waiting for it to run"
 	}
-	return fmt.Sprintf("status %d", s)
+	return fmt.Sprintf("status %#x", s)
 }

@@ -13,7 +13,9 @@
 // Control page of a rank block (4096 bytes): pid, state (none/init/finalized),
 // wake (futex word bumped by the agent when it publishes completions), sleeping
 // (1 while the rank sleeps on wake), world rank, blocked (the blocking call the
-// rank is in, for deadlock detection); the ring head (written by the
+// rank is in, for deadlock detection), seen (the value of wake at which the
+// rank, blocked, last found its call still waiting: while seen == wake it has
+// looked at every completion published to it); the ring head (written by the
 // rank only) and tail (written by the agent only) on their own cache lines;
 // counters (ring-full waits).
 //
@@ -41,7 +43,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 2
+	Version     = 3
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
@@ -169,6 +171,12 @@ func (b *RankBlock) SetWorldRank(r proto.Rank) {
 // Blocked is the proto.CallNames index of the blocking call the rank is in (0: none).
 func (b *RankBlock) Blocked() uint8     { return uint8(atomic.LoadUint32(b.r.u32(b.base + 20))) }
 func (b *RankBlock) SetBlocked(c uint8) { atomic.StoreUint32(b.r.u32(b.base+20), uint32(c)) }
+
+// Seen is the value of Wake at which the rank, blocked, last looked at its
+// completions and found its call still waiting (written by the rank after that
+// look, before it sleeps; read by the agent for deadlock detection).
+func (b *RankBlock) Seen() uint32     { return atomic.LoadUint32(b.r.u32(b.base + 24)) }
+func (b *RankBlock) SetSeen(w uint32) { atomic.StoreUint32(b.r.u32(b.base+24), w) }
 
 func (b *RankBlock) head() *uint64      { return b.r.u64(b.base + 64) }
 func (b *RankBlock) tail() *uint64      { return b.r.u64(b.base + 128) }
