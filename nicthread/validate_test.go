@@ -330,7 +330,9 @@ func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.Slice
 
 // Raw writes into a block's control page, as a misbehaving rank makes them
 // (offsets from the layout in package shm's doc).
-func blockBase(g shm.Geometry, l int) int { return shm.HeaderSize + l*(g.Size()-shm.HeaderSize)/g.Ranks }
+func blockBase(g shm.Geometry, l int) int {
+	return shm.HeaderSize + l*(g.Size()-shm.HeaderSize)/g.Ranks
+}
 
 func setPID(mem []byte, g shm.Geometry, l, pid int) {
 	binary.LittleEndian.PutUint32(mem[blockBase(g, l):], uint32(pid))
