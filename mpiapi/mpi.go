@@ -126,8 +126,8 @@ func Init() error {
 		vals[i] = v
 	}
 	fd, rank, size, local := vals[0], vals[1], vals[2], vals[3]
-	if !unix.FDOpen(fd) {
-		return (*process)(nil).errf(ErrOther, call, "%s=%d: rank %d's shared memory is not open in this process; only the process bcsrun started for rank %d can attach as it (a rank's region is closed on exec, so programs a rank starts cannot join the job)", EnvShmFD, fd, rank, rank)
+	if !unix.ShmFile(fd) {
+		return (*process)(nil).errf(ErrOther, call, "%s=%d: rank %d's shared memory is not open in this process (descriptor %d is closed or another file); only the process bcsrun started for rank %d can attach as it (a rank's region is closed on exec, so programs a rank starts cannot join the job)", EnvShmFD, fd, rank, fd, rank)
 	}
 	n, err := unix.FileSize(fd)
 	if err != nil {

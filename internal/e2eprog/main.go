@@ -34,6 +34,9 @@ func pattern(src, dst, size, salt int) []byte {
 }
 
 func main() {
+	if preInit(os.Args[1:]) {
+		return
+	}
 	check(mpi.Init())
 	w = mpi.World()
 	switch os.Args[1] {
@@ -121,6 +124,10 @@ func main() {
 		if w.Rank() == 0 {
 			check(mpi.Send(w, []byte("lost"), 1, 3))
 		}
+	case "exec-child":
+		execChild()
+	case "impersonate":
+		impersonate()
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

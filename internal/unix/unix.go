@@ -195,10 +195,14 @@ func ProcessCPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// FDOpen reports whether fd is an open descriptor of this process.
-func FDOpen(fd int) bool {
-	_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-	return err == nil
+// ShmFile reports whether fd is an open descriptor of a regular file in a
+// tmpfs such as ShmDir (a shared-memory region is one; an inherited pipe, or
+// a file the Go runtime keeps open, such as a cgroup file, is not).
+func ShmFile(fd int) bool {
+	var st unix.Stat_t
+	var fs unix.Statfs_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+		unix.Fstatfs(fd, &fs) == nil && fs.Type == unix.TMPFS_MAGIC
 }
 
 // CloseOnExec sets FD_CLOEXEC on fd, so no program this process executes
