@@ -33,6 +33,13 @@
 // and the group operations. Point-to-point ranks are communicator ranks; the
 // API translates them to world ranks in descriptors and back in statuses.
 //
+// Attachment (Init): a rank attaches once, from the process bcsrun started
+// for it (or one that process started before the rank's own Init): Init
+// claims the block's attach word with its pid and makes the region's
+// descriptor close-on-exec as soon as it is mapped, so a program a rank
+// executes neither holds the region nor can join the job as the rank; a
+// second Init for a rank is refused naming the rank and the holder.
+//
 // Handles (communicators, requests) are small values and table slots so that a
 // C layer can index them later; errors carry an MPI error class.
 //

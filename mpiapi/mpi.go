@@ -107,7 +107,11 @@ func envInt(name string) (int, error) {
 	return n, nil
 }
 
-// Init attaches the process to its node's agent.
+// Init attaches the process to its node's agent. A rank attaches once: its
+// block's attach word is claimed with its pid, and the region's descriptor is
+// made close-on-exec as soon as it is mapped, so no program the rank starts
+// inherits it; a second Init for the same rank from another process is
+// refused with an error naming the rank and the process holding it.
 func Init() error {
 	const call = "MPI_Init"
 	if self != nil {
@@ -122,18 +126,25 @@ func Init() error {
 		vals[i] = v
 	}
 	fd, rank, size, local := vals[0], vals[1], vals[2], vals[3]
+	if !unix.ShmFile(fd) {
+		return (*process)(nil).errf(ErrOther, call, "%s=%d: rank %d's shared memory is not open in this process (descriptor %d is closed or another file); only the process bcsrun started for rank %d can attach as it (a rank's region is closed on exec, so programs a rank starts cannot join the job)", EnvShmFD, fd, rank, fd, rank)
+	}
 	n, err := unix.FileSize(fd)
 	if err != nil {
-		return (*process)(nil).errf(ErrOther, call, "shared memory fd %d: %v", fd, err)
+		return (*process)(nil).errf(ErrOther, call, "shared memory fd %d of rank %d: %v", fd, rank, err)
 	}
 	mem, err := unix.Map(fd, int(n))
 	if err != nil {
-		return (*process)(nil).errf(ErrOther, call, "%v", err)
+		return (*process)(nil).errf(ErrOther, call, "rank %d: %v", rank, err)
+	}
+	if err := unix.CloseOnExec(fd); err != nil {
+		unix.Unmap(mem)
+		return (*process)(nil).errf(ErrOther, call, "rank %d: %v", rank, err)
 	}
 	region, err := shm.Attach(mem)
 	if err != nil {
 		unix.Unmap(mem)
-		return (*process)(nil).errf(ErrOther, call, "%v", err)
+		return (*process)(nil).errf(ErrOther, call, "%s=%d is not rank %d's shared memory: %v", EnvShmFD, fd, rank, err)
 	}
 	if local < 0 || local >= region.G.Ranks || rank < 0 || rank >= size {
 		unix.Unmap(mem)
@@ -143,6 +154,10 @@ func Init() error {
 	if blk.WorldRank() != proto.Rank(rank) {
 		unix.Unmap(mem)
 		return (*process)(nil).errf(ErrOther, call, "block %d belongs to rank %d, not %d", local, blk.WorldRank(), rank)
+	}
+	if holder, ok := blk.Claim(os.Getpid()); !ok { // before anything of the rank's (MMDS files) is touched
+		unix.Unmap(mem)
+		return (*process)(nil).errf(ErrOther, call, "rank %d is already attached by process %d; a rank attaches once, and a process it starts cannot attach as it", rank, holder)
 	}
 	p := &process{rank: proto.Rank(rank), size: proto.Rank(size), region: region, mem: mem, blk: blk,
 		reqs: make([]Request, region.G.ReqMax), start: time.Now(), slice: 500 * time.Microsecond, spin: 20 * time.Microsecond}
@@ -160,7 +175,6 @@ func Init() error {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%v", err)
 	}
-	blk.SetPID(os.Getpid())
 	blk.SetState(shm.StateInit)
 	self = p
 	world = Comm{id: 0, rank: rank, size: size}

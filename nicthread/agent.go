@@ -74,8 +74,16 @@ type Agent struct {
 	core    *core.Node
 	region  *shm.Region
 	blocks  []*shm.RankBlock
-	localOf []int // world rank → local block index, -1 if remote
+	localOf []int        // world rank → local block index, -1 if remote
+	rankOf  []proto.Rank // local block index → world rank: the agent's own table (validate.go)
 	size    int
+
+	// Per block, the agent's own record of the rank (see validate.go).
+	spawned   []atomic.Int64 // the process the launcher started (Spawned), 0 until told
+	pids      []atomic.Int64 // the process that attached, once verified; read by OnData too
+	lastSeq   []uint64
+	lastPost  []proto.SliceID
+	lastState []uint32
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
@@ -123,7 +131,9 @@ type AgentConfig struct {
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
-// node's ranks in increasing world-rank order.
+// node's ranks in increasing world-rank order. The launcher must report each
+// rank's process with Spawned: a block is drained only once the process that
+// attached to it has been checked against it.
 func NewAgent(cfg AgentConfig) *Agent {
 	a := &Agent{
 		node: cfg.Node,
@@ -150,8 +160,12 @@ func NewAgent(cfg AgentConfig) *Agent {
 			b.SetWorldRank(proto.Rank(r))
 			a.localOf[r] = len(a.blocks)
 			a.blocks = append(a.blocks, b)
+			a.rankOf = append(a.rankOf, proto.Rank(r))
 		}
 	}
+	n := len(a.blocks)
+	a.spawned, a.pids = make([]atomic.Int64, n), make([]atomic.Int64, n)
+	a.lastSeq, a.lastPost, a.lastState = make([]uint64, n), make([]proto.SliceID, n), make([]uint32, n)
 	a.woken = make([]bool, len(a.blocks))
 	a.status = make([]uint8, len(a.blocks))
 	a.exited = make([]atomic.Bool, len(a.blocks))
@@ -185,11 +199,11 @@ func (a *Agent) rankStatus(i int, b *shm.RankBlock) (uint8, error) {
 		return proto.StatusFinalized, nil
 	case shm.StateInit:
 	default:
-		return 0, a.fail(b.WorldRank(), "control page: state = %d, want %d (none), %d (init) or %d (finalized)", st, shm.StateNone, shm.StateInit, shm.StateFinalized)
+		return 0, a.fail(a.rankOf[i], "control page: state = %d, want %d (none), %d (init) or %d (finalized)", st, shm.StateNone, shm.StateInit, shm.StateFinalized)
 	}
 	c := b.Blocked()
 	if int(c) >= len(proto.CallNames) {
-		return 0, a.fail(b.WorldRank(), "control page: blocked call code = %d, want 0 .. %d", c, len(proto.CallNames)-1)
+		return 0, a.fail(a.rankOf[i], "control page: blocked call code = %d, want 0 .. %d", c, len(proto.CallNames)-1)
 	}
 	if c != 0 && b.Seen() != atomic.LoadUint32(b.Wake()) {
 		return proto.StatusWoken | c, nil
@@ -228,24 +242,24 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 	a.region.SetSlice(k)
 	a.batch = a.batch[:0]
 	for i, b := range a.blocks {
+		attached, err := a.checkControl(i)
+		if err != nil {
+			return nil, err
+		}
 		if atomic.LoadUint32(b.Sleeping()) != 0 {
 			a.stats.BPTS++
 		}
 		if a.status[i], err = a.rankStatus(i, b); err != nil {
 			return nil, err
 		}
-		me := b.WorldRank()
-		_, err := b.Drain(k, func(d proto.Descriptor, inl []byte) error {
-			if d.Rank != me {
-				return a.fail(me, "posted a descriptor claiming to be rank %d", d.Rank)
-			}
-			if err := scheduler.CheckDescriptor(d, a.size); err != nil {
-				return a.fail(me, "bad descriptor %s: %v", d.Describe(), err)
+		if !attached {
+			continue // nothing is drained before the block's process is known
+		}
+		_, err = b.Drain(k, func(d proto.Descriptor, inl []byte) error {
+			if err := a.checkDescriptor(i, k, d); err != nil {
+				return err
 			}
 			if d.Inline {
-				if d.Kind != proto.KindSend {
-					return a.fail(me, "inline payload on a %s descriptor", d.Kind)
-				}
 				a.inline[inlineKey{d.Rank, d.Seq}] = append(a.takeInline(), inl...)
 			}
 			a.batch = append(a.batch, d)
@@ -255,7 +269,11 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 			if errors.Is(err, ErrJob) {
 				return nil, err
 			}
-			return nil, a.fail(me, "descriptor ring: %v", err)
+			var fe *shm.FieldError
+			if errors.As(err, &fe) {
+				return nil, a.violation(i, fe)
+			}
+			return nil, a.fail(a.rankOf[i], "shared memory: descriptor ring: %v", err)
 		}
 	}
 	end := a.now()
@@ -362,7 +380,7 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 	}
 	for _, w := range p.Writes {
 		if l := a.localOf[w.Rank]; l >= 0 {
-			if err := unix.WriteTo(a.blocks[l].PID(), w.Data, w.Addr); err != nil {
+			if err := unix.WriteTo(a.pid(w.Rank), w.Data, w.Addr); err != nil {
 				return a.fail(w.Rank, "writing a new communicator's member list: %v", err)
 			}
 		}
@@ -453,7 +471,9 @@ func (a *Agent) fold(p *scheduler.Plan) {
 	}
 }
 
-func (a *Agent) pid(r proto.Rank) int { return a.blocks[a.localOf[r]].PID() }
+// pid is the process of local rank r as the agent verified it when it
+// attached (validate.go), never the pid word the rank can rewrite.
+func (a *Agent) pid(r proto.Rank) int { return int(a.pids[a.localOf[r]].Load()) }
 
 func (a *Agent) moveErr(r proto.Rank, c *proto.Chunk, what string, err error) error {
 	if errors.Is(err, unix.ErrProcessGone) {

@@ -46,6 +46,23 @@
 // computing; only the agent is running then. The cost is a second memory copy
 // for intra-node messages, measured in bench/.
 //
+// # What ranks write is input
+//
+// A rank can write every byte of its node's region, so the agent relies only
+// on its own tables (validate.go): the world rank of each block (assigned
+// here, never read back), the process the launcher started for it (Spawned)
+// and the process that attached (checked to be that one or a descendant, then
+// latched: process_vm copies use it, never the pid word), and each rank's last
+// sequence number, post slice and state. Every control-page field (world
+// rank, state, blocked, pid) and every drained descriptor field (rank, req <
+// requests_max, seq, post slice, addr+len, inline kind and length, and the
+// scheduler's per-kind checks of peers, tags, types and operations) is
+// checked before it reaches the scheduler or a completion record; a
+// violation is a *JobError naming the block's true rank and the field, which
+// aborts the job. Nothing is drained from a block before its process is
+// verified. FuzzDrain feeds random control pages and rings through drain,
+// MSM, TX and publish.
+//
 // # Master
 //
 // RunMaster strobes on the absolute schedule of strobe.Master

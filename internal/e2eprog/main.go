@@ -41,6 +41,9 @@ func main() {
 	if os.Args[1] == "noinit" && os.Getenv(mpi.EnvRank) == "1" {
 		return // a process of the job that is not an MPI program
 	}
+	if preInit(os.Args[1:]) {
+		return
+	}
 	check(mpi.Init())
 	w = mpi.World()
 	switch os.Args[1] {
@@ -156,6 +159,10 @@ func main() {
 		stopped()
 	case "ring": // a token around every rank, then a barrier: rank 0 waits for the last rank to start
 		ring()
+	case "exec-child":
+		execChild()
+	case "impersonate":
+		impersonate()
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

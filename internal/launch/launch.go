@@ -339,6 +339,7 @@ func Run(job Job) (res Result, err error) {
 			}
 			procs[r] = cmd.Process
 			started++
+			n.agent.Spawned(proto.Rank(r), cmd.Process.Pid) // the process (tree) that may attach as r
 			go func() {
 				err := cmd.Wait()
 				exits <- exit{rank: r, state: cmd.ProcessState, err: err}

@@ -10,14 +10,16 @@
 //	4096    rank block 0: control page, descriptor ring, completion table
 //	...     rank block 1 .. nlocal-1
 //
-// Control page of a rank block (4096 bytes): pid, state (none/init/finalized),
-// wake (futex word bumped by the agent when it publishes completions), sleeping
-// (1 while the rank sleeps on wake), world rank, blocked (the blocking call the
-// rank is in, for deadlock detection), seen (the value of wake at which the
-// rank, blocked, last found its call still waiting: while seen == wake it has
-// looked at every completion published to it); the ring head (written by the
-// rank only) and tail (written by the agent only) on their own cache lines;
-// counters (ring-full waits).
+// Control page of a rank block (4096 bytes): pid (the attach word: 0 until a
+// process claims the block with a compare-and-swap of its pid, see Claim),
+// state (none/init/finalized), wake (futex word bumped by the agent when it
+// publishes completions), sleeping (1 while the rank sleeps on wake), world
+// rank (written by the agent when it creates the region), blocked (the
+// blocking call the rank is in, for deadlock detection), seen (the value of
+// wake at which the rank, blocked, last found its call still waiting: while
+// seen == wake it has looked at every completion published to it); the ring
+// head (written by the rank only) and tail (written by the agent only) on their
+// own cache lines; counters (ring-full waits).
 //
 // Ring: RingSlots slots of SlotSize bytes: an encoded proto.Descriptor at 0 and
 // an inline payload at 128. Single producer (the rank), single consumer (the
@@ -27,6 +29,21 @@
 // Completion table: ReqMax records of 64 bytes, one per request slot of the
 // rank. The rank clears a record before posting; the agent fills it and sets
 // state=1 last, then bumps wake.
+//
+// # Trust
+//
+// A rank can write every byte of the region, not only its own block, so
+// everything the agent reads from it is input, never state: the agent keeps
+// its own copy of what it must rely on and checks the rest where the bound is
+// known. Here: Drain reads the ring from the agent's own count of drained
+// descriptors (the shared tail is only published for the rank), refuses a head
+// more than RingSlots ahead of it and an inline length over InlineMax, and
+// Complete writes only inside the block's own completion table. Package
+// nicthread checks the rest (the world rank, the attached process, request
+// slots, sequence numbers, kinds, peers) against its own tables. A refused
+// value is a *FieldError naming the field; the agent aborts the job with it.
+// Version 4 made the pid an attach word (claimed once) and the tail
+// agent-owned, and added the seen word.
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -43,12 +60,21 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 3
+	Version     = 4
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
 	CompSize    = 64
 )
+
+// FieldError is a value a rank wrote into the region that the agent refuses.
+type FieldError struct {
+	Field string // what the rank wrote, e.g. "descriptor req", "ring head"
+	Value any
+	Want  string // what would be valid
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s = %v, want %s", e.Field, e.Value, e.Want) }
 
 // Geometry sizes a region.
 type Geometry struct {
@@ -149,14 +175,30 @@ const (
 	StateFinalized = 2
 )
 
-// RankBlock is one rank's part of the region.
+// RankBlock is one rank's part of the region, as seen by one process: the
+// rank's and the agent's RankBlock for a block are different values.
 type RankBlock struct {
 	r    *Region
 	base int
+	// taken counts the descriptors the agent has drained: its own tail,
+	// in its own memory, so a rank that overwrites the shared tail cannot
+	// make it read a slot twice.
+	taken uint64
 }
 
-func (b *RankBlock) PID() int          { return int(int32(atomic.LoadUint32(b.r.u32(b.base)))) }
-func (b *RankBlock) SetPID(pid int)    { atomic.StoreUint32(b.r.u32(b.base), uint32(pid)) }
+// PID is the attach word: the pid of the process that claimed the block, or 0.
+func (b *RankBlock) PID() int { return int(int32(atomic.LoadUint32(b.r.u32(b.base)))) }
+
+// Claim attaches process pid to the block, once: it stores pid if the
+// attach word is still 0. Otherwise it returns false and the pid that holds
+// the block (rank side, in MPI_Init).
+func (b *RankBlock) Claim(pid int) (holder int, ok bool) {
+	if atomic.CompareAndSwapUint32(b.r.u32(b.base), 0, uint32(pid)) {
+		return pid, true
+	}
+	return b.PID(), false
+}
+
 func (b *RankBlock) State() uint32     { return atomic.LoadUint32(b.r.u32(b.base + 4)) }
 func (b *RankBlock) SetState(s uint32) { atomic.StoreUint32(b.r.u32(b.base+4), s) }
 func (b *RankBlock) Wake() *uint32     { return b.r.u32(b.base + 8) }
@@ -206,16 +248,25 @@ func (b *RankBlock) Post(d proto.Descriptor, inline []byte) bool {
 // slice k, in post order, and frees their slots. fn gets the inline payload
 // (valid only during the call). Drain stops at the first descriptor posted in
 // slice k or later (DESIGN.md §3 rule 1), or at the first that fn refuses.
+// It reads from the agent's own tail; a head more than RingSlots ahead of it,
+// a slot that does not decode and an inline length over InlineMax are errors
+// naming the field (agent side only: one drainer per block).
 func (b *RankBlock) Drain(k proto.SliceID, fn func(d proto.Descriptor, inline []byte) error) (int, error) {
-	t := atomic.LoadUint64(b.tail())
+	t := b.taken
 	h := atomic.LoadUint64(b.head())
+	if h-t > uint64(b.r.G.RingSlots) {
+		return 0, &FieldError{Field: "ring head", Value: h, Want: fmt.Sprintf("%d .. %d (the drained count %d plus at most ring_slots %d)", t, t+uint64(b.r.G.RingSlots), t, b.r.G.RingSlots)}
+	}
 	n := 0
-	defer func() { atomic.StoreUint64(b.tail(), t) }()
+	defer func() {
+		b.taken = t
+		atomic.StoreUint64(b.tail(), t)
+	}()
 	for ; t < h; t++ {
 		s := b.slot(t)
 		d, err := proto.DecodeDescriptor(s)
 		if err != nil {
-			return n, err
+			return n, fmt.Errorf("ring slot %d: %w", t, err)
 		}
 		if d.PostSlice >= k {
 			break
@@ -223,7 +274,7 @@ func (b *RankBlock) Drain(k proto.SliceID, fn func(d proto.Descriptor, inline []
 		var inl []byte
 		if d.Inline {
 			if d.Len > uint64(b.r.G.InlineMax) {
-				return n, fmt.Errorf("inline descriptor of %d bytes exceeds inline_max %d", d.Len, b.r.G.InlineMax)
+				return n, &FieldError{Field: "descriptor len (inline)", Value: d.Len, Want: fmt.Sprintf("0 .. %d (inline_max)", b.r.G.InlineMax)}
 			}
 			inl = s[SlotHeader : SlotHeader+int(d.Len)]
 		}
@@ -240,8 +291,13 @@ func (b *RankBlock) RingFree() int {
 	return b.r.G.RingSlots - int(atomic.LoadUint64(b.head())-atomic.LoadUint64(b.tail()))
 }
 
-// Completion record fields.
+// Completion record fields. A request slot past the table is a bug of the
+// caller: the agent checks every descriptor's Req against ReqMax when it
+// drains it, so a completion can only name a slot of the rank's own table.
 func (b *RankBlock) comp(req uint32) int {
+	if int(req) >= b.r.G.ReqMax {
+		panic(fmt.Sprintf("shm: completion for request slot %d of a table of %d: descriptors must be checked against requests_max when drained", req, b.r.G.ReqMax))
+	}
 	return b.base + controlSize + b.r.G.RingSlots*b.r.G.SlotSize() + int(req)*CompSize
 }
 

@@ -1,6 +1,9 @@
 package shm
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -95,4 +98,50 @@ func TestCompletionRoundTrip(t *testing.T) {
 	if !b.Done(5) || b.Completion(5) != c {
 		t.Fatalf("got %+v", b.Completion(5))
 	}
+}
+
+// A block is claimed once: a second process gets the holder's pid.
+func TestClaimOnce(t *testing.T) {
+	b := newRegion(t, Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16}).Block(0)
+	if h, ok := b.Claim(100); !ok || h != 100 || b.PID() != 100 {
+		t.Fatalf("first claim: holder %d ok %v pid %d", h, ok, b.PID())
+	}
+	if h, ok := b.Claim(200); ok || h != 100 || b.PID() != 100 {
+		t.Fatalf("second claim: holder %d ok %v pid %d, want refused with holder 100", h, ok, b.PID())
+	}
+}
+
+// Drain reads from the agent's own tail: a head too far ahead is refused
+// naming the field, and rewinding the shared tail re-reads nothing.
+func TestDrainOwnTail(t *testing.T) {
+	g := Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16}
+	r := newRegion(t, g)
+	rank, agent := r.Block(0), r.Block(0)
+	rank.Post(proto.Descriptor{Kind: proto.KindRecv, Seq: 1}, nil)
+	count := func() (int, error) { return agent.Drain(1, func(proto.Descriptor, []byte) error { return nil }) }
+	if n, err := count(); n != 1 || err != nil {
+		t.Fatalf("drained %d, %v; want 1", n, err)
+	}
+	*r.u64(HeaderSize + 128) = 0 // the rank rewinds the tail
+	if n, err := count(); n != 0 || err != nil {
+		t.Fatalf("after a rewound tail drained %d, %v; want 0", n, err)
+	}
+	*r.u64(HeaderSize + 64) = 100 // and pushes the head far ahead
+	_, err := count()
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "ring head" {
+		t.Fatalf("got %v, want a ring head FieldError", err)
+	}
+}
+
+// A completion for a slot past the table is a caller's bug: it panics with
+// a sentence instead of writing into the next block.
+func TestCompleteOutsideTablePanics(t *testing.T) {
+	r := newRegion(t, Geometry{Ranks: 2, RingSlots: 8, ReqMax: 16})
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "request slot 16 of a table of 16") {
+			t.Fatalf("recovered %v", p)
+		}
+	}()
+	r.Block(0).Complete(proto.Completion{Req: 16})
 }

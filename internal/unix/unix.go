@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -191,4 +193,73 @@ func ProcessCPUTime() time.Duration {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ShmFile reports whether fd is an open descriptor of a regular file in a
+// tmpfs such as ShmDir (a shared-memory region is one; an inherited pipe, or
+// a file the Go runtime keeps open, such as a cgroup file, is not).
+func ShmFile(fd int) bool {
+	var st unix.Stat_t
+	var fs unix.Statfs_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG &&
+		unix.Fstatfs(fd, &fs) == nil && fs.Type == unix.TMPFS_MAGIC
+}
+
+// CloseOnExec sets FD_CLOEXEC on fd, so no program this process executes
+// inherits it.
+func CloseOnExec(fd int) error {
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	if err != nil {
+		return fmt.Errorf("fcntl(%d, F_GETFD): %w", fd, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+		return fmt.Errorf("fcntl(%d, F_SETFD, FD_CLOEXEC): %w", fd, err)
+	}
+	return nil
+}
+
+// ParentPID is the parent of process pid, read from /proc/pid/stat. A
+// process whose parent has exited has been reparented (to 1 or a subreaper).
+func ParentPID(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, ErrProcessGone
+		}
+		return 0, err
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no ')' after the command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: no parent after the command name", pid)
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: parent %q: %w", pid, f[1], err)
+	}
+	return ppid, nil
+}
+
+// DescendsFrom reports whether process pid is ancestor or one of its
+// descendants, following parents at most depth steps.
+func DescendsFrom(pid, ancestor, depth int) (bool, error) {
+	for range depth {
+		if pid == ancestor {
+			return true, nil
+		}
+		if pid <= 1 {
+			return false, nil
+		}
+		p, err := ParentPID(pid)
+		if err != nil {
+			return false, err
+		}
+		pid = p
+	}
+	return pid == ancestor, nil
 }
