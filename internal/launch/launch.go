@@ -450,12 +450,12 @@ func Run(job Job) (res Result, err error) {
 		case md := <-masterCh:
 			master = &md
 			if md.err != nil {
-				abort(1, stall.explain("bcsmpi: job aborted: "+md.err.Error(), cfg.NodeTimeout, time.Now()))
+				abort(1, stall.explain(md.err, cfg.NodeTimeout, time.Now()))
 			} else if !aborting {
 				abort(1, "bcsmpi: the master stopped before the ranks finished")
 			}
 		case err := <-agentErrs:
-			abort(1, stall.explain("bcsmpi: job aborted: "+err.Error(), cfg.NodeTimeout, time.Now()))
+			abort(1, stall.explain(err, cfg.NodeTimeout, time.Now()))
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", s))
 		case <-killTimer:

@@ -66,19 +66,20 @@ func (s *stallWatch) stalled(now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// explain returns msg, rewritten to name bcsrun's own stall as the cause if
-// there was one around now.
-func (s *stallWatch) explain(msg string, nodeTimeout time.Duration, now time.Time) string {
+// explain returns the job's message for err, a timeout or failure the master
+// or an agent reported at now: err itself, or, if bcsrun had stalled around
+// now, the stall first and err as what the master saw.
+func (s *stallWatch) explain(err error, nodeTimeout time.Duration, now time.Time) string {
 	g, stopped := s.stalled(now)
 	if g == 0 {
-		return msg
+		return "bcsmpi: job aborted: " + err.Error()
 	}
 	how := "did not run for %.1fs (stopped by SIGSTOP or Ctrl-Z, or starved of CPU)"
 	if stopped {
 		how = "was stopped for %.1fs (SIGSTOP or Ctrl-Z, then SIGCONT)"
 	}
-	return fmt.Sprintf("bcsmpi: job aborted: bcsrun itself "+how+", longer than half of node_timeout (%v); the master and the agents run inside bcsrun, so the nodes were not at fault. The master reported: %s",
-		g.Seconds(), nodeTimeout, msg)
+	return fmt.Sprintf("bcsmpi: job aborted: bcsrun itself "+how+", half of node_timeout (%v) or more; the master and the agents run inside bcsrun, so the nodes could not answer meanwhile. The master saw: %v",
+		g.Seconds(), nodeTimeout, err)
 }
 
 // run beats until stop is closed; cont carries SIGCONT.
