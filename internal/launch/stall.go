@@ -1,10 +1,15 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/bcsmpi/bcsmpi/nicthread"
 )
 
 // stallWatch notices that bcsrun itself did not run for a while: stopped by
@@ -17,7 +22,7 @@ import (
 // node_timeout) between two beats is a stall. An error that arrives while a
 // stall is still under way (no beat since min ago) or within window after a
 // stall ended (window: the master's longest wait, node_timeout + tx_timeout,
-// plus a period) is blamed on the stall. A node that really stops answering
+// plus a period) is blamed on the stall, if it is a timeout (isTimeout). A node that really stops answering
 // leaves the beats regular, so its message is unchanged.
 //
 // beat, cont and stalled take the time as input (unit-tested with synthetic
@@ -71,7 +76,7 @@ func (s *stallWatch) stalled(now time.Time) (time.Duration, bool) {
 // now, the stall first and err as what the master saw.
 func (s *stallWatch) explain(err error, nodeTimeout time.Duration, now time.Time) string {
 	g, stopped := s.stalled(now)
-	if g == 0 {
+	if g == 0 || !isTimeout(err) {
 		return "bcsmpi: job aborted: " + err.Error()
 	}
 	how := "did not run for %.1fs (stopped by SIGSTOP or Ctrl-Z, or starved of CPU)"
@@ -80,6 +85,19 @@ func (s *stallWatch) explain(err error, nodeTimeout time.Duration, now time.Time
 	}
 	return fmt.Sprintf("bcsmpi: job aborted: bcsrun itself "+how+", half of node_timeout (%v) or more; the master and the agents run inside bcsrun, so the nodes could not answer meanwhile. The master saw: %v",
 		g.Seconds(), nodeTimeout, err)
+}
+
+// isTimeout says whether err is something a stall of bcsrun can cause: the
+// master's "stopped answering ... (node_timeout)" or an agent's "chunks ...
+// did not arrive within" (nicthread's wording), or a network timeout. Other
+// failures (a deadlock, a protocol error) are never blamed on a stall.
+func isTimeout(err error) bool {
+	var je *nicthread.JobError
+	if errors.As(err, &je) {
+		return strings.Contains(je.Why, "(node_timeout)") || strings.Contains(je.Why, "did not arrive within")
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // run beats until stop is closed; cont carries SIGCONT.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bcsmpi/bcsmpi/nicthread"
 )
 
 func TestStallWatch(t *testing.T) {
@@ -51,12 +53,18 @@ func TestStallWatch(t *testing.T) {
 			if g != c.want || stopped != c.stopped {
 				t.Fatalf("stalled = %v, %v; want %v, %v", g, stopped, c.want, c.stopped)
 			}
-			msg := s.explain(errors.New("node 0: stopped answering"), nodeTimeout, ms(c.errAt))
+			msg := s.explain(&nicthread.JobError{Node: 0, Rank: -1, Why: "stopped answering: no dem report for slice 7 within 1s (node_timeout)"}, nodeTimeout, ms(c.errAt))
 			if blames := strings.HasPrefix(msg, "bcsmpi: job aborted: bcsrun itself"); blames != (c.want > 0) || !strings.Contains(msg, "node 0: stopped answering") {
 				t.Fatalf("message %q", msg)
 			}
 			if c.stopped && !strings.Contains(msg, "was stopped for 3.0s") {
 				t.Fatalf("message %q does not say bcsrun was stopped, and for how long", msg)
+			}
+			// A failure a stall cannot cause is never blamed on one.
+			for _, err := range []error{errors.New("transport: bad frame"), &nicthread.JobError{Node: -1, Rank: -1, Why: "deadlock: every MPI rank has been blocked"}} {
+				if msg := s.explain(err, nodeTimeout, ms(c.errAt)); msg != "bcsmpi: job aborted: "+err.Error() {
+					t.Fatalf("message %q for %v", msg, err)
+				}
 			}
 		})
 	}
