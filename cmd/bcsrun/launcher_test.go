@@ -308,3 +308,54 @@ func TestStoppedBcsrunSaysSo(t *testing.T) {
 	t.Logf("message: %s", strings.SplitN(e.String(), "\n", 2)[0])
 	nothingLeft(t, before)
 }
+
+// TestOrphansReapedDuringTheJob: processes a rank leaves behind that exit
+// while the job runs do not stay zombies of bcsrun until the job ends.
+func TestOrphansReapedDuringTheJob(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "1", "/bin/sh", "-c", `(sh -c 'echo $$' &); (sh -c 'echo $$' &); read x < `+fifo)
+	cmd.Dir = bin
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	cmd.WaitDelay = 30 * time.Second
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { // release the rank, then the job ends
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Write([]byte("go\n"))
+			f.Close()
+		}
+		cmd.Wait()
+	}()
+	sc := bufio.NewScanner(out)
+	var pids []int
+	for len(pids) < 2 && sc.Scan() {
+		pid, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			t.Fatalf("line %q is not a pid", sc.Text())
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) < 2 {
+		t.Fatalf("want 2 pids; stderr:\n%s", e.String())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				break // reaped
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("orphan %d still there while the job runs: %s", pid, stat)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}

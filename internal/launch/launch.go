@@ -17,7 +17,7 @@
 // Run kills (SIGKILL) and reaps every remaining child: no process a rank
 // started outlives the job. (If bcsrun itself is killed with SIGKILL, the
 // ranks die but such grandchildren cannot be reached.) Orphans that exit
-// during the job stay zombies until it ends.
+// during the job are reaped on SIGCHLD.
 //
 // Input and output: rank 0 reads Job.Stdin, the other ranks /dev/null. Output
 // goes straight to Job.Stdout/Stderr when they are files; otherwise, and with
@@ -346,6 +346,7 @@ func Run(job Job) (res Result, err error) {
 	exits := make(chan exit, job.Ranks)
 	procs := make([]*os.Process, job.Ranks)
 	out := &output{tag: cfg.TagOutput}
+	notJob := pidSet(others) // grows by the ranks: children that reapZombies leaves alone
 	started := 0
 	var startErr error
 	var closeWriters []*os.File
@@ -398,6 +399,7 @@ func Run(job Job) (res Result, err error) {
 				break
 			}
 			procs[r] = cmd.Process
+			notJob[cmd.Process.Pid] = true
 			started++
 			go func() {
 				err := cmd.Wait()
@@ -435,9 +437,15 @@ func Run(job Job) (res Result, err error) {
 	} else if startSig != nil {
 		abort(128+int(startSig.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", startSig))
 	}
+	// Orphans that exit during the job are reaped as they go (SIGCHLD).
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
 	var master *masterDone
 	for alive > 0 {
 		select {
+		case <-chld:
+			reapZombies(notJob)
 		case e := <-exits:
 			alive--
 			procs[e.rank] = nil
@@ -467,7 +475,7 @@ func Run(job Job) (res Result, err error) {
 		}
 	}
 	// Every rank has ended: so does every process a rank left behind.
-	if n, err := endOrphans(others); err != nil {
+	if n, err := endOrphans(pidSet(others)); err != nil {
 		fmt.Fprintf(stderr, "bcsrun: warning: ending the processes the ranks left behind: %v\n", err)
 	} else if n > 0 && res.ExitCode == 0 {
 		fmt.Fprintf(stderr, "bcsrun: ended %d process(es) that the ranks left running\n", n)

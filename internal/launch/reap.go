@@ -12,16 +12,12 @@ import (
 const endOrphansRounds = 1000
 
 // endOrphans kills (SIGKILL) and reaps every child of this process except
-// others (the caller's own, listed before the job started) and,
+// those in skip (the caller's own, listed before the job started) and,
 // generation by generation, their descendants, and returns how many live
 // processes it killed. Call it only when every rank has been reaped: every
 // child left is then a process a rank started (re-parented here because this
 // process is a child subreaper), and no goroutine waits for it.
-func endOrphans(others []unix.Child) (int, error) {
-	skip := map[int]bool{}
-	for _, o := range others {
-		skip[o.PID] = true
-	}
+func endOrphans(skip map[int]bool) (int, error) {
 	killed := 0
 	for round := 0; round < endOrphansRounds; round++ {
 		kids, err := unix.Children()
@@ -45,4 +41,28 @@ func endOrphans(others []unix.Child) (int, error) {
 		}
 	}
 	return killed, fmt.Errorf("processes still being started after %d rounds of killing", endOrphansRounds)
+}
+
+// reapZombies reaps the children that have exited, except those in skip (the
+// ranks, whose exec.Cmd waits for them, and the caller's own). A pid in skip
+// may have been reused by an orphan after its rank was reaped: that orphan is
+// then left to endOrphans.
+func reapZombies(skip map[int]bool) {
+	kids, err := unix.Children()
+	if err != nil {
+		return // endOrphans will meet them
+	}
+	for _, k := range kids {
+		if k.Zombie && !skip[k.PID] {
+			unix.Reap(k.PID)
+		}
+	}
+}
+
+func pidSet(cs []unix.Child) map[int]bool {
+	m := make(map[int]bool, len(cs))
+	for _, c := range cs {
+		m[c.PID] = true
+	}
+	return m
 }
