@@ -93,6 +93,9 @@ var TermSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 // the job has ended (only a process outside the job can still hold them).
 const drainWait = 2 * time.Second
 
+// reapEvery bounds how often Run looks for exited orphans during a job.
+const reapEvery = 100 * time.Millisecond
+
 // NodeOf spreads ranks over nodes in blocks: node i gets ranks/nodes ranks,
 // plus one more for the first ranks%nodes nodes.
 func NodeOf(ranks, nodes int) []proto.NodeID {
@@ -437,14 +440,21 @@ func Run(job Job) (res Result, err error) {
 	} else if startSig != nil {
 		abort(128+int(startSig.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", startSig))
 	}
-	// Orphans that exit during the job are reaped as they go (SIGCHLD).
+	// Orphans that exit during the job are reaped as they go: on SIGCHLD, at
+	// most every reapEvery (listing children may scan all of /proc).
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
+	var reapTimer <-chan time.Time
 	var master *masterDone
 	for alive > 0 {
 		select {
 		case <-chld:
+			if reapTimer == nil {
+				reapTimer = time.After(reapEvery)
+			}
+		case <-reapTimer:
+			reapTimer = nil
 			reapZombies(notJob)
 		case e := <-exits:
 			alive--

@@ -46,15 +46,21 @@ func endOrphans(skip map[int]bool) (int, error) {
 // reapZombies reaps the children that have exited, except those in skip (the
 // ranks, whose exec.Cmd waits for them, and the caller's own). A pid in skip
 // may have been reused by an orphan after its rank was reaped: that orphan is
-// then left to endOrphans.
+// then left to endOrphans, as is one the cheap listing missed.
 func reapZombies(skip map[int]bool) {
-	kids, err := unix.Children()
+	pids, err := unix.ChildPIDs()
 	if err != nil {
-		return // endOrphans will meet them
+		kids, err := unix.Children()
+		if err != nil {
+			return
+		}
+		for _, k := range kids {
+			pids = append(pids, k.PID)
+		}
 	}
-	for _, k := range kids {
-		if k.Zombie && !skip[k.PID] {
-			unix.Reap(k.PID)
+	for _, pid := range pids {
+		if !skip[pid] {
+			unix.ReapIfExited(pid)
 		}
 	}
 }

@@ -97,6 +97,51 @@ func Children() ([]Child, error) {
 	return out, nil
 }
 
+// ChildPIDs lists the child processes of this process from
+// /proc/self/task/*/children: cheap (it reads no other process's files) but,
+// as the kernel documents, a snapshot that may miss a child being created or
+// re-parented meanwhile. Use Children where a complete list matters. An error
+// means the kernel lacks the interface (CONFIG_PROC_CHILDREN).
+func ChildPIDs() ([]int, error) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	found := false
+	for _, tid := range tids {
+		b, err := os.ReadFile("/proc/self/task/" + tid + "/children")
+		if err != nil {
+			continue // the thread exited, or no such file
+		}
+		found = true
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	if !found {
+		return nil, errors.New("/proc/self/task/*/children not available")
+	}
+	return out, nil
+}
+
+// ReapIfExited reaps child pid if it has exited, without waiting.
+func ReapIfExited(pid int) {
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err != unix.EINTR {
+			return
+		}
+	}
+}
+
 // KillChild sends SIGKILL to pid. Use it only on an unreaped child (one that
 // Children listed and nobody has waited for yet): its pid cannot have been
 // reused.
