@@ -3,13 +3,16 @@
 //	bcsrun -n 8 [--nodes 2] [--timeslice 500us] [--restart slice|early] [--tag-output] PROGRAM [ARGS...]
 //
 // It hosts the master and the node agents itself (nothing else to install or
-// start), runs N rank processes spread over the logical nodes, forwards their
-// output and exits with the job's status.
+// start), runs N rank processes spread over the logical nodes, forwards its
+// standard input to rank 0 and the ranks' output to its own, and exits with
+// the job's status. SIGINT, SIGTERM and SIGHUP end the job at any moment,
+// start-up included, with a message and status 128+signal.
 package main
 
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 
 	"github.com/spf13/pflag"
@@ -19,6 +22,10 @@ import (
 )
 
 func main() {
+	// First of all, so that no terminating signal is missed during start-up.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, launch.TermSignals...)
+
 	fs := pflag.NewFlagSet("bcsrun", pflag.ContinueOnError)
 	fs.SetInterspersed(false)
 	n := fs.IntP("np", "n", 1, "number of ranks")
@@ -31,6 +38,8 @@ func main() {
 		if err == pflag.ErrHelp {
 			os.Exit(0)
 		}
+		fmt.Fprintln(os.Stderr, "bcsrun:", err)
+		fs.Usage()
 		os.Exit(2)
 	}
 	if fs.NArg() == 0 {
@@ -50,7 +59,11 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg})
+	stdin := os.Stdin // for rank 0, like mpirun; none if bcsrun was started without one
+	if _, err := stdin.Stat(); err != nil {
+		stdin = nil
+	}
+	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

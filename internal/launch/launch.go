@@ -1,17 +1,33 @@
 // Package launch runs one job on this machine: it creates a shared-memory
 // region and an agent per logical node, starts the master, spawns the rank
 // processes, forwards their output, watches them, and tears everything down on
-// every path (normal end, a failing rank, a runtime error, SIGINT/SIGTERM).
+// every path (normal end, a failing rank, a runtime error, SIGINT, SIGTERM or
+// SIGHUP, at any moment from the start).
 //
-// Ownership: Run owns every resource it creates — regions (the /dev/shm file is
-// unlinked as soon as the ranks have inherited its descriptor, so not even a
-// SIGKILL of bcsrun can leave it behind), transport listeners and connections,
-// child processes (started with PDEATHSIG=SIGKILL from a locked thread, so
-// they die with bcsrun), and goroutines; all are released before Run returns.
+// Ownership: Run owns every resource it creates — regions (anonymous memfd
+// files with no name in any file system, inherited by the ranks as fd 3, so
+// nothing is left behind whatever kills bcsrun, SIGKILL included), transport
+// listeners and connections, child processes, and goroutines; all are
+// released before Run returns.
+//
+// Processes: ranks are started with PDEATHSIG=SIGKILL from a locked thread, so
+// they die with bcsrun. The calling process becomes a child subreaper
+// (PR_SET_CHILD_SUBREAPER, for the rest of its life), so every process a rank
+// starts and leaves behind is re-parented to it; when the last rank has ended,
+// Run kills (SIGKILL) and reaps every remaining child: no process a rank
+// started outlives the job. (If bcsrun itself is killed with SIGKILL, the
+// ranks die but such grandchildren cannot be reached.) Orphans that exit
+// during the job are reaped on SIGCHLD.
+//
+// Input and output: rank 0 reads Job.Stdin, the other ranks /dev/null. Output
+// goes straight to Job.Stdout/Stderr when they are files; otherwise, and with
+// TagOutput, through pipes read by Run, with no limit on a line's length.
+// The job ends when its ranks end: Run does not wait for a process outside
+// the job that still holds an output pipe open (it reads what the pipe holds,
+// for at most drainWait, then closes it).
 package launch
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -43,8 +59,14 @@ type Job struct {
 	Program string
 	Args    []string
 	Config  configs.Config
+	Stdin   *os.File  // rank 0's standard input; nil: /dev/null (the other ranks always read /dev/null)
 	Stdout  io.Writer // nil: os.Stdout
 	Stderr  io.Writer // nil: os.Stderr
+	// Signals carries the signals that terminate the job (SIGINT, SIGTERM,
+	// SIGHUP). The caller subscribes them with signal.Notify(ch,
+	// TermSignals...) as its first act, so that none is missed during
+	// start-up. nil: Run subscribes them itself when it starts.
+	Signals <-chan os.Signal
 	// OnSlice receives the master's record of every slice (runs on the strobe thread).
 	OnSlice func(*strobe.SliceRecord)
 	// OnAgentSlice receives every agent's local record of every slice.
@@ -62,6 +84,17 @@ type Result struct {
 	Elapsed    time.Duration
 	RuntimeCPU time.Duration // CPU used by bcsrun itself (master + agents)
 }
+
+// TermSignals end a job the same way: the ranks are stopped, bcsrun says
+// which signal arrived and exits with 128+signal.
+var TermSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// drainWait bounds how long Run reads output pipes after every process of
+// the job has ended (only a process outside the job can still hold them).
+const drainWait = 2 * time.Second
+
+// reapEvery bounds how often Run looks for exited orphans during a job.
+const reapEvery = 100 * time.Millisecond
 
 // NodeOf spreads ranks over nodes in blocks: node i gets ranks/nodes ranks,
 // plus one more for the first ranks%nodes nodes.
@@ -83,7 +116,7 @@ func NodeOf(ranks, nodes int) []proto.NodeID {
 }
 
 type node struct {
-	file   *os.File
+	file   *os.File // the region's memfd
 	mem    []byte
 	region *shm.Region
 	agent  *nicthread.Agent
@@ -97,8 +130,27 @@ type exit struct {
 }
 
 // Run runs the job and returns how it ended. An error means the job could
-// not be started at all.
+// not be started at all. Run treats every child process the caller gains
+// while it runs as the job's (see the package comment): call it from a
+// process that starts no other children meanwhile, as bcsrun does.
 func Run(job Job) (res Result, err error) {
+	sigs := job.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, TermSignals...)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	var startSig os.Signal // a signal that arrived during start-up
+	signalled := func() bool {
+		if startSig == nil {
+			select {
+			case startSig = <-sigs:
+			default:
+			}
+		}
+		return startSig != nil
+	}
 	cfg := job.Config
 	if err := cfg.Validate(); err != nil {
 		return res, err
@@ -119,6 +171,21 @@ func Run(job Job) (res Result, err error) {
 	}
 	if stderr == nil {
 		stderr = os.Stderr
+	}
+	sigResult := func(s os.Signal) Result {
+		res.ExitCode, res.Message = 128+int(s.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", s)
+		fmt.Fprintln(stderr, res.Message)
+		return res
+	}
+	if signalled() {
+		return sigResult(startSig), nil
+	}
+	if err := unix.SetChildSubreaper(); err != nil {
+		return res, fmt.Errorf("bcsrun: becoming the reaper of the job's processes: %w", err)
+	}
+	others, err := unix.Children() // the caller's own children are not the job's
+	if err != nil {
+		return res, fmt.Errorf("bcsrun: listing child processes: %w", err)
 	}
 	var idb [6]byte
 	rand.Read(idb[:])
@@ -169,15 +236,17 @@ func Run(job Job) (res Result, err error) {
 				unix.Unmap(n.mem)
 			}
 			if n.file != nil {
-				os.Remove(n.file.Name())
 				n.file.Close()
 			}
 		}
 	}()
 	for i, n := range nodes {
 		g := cfg.Geometry(len(n.ranks))
+		if signalled() {
+			return sigResult(startSig), nil
+		}
 		name := fmt.Sprintf("bcs-%s-node%d", res.JobID, i)
-		if n.file, err = unix.CreateShm(name, g.Size()); err != nil {
+		if n.file, err = unix.CreateRegion(name, g.Size()); err != nil {
 			return res, fmt.Errorf("bcsrun: %w", err)
 		}
 		if n.mem, err = unix.Map(int(n.file.Fd()), g.Size()); err != nil {
@@ -264,21 +333,31 @@ func Run(job Job) (res Result, err error) {
 		masterCh <- masterDone{st, err}
 	}()
 
+	// bcsrun's own stalls (SIGSTOP, Ctrl-Z), to explain a node timeout.
+	stall := newStallWatch(cfg.NodeTimeout, cfg.TXTimeout, time.Now())
+	conts := make(chan os.Signal, 1)
+	signal.Notify(conts, syscall.SIGCONT)
+	defer signal.Stop(conts)
+	stallStop := make(chan struct{})
+	stallDone := make(chan struct{})
+	go func() { defer close(stallDone); stall.run(conts, stallStop) }()
+	defer func() { close(stallStop); <-stallDone }()
+
 	// Ranks. Spawned from a locked thread so PDEATHSIG means "bcsrun died".
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	exits := make(chan exit, job.Ranks)
 	procs := make([]*os.Process, job.Ranks)
-	var outWG sync.WaitGroup
-	var outMu sync.Mutex
+	out := &output{tag: cfg.TagOutput}
+	notJob := pidSet(others) // grows by the ranks: children that reapZombies leaves alone
 	started := 0
 	var startErr error
 	var closeWriters []*os.File
 	for ni, n := range nodes {
 		for li, r := range n.ranks {
+			if signalled() {
+				break
+			}
 			cmd := exec.Command(prog, job.Args...)
 			cmd.Env = append(os.Environ(),
 				mpiapi.EnvShmFD+"=3",
@@ -293,41 +372,26 @@ func Run(job Job) (res Result, err error) {
 			cmd.Env = append(cmd.Env, mon.env(cfg)...)
 			cmd.ExtraFiles = []*os.File{n.file}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			if cfg.TagOutput {
-				// Our own pipes, not cmd.StdoutPipe: Wait closes those as soon as
-				// the process exits, possibly before the reader has drained them.
-				var pipes [2][2]*os.File
-				for i := range pipes {
-					pr, pw, err := os.Pipe()
-					if err != nil {
-						startErr = fmt.Errorf("bcsrun: output pipe for rank %d: %w", r, err)
-						break
-					}
-					pipes[i] = [2]*os.File{pr, pw}
-				}
-				if startErr != nil {
+			if r == 0 && job.Stdin != nil {
+				cmd.Stdin = job.Stdin // the descriptor itself: no copying, EOF when the caller's input ends
+			}
+			var w [2]*os.File
+			for i, dst := range []io.Writer{stdout, stderr} {
+				if w[i], err = out.writer(r, dst); err != nil {
+					startErr = fmt.Errorf("bcsrun: output pipe for rank %d: %w", r, err)
 					break
 				}
-				cmd.Stdout, cmd.Stderr = pipes[0][1], pipes[1][1]
-				closeWriters = append(closeWriters, pipes[0][1], pipes[1][1])
-				for i, w := range []io.Writer{stdout, stderr} {
-					rd := pipes[i][0]
-					outWG.Add(1)
-					go func() {
-						defer outWG.Done()
-						defer rd.Close()
-						sc := bufio.NewScanner(rd)
-						sc.Buffer(make([]byte, 64<<10), 1<<20)
-						for sc.Scan() {
-							outMu.Lock()
-							fmt.Fprintf(w, "[%d] %s\n", r, sc.Bytes())
-							outMu.Unlock()
-						}
-					}()
+				if w[i] != dst {
+					closeWriters = append(closeWriters, w[i])
 				}
-			} else {
-				cmd.Stdout, cmd.Stderr = stdout, stderr
 			}
+			if startErr != nil {
+				for _, w := range closeWriters {
+					w.Close()
+				}
+				break
+			}
+			cmd.Stdout, cmd.Stderr = w[0], w[1]
 			startErr = cmd.Start()
 			for _, w := range closeWriters { // the child has its copies now
 				w.Close()
@@ -338,6 +402,7 @@ func Run(job Job) (res Result, err error) {
 				break
 			}
 			procs[r] = cmd.Process
+			notJob[cmd.Process.Pid] = true
 			started++
 			n.agent.Spawned(proto.Rank(r), cmd.Process.Pid) // the process (tree) that may attach as r
 			go func() {
@@ -348,9 +413,6 @@ func Run(job Job) (res Result, err error) {
 		if startErr != nil {
 			break
 		}
-	}
-	for _, n := range nodes { // every rank has its descriptor now
-		os.Remove(n.file.Name())
 	}
 
 	// Watch.
@@ -376,10 +438,25 @@ func Run(job Job) (res Result, err error) {
 	}
 	if startErr != nil {
 		abort(1, startErr.Error())
+	} else if startSig != nil {
+		abort(128+int(startSig.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", startSig))
 	}
+	// Orphans that exit during the job are reaped as they go: on SIGCHLD, at
+	// most every reapEvery (listing children may scan all of /proc).
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
+	var reapTimer <-chan time.Time
 	var master *masterDone
 	for alive > 0 {
 		select {
+		case <-chld:
+			if reapTimer == nil {
+				reapTimer = time.After(reapEvery)
+			}
+		case <-reapTimer:
+			reapTimer = nil
+			reapZombies(notJob)
 		case e := <-exits:
 			alive--
 			procs[e.rank] = nil
@@ -393,12 +470,12 @@ func Run(job Job) (res Result, err error) {
 		case md := <-masterCh:
 			master = &md
 			if md.err != nil {
-				abort(1, "bcsmpi: job aborted: "+md.err.Error())
+				abort(1, stall.explain(md.err, cfg.NodeTimeout, time.Now()))
 			} else if !aborting {
 				abort(1, "bcsmpi: the master stopped before the ranks finished")
 			}
 		case err := <-agentErrs:
-			abort(1, "bcsmpi: job aborted: "+err.Error())
+			abort(1, stall.explain(err, cfg.NodeTimeout, time.Now()))
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", s))
 		case <-killTimer:
@@ -408,6 +485,12 @@ func Run(job Job) (res Result, err error) {
 				}
 			}
 		}
+	}
+	// Every rank has ended: so does every process a rank left behind.
+	if n, err := endOrphans(pidSet(others)); err != nil {
+		fmt.Fprintf(stderr, "bcsrun: warning: ending the processes the ranks left behind: %v\n", err)
+	} else if n > 0 && res.ExitCode == 0 {
+		fmt.Fprintf(stderr, "bcsrun: ended %d process(es) that the ranks left running\n", n)
 	}
 	close(stop)
 	if master == nil {
@@ -419,7 +502,9 @@ func Run(job Job) (res Result, err error) {
 		m.Close()
 	}
 	wg.Wait()
-	outWG.Wait()
+	if held := out.drain(drainWait); len(held) > 0 {
+		fmt.Fprintf(stderr, "bcsrun: warning: the output of rank(s) %v is still held open by a process outside the job; stopped reading it\n", held)
+	}
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
 	if lost := nodes[0].agent.Unmatched(); len(lost) > 0 && res.ExitCode == 0 {

@@ -1,9 +1,11 @@
 //go:build linux
 
 // Package unix is the only importer of golang.org/x/sys/unix in bcsmpi: shared
-// memory files and mappings, futexes, process_vm_readv/writev, the monotonic
-// clock, absolute sleeps and real-time scheduling. Everything here is a thin,
-// allocation-free wrapper; callers own the fds and mappings they get.
+// memory files (anonymous memfd regions) and mappings, futexes,
+// process_vm_readv/writev, the monotonic clock, absolute sleeps, real-time
+// scheduling, and the launcher's hold on its children (subreaper, listing,
+// killing and reaping them). Everything here is a thin wrapper, allocation-free
+// on the hot paths; callers own the fds, mappings and children they get.
 package unix
 
 import (
