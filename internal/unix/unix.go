@@ -24,21 +24,6 @@ import (
 // ShmDir is where shared-memory regions live.
 const ShmDir = "/dev/shm"
 
-// CreateShm creates /dev/shm/name exclusively with mode 0600 and size bytes.
-func CreateShm(name string, size int) (*os.File, error) {
-	path := ShmDir + "/" + name
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := unix.Ftruncate(fd, int64(size)); err != nil {
-		unix.Close(fd)
-		unix.Unlink(path)
-		return nil, fmt.Errorf("size %s to %d bytes: %w", path, size, err)
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
 // Map maps size bytes of fd shared, read-write.
 func Map(fd int, size int) ([]byte, error) {
 	b, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
