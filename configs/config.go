@@ -40,6 +40,7 @@ type Config struct {
 	NodeTimeout       time.Duration `mapstructure:"node_timeout"`         // a node silent this long (missed microphase reports) aborts the job, 10ms .. 10m
 	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off
 	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
+	LeakCheck         string        `mapstructure:"leak_check"`           // resources not released at the end of the job: "warn", "error" (fails the job) or "off"
 	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
 	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
 	MDSRanks          string        `mapstructure:"mds_ranks"`            // MMDS ranks: "all" or a list like 0,2-5
@@ -70,6 +71,7 @@ func Default() Config {
 		NodeTimeout:       5 * time.Second,
 		DeadlockSlices:    1000,
 		DeadlockAction:    "abort",
+		LeakCheck:         "warn",
 		MDS:               "none",
 		MDSDir:            "./bcs-mds",
 		MDSRanks:          "all",
@@ -105,7 +107,7 @@ func Load(fs *pflag.FlagSet) (Config, error) {
 		"deadlock_slices": d.DeadlockSlices, "deadlock_action": d.DeadlockAction, "node_timeout": d.NodeTimeout,
 		"mds_dir": d.MDSDir, "mds_ranks": d.MDSRanks, "mds_nodes": d.MDSNodes, "mds_primitives": d.MDSPrimitives,
 		"mds_digits": d.MDSDigits, "mds_interval": d.MDSInterval, "emds_first": d.EMDSFirst, "emds_slices": d.EMDSSlices,
-		"emds_metrics": d.EMDSMetrics,
+		"emds_metrics": d.EMDSMetrics, "leak_check": d.LeakCheck,
 	}
 	for k, val := range defaults {
 		v.SetDefault(k, val)
@@ -196,6 +198,9 @@ func (c Config) Validate() error {
 	}
 	if c.DeadlockAction != "abort" && c.DeadlockAction != "warn" {
 		return fmt.Errorf("configs: deadlock_action = %q, want \"abort\" or \"warn\"", c.DeadlockAction)
+	}
+	if c.LeakCheck != "warn" && c.LeakCheck != "error" && c.LeakCheck != "off" {
+		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)
 	}
 	if _, err := mds.ParseMode(c.MDS); err != nil {
 		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, main, elan, main,elan or all", c.MDS)

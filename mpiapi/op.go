@@ -60,7 +60,15 @@ type Op struct {
 	user    any // func(in, inout []T)
 	elem    string
 	commute bool
+	id      uint16 // user operations: the n-th made by NewOp in this process (see NewOp)
 }
+
+// userOps are the user operations not yet freed, by id; lastOpID is the id of
+// the last one made.
+var (
+	userOps  = map[uint16]*Op{}
+	lastOpID uint16
+)
 
 func (o *Op) String() string { return o.name }
 
@@ -94,14 +102,32 @@ var (
 // more slices than a predefined operation. In the non-blocking forms the
 // fold happens when the request is polled (Wait, Test and their variants), as
 // MPI's progress rule allows.
+//
+// Every member of a reduction must pass the same operation. The runtime
+// checks this for user operations by their number: the n-th operation made
+// by NewOp in a process is user operation #n (counting from 1, frees
+// included), and a reduction whose members pass different numbers aborts the
+// job with a collective-mismatch report naming the ranks. So ranks must make
+// their user operations in the same order, as SPMD programs do (MPI itself
+// only asks for "the same operation"). Numbers wrap after 65535 operations.
+// NewOp may be called before Init (for example in a package variable).
 func NewOp[T Elem](name string, f func(in, inout []T), commutative bool) *Op {
-	return &Op{name: name, user: f, elem: reflect.TypeFor[T]().String(), commute: commutative}
+	lastOpID++
+	if lastOpID == 0 {
+		lastOpID = 1
+	}
+	o := &Op{name: name, user: f, elem: reflect.TypeFor[T]().String(), commute: commutative, id: lastOpID}
+	userOps[o.id] = o
+	return o
 }
 
 // Free releases a user operation (MPI_Op_free). Predefined operations cannot be freed.
 func (o *Op) Free() error {
 	if o == nil || o.user == nil {
 		return fmt.Errorf("mpiapi: MPI_Op_free: only user operations can be freed")
+	}
+	if userOps[o.id] == o {
+		delete(userOps, o.id)
 	}
 	o.user = nil
 	o.name += " (freed)"

@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -188,6 +189,26 @@ func Run(job Job) (res Result, err error) {
 		}
 	}
 
+	// The leak report pipe: every rank inherits the write end as fd 4.
+	var reportW *os.File
+	type leaksRead struct {
+		leaks   []rankLeak
+		dropped int
+	}
+	var reportR *os.File
+	reportCh := make(chan leaksRead, 1)
+	if cfg.LeakCheck != "off" {
+		if reportR, reportW, err = os.Pipe(); err != nil {
+			return res, fmt.Errorf("bcsrun: leak report pipe: %w", err)
+		}
+		defer reportR.Close()
+		defer reportW.Close()
+		go func() {
+			l, d := readLeaks(reportR, job.Ranks)
+			reportCh <- leaksRead{l, d}
+		}()
+	}
+
 	// Master and agents.
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	stop := make(chan struct{})
@@ -289,9 +310,14 @@ func Run(job Job) (res Result, err error) {
 				fmt.Sprintf("%s=%d", mpiapi.EnvSpin, cfg.Spin.Nanoseconds()),
 				fmt.Sprintf("BCS_NODE=%d", ni),
 				"BCS_JOB="+res.JobID,
+				mpiapi.EnvLeakCheck+"="+cfg.LeakCheck,
 			)
 			cmd.Env = append(cmd.Env, mon.env(cfg)...)
 			cmd.ExtraFiles = []*os.File{n.file}
+			if reportW != nil {
+				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW)
+				cmd.Env = append(cmd.Env, mpiapi.EnvReportFD+"=4")
+			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 			if cfg.TagOutput {
 				// Our own pipes, not cmd.StdoutPipe: Wait closes those as soon as
@@ -350,6 +376,9 @@ func Run(job Job) (res Result, err error) {
 	}
 	for _, n := range nodes { // every rank has its descriptor now
 		os.Remove(n.file.Name())
+	}
+	if reportW != nil { // the ranks hold the write end now: EOF comes when the last exits
+		reportW.Close()
 	}
 
 	// Watch.
@@ -420,14 +449,18 @@ func Run(job Job) (res Result, err error) {
 	outWG.Wait()
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
-	if lost := nodes[0].agent.Unmatched(); len(lost) > 0 && res.ExitCode == 0 {
-		fmt.Fprintf(stderr, "bcsmpi: warning: %d message(s) were sent but never received:\n", len(lost))
-		for i, d := range lost {
-			if i == 10 {
-				fmt.Fprintf(stderr, "  ... and %d more\n", len(lost)-10)
-				break
+	if reportR != nil {
+		// Every rank has exited, so what they wrote is in the pipe; the
+		// deadline only bounds the wait should a child of a rank still hold
+		// the write end (ranks mark it close-on-exec at MPI_Init).
+		reportR.SetReadDeadline(time.Now().Add(time.Second))
+		got := <-reportCh
+		if res.ExitCode == 0 {
+			text, fail := leakReport(cfg.LeakCheck, got.leaks, got.dropped, nodes[0].agent.Unmatched())
+			fmt.Fprint(stderr, text)
+			if fail {
+				res.ExitCode, res.Message = 1, strings.TrimSuffix(strings.SplitN(text, "\n", 2)[0], ":")
 			}
-			fmt.Fprintf(stderr, "  rank %d -> rank %d, tag %d, %d bytes\n", d.Rank, d.Peer, d.Tag, d.Len)
 		}
 	}
 	mon.finish(&res, stdout, stderr)
