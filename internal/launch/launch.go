@@ -7,7 +7,13 @@
 // unlinked as soon as the ranks have inherited its descriptor, so not even a
 // SIGKILL of bcsrun can leave it behind), transport listeners and connections,
 // child processes (started with PDEATHSIG=SIGKILL from a locked thread, so
-// they die with bcsrun), and goroutines; all are released before Run returns.
+// they die with bcsrun), the leak report pipe, and goroutines; all are
+// released before Run returns.
+//
+// At the end of a job that otherwise succeeded, Run prints one report of what
+// was not released (leak.go): the ranks' parts, which they write to the
+// report pipe at MPI_Finalize, and the messages no receive matched. The
+// leak_check key makes it a warning, an error that fails the job, or nothing.
 package launch
 
 import (
