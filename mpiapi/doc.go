@@ -50,9 +50,9 @@
 // report at the end of the job: a warning, or an error under leak_check: error.
 //
 // A reduction with a user operation marks its runtime Gather with the
-// operation's number (the n-th NewOp of the process) and the call made, so MSM
-// reports members passing different user operations as a collective mismatch;
-// ranks must therefore make their user operations in the same order.
+// operation's identity (a hash of its name, element type and commutativity)
+// and the call made, so MSM reports members passing different user
+// operations as a collective mismatch.
 //
 // Handles (communicators, requests) are small values so that a C layer can
 // index them later; errors carry an MPI error class.

@@ -1,6 +1,7 @@
 package mpiapi
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -27,9 +28,9 @@ const leakLineMax = 1024
 // leaks lists what the rank has not released, each as a sentence.
 func (p *process) leaks() []string {
 	var out []string
-	for _, id := range slices.Sorted(maps.Keys(userOps)) {
-		o := userOps[id]
-		out = append(out, fmt.Sprintf("user operation %q (#%d, on %s elements) was never freed (Op.Free, MPI_Op_free)", o.name, o.id, o.elem))
+	ops := slices.SortedFunc(maps.Keys(userOps), func(a, b *Op) int { return cmp.Compare(a.seq, b.seq) })
+	for _, o := range ops {
+		out = append(out, fmt.Sprintf("user operation %q (on %s elements) was never freed (Op.Free, MPI_Op_free)", o.name, o.elem))
 	}
 	for _, id := range slices.Sorted(maps.Keys(p.comms)) {
 		c := p.comms[id]
@@ -56,10 +57,12 @@ func (p *process) leaks() []string {
 // from rank 1, tag 9".
 func describeRequest(r *Request) string {
 	s := r.call
-	switch r.kind {
-	case proto.KindSend:
+	switch {
+	case r.peer == ProcNull && (r.kind == proto.KindSend || r.kind == proto.KindRecv):
+		s += fmt.Sprintf(" with MPI_PROC_NULL, tag %d", r.tag)
+	case r.kind == proto.KindSend:
 		s += fmt.Sprintf(" to rank %d, tag %d", r.peer, r.tag)
-	case proto.KindRecv:
+	case r.kind == proto.KindRecv:
 		if r.peer == AnySource {
 			s += " from any source"
 		} else {

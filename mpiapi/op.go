@@ -2,6 +2,7 @@ package mpiapi
 
 import (
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"unsafe"
 
@@ -60,15 +61,35 @@ type Op struct {
 	user    any // func(in, inout []T)
 	elem    string
 	commute bool
-	id      uint16 // user operations: the n-th made by NewOp in this process (see NewOp)
+	id      uint16 // user operations: the identity MSM compares (see NewOp)
+	seq     uint64 // user operations: made by the seq-th NewOp of the process
 }
 
-// userOps are the user operations not yet freed, by id; lastOpID is the id of
-// the last one made.
+// userOps are the user operations not yet freed; opSeq counts NewOp calls.
 var (
-	userOps  = map[uint16]*Op{}
-	lastOpID uint16
+	userOps = map[*Op]struct{}{}
+	opSeq   uint64
 )
+
+// opIdentity is what a user operation is across ranks: a 16-bit FNV-1a hash
+// of its name, element type and commutativity. Never 0 (0 marks "no user
+// operation" in a descriptor).
+//
+// Rejected: the function's code address (as an offset, so that it survives
+// PIE loading). The compiler copies a function literal into every call site
+// it inlines its enclosing function into, so one operation made through a
+// helper on two code paths has two addresses: ranks that made it on
+// different paths would be reported as disagreeing in a correct program.
+func opIdentity(name, elem string, commute bool) uint16 {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s\x00%s\x00%t", name, elem, commute)
+	v := h.Sum32()
+	id := uint16(v>>16) ^ uint16(v)
+	if id == 0 {
+		id = 1
+	}
+	return id
+}
 
 func (o *Op) String() string { return o.name }
 
@@ -103,21 +124,22 @@ var (
 // fold happens when the request is polled (Wait, Test and their variants), as
 // MPI's progress rule allows.
 //
-// Every member of a reduction must pass the same operation. The runtime
-// checks this for user operations by their number: the n-th operation made
-// by NewOp in a process is user operation #n (counting from 1, frees
-// included), and a reduction whose members pass different numbers aborts the
-// job with a collective-mismatch report naming the ranks. So ranks must make
-// their user operations in the same order, as SPMD programs do (MPI itself
-// only asks for "the same operation"). Numbers wrap after 65535 operations.
-// NewOp may be called before Init (for example in a package variable).
+// Every member of a reduction must pass the same operation, and the runtime
+// checks it for user operations too: an operation's identity is its name,
+// element type and commutativity, so operations made alike on different ranks
+// match — however many each rank made, in whatever order, on whatever code
+// path — and a reduction whose members pass different ones aborts the job
+// with a collective-mismatch report naming the ranks. Give different
+// operations different names: two with the same name, type and commutativity
+// are not told apart. The identity travels as a 16-bit hash, so two different
+// ones may also, rarely, look alike (the check then misses); two alike never
+// look different. NewOp may be called before Init (for example
+// in a package variable).
 func NewOp[T Elem](name string, f func(in, inout []T), commutative bool) *Op {
-	lastOpID++
-	if lastOpID == 0 {
-		lastOpID = 1
-	}
-	o := &Op{name: name, user: f, elem: reflect.TypeFor[T]().String(), commute: commutative, id: lastOpID}
-	userOps[o.id] = o
+	elem := reflect.TypeFor[T]().String()
+	opSeq++
+	o := &Op{name: name, user: f, elem: elem, commute: commutative, id: opIdentity(name, elem, commutative), seq: opSeq}
+	userOps[o] = struct{}{}
 	return o
 }
 
@@ -126,9 +148,7 @@ func (o *Op) Free() error {
 	if o == nil || o.user == nil {
 		return fmt.Errorf("mpiapi: MPI_Op_free: only user operations can be freed")
 	}
-	if userOps[o.id] == o {
-		delete(userOps, o.id)
-	}
+	delete(userOps, o)
 	o.user = nil
 	o.name += " (freed)"
 	return nil

@@ -226,7 +226,7 @@ func rankName(c *coll, i int) string {
 // e.g. "MPI_Reduce(root 0, MPI_SUM, 8 x float64)".
 //
 // The Gather that starts a reduction with a user operation is rendered as the
-// call the user made, e.g. "MPI_Allreduce(user operation #2, 4 x float64)".
+// call the user made, e.g. "MPI_Allreduce(user operation 0x3a1f, 4 x float64)".
 func DescribeCall(d proto.Descriptor) string {
 	var args []string
 	name := d.Coll.MPIName()
@@ -235,7 +235,7 @@ func DescribeCall(d proto.Descriptor) string {
 		if d.UserColl.Rooted() {
 			args = append(args, rootName(d))
 		}
-		args = append(args, fmt.Sprintf("user operation #%d", d.UserOp))
+		args = append(args, fmt.Sprintf("user operation %#04x", d.UserOp))
 		if t := reduce.Type(d.DType); t.Valid() {
 			args = append(args, fmt.Sprintf("%d x %s", d.Len/uint64(t.Size()), t))
 		}

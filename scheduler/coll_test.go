@@ -313,22 +313,22 @@ func TestMismatchKinds(t *testing.T) {
 // rendered as the calls they made, and matching ones run.
 func TestUserOperationMismatch(t *testing.T) {
 	base := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGather, DType: uint8(reduce.Float64), Len: 32, CollSeq: 1,
-		UserOp: 1, UserColl: proto.CollAllreduce}
+		UserOp: 0x0a01, UserColl: proto.CollAllreduce}
 	for _, c := range []struct {
 		name string
 		mod  func(*proto.Descriptor)
 		want string // "" : no error
 	}{
 		{"same operation", func(d *proto.Descriptor) {}, ""},
-		{"another user operation", func(d *proto.Descriptor) { d.UserOp = 2 },
-			"rank 0 called MPI_Allreduce(user operation #1, 4 x float64) but rank 2 called MPI_Allreduce(user operation #2, 4 x float64) (different operations)"},
+		{"another user operation", func(d *proto.Descriptor) { d.UserOp = 0x0b02 },
+			"rank 0 called MPI_Allreduce(user operation 0x0a01, 4 x float64) but rank 2 called MPI_Allreduce(user operation 0x0b02, 4 x float64) (different operations)"},
 		{"a predefined operation", func(d *proto.Descriptor) {
 			d.Coll, d.UserOp, d.UserColl, d.Op = proto.CollAllreduce, 0, 0, uint8(reduce.Sum)
 		}, "rank 2 called MPI_Allreduce(MPI_SUM, 4 x float64) (different operations)"},
 		{"a plain Gather", func(d *proto.Descriptor) { d.UserOp, d.UserColl = 0, 0 },
 			"rank 2 called MPI_Gather(root 0, 4 x float64) (different collectives)"},
 		{"another reduction", func(d *proto.Descriptor) { d.UserColl = proto.CollReduce },
-			"rank 2 called MPI_Reduce(root 0, user operation #1, 4 x float64) (different collectives)"},
+			"rank 2 called MPI_Reduce(root 0, user operation 0x0a01, 4 x float64) (different collectives)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := New(DefaultConfig, []proto.NodeID{0, 0, 1})

@@ -59,7 +59,7 @@
 // reduction with a user operation reaches the scheduler as a Gather whose
 // descriptor carries the user's call (UserColl) and the operation's number
 // (UserOp); both are compared like a predefined operation, and the report
-// renders the call the user made ("MPI_Allreduce(user operation #2, ...)").
+// renders the call the user made ("MPI_Allreduce(user operation 0x3a1f, ...)").
 //
 // A ready collective becomes one of:
 //

@@ -43,7 +43,7 @@ func TestUserOperationMismatch(t *testing.T) {
 	// Which member the report names first depends on which descriptor reached
 	// the scheduler first; it always names rank 2, the one that disagrees.
 	for _, w := range []string{"collective mismatch on MPI_COMM_WORLD, collective call #1: ",
-		"MPI_Allreduce(user operation #1, 8 x float64)", "rank 2 called MPI_Allreduce(user operation #2, 8 x float64)", "(different operations)"} {
+		"MPI_Allreduce(user operation 0x", "rank 2 called MPI_Allreduce(user operation 0x", "(different operations)"} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 		}
@@ -55,7 +55,7 @@ func TestUserOperationMismatch(t *testing.T) {
 // under leak_check: error, nothing under leak_check: off.
 func TestLeakReport(t *testing.T) {
 	items := []string{
-		"\n  rank 0: user operation \"leaky\" (#1, on float64 elements) was never freed",
+		"\n  rank 0: user operation \"leaky\" (on float64 elements) was never freed",
 		"\n  rank 0: communicator 1 (2 ranks, made by MPI_Comm_dup) was never freed",
 		"\n  rank 1: communicator 1 (2 ranks, made by MPI_Comm_dup) was never freed",
 		", MPI_Irecv from rank 1, tag 9, was still pending\n",

@@ -96,10 +96,11 @@ type Descriptor struct {
 
 	// A reduction with a user operation runs in the runtime as a Gather (then
 	// a fold in a rank, then a Bcast or Scatter); the Gather's descriptor
-	// carries the operation's number (UserOp, 1..65535, the n-th user
-	// operation its rank made) and the call the user made (UserColl, a
-	// collective that Reduces), so that MSM checks that every member passed
-	// the same operation. Both are 0 on every other descriptor.
+	// carries the operation's identity (UserOp, 1..65535: a hash of its name,
+	// element type and commutativity, see mpiapi.NewOp) and the
+	// call the user made (UserColl, a collective that Reduces), so that MSM
+	// checks that every member passed the same operation. Both are 0 on every
+	// other descriptor.
 	UserOp   uint16
 	UserColl Coll
 }
