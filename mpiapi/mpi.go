@@ -171,7 +171,7 @@ func Init() error {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%v", err)
 	}
-	if fd, err := envInt(EnvReportFD); err == nil {
+	if fd, err := envInt(EnvReportFD); err == nil && fd > 2 {
 		syscall.CloseOnExec(fd) // the report pipe must close when the rank exits, not live on in its children
 	}
 	blk.SetPID(os.Getpid())
