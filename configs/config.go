@@ -76,6 +76,7 @@ type Config struct {
 	NodeTimeout       time.Duration `mapstructure:"node_timeout"`         // a node silent this long (missed microphase reports) aborts the job, 10ms .. 10m
 	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off; default DefaultDeadlockSlices(timeslice)
 	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
+	LeakCheck         string        `mapstructure:"leak_check"`           // resources not released at the end of the job: "warn", "error" (fails the job) or "off"
 	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
 	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
 	MDSRanks          string        `mapstructure:"mds_ranks"`            // MMDS ranks: "all" or a list like 0,2-5
@@ -107,6 +108,7 @@ func Default() Config {
 		NodeTimeout:       5 * time.Second,
 		DeadlockSlices:    DefaultDeadlockSlices(500 * time.Microsecond),
 		DeadlockAction:    "abort",
+		LeakCheck:         "warn",
 		MDS:               "none",
 		MDSDir:            "./bcs-mds",
 		MDSRanks:          "all",
@@ -213,7 +215,7 @@ func EnvName(key string) string { return "BCS_" + strings.ToUpper(key) }
 var runtimeEnv = map[string]bool{
 	"BCS_SHM_FD": true, "BCS_RANK": true, "BCS_SIZE": true, "BCS_LOCAL_RANK": true, "BCS_TIMESLICE_NS": true,
 	"BCS_SPIN_NS": true, "BCS_JOB": true, "BCS_NODE": true, "BCS_ERRORS": true, "BCS_FAULT_STALL_NODE": true,
-	"BCS_CPUPROFILE": true,
+	"BCS_CPUPROFILE": true, "BCS_REPORT_FD": true,
 }
 
 // Flags declares the command-line flags that override configuration keys.
@@ -600,6 +602,9 @@ func (c Config) Validate() error {
 	}
 	if c.DeadlockAction != "abort" && c.DeadlockAction != "warn" {
 		return fmt.Errorf("configs: deadlock_action = %q, want \"abort\" or \"warn\"", c.DeadlockAction)
+	}
+	if c.LeakCheck != "warn" && c.LeakCheck != "error" && c.LeakCheck != "off" {
+		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)
 	}
 	if _, err := mds.ParseMode(c.MDS); err != nil {
 		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, main, elan, main,elan or all", c.MDS)

@@ -108,6 +108,7 @@ func TestRejects(t *testing.T) {
 		{yaml: "mds_digits: 9\n", want: "mds_digits = 9, want 1 .. 5"},
 		{env: map[string]string{"BCS_DEADLOCK_ACTION": "ignore"}, want: `deadlock_action = "ignore", want "abort" or "warn"`},
 		{yaml: "emds_slices: 0\n", want: "emds_slices = 0"},
+		{env: map[string]string{"BCS_LEAK_CHECK": "strict"}, want: `leak_check = "strict", want "warn", "error" or "off"`},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {

@@ -32,6 +32,15 @@ type coll struct {
 	keep    any
 	tag     int32 // Split: color
 	key     int32 // Split: key
+	user    userTag
+}
+
+// userTag marks the runtime steps of a reduction with a user operation with
+// the operation's number and the call the user made, so that MSM compares
+// them across members as it compares predefined operations.
+type userTag struct {
+	op   uint16
+	coll proto.Coll
 }
 
 func (p *process) checkRoot(call string, c *Comm, root int) error {
@@ -56,7 +65,8 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 		}
 	}
 	d := proto.Descriptor{Kind: proto.KindColl, Coll: a.kind, Comm: c.id, CollSeq: c.collSeq, Req: r.slot,
-		Op: uint8(a.op), DType: uint8(a.t), InPlace: a.inPlace, Addr: a.send, RAddr: a.recv, Len: a.len}
+		Op: uint8(a.op), DType: uint8(a.t), InPlace: a.inPlace, Addr: a.send, RAddr: a.recv, Len: a.len,
+		UserOp: a.user.op, UserColl: a.user.coll}
 	if a.kind.Rooted() {
 		d.Peer = c.worldRank(a.root)
 	}
@@ -180,7 +190,7 @@ func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*p
 // operation, as a chained request for a user operation.
 func startReduce[T Elem](p *process, call string, kind proto.Coll, c *Comm, f func(in, inout []T), send, recv []T, op *Op, root int) (*Request, error) {
 	if f != nil {
-		return userIreduce(p, call, c, f, send, recv, root, kind == proto.CollAllreduce)
+		return userIreduce(p, call, c, f, userTag{op.id, kind}, send, recv, root, kind == proto.CollAllreduce)
 	}
 	return reduction(p, call, kind, c, send, recv, op, root)
 }
@@ -274,7 +284,11 @@ func Iexscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
 
 func scan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, op *Op, ex bool) (*Request, error) {
 	if f != nil {
-		return userIscan(p, call, c, f, send, recv, ex)
+		kind := proto.CollScan
+		if ex {
+			kind = proto.CollExscan
+		}
+		return userIscan(p, call, c, f, userTag{op.id, kind}, send, recv, ex)
 	}
 	kind := proto.CollScan
 	if ex {
@@ -342,7 +356,7 @@ func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
 	}
 	if f != nil {
-		return userIreduceScatter(p, call, c, f, send, recv, counts)
+		return userIreduceScatter(p, call, c, f, userTag{op.id, proto.CollReduceScatter}, send, recv, counts)
 	}
 	es := sizeOf[T]()
 	part := proto.Descriptor{Peer: c.worldRank(c.rank), Tag: proto.PartRecv, Addr: addrOf(recv, 0), Len: uint64(len(recv)) * es}
@@ -350,7 +364,9 @@ func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []
 		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
 }
 
-func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
+// gather posts a Gather; user marks it as the first step of a reduction with
+// a user operation (zero for a plain Gather).
+func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int, user userTag) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
@@ -369,7 +385,7 @@ func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int) 
 		}
 	}
 	return p.icoll(c, coll{call: call, kind: proto.CollGather, root: root, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}, user: user})
 }
 
 // Gather collects every member's send, in rank order, into root's recv
@@ -379,7 +395,7 @@ func Gather[T Elem](c *Comm, send, recv []T, root int) error {
 	if err != nil {
 		return err
 	}
-	return p.run(mds.Gather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root) })
+	return p.run(mds.Gather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root, userTag{}) })
 }
 
 // Igather starts a Gather.
@@ -388,7 +404,7 @@ func Igather[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.nonblocking(mds.Igather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root) })
+	return p.nonblocking(mds.Igather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root, userTag{}) })
 }
 
 func scatter[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
@@ -674,7 +690,7 @@ func alltoallv[T Elem](p *process, call string, c *Comm, send []T, scounts, sdis
 // request: the runtime gathers the contributions at root, the root folds
 // them in rank order when the request is next polled, and for all (an
 // Allreduce) the runtime broadcasts the result.
-func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, root int, all bool) (*Request, error) {
+func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, root int, all bool) (*Request, error) {
 	n := len(send)
 	if (all || c.rank == root) && len(recv) != n {
 		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
@@ -684,7 +700,7 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 		blocks = make([]T, c.size*n)
 	}
 	own := append([]T(nil), send...) // the caller may reduce in place
-	g, err := gather(p, call, c, own, blocks, root)
+	g, err := gather(p, call, c, own, blocks, root, user)
 	if err != nil {
 		return nil, err
 	}
@@ -698,14 +714,14 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 		}
 		return nil, nil
 	}
-	return &Request{call: call, kind: proto.KindColl, active: true, comm: c,
-		chain: &chain{inner: g, steps: []func() (*Request, error){fold}}}, nil
+	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
+		chain: &chain{inner: g, steps: []func() (*Request, error){fold}}}), nil
 }
 
 // userIscan is Scan/Exscan with a user operation as a chained request: the
 // runtime gathers the contributions at rank 0, which computes the prefixes
 // when the request is next polled; the runtime scatters them.
-func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, ex bool) (*Request, error) {
+func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, ex bool) (*Request, error) {
 	n := len(send)
 	if len(recv) != n {
 		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
@@ -715,7 +731,7 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 		all = make([]T, c.size*n)
 	}
 	own := append([]T(nil), send...)
-	g, err := gather(p, call, c, own, all, 0)
+	g, err := gather(p, call, c, own, all, 0, user)
 	if err != nil {
 		return nil, err
 	}
@@ -732,18 +748,18 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 		}
 		return scatter(p, call, c, all, out, 0)
 	}
-	return &Request{call: call, kind: proto.KindColl, active: true, comm: c,
-		chain: &chain{inner: g, steps: []func() (*Request, error){prefix}}}, nil
+	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
+		chain: &chain{inner: g, steps: []func() (*Request, error){prefix}}}), nil
 }
 
 // userIreduceScatter reduces to rank 0 with a user operation and scatters
 // the blocks, as one chained request.
-func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, counts []int) (*Request, error) {
+func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, counts []int) (*Request, error) {
 	var total []T
 	if c.rank == 0 {
 		total = make([]T, len(send))
 	}
-	red, err := userIreduce(p, call, c, f, send, total, 0, false)
+	red, err := userIreduce(p, call, c, f, user, send, total, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -752,6 +768,6 @@ func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, ino
 		displs[i] = displs[i-1] + counts[i-1]
 	}
 	scatterBlocks := func() (*Request, error) { return scatterv(p, call, c, total, counts, displs, recv, 0) }
-	return &Request{call: call, kind: proto.KindColl, active: true, comm: c,
-		chain: &chain{inner: red, steps: []func() (*Request, error){scatterBlocks}}}, nil
+	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
+		chain: &chain{inner: red, steps: []func() (*Request, error){scatterBlocks}}}), nil
 }

@@ -223,6 +223,8 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 			if nc.members[nc.rank] != p.rank {
 				return p.errf(ErrIntern, call, "the runtime placed rank %d at position %d of the new communicator", p.rank, nc.rank)
 			}
+			nc.made = call
+			p.comms[nc.id] = nc
 			out = nc
 			return nil
 		}
@@ -284,6 +286,7 @@ func (c *Comm) Free() error {
 	}
 	err = p.run(mds.CommFree, 0, func() (*Request, error) { return p.icoll(c, coll{call: call, kind: proto.CollFree}) })
 	c.freed = true
+	delete(p.comms, c.id)
 	return err
 }
 

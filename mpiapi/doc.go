@@ -40,8 +40,29 @@
 // executes neither holds the region nor can join the job as the rank; a
 // second Init for a rank is refused naming the rank and the holder.
 //
-// Handles (communicators, requests) are small values and table slots so that a
-// C layer can index them later; errors carry an MPI error class.
+// Requests (request.go) follow MPI 4.1 §3.7. Each non-blocking call makes a
+// new handle with a generation (the process's n-th request); it holds one of
+// the rank's completion slots while the runtime works on it, but the slot is
+// reused, never the handle. The call that completes a request — Wait, a
+// successful Test, the any/some/all families — retires its generation, and a
+// retired (stale) handle passed to any request call is MPI_ERR_REQUEST through
+// the error handler. nil is MPI_REQUEST_NULL: Wait and Test return an empty
+// status, the array calls ignore it and set the entries they complete to nil,
+// and an array with no active request gives Undefined (MPI_UNDEFINED).
+// Request.Free is MPI_Request_free (not for collectives).
+//
+// Finalize (leak.go) hands bcsrun what the rank has not released — user
+// operations, communicators, requests never completed or never waited for —
+// and bcsrun prints it with the messages sent but never received in one
+// report at the end of the job: a warning, or an error under leak_check: error.
+//
+// A reduction with a user operation marks its runtime Gather with the
+// operation's identity (a hash of its name, element type and commutativity)
+// and the call made, so MSM reports members passing different user
+// operations as a collective mismatch.
+//
+// Handles (communicators, requests) are small values so that a C layer can
+// index them later; errors carry an MPI error class.
 //
 // Nothing in this package is safe for concurrent use from several goroutines
 // (MPI_THREAD_SINGLE / FUNNELED).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -31,6 +30,12 @@ const (
 	EnvLocal = "BCS_LOCAL_RANK" // block index in the node's region
 	EnvSlice = "BCS_TIMESLICE_NS"
 	EnvSpin  = "BCS_SPIN_NS" // how long a blocked call spins before it sleeps
+	// EnvLeakCheck is the leak_check key: "warn" (the default), "error" or
+	// "off" (see Finalize).
+	EnvLeakCheck = "BCS_LEAK_CHECK"
+	// EnvReportFD is an inherited pipe to bcsrun on which Finalize writes the
+	// rank's part of the end-of-job leak report, one "RANK TEXT" line per leak.
+	EnvReportFD = "BCS_REPORT_FD"
 )
 
 // Numeric is the element type of a message buffer.
@@ -44,8 +49,12 @@ type process struct {
 	mem        []byte
 	blk        *shm.RankBlock
 	seq        uint64
-	free       []uint32
-	reqs       []Request
+	free       []uint32   // request slots not in use
+	owner      []*Request // request slot → the request holding it (nil: free)
+	gen        uint64     // generation of the last request handle made
+	live       map[uint64]*Request
+	freed      []*Request // released with Request.Free, still holding a slot
+	comms      map[proto.CommID]*Comm
 	slice      time.Duration
 	spin       time.Duration
 	start      time.Time
@@ -66,6 +75,7 @@ type Comm struct {
 	toComm  []int32      // world rank → communicator rank, -1 if not a member
 	collSeq uint32       // collective calls made on this communicator
 	freed   bool
+	made    string // the call that made it (for the leak report)
 }
 
 var world Comm
@@ -160,7 +170,7 @@ func Init() error {
 		return (*process)(nil).errf(ErrOther, call, "rank %d is already attached by process %d; a rank attaches once, and a process it starts cannot attach as it", rank, holder)
 	}
 	p := &process{rank: proto.Rank(rank), size: proto.Rank(size), region: region, mem: mem, blk: blk,
-		reqs: make([]Request, region.G.ReqMax), start: time.Now(), slice: 500 * time.Microsecond, spin: 20 * time.Microsecond}
+		owner: make([]*Request, region.G.ReqMax), live: make(map[uint64]*Request), comms: make(map[proto.CommID]*Comm), start: time.Now(), slice: 500 * time.Microsecond, spin: 20 * time.Microsecond}
 	if v, err := envInt(EnvSlice); err == nil && v > 0 {
 		p.slice = time.Duration(v)
 	}
@@ -175,6 +185,9 @@ func Init() error {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%v", err)
 	}
+	if fd, err := envInt(EnvReportFD); err == nil && fd > 2 {
+		unix.CloseOnExec(fd) // the report pipe must close when the rank exits, not live on in its children
+	}
 	blk.SetState(shm.StateInit)
 	self = p
 	world = Comm{id: 0, rank: rank, size: size}
@@ -184,22 +197,20 @@ func Init() error {
 // Initialized reports whether Init has succeeded.
 func Initialized() bool { return self != nil }
 
-// Finalize detaches from the agent. Every request must have been completed.
+// Finalize detaches from the agent. What the rank has not released — user
+// operations, communicators other than the world, requests never completed
+// or never waited for — is reported by bcsrun at the end of the job, in one
+// report with the messages that were sent but never received: a warning by
+// default, an error that fails the job under leak_check: error, nothing under
+// leak_check: off (see leak.go).
 func Finalize() error {
 	const call = "MPI_Finalize"
 	p, err := current(call)
 	if err != nil {
 		return err
 	}
-	if n := p.region.G.ReqMax - len(p.free); n > 0 {
-		var which []string
-		for i := range p.reqs {
-			if r := &p.reqs[i]; r.active && len(which) < 5 {
-				which = append(which, fmt.Sprintf("%s (%s)", r.call, r.kind))
-			}
-		}
-		return p.errf(ErrRequest, call, "%d requests still pending, e.g. %s; wait for them before MPI_Finalize", n, strings.Join(which, ", "))
-	}
+	p.reap()
+	p.reportLeaks()
 	p.mmds.finish()
 	p.blk.SetState(shm.StateFinalized)
 	p.finalized = true
@@ -262,35 +273,6 @@ func (s Status) Count() int {
 // Bytes is the number of bytes received.
 func (s Status) Bytes() int { return int(s.bytes) }
 
-// Request is a pending non-blocking operation.
-type Request struct {
-	comm   *Comm
-	slot   uint32
-	call   string
-	kind   proto.Kind
-	buf    any // keeps the buffer alive and pinned (Go's heap does not move)
-	elem   int
-	active bool
-	done   bool
-	status Status
-	err    error
-	comp   proto.Completion
-	after  func() error // runs once when a collective completes (copy-outs, Split)
-	chain  *chain       // a compound request: runtime steps joined by local work
-}
-
-// chain is a request made of several runtime requests one after another,
-// with local work between them (a reduction with a user operation: gather,
-// fold in the rank, broadcast). It advances whenever it is polled — inside
-// Wait, Test and their variants, as MPI's progress rule allows.
-type chain struct {
-	inner *Request
-	steps []func() (*Request, error) // each returns the next runtime request, or nil
-}
-
-// Status is the request's status once it has completed.
-func (r *Request) Status() Status { return r.status }
-
 func bytesOf[T Elem](buf []T) (unsafe.Pointer, uint64, int) {
 	var z T
 	es := int(unsafe.Sizeof(z))
@@ -337,19 +319,6 @@ func (p *process) checkTag(call string, tag int, wildcard bool) error {
 	return p.errf(ErrTag, call, "tag = %d, want 0..%d", tag, TagUB)
 }
 
-func (p *process) newRequest(call string, kind proto.Kind, buf any, elem int) (*Request, error) {
-	n := len(p.free)
-	if n == 0 {
-		return nil, p.errf(ErrRequest, call, "all %d request slots are in use; wait for some requests first", p.region.G.ReqMax)
-	}
-	slot := p.free[n-1]
-	p.free = p.free[:n-1]
-	r := &p.reqs[slot]
-	*r = Request{slot: slot, call: call, kind: kind, buf: buf, elem: elem, active: true}
-	p.blk.ClearCompletion(slot)
-	return r, nil
-}
-
 // post publishes d, waiting (a slice at a time) while the ring is full.
 func (p *process) post(d proto.Descriptor, inline []byte) error {
 	p.seq++
@@ -394,13 +363,13 @@ func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, p
 	}
 	addr, n, es := bytesOf(buf)
 	if peer == ProcNull {
-		return &Request{done: true, call: call, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}, nil
+		return p.track(&Request{done: true, call: call, kind: kind, peer: peer, tag: tag, comm: c, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}), nil
 	}
 	r, err := p.newRequest(call, kind, buf, es)
 	if err != nil {
 		return nil, err
 	}
-	r.comm = c
+	r.comm, r.peer, r.tag = c, peer, tag
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
 	if !recv && n <= uint64(p.region.G.InlineMax) {
@@ -500,253 +469,6 @@ func Sendrecv[T, U Elem](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, s
 	return r.status, err
 }
 
-// finish consumes a completed request's record.
-func (p *process) finish(r *Request) {
-	comp := p.blk.Completion(r.slot)
-	src := int(comp.Source)
-	if r.comm != nil && r.kind != proto.KindSend && r.kind != proto.KindColl {
-		src = r.comm.commRank(comp.Source)
-	}
-	r.status = Status{Source: src, Tag: int(comp.Tag), bytes: comp.Count, elem: r.elem}
-	r.comp = comp
-	switch comp.Err {
-	case proto.ErrNone, proto.ErrNoComm:
-	case proto.ErrTruncate:
-		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
-	default:
-		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
-	}
-	if r.kind == proto.KindIprobe && !comp.Found {
-		r.status = Status{Source: AnySource, Tag: AnyTag}
-	}
-	r.done, r.active, r.buf = true, false, nil
-	p.free = append(p.free, r.slot)
-	if r.after != nil && r.err == nil {
-		r.err = r.after()
-		r.after = nil
-	}
-}
-
-func (p *process) poll(r *Request) bool {
-	if r.done {
-		return true
-	}
-	if r.chain != nil {
-		return p.pollChain(r)
-	}
-	if !r.active {
-		return false
-	}
-	if p.blk.Done(r.slot) {
-		p.finish(r)
-		return true
-	}
-	return false
-}
-
-func (p *process) pollChain(r *Request) bool {
-	ch := r.chain
-	for {
-		if ch.inner != nil {
-			if !p.poll(ch.inner) {
-				return false
-			}
-			if ch.inner.err != nil {
-				r.err = ch.inner.err
-				break
-			}
-		}
-		if len(ch.steps) == 0 {
-			break
-		}
-		step := ch.steps[0]
-		ch.steps = ch.steps[1:]
-		in, err := step()
-		if err != nil {
-			r.err = err
-			break
-		}
-		ch.inner = in
-	}
-	r.chain, r.done, r.active, r.buf = nil, true, false, nil
-	return true
-}
-
-// block waits until ready() is true: spins for the spin window, then sleeps on
-// the rank's futex word, which the agent bumps when it publishes completions.
-func (p *process) block(call string, ready func() bool) {
-	if ready() {
-		return
-	}
-	p.blk.SetBlocked(proto.CallCode(call))
-	defer p.blk.SetBlocked(0)
-	deadline := time.Now().Add(p.spin)
-	for time.Now().Before(deadline) {
-		if ready() {
-			return
-		}
-	}
-	wake, sleeping := p.blk.Wake(), p.blk.Sleeping()
-	for {
-		w := atomic.LoadUint32(wake)
-		if ready() {
-			return
-		}
-		if p.region.Aborting() {
-			p.abortExit()
-		}
-		p.mmds.checkSignal()
-		p.blk.SetSeen(w) // every completion published up to w has been looked at, and the call still waits
-		atomic.StoreUint32(sleeping, 1)
-		unix.FutexWait(wake, w, 100*time.Millisecond)
-		atomic.StoreUint32(sleeping, 0)
-	}
-}
-
-func checkReq(call string, r *Request) error {
-	if r == nil {
-		return self.errf(ErrRequest, call, "request is nil (MPI_REQUEST_NULL is not allowed here)")
-	}
-	if !r.active && !r.done {
-		return self.errf(ErrRequest, call, "request was already completed and freed")
-	}
-	return nil
-}
-
-func (p *process) wait(r *Request, call string) (Status, error) {
-	if err := checkReq(call, r); err != nil {
-		return Status{}, err
-	}
-	p.block(call, func() bool { return p.poll(r) })
-	return r.status, r.err
-}
-
-func (p *process) waitall(rs []*Request, call string) error {
-	p.block(call, func() bool {
-		all := true
-		for _, r := range rs {
-			all = p.poll(r) && all
-		}
-		return all
-	})
-	for _, r := range rs {
-		if r.err != nil {
-			return r.err
-		}
-	}
-	return nil
-}
-
-// Wait blocks until r completes and returns its status.
-func Wait(r *Request) (Status, error) {
-	p, err := current("MPI_Wait")
-	if err != nil {
-		return Status{}, err
-	}
-	if err := checkReq("MPI_Wait", r); err != nil {
-		return Status{}, err
-	}
-	t0 := p.mmds.begin(true)
-	st, err := p.wait(r, "MPI_Wait")
-	p.mmds.end(mds.Wait, t0, int64(st.bytes), true)
-	return st, err
-}
-
-// Waitall blocks until every request completes; it returns the first error.
-func Waitall(rs ...*Request) error {
-	p, err := current("MPI_Waitall")
-	if err != nil {
-		return err
-	}
-	for _, r := range rs {
-		if err := checkReq("MPI_Waitall", r); err != nil {
-			return err
-		}
-	}
-	t0 := p.mmds.begin(true)
-	err = p.waitall(rs, "MPI_Waitall")
-	p.mmds.end(mds.Waitall, t0, 0, true)
-	return err
-}
-
-// Waitany blocks until one of rs completes and returns its index.
-func Waitany(rs ...*Request) (int, Status, error) {
-	p, err := current("MPI_Waitany")
-	if err != nil {
-		return -1, Status{}, err
-	}
-	live := false
-	for _, r := range rs {
-		if r != nil && (r.active || r.done) {
-			live = true
-		}
-	}
-	if !live {
-		return -1, Status{}, nil // MPI_UNDEFINED
-	}
-	t0 := p.mmds.begin(true)
-	idx := -1
-	p.block("MPI_Waitany", func() bool {
-		for i, r := range rs {
-			if r != nil && (r.active || r.done) && p.poll(r) {
-				idx = i
-				return true
-			}
-		}
-		return false
-	})
-	r := rs[idx]
-	r.done = false // consumed: the request is now inactive
-	p.mmds.end(mds.Waitany, t0, int64(r.status.bytes), true)
-	return idx, r.status, r.err
-}
-
-// Test reports whether r has completed, without blocking.
-func Test(r *Request) (bool, Status, error) {
-	p, err := current("MPI_Test")
-	if err != nil {
-		return false, Status{}, err
-	}
-	if err := checkReq("MPI_Test", r); err != nil {
-		return false, Status{}, err
-	}
-	t0 := p.mmds.begin(false)
-	done := p.poll(r)
-	p.mmds.end(mds.Test, t0, 0, false)
-	if !done {
-		return false, Status{}, nil
-	}
-	return true, r.status, r.err
-}
-
-// Testall reports whether every request has completed, without blocking.
-func Testall(rs ...*Request) (bool, error) {
-	p, err := current("MPI_Testall")
-	if err != nil {
-		return false, err
-	}
-	for _, r := range rs {
-		if err := checkReq("MPI_Testall", r); err != nil {
-			return false, err
-		}
-	}
-	t0 := p.mmds.begin(false)
-	all := true
-	for _, r := range rs {
-		all = p.poll(r) && all
-	}
-	p.mmds.end(mds.Testall, t0, 0, false)
-	if !all {
-		return false, nil
-	}
-	for _, r := range rs {
-		if r.err != nil {
-			return true, r.err
-		}
-	}
-	return true, nil
-}
-
 func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (*Request, error) {
 	if err := p.checkComm(call, c); err != nil {
 		return nil, err
@@ -761,7 +483,7 @@ func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (
 	if err != nil {
 		return nil, err
 	}
-	r.comm = c
+	r.comm, r.peer, r.tag = c, source, tag
 	return r, p.post(proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(source), Tag: int32(tag), Req: r.slot}, nil)
 }
 

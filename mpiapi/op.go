@@ -2,6 +2,7 @@ package mpiapi
 
 import (
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"unsafe"
 
@@ -60,6 +61,34 @@ type Op struct {
 	user    any // func(in, inout []T)
 	elem    string
 	commute bool
+	id      uint16 // user operations: the identity MSM compares (see NewOp)
+	seq     uint64 // user operations: made by the seq-th NewOp of the process
+}
+
+// userOps are the user operations not yet freed; opSeq counts NewOp calls.
+var (
+	userOps = map[*Op]struct{}{}
+	opSeq   uint64
+)
+
+// opIdentity is what a user operation is across ranks: a 16-bit FNV-1a hash
+// of its name, element type and commutativity. Never 0 (0 marks "no user
+// operation" in a descriptor).
+//
+// Rejected: the function's code address (as an offset, so that it survives
+// PIE loading). The compiler copies a function literal into every call site
+// it inlines its enclosing function into, so one operation made through a
+// helper on two code paths has two addresses: ranks that made it on
+// different paths would be reported as disagreeing in a correct program.
+func opIdentity(name, elem string, commute bool) uint16 {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s\x00%s\x00%t", name, elem, commute)
+	v := h.Sum32()
+	id := uint16(v>>16) ^ uint16(v)
+	if id == 0 {
+		id = 1
+	}
+	return id
 }
 
 func (o *Op) String() string { return o.name }
@@ -94,8 +123,24 @@ var (
 // more slices than a predefined operation. In the non-blocking forms the
 // fold happens when the request is polled (Wait, Test and their variants), as
 // MPI's progress rule allows.
+//
+// Every member of a reduction must pass the same operation, and the runtime
+// checks it for user operations too: an operation's identity is its name,
+// element type and commutativity, so operations made alike on different ranks
+// match — however many each rank made, in whatever order, on whatever code
+// path — and a reduction whose members pass different ones aborts the job
+// with a collective-mismatch report naming the ranks. Give different
+// operations different names: two with the same name, type and commutativity
+// are not told apart. The identity travels as a 16-bit hash, so two different
+// ones may also, rarely, look alike (the check then misses); two alike never
+// look different. NewOp may be called before Init (for example
+// in a package variable).
 func NewOp[T Elem](name string, f func(in, inout []T), commutative bool) *Op {
-	return &Op{name: name, user: f, elem: reflect.TypeFor[T]().String(), commute: commutative}
+	elem := reflect.TypeFor[T]().String()
+	opSeq++
+	o := &Op{name: name, user: f, elem: elem, commute: commutative, id: opIdentity(name, elem, commutative), seq: opSeq}
+	userOps[o] = struct{}{}
+	return o
 }
 
 // Free releases a user operation (MPI_Op_free). Predefined operations cannot be freed.
@@ -103,6 +148,7 @@ func (o *Op) Free() error {
 	if o == nil || o.user == nil {
 		return fmt.Errorf("mpiapi: MPI_Op_free: only user operations can be freed")
 	}
+	delete(userOps, o)
 	o.user = nil
 	o.name += " (freed)"
 	return nil

@@ -28,3 +28,52 @@ func TestTypeOf(t *testing.T) {
 	check("ValIdx[float64]", typeOf[ValIdx[float64]](), reduce.Float64Int, unsafe.Sizeof(ValIdx[float64]{}))
 	check("ValIdx[int32]", typeOf[ValIdx[int32]](), reduce.Int32Int, unsafe.Sizeof(ValIdx[int32]{}))
 }
+
+func addF(in, inout []float64) {
+	for i := range in {
+		inout[i] += in[i]
+	}
+}
+
+func mulF(in, inout []float64) {
+	for i := range in {
+		inout[i] *= in[i]
+	}
+}
+
+// TestOpIdentity: user operations made alike — in any number and order, from
+// any function value — have one identity; a different name, element type or
+// commutativity gives another.
+func TestOpIdentity(t *testing.T) {
+	saved := userOps
+	userOps = map[*Op]struct{}{}
+	t.Cleanup(func() { userOps = saved })
+	scaled := func(k float64) func(in, inout []float64) {
+		return func(in, inout []float64) {
+			for i := range in {
+				inout[i] += k * in[i]
+			}
+		}
+	}
+	a := NewOp("sum", addF, true)
+	NewOp("other", mulF, true) // made in between: no effect on identities
+	same := []*Op{NewOp("sum", addF, true)}
+	if a.id == 0 || same[0].id != a.id {
+		t.Errorf("alike operations: ids %#x and %#x, want equal and non-zero", a.id, same[0].id)
+	}
+	if c1, c2 := NewOp("scaled", scaled(2), true), NewOp("scaled", scaled(3), true); c1.id != c2.id {
+		t.Errorf("closures of one literal (the compiler may copy it per call site): ids %#x and %#x, want equal", c1.id, c2.id)
+	}
+	for name, o := range map[string]*Op{
+		"name":          NewOp("product", mulF, true),
+		"element type":  NewOp("sum", func(in, inout []float32) {}, true),
+		"commutativity": NewOp("sum", addF, false),
+	} {
+		if o.id == a.id {
+			t.Errorf("another %s: id %#x, the same as the original's", name, o.id)
+		}
+	}
+	if len(userOps) != 8 {
+		t.Errorf("%d live user operations, want 8", len(userOps))
+	}
+}

@@ -224,14 +224,25 @@ func rankName(c *coll, i int) string {
 
 // DescribeCall renders a collective descriptor as the call that posted it,
 // e.g. "MPI_Reduce(root 0, MPI_SUM, 8 x float64)".
+//
+// The Gather that starts a reduction with a user operation is rendered as the
+// call the user made, e.g. "MPI_Allreduce(user operation 0x3a1f, 4 x float64)".
 func DescribeCall(d proto.Descriptor) string {
 	var args []string
-	if d.Coll.Rooted() {
-		if d.Comm == 0 {
-			args = append(args, fmt.Sprintf("root %d", d.Peer))
-		} else {
-			args = append(args, fmt.Sprintf("root world rank %d", d.Peer))
+	name := d.Coll.MPIName()
+	if d.UserColl != 0 {
+		name = d.UserColl.MPIName()
+		if d.UserColl.Rooted() {
+			args = append(args, rootName(d))
 		}
+		args = append(args, fmt.Sprintf("user operation %#04x", d.UserOp))
+		if t := reduce.Type(d.DType); t.Valid() {
+			args = append(args, fmt.Sprintf("%d x %s", d.Len/uint64(t.Size()), t))
+		}
+		return name + "(" + strings.Join(args, ", ") + ")"
+	}
+	if d.Coll.Rooted() {
+		args = append(args, rootName(d))
 	}
 	if d.Coll.Reduces() {
 		args = append(args, reduce.Op(d.Op).String())
@@ -248,13 +259,23 @@ func DescribeCall(d proto.Descriptor) string {
 			args = append(args, fmt.Sprintf("%d bytes", d.Len))
 		}
 	}
-	return d.Coll.MPIName() + "(" + strings.Join(args, ", ") + ")"
+	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+func rootName(d proto.Descriptor) string {
+	if d.Comm == 0 {
+		return fmt.Sprintf("root %d", d.Peer)
+	}
+	return fmt.Sprintf("root world rank %d", d.Peer)
 }
 
 // mismatch says how b differs from a, the first member's call, or "".
 func mismatch(a, b proto.Descriptor) string {
-	if a.Coll != b.Coll {
+	if userCall(a) != userCall(b) {
 		return "different collectives"
+	}
+	if a.Coll != b.Coll || a.UserOp != b.UserOp { // a user operation against a predefined one, or two user operations
+		return "different operations"
 	}
 	if a.Coll.Rooted() && a.Peer != b.Peer {
 		return "different roots"
@@ -277,6 +298,15 @@ func mismatch(a, b proto.Descriptor) string {
 		return "different element counts"
 	}
 	return ""
+}
+
+// userCall is the collective the user called: the runtime step's own, or the
+// reduction a user operation's Gather starts.
+func userCall(d proto.Descriptor) proto.Coll {
+	if d.UserColl != 0 {
+		return d.UserColl
+	}
+	return d.Coll
 }
 
 func (s *Scheduler) addMove(c *coll, src proto.Rank, srcAddr uint64, dst proto.Rank, dstAddr, n uint64) {

@@ -307,6 +307,57 @@ func TestMismatchKinds(t *testing.T) {
 	}
 }
 
+// TestUserOperationMismatch: the Gather that starts a reduction with a user
+// operation carries the operation's number and the user's call; members
+// that pass different operations are a mismatch naming both ranks and
+// rendered as the calls they made, and matching ones run.
+func TestUserOperationMismatch(t *testing.T) {
+	base := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGather, DType: uint8(reduce.Float64), Len: 32, CollSeq: 1,
+		UserOp: 0x0a01, UserColl: proto.CollAllreduce}
+	for _, c := range []struct {
+		name string
+		mod  func(*proto.Descriptor)
+		want string // "" : no error
+	}{
+		{"same operation", func(d *proto.Descriptor) {}, ""},
+		{"another user operation", func(d *proto.Descriptor) { d.UserOp = 0x0b02 },
+			"rank 0 called MPI_Allreduce(user operation 0x0a01, 4 x float64) but rank 2 called MPI_Allreduce(user operation 0x0b02, 4 x float64) (different operations)"},
+		{"a predefined operation", func(d *proto.Descriptor) {
+			d.Coll, d.UserOp, d.UserColl, d.Op = proto.CollAllreduce, 0, 0, uint8(reduce.Sum)
+		}, "rank 2 called MPI_Allreduce(MPI_SUM, 4 x float64) (different operations)"},
+		{"a plain Gather", func(d *proto.Descriptor) { d.UserOp, d.UserColl = 0, 0 },
+			"rank 2 called MPI_Gather(root 0, 4 x float64) (different collectives)"},
+		{"another reduction", func(d *proto.Descriptor) { d.UserColl = proto.CollReduce },
+			"rank 2 called MPI_Reduce(root 0, user operation 0x0a01, 4 x float64) (different collectives)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(DefaultConfig, []proto.NodeID{0, 0, 1})
+			var ds []proto.Descriptor
+			for r := range 3 {
+				d := base
+				d.Rank, d.Seq = proto.Rank(r), 1
+				if r == 2 {
+					c.mod(&d)
+				}
+				ds = append(ds, d)
+			}
+			p := s.Schedule(1, ds)
+			if c.want == "" {
+				if p.Err != nil {
+					t.Fatalf("matching user operations: %v", p.Err)
+				}
+				return
+			}
+			if p.Err == nil || !strings.Contains(p.Err.Error(), c.want) {
+				t.Fatalf("err = %v, want one containing %q", p.Err, c.want)
+			}
+			if e := p.Err.(*Error); !slices.Equal(e.Ranks, []proto.Rank{0, 2}) {
+				t.Fatalf("ranks %v, want [0 2]", e.Ranks)
+			}
+		})
+	}
+}
+
 // TestSplitAndCommunicatorChecks: Split builds the same communicators on
 // every node, lists members in (key, rank) order, and a rank may not use a
 // communicator it does not belong to.

@@ -55,7 +55,11 @@
 // descriptor is compared with the first one when it arrives, and a different
 // collective, root, operation, element type or count is an Error naming both
 // ranks and their calls, in the MSM of the slice that brought it. Blocks of
-// the v-variants are checked pairwise once every member has posted.
+// the v-variants are checked pairwise once every member has posted. A
+// reduction with a user operation reaches the scheduler as a Gather whose
+// descriptor carries the user's call (UserColl) and the operation's number
+// (UserOp); both are compared like a predefined operation, and the report
+// renders the call the user made ("MPI_Allreduce(user operation 0x3a1f, ...)").
 //
 // A ready collective becomes one of:
 //

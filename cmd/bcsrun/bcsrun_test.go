@@ -266,11 +266,12 @@ func TestFailingJobs(t *testing.T) {
 		{"invalid tag, fatal handler", []string{"-n", "2", "./e2eprog", "badtag"}, 1, "bcsmpi: rank 0: MPI_Recv: MPI_ERR_TAG: tag = -7, want 0..1073741823 or MPI_ANY_TAG"},
 		{"nil communicator", []string{"-n", "2", "./e2eprog", "nilcomm"}, 1, "bcsmpi: rank 0: MPI_Send: MPI_ERR_COMM: comm = nil, want a communicator such as mpiapi.World()"},
 		{"communicator used after Free", []string{"-n", "2", "./e2eprog", "commfree"}, 1, "MPI_Barrier: MPI_ERR_COMM: communicator 1 was freed with MPI_Comm_free"},
-		{"Finalize with a pending request", []string{"-n", "2", "./e2eprog", "pending"}, 1, "rank 0: MPI_Finalize: MPI_ERR_REQUEST: 1 requests still pending, e.g. MPI_Irecv (recv); wait for them before MPI_Finalize"},
+		{"Finalize with a pending request, strict", []string{"-n", "2", "./e2eprog", "pending"}, 1, "bcsmpi: error: 1 resource(s) were not released by the end of the job (leak_check: error):\n  rank 0: request #1, MPI_Irecv from rank 1, tag 9, was still pending"},
 		{"truncation, fatal handler", []string{"-n", "2", "./e2eprog", "truncate"}, 1, "bcsmpi: rank 1: MPI_Recv: MPI_ERR_TRUNCATE: message from rank 0 tag 0 is longer than the receive buffer (16 bytes received)"},
 		{"bad timeslice", []string{"-n", "2", "--timeslice", "1us", "./e2eprog", "exchange"}, 2, "timeslice = 1µs, want 50µs .. 100ms"},
 		{"more nodes than ranks", []string{"-n", "2", "--nodes", "3", "./e2eprog", "exchange"}, 2, "--nodes 3 is more than the 2 ranks"},
 	}
+	t.Setenv("BCS_LEAK_CHECK", "error")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := bcsrun(t, c.args...)
@@ -369,7 +370,7 @@ func TestDeadlockWarnKeepsWaiting(t *testing.T) {
 
 func TestUnmatchedMessageReported(t *testing.T) {
 	r := bcsrun(t, "-n", "2", "./e2eprog", "unmatched")
-	if r.code != 0 || !strings.Contains(r.stderr, "1 message(s) were sent but never received:\n  rank 0 -> rank 1, tag 3, 4 bytes") {
+	if r.code != 0 || !strings.Contains(r.stderr, "bcsmpi: warning: 1 resource(s) were not released by the end of the job (leak_check: error fails the job, off silences this):\n  message rank 0 -> rank 1, tag 3, 4 bytes: sent but never received") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -760,6 +760,22 @@ func collMismatch(kind string) {
 			op = mpi.Max
 		}
 		check(mpi.Allreduce(w, buf, make([]float64, 8), op))
+	case "userop": // the last rank passes another user operation
+		sum := mpi.NewOp("sum", func(in, inout []float64) {
+			for i := range in {
+				inout[i] += in[i]
+			}
+		}, true)
+		larger := mpi.NewOp("max", func(in, inout []float64) {
+			for i := range in {
+				inout[i] = math.Max(in[i], inout[i])
+			}
+		}, true)
+		op := sum
+		if me == w.Size()-1 {
+			op = larger
+		}
+		check(mpi.Allreduce(w, buf, make([]float64, 8), op))
 	case "count":
 		n := 8
 		if me == 0 {

@@ -55,6 +55,12 @@ func main() {
 		collectives()
 	case "collmismatch":
 		collMismatch(os.Args[2])
+	case "stalereq":
+		staleRequest()
+	case "waitany":
+		waitanyTwice()
+	case "leaks":
+		leaks()
 	case "commfree": // a communicator used after MPI_Comm_free
 		d, err := w.Dup()
 		check(err)

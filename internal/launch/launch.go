@@ -25,6 +25,11 @@
 // The job ends when its ranks end: Run does not wait for a process outside
 // the job that still holds an output pipe open (it reads what the pipe holds,
 // for at most drainWait, then closes it).
+//
+// At the end of a job that otherwise succeeded, Run prints one report of what
+// was not released (leak.go): the ranks' parts, which they write to the
+// report pipe (fd 4) at MPI_Finalize, and the messages no receive matched. The
+// leak_check key makes it a warning, an error that fails the job, or nothing.
 package launch
 
 import (
@@ -38,6 +43,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -257,6 +263,26 @@ func Run(job Job) (res Result, err error) {
 		}
 	}
 
+	// The leak report pipe: every rank inherits the write end as fd 4.
+	var reportW *os.File
+	type leaksRead struct {
+		leaks   []rankLeak
+		dropped int
+	}
+	var reportR *os.File
+	reportCh := make(chan leaksRead, 1)
+	if cfg.LeakCheck != "off" {
+		if reportR, reportW, err = os.Pipe(); err != nil {
+			return res, fmt.Errorf("bcsrun: leak report pipe: %w", err)
+		}
+		defer reportR.Close()
+		defer reportW.Close()
+		go func() {
+			l, d := readLeaks(reportR, job.Ranks)
+			reportCh <- leaksRead{l, d}
+		}()
+	}
+
 	// Master and agents.
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	stop := make(chan struct{})
@@ -368,9 +394,14 @@ func Run(job Job) (res Result, err error) {
 				fmt.Sprintf("%s=%d", mpiapi.EnvSpin, cfg.Spin.Nanoseconds()),
 				fmt.Sprintf("BCS_NODE=%d", ni),
 				"BCS_JOB="+res.JobID,
+				mpiapi.EnvLeakCheck+"="+cfg.LeakCheck,
 			)
 			cmd.Env = append(cmd.Env, mon.env(cfg)...)
 			cmd.ExtraFiles = []*os.File{n.file}
+			if reportW != nil {
+				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW)
+				cmd.Env = append(cmd.Env, mpiapi.EnvReportFD+"=4")
+			}
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 			if r == 0 && job.Stdin != nil {
 				cmd.Stdin = job.Stdin // the descriptor itself: no copying, EOF when the caller's input ends
@@ -413,6 +444,9 @@ func Run(job Job) (res Result, err error) {
 		if startErr != nil {
 			break
 		}
+	}
+	if reportW != nil { // the ranks hold the write end now: EOF comes when the last exits
+		reportW.Close()
 	}
 
 	// Watch.
@@ -507,14 +541,18 @@ func Run(job Job) (res Result, err error) {
 	}
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
-	if lost := nodes[0].agent.Unmatched(); len(lost) > 0 && res.ExitCode == 0 {
-		fmt.Fprintf(stderr, "bcsmpi: warning: %d message(s) were sent but never received:\n", len(lost))
-		for i, d := range lost {
-			if i == 10 {
-				fmt.Fprintf(stderr, "  ... and %d more\n", len(lost)-10)
-				break
+	if reportR != nil {
+		// Every rank has exited, so what they wrote is in the pipe; the
+		// deadline only bounds the wait should a child of a rank still hold
+		// the write end (ranks mark it close-on-exec at MPI_Init).
+		reportR.SetReadDeadline(time.Now().Add(time.Second))
+		got := <-reportCh
+		if res.ExitCode == 0 {
+			text, fail := leakReport(cfg.LeakCheck, got.leaks, got.dropped, nodes[0].agent.Unmatched())
+			fmt.Fprint(stderr, text)
+			if fail {
+				res.ExitCode, res.Message = 1, strings.TrimSuffix(strings.SplitN(text, "\n", 2)[0], ":")
 			}
-			fmt.Fprintf(stderr, "  rank %d -> rank %d, tag %d, %d bytes\n", d.Rank, d.Peer, d.Tag, d.Len)
 		}
 	}
 	mon.finish(&res, stdout, stderr)

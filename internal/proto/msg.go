@@ -89,7 +89,9 @@ func AppendDescriptor(b []byte, d Descriptor) []byte {
 	b = binary.LittleEndian.AppendUint64(b, d.Len)
 	b = binary.LittleEndian.AppendUint64(b, d.RAddr)
 	b = binary.LittleEndian.AppendUint32(b, d.CollSeq)
-	b = append(b, d.DType, 0, 0, 0)
+	b = append(b, d.DType)
+	b = binary.LittleEndian.AppendUint16(b, d.UserOp)
+	b = append(b, uint8(d.UserColl))
 	return b
 }
 
@@ -116,6 +118,8 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 		RAddr:     binary.LittleEndian.Uint64(b[56:]),
 		CollSeq:   binary.LittleEndian.Uint32(b[64:]),
 		DType:     b[68],
+		UserOp:    binary.LittleEndian.Uint16(b[69:]),
+		UserColl:  Coll(b[71]),
 	}
 	if d.Kind < KindSend || d.Kind > KindCollPart {
 		return Descriptor{}, malformed("descriptor kind %d not in 1..6", b[0])
@@ -125,6 +129,9 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 	}
 	if d.Kind == KindColl && (d.Coll < 1 || d.Coll >= collEnd) {
 		return Descriptor{}, malformed("collective code %d not in 1..%d", b[2], collEnd-1)
+	}
+	if (d.UserOp == 0) != (d.UserColl == 0) || (d.UserColl != 0 && (d.Kind != KindColl || !d.UserColl.Reduces())) {
+		return Descriptor{}, malformed("user operation %d for collective code %d on a %v descriptor: want both 0, or an operation with a reducing collective on a coll descriptor", d.UserOp, b[71], d.Kind)
 	}
 	return d, nil
 }

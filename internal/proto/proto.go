@@ -93,6 +93,16 @@ type Descriptor struct {
 	InPlace bool   // MPI_IN_PLACE: the rank's own contribution is already in RAddr
 	CollSeq uint32 // per-rank count of collectives on Comm, from 1
 	RAddr   uint64 // receive buffer address
+
+	// A reduction with a user operation runs in the runtime as a Gather (then
+	// a fold in a rank, then a Bcast or Scatter); the Gather's descriptor
+	// carries the operation's identity (UserOp, 1..65535: a hash of its name,
+	// element type and commutativity, see mpiapi.NewOp) and the
+	// call the user made (UserColl, a collective that Reduces), so that MSM
+	// checks that every member passed the same operation. Both are 0 on every
+	// other descriptor.
+	UserOp   uint16
+	UserColl Coll
 }
 
 // DescriptorSize is the encoded size of a Descriptor.
@@ -359,7 +369,7 @@ var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wai
 	"MPI_Waitany", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
 	"MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
 	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Comm_split",
-	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test"}
+	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test", "MPI_Waitsome"}
 
 // CallCode is the status byte of a rank blocked in call (0 if unknown).
 func CallCode(call string) uint8 {

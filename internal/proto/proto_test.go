@@ -16,6 +16,7 @@ func TestFrameRoundTrip(t *testing.T) {
 			{Kind: KindColl, Coll: CollReduceScatter, InPlace: true, Op: 3, DType: 10, CollSeq: 1 << 31, Comm: 7, Rank: 5,
 				Peer: 2, Req: 3, Seq: 99, PostSlice: 4, Addr: 0x1000, RAddr: 0xffffffff0000, Len: 4096},
 			{Kind: KindCollPart, Tag: PartRecv, CollSeq: 2, Peer: 1, Addr: 8, Len: 16},
+			{Kind: KindColl, Coll: CollGather, CollSeq: 3, DType: 10, Len: 8, UserOp: 0xbeef, UserColl: CollAllreduce},
 		}},
 		{Type: MsgData, Slice: 1, Index: 5, Payload: []byte("hello")},
 		{Type: MsgFail, Code: -1, Text: "rank 3 exited"},
@@ -47,11 +48,17 @@ func TestDecodeRejects(t *testing.T) {
 		t    MsgType
 		body []byte
 	}{
-		"type zero":       {0, body},
-		"type too large":  {msgTypeMax + 1, body},
-		"short":           {MsgDEM, body[:10]},
-		"truncated descs": {MsgDEM, body[:len(body)-20]},
-		"bad kind":        {MsgDEM, func() []byte { c := append([]byte(nil), body...); c[30] = 9; return c }()},
+		"type zero":                {0, body},
+		"type too large":           {msgTypeMax + 1, body},
+		"short":                    {MsgDEM, body[:10]},
+		"truncated descs":          {MsgDEM, body[:len(body)-20]},
+		"bad kind":                 {MsgDEM, func() []byte { c := append([]byte(nil), body...); c[30] = 9; return c }()},
+		"user op without its call": {MsgDEM, func() []byte { c := append([]byte(nil), body...); c[30+69] = 1; return c }()},
+		"user op on a send": {MsgDEM, func() []byte {
+			c := append([]byte(nil), body...)
+			c[30+69], c[30+71] = 1, uint8(CollAllreduce)
+			return c
+		}()},
 	}
 	for name, c := range cases {
 		var m Msg

@@ -1,0 +1,554 @@
+package mpiapi
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/mds"
+)
+
+// Requests, as MPI 4.1 §3.7 defines them.
+//
+// A *Request is a handle. Every non-blocking call makes a new one, with a
+// generation: the process's n-th request has generation n, and the handle is
+// live while the process's table of live generations maps n to it. A request
+// holds one of the rank's completion slots (the shared-memory record the agent
+// fills) while the runtime works on it; the slot goes back to the free list
+// as soon as its completion is read, and the next request may take it — but
+// never the handle, so an old handle cannot see a new request.
+//
+// The call that returns a request complete — Wait, a Test that says true, the
+// Waitany/Testany/Waitsome/Testsome/Waitall/Testall families for each request
+// they report, Request.Free — retires its generation: from then on the handle
+// is MPI_REQUEST_NULL's stale copy, and passing it to any request call is an
+// MPI_ERR_REQUEST error through the error handler. Status stays readable. The
+// array calls also set the retired entries of the caller's slice to nil
+// (MPI_REQUEST_NULL), so calling them again over the same slice is correct;
+// nil entries are allowed and ignored, and an array with no non-nil entry has
+// no active request (index/outcount Undefined, an empty status).
+
+// Request is a pending non-blocking operation (MPI_Request). Not safe for
+// concurrent use.
+type Request struct {
+	gen       uint64 // the handle's generation; 0: not a request of this process
+	comm      *Comm
+	slot      uint32 // completion slot, while active and not a chain
+	call      string
+	kind      proto.Kind
+	peer, tag int // point-to-point: as the caller gave them (for reports)
+	buf       any // keeps the buffer alive and pinned (Go's heap does not move)
+	elem      int
+	active    bool   // the runtime has not completed it yet
+	done      bool   // completed: status and err are final
+	retiredBy string // the call that returned it complete or freed it; "" while live
+	status    Status
+	err       error
+	comp      proto.Completion
+	after     func() error // runs once when a collective completes (copy-outs, Split)
+	chain     *chain       // a compound request: runtime steps joined by local work
+}
+
+// chain is a request made of several runtime requests one after another,
+// with local work between them (a reduction with a user operation: gather,
+// fold in the rank, broadcast). It advances whenever it is polled — inside
+// Wait, Test and their variants, as MPI's progress rule allows.
+type chain struct {
+	inner *Request
+	steps []func() (*Request, error) // each returns the next runtime request, or nil
+}
+
+// Status is the request's status once it has completed (it stays readable
+// after the call that completed the request).
+func (r *Request) Status() Status { return r.status }
+
+// emptyStatus is MPI's empty status: what a null request completes with.
+var emptyStatus = Status{Source: AnySource, Tag: AnyTag}
+
+// track gives r the next generation and makes it live.
+func (p *process) track(r *Request) *Request {
+	p.gen++
+	r.gen = p.gen
+	p.live[r.gen] = r
+	return r
+}
+
+// retire ends r's generation: call returned it complete (or freed it).
+func (p *process) retire(r *Request, call string) {
+	delete(p.live, r.gen)
+	r.retiredBy = call
+}
+
+// checkLive is the handle check of every request call: r must be a live
+// request of this process (nil is handled by the caller).
+func (p *process) checkLive(call string, r *Request) error {
+	if p.live[r.gen] == r {
+		return nil
+	}
+	if r.retiredBy != "" {
+		return p.errf(ErrRequest, call, "request #%d (%s) is stale: %s completed and released it, after which it is MPI_REQUEST_NULL; pass nil or a request that is still active", r.gen, r.call, r.retiredBy)
+	}
+	return p.errf(ErrRequest, call, "the request was not started by this process (a zero Request?); want one returned by a non-blocking call such as Isend")
+}
+
+func (p *process) checkArray(call string, rs []*Request) error {
+	for _, r := range rs {
+		if r != nil {
+			if err := p.checkLive(call, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func anyActive(rs []*Request) bool {
+	for _, r := range rs {
+		if r != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *process) newRequest(call string, kind proto.Kind, buf any, elem int) (*Request, error) {
+	if len(p.freed) > 0 {
+		p.reap()
+	}
+	n := len(p.free)
+	if n == 0 {
+		return nil, p.errf(ErrRequest, call, "all %d request slots are in use; wait for some requests first", p.region.G.ReqMax)
+	}
+	slot := p.free[n-1]
+	p.free = p.free[:n-1]
+	r := &Request{slot: slot, call: call, kind: kind, buf: buf, elem: elem, active: true}
+	p.owner[slot] = r
+	p.blk.ClearCompletion(slot)
+	return p.track(r), nil
+}
+
+// finish consumes a completed request's record and frees its slot.
+func (p *process) finish(r *Request) {
+	if p.owner[r.slot] != r {
+		panic("mpiapi: a request read the completion record of a slot it does not hold: the slot table and the request handles are out of step")
+	}
+	p.owner[r.slot] = nil
+	comp := p.blk.Completion(r.slot)
+	src := int(comp.Source)
+	if r.comm != nil && r.kind != proto.KindSend && r.kind != proto.KindColl {
+		src = r.comm.commRank(comp.Source)
+	}
+	r.status = Status{Source: src, Tag: int(comp.Tag), bytes: comp.Count, elem: r.elem}
+	r.comp = comp
+	switch comp.Err {
+	case proto.ErrNone, proto.ErrNoComm:
+	case proto.ErrTruncate:
+		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
+	default:
+		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
+	}
+	if r.kind == proto.KindIprobe && !comp.Found {
+		r.status = Status{Source: AnySource, Tag: AnyTag}
+	}
+	r.done, r.active, r.buf = true, false, nil
+	p.free = append(p.free, r.slot)
+	if r.after != nil && r.err == nil {
+		r.err = r.after()
+		r.after = nil
+	}
+}
+
+// poll reports whether r has completed, consuming its completion record if
+// the agent has written it (and advancing a chain).
+func (p *process) poll(r *Request) bool {
+	if r.done {
+		return true
+	}
+	if r.chain != nil {
+		return p.pollChain(r)
+	}
+	if !r.active {
+		return false
+	}
+	if p.blk.Done(r.slot) {
+		p.finish(r)
+		return true
+	}
+	return false
+}
+
+func (p *process) pollChain(r *Request) bool {
+	ch := r.chain
+	for {
+		if in := ch.inner; in != nil {
+			if !p.poll(in) {
+				return false
+			}
+			ch.inner = nil
+			p.retire(in, r.call)
+			if in.err != nil {
+				r.err = in.err
+				break
+			}
+		}
+		if len(ch.steps) == 0 {
+			break
+		}
+		step := ch.steps[0]
+		ch.steps = ch.steps[1:]
+		in, err := step()
+		if err != nil {
+			r.err = err
+			break
+		}
+		ch.inner = in
+	}
+	r.chain, r.done, r.active, r.buf = nil, true, false, nil
+	return true
+}
+
+// reap polls the requests released with Request.Free, so that their slots
+// come back once the runtime completes them.
+func (p *process) reap() {
+	keep := p.freed[:0]
+	for _, r := range p.freed {
+		if !p.poll(r) {
+			keep = append(keep, r)
+		}
+	}
+	clear(p.freed[len(keep):])
+	p.freed = keep
+}
+
+// block waits until ready() is true: spins for the spin window, then sleeps on
+// the rank's futex word, which the agent bumps when it publishes completions.
+func (p *process) block(call string, ready func() bool) {
+	if ready() {
+		return
+	}
+	p.blk.SetBlocked(proto.CallCode(call))
+	defer p.blk.SetBlocked(0)
+	deadline := time.Now().Add(p.spin)
+	for time.Now().Before(deadline) {
+		if ready() {
+			return
+		}
+	}
+	wake, sleeping := p.blk.Wake(), p.blk.Sleeping()
+	for {
+		w := atomic.LoadUint32(wake)
+		if ready() {
+			return
+		}
+		if p.region.Aborting() {
+			p.abortExit()
+		}
+		p.mmds.checkSignal()
+		p.blk.SetSeen(w) // every completion published up to w has been looked at, and the call still waits
+		atomic.StoreUint32(sleeping, 1)
+		unix.FutexWait(wake, w, 100*time.Millisecond)
+		atomic.StoreUint32(sleeping, 0)
+	}
+}
+
+// wait blocks until the live request r completes and retires it.
+func (p *process) wait(r *Request, call string) (Status, error) {
+	p.block(call, func() bool { return p.poll(r) })
+	p.retire(r, call)
+	return r.status, r.err
+}
+
+// waitall blocks until every non-nil request of rs completes and retires
+// them; it returns the first error.
+func (p *process) waitall(rs []*Request, call string) error {
+	p.block(call, func() bool {
+		all := true
+		for _, r := range rs {
+			if r != nil {
+				all = p.poll(r) && all
+			}
+		}
+		return all
+	})
+	var first error
+	for _, r := range rs {
+		if r != nil {
+			p.retire(r, call)
+			if first == nil {
+				first = r.err
+			}
+		}
+	}
+	return first
+}
+
+// firstDone polls rs in order and returns the index of the first completed
+// request, or -1.
+func (p *process) firstDone(rs []*Request) int {
+	for i, r := range rs {
+		if r != nil && p.poll(r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// someDone polls every request of rs and reports whether any has completed.
+func (p *process) someDone(rs []*Request) bool {
+	some := false
+	for _, r := range rs {
+		if r != nil && p.poll(r) {
+			some = true
+		}
+	}
+	return some
+}
+
+// collect retires the completed requests of rs (as polled last), sets their
+// entries to nil and returns their indices, statuses and the first error.
+func (p *process) collect(call string, rs []*Request) (int, []int, []Status, error) {
+	var idx []int
+	var sts []Status
+	var first error
+	for i, r := range rs {
+		if r == nil || !r.done {
+			continue
+		}
+		p.retire(r, call)
+		rs[i] = nil
+		idx, sts = append(idx, i), append(sts, r.status)
+		if first == nil {
+			first = r.err
+		}
+	}
+	return len(idx), idx, sts, first
+}
+
+// Wait blocks until r completes and returns its status (MPI_Wait). A nil r
+// (MPI_REQUEST_NULL) returns an empty status at once. r is then retired.
+func Wait(r *Request) (Status, error) {
+	const call = "MPI_Wait"
+	p, err := current(call)
+	if err != nil {
+		return Status{}, err
+	}
+	if r == nil {
+		return emptyStatus, nil
+	}
+	if err := p.checkLive(call, r); err != nil {
+		return Status{}, err
+	}
+	t0 := p.mmds.begin(true)
+	st, err := p.wait(r, call)
+	p.mmds.end(mds.Wait, t0, int64(st.bytes), true)
+	return st, err
+}
+
+// Test reports whether r has completed, without blocking (MPI_Test); if so
+// it returns r's status and retires r. A nil r reports true and an empty
+// status.
+func Test(r *Request) (bool, Status, error) {
+	const call = "MPI_Test"
+	p, err := current(call)
+	if err != nil {
+		return false, Status{}, err
+	}
+	if r == nil {
+		return true, emptyStatus, nil
+	}
+	if err := p.checkLive(call, r); err != nil {
+		return false, Status{}, err
+	}
+	t0 := p.mmds.begin(false)
+	done := p.poll(r)
+	p.mmds.end(mds.Test, t0, 0, false)
+	if !done {
+		return false, Status{}, nil
+	}
+	p.retire(r, call)
+	return true, r.status, r.err
+}
+
+// Waitall blocks until every request completes (MPI_Waitall), retires them
+// and sets every entry of rs to nil; it returns the first error. nil entries
+// are ignored.
+func Waitall(rs ...*Request) error {
+	const call = "MPI_Waitall"
+	p, err := current(call)
+	if err != nil {
+		return err
+	}
+	if err := p.checkArray(call, rs); err != nil {
+		return err
+	}
+	t0 := p.mmds.begin(true)
+	err = p.waitall(rs, call)
+	clear(rs)
+	p.mmds.end(mds.Waitall, t0, 0, true)
+	return err
+}
+
+// Testall reports whether every request has completed, without blocking
+// (MPI_Testall). If so it retires them, sets every entry of rs to nil and
+// returns the first error; if not, it changes nothing. nil entries count as
+// complete.
+func Testall(rs ...*Request) (bool, error) {
+	const call = "MPI_Testall"
+	p, err := current(call)
+	if err != nil {
+		return false, err
+	}
+	if err := p.checkArray(call, rs); err != nil {
+		return false, err
+	}
+	t0 := p.mmds.begin(false)
+	all := true
+	for _, r := range rs {
+		if r != nil {
+			all = p.poll(r) && all
+		}
+	}
+	p.mmds.end(mds.Testall, t0, 0, false)
+	if !all {
+		return false, nil
+	}
+	var first error
+	for i, r := range rs {
+		if r != nil {
+			p.retire(r, call)
+			rs[i] = nil
+			if first == nil {
+				first = r.err
+			}
+		}
+	}
+	return true, first
+}
+
+// Waitany blocks until one request of rs completes (MPI_Waitany) and returns
+// its index and status; it retires that request and sets rs[index] to nil.
+// When several have completed, the lowest index is chosen. With no active
+// request (every entry nil) it returns Undefined and an empty status at once.
+func Waitany(rs ...*Request) (int, Status, error) {
+	const call = "MPI_Waitany"
+	p, err := current(call)
+	if err != nil {
+		return Undefined, Status{}, err
+	}
+	if err := p.checkArray(call, rs); err != nil {
+		return Undefined, Status{}, err
+	}
+	if !anyActive(rs) {
+		return Undefined, emptyStatus, nil
+	}
+	t0 := p.mmds.begin(true)
+	idx := -1
+	p.block(call, func() bool {
+		idx = p.firstDone(rs)
+		return idx >= 0
+	})
+	r := rs[idx]
+	p.retire(r, call)
+	rs[idx] = nil
+	p.mmds.end(mds.Waitany, t0, int64(r.status.bytes), true)
+	return idx, r.status, r.err
+}
+
+// Testany is Waitany without blocking (MPI_Testany): it returns the index of
+// a completed request, true and its status (retiring it and setting its entry
+// to nil); Undefined and false if none has completed; Undefined, true and an
+// empty status if rs has no active request.
+func Testany(rs ...*Request) (int, bool, Status, error) {
+	const call = "MPI_Testany"
+	p, err := current(call)
+	if err != nil {
+		return Undefined, false, Status{}, err
+	}
+	if err := p.checkArray(call, rs); err != nil {
+		return Undefined, false, Status{}, err
+	}
+	if !anyActive(rs) {
+		return Undefined, true, emptyStatus, nil
+	}
+	t0 := p.mmds.begin(false)
+	idx := p.firstDone(rs)
+	p.mmds.end(mds.Test, t0, 0, false)
+	if idx < 0 {
+		return Undefined, false, Status{}, nil
+	}
+	r := rs[idx]
+	p.retire(r, call)
+	rs[idx] = nil
+	return idx, true, r.status, r.err
+}
+
+// Waitsome blocks until at least one request of rs completes (MPI_Waitsome)
+// and returns how many did, their indices (ascending) and statuses, and the
+// first of their errors; it retires them and sets their entries to nil. With
+// no active request it returns outcount Undefined at once.
+func Waitsome(rs ...*Request) (outcount int, indices []int, statuses []Status, err error) {
+	const call = "MPI_Waitsome"
+	p, err := current(call)
+	if err != nil {
+		return Undefined, nil, nil, err
+	}
+	if err := p.checkArray(call, rs); err != nil {
+		return Undefined, nil, nil, err
+	}
+	if !anyActive(rs) {
+		return Undefined, nil, nil, nil
+	}
+	t0 := p.mmds.begin(true)
+	p.block(call, func() bool { return p.someDone(rs) })
+	outcount, indices, statuses, err = p.collect(call, rs)
+	p.mmds.end(mds.Waitany, t0, 0, true)
+	return outcount, indices, statuses, err
+}
+
+// Testsome is Waitsome without blocking (MPI_Testsome): outcount is 0 when
+// no request has completed, Undefined when rs has no active request.
+func Testsome(rs ...*Request) (outcount int, indices []int, statuses []Status, err error) {
+	const call = "MPI_Testsome"
+	p, err := current(call)
+	if err != nil {
+		return Undefined, nil, nil, err
+	}
+	if err := p.checkArray(call, rs); err != nil {
+		return Undefined, nil, nil, err
+	}
+	if !anyActive(rs) {
+		return Undefined, nil, nil, nil
+	}
+	t0 := p.mmds.begin(false)
+	p.someDone(rs)
+	outcount, indices, statuses, err = p.collect(call, rs)
+	p.mmds.end(mds.Test, t0, 0, false)
+	return outcount, indices, statuses, err
+}
+
+// Free releases r (MPI_Request_free): the handle is retired at once, and the
+// operation completes in the background (its buffer must not be touched
+// until the program knows, by other means, that it has). Requests of
+// non-blocking collectives cannot be freed, as in MPI.
+func (r *Request) Free() error {
+	const call = "MPI_Request_free"
+	p, err := current(call)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return p.errf(ErrRequest, call, "request is nil (MPI_REQUEST_NULL), want an active request")
+	}
+	if err := p.checkLive(call, r); err != nil {
+		return err
+	}
+	if r.kind == proto.KindColl {
+		return p.errf(ErrRequest, call, "request #%d is a non-blocking collective (%s), which cannot be freed; wait for it or test it", r.gen, r.call)
+	}
+	p.retire(r, call)
+	if !p.poll(r) {
+		p.freed = append(p.freed, r)
+	}
+	return nil
+}
