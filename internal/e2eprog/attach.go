@@ -39,7 +39,7 @@ func regionFDs() []string {
 	var out []string
 	fds, _ := filepath.Glob("/proc/self/fd/*")
 	for _, fd := range fds {
-		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "/dev/shm/bcs-") {
+		if l, err := os.Readlink(fd); err == nil && (strings.HasPrefix(l, "/memfd:bcs-") || strings.HasPrefix(l, "/dev/shm/")) { // a memfd region, or the O_TMPFILE fallback
 			out = append(out, filepath.Base(fd)+" -> "+l)
 		}
 	}
