@@ -1,0 +1,243 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Completion: a request handle is freed, and the caller's handle set to
+// MPI_REQUEST_NULL, as soon as a Wait or Test call observes its completion,
+// so this package never touches an mpiapi request after that.
+
+// scratch is reused by the array calls so they allocate nothing.
+var scratch []*mpiapi.Request
+
+// requestArray checks every handle of an array call and returns the slots
+// (-1 for MPI_REQUEST_NULL).
+func requestArray(call string, n C.int, hs *C.uintptr_t) ([]C.uintptr_t, []int, C.int) {
+	if n < 0 {
+		return nil, nil, fail(0, call, errCount, "count = %d, want >= 0", int(n))
+	}
+	if n > 0 && hs == nil {
+		return nil, nil, fail(0, call, errArg, "array_of_requests = NULL with count = %d", int(n))
+	}
+	handles := unsafe.Slice(hs, int(n))
+	slots := slotScratch[:0]
+	epoch++
+	for k, h := range handles {
+		i, rc := req(call, uintptr(h))
+		if rc != 0 {
+			return nil, nil, rc
+		}
+		if i >= 0 {
+			if reqs[i].mark == epoch {
+				return nil, nil, fail(reqs[i].comm, call, errRequest, "array_of_requests[%d] = %s appears twice in the array", k, describe(uintptr(h)))
+			}
+			reqs[i].mark = epoch
+		}
+		slots = append(slots, i)
+	}
+	slotScratch = slots
+	return handles, slots, 0
+}
+
+var (
+	slotScratch []int
+	epoch       uint64 // marks the slots seen by one array call
+)
+
+func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
+	if sts == nil {
+		return nil
+	}
+	return (*C.MPI_Status)(unsafe.Add(unsafe.Pointer(sts), uintptr(k)*unsafe.Sizeof(*sts)))
+}
+
+// complete writes slot i's status, frees it and nulls the caller's handle.
+func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
+	if r := reqs[i].r; r != nil {
+		putStatus(st, r.Status(), class)
+	} else {
+		procNullStatus(st)
+	}
+	freeReq(i)
+	*h = hReqNull
+}
+
+//export bcs_wait
+func bcs_wait(h *C.uintptr_t, st *C.MPI_Status) C.int {
+	const call = "MPI_Wait"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	i, rc := req(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	if i < 0 {
+		emptyStatus(st)
+		return 0
+	}
+	e := reqs[i]
+	if e.r == nil {
+		complete(i, h, st, 0)
+		return 0
+	}
+	_, err := mpiapi.Wait(e.r)
+	rc = failErr(e.comm, err)
+	complete(i, h, st, int(rc))
+	return rc
+}
+
+//export bcs_waitall
+func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
+	const call = "MPI_Waitall"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	rs, ci := scratch[:0], 0
+	for _, i := range slots {
+		if i >= 0 && reqs[i].r != nil {
+			if len(rs) == 0 {
+				ci = reqs[i].comm
+			}
+			rs = append(rs, reqs[i].r)
+		}
+	}
+	scratch = rs
+	var err error
+	if len(rs) > 0 {
+		err = mpiapi.Waitall(rs...)
+	}
+	clear(scratch)
+	for k, i := range slots {
+		if i < 0 {
+			emptyStatus(statusAt(sts, k))
+			continue
+		}
+		complete(i, &handles[k], statusAt(sts, k), 0)
+	}
+	return failErr(ci, err)
+}
+
+//export bcs_waitany
+func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Waitany"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	rs := scratch[:0]
+	for k, i := range slots {
+		if i >= 0 && reqs[i].r == nil { // completed when it started
+			*index = C.int(k)
+			complete(i, &handles[k], st, 0)
+			return 0
+		}
+		var r *mpiapi.Request
+		if i >= 0 {
+			r = reqs[i].r
+		}
+		rs = append(rs, r)
+	}
+	scratch = rs
+	k := -1
+	var err error
+	if len(rs) > 0 {
+		k, _, err = mpiapi.Waitany(rs...)
+	}
+	clear(scratch)
+	if k < 0 {
+		*index = C.MPI_UNDEFINED
+		emptyStatus(st)
+		return failErr(0, err)
+	}
+	*index = C.int(k)
+	ci := reqs[slots[k]].comm
+	rc = failErr(ci, err)
+	complete(slots[k], &handles[k], st, int(rc))
+	return rc
+}
+
+//export bcs_test
+func bcs_test(h *C.uintptr_t, flag *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Test"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	i, rc := req(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	*flag = 1
+	if i < 0 {
+		emptyStatus(st)
+		return 0
+	}
+	e := reqs[i]
+	if e.r == nil {
+		complete(i, h, st, 0)
+		return 0
+	}
+	done, _, err := mpiapi.Test(e.r)
+	if !done {
+		*flag = 0
+		return failErr(e.comm, err)
+	}
+	rc = failErr(e.comm, err)
+	complete(i, h, st, int(rc))
+	return rc
+}
+
+//export bcs_testall
+func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int {
+	const call = "MPI_Testall"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	rs, ci := scratch[:0], 0
+	for _, i := range slots {
+		if i >= 0 && reqs[i].r != nil {
+			if len(rs) == 0 {
+				ci = reqs[i].comm
+			}
+			rs = append(rs, reqs[i].r)
+		}
+	}
+	scratch = rs
+	all, err := true, error(nil)
+	if len(rs) > 0 {
+		all, err = mpiapi.Testall(rs...)
+	}
+	clear(scratch)
+	if !all {
+		*flag = 0
+		return failErr(ci, err)
+	}
+	*flag = 1
+	for k, i := range slots {
+		if i < 0 {
+			emptyStatus(statusAt(sts, k))
+			continue
+		}
+		complete(i, &handles[k], statusAt(sts, k), 0)
+	}
+	return failErr(ci, err)
+}
