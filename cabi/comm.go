@@ -113,6 +113,7 @@ func bcs_comm_free(h *C.uintptr_t) C.int {
 			return failErr(ci, err)
 		}
 	}
+	localDrop(ci)
 	freeComm(ci)
 	*h = hCommNull
 	return 0

@@ -54,10 +54,11 @@ type commEntry struct {
 	live bool
 }
 
-// reqEntry is a request slot. A nil r is a request that completed when it
-// was started (a send or receive with MPI_PROC_NULL on a local communicator).
+// reqEntry is a request slot: a request of the runtime (r), or one on a
+// local communicator (loc).
 type reqEntry struct {
 	r    *mpiapi.Request
+	loc  *localReq
 	comm int
 	gen  uint32
 	live bool
@@ -93,7 +94,7 @@ func freeComm(i int) {
 	freeComms = append(freeComms, i)
 }
 
-func newReq(r *mpiapi.Request, comm int) uintptr {
+func newReq(r *mpiapi.Request, loc *localReq, comm int) uintptr {
 	var i int
 	if n := len(freeReqs); n > 0 {
 		i, freeReqs = freeReqs[n-1], freeReqs[:n-1]
@@ -102,13 +103,13 @@ func newReq(r *mpiapi.Request, comm int) uintptr {
 		reqs = append(reqs, reqEntry{})
 	}
 	e := &reqs[i]
-	e.r, e.comm, e.live = r, comm, true
+	e.r, e.loc, e.comm, e.live = r, loc, comm, true
 	return userHandle(kindReq, i, e.gen)
 }
 
 func freeReq(i int) {
 	e := &reqs[i]
-	e.r, e.live = nil, false
+	e.r, e.loc, e.live = nil, nil, false
 	e.gen = (e.gen + 1) & genMask
 	freeReqs = append(freeReqs, i)
 }

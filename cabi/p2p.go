@@ -78,6 +78,7 @@ type p2p struct {
 	tag  int
 }
 
+// p2pArgs checks the arguments of a point-to-point call.
 func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, recv bool) (p2p, C.int) {
 	what := "dest"
 	if recv {
@@ -105,19 +106,14 @@ func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt
 	if a.tag, rc = tag(ci, call, t, recv); rc != 0 {
 		return a, rc
 	}
-	if a.c == nil && a.peer != mpiapi.ProcNull {
-		return a, localP2P(ci, call, what, a.peer)
+	if a.c == nil && a.peer > 0 {
+		extra := " or MPI_PROC_NULL"
+		if recv {
+			extra = ", MPI_ANY_SOURCE or MPI_PROC_NULL"
+		}
+		return a, fail(ci, call, errRank, "%s = %d, want 0%s (the communicator has one process)", what, a.peer, extra)
 	}
 	return a, 0
-}
-
-// localP2P refuses a message on a local communicator: only MPI_PROC_NULL
-// works there for now.
-func localP2P(ci int, call, what string, peer int) C.int {
-	if peer > 0 {
-		return fail(ci, call, errRank, "%s = %d, want 0 or MPI_PROC_NULL (the communicator has one process)", what, peer)
-	}
-	return fail(ci, call, errUnsupported, "messages to oneself on a one-process communicator (MPI_COMM_SELF, or a program started without bcsrun) are not implemented yet; use MPI_PROC_NULL or run under bcsrun")
 }
 
 //export bcs_send
@@ -127,8 +123,12 @@ func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, co
 		return rc
 	}
 	a, rc := p2pArgs(call, commH, buf, count, dt, dest, t, false)
-	if rc != 0 || a.c == nil {
+	if rc != 0 {
 		return rc
+	}
+	if a.c == nil {
+		localSend(a)
+		return 0
 	}
 	return failErr(a.ci, mpiapi.Send(a.c, a.buf, a.peer, a.tag))
 }
@@ -144,8 +144,7 @@ func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, 
 		return rc
 	}
 	if a.c == nil {
-		procNullStatus(st)
-		return 0
+		return localBlockingRecv(call, a, st)
 	}
 	s, err := mpiapi.Recv(a.c, a.buf, a.peer, a.tag)
 	rc = failErr(a.ci, err)
@@ -161,19 +160,25 @@ func istart(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C
 	if rc != 0 {
 		return rc
 	}
-	var q *mpiapi.Request
-	if a.c != nil {
-		var err error
+	if a.c == nil {
+		loc := localSend
 		if recv {
-			q, err = mpiapi.Irecv(a.c, a.buf, a.peer, a.tag)
-		} else {
-			q, err = mpiapi.Isend(a.c, a.buf, a.peer, a.tag)
+			loc = func(a p2p) *localReq { return localRecv(call, a) }
 		}
-		if err != nil {
-			return failErr(a.ci, err)
-		}
+		*out = C.uintptr_t(newReq(nil, loc(a), a.ci))
+		return 0
 	}
-	*out = C.uintptr_t(newReq(q, a.ci))
+	var q *mpiapi.Request
+	var err error
+	if recv {
+		q, err = mpiapi.Irecv(a.c, a.buf, a.peer, a.tag)
+	} else {
+		q, err = mpiapi.Isend(a.c, a.buf, a.peer, a.tag)
+	}
+	if err != nil {
+		return failErr(a.ci, err)
+	}
+	*out = C.uintptr_t(newReq(q, nil, a.ci))
 	return 0
 }
 
@@ -203,8 +208,8 @@ func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, st
 		return rc
 	}
 	if r.c == nil {
-		procNullStatus(st)
-		return 0
+		localSend(s)
+		return localBlockingRecv(call, r, st)
 	}
 	status, err := mpiapi.Sendrecv(s.c, s.buf, s.peer, s.tag, r.buf, r.peer, r.tag)
 	rc = failErr(r.ci, err)
@@ -227,7 +232,16 @@ func bcs_probe(source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 		return rc
 	}
 	if a.c == nil {
-		procNullStatus(st)
+		if a.peer == mpiapi.ProcNull {
+			procNullStatus(st)
+			return 0
+		}
+		i := localFind(a.ci, a.tag)
+		if i < 0 {
+			return localDeadlock(call, &localReq{ci: a.ci, tag: a.tag})
+		}
+		m := localQueue[i]
+		putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
 		return 0
 	}
 	s, err := mpiapi.Probe(a.c, a.peer, a.tag)
@@ -247,8 +261,15 @@ func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Statu
 		return rc
 	}
 	if a.c == nil {
-		*flag = 1
-		procNullStatus(st)
+		*flag = 0
+		if a.peer == mpiapi.ProcNull {
+			*flag = 1
+			procNullStatus(st)
+		} else if i := localFind(a.ci, a.tag); i >= 0 {
+			m := localQueue[i]
+			*flag = 1
+			putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
+		}
 		return 0
 	}
 	found, s, err := mpiapi.Iprobe(a.c, a.peer, a.tag)
@@ -261,4 +282,16 @@ func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Statu
 		putStatus(st, s, 0)
 	}
 	return 0
+}
+
+// localBlockingRecv is Recv on a local communicator.
+func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
+	r := localRecv(call, a)
+	if !r.done {
+		localPosted = localPosted[:len(localPosted)-1] // the receive just posted
+		return localDeadlock(call, r)
+	}
+	rc := r.result(call)
+	r.status(st, int(rc))
+	return rc
 }

@@ -64,10 +64,33 @@ func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 	if r := reqs[i].r; r != nil {
 		putStatus(st, r.Status(), class)
 	} else {
-		procNullStatus(st)
+		reqs[i].loc.status(st, class)
 	}
 	freeReq(i)
 	*h = hReqNull
+}
+
+// localDone reports whether every local request among slots has completed;
+// if one has not, it can never (see local.go), and pending is its slot.
+func localDone(slots []int) (ok bool, pending int) {
+	for _, i := range slots {
+		if i >= 0 && reqs[i].loc != nil && !reqs[i].loc.done {
+			return false, i
+		}
+	}
+	return true, -1
+}
+
+// localResult raises the first error of the completed local requests.
+func localResult(call string, slots []int) C.int {
+	for _, i := range slots {
+		if i >= 0 && reqs[i].loc != nil {
+			if rc := reqs[i].loc.result(call); rc != 0 {
+				return rc
+			}
+		}
+	}
+	return 0
 }
 
 //export bcs_wait
@@ -85,9 +108,13 @@ func bcs_wait(h *C.uintptr_t, st *C.MPI_Status) C.int {
 		return 0
 	}
 	e := reqs[i]
-	if e.r == nil {
-		complete(i, h, st, 0)
-		return 0
+	if e.loc != nil {
+		if !e.loc.done {
+			return localDeadlock(call, e.loc)
+		}
+		rc := e.loc.result(call)
+		complete(i, h, st, int(rc))
+		return rc
 	}
 	_, err := mpiapi.Wait(e.r)
 	rc = failErr(e.comm, err)
@@ -105,6 +132,9 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 	if rc != 0 {
 		return rc
 	}
+	if ok, i := localDone(slots); !ok {
+		return localDeadlock(call, reqs[i].loc)
+	}
 	rs, ci := scratch[:0], 0
 	for _, i := range slots {
 		if i >= 0 && reqs[i].r != nil {
@@ -120,12 +150,16 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 		err = mpiapi.Waitall(rs...)
 	}
 	clear(scratch)
+	rc = localResult(call, slots)
 	for k, i := range slots {
 		if i < 0 {
 			emptyStatus(statusAt(sts, k))
 			continue
 		}
 		complete(i, &handles[k], statusAt(sts, k), 0)
+	}
+	if rc != 0 {
+		return rc
 	}
 	return failErr(ci, err)
 }
@@ -140,23 +174,33 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 	if rc != 0 {
 		return rc
 	}
-	rs := scratch[:0]
+	rs, live, pendingLocal := scratch[:0], false, -1
 	for k, i := range slots {
-		if i >= 0 && reqs[i].r == nil { // completed when it started
-			*index = C.int(k)
-			complete(i, &handles[k], st, 0)
-			return 0
-		}
 		var r *mpiapi.Request
 		if i >= 0 {
-			r = reqs[i].r
+			if loc := reqs[i].loc; loc != nil {
+				if loc.done {
+					*index = C.int(k)
+					rc := loc.result(call)
+					complete(i, &handles[k], st, int(rc))
+					return rc
+				}
+				pendingLocal = i
+			}
+			if r = reqs[i].r; r != nil {
+				live = true
+			}
 		}
 		rs = append(rs, r)
 	}
 	scratch = rs
+	if !live && pendingLocal >= 0 {
+		clear(scratch)
+		return localDeadlock(call, reqs[pendingLocal].loc)
+	}
 	k := -1
 	var err error
-	if len(rs) > 0 {
+	if live {
 		k, _, err = mpiapi.Waitany(rs...)
 	}
 	clear(scratch)
@@ -188,9 +232,14 @@ func bcs_test(h *C.uintptr_t, flag *C.int, st *C.MPI_Status) C.int {
 		return 0
 	}
 	e := reqs[i]
-	if e.r == nil {
-		complete(i, h, st, 0)
-		return 0
+	if e.loc != nil {
+		if !e.loc.done {
+			*flag = 0
+			return 0
+		}
+		rc := e.loc.result(call)
+		complete(i, h, st, int(rc))
+		return rc
 	}
 	done, _, err := mpiapi.Test(e.r)
 	if !done {
@@ -227,17 +276,21 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 		all, err = mpiapi.Testall(rs...)
 	}
 	clear(scratch)
-	if !all {
+	if ok, _ := localDone(slots); !all || !ok {
 		*flag = 0
 		return failErr(ci, err)
 	}
 	*flag = 1
+	rc = localResult(call, slots)
 	for k, i := range slots {
 		if i < 0 {
 			emptyStatus(statusAt(sts, k))
 			continue
 		}
 		complete(i, &handles[k], statusAt(sts, k), 0)
+	}
+	if rc != 0 {
+		return rc
 	}
 	return failErr(ci, err)
 }

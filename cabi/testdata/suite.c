@@ -1,0 +1,367 @@
+/* suite: Tier 0 semantics of bcsmpi's C ABI, on any number of ranks.
+ * Prints "suite ok <rank>" on success; on a failed check prints what
+ * failed and aborts the job. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+#define CHECK(cond, ...)                                                  \
+    do {                                                                  \
+        if (!(cond)) {                                                    \
+            printf("FAIL rank %d line %d: %s: ", rank, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                          \
+            printf("\n");                                                 \
+            fflush(stdout);                                               \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
+        }                                                                 \
+    } while (0)
+
+#define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
+
+static void on_usr1(int sig) { (void)sig; }
+
+static void environment(void) {
+    int v, sv, flag, len;
+    OK(MPI_Get_version(&v, &sv));
+    CHECK(v == 5 && sv == 0, "version %d.%d", v, sv);
+    char name[MPI_MAX_OBJECT_NAME];
+    OK(MPI_Type_get_name(MPI_CHAR, name, &len));
+    CHECK(strcmp(name, "MPI_CHAR") == 0 && len == 8, "name %s len %d", name, len);
+    OK(MPI_Type_get_name(MPI_DOUBLE_INT, name, &len));
+    CHECK(strcmp(name, "MPI_DOUBLE_INT") == 0, "name %s", name);
+    int sz;
+    OK(MPI_Type_size(MPI_DOUBLE, &sz));
+    CHECK(sz == 8, "size %d", sz);
+    OK(MPI_Type_size(MPI_DOUBLE_INT, &sz));
+    CHECK(sz == 12, "size of MPI_DOUBLE_INT %d", sz);
+    int *tag_ub;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag));
+    CHECK(flag && *tag_ub >= 32767, "tag_ub flag %d", flag);
+    OK(MPI_Initialized(&flag));
+    CHECK(flag == 1, "initialized %d", flag);
+    OK(MPI_Finalized(&flag));
+    CHECK(flag == 0, "finalized %d", flag);
+    OK(MPI_Query_thread(&v));
+    CHECK(v == MPI_THREAD_FUNNELED, "thread level %d", v);
+    char s[MPI_MAX_ERROR_STRING];
+    OK(MPI_Error_string(MPI_ERR_RANK, s, &len));
+    CHECK(strcmp(s, "MPI_ERR_RANK") == 0, "error string %s", s);
+    double t0 = MPI_Wtime(), t1 = MPI_Wtime();
+    CHECK(t1 >= t0 && MPI_Wtick() > 0, "wtime %g %g", t0, t1);
+    /* The handler installed before MPI_Init got SA_ONSTACK there. */
+    struct sigaction sa;
+    sigaction(SIGUSR1, NULL, &sa);
+    CHECK(sa.sa_flags & SA_ONSTACK, "SIGUSR1 handler flags %#x lack SA_ONSTACK", sa.sa_flags);
+}
+
+static void pingpong(void) {
+    if (size < 2)
+        return;
+    double buf[100];
+    for (int round = 0; round < 3; round++) {
+        if (rank == 0) {
+            for (int i = 0; i < 100; i++)
+                buf[i] = round * 1000 + i;
+            OK(MPI_Send(buf, 100, MPI_DOUBLE, 1, 7, MPI_COMM_WORLD));
+            MPI_Status st;
+            OK(MPI_Recv(buf, 100, MPI_DOUBLE, 1, 8, MPI_COMM_WORLD, &st));
+            int n;
+            OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+            CHECK(n == 100 && st.MPI_SOURCE == 1 && st.MPI_TAG == 8, "count %d source %d tag %d", n, st.MPI_SOURCE, st.MPI_TAG);
+            for (int i = 0; i < 100; i++)
+                CHECK(buf[i] == -(round * 1000 + i), "buf[%d] = %g", i, buf[i]);
+        } else if (rank == 1) {
+            OK(MPI_Recv(buf, 100, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int i = 0; i < 100; i++)
+                buf[i] = -buf[i];
+            OK(MPI_Send(buf, 100, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD));
+        }
+    }
+}
+
+/* Every other rank sends its rank with tag = rank to rank 0, which receives
+ * with wildcards, probing first; on a communicator of their own, so that no
+ * later message matches. */
+static void wildcards(void) {
+    MPI_Comm comm;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    if (rank != 0) {
+        int v[2] = {rank, rank * rank};
+        OK(MPI_Send(v, 2, MPI_INT, 0, rank, comm));
+        OK(MPI_Comm_free(&comm));
+        return;
+    }
+    int seen[64] = {0};
+    for (int k = 1; k < size; k++) {
+        MPI_Status st;
+        OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &st));
+        int n;
+        OK(MPI_Get_count(&st, MPI_INT, &n));
+        CHECK(n == 2 && st.MPI_TAG == st.MPI_SOURCE, "probe count %d source %d tag %d", n, st.MPI_SOURCE, st.MPI_TAG);
+        int v[2];
+        OK(MPI_Recv(v, 2, MPI_INT, st.MPI_SOURCE, MPI_ANY_TAG, comm, &st));
+        CHECK(v[0] == st.MPI_SOURCE && v[1] == v[0] * v[0] && !seen[v[0]], "got %d %d from %d", v[0], v[1], st.MPI_SOURCE);
+        seen[v[0]] = 1;
+    }
+    int flag;
+    MPI_Status st;
+    OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st));
+    CHECK(!flag, "a message is left over from %d", st.MPI_SOURCE);
+    OK(MPI_Comm_free(&comm));
+}
+
+/* A ring: Irecv from the left, Isend to the right, with a null request in
+ * the array; then Waitany and Test on a second round. */
+static void ring(void) {
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    long out[4], in[4];
+    for (int i = 0; i < 4; i++)
+        out[i] = rank * 10 + i;
+    MPI_Request rq[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status st[3];
+    OK(MPI_Irecv(in, 4, MPI_LONG, left, 1, MPI_COMM_WORLD, &rq[0]));
+    OK(MPI_Isend(out, 4, MPI_LONG, right, 1, MPI_COMM_WORLD, &rq[2]));
+    OK(MPI_Waitall(3, rq, st));
+    for (int i = 0; i < 3; i++)
+        CHECK(rq[i] == MPI_REQUEST_NULL, "rq[%d] not null after Waitall", i);
+    CHECK(st[0].MPI_SOURCE == left && st[0].MPI_TAG == 1, "source %d", st[0].MPI_SOURCE);
+    for (int i = 0; i < 4; i++)
+        CHECK(in[i] == left * 10 + i, "in[%d] = %ld", i, in[i]);
+
+    OK(MPI_Irecv(in, 4, MPI_LONG, left, 2, MPI_COMM_WORLD, &rq[1]));
+    OK(MPI_Isend(out, 4, MPI_LONG, right, 2, MPI_COMM_WORLD, &rq[0]));
+    int done = 0, idx;
+    for (int k = 0; k < 2; k++) {
+        OK(MPI_Waitany(3, rq, &idx, &st[0]));
+        CHECK(idx == 0 || idx == 1, "waitany index %d", idx);
+        CHECK(rq[idx] == MPI_REQUEST_NULL, "rq[%d] not null after Waitany", idx);
+        done |= 1 << idx;
+    }
+    CHECK(done == 3, "done %d", done);
+    OK(MPI_Waitany(3, rq, &idx, &st[0]));
+    CHECK(idx == MPI_UNDEFINED, "waitany on null requests gave %d", idx);
+
+    int flag = 0;
+    OK(MPI_Irecv(in, 4, MPI_LONG, left, 3, MPI_COMM_WORLD, &rq[0]));
+    OK(MPI_Isend(out, 4, MPI_LONG, right, 3, MPI_COMM_WORLD, &rq[1]));
+    while (!flag)
+        OK(MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE));
+    CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "requests not null after Testall");
+    OK(MPI_Sendrecv(out, 4, MPI_LONG, right, 4, in, 4, MPI_LONG, left, 4, MPI_COMM_WORLD, &st[0]));
+    CHECK(in[3] == left * 10 + 3 && st[0].MPI_SOURCE == left, "sendrecv got %ld from %d", in[3], st[0].MPI_SOURCE);
+
+    /* MPI_PROC_NULL completes at once with the null status. */
+    OK(MPI_Recv(in, 4, MPI_LONG, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st[0]));
+    int n;
+    OK(MPI_Get_count(&st[0], MPI_LONG, &n));
+    CHECK(st[0].MPI_SOURCE == MPI_PROC_NULL && st[0].MPI_TAG == MPI_ANY_TAG && n == 0, "proc null status %d %d %d", st[0].MPI_SOURCE, st[0].MPI_TAG, n);
+    OK(MPI_Isend(out, 4, MPI_LONG, MPI_PROC_NULL, 0, MPI_COMM_SELF, &rq[0]));
+    OK(MPI_Test(&rq[0], &flag, &st[0]));
+    CHECK(flag && rq[0] == MPI_REQUEST_NULL, "proc null send on MPI_COMM_SELF: flag %d", flag);
+}
+
+static void collectives(MPI_Comm comm) {
+    int r, n;
+    OK(MPI_Comm_rank(comm, &r));
+    OK(MPI_Comm_size(comm, &n));
+    OK(MPI_Barrier(comm));
+
+    double x[3] = {r, r * 2.0, -r}, sum[3], max[3];
+    OK(MPI_Allreduce(x, sum, 3, MPI_DOUBLE, MPI_SUM, comm));
+    OK(MPI_Allreduce(x, max, 3, MPI_DOUBLE, MPI_MAX, comm));
+    double s = n * (n - 1) / 2.0;
+    CHECK(sum[0] == s && sum[1] == 2 * s && sum[2] == -s, "allreduce sum %g %g %g", sum[0], sum[1], sum[2]);
+    CHECK(max[0] == n - 1 && max[2] == 0, "allreduce max %g %g", max[0], max[2]);
+    int ip[2] = {1, r};
+    OK(MPI_Allreduce(MPI_IN_PLACE, ip, 2, MPI_INT, MPI_SUM, comm));
+    CHECK(ip[0] == n && ip[1] == (int)s, "in place allreduce %d %d", ip[0], ip[1]);
+
+    struct { double v; int i; } mine = {(r * 7) % n, r}, best;
+    OK(MPI_Allreduce(&mine, &best, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+    int want = 0;
+    for (int k = 0; k < n; k++)
+        if ((k * 7) % n > (want * 7) % n)
+            want = k;
+    CHECK(best.i == want && best.v == (want * 7) % n, "maxloc %g at %d, want at %d", best.v, best.i, want);
+
+    for (int root = 0; root < n; root += 2) {
+        int b[5];
+        for (int k = 0; k < 5; k++)
+            b[k] = r == root ? 100 * root + k : -1;
+        OK(MPI_Bcast(b, 5, MPI_INT, root, comm));
+        for (int k = 0; k < 5; k++)
+            CHECK(b[k] == 100 * root + k, "bcast from %d: b[%d] = %d", root, k, b[k]);
+
+        long red = r + 1, rsum = -1;
+        OK(MPI_Reduce(&red, &rsum, 1, MPI_LONG, MPI_SUM, root, comm));
+        if (r == root)
+            CHECK(rsum == (long)n * (n + 1) / 2, "reduce to %d: %ld", root, rsum);
+
+        short mineg[2] = {(short)r, (short)(r * 3)}, all[2 * 64];
+        OK(MPI_Gather(mineg, 2, MPI_SHORT, all, 2, MPI_SHORT, root, comm));
+        if (r == root)
+            for (int k = 0; k < n; k++)
+                CHECK(all[2 * k] == k && all[2 * k + 1] == 3 * k, "gather to %d: block %d = %d %d", root, k, all[2 * k], all[2 * k + 1]);
+
+        float sc[64], got = -1;
+        for (int k = 0; k < n; k++)
+            sc[k] = root + k / 4.0f;
+        OK(MPI_Scatter(sc, 1, MPI_FLOAT, &got, 1, MPI_FLOAT, root, comm));
+        CHECK(got == root + r / 4.0f, "scatter from %d: got %g", root, got);
+    }
+    unsigned ag[64];
+    unsigned me = 1000u + (unsigned)r;
+    OK(MPI_Allgather(&me, 1, MPI_UNSIGNED, ag, 1, MPI_UNSIGNED, comm));
+    for (int k = 0; k < n; k++)
+        CHECK(ag[k] == 1000u + (unsigned)k, "allgather[%d] = %u", k, ag[k]);
+    ag[r] = 5000u + (unsigned)r;
+    OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 1, MPI_UNSIGNED, comm));
+    for (int k = 0; k < n; k++)
+        CHECK(ag[k] == 5000u + (unsigned)k, "in place allgather[%d] = %u", k, ag[k]);
+
+    long long a2a[64], b2b[64];
+    for (int k = 0; k < n; k++)
+        a2a[k] = 100LL * r + k;
+    OK(MPI_Alltoall(a2a, 1, MPI_LONG_LONG, b2b, 1, MPI_LONG_LONG, comm));
+    for (int k = 0; k < n; k++)
+        CHECK(b2b[k] == 100LL * k + r, "alltoall[%d] = %lld", k, b2b[k]);
+}
+
+static void communicators(void) {
+    MPI_Comm dup, half;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    int res;
+    OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &res));
+    CHECK(res == MPI_CONGRUENT, "compare world dup = %d", res);
+    collectives(dup);
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half));
+    int hr, hs;
+    OK(MPI_Comm_rank(half, &hr));
+    OK(MPI_Comm_size(half, &hs));
+    CHECK(hs == (size + 1 - rank % 2) / 2, "half size %d", hs);
+    CHECK(hr == hs - 1 - rank / 2, "half rank %d (keys reverse the order)", hr);
+    collectives(half);
+    collectives(MPI_COMM_SELF);
+    OK(MPI_Comm_free(&dup));
+    OK(MPI_Comm_free(&half));
+    CHECK(dup == MPI_COMM_NULL && half == MPI_COMM_NULL, "freed handles not null");
+    MPI_Comm none;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &none));
+    CHECK((rank == 0) == (none != MPI_COMM_NULL), "split with MPI_UNDEFINED");
+    if (none != MPI_COMM_NULL)
+        OK(MPI_Comm_free(&none));
+}
+
+/* Messages to oneself on MPI_COMM_SELF (a local communicator in bcsmpi):
+ * buffered sends, posted receives, probes, truncation, and a receive that
+ * could never complete reported as an error. */
+static void selfmessages(void) {
+    int a[3] = {1, 2, 3}, b[3] = {0}, c[3] = {0}, n, flag;
+    MPI_Request rq[2];
+    MPI_Status st[2];
+    OK(MPI_Irecv(b, 3, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &rq[0]));
+    OK(MPI_Isend(a, 3, MPI_INT, 0, 5, MPI_COMM_SELF, &rq[1]));
+    OK(MPI_Waitall(2, rq, st));
+    OK(MPI_Get_count(&st[0], MPI_INT, &n));
+    CHECK(b[2] == 3 && st[0].MPI_SOURCE == 0 && st[0].MPI_TAG == 5 && n == 3, "self irecv: %d from %d tag %d n %d", b[2], st[0].MPI_SOURCE, st[0].MPI_TAG, n);
+    OK(MPI_Send(a, 2, MPI_INT, 0, 6, MPI_COMM_SELF));
+    OK(MPI_Send(a + 1, 2, MPI_INT, 0, 7, MPI_COMM_SELF));
+    OK(MPI_Iprobe(0, 7, MPI_COMM_SELF, &flag, &st[0]));
+    CHECK(flag && st[0].MPI_TAG == 7, "self iprobe flag %d tag %d", flag, st[0].MPI_TAG);
+    OK(MPI_Recv(c, 3, MPI_INT, 0, 7, MPI_COMM_SELF, &st[0])); /* out of send order, by tag */
+    CHECK(c[0] == 2 && c[1] == 3, "self recv tag 7: %d %d", c[0], c[1]);
+    OK(MPI_Recv(c, 3, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_SELF, &st[0]));
+    CHECK(c[0] == 1 && c[1] == 2 && st[0].MPI_TAG == 6, "self recv any tag: %d %d tag %d", c[0], c[1], st[0].MPI_TAG);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    int rc = MPI_Recv(c, 3, MPI_INT, 0, 1, MPI_COMM_SELF, &st[0]);
+    CHECK(rc == MPI_ERR_OTHER, "a receive nobody can match gave %d", rc);
+    OK(MPI_Send(a, 3, MPI_INT, 0, 8, MPI_COMM_SELF));
+    rc = MPI_Recv(c, 1, MPI_INT, 0, 8, MPI_COMM_SELF, &st[0]);
+    CHECK(rc == MPI_ERR_TRUNCATE, "self truncation gave %d", rc);
+    rc = MPI_Send(a, 1, MPI_INT, 1, 0, MPI_COMM_SELF);
+    CHECK(rc == MPI_ERR_RANK, "rank 1 of MPI_COMM_SELF gave %d", rc);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+}
+
+/* Error classes under MPI_ERRORS_RETURN; the job goes on. */
+static void errors(void) {
+    MPI_Errhandler eh;
+    OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "default errhandler %p", (void *)eh);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int v = 0, rc, cls;
+    rc = MPI_Send(&v, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
+    OK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_RANK, "invalid rank gave %d", rc);
+    rc = MPI_Send(&v, 1, MPI_INT, -2, 0, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_RANK, "rank -2 (MPI_ANY_TAG's value) gave %d", rc);
+    rc = MPI_Send(&v, 1, MPI_INT, 0, -1, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_TAG, "tag -1 gave %d", rc);
+    rc = MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_COUNT, "count -1 gave %d", rc);
+    rc = MPI_Send(&v, 1, (MPI_Datatype)0x12345, 0, 0, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_TYPE, "bad datatype gave %d", rc);
+    rc = MPI_Send(&v, 1, MPI_INT, 0, 0, (MPI_Comm)0x7777);
+    CHECK(rc == MPI_ERR_COMM, "invalid communicator handle gave %d", rc);
+    rc = MPI_Send(&v, 1, MPI_INT, 0, 0, (MPI_Comm)MPI_INT);
+    CHECK(rc == MPI_ERR_COMM, "a datatype as communicator gave %d", rc);
+    rc = MPI_Barrier(MPI_COMM_NULL);
+    CHECK(rc == MPI_ERR_COMM, "MPI_COMM_NULL gave %d", rc);
+    rc = MPI_Bcast(&v, 1, MPI_INT, size, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_ROOT, "invalid root gave %d", rc);
+    rc = MPI_Allreduce(&v, &cls, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
+    CHECK(rc == MPI_ERR_OP, "MPI_OP_NULL gave %d", rc);
+    MPI_Request bogus = (MPI_Request)0x5555;
+    rc = MPI_Wait(&bogus, MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_ERR_REQUEST, "bogus request gave %d", rc);
+    /* A freed communicator handle: the errhandler was inherited from the world. */
+    MPI_Comm dup, stale;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    stale = dup;
+    OK(MPI_Comm_free(&dup));
+    rc = MPI_Barrier(stale);
+    CHECK(rc == MPI_ERR_COMM, "freed communicator gave %d", rc);
+    /* Truncation: the receive buffer is shorter than the message. */
+    if (size >= 2 && rank < 2) {
+        int big[4] = {1, 2, 3, 4}, small[2];
+        if (rank == 0) {
+            OK(MPI_Send(big, 4, MPI_INT, 1, 99, MPI_COMM_WORLD));
+        } else {
+            MPI_Status st;
+            rc = MPI_Recv(small, 2, MPI_INT, 0, 99, MPI_COMM_WORLD, &st);
+            CHECK(rc == MPI_ERR_TRUNCATE, "truncation gave %d", rc);
+        }
+    }
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
+int main(int argc, char **argv) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL); /* no SA_ONSTACK: MPI_Init repairs it */
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    CHECK(provided == MPI_THREAD_FUNNELED, "provided %d", provided);
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    environment();
+    pingpong();
+    wildcards();
+    ring();
+    collectives(MPI_COMM_WORLD);
+    communicators();
+    selfmessages();
+    errors();
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    printf("suite ok %d\n", rank);
+    OK(MPI_Finalize());
+    int flag;
+    MPI_Finalized(&flag);
+    CHECK(flag, "not finalized");
+    return 0;
+}
