@@ -273,3 +273,13 @@ func TestWrapperShow(t *testing.T) {
 		t.Errorf("BCS_CXX='g++ -O1' bcscxx -show -c x.cpp = %q, want g++ -O1 -I... without the library", s)
 	}
 }
+
+func TestPingpongExample(t *testing.T) {
+	exe := compile(t, "bcscc", "../examples/c/pingpong.c", "-O2")
+	for _, nodes := range []string{"1", "2"} {
+		r := bcsrun(t, "-n", "2", "--nodes", nodes, exe, "70000", "5")
+		if r.code != 0 || !strings.Contains(r.stdout, "pingpong: 5 iterations of 70000 bytes:") || !strings.Contains(r.stdout, "data verified") {
+			t.Fatalf("nodes %s: exit %d\nstdout:\n%s\nstderr:\n%s", nodes, r.code, r.stdout, r.stderr)
+		}
+	}
+}
