@@ -455,50 +455,124 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
 }
 
 // ---- Collectives ----
+// Each blocking collective passes a NULL request; its non-blocking form
+// passes the caller's, checked here.
+
+#define NB_REQ(call, comm, request)                                                   \
+    do {                                                                              \
+        if ((request) == NULL)                                                        \
+            return bcs_error(H(comm), call, MPI_ERR_ARG, "request = NULL");           \
+    } while (0)
+#define R(request) ((uintptr_t *)(request))
 
 int PMPI_Barrier(MPI_Comm comm) {
     GUARD("MPI_Barrier");
-    return bcs_barrier(H(comm));
+    return bcs_barrier(H(comm), NULL);
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibarrier");
+    NB_REQ("MPI_Ibarrier", comm, request);
+    return bcs_barrier(H(comm), R(request));
 }
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     GUARD("MPI_Bcast");
-    return bcs_bcast(buffer, count, H(datatype), root, H(comm));
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), NULL);
 }
 
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-    GUARD("MPI_Reduce");
-    return bcs_reduce((void *)sendbuf, recvbuf, count, H(datatype), H(op), root, H(comm));
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibcast");
+    NB_REQ("MPI_Ibcast", comm, request);
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request));
 }
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    GUARD("MPI_Allreduce");
-    return bcs_allreduce((void *)sendbuf, recvbuf, count, H(datatype), H(op), H(comm));
-}
+#define REDUCE(name, which, params, n, counts, root, argsreq, req)                    \
+    int PMPI_##name params {                                                          \
+        GUARD("MPI_" #name);                                                          \
+        argsreq;                                                                      \
+        return bcs_reduce(which, (void *)sendbuf, recvbuf, n, (int *)(counts),        \
+                          H(datatype), H(op), root, H(comm), req);                    \
+    }
 
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    GUARD("MPI_Gather");
-    return bcs_blocks(BCS_GATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm));
-}
+REDUCE(Reduce, BCS_REDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm),
+       count, NULL, root, , NULL)
+REDUCE(Ireduce, BCS_REDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request),
+       count, NULL, root, NB_REQ("MPI_Ireduce", comm, request), R(request))
+REDUCE(Allreduce, BCS_ALLREDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       count, NULL, 0, , NULL)
+REDUCE(Iallreduce, BCS_ALLREDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       count, NULL, 0, NB_REQ("MPI_Iallreduce", comm, request), R(request))
+REDUCE(Scan, BCS_SCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       count, NULL, 0, , NULL)
+REDUCE(Iscan, BCS_SCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       count, NULL, 0, NB_REQ("MPI_Iscan", comm, request), R(request))
+REDUCE(Exscan, BCS_EXSCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       count, NULL, 0, , NULL)
+REDUCE(Iexscan, BCS_EXSCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       count, NULL, 0, NB_REQ("MPI_Iexscan", comm, request), R(request))
+REDUCE(Reduce_scatter_block, BCS_REDUCE_SCATTER_BLOCK, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       recvcount, NULL, 0, , NULL)
+REDUCE(Ireduce_scatter_block, BCS_REDUCE_SCATTER_BLOCK, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       recvcount, NULL, 0, NB_REQ("MPI_Ireduce_scatter_block", comm, request), R(request))
+REDUCE(Reduce_scatter, BCS_REDUCE_SCATTER, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       0, recvcounts, 0, , NULL)
+REDUCE(Ireduce_scatter, BCS_REDUCE_SCATTER, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       0, recvcounts, 0, NB_REQ("MPI_Ireduce_scatter", comm, request), R(request))
 
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    GUARD("MPI_Scatter");
-    return bcs_blocks(BCS_SCATTER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm));
-}
+#define BLOCKS(name, which, params, root, argsreq, req)                               \
+    int PMPI_##name params {                                                          \
+        GUARD("MPI_" #name);                                                          \
+        argsreq;                                                                      \
+        return bcs_blocks(which, (void *)sendbuf, sendcount, H(sendtype), recvbuf,    \
+                          recvcount, H(recvtype), root, H(comm), req);                \
+    }
+#define BLOCK_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype
 
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                   MPI_Datatype recvtype, MPI_Comm comm) {
-    GUARD("MPI_Allgather");
-    return bcs_blocks(BCS_ALLGATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm));
-}
+BLOCKS(Gather, BCS_GATHER, (BLOCK_PARAMS, int root, MPI_Comm comm), root, , NULL)
+BLOCKS(Igather, BCS_GATHER, (BLOCK_PARAMS, int root, MPI_Comm comm, MPI_Request *request), root,
+       NB_REQ("MPI_Igather", comm, request), R(request))
+BLOCKS(Scatter, BCS_SCATTER, (BLOCK_PARAMS, int root, MPI_Comm comm), root, , NULL)
+BLOCKS(Iscatter, BCS_SCATTER, (BLOCK_PARAMS, int root, MPI_Comm comm, MPI_Request *request), root,
+       NB_REQ("MPI_Iscatter", comm, request), R(request))
+BLOCKS(Allgather, BCS_ALLGATHER, (BLOCK_PARAMS, MPI_Comm comm), 0, , NULL)
+BLOCKS(Iallgather, BCS_ALLGATHER, (BLOCK_PARAMS, MPI_Comm comm, MPI_Request *request), 0,
+       NB_REQ("MPI_Iallgather", comm, request), R(request))
+BLOCKS(Alltoall, BCS_ALLTOALL, (BLOCK_PARAMS, MPI_Comm comm), 0, , NULL)
+BLOCKS(Ialltoall, BCS_ALLTOALL, (BLOCK_PARAMS, MPI_Comm comm, MPI_Request *request), 0,
+       NB_REQ("MPI_Ialltoall", comm, request), R(request))
 
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-    GUARD("MPI_Alltoall");
-    return bcs_blocks(BCS_ALLTOALL, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm));
-}
+#define VBLOCKS(name, which, params, scount, scounts, sdispls, rcount, rcounts, rdispls, root, argsreq, req) \
+    int PMPI_##name params {                                                                            \
+        GUARD("MPI_" #name);                                                                            \
+        argsreq;                                                                                        \
+        return bcs_vblocks(which, (void *)sendbuf, scount, (int *)(scounts), (int *)(sdispls),          \
+                           H(sendtype), recvbuf, rcount, (int *)(rcounts), (int *)(rdispls),            \
+                           H(recvtype), root, H(comm), req);                                            \
+    }
+#define GATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype
+#define SCATTERV_PARAMS const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, \
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype
+#define ALLTOALLV_PARAMS const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
+                         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype
+
+VBLOCKS(Gatherv, BCS_GATHERV, (GATHERV_PARAMS, int root, MPI_Comm comm),
+        sendcount, NULL, NULL, 0, recvcounts, displs, root, , NULL)
+VBLOCKS(Igatherv, BCS_GATHERV, (GATHERV_PARAMS, int root, MPI_Comm comm, MPI_Request *request),
+        sendcount, NULL, NULL, 0, recvcounts, displs, root, NB_REQ("MPI_Igatherv", comm, request), R(request))
+VBLOCKS(Scatterv, BCS_SCATTERV, (SCATTERV_PARAMS, int root, MPI_Comm comm),
+        0, sendcounts, displs, recvcount, NULL, NULL, root, , NULL)
+VBLOCKS(Iscatterv, BCS_SCATTERV, (SCATTERV_PARAMS, int root, MPI_Comm comm, MPI_Request *request),
+        0, sendcounts, displs, recvcount, NULL, NULL, root, NB_REQ("MPI_Iscatterv", comm, request), R(request))
+VBLOCKS(Allgatherv, BCS_ALLGATHERV, (GATHERV_PARAMS, MPI_Comm comm),
+        sendcount, NULL, NULL, 0, recvcounts, displs, 0, , NULL)
+VBLOCKS(Iallgatherv, BCS_ALLGATHERV, (GATHERV_PARAMS, MPI_Comm comm, MPI_Request *request),
+        sendcount, NULL, NULL, 0, recvcounts, displs, 0, NB_REQ("MPI_Iallgatherv", comm, request), R(request))
+VBLOCKS(Alltoallv, BCS_ALLTOALLV, (ALLTOALLV_PARAMS, MPI_Comm comm),
+        0, sendcounts, sdispls, 0, recvcounts, rdispls, 0, , NULL)
+VBLOCKS(Ialltoallv, BCS_ALLTOALLV, (ALLTOALLV_PARAMS, MPI_Comm comm, MPI_Request *request),
+        0, sendcounts, sdispls, 0, recvcounts, rdispls, 0, NB_REQ("MPI_Ialltoallv", comm, request), R(request))
 
 // ---- MPI_X: weak aliases of PMPI_X ----
 #define W(name) _Pragma(BCS_STR(weak MPI_##name = PMPI_##name))
@@ -511,4 +585,8 @@ W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall)
-W(Barrier) W(Bcast) W(Reduce) W(Allreduce) W(Gather) W(Scatter) W(Allgather) W(Alltoall)
+W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)
+W(Scan) W(Iscan) W(Exscan) W(Iexscan) W(Reduce_scatter) W(Ireduce_scatter)
+W(Reduce_scatter_block) W(Ireduce_scatter_block)
+W(Gather) W(Igather) W(Scatter) W(Iscatter) W(Allgather) W(Iallgather) W(Alltoall) W(Ialltoall)
+W(Gatherv) W(Igatherv) W(Scatterv) W(Iscatterv) W(Allgatherv) W(Iallgatherv) W(Alltoallv) W(Ialltoallv)

@@ -30,7 +30,13 @@ void bcs_fix_sigonstack(void);
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 
-// The block collectives share one Go entry.
-enum { BCS_GATHER, BCS_SCATTER, BCS_ALLGATHER, BCS_ALLTOALL };
+// The collectives, as the Go entries name them.
+enum {
+    BCS_BARRIER, BCS_BCAST,
+    BCS_REDUCE, BCS_ALLREDUCE, BCS_SCAN, BCS_EXSCAN, BCS_REDUCE_SCATTER, BCS_REDUCE_SCATTER_BLOCK,
+    BCS_GATHER, BCS_SCATTER, BCS_ALLGATHER, BCS_ALLTOALL,
+    BCS_GATHERV, BCS_SCATTERV, BCS_ALLGATHERV, BCS_ALLTOALLV,
+    BCS_NCOLLS
+};
 
 #endif

@@ -62,9 +62,25 @@ func buffer(ci int, call, what string, p unsafe.Pointer, count C.int, t dtype) (
 // the runtime checks element types and counts across members and reduces
 // with the type's arithmetic.
 type collective interface {
-	bcast(c *mpiapi.Comm, buf unsafe.Pointer, n, root int) error
-	reduce(c *mpiapi.Comm, send, recv unsafe.Pointer, n int, op *mpiapi.Op, root int, all bool) error
-	blocks(which int, c *mpiapi.Comm, send, recv unsafe.Pointer, sendLen, recvLen, root int) error
+	run(a *collArgs) (*mpiapi.Request, error)
+}
+
+// collArgs is one collective call, checked and translated: buffers as
+// element counts, in-place arguments resolved to mpiapi's convention (the
+// send slice aliases the right part of the receive slice).
+type collArgs struct {
+	which      int // C.BCS_*
+	nb         bool
+	c          *mpiapi.Comm
+	send, recv unsafe.Pointer
+	sendLen    int
+	recvLen    int
+	op         *mpiapi.Op
+	root       int
+	counts     []int // v-variants: the receive (Gatherv, Allgatherv, Alltoallv) or send (Scatterv) counts; Reduce_scatter
+	displs     []int
+	scounts    []int // Alltoallv
+	sdispls    []int
 }
 
 type elems[T mpiapi.Elem] struct{}
@@ -76,30 +92,84 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 	return unsafe.Slice((*T)(p), n)
 }
 
-func (elems[T]) bcast(c *mpiapi.Comm, buf unsafe.Pointer, n, root int) error {
-	return mpiapi.Bcast(c, slice[T](buf, n), root)
-}
+// blocking adapts a blocking call to run's result.
+func blocking(err error) (*mpiapi.Request, error) { return nil, err }
 
-func (elems[T]) reduce(c *mpiapi.Comm, send, recv unsafe.Pointer, n int, op *mpiapi.Op, root int, all bool) error {
-	s, r := slice[T](send, n), slice[T](recv, n)
-	if all {
-		return mpiapi.Allreduce(c, s, r, op)
-	}
-	return mpiapi.Reduce(c, s, r, op, root)
-}
-
-func (elems[T]) blocks(which int, c *mpiapi.Comm, send, recv unsafe.Pointer, sendLen, recvLen, root int) error {
-	s, r := slice[T](send, sendLen), slice[T](recv, recvLen)
-	switch which {
+func (elems[T]) run(a *collArgs) (*mpiapi.Request, error) {
+	s, r, c, nb := slice[T](a.send, a.sendLen), slice[T](a.recv, a.recvLen), a.c, a.nb
+	switch a.which {
+	case C.BCS_BCAST:
+		if nb {
+			return mpiapi.Ibcast(c, s, a.root)
+		}
+		return blocking(mpiapi.Bcast(c, s, a.root))
+	case C.BCS_REDUCE:
+		if nb {
+			return mpiapi.Ireduce(c, s, r, a.op, a.root)
+		}
+		return blocking(mpiapi.Reduce(c, s, r, a.op, a.root))
+	case C.BCS_ALLREDUCE:
+		if nb {
+			return mpiapi.Iallreduce(c, s, r, a.op)
+		}
+		return blocking(mpiapi.Allreduce(c, s, r, a.op))
+	case C.BCS_SCAN:
+		if nb {
+			return mpiapi.Iscan(c, s, r, a.op)
+		}
+		return blocking(mpiapi.Scan(c, s, r, a.op))
+	case C.BCS_EXSCAN:
+		if nb {
+			return mpiapi.Iexscan(c, s, r, a.op)
+		}
+		return blocking(mpiapi.Exscan(c, s, r, a.op))
+	case C.BCS_REDUCE_SCATTER, C.BCS_REDUCE_SCATTER_BLOCK:
+		if nb {
+			return mpiapi.IreduceScatter(c, s, r, a.counts, a.op)
+		}
+		return blocking(mpiapi.ReduceScatter(c, s, r, a.counts, a.op))
 	case C.BCS_GATHER:
-		return mpiapi.Gather(c, s, r, root)
+		if nb {
+			return mpiapi.Igather(c, s, r, a.root)
+		}
+		return blocking(mpiapi.Gather(c, s, r, a.root))
 	case C.BCS_SCATTER:
-		return mpiapi.Scatter(c, s, r, root)
+		if nb {
+			return mpiapi.Iscatter(c, s, r, a.root)
+		}
+		return blocking(mpiapi.Scatter(c, s, r, a.root))
 	case C.BCS_ALLGATHER:
-		return mpiapi.Allgather(c, s, r)
-	default:
-		return mpiapi.Alltoall(c, s, r)
+		if nb {
+			return mpiapi.Iallgather(c, s, r)
+		}
+		return blocking(mpiapi.Allgather(c, s, r))
+	case C.BCS_ALLTOALL:
+		if nb {
+			return mpiapi.Ialltoall(c, s, r)
+		}
+		return blocking(mpiapi.Alltoall(c, s, r))
+	case C.BCS_GATHERV:
+		if nb {
+			return mpiapi.Igatherv(c, s, r, a.counts, a.displs, a.root)
+		}
+		return blocking(mpiapi.Gatherv(c, s, r, a.counts, a.displs, a.root))
+	case C.BCS_SCATTERV:
+		if nb {
+			return mpiapi.Iscatterv(c, s, a.counts, a.displs, r, a.root)
+		}
+		return blocking(mpiapi.Scatterv(c, s, a.counts, a.displs, r, a.root))
+	case C.BCS_ALLGATHERV:
+		if nb {
+			return mpiapi.Iallgatherv(c, s, r, a.counts, a.displs)
+		}
+		return blocking(mpiapi.Allgatherv(c, s, r, a.counts, a.displs))
+	case C.BCS_ALLTOALLV:
+		if nb {
+			return mpiapi.Ialltoallv(c, s, a.scounts, a.sdispls, r, a.counts, a.displs)
+		}
+		return blocking(mpiapi.Alltoallv(c, s, a.scounts, a.sdispls, r, a.counts, a.displs))
 	}
+	panic("cabi: unknown collective")
 }
 
 // kinds maps an element kind (shim.h) to its collectives.

@@ -231,6 +231,106 @@ static void collectives(MPI_Comm comm) {
         CHECK(b2b[k] == 100LL * k + r, "alltoall[%d] = %lld", k, b2b[k]);
 }
 
+/* Scans, reduce-scatters, the v-variants and the non-blocking collectives,
+ * each against a reference computed here. */
+static void morecollectives(MPI_Comm comm) {
+    int r, n;
+    OK(MPI_Comm_rank(comm, &r));
+    OK(MPI_Comm_size(comm, &n));
+
+    int x = r + 1, pre = -1, ex = -7;
+    OK(MPI_Scan(&x, &pre, 1, MPI_INT, MPI_SUM, comm));
+    CHECK(pre == (r + 1) * (r + 2) / 2, "scan %d", pre);
+    OK(MPI_Exscan(&x, &ex, 1, MPI_INT, MPI_SUM, comm));
+    CHECK(r == 0 ? ex == -7 : ex == r * (r + 1) / 2, "exscan %d", ex);
+
+    /* Reduce_scatter_block: block i of the sum goes to member i. */
+    double rsb_in[2 * 64], rsb_out[2];
+    for (int k = 0; k < 2 * n; k++)
+        rsb_in[k] = k + 100 * r;
+    OK(MPI_Reduce_scatter_block(rsb_in, rsb_out, 2, MPI_DOUBLE, MPI_SUM, comm));
+    for (int j = 0; j < 2; j++) {
+        double want = n * (2 * r + j) + 100.0 * n * (n - 1) / 2;
+        CHECK(rsb_out[j] == want, "reduce_scatter_block[%d] = %g, want %g", j, rsb_out[j], want);
+    }
+    /* Reduce_scatter with counts i+1, in place. */
+    int counts[64], total = 0, base = 0;
+    for (int k = 0; k < n; k++) {
+        counts[k] = k + 1;
+        if (k < r)
+            base += k + 1;
+        total += k + 1;
+    }
+    long rs[64 * 65 / 2];
+    for (int k = 0; k < total; k++)
+        rs[k] = k * (r + 1);
+    OK(MPI_Reduce_scatter(MPI_IN_PLACE, rs, counts, MPI_LONG, MPI_SUM, comm));
+    for (int j = 0; j <= r; j++)
+        CHECK(rs[j] == (long)(base + j) * n * (n + 1) / 2, "reduce_scatter[%d] = %ld", j, rs[j]);
+
+    /* Gatherv / Allgatherv / Scatterv: member k contributes k+1 ints, placed with a gap. */
+    int displs[64], mine[64], all[64 * 66], got[64];
+    for (int k = 0, d = 0; k < n; k++) {
+        displs[k] = d;
+        d += counts[k] + 1;
+    }
+    for (int j = 0; j <= r; j++)
+        mine[j] = 1000 * r + j;
+    for (int root = 0; root < n; root += 3) {
+        memset(all, 0xff, sizeof all);
+        OK(MPI_Gatherv(mine, r + 1, MPI_INT, all, counts, displs, MPI_INT, root, comm));
+        if (r == root)
+            for (int k = 0; k < n; k++)
+                for (int j = 0; j <= k; j++)
+                    CHECK(all[displs[k] + j] == 1000 * k + j, "gatherv to %d: all[%d] = %d", root, displs[k] + j, all[displs[k] + j]);
+        memset(got, 0, sizeof got);
+        OK(MPI_Scatterv(all, counts, displs, MPI_INT, got, r + 1, MPI_INT, root, comm));
+        if (r == root || root == 0)
+            for (int j = 0; j <= r; j++)
+                CHECK(r != root || got[j] == 1000 * r + j, "scatterv from %d: got[%d] = %d", root, j, got[j]);
+    }
+    memset(all, 0xff, sizeof all);
+    OK(MPI_Allgatherv(mine, r + 1, MPI_INT, all, counts, displs, MPI_INT, comm));
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j <= k; j++)
+            CHECK(all[displs[k] + j] == 1000 * k + j, "allgatherv: all[%d] = %d", displs[k] + j, all[displs[k] + j]);
+
+    /* Alltoallv: member r sends j+1 values to member j. */
+    int sc[64], sd[64], rc_[64], rd[64], sbuf[64 * 65], rbuf[64 * 65];
+    for (int k = 0, d = 0, e = 0; k < n; k++) {
+        sc[k] = k + 1, sd[k] = d, d += k + 1;
+        rc_[k] = r + 1, rd[k] = e, e += r + 1;
+        for (int j = 0; j < sc[k]; j++)
+            sbuf[sd[k] + j] = 10000 * r + 100 * k + j;
+    }
+    OK(MPI_Alltoallv(sbuf, sc, sd, MPI_INT, rbuf, rc_, rd, MPI_INT, comm));
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j <= r; j++)
+            CHECK(rbuf[rd[k] + j] == 10000 * k + 100 * r + j, "alltoallv from %d: %d", k, rbuf[rd[k] + j]);
+
+    /* Non-blocking collectives overlapped, completed together with point-to-point. */
+    MPI_Request rq[5];
+    double isum[4], ione[4] = {1, 2, 3, r};
+    int ib[3] = {r, r, r};
+    OK(MPI_Ibarrier(comm, &rq[0]));
+    OK(MPI_Iallreduce(ione, isum, 4, MPI_DOUBLE, MPI_SUM, comm, &rq[1]));
+    OK(MPI_Ibcast(ib, 3, MPI_INT, n - 1, comm, &rq[2]));
+    int token = r, back = -1;
+    OK(MPI_Irecv(&back, 1, MPI_INT, (r + n - 1) % n, 77, comm, &rq[3]));
+    OK(MPI_Isend(&token, 1, MPI_INT, (r + 1) % n, 77, comm, &rq[4]));
+    OK(MPI_Waitall(5, rq, MPI_STATUSES_IGNORE));
+    CHECK(isum[0] == n && isum[2] == 3 * n && isum[3] == n * (n - 1) / 2.0, "iallreduce %g %g %g", isum[0], isum[2], isum[3]);
+    CHECK(ib[0] == n - 1 && ib[2] == n - 1, "ibcast %d", ib[0]);
+    CHECK(back == (r + n - 1) % n, "token %d", back);
+    unsigned short g[64], mineg = (unsigned short)(7 * r);
+    OK(MPI_Iallgather(&mineg, 1, MPI_UNSIGNED_SHORT, g, 1, MPI_UNSIGNED_SHORT, comm, &rq[0]));
+    int flag = 0;
+    while (!flag)
+        OK(MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE));
+    for (int k = 0; k < n; k++)
+        CHECK(g[k] == 7 * k, "iallgather[%d] = %d", k, g[k]);
+}
+
 static void communicators(void) {
     MPI_Comm dup, half;
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -238,6 +338,7 @@ static void communicators(void) {
     OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &res));
     CHECK(res == MPI_CONGRUENT, "compare world dup = %d", res);
     collectives(dup);
+    morecollectives(dup);
     OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half));
     int hr, hs;
     OK(MPI_Comm_rank(half, &hr));
@@ -245,7 +346,9 @@ static void communicators(void) {
     CHECK(hs == (size + 1 - rank % 2) / 2, "half size %d", hs);
     CHECK(hr == hs - 1 - rank / 2, "half rank %d (keys reverse the order)", hr);
     collectives(half);
+    morecollectives(half);
     collectives(MPI_COMM_SELF);
+    morecollectives(MPI_COMM_SELF);
     OK(MPI_Comm_free(&dup));
     OK(MPI_Comm_free(&half));
     CHECK(dup == MPI_COMM_NULL && half == MPI_COMM_NULL, "freed handles not null");
