@@ -74,6 +74,13 @@ func bcs_finalize() C.int {
 		}
 		return 0
 	}
+	if len(detached) > 0 {
+		err := mpiapi.Waitall(detached...)
+		detached = nil
+		if err != nil {
+			return failErr(0, err)
+		}
+	}
 	return failErr(0, mpiapi.Finalize())
 }
 

@@ -23,6 +23,7 @@ const (
 	errRank        = 6
 	errRequest     = 7
 	errRoot        = 8
+	errGroup       = 9
 	errOp          = 10
 	errArg         = 13
 	errTruncate    = 15

@@ -137,12 +137,18 @@ func describe(h uintptr) string {
 		return "MPI_DATATYPE_NULL"
 	case hOpNull:
 		return "MPI_OP_NULL"
+	case hGroupNull:
+		return "MPI_GROUP_NULL"
+	case hGroupEmpty:
+		return "MPI_GROUP_EMPTY"
 	}
 	switch kind, _, _ := splitHandle(h); kind {
 	case kindComm:
 		return fmt.Sprintf("0x%x (a communicator)", h)
 	case kindReq:
 		return fmt.Sprintf("0x%x (a request)", h)
+	case kindGroup:
+		return fmt.Sprintf("0x%x (a group)", h)
 	}
 	return fmt.Sprintf("0x%x", h)
 }

@@ -454,6 +454,79 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
     return bcs_testall(count, (uintptr_t *)array_of_requests, flag, array_of_statuses);
 }
 
+int PMPI_Request_free(MPI_Request *request) {
+    GUARD("MPI_Request_free");
+    return bcs_request_free((uintptr_t *)request);
+}
+
+// MPI_Pcontrol is for profiling libraries; bcsmpi itself does nothing.
+int PMPI_Pcontrol(const int level, ...) {
+    (void)level;
+    return MPI_SUCCESS;
+}
+
+// ---- Groups ----
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+    GUARD("MPI_Comm_group");
+    return bcs_comm_group(H(comm), (uintptr_t *)group);
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_create");
+    return bcs_comm_create(H(comm), H(group), (uintptr_t *)newcomm);
+}
+
+int PMPI_Group_size(MPI_Group group, int *size) {
+    GUARD("MPI_Group_size");
+    return bcs_group_size(H(group), size);
+}
+
+int PMPI_Group_rank(MPI_Group group, int *rank) {
+    GUARD("MPI_Group_rank");
+    return bcs_group_rank(H(group), rank);
+}
+
+int PMPI_Group_free(MPI_Group *group) {
+    GUARD("MPI_Group_free");
+    return bcs_group_free((uintptr_t *)group);
+}
+
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+    GUARD("MPI_Group_incl");
+    return bcs_group_incl(H(group), n, (int *)ranks, (uintptr_t *)newgroup, 0);
+}
+
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+    GUARD("MPI_Group_excl");
+    return bcs_group_incl(H(group), n, (int *)ranks, (uintptr_t *)newgroup, 1);
+}
+
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
+    GUARD("MPI_Group_translate_ranks");
+    return bcs_group_translate_ranks(H(group1), n, (int *)ranks1, H(group2), ranks2);
+}
+
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
+    GUARD("MPI_Group_compare");
+    return bcs_group_compare(H(group1), H(group2), result);
+}
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GUARD("MPI_Group_union");
+    return bcs_group_setop(0, H(group1), H(group2), (uintptr_t *)newgroup);
+}
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GUARD("MPI_Group_intersection");
+    return bcs_group_setop(1, H(group1), H(group2), (uintptr_t *)newgroup);
+}
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GUARD("MPI_Group_difference");
+    return bcs_group_setop(2, H(group1), H(group2), (uintptr_t *)newgroup);
+}
+
 // ---- Collectives ----
 // Each blocking collective passes a NULL request; its non-blocking form
 // passes the caller's, checked here.
@@ -584,7 +657,9 @@ W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare)
 W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
-W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall)
+W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Request_free) W(Pcontrol)
+W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)
+W(Group_translate_ranks) W(Group_compare) W(Group_union) W(Group_intersection) W(Group_difference)
 W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)
 W(Scan) W(Iscan) W(Exscan) W(Iexscan) W(Reduce_scatter) W(Ireduce_scatter)
 W(Reduce_scatter_block) W(Ireduce_scatter_block)

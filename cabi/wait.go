@@ -294,3 +294,28 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 	}
 	return failErr(ci, err)
 }
+
+// detached holds the runtime requests freed with MPI_Request_free before
+// they completed; MPI_Finalize waits for them.
+var detached []*mpiapi.Request
+
+//export bcs_request_free
+func bcs_request_free(h *C.uintptr_t) C.int {
+	const call = "MPI_Request_free"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	i, rc := req(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	if i < 0 {
+		return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want an active request")
+	}
+	if r := reqs[i].r; r != nil {
+		detached = append(detached, r)
+	}
+	freeReq(i)
+	*h = hReqNull
+	return 0
+}

@@ -390,6 +390,66 @@ static void selfmessages(void) {
     OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
 }
 
+/* Groups and MPI_Comm_create; MPI_Request_free on a send. */
+static void groups(void) {
+    MPI_Group world, rev, rest, u, in, diff;
+    int gs, gr, res;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    OK(MPI_Group_size(world, &gs));
+    OK(MPI_Group_rank(world, &gr));
+    CHECK(gs == size && gr == rank, "world group size %d rank %d", gs, gr);
+    int order[64], zero = 0;
+    for (int k = 0; k < size; k++)
+        order[k] = size - 1 - k;
+    OK(MPI_Group_incl(world, size, order, &rev));
+    OK(MPI_Group_rank(rev, &gr));
+    CHECK(gr == size - 1 - rank, "reversed group rank %d", gr);
+    int t[64];
+    OK(MPI_Group_translate_ranks(rev, size, order, world, t));
+    for (int k = 0; k < size; k++)
+        CHECK(t[k] == k, "translate: %d -> %d", order[k], t[k]);
+    OK(MPI_Group_compare(world, rev, &res));
+    CHECK(res == (size == 1 ? MPI_IDENT : MPI_SIMILAR), "compare world reversed = %d", res);
+    OK(MPI_Group_excl(world, 1, &zero, &rest));
+    OK(MPI_Group_rank(rest, &gr));
+    CHECK(gr == (rank == 0 ? MPI_UNDEFINED : rank - 1), "rank in group without 0: %d", gr);
+    OK(MPI_Group_union(rest, rev, &u));
+    OK(MPI_Group_intersection(rest, rev, &in));
+    OK(MPI_Group_difference(world, rest, &diff));
+    int su, si, sd;
+    OK(MPI_Group_size(u, &su));
+    OK(MPI_Group_size(in, &si));
+    OK(MPI_Group_size(diff, &sd));
+    CHECK(su == size && si == size - 1 && sd == 1, "union %d intersection %d difference %d", su, si, sd);
+
+    MPI_Comm sub;
+    OK(MPI_Comm_create(MPI_COMM_WORLD, rest, &sub));
+    CHECK((rank == 0) == (sub == MPI_COMM_NULL), "comm_create: rank %d got %s", rank, sub == MPI_COMM_NULL ? "null" : "a communicator");
+    if (sub != MPI_COMM_NULL) {
+        int sr, one = 1, cnt;
+        OK(MPI_Comm_rank(sub, &sr));
+        CHECK(sr == rank - 1, "rank in created communicator %d", sr);
+        OK(MPI_Allreduce(&one, &cnt, 1, MPI_INT, MPI_SUM, sub));
+        CHECK(cnt == size - 1, "allreduce on created communicator %d", cnt);
+        OK(MPI_Comm_free(&sub));
+    }
+    MPI_Group *all[] = {&world, &rev, &rest, &u, &in, &diff};
+    for (int k = 0; k < 6; k++) {
+        OK(MPI_Group_free(all[k]));
+        CHECK(*all[k] == MPI_GROUP_NULL, "group %d not null after free", k);
+    }
+
+    int out = rank, inv = -1;
+    MPI_Request s, r;
+    OK(MPI_Irecv(&inv, 1, MPI_INT, (rank + size - 1) % size, 55, MPI_COMM_WORLD, &r));
+    OK(MPI_Isend(&out, 1, MPI_INT, (rank + 1) % size, 55, MPI_COMM_WORLD, &s));
+    OK(MPI_Request_free(&s));
+    CHECK(s == MPI_REQUEST_NULL, "request not null after Request_free");
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    CHECK(inv == (rank + size - 1) % size, "after Request_free: got %d", inv);
+    OK(MPI_Pcontrol(1));
+}
+
 /* Error classes under MPI_ERRORS_RETURN; the job goes on. */
 static void errors(void) {
     MPI_Errhandler eh;
@@ -439,6 +499,17 @@ static void errors(void) {
             CHECK(rc == MPI_ERR_TRUNCATE, "truncation gave %d", rc);
         }
     }
+    MPI_Group g;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &g));
+    MPI_Group stale_g = g;
+    OK(MPI_Group_free(&g));
+    rc = MPI_Group_size(stale_g, &v);
+    CHECK(rc == MPI_ERR_GROUP, "freed group gave %d", rc);
+    int bad = size;
+    rc = MPI_Group_incl(MPI_GROUP_EMPTY, 1, &bad, &g);
+    CHECK(rc == MPI_ERR_ARG, "n larger than the group gave %d", rc);
+    rc = MPI_Request_free(&bogus);
+    CHECK(rc == MPI_ERR_REQUEST, "Request_free of a bogus request gave %d", rc);
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
@@ -459,6 +530,7 @@ int main(int argc, char **argv) {
     collectives(MPI_COMM_WORLD);
     communicators();
     selfmessages();
+    groups();
     errors();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     printf("suite ok %d\n", rank);
