@@ -283,3 +283,16 @@ func TestPingpongExample(t *testing.T) {
 		}
 	}
 }
+
+func TestCallsOutsideInitAndFinalize(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/lifecycle.c")
+	for _, c := range []struct{ arg, want string }{
+		{"before", "rank -1: MPI_Comm_size: MPI_ERR_OTHER: MPI_Init has not been called"},
+		{"after", "rank 0: MPI_Barrier: MPI_ERR_OTHER: called after MPI_Finalize"},
+	} {
+		r := run(t, exe, c.arg)
+		if r.code == 0 || strings.Contains(r.stdout, "not reached") || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, want an error %q\nstdout:\n%s\nstderr:\n%s", c.arg, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}

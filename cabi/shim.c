@@ -454,6 +454,23 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Stat
     return bcs_testall(count, (uintptr_t *)array_of_requests, flag, array_of_statuses);
 }
 
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+    GUARD("MPI_Testany");
+    return bcs_testany(count, (uintptr_t *)array_of_requests, index, flag, status);
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[]) {
+    GUARD("MPI_Waitsome");
+    return bcs_waitsome(incount, (uintptr_t *)array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[]) {
+    GUARD("MPI_Testsome");
+    return bcs_testsome(incount, (uintptr_t *)array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
 int PMPI_Request_free(MPI_Request *request) {
     GUARD("MPI_Request_free");
     return bcs_request_free((uintptr_t *)request);
@@ -657,7 +674,7 @@ W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare)
 W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
-W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Request_free) W(Pcontrol)
+W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
 W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)
 W(Group_translate_ranks) W(Group_compare) W(Group_union) W(Group_intersection) W(Group_difference)
 W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)

@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
@@ -318,4 +319,118 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 	freeReq(i)
 	*h = hReqNull
 	return 0
+}
+
+// Testany, Waitsome and Testsome are composed from mpiapi's Test and
+// Waitany (so the MMDS records those calls) until mpiapi has them.
+
+// testOne tests slot i of an array call without blocking; done reports
+// completion (then the slot is freed and the handle nulled).
+func testOne(call string, i int, h *C.uintptr_t, st *C.MPI_Status) (done bool, rc C.int) {
+	e := reqs[i]
+	if e.loc != nil {
+		if !e.loc.done {
+			return false, 0
+		}
+		rc = e.loc.result(call)
+		complete(i, h, st, int(rc))
+		return true, rc
+	}
+	ok, _, err := mpiapi.Test(e.r)
+	if !ok {
+		return false, failErr(e.comm, err)
+	}
+	rc = failErr(e.comm, err)
+	complete(i, h, st, int(rc))
+	return true, rc
+}
+
+//export bcs_testany
+func bcs_testany(n C.int, hs *C.uintptr_t, index, flag *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Testany"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	*index, *flag = C.MPI_UNDEFINED, 1
+	live := false
+	for k, i := range slots {
+		if i < 0 {
+			continue
+		}
+		live = true
+		done, rc := testOne(call, i, &handles[k], st)
+		if done || rc != 0 {
+			if done {
+				*index = C.int(k)
+			}
+			return rc
+		}
+	}
+	if live {
+		*flag = 0
+	} else {
+		emptyStatus(st)
+	}
+	return 0
+}
+
+// some is Waitsome (block) and Testsome: every request found complete is
+// returned.
+func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status, block bool) C.int {
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	slots = slices.Clone(slots) // bcs_waitany below reuses the scratch array
+	live := false
+	for _, i := range slots {
+		live = live || i >= 0
+	}
+	if !live {
+		*outcount = C.MPI_UNDEFINED
+		return 0
+	}
+	idx := unsafe.Slice(indices, int(n))
+	count := 0
+	if block { // wait for one, then take the others that are done too
+		var first C.int
+		if rc := bcs_waitany(n, hs, &first, statusAt(sts, 0)); rc != 0 {
+			return rc
+		}
+		idx[0], count = first, 1
+		slots[first] = -1
+	}
+	for k, i := range slots {
+		if i < 0 {
+			continue
+		}
+		done, rc := testOne(call, i, &handles[k], statusAt(sts, count))
+		if done {
+			idx[count] = C.int(k)
+			count++
+		}
+		if rc != 0 {
+			*outcount = C.int(count)
+			return rc
+		}
+	}
+	*outcount = C.int(count)
+	return 0
+}
+
+//export bcs_waitsome
+func bcs_waitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status) C.int {
+	return some("MPI_Waitsome", n, hs, outcount, indices, sts, true)
+}
+
+//export bcs_testsome
+func bcs_testsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status) C.int {
+	return some("MPI_Testsome", n, hs, outcount, indices, sts, false)
 }

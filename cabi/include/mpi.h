@@ -338,6 +338,11 @@ BCSMPI_FN(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status 
 BCSMPI_FN(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
 BCSMPI_FN(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
 BCSMPI_FN(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+BCSMPI_FN(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
+BCSMPI_FN(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                          MPI_Status array_of_statuses[]))
+BCSMPI_FN(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                          MPI_Status array_of_statuses[]))
 BCSMPI_FN(int, Request_free, (MPI_Request *request))
 BCSMPI_FN(int, Pcontrol, (const int level, ...))
 

@@ -164,6 +164,42 @@ static void ring(void) {
     CHECK(flag && rq[0] == MPI_REQUEST_NULL, "proc null send on MPI_COMM_SELF: flag %d", flag);
 }
 
+/* Everyone sends to everyone; the receives complete through Waitsome, the
+ * sends through Testany. */
+static void some(void) {
+    int in[64], out = 100 + rank, idx[64], outcount, got = 0, flag, index;
+    MPI_Request rr[64], sr[64];
+    MPI_Status st[64];
+    for (int k = 0; k < size; k++) {
+        in[k] = -1;
+        OK(MPI_Irecv(&in[k], 1, MPI_INT, k, 66, MPI_COMM_WORLD, &rr[k]));
+    }
+    for (int k = 0; k < size; k++)
+        OK(MPI_Isend(&out, 1, MPI_INT, k, 66, MPI_COMM_WORLD, &sr[k]));
+    while (got < size) {
+        OK(MPI_Waitsome(size, rr, &outcount, idx, st));
+        CHECK(outcount >= 1 && outcount <= size - got, "waitsome outcount %d", outcount);
+        for (int j = 0; j < outcount; j++) {
+            CHECK(rr[idx[j]] == MPI_REQUEST_NULL && st[j].MPI_SOURCE == idx[j] && in[idx[j]] == 100 + idx[j],
+                  "waitsome: index %d source %d value %d", idx[j], st[j].MPI_SOURCE, in[idx[j]]);
+        }
+        got += outcount;
+    }
+    OK(MPI_Waitsome(size, rr, &outcount, idx, st));
+    CHECK(outcount == MPI_UNDEFINED, "waitsome on null requests: %d", outcount);
+    for (int sent = 0; sent < size;) {
+        OK(MPI_Testany(size, sr, &index, &flag, MPI_STATUS_IGNORE));
+        if (flag) {
+            CHECK(index >= 0 && index < size && sr[index] == MPI_REQUEST_NULL, "testany index %d", index);
+            sent++;
+        }
+    }
+    OK(MPI_Testany(size, sr, &index, &flag, MPI_STATUS_IGNORE));
+    CHECK(flag && index == MPI_UNDEFINED, "testany on null requests: flag %d index %d", flag, index);
+    OK(MPI_Testsome(size, sr, &outcount, idx, st));
+    CHECK(outcount == MPI_UNDEFINED, "testsome on null requests: %d", outcount);
+}
+
 static void collectives(MPI_Comm comm) {
     int r, n;
     OK(MPI_Comm_rank(comm, &r));
@@ -527,6 +563,7 @@ int main(int argc, char **argv) {
     pingpong();
     wildcards();
     ring();
+    some();
     collectives(MPI_COMM_WORLD);
     communicators();
     selfmessages();
