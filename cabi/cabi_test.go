@@ -296,3 +296,16 @@ func TestCallsOutsideInitAndFinalize(t *testing.T) {
 		}
 	}
 }
+
+func TestStencilExample(t *testing.T) {
+	exe := compile(t, "bcscc", "../examples/c/stencil.c", "-O2", "-lm")
+	r := bcsrun(t, "-n", "4", "--nodes", "2", exe, "20", "4096", "0.1")
+	if r.code != 0 || !strings.Contains(r.stdout, "stencil: 4 ranks, 20 iterations, 4096-byte halos:") || !strings.Contains(r.stdout, "checksum ok") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	// A singleton exchanges its halos with itself.
+	r = run(t, exe, "5", "4096", "0")
+	if r.code != 0 || !strings.Contains(r.stdout, "stencil: 1 ranks, 5 iterations") || !strings.Contains(r.stdout, "checksum ok") {
+		t.Fatalf("singleton: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
