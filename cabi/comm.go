@@ -160,12 +160,11 @@ func bcs_comm_set_errhandler(h, eh C.uintptr_t) C.int {
 	if rc != 0 {
 		return rc
 	}
-	switch eh {
-	case hErrhFatal, hErrhReturn, hErrhAbort:
-		comms[ci].errh = uintptr(eh)
-		return 0
+	if !validErrhandler(uintptr(eh)) {
+		return fail(ci, call, errArg, "errhandler = %s, want MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT or one from MPI_Comm_create_errhandler", describe(uintptr(eh)))
 	}
-	return fail(ci, call, errArg, "errhandler = %s, want MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or MPI_ERRORS_ABORT (user error handlers are not implemented yet)", describe(uintptr(eh)))
+	comms[ci].errh = uintptr(eh)
+	return 0
 }
 
 //export bcs_comm_get_errhandler

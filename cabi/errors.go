@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
@@ -71,7 +72,12 @@ func errhandler(ci int) uintptr {
 // MPI_ERRORS_ABORT it prints text and ends the process (bcsrun then aborts
 // the job).
 func raise(ci int, class int, text string) C.int {
-	if errhandler(ci) == hErrhReturn {
+	eh := errhandler(ci)
+	if eh == hErrhReturn {
+		return C.int(class)
+	}
+	if kind, i, _ := splitHandle(eh); kind == kindErrh && i < len(userErrhandlers) {
+		C.bcs_call_errhandler(userErrhandlers[i], C.uintptr_t(commHandle(ci)), C.int(class))
 		return C.int(class)
 	}
 	C.bcs_flush()
@@ -122,5 +128,68 @@ func enter(call string) C.int {
 	if C.bcs_finalized != 0 {
 		return fail(-1, call, errOther, "called after MPI_Finalize")
 	}
+	return 0
+}
+
+// User error handlers (MPI_Comm_create_errhandler) are C functions the shim
+// calls; their handles are kindErrh|index and are never reused, so a
+// communicator keeps its handler after MPI_Errhandler_free, as the standard
+// requires.
+const kindErrh = 4
+
+var userErrhandlers []unsafe.Pointer
+
+// commHandle is the handle of communicator slot ci.
+func commHandle(ci int) uintptr {
+	switch {
+	case ci == 1:
+		return hCommSelf
+	case ci > 1 && ci < len(comms):
+		return userHandle(kindComm, ci, comms[ci].gen)
+	}
+	return hCommWorld
+}
+
+// validErrhandler reports whether h can be set on a communicator.
+func validErrhandler(h uintptr) bool {
+	switch h {
+	case hErrhFatal, hErrhReturn, hErrhAbort:
+		return true
+	}
+	kind, i, _ := splitHandle(h)
+	return kind == kindErrh && i < len(userErrhandlers)
+}
+
+//export bcs_comm_create_errhandler
+func bcs_comm_create_errhandler(fn unsafe.Pointer, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_create_errhandler"
+	if fn == nil {
+		return fail(0, call, errArg, "comm_errhandler_fn = NULL, want a function")
+	}
+	userErrhandlers = append(userErrhandlers, fn)
+	*out = C.uintptr_t(userHandle(kindErrh, len(userErrhandlers)-1, 0))
+	return 0
+}
+
+//export bcs_errhandler_free
+func bcs_errhandler_free(h *C.uintptr_t) C.int {
+	if !validErrhandler(uintptr(*h)) {
+		return fail(0, "MPI_Errhandler_free", errArg, "errhandler = %s is not an error handler", describe(uintptr(*h)))
+	}
+	*h = hErrhNull
+	return 0
+}
+
+//export bcs_comm_call_errhandler
+func bcs_comm_call_errhandler(h C.uintptr_t, code C.int) C.int {
+	const call = "MPI_Comm_call_errhandler"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	raise(ci, int(code), fmt.Sprintf("rank %d: %s: error code %d raised by the program", worldRank, call, int(code)))
 	return 0
 }

@@ -141,6 +141,14 @@ func describe(h uintptr) string {
 		return "MPI_GROUP_NULL"
 	case hGroupEmpty:
 		return "MPI_GROUP_EMPTY"
+	case hErrhNull:
+		return "MPI_ERRHANDLER_NULL"
+	case hErrhFatal:
+		return "MPI_ERRORS_ARE_FATAL"
+	case hErrhReturn:
+		return "MPI_ERRORS_RETURN"
+	case hErrhAbort:
+		return "MPI_ERRORS_ABORT"
 	}
 	switch kind, _, _ := splitHandle(h); kind {
 	case kindComm:
@@ -149,6 +157,8 @@ func describe(h uintptr) string {
 		return fmt.Sprintf("0x%x (a request)", h)
 	case kindGroup:
 		return fmt.Sprintf("0x%x (a group)", h)
+	case kindErrh:
+		return fmt.Sprintf("0x%x (an error handler)", h)
 	}
 	return fmt.Sprintf("0x%x", h)
 }

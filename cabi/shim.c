@@ -328,11 +328,25 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
-    if (*errhandler != MPI_ERRORS_ARE_FATAL && *errhandler != MPI_ERRORS_RETURN && *errhandler != MPI_ERRORS_ABORT)
-        return bcs_error(H(MPI_COMM_WORLD), "MPI_Errhandler_free", MPI_ERR_ARG,
-                         "errhandler is not MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN or MPI_ERRORS_ABORT");
-    *errhandler = MPI_ERRHANDLER_NULL;
-    return MPI_SUCCESS;
+    GUARD("MPI_Errhandler_free");
+    return bcs_errhandler_free((uintptr_t *)errhandler);
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler) {
+    GUARD("MPI_Comm_create_errhandler");
+    return bcs_comm_create_errhandler((void *)comm_errhandler_fn, (uintptr_t *)errhandler);
+}
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+    GUARD("MPI_Comm_call_errhandler");
+    return bcs_comm_call_errhandler(H(comm), errorcode);
+}
+
+// bcs_call_errhandler calls a user error handler (Go cannot call C function
+// pointers).
+void bcs_call_errhandler(void *fn, uintptr_t comm, int code) {
+    MPI_Comm c = (MPI_Comm)comm;
+    ((MPI_Comm_errhandler_function *)fn)(&c, &code);
 }
 
 // ---- Datatypes ----
@@ -671,7 +685,7 @@ W(Init) W(Init_thread) W(Initialized) W(Finalized) W(Finalize) W(Query_thread) W
 W(Abort) W(Get_version) W(Abi_get_version) W(Get_library_version) W(Get_processor_name)
 W(Wtime) W(Wtick) W(Error_class) W(Error_string)
 W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare) W(Comm_get_attr)
-W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free)
+W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free) W(Comm_create_errhandler) W(Comm_call_errhandler)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)

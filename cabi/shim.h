@@ -27,6 +27,7 @@ const struct bcs_type *bcs_type_of(uintptr_t h);
 const char *bcs_class_name(int c);
 void bcs_flush(void);
 void bcs_fix_sigonstack(void);
+void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 

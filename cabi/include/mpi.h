@@ -316,6 +316,8 @@ BCSMPI_FN(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_v
 BCSMPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
 BCSMPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
 BCSMPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
+BCSMPI_FN(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
+BCSMPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
 
 BCSMPI_FN(int, Type_size, (MPI_Datatype datatype, int *size))
 BCSMPI_FN(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))

@@ -486,6 +486,32 @@ static void groups(void) {
     OK(MPI_Pcontrol(1));
 }
 
+static int handled_code = -1;
+static MPI_Comm handled_comm = MPI_COMM_NULL;
+
+static void on_error(MPI_Comm *comm, int *code, ...) {
+    handled_comm = *comm;
+    handled_code = *code;
+}
+
+/* A user error handler sees the communicator and the error; the call then
+ * returns the error. */
+static void user_errhandler(void) {
+    MPI_Comm dup;
+    MPI_Errhandler eh;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    OK(MPI_Comm_create_errhandler(on_error, &eh));
+    OK(MPI_Comm_set_errhandler(dup, eh));
+    OK(MPI_Errhandler_free(&eh));
+    CHECK(eh == MPI_ERRHANDLER_NULL, "errhandler not null after free");
+    int v = 0, rc = MPI_Send(&v, 1, MPI_INT, size, 0, dup);
+    CHECK(rc == MPI_ERR_RANK && handled_code == MPI_ERR_RANK && handled_comm == dup,
+          "user handler: rc %d, handler saw code %d", rc, handled_code);
+    OK(MPI_Comm_call_errhandler(dup, MPI_ERR_OTHER));
+    CHECK(handled_code == MPI_ERR_OTHER, "call_errhandler: handler saw %d", handled_code);
+    OK(MPI_Comm_free(&dup));
+}
+
 /* Error classes under MPI_ERRORS_RETURN; the job goes on. */
 static void errors(void) {
     MPI_Errhandler eh;
@@ -569,6 +595,7 @@ int main(int argc, char **argv) {
     selfmessages();
     groups();
     errors();
+    user_errhandler();
     OK(MPI_Barrier(MPI_COMM_WORLD));
     printf("suite ok %d\n", rank);
     OK(MPI_Finalize());
