@@ -220,12 +220,9 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.int, counts *C.int, 
 	if rc != 0 {
 		return rc
 	}
-	o, ok := ops[uintptr(op)]
-	if !ok {
-		return k.fail(errOp, "op = %s is not a predefined operation (MPI_SUM, MPI_MAX, ..., MPI_MAXLOC); user operations are not implemented yet", describe(uintptr(op)))
-	}
-	if pair, loc := t.kind >= C.BCS_F32I, o == mpiapi.Minloc || o == mpiapi.Maxloc; loc && !pair {
-		return k.fail(errOp, "%s needs a value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...), not %s", o, t.name)
+	o, rc := operation(k.ci, k.name, uintptr(op), t)
+	if rc != 0 {
+		return rc
 	}
 	k.a.op = o
 	isRoot := true

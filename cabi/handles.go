@@ -159,6 +159,8 @@ func describe(h uintptr) string {
 		return fmt.Sprintf("0x%x (a group)", h)
 	case kindErrh:
 		return fmt.Sprintf("0x%x (an error handler)", h)
+	case kindOp:
+		return fmt.Sprintf("0x%x (a user operation)", h)
 	}
 	return fmt.Sprintf("0x%x", h)
 }

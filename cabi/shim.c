@@ -496,6 +496,29 @@ int PMPI_Pcontrol(const int level, ...) {
     return MPI_SUCCESS;
 }
 
+// ---- Operations ----
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
+    GUARD("MPI_Op_create");
+    return bcs_op_create((void *)user_fn, commute, (uintptr_t *)op);
+}
+
+int PMPI_Op_free(MPI_Op *op) {
+    GUARD("MPI_Op_free");
+    return bcs_op_free((uintptr_t *)op);
+}
+
+int PMPI_Op_commutative(MPI_Op op, int *commute) {
+    GUARD("MPI_Op_commutative");
+    return bcs_op_commutative(H(op), commute);
+}
+
+// bcs_call_op applies a user operation (Go cannot call C function pointers).
+void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) {
+    MPI_Datatype t = (MPI_Datatype)datatype;
+    ((MPI_User_function *)fn)(in, inout, len, &t);
+}
+
 // ---- Groups ----
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
@@ -689,6 +712,7 @@ W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free) W(Comm_create_e
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
+W(Op_create) W(Op_free) W(Op_commutative)
 W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)
 W(Group_translate_ranks) W(Group_compare) W(Group_union) W(Group_intersection) W(Group_difference)
 W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)

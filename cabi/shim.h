@@ -28,6 +28,7 @@ const char *bcs_class_name(int c);
 void bcs_flush(void);
 void bcs_fix_sigonstack(void);
 void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
+void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 

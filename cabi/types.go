@@ -63,6 +63,19 @@ func buffer(ci int, call, what string, p unsafe.Pointer, count C.int, t dtype) (
 // with the type's arithmetic.
 type collective interface {
 	run(a *collArgs) (*mpiapi.Request, error)
+	// userOp makes the mpiapi operation that applies the C function fn
+	// to elements of datatype dt.
+	userOp(name string, fn unsafe.Pointer, dt uintptr, commute bool) *mpiapi.Op
+}
+
+func (elems[T]) userOp(name string, fn unsafe.Pointer, dt uintptr, commute bool) *mpiapi.Op {
+	return mpiapi.NewOp(name, func(in, inout []T) {
+		if len(in) == 0 {
+			return
+		}
+		n := C.int(len(in))
+		C.bcs_call_op(fn, unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0]), &n, C.uintptr_t(dt))
+	}, commute)
 }
 
 // collArgs is one collective call, checked and translated: buffers as

@@ -348,6 +348,10 @@ BCSMPI_FN(int, Testsome, (int incount, MPI_Request array_of_requests[], int *out
 BCSMPI_FN(int, Request_free, (MPI_Request *request))
 BCSMPI_FN(int, Pcontrol, (const int level, ...))
 
+BCSMPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+BCSMPI_FN(int, Op_free, (MPI_Op *op))
+BCSMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+
 BCSMPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
 BCSMPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
 BCSMPI_FN(int, Group_size, (MPI_Group group, int *size))

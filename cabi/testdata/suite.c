@@ -367,6 +367,40 @@ static void morecollectives(MPI_Comm comm) {
         CHECK(g[k] == 7 * k, "iallgather[%d] = %d", k, g[k]);
 }
 
+/* digits: a ∘ b = 10a + b, associative and not commutative, so the result
+ * shows the order: the fold of 1, 2, 3 in rank order is 123. */
+static void digits(void *in, void *inout, int *len, MPI_Datatype *type) {
+    long *a = in, *b = inout;
+    CHECK(*type == MPI_LONG, "user op called with type %p", (void *)*type);
+    for (int i = 0; i < *len; i++)
+        b[i] = 10 * a[i] + b[i];
+}
+
+static void user_ops(MPI_Comm comm) {
+    int r, n, commute;
+    OK(MPI_Comm_rank(comm, &r));
+    OK(MPI_Comm_size(comm, &n));
+    MPI_Op op;
+    OK(MPI_Op_create(digits, 0, &op));
+    OK(MPI_Op_commutative(op, &commute));
+    CHECK(!commute, "commutative %d", commute);
+    long x[2] = {r + 1, 1}, y[2] = {-1, -1}, want = 0, ones = 0;
+    for (int k = 0; k < n; k++)
+        want = 10 * want + k + 1, ones = 10 * ones + 1;
+    OK(MPI_Allreduce(x, y, 2, MPI_LONG, op, comm));
+    CHECK(y[0] == want && y[1] == ones, "allreduce with a user op: %ld %ld, want %ld %ld", y[0], y[1], want, ones);
+    y[0] = -1;
+    OK(MPI_Reduce(x, y, 2, MPI_LONG, op, n - 1, comm));
+    CHECK(r != n - 1 || y[0] == want, "reduce with a user op: %ld", y[0]);
+    MPI_Request rq;
+    y[0] = -1;
+    OK(MPI_Iallreduce(x, y, 2, MPI_LONG, op, comm, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(y[0] == want, "iallreduce with a user op: %ld", y[0]);
+    OK(MPI_Op_free(&op));
+    CHECK(op == MPI_OP_NULL, "op not null after free");
+}
+
 static void communicators(void) {
     MPI_Comm dup, half;
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -375,6 +409,7 @@ static void communicators(void) {
     CHECK(res == MPI_CONGRUENT, "compare world dup = %d", res);
     collectives(dup);
     morecollectives(dup);
+    user_ops(dup);
     OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half));
     int hr, hs;
     OK(MPI_Comm_rank(half, &hr));
@@ -385,6 +420,8 @@ static void communicators(void) {
     morecollectives(half);
     collectives(MPI_COMM_SELF);
     morecollectives(MPI_COMM_SELF);
+    user_ops(MPI_COMM_SELF);
+    user_ops(half);
     OK(MPI_Comm_free(&dup));
     OK(MPI_Comm_free(&half));
     CHECK(dup == MPI_COMM_NULL && half == MPI_COMM_NULL, "freed handles not null");
