@@ -64,7 +64,7 @@ func bcs_finalize() C.int {
 	}
 	pending := 0
 	for i := range reqs {
-		if reqs[i].live {
+		if reqs[i].live && !reqs[i].inactive() {
 			pending++
 		}
 	}

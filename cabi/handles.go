@@ -57,9 +57,10 @@ type commEntry struct {
 // reqEntry is a request slot: a request of the runtime (r), or one on a
 // local communicator (loc).
 type reqEntry struct {
-	r    *mpiapi.Request
-	loc  *localReq
-	comm int
+	r       *mpiapi.Request
+	loc     *localReq
+	persist *persistent // a persistent request (Send_init, Recv_init); active while r or loc is set
+	comm    int
 	gen  uint32
 	live bool
 	mark uint64 // the array call that last saw this slot (duplicate check)
@@ -109,7 +110,7 @@ func newReq(r *mpiapi.Request, loc *localReq, comm int) uintptr {
 
 func freeReq(i int) {
 	e := &reqs[i]
-	e.r, e.loc, e.live = nil, nil, false
+	e.r, e.loc, e.persist, e.live = nil, nil, nil, false
 	e.gen = (e.gen + 1) & genMask
 	freeReqs = append(freeReqs, i)
 }
@@ -200,3 +201,7 @@ func req(call string, h uintptr) (int, C.int) {
 	}
 	return -1, fail(0, call, errRequest, "request = %s is not a request", describe(h))
 }
+
+// inactive reports whether slot i is a persistent request not started (it
+// behaves as MPI_REQUEST_NULL in Wait and Test).
+func (e *reqEntry) inactive() bool { return e.persist != nil && e.r == nil && e.loc == nil }

@@ -433,6 +433,66 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                         H(recvtype), source, recvtag, H(comm), status);
 }
 
+// A ready send may be a standard send: the standard allows it, and the
+// runtime gains nothing from knowing the receive is posted.
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Rsend");
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm));
+}
+
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Irsend");
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Sendrecv_replace");
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Sendrecv_replace");
+    if (count < 0)
+        return bcs_error(H(comm), "MPI_Sendrecv_replace", MPI_ERR_COUNT, "count < 0");
+    size_t n = (size_t)count * (size_t)t->extent;
+    void *copy = malloc(n > 0 ? n : 1);
+    if (copy == NULL)
+        return bcs_error(H(comm), "MPI_Sendrecv_replace", MPI_ERR_NO_MEM, "no memory for the send copy");
+    if (n > 0)
+        memcpy(copy, buf, n);
+    int rc = bcs_sendrecv(count > 0 ? copy : NULL, count, H(datatype), dest, sendtag, buf, count, H(datatype), source,
+                          recvtag, H(comm), status);
+    free(copy);
+    return rc;
+}
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Send_init");
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Recv_init");
+    return bcs_recv_init(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Start(MPI_Request *request) {
+    GUARD("MPI_Start");
+    return bcs_startall(1, (uintptr_t *)request);
+}
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+    GUARD("MPI_Startall");
+    return bcs_startall(count, (uintptr_t *)array_of_requests);
+}
+
+int PMPI_Get_address(const void *location, MPI_Aint *address) {
+    *address = (MPI_Aint)location;
+    return MPI_SUCCESS;
+}
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
+
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
     GUARD("MPI_Probe");
     return bcs_probe(source, tag, H(comm), status);
@@ -711,6 +771,8 @@ W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare)
 W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free) W(Comm_create_errhandler) W(Comm_call_errhandler)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
+W(Rsend) W(Irsend) W(Sendrecv_replace) W(Send_init) W(Recv_init) W(Start) W(Startall)
+W(Get_address) W(Aint_add) W(Aint_diff)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
 W(Op_create) W(Op_free) W(Op_commutative)
 W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)

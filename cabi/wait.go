@@ -36,6 +36,9 @@ func requestArray(call string, n C.int, hs *C.uintptr_t) ([]C.uintptr_t, []int, 
 		if rc != 0 {
 			return nil, nil, rc
 		}
+		if i >= 0 && reqs[i].inactive() {
+			i = -1
+		}
 		if i >= 0 {
 			if reqs[i].mark == epoch {
 				return nil, nil, fail(reqs[i].comm, call, errRequest, "array_of_requests[%d] = %s appears twice in the array", k, describe(uintptr(h)))
@@ -60,12 +63,18 @@ func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
 	return (*C.MPI_Status)(unsafe.Add(unsafe.Pointer(sts), uintptr(k)*unsafe.Sizeof(*sts)))
 }
 
-// complete writes slot i's status, frees it and nulls the caller's handle.
+// complete writes slot i's status and frees it, nulling the caller's
+// handle; a persistent request only becomes inactive.
 func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
-	if r := reqs[i].r; r != nil {
-		putStatus(st, r.Status(), class)
+	e := &reqs[i]
+	if e.r != nil {
+		putStatus(st, e.r.Status(), class)
 	} else {
-		reqs[i].loc.status(st, class)
+		e.loc.status(st, class)
+	}
+	if e.persist != nil {
+		e.r, e.loc = nil, nil
+		return
 	}
 	freeReq(i)
 	*h = hReqNull
@@ -104,7 +113,7 @@ func bcs_wait(h *C.uintptr_t, st *C.MPI_Status) C.int {
 	if rc != 0 {
 		return rc
 	}
-	if i < 0 {
+	if i < 0 || reqs[i].inactive() {
 		emptyStatus(st)
 		return 0
 	}
@@ -228,7 +237,7 @@ func bcs_test(h *C.uintptr_t, flag *C.int, st *C.MPI_Status) C.int {
 		return rc
 	}
 	*flag = 1
-	if i < 0 {
+	if i < 0 || reqs[i].inactive() {
 		emptyStatus(st)
 		return 0
 	}
@@ -316,7 +325,7 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 	if r := reqs[i].r; r != nil {
 		detached = append(detached, r)
 	}
-	freeReq(i)
+	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
 	*h = hReqNull
 	return 0
 }
@@ -433,4 +442,87 @@ func bcs_waitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts
 //export bcs_testsome
 func bcs_testsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status) C.int {
 	return some("MPI_Testsome", n, hs, outcount, indices, sts, false)
+}
+
+// persistent is the call a persistent request starts each time.
+type persistent struct {
+	call string
+	recv bool
+	a    p2p
+}
+
+func initRequest(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := p2pArgs(call, commH, buf, count, dt, r, t, recv)
+	if rc != 0 {
+		return rc
+	}
+	i := newReq(nil, nil, a.ci)
+	_, slot, _ := splitHandle(i)
+	reqs[slot].persist = &persistent{call: call, recv: recv, a: a}
+	*out = C.uintptr_t(i)
+	return 0
+}
+
+//export bcs_send_init
+func bcs_send_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	return initRequest("MPI_Send_init", buf, count, dt, dest, t, commH, out, false)
+}
+
+//export bcs_recv_init
+func bcs_recv_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	return initRequest("MPI_Recv_init", buf, count, dt, source, t, commH, out, true)
+}
+
+// startOne starts the persistent request in slot i.
+func startOne(call string, i int) C.int {
+	e := &reqs[i]
+	p := e.persist
+	if p == nil {
+		return fail(e.comm, call, errRequest, "the request is not persistent (it was not made by MPI_Send_init or MPI_Recv_init)")
+	}
+	if !e.inactive() {
+		return fail(e.comm, call, errRequest, "the persistent request is already active; complete it with a Wait or Test call first")
+	}
+	if p.a.c == nil {
+		if p.recv {
+			e.loc = localRecv(p.call, p.a)
+		} else {
+			e.loc = localSend(p.a)
+		}
+		return 0
+	}
+	var err error
+	if p.recv {
+		e.r, err = mpiapi.Irecv(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+	} else {
+		e.r, err = mpiapi.Isend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+	}
+	return failErr(e.comm, err)
+}
+
+//export bcs_startall
+func bcs_startall(n C.int, hs *C.uintptr_t) C.int {
+	const call = "MPI_Start"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	if n < 0 || (n > 0 && hs == nil) {
+		return fail(0, call, errArg, "count = %d with array_of_requests = NULL", int(n))
+	}
+	for _, h := range unsafe.Slice(hs, int(n)) {
+		i, rc := req(call, uintptr(h))
+		if rc != 0 {
+			return rc
+		}
+		if i < 0 {
+			return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want a persistent request")
+		}
+		if rc := startOne(call, i); rc != 0 {
+			return rc
+		}
+	}
+	return 0
 }

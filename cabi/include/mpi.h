@@ -333,6 +333,20 @@ BCSMPI_FN(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, 
 BCSMPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                           MPI_Comm comm, MPI_Status *status))
+BCSMPI_FN(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+BCSMPI_FN(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request))
+BCSMPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                  int recvtag, MPI_Comm comm, MPI_Status *status))
+BCSMPI_FN(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+BCSMPI_FN(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+BCSMPI_FN(int, Start, (MPI_Request *request))
+BCSMPI_FN(int, Startall, (int count, MPI_Request array_of_requests[]))
+BCSMPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+BCSMPI_FN(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+BCSMPI_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 BCSMPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
 BCSMPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
 BCSMPI_FN(int, Wait, (MPI_Request *request, MPI_Status *status))

@@ -200,6 +200,52 @@ static void some(void) {
     CHECK(outcount == MPI_UNDEFINED, "testsome on null requests: %d", outcount);
 }
 
+/* Persistent requests around the ring, Sendrecv_replace, a ready send. */
+static void persistent(void) {
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    int out, in = -1;
+    MPI_Request rq[2];
+    MPI_Status st[2];
+    OK(MPI_Recv_init(&in, 1, MPI_INT, left, 88, MPI_COMM_WORLD, &rq[0]));
+    OK(MPI_Send_init(&out, 1, MPI_INT, right, 88, MPI_COMM_WORLD, &rq[1]));
+    OK(MPI_Wait(&rq[0], &st[0])); /* inactive: returns at once */
+    CHECK(rq[0] != MPI_REQUEST_NULL && st[0].MPI_SOURCE == MPI_ANY_SOURCE, "wait on an inactive persistent request");
+    for (int it = 0; it < 3; it++) {
+        out = 1000 * it + rank;
+        OK(MPI_Startall(2, rq));
+        OK(MPI_Waitall(2, rq, st));
+        CHECK(rq[0] != MPI_REQUEST_NULL && rq[1] != MPI_REQUEST_NULL, "persistent handles nulled");
+        CHECK(in == 1000 * it + left && st[0].MPI_SOURCE == left, "persistent round %d: got %d", it, in);
+    }
+    OK(MPI_Start(&rq[0]));
+    out = 7;
+    OK(MPI_Start(&rq[1]));
+    int flag = 0;
+    while (!flag)
+        OK(MPI_Test(&rq[0], &flag, &st[0]));
+    OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+    CHECK(in == 7, "persistent after Start: %d", in);
+    OK(MPI_Request_free(&rq[0]));
+    OK(MPI_Request_free(&rq[1]));
+
+    int v = rank;
+    OK(MPI_Sendrecv_replace(&v, 1, MPI_INT, right, 89, left, 89, MPI_COMM_WORLD, &st[0]));
+    CHECK(v == left && st[0].MPI_SOURCE == left, "sendrecv_replace got %d", v);
+
+    OK(MPI_Irecv(&in, 1, MPI_INT, left, 90, MPI_COMM_WORLD, &rq[0]));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    out = -rank;
+    OK(MPI_Rsend(&out, 1, MPI_INT, right, 90, MPI_COMM_WORLD));
+    OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+    CHECK(in == -left, "rsend delivered %d", in);
+
+    MPI_Aint a0, a1;
+    double arr[4];
+    OK(MPI_Get_address(&arr[0], &a0));
+    OK(MPI_Get_address(&arr[3], &a1));
+    CHECK(MPI_Aint_diff(a1, a0) == 3 * sizeof(double) && MPI_Aint_add(a0, 24) == a1, "address arithmetic");
+}
+
 static void collectives(MPI_Comm comm) {
     int r, n;
     OK(MPI_Comm_rank(comm, &r));
@@ -627,6 +673,7 @@ int main(int argc, char **argv) {
     wildcards();
     ring();
     some();
+    persistent();
     collectives(MPI_COMM_WORLD);
     communicators();
     selfmessages();
