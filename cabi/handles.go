@@ -61,9 +61,9 @@ type reqEntry struct {
 	loc     *localReq
 	persist *persistent // a persistent request (Send_init, Recv_init); active while r or loc is set
 	comm    int
-	gen  uint32
-	live bool
-	mark uint64 // the array call that last saw this slot (duplicate check)
+	gen     uint32
+	live    bool
+	mark    uint64 // the array call that last saw this slot (duplicate check)
 }
 
 var (
