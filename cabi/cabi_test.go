@@ -109,7 +109,7 @@ func TestSuite(t *testing.T) {
 	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "suite", 1) })
 	for _, c := range []struct {
 		ranks, nodes int
-	}{{1, 1}, {3, 1}, {4, 1}, {4, 2}, {5, 2}} {
+	}{{1, 1}, {3, 1}, {4, 1}, {4, 2}, {5, 2}, {6, 3}} {
 		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
 			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "suite", c.ranks)
 		})

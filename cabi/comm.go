@@ -59,7 +59,12 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 			return failErr(ci, err)
 		}
 	}
-	*out = C.uintptr_t(newComm(nc, e.errh))
+	nh := newComm(nc, e.errh)
+	if t := carts[ci]; t != nil { // a duplicate keeps the topology
+		_, i, _ := splitHandle(nh)
+		carts[i] = t
+	}
+	*out = C.uintptr_t(nh)
 	return 0
 }
 
@@ -114,6 +119,7 @@ func bcs_comm_free(h *C.uintptr_t) C.int {
 		}
 	}
 	localDrop(ci)
+	forgetTopology(ci)
 	freeComm(ci)
 	*h = hCommNull
 	return 0

@@ -26,6 +26,8 @@ const (
 	errRoot        = 8
 	errGroup       = 9
 	errOp          = 10
+	errTopology    = 11
+	errDims        = 12
 	errArg         = 13
 	errTruncate    = 15
 	errOther       = 16

@@ -579,6 +579,54 @@ void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) 
     ((MPI_User_function *)fn)(in, inout, len, &t);
 }
 
+// ---- Cartesian topologies ----
+
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+    GUARD("MPI_Dims_create");
+    return bcs_dims_create(nnodes, ndims, dims);
+}
+
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
+    GUARD("MPI_Cart_create");
+    (void)reorder; // ranks keep their order: the standard allows it
+    return bcs_cart_create(H(comm_old), ndims, (int *)dims, (int *)periods, (uintptr_t *)comm_cart);
+}
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+    GUARD("MPI_Cart_get");
+    return bcs_cart_get(H(comm), maxdims, dims, periods, coords);
+}
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
+    GUARD("MPI_Cartdim_get");
+    return bcs_cartdim_get(H(comm), ndims);
+}
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+    GUARD("MPI_Cart_coords");
+    return bcs_cart_coords(H(comm), rank, maxdims, coords);
+}
+
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
+    GUARD("MPI_Cart_rank");
+    return bcs_cart_rank(H(comm), (int *)coords, rank);
+}
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
+    GUARD("MPI_Cart_shift");
+    return bcs_cart_shift(H(comm), direction, disp, rank_source, rank_dest);
+}
+
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
+    GUARD("MPI_Cart_sub");
+    return bcs_cart_sub(H(comm), (int *)remain_dims, (uintptr_t *)newcomm);
+}
+
+int PMPI_Topo_test(MPI_Comm comm, int *status) {
+    GUARD("MPI_Topo_test");
+    return bcs_topo_test(H(comm), status);
+}
+
 // ---- Groups ----
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
@@ -775,6 +823,7 @@ W(Rsend) W(Irsend) W(Sendrecv_replace) W(Send_init) W(Recv_init) W(Start) W(Star
 W(Get_address) W(Aint_add) W(Aint_diff)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
 W(Op_create) W(Op_free) W(Op_commutative)
+W(Dims_create) W(Cart_create) W(Cart_get) W(Cartdim_get) W(Cart_coords) W(Cart_rank) W(Cart_shift) W(Cart_sub) W(Topo_test)
 W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)
 W(Group_translate_ranks) W(Group_compare) W(Group_union) W(Group_intersection) W(Group_difference)
 W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)

@@ -366,6 +366,17 @@ BCSMPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
 BCSMPI_FN(int, Op_free, (MPI_Op *op))
 BCSMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
 
+BCSMPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
+BCSMPI_FN(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                             MPI_Comm *comm_cart))
+BCSMPI_FN(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+BCSMPI_FN(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+BCSMPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+BCSMPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+BCSMPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+BCSMPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+BCSMPI_FN(int, Topo_test, (MPI_Comm comm, int *status))
+
 BCSMPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
 BCSMPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
 BCSMPI_FN(int, Group_size, (MPI_Group group, int *size))

@@ -447,6 +447,63 @@ static void user_ops(MPI_Comm comm) {
     CHECK(op == MPI_OP_NULL, "op not null after free");
 }
 
+/* Cartesian topologies: a periodic x non-periodic grid over the world. */
+static void topology(void) {
+    int d12[2] = {0, 0}, d8[2] = {0, 2}, d6[3] = {0, 0, 0};
+    OK(MPI_Dims_create(12, 2, d12));
+    OK(MPI_Dims_create(8, 2, d8));
+    OK(MPI_Dims_create(6, 3, d6));
+    CHECK(d12[0] == 4 && d12[1] == 3 && d8[0] == 4 && d8[1] == 2 && d6[0] == 3 && d6[1] == 2 && d6[2] == 1,
+          "dims_create: 12 -> %dx%d, 8 -> %dx%d, 6 -> %dx%dx%d", d12[0], d12[1], d8[0], d8[1], d6[0], d6[1], d6[2]);
+    int dims[2] = {0, 0}, periods[2] = {1, 0}, status;
+    OK(MPI_Dims_create(size, 2, dims));
+    CHECK(dims[0] * dims[1] == size && dims[0] >= dims[1], "dims_create(%d) = %dx%d", size, dims[0], dims[1]);
+    MPI_Comm grid, row;
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 1, &grid));
+    OK(MPI_Topo_test(grid, &status));
+    CHECK(status == MPI_CART, "topo_test of a grid: %d", status);
+    OK(MPI_Topo_test(MPI_COMM_WORLD, &status));
+    CHECK(status == MPI_UNDEFINED, "topo_test of the world: %d", status);
+    int gr, nd, gd[2], gp[2], gc[2], back;
+    OK(MPI_Comm_rank(grid, &gr));
+    OK(MPI_Cartdim_get(grid, &nd));
+    OK(MPI_Cart_get(grid, 2, gd, gp, gc));
+    CHECK(nd == 2 && gd[0] == dims[0] && gd[1] == dims[1] && gp[0] == 1 && gp[1] == 0, "cart_get");
+    CHECK(gc[0] == gr / dims[1] && gc[1] == gr % dims[1], "coords %d,%d of rank %d (row-major)", gc[0], gc[1], gr);
+    OK(MPI_Cart_rank(grid, gc, &back));
+    CHECK(back == gr, "cart_rank(coords(%d)) = %d", gr, back);
+    int c2[2];
+    OK(MPI_Cart_coords(grid, size - 1, 2, c2));
+    CHECK(c2[0] == dims[0] - 1 && c2[1] == dims[1] - 1, "coords of the last rank %d,%d", c2[0], c2[1]);
+    int src, dst;
+    OK(MPI_Cart_shift(grid, 0, 1, &src, &dst));
+    int want_src = ((gc[0] + dims[0] - 1) % dims[0]) * dims[1] + gc[1], want_dst = ((gc[0] + 1) % dims[0]) * dims[1] + gc[1];
+    CHECK(src == want_src && dst == want_dst, "periodic shift: %d %d, want %d %d", src, dst, want_src, want_dst);
+    int v = gr, got = -5;
+    OK(MPI_Sendrecv(&v, 1, MPI_INT, dst, 91, &got, 1, MPI_INT, src, 91, grid, MPI_STATUS_IGNORE));
+    CHECK(got == src, "exchange along dimension 0 got %d from %d", got, src);
+    OK(MPI_Cart_shift(grid, 1, 1, &src, &dst));
+    CHECK(src == (gc[1] == 0 ? MPI_PROC_NULL : gr - 1) && dst == (gc[1] == dims[1] - 1 ? MPI_PROC_NULL : gr + 1),
+          "non-periodic shift: %d %d", src, dst);
+    int keep[2] = {0, 1};
+    OK(MPI_Cart_sub(grid, keep, &row));
+    int rr, rs, sum;
+    OK(MPI_Comm_rank(row, &rr));
+    OK(MPI_Comm_size(row, &rs));
+    OK(MPI_Allreduce(&gc[0], &sum, 1, MPI_INT, MPI_SUM, row));
+    CHECK(rs == dims[1] && rr == gc[1] && sum == dims[1] * gc[0], "row: size %d rank %d sum %d", rs, rr, sum);
+    OK(MPI_Comm_free(&row));
+    OK(MPI_Comm_free(&grid));
+    if (size > 1) {
+        int line = size - 1, p0 = 0;
+        MPI_Comm part;
+        OK(MPI_Cart_create(MPI_COMM_WORLD, 1, &line, &p0, 0, &part));
+        CHECK((rank == size - 1) == (part == MPI_COMM_NULL), "a grid smaller than the world");
+        if (part != MPI_COMM_NULL)
+            OK(MPI_Comm_free(&part));
+    }
+}
+
 static void communicators(void) {
     MPI_Comm dup, half;
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -653,6 +710,15 @@ static void errors(void) {
     int bad = size;
     rc = MPI_Group_incl(MPI_GROUP_EMPTY, 1, &bad, &g);
     CHECK(rc == MPI_ERR_ARG, "n larger than the group gave %d", rc);
+    int d7[2] = {2, 0}, big = size + 1, per = 0;
+    rc = MPI_Dims_create(7, 2, d7);
+    CHECK(rc == MPI_ERR_DIMS, "dims_create(7) with a fixed 2 gave %d", rc);
+    MPI_Comm toobig;
+    rc = MPI_Cart_create(MPI_COMM_WORLD, 1, &big, &per, 0, &toobig);
+    CHECK(rc == MPI_ERR_DIMS, "a grid larger than the world gave %d", rc);
+    int sx, dx;
+    rc = MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &sx, &dx);
+    CHECK(rc == MPI_ERR_TOPOLOGY, "cart_shift on the world gave %d", rc);
     rc = MPI_Request_free(&bogus);
     CHECK(rc == MPI_ERR_REQUEST, "Request_free of a bogus request gave %d", rc);
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
@@ -678,6 +744,7 @@ int main(int argc, char **argv) {
     communicators();
     selfmessages();
     groups();
+    topology();
     errors();
     user_errhandler();
     OK(MPI_Barrier(MPI_COMM_WORLD));
