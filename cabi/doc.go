@@ -83,34 +83,53 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented
+// # Implemented (117 functions, each as MPI_ and PMPI_)
 //
-// Init, Init_thread, Initialized, Finalized, Finalize, Query_thread,
-// Is_thread_main, Abort, Get_version, Get_library_version, Abi_get_version,
-// Get_processor_name, Wtime, Wtick, Error_string, Error_class; Comm_rank,
-// Comm_size, Comm_dup, Comm_split, Comm_free, Comm_compare, Comm_get_attr
-// (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE,
-// MPI_APPNUM, MPI_LASTUSEDCODE), Comm_set_errhandler, Comm_get_errhandler,
-// Errhandler_free; Type_size, Type_size_c, Type_get_extent, Type_get_name,
-// Get_count, Get_elements; Send, Recv, Isend, Irecv, Sendrecv, Probe,
-// Iprobe, Wait, Waitall, Waitany, Test, Testall; Barrier, Bcast, Reduce,
-// Allreduce, Gather, Scatter, Allgather, Alltoall (with MPI_IN_PLACE where
-// the standard allows it) — 52 functions, each as MPI_ and PMPI_.
+//   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
+//     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
+//     Abi_get_version, Get_processor_name, Wtime, Wtick, Error_string,
+//     Error_class, Pcontrol.
+//   - Communicators and groups: Comm_rank, Comm_size, Comm_dup, Comm_split,
+//     Comm_create, Comm_free, Comm_compare, Comm_group, Comm_get_attr (the
+//     predefined attributes), Group_size/rank/incl/excl/translate_ranks/
+//     compare/union/intersection/difference/free.
+//   - Error handlers: Comm_set_errhandler, Comm_get_errhandler,
+//     Comm_create_errhandler (C functions, called through a shim
+//     trampoline), Comm_call_errhandler, Errhandler_free.
+//   - Datatypes (predefined only): Type_size, Type_size_c, Type_get_extent,
+//     Type_get_name, Get_count, Get_elements, Get_address, Aint_add, Aint_diff.
+//   - Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Sendrecv_replace,
+//     Rsend and Irsend (standard sends, which the standard allows), Probe,
+//     Iprobe, Send_init, Recv_init, Start, Startall; Wait, Waitall, Waitany,
+//     Waitsome, Test, Testall, Testany, Testsome, Request_free.
+//   - Collectives, blocking and non-blocking (I...): Barrier, Bcast, Reduce,
+//     Allreduce, Scan, Exscan, Reduce_scatter, Reduce_scatter_block, Gather,
+//     Scatter, Allgather, Alltoall, Gatherv, Scatterv, Allgatherv, Alltoallv,
+//     with MPI_IN_PLACE where the standard allows it; Op_create (C user
+//     functions: mpiapi folds in rank order and calls them through the shim),
+//     Op_free, Op_commutative.
+//   - Cartesian topologies: Dims_create, Cart_create (ranks keep their order),
+//     Cart_get, Cartdim_get, Cart_coords, Cart_rank, Cart_shift, Cart_sub,
+//     Topo_test.
 //
 // # Not yet
 //
-// Derived datatypes (only predefined ones; complex, long double and the
-// Fortran pair types move in point-to-point calls but not in collectives),
-// user operations and error handlers, the other collectives (v-variants,
-// scans, non-blocking collectives) and communicator constructors (groups,
-// Comm_create), Ssend/Bsend/Rsend, persistent requests, Request_free,
-// Cancel, Testany/Waitsome/Testsome, attributes with user keyvals,
-// topologies, Info, one-sided, I/O, sessions, the large-count _c variants,
-// and the stubs for the rest of the ABI. Gather/Scatter/Allgather/Alltoall
-// need the same element type and count on both sides. A failed Waitall or
-// Testall returns the first error's class, not MPI_ERR_IN_STATUS with
-// per-request errors. A fatal error found in this package (a bad handle)
-// exits without the MMDS dump that mpiapi's own fatal path makes.
-// prctl(PR_SET_PTRACER) is not called: under bcsrun the agent is an
-// ancestor of every rank.
+//   - Derived datatypes: only predefined ones; complex, long double and the
+//     Fortran pair types move in point-to-point calls but not in collectives.
+//     Collectives need the same element type and count on both sides.
+//   - Ssend/Issend, Bsend/Ibsend and Buffer_attach/detach, Cancel, Mprobe and
+//     matched receives, attributes with user keyvals, communicator names,
+//     Comm_split_type, graph topologies, Info, intercommunicators, one-sided,
+//     I/O, sessions, the large-count _c variants (but Type_size_c), and the
+//     stubs for the other functions of the ABI (so a program calling one
+//     fails to link rather than failing at run time).
+//   - A failed Waitall or Testall returns the first error's class, not
+//     MPI_ERR_IN_STATUS with per-request errors. Testany, Waitsome and
+//     Testsome are composed of Test and Waitany, which the MMDS records.
+//     MPI_Request_free'd requests that are still running are waited for in
+//     MPI_Finalize.
+//   - A fatal error found in this package (a bad handle) exits without the
+//     MMDS dump that mpiapi's own fatal path makes.
+//   - prctl(PR_SET_PTRACER) is not called: under bcsrun the agent is an
+//     ancestor of every rank.
 package main
