@@ -9,9 +9,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
+
+// node is the (logical) node holding this rank: the ranks of one node share
+// its shared-memory region (MPI_COMM_TYPE_SHARED).
+var node int
 
 //export bcs_init
 func bcs_init(required C.int) C.int {
@@ -46,6 +51,10 @@ func bcs_init(required C.int) C.int {
 		}
 		w := mpiapi.World()
 		comms[0].c = w
+		node = w.Rank() // a rank alone, unless bcsrun says which node holds it
+		if v, err := strconv.Atoi(os.Getenv("BCS_NODE")); err == nil && v >= 0 {
+			node = v
+		}
 		worldRank = w.Rank()
 		C.bcs_world_rank, C.bcs_world_size = C.int(w.Rank()), C.int(w.Size())
 	}

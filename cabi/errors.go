@@ -32,6 +32,7 @@ const (
 	errTruncate    = 15
 	errOther       = 16
 	errIntern      = 17
+	errInfo        = 34
 	errKeyval      = 36
 	errUnsupported = 55
 )

@@ -622,6 +622,11 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
     return bcs_cart_sub(H(comm), (int *)remain_dims, (uintptr_t *)newcomm);
 }
 
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_split_type");
+    return bcs_comm_split_type(H(comm), split_type, key, H(info), (uintptr_t *)newcomm);
+}
+
 int PMPI_Topo_test(MPI_Comm comm, int *status) {
     GUARD("MPI_Topo_test");
     return bcs_topo_test(H(comm), status);
@@ -823,7 +828,7 @@ W(Rsend) W(Irsend) W(Sendrecv_replace) W(Send_init) W(Recv_init) W(Start) W(Star
 W(Get_address) W(Aint_add) W(Aint_diff)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
 W(Op_create) W(Op_free) W(Op_commutative)
-W(Dims_create) W(Cart_create) W(Cart_get) W(Cartdim_get) W(Cart_coords) W(Cart_rank) W(Cart_shift) W(Cart_sub) W(Topo_test)
+W(Dims_create) W(Cart_create) W(Cart_get) W(Cartdim_get) W(Cart_coords) W(Cart_rank) W(Cart_shift) W(Cart_sub) W(Topo_test) W(Comm_split_type)
 W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)
 W(Group_translate_ranks) W(Group_compare) W(Group_union) W(Group_intersection) W(Group_difference)
 W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)

@@ -335,3 +335,31 @@ func bcs_dims_create(nnodes, ndims C.int, dims *C.int) C.int {
 
 // forgetTopology drops a freed communicator's topology.
 func forgetTopology(ci int) { delete(carts, ci) }
+
+//export bcs_comm_split_type
+func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_split_type"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if info != 0x130 && info != 0x131 { // MPI_INFO_NULL, MPI_INFO_ENV
+		return fail(ci, call, errInfo, "info = %s, want MPI_INFO_NULL (Info objects are not implemented yet)", describe(uintptr(info)))
+	}
+	color := node
+	switch splitType {
+	case C.MPI_COMM_TYPE_SHARED:
+	case C.MPI_UNDEFINED:
+		color = C.MPI_UNDEFINED
+	default:
+		return fail(ci, call, errArg, "split_type = %d, want MPI_COMM_TYPE_SHARED (%d) or MPI_UNDEFINED", int(splitType), C.MPI_COMM_TYPE_SHARED)
+	}
+	nh, rc := splitOf(ci, color, int(key))
+	if rc == 0 {
+		*out = C.uintptr_t(nh)
+	}
+	return rc
+}

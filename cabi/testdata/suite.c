@@ -494,6 +494,19 @@ static void topology(void) {
     CHECK(rs == dims[1] && rr == gc[1] && sum == dims[1] * gc[0], "row: size %d rank %d sum %d", rs, rr, sum);
     OK(MPI_Comm_free(&row));
     OK(MPI_Comm_free(&grid));
+    /* MPI_COMM_TYPE_SHARED: the ranks on this rank's (logical) node. */
+    const char *env = getenv("BCS_NODE");
+    int mynode = env ? atoi(env) : 0, nodes[64], same = 0, ns, lo, hi;
+    MPI_Comm shm;
+    OK(MPI_Allgather(&mynode, 1, MPI_INT, nodes, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int k = 0; k < size; k++)
+        same += nodes[k] == mynode;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm));
+    OK(MPI_Comm_size(shm, &ns));
+    OK(MPI_Allreduce(&mynode, &lo, 1, MPI_INT, MPI_MIN, shm));
+    OK(MPI_Allreduce(&mynode, &hi, 1, MPI_INT, MPI_MAX, shm));
+    CHECK(ns == same && lo == mynode && hi == mynode, "shared communicator of node %d: size %d, want %d", mynode, ns, same);
+    OK(MPI_Comm_free(&shm));
     if (size > 1) {
         int line = size - 1, p0 = 0;
         MPI_Comm part;
