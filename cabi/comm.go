@@ -5,7 +5,11 @@ package main
 */
 import "C"
 
-import "github.com/bcsmpi/bcsmpi/mpiapi"
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
 
 //export bcs_comm_rank
 func bcs_comm_rank(h C.uintptr_t, rank *C.int) C.int {
@@ -120,6 +124,7 @@ func bcs_comm_free(h *C.uintptr_t) C.int {
 	}
 	localDrop(ci)
 	forgetTopology(ci)
+	delete(commNames, ci)
 	freeComm(ci)
 	*h = hCommNull
 	return 0
@@ -184,5 +189,60 @@ func bcs_comm_get_errhandler(h C.uintptr_t, eh *C.uintptr_t) C.int {
 		return rc
 	}
 	*eh = C.uintptr_t(comms[ci].errh)
+	return 0
+}
+
+// Communicator names (MPI_Comm_set_name, MPI_Comm_get_name), by slot.
+var commNames = map[int]string{}
+
+func commName(ci int) string {
+	if n, ok := commNames[ci]; ok {
+		return n
+	}
+	switch ci {
+	case 0:
+		return "MPI_COMM_WORLD"
+	case 1:
+		return "MPI_COMM_SELF"
+	}
+	return ""
+}
+
+//export bcs_comm_set_name
+func bcs_comm_set_name(h C.uintptr_t, name *C.char) C.int {
+	const call = "MPI_Comm_set_name"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if name == nil {
+		return fail(ci, call, errArg, "comm_name = NULL")
+	}
+	n := C.GoString(name)
+	if len(n) > C.MPI_MAX_OBJECT_NAME-1 {
+		n = n[:C.MPI_MAX_OBJECT_NAME-1]
+	}
+	commNames[ci] = n
+	return 0
+}
+
+//export bcs_comm_get_name
+func bcs_comm_get_name(h C.uintptr_t, out *C.char, resultlen *C.int) C.int {
+	const call = "MPI_Comm_get_name"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	n := commName(ci)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(out)), len(n)+1)
+	copy(b, n)
+	b[len(n)] = 0
+	*resultlen = C.int(len(n))
 	return 0
 }

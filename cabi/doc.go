@@ -83,7 +83,7 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented (118 functions, each as MPI_ and PMPI_)
+// # Implemented (120 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -92,7 +92,7 @@
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup, Comm_split,
 //     Comm_create, Comm_split_type (MPI_COMM_TYPE_SHARED: the ranks of one
 //     logical node), Comm_free, Comm_compare, Comm_group, Comm_get_attr (the
-//     predefined attributes), Group_size/rank/incl/excl/translate_ranks/
+//     predefined attributes), Comm_set_name, Comm_get_name, Group_size/rank/incl/excl/translate_ranks/
 //     compare/union/intersection/difference/free.
 //   - Error handlers: Comm_set_errhandler, Comm_get_errhandler,
 //     Comm_create_errhandler (C functions, called through a shim
@@ -119,7 +119,7 @@
 //     Fortran pair types move in point-to-point calls but not in collectives.
 //     Collectives need the same element type and count on both sides.
 //   - Ssend/Issend, Bsend/Ibsend and Buffer_attach/detach, Cancel, Mprobe and
-//     matched receives, attributes with user keyvals, communicator names,
+//     matched receives, attributes with user keyvals,
 //     other split types, graph topologies, Info, intercommunicators, one-sided,
 //     I/O, sessions, the large-count _c variants (but Type_size_c), and the
 //     stubs for the other functions of the ABI (so a program calling one

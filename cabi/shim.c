@@ -281,6 +281,16 @@ int PMPI_Comm_free(MPI_Comm *comm) {
     return bcs_comm_free((uintptr_t *)comm);
 }
 
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
+    GUARD("MPI_Comm_set_name");
+    return bcs_comm_set_name(H(comm), (char *)comm_name);
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
+    GUARD("MPI_Comm_get_name");
+    return bcs_comm_get_name(H(comm), comm_name, resultlen);
+}
+
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     GUARD("MPI_Comm_compare");
     return bcs_comm_compare(H(comm1), H(comm2), result);
@@ -820,7 +830,7 @@ VBLOCKS(Ialltoallv, BCS_ALLTOALLV, (ALLTOALLV_PARAMS, MPI_Comm comm, MPI_Request
 W(Init) W(Init_thread) W(Initialized) W(Finalized) W(Finalize) W(Query_thread) W(Is_thread_main)
 W(Abort) W(Get_version) W(Abi_get_version) W(Get_library_version) W(Get_processor_name)
 W(Wtime) W(Wtick) W(Error_class) W(Error_string)
-W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare) W(Comm_get_attr)
+W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare) W(Comm_get_attr) W(Comm_set_name) W(Comm_get_name)
 W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free) W(Comm_create_errhandler) W(Comm_call_errhandler)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)

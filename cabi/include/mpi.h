@@ -313,6 +313,8 @@ BCSMPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm
 BCSMPI_FN(int, Comm_free, (MPI_Comm *comm))
 BCSMPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
 BCSMPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+BCSMPI_FN(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+BCSMPI_FN(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
 BCSMPI_FN(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag))
 BCSMPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
 BCSMPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))

@@ -523,6 +523,15 @@ static void communicators(void) {
     int res;
     OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &res));
     CHECK(res == MPI_CONGRUENT, "compare world dup = %d", res);
+    char cname[MPI_MAX_OBJECT_NAME];
+    int clen;
+    OK(MPI_Comm_get_name(MPI_COMM_WORLD, cname, &clen));
+    CHECK(strcmp(cname, "MPI_COMM_WORLD") == 0 && clen == 14, "world's name %s", cname);
+    OK(MPI_Comm_get_name(dup, cname, &clen));
+    CHECK(clen == 0 && cname[0] == 0, "a new communicator's name %s", cname);
+    OK(MPI_Comm_set_name(dup, "the duplicate"));
+    OK(MPI_Comm_get_name(dup, cname, &clen));
+    CHECK(strcmp(cname, "the duplicate") == 0 && clen == 13, "name after set: %s", cname);
     collectives(dup);
     morecollectives(dup);
     user_ops(dup);
