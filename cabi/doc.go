@@ -92,8 +92,9 @@
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup, Comm_split,
 //     Comm_create, Comm_split_type (MPI_COMM_TYPE_SHARED: the ranks of one
 //     logical node), Comm_free, Comm_compare, Comm_group, Comm_get_attr (the
-//     predefined attributes), Comm_set_name, Comm_get_name, Group_size/rank/incl/excl/translate_ranks/
-//     compare/union/intersection/difference/free.
+//     predefined attributes), Comm_set_name, Comm_get_name,
+//     Group_size/rank/incl/excl/translate_ranks/compare/union/intersection/
+//     difference/free.
 //   - Error handlers: Comm_set_errhandler, Comm_get_errhandler,
 //     Comm_create_errhandler (C functions, called through a shim
 //     trampoline), Comm_call_errhandler, Errhandler_free.
@@ -118,12 +119,13 @@
 //   - Derived datatypes: only predefined ones; complex, long double and the
 //     Fortran pair types move in point-to-point calls but not in collectives.
 //     Collectives need the same element type and count on both sides.
-//   - Ssend/Issend, Bsend/Ibsend and Buffer_attach/detach, Cancel, Mprobe and
-//     matched receives, attributes with user keyvals,
-//     other split types, graph topologies, Info, intercommunicators, one-sided,
-//     I/O, sessions, the large-count _c variants (but Type_size_c), and the
-//     stubs for the other functions of the ABI (so a program calling one
-//     fails to link rather than failing at run time).
+//   - Ssend/Issend (mpiapi's small sends complete when exchanged, not when
+//     matched), Bsend/Ibsend and Buffer_attach/detach, Cancel, Mprobe and
+//     matched receives, attributes with user keyvals, other split types,
+//     graph topologies, Info, intercommunicators, one-sided, I/O, sessions,
+//     the large-count _c variants (but Type_size_c), and the stubs for the
+//     other functions of the ABI (so a program calling one fails to link
+//     rather than failing at run time).
 //   - A failed Waitall or Testall returns the first error's class, not
 //     MPI_ERR_IN_STATUS with per-request errors. Testany, Waitsome and
 //     Testsome are composed of Test and Waitany, which the MMDS records.
