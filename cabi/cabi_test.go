@@ -309,3 +309,40 @@ func TestStencilExample(t *testing.T) {
 		t.Fatalf("singleton: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A bin/ copied away from the source tree keeps compiling with the header
+// and library built into it.
+func TestWrapperWithoutSourceTree(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"bcscc", "include/mpi.h", "lib/" + "libmpi_abi.so.1"} {
+		b, err := os.ReadFile(filepath.Join(bin, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("libmpi_abi.so.1", filepath.Join(dir, "lib", "libmpi_abi.so")); err != nil {
+		t.Fatal(err)
+	}
+	noTree := "BCS_ROOT=" + t.TempDir() // no source tree there
+	cmd := exec.Command(filepath.Join(dir, "bcscc"), "-show", "x.c")
+	cmd.Env = append(os.Environ(), noTree)
+	if out, err := cmd.Output(); err != nil || !strings.HasPrefix(string(out), "cc -I"+filepath.Join(dir, "include")+" ") {
+		t.Fatalf("bcscc -show x.c from a copied bin/ = %q (%v), want the copied include directory", out, err)
+	}
+	exe := filepath.Join(dir, "hello")
+	cmd = exec.Command(filepath.Join(dir, "bcscc"), "-o", exe, "../examples/c/hello.c")
+	cmd.Env = append(os.Environ(), noTree)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bcscc from a copied bin/: %v\n%s", err, out)
+	}
+	r := run(t, exe)
+	if r.code != 0 || !strings.Contains(r.stdout, "hello from rank 0 of 1") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -7,7 +7,9 @@
 //   - the header: <source tree>/cabi/include/mpi.h, found through the path
 //     this package was compiled from (or $BCS_ROOT);
 //   - the library: <directory of the bcscc executable>/lib/libmpi_abi.so.1,
-//     with libmpi_abi.so beside it for -lmpi_abi.
+//     with libmpi_abi.so beside it for -lmpi_abi, and a copy of the header
+//     in <that directory>/include, used when the source tree is gone (a
+//     bin/ copied elsewhere).
 //
 // The library is built from the source tree with go build -buildmode=c-shared
 // on the first link, and again whenever a Go, C or header file of the tree
@@ -95,13 +97,14 @@ func linking(args []string) bool {
 	return true
 }
 
-// Command is the compiler command line for args.
-func Command(t Tool, root, libdir string, args []string) []string {
+// Command is the compiler command line for args, with the header in incdir
+// and the library in libdir.
+func Command(t Tool, incdir, libdir string, args []string) []string {
 	cc := t.Compiler
 	if v := os.Getenv(t.Env); v != "" {
 		cc = v
 	}
-	cmd := append(strings.Fields(cc), "-I"+filepath.Join(root, "cabi", "include"))
+	cmd := append(strings.Fields(cc), "-I"+incdir)
 	cmd = append(cmd, args...)
 	if linking(args) {
 		cmd = append(cmd, "-L"+libdir, "-lmpi_abi", "-Wl,-rpath,"+libdir)
@@ -124,26 +127,37 @@ func Main(t Tool, args []string) int {
 			rest = append(rest, a)
 		}
 	}
-	root, err := Root()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
-		return 2
-	}
 	libdir, err := LibDir()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
 		return 2
 	}
-	if build || (!show && linking(rest)) {
-		if err := Ensure(root, libdir, build); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: building %s: %v\n", t.Name, filepath.Join(libdir, Lib), err)
-			return 1
+	incdir := filepath.Join(filepath.Dir(libdir), "include") // the installed copy of mpi.h
+	root, err := Root()
+	switch {
+	case err == nil:
+		if build || (!show && linking(rest)) {
+			if err := Ensure(root, libdir, build); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: building %s: %v\n", t.Name, filepath.Join(libdir, Lib), err)
+				return 1
+			}
+			if build && len(rest) == 0 {
+				return 0
+			}
 		}
-		if build && len(rest) == 0 {
-			return 0
+		incdir = filepath.Join(root, "cabi", "include")
+	case build:
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+		return 2
+	default: // a bin/ without its source tree: use what was built into it
+		_, herr := os.Stat(filepath.Join(incdir, "mpi.h"))
+		_, lerr := os.Stat(filepath.Join(libdir, Lib))
+		if herr != nil || (linking(rest) && lerr != nil) {
+			fmt.Fprintf(os.Stderr, "%s: %v; and %s or %s is missing\n", t.Name, err, filepath.Join(incdir, "mpi.h"), filepath.Join(libdir, Lib))
+			return 2
 		}
 	}
-	cmd := Command(t, root, libdir, rest)
+	cmd := Command(t, incdir, libdir, rest)
 	if show {
 		fmt.Println(strings.Join(cmd, " "))
 		return 0
@@ -239,6 +253,22 @@ func Ensure(root, libdir string, force bool) error {
 		return fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	if err := os.Rename(filepath.Join(tmp, Lib), lib); err != nil {
+		return err
+	}
+	// A copy of the header beside lib/, so that the wrappers keep working
+	// from a bin/ copied away from the source tree.
+	hdr, err := os.ReadFile(filepath.Join(root, "cabi", "include", "mpi.h"))
+	if err != nil {
+		return err
+	}
+	incdir := filepath.Join(filepath.Dir(libdir), "include")
+	if err := os.MkdirAll(incdir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "mpi.h"), hdr, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(tmp, "mpi.h"), filepath.Join(incdir, "mpi.h")); err != nil {
 		return err
 	}
 	link := filepath.Join(libdir, LibLink)

@@ -30,13 +30,13 @@ func TestLinking(t *testing.T) {
 
 func TestCommand(t *testing.T) {
 	t.Setenv("BCS_CC", "")
-	got := Command(CC, "/src", "/bin/lib", []string{"-O2", "-o", "a", "a.c"})
+	got := Command(CC, "/src/cabi/include", "/bin/lib", []string{"-O2", "-o", "a", "a.c"})
 	want := []string{"cc", "-I/src/cabi/include", "-O2", "-o", "a", "a.c", "-L/bin/lib", "-lmpi_abi", "-Wl,-rpath,/bin/lib"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Command = %q, want %q", got, want)
 	}
 	t.Setenv("BCS_CC", "clang -fuse-ld=lld")
-	got = Command(CC, "/src", "/bin/lib", []string{"-c", "a.c"})
+	got = Command(CC, "/src/cabi/include", "/bin/lib", []string{"-c", "a.c"})
 	want = []string{"clang", "-fuse-ld=lld", "-I/src/cabi/include", "-c", "a.c"}
 	if !slices.Equal(got, want) {
 		t.Errorf("with BCS_CC: Command = %q, want %q", got, want)
