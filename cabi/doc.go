@@ -83,7 +83,7 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented (120 functions, each as MPI_ and PMPI_)
+// # Implemented (124 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -101,7 +101,8 @@
 //   - Datatypes (predefined only): Type_size, Type_size_c, Type_get_extent,
 //     Type_get_name, Get_count, Get_elements, Get_address, Aint_add, Aint_diff.
 //   - Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Sendrecv_replace,
-//     Rsend and Irsend (standard sends, which the standard allows), Probe,
+//     Rsend and Irsend (standard sends, which the standard allows), Bsend,
+//     Ibsend, Buffer_attach, Buffer_detach (bsend.go), Probe,
 //     Iprobe, Send_init, Recv_init, Start, Startall; Wait, Waitall, Waitany,
 //     Waitsome, Test, Testall, Testany, Testsome, Request_free.
 //   - Collectives, blocking and non-blocking (I...): Barrier, Bcast, Reduce,
@@ -120,7 +121,7 @@
 //     Fortran pair types move in point-to-point calls but not in collectives.
 //     Collectives need the same element type and count on both sides.
 //   - Ssend/Issend (mpiapi's small sends complete when exchanged, not when
-//     matched), Bsend/Ibsend and Buffer_attach/detach, Cancel, Mprobe and
+//     matched), Cancel, Mprobe and
 //     matched receives, attributes with user keyvals, other split types,
 //     graph topologies, Info, intercommunicators, one-sided, I/O, sessions,
 //     the large-count _c variants (but Type_size_c), and the stubs for the

@@ -83,6 +83,9 @@ func bcs_finalize() C.int {
 		}
 		return 0
 	}
+	if err := bsendWait(); err != nil {
+		return failErr(0, err)
+	}
 	if len(detached) > 0 {
 		err := mpiapi.Waitall(detached...)
 		detached = nil

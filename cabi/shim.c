@@ -455,6 +455,28 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int
     return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
 }
 
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Bsend");
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL);
+}
+
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibsend");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Ibsend", MPI_ERR_ARG, "request = NULL");
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Buffer_attach(void *buffer, int size) {
+    GUARD("MPI_Buffer_attach");
+    return bcs_buffer_attach(buffer, size);
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size) {
+    GUARD("MPI_Buffer_detach");
+    return bcs_buffer_detach((void **)buffer_addr, size);
+}
+
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Status *status) {
     GUARD("MPI_Sendrecv_replace");
@@ -834,7 +856,7 @@ W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare)
 W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free) W(Comm_create_errhandler) W(Comm_call_errhandler)
 W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
 W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
-W(Rsend) W(Irsend) W(Sendrecv_replace) W(Send_init) W(Recv_init) W(Start) W(Startall)
+W(Rsend) W(Irsend) W(Bsend) W(Ibsend) W(Buffer_attach) W(Buffer_detach) W(Sendrecv_replace) W(Send_init) W(Recv_init) W(Start) W(Startall)
 W(Get_address) W(Aint_add) W(Aint_diff)
 W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
 W(Op_create) W(Op_free) W(Op_commutative)

@@ -246,6 +246,40 @@ static void persistent(void) {
     CHECK(MPI_Aint_diff(a1, a0) == 3 * sizeof(double) && MPI_Aint_add(a0, 24) == a1, "address arithmetic");
 }
 
+/* Buffered sends: everyone sends a large message to the right before
+ * receiving from the left, which needs the buffering. */
+static void bsend(void) {
+    enum { N = 30000 };
+    int left = (rank + size - 1) % size, right = (rank + 1) % size, bsize = 2 * (N * 4 + MPI_BSEND_OVERHEAD);
+    int *msg = malloc(N * sizeof(int)), *in = malloc(N * sizeof(int));
+    char *space = malloc(bsize);
+    for (int i = 0; i < N; i++)
+        msg[i] = rank * N + i;
+    OK(MPI_Buffer_attach(space, bsize));
+    OK(MPI_Bsend(msg, N, MPI_INT, right, 92, MPI_COMM_WORLD));
+    msg[0] = -1; /* the message was copied out */
+    OK(MPI_Recv(in, N, MPI_INT, left, 92, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(in[0] == left * N && in[N - 1] == left * N + N - 1, "bsend delivered %d", in[0]);
+    MPI_Request rq;
+    OK(MPI_Ibsend(msg, N, MPI_INT, right, 93, MPI_COMM_WORLD, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    OK(MPI_Recv(in, N, MPI_INT, left, 93, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(in[0] == -1, "ibsend delivered %d", in[0]);
+    void *back;
+    int bs;
+    OK(MPI_Buffer_detach(&back, &bs));
+    CHECK(back == space && bs == bsize, "detach gave %p %d", back, bs);
+    if (size > 1) { /* a message larger than the buffer */
+        OK(MPI_Buffer_attach(space, 100));
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int rc = MPI_Bsend(msg, N, MPI_INT, right, 94, MPI_COMM_WORLD);
+        CHECK(rc == MPI_ERR_BUFFER, "bsend into a small buffer gave %d", rc);
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+        OK(MPI_Buffer_detach(&back, &bs));
+    }
+    free(msg), free(in), free(space);
+}
+
 static void collectives(MPI_Comm comm) {
     int r, n;
     OK(MPI_Comm_rank(comm, &r));
@@ -762,6 +796,7 @@ int main(int argc, char **argv) {
     ring();
     some();
     persistent();
+    bsend();
     collectives(MPI_COMM_WORLD);
     communicators();
     selfmessages();
