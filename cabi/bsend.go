@@ -1,0 +1,131 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Buffered sends copy the message out of the caller's buffer and send the
+// copy; the attached buffer (MPI_Buffer_attach) bounds how many bytes may be
+// pending, counting MPI_BSEND_OVERHEAD per message as the standard's
+// accounting does. Pending sends are reclaimed, with mpiapi's Test (which
+// the MMDS records), when a new one needs room, and waited for by
+// MPI_Buffer_detach and MPI_Finalize.
+
+type bsendMsg struct {
+	r     *mpiapi.Request
+	bytes int
+}
+
+var (
+	bsendBuf  unsafe.Pointer
+	bsendSize int
+	bsendOn   bool
+	bsends    []bsendMsg
+)
+
+//export bcs_buffer_attach
+func bcs_buffer_attach(buf unsafe.Pointer, size C.int) C.int {
+	const call = "MPI_Buffer_attach"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	if bsendOn {
+		return fail(0, call, errBuffer, "a buffer of %d bytes is already attached; detach it first", bsendSize)
+	}
+	if size < 0 || (buf == nil && size > 0) {
+		return fail(0, call, errBuffer, "buffer = %p with size = %d", buf, int(size))
+	}
+	bsendBuf, bsendSize, bsendOn = buf, int(size), true
+	return 0
+}
+
+// bsendWait waits for every pending buffered send.
+func bsendWait() error {
+	if len(bsends) == 0 {
+		return nil
+	}
+	rs := make([]*mpiapi.Request, len(bsends))
+	for i, m := range bsends {
+		rs[i] = m.r
+	}
+	bsends = bsends[:0]
+	return mpiapi.Waitall(rs...)
+}
+
+//export bcs_buffer_detach
+func bcs_buffer_detach(bufAddr *unsafe.Pointer, size *C.int) C.int {
+	const call = "MPI_Buffer_detach"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	if !bsendOn {
+		return fail(0, call, errBuffer, "no buffer is attached")
+	}
+	if err := bsendWait(); err != nil {
+		return failErr(0, err)
+	}
+	*bufAddr, *size = bsendBuf, C.int(bsendSize)
+	bsendBuf, bsendSize, bsendOn = nil, 0, false
+	return 0
+}
+
+//export bcs_bsend
+func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	call := "MPI_Bsend"
+	if out != nil {
+		call = "MPI_Ibsend"
+	}
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := p2pArgs(call, commH, buf, count, dt, dest, t, false)
+	if rc != 0 {
+		return rc
+	}
+	done := func() C.int {
+		if out != nil {
+			*out = C.uintptr_t(newReq(nil, &localReq{ci: a.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, a.ci))
+		}
+		return 0
+	}
+	if a.peer == mpiapi.ProcNull || a.c == nil {
+		if a.c == nil {
+			localSend(a) // copies the message
+		}
+		return done()
+	}
+	if !bsendOn {
+		return fail(a.ci, call, errBuffer, "no buffer is attached; call MPI_Buffer_attach first")
+	}
+	need := len(a.buf) + C.MPI_BSEND_OVERHEAD
+	used := 0
+	live := bsends[:0]
+	for _, m := range bsends { // reclaim the sends that have completed
+		if ok, _, err := mpiapi.Test(m.r); ok {
+			if err != nil {
+				return failErr(a.ci, err)
+			}
+			continue
+		}
+		live = append(live, m)
+		used += m.bytes
+	}
+	bsends = live
+	if used+need > bsendSize {
+		return fail(a.ci, call, errBuffer, "the attached buffer of %d bytes holds %d bytes of pending messages; %d more (the message and MPI_BSEND_OVERHEAD) do not fit", bsendSize, used, need)
+	}
+	msg := append([]byte(nil), a.buf...)
+	r, err := mpiapi.Isend(a.c, msg, a.peer, a.tag)
+	if err != nil {
+		return failErr(a.ci, err)
+	}
+	bsends = append(bsends, bsendMsg{r: r, bytes: need})
+	return done()
+}

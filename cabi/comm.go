@@ -1,0 +1,248 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+//export bcs_comm_rank
+func bcs_comm_rank(h C.uintptr_t, rank *C.int) C.int {
+	const call = "MPI_Comm_rank"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	*rank = 0
+	if c := comms[ci].c; c != nil {
+		*rank = C.int(c.Rank())
+	}
+	return 0
+}
+
+//export bcs_comm_size
+func bcs_comm_size(h C.uintptr_t, size *C.int) C.int {
+	const call = "MPI_Comm_size"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	*size = 1
+	if c := comms[ci].c; c != nil {
+		*size = C.int(c.Size())
+	}
+	return 0
+}
+
+//export bcs_comm_dup
+func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_dup"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	e := comms[ci]
+	var nc *mpiapi.Comm
+	if e.c != nil {
+		var err error
+		if nc, err = e.c.Dup(); err != nil {
+			return failErr(ci, err)
+		}
+	}
+	nh := newComm(nc, e.errh)
+	if t := carts[ci]; t != nil { // a duplicate keeps the topology
+		_, i, _ := splitHandle(nh)
+		carts[i] = t
+	}
+	*out = C.uintptr_t(nh)
+	return 0
+}
+
+//export bcs_comm_split
+func bcs_comm_split(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_split"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	e := comms[ci]
+	if e.c == nil { // a local communicator: the only member keeps or drops out
+		if color != C.MPI_UNDEFINED && color < 0 {
+			return fail(ci, call, errArg, "color = %d, want >= 0 or MPI_UNDEFINED", int(color))
+		}
+		*out = hCommNull
+		if color != C.MPI_UNDEFINED {
+			*out = C.uintptr_t(newComm(nil, e.errh))
+		}
+		return 0
+	}
+	nc, err := e.c.Split(int(color), int(key))
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = hCommNull
+	if nc != nil {
+		*out = C.uintptr_t(newComm(nc, e.errh))
+	}
+	return 0
+}
+
+//export bcs_comm_free
+func bcs_comm_free(h *C.uintptr_t) C.int {
+	const call = "MPI_Comm_free"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	if ci < 2 {
+		return fail(ci, call, errComm, "comm = %s is predefined and cannot be freed", describe(uintptr(*h)))
+	}
+	if c := comms[ci].c; c != nil {
+		if err := c.Free(); err != nil {
+			return failErr(ci, err)
+		}
+	}
+	localDrop(ci)
+	forgetTopology(ci)
+	delete(commNames, ci)
+	freeComm(ci)
+	*h = hCommNull
+	return 0
+}
+
+//export bcs_comm_compare
+func bcs_comm_compare(h1, h2 C.uintptr_t, result *C.int) C.int {
+	const call = "MPI_Comm_compare"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := comm(call, uintptr(h1))
+	if rc != 0 {
+		return rc
+	}
+	b, rc := comm(call, uintptr(h2))
+	if rc != 0 {
+		return rc
+	}
+	ca, cb := comms[a].c, comms[b].c
+	switch {
+	case a == b:
+		*result = C.MPI_IDENT
+	case ca == nil && cb == nil:
+		*result = C.MPI_CONGRUENT // both hold just this process
+	case ca == nil || cb == nil: // one holds just this process: the other must too
+		*result = C.MPI_UNEQUAL
+		if (ca != nil && ca.Size() == 1) || (cb != nil && cb.Size() == 1) {
+			*result = C.MPI_CONGRUENT
+		}
+	default:
+		*result = C.MPI_IDENT + C.int(mpiapi.Compare(ca, cb))
+	}
+	return 0
+}
+
+//export bcs_comm_set_errhandler
+func bcs_comm_set_errhandler(h, eh C.uintptr_t) C.int {
+	const call = "MPI_Comm_set_errhandler"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if !validErrhandler(uintptr(eh)) {
+		return fail(ci, call, errArg, "errhandler = %s, want MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT or one from MPI_Comm_create_errhandler", describe(uintptr(eh)))
+	}
+	comms[ci].errh = uintptr(eh)
+	return 0
+}
+
+//export bcs_comm_get_errhandler
+func bcs_comm_get_errhandler(h C.uintptr_t, eh *C.uintptr_t) C.int {
+	const call = "MPI_Comm_get_errhandler"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	*eh = C.uintptr_t(comms[ci].errh)
+	return 0
+}
+
+// Communicator names (MPI_Comm_set_name, MPI_Comm_get_name), by slot.
+var commNames = map[int]string{}
+
+func commName(ci int) string {
+	if n, ok := commNames[ci]; ok {
+		return n
+	}
+	switch ci {
+	case 0:
+		return "MPI_COMM_WORLD"
+	case 1:
+		return "MPI_COMM_SELF"
+	}
+	return ""
+}
+
+//export bcs_comm_set_name
+func bcs_comm_set_name(h C.uintptr_t, name *C.char) C.int {
+	const call = "MPI_Comm_set_name"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if name == nil {
+		return fail(ci, call, errArg, "comm_name = NULL")
+	}
+	n := C.GoString(name)
+	if len(n) > C.MPI_MAX_OBJECT_NAME-1 {
+		n = n[:C.MPI_MAX_OBJECT_NAME-1]
+	}
+	commNames[ci] = n
+	return 0
+}
+
+//export bcs_comm_get_name
+func bcs_comm_get_name(h C.uintptr_t, out *C.char, resultlen *C.int) C.int {
+	const call = "MPI_Comm_get_name"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	n := commName(ci)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(out)), len(n)+1)
+	copy(b, n)
+	b[len(n)] = 0
+	*resultlen = C.int(len(n))
+	return 0
+}

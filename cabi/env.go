@@ -1,0 +1,109 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// node is the (logical) node holding this rank: the ranks of one node share
+// its shared-memory region (MPI_COMM_TYPE_SHARED).
+var node int
+
+//export bcs_init
+func bcs_init(required C.int) C.int {
+	const call = "MPI_Init"
+	if C.bcs_initialized != 0 || C.bcs_finalized != 0 {
+		return fail(-1, call, errOther, "MPI is already initialised (MPI_Init may be called once)")
+	}
+	switch required {
+	case C.MPI_THREAD_SINGLE, C.MPI_THREAD_FUNNELED, C.MPI_THREAD_SERIALIZED, C.MPI_THREAD_MULTIPLE:
+	default:
+		return fail(-1, call, errArg, "required = %d, want MPI_THREAD_SINGLE (0), MPI_THREAD_FUNNELED (1024), MPI_THREAD_SERIALIZED (2048) or MPI_THREAD_MULTIPLE (4096)", int(required))
+	}
+	// A rank's Go runtime only serves calls; keep its housekeeping off the
+	// program's cores unless the user asked otherwise.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+	errh := uintptr(hErrhFatal)
+	if os.Getenv("BCS_ERRORS") == "return" {
+		errh = hErrhReturn
+	}
+	// This package applies the error handlers itself, per communicator.
+	mpiapi.SetErrhandler(mpiapi.ErrorsReturn)
+	comms = append(comms[:0], commEntry{errh: errh, live: true}, commEntry{errh: errh, live: true})
+	if os.Getenv(mpiapi.EnvShmFD) == "" {
+		singleton = true
+		worldRank = 0
+		C.bcs_world_rank, C.bcs_world_size = 0, 1
+	} else {
+		if err := mpiapi.Init(); err != nil {
+			return failErr(0, err)
+		}
+		w := mpiapi.World()
+		comms[0].c = w
+		node = w.Rank() // a rank alone, unless bcsrun says which node holds it
+		if v, err := strconv.Atoi(os.Getenv("BCS_NODE")); err == nil && v >= 0 {
+			node = v
+		}
+		worldRank = w.Rank()
+		C.bcs_world_rank, C.bcs_world_size = C.int(w.Rank()), C.int(w.Size())
+	}
+	// Calls may come from one thread at a time: the main thread (FUNNELED),
+	// or any thread under the program's own serialisation — not yet
+	// claimed, because it is not tested.
+	C.bcs_thread_level = C.int(min(required, C.MPI_THREAD_FUNNELED))
+	return 0
+}
+
+//export bcs_finalize
+func bcs_finalize() C.int {
+	const call = "MPI_Finalize"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	pending := 0
+	for i := range reqs {
+		if reqs[i].live && !reqs[i].inactive() {
+			pending++
+		}
+	}
+	if singleton {
+		if pending > 0 {
+			return fail(0, call, errRequest, "%d requests still pending; wait for them before MPI_Finalize", pending)
+		}
+		return 0
+	}
+	if err := bsendWait(); err != nil {
+		return failErr(0, err)
+	}
+	if len(detached) > 0 {
+		err := mpiapi.Waitall(detached...)
+		detached = nil
+		if err != nil {
+			return failErr(0, err)
+		}
+	}
+	return failErr(0, mpiapi.Finalize())
+}
+
+//export bcs_abort
+func bcs_abort(commHandle C.uintptr_t, code C.int) {
+	if singleton || C.bcs_initialized == 0 {
+		fmt.Fprintf(os.Stderr, "bcsmpi: rank %d called MPI_Abort with code %d\n", max(worldRank, 0), int(code))
+		if code == 0 {
+			code = 1
+		}
+		os.Exit(int(code))
+	}
+	mpiapi.Abort(mpiapi.World(), int(code))
+}

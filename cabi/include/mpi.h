@@ -1,0 +1,469 @@
+/*
+ * mpi.h — bcsmpi's header for the MPI-5.0 standard ABI (MPI 5.0, Chapter 20).
+ *
+ * Written for bcsmpi from the standard's tables: every constant and handle
+ * value below is the one the standard fixes, so a program compiled against
+ * any implementation's standard-ABI header runs on libmpi_abi.so.1 and the
+ * other way round. cabi/abi_test.go compares each value with a table
+ * transcribed from the standard.
+ *
+ * Declared functions: the ones bcsmpi implements (see cabi/doc.go); each
+ * MPI_X is a weak alias of PMPI_X so profiling tools can interpose.
+ */
+#ifndef BCSMPI_MPI_H
+#define BCSMPI_MPI_H
+
+#include <stdint.h>
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define MPI_VERSION        5
+#define MPI_SUBVERSION     0
+#define MPI_ABI_VERSION    1
+#define MPI_ABI_SUBVERSION 0
+
+typedef intptr_t MPI_Aint;
+typedef int64_t  MPI_Offset;
+typedef int64_t  MPI_Count;
+
+typedef struct {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    int MPI_internal[5]; /* bcsmpi: [0],[1] bytes received (low, high 32 bits), [2] cancelled */
+} MPI_Status;
+
+/* ---- Handles: pointers to incomplete structs, predefined values < 0x400 ---- */
+
+typedef struct MPI_ABI_Op *MPI_Op;
+#define MPI_OP_NULL    ((MPI_Op)0x020)
+#define MPI_SUM        ((MPI_Op)0x021)
+#define MPI_MIN        ((MPI_Op)0x022)
+#define MPI_MAX        ((MPI_Op)0x023)
+#define MPI_PROD       ((MPI_Op)0x024)
+#define MPI_BAND       ((MPI_Op)0x028)
+#define MPI_BOR        ((MPI_Op)0x029)
+#define MPI_BXOR       ((MPI_Op)0x02a)
+#define MPI_LAND       ((MPI_Op)0x030)
+#define MPI_LOR        ((MPI_Op)0x031)
+#define MPI_LXOR       ((MPI_Op)0x032)
+#define MPI_MINLOC     ((MPI_Op)0x038)
+#define MPI_MAXLOC     ((MPI_Op)0x039)
+#define MPI_REPLACE    ((MPI_Op)0x03c)
+#define MPI_NO_OP      ((MPI_Op)0x03d)
+
+typedef struct MPI_ABI_Comm *MPI_Comm;
+#define MPI_COMM_NULL  ((MPI_Comm)0x100)
+#define MPI_COMM_WORLD ((MPI_Comm)0x101)
+#define MPI_COMM_SELF  ((MPI_Comm)0x102)
+
+typedef struct MPI_ABI_Group *MPI_Group;
+#define MPI_GROUP_NULL  ((MPI_Group)0x108)
+#define MPI_GROUP_EMPTY ((MPI_Group)0x109)
+
+typedef struct MPI_ABI_Win *MPI_Win;
+#define MPI_WIN_NULL ((MPI_Win)0x110)
+
+typedef struct MPI_ABI_File *MPI_File;
+#define MPI_FILE_NULL ((MPI_File)0x118)
+
+typedef struct MPI_ABI_Session *MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0x120)
+
+typedef struct MPI_ABI_Message *MPI_Message;
+#define MPI_MESSAGE_NULL    ((MPI_Message)0x128)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x129)
+
+typedef struct MPI_ABI_Info *MPI_Info;
+#define MPI_INFO_NULL ((MPI_Info)0x130)
+#define MPI_INFO_ENV  ((MPI_Info)0x131)
+
+typedef struct MPI_ABI_Errhandler *MPI_Errhandler;
+#define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0x140)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x141)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x142)
+#define MPI_ERRORS_ABORT     ((MPI_Errhandler)0x143)
+
+typedef struct MPI_ABI_Request *MPI_Request;
+#define MPI_REQUEST_NULL ((MPI_Request)0x180)
+
+typedef struct MPI_ABI_Datatype *MPI_Datatype;
+#define MPI_DATATYPE_NULL           ((MPI_Datatype)0x200)
+#define MPI_AINT                    ((MPI_Datatype)0x201)
+#define MPI_COUNT                   ((MPI_Datatype)0x202)
+#define MPI_OFFSET                  ((MPI_Datatype)0x203)
+#define MPI_PACKED                  ((MPI_Datatype)0x207)
+#define MPI_SHORT                   ((MPI_Datatype)0x208)
+#define MPI_INT                     ((MPI_Datatype)0x209)
+#define MPI_LONG                    ((MPI_Datatype)0x20a)
+#define MPI_LONG_LONG               ((MPI_Datatype)0x20b)
+#define MPI_LONG_LONG_INT           MPI_LONG_LONG
+#define MPI_UNSIGNED_SHORT          ((MPI_Datatype)0x20c)
+#define MPI_UNSIGNED                ((MPI_Datatype)0x20d)
+#define MPI_UNSIGNED_LONG           ((MPI_Datatype)0x20e)
+#define MPI_UNSIGNED_LONG_LONG      ((MPI_Datatype)0x20f)
+#define MPI_FLOAT                   ((MPI_Datatype)0x210)
+#define MPI_C_FLOAT_COMPLEX         ((MPI_Datatype)0x212)
+#define MPI_C_COMPLEX               MPI_C_FLOAT_COMPLEX
+#define MPI_CXX_FLOAT_COMPLEX       ((MPI_Datatype)0x213)
+#define MPI_DOUBLE                  ((MPI_Datatype)0x214)
+#define MPI_C_DOUBLE_COMPLEX        ((MPI_Datatype)0x216)
+#define MPI_CXX_DOUBLE_COMPLEX      ((MPI_Datatype)0x217)
+#define MPI_LOGICAL                 ((MPI_Datatype)0x218)
+#define MPI_INTEGER                 ((MPI_Datatype)0x219)
+#define MPI_REAL                    ((MPI_Datatype)0x21a)
+#define MPI_COMPLEX                 ((MPI_Datatype)0x21b)
+#define MPI_DOUBLE_PRECISION        ((MPI_Datatype)0x21c)
+#define MPI_DOUBLE_COMPLEX          ((MPI_Datatype)0x21d)
+#define MPI_CHARACTER               ((MPI_Datatype)0x21e)
+#define MPI_LONG_DOUBLE             ((MPI_Datatype)0x220)
+#define MPI_C_LONG_DOUBLE_COMPLEX   ((MPI_Datatype)0x224)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x225)
+#define MPI_FLOAT_INT               ((MPI_Datatype)0x228)
+#define MPI_DOUBLE_INT              ((MPI_Datatype)0x229)
+#define MPI_LONG_INT                ((MPI_Datatype)0x22a)
+#define MPI_2INT                    ((MPI_Datatype)0x22b)
+#define MPI_SHORT_INT               ((MPI_Datatype)0x22c)
+#define MPI_LONG_DOUBLE_INT         ((MPI_Datatype)0x22d)
+#define MPI_2REAL                   ((MPI_Datatype)0x230)
+#define MPI_2DOUBLE_PRECISION       ((MPI_Datatype)0x231)
+#define MPI_2INTEGER                ((MPI_Datatype)0x232)
+#define MPI_C_BOOL                  ((MPI_Datatype)0x238)
+#define MPI_CXX_BOOL                ((MPI_Datatype)0x239)
+#define MPI_WCHAR                   ((MPI_Datatype)0x23c)
+#define MPI_INT8_T                  ((MPI_Datatype)0x240)
+#define MPI_UINT8_T                 ((MPI_Datatype)0x241)
+#define MPI_CHAR                    ((MPI_Datatype)0x243)
+#define MPI_SIGNED_CHAR             ((MPI_Datatype)0x244)
+#define MPI_UNSIGNED_CHAR           ((MPI_Datatype)0x245)
+#define MPI_BYTE                    ((MPI_Datatype)0x247)
+#define MPI_INT16_T                 ((MPI_Datatype)0x248)
+#define MPI_UINT16_T                ((MPI_Datatype)0x249)
+#define MPI_INT32_T                 ((MPI_Datatype)0x250)
+#define MPI_UINT32_T                ((MPI_Datatype)0x251)
+#define MPI_INT64_T                 ((MPI_Datatype)0x258)
+#define MPI_UINT64_T                ((MPI_Datatype)0x259)
+#define MPI_LOGICAL1                ((MPI_Datatype)0x2c0)
+#define MPI_INTEGER1                ((MPI_Datatype)0x2c1)
+#define MPI_LOGICAL2                ((MPI_Datatype)0x2c8)
+#define MPI_INTEGER2                ((MPI_Datatype)0x2c9)
+#define MPI_REAL2                   ((MPI_Datatype)0x2ca)
+#define MPI_LOGICAL4                ((MPI_Datatype)0x2d0)
+#define MPI_INTEGER4                ((MPI_Datatype)0x2d1)
+#define MPI_REAL4                   ((MPI_Datatype)0x2d2)
+#define MPI_COMPLEX4                ((MPI_Datatype)0x2d3)
+#define MPI_LOGICAL8                ((MPI_Datatype)0x2d8)
+#define MPI_INTEGER8                ((MPI_Datatype)0x2d9)
+#define MPI_REAL8                   ((MPI_Datatype)0x2da)
+#define MPI_COMPLEX8                ((MPI_Datatype)0x2db)
+#define MPI_LOGICAL16               ((MPI_Datatype)0x2e0)
+#define MPI_INTEGER16               ((MPI_Datatype)0x2e1)
+#define MPI_REAL16                  ((MPI_Datatype)0x2e2)
+#define MPI_COMPLEX16               ((MPI_Datatype)0x2e3)
+#define MPI_COMPLEX32               ((MPI_Datatype)0x2eb)
+
+/* ---- Fortran status layout ---- */
+enum { MPI_F_STATUS_SIZE = 8, MPI_F_SOURCE = 0, MPI_F_TAG = 1, MPI_F_ERROR = 2 };
+
+/* ---- Error classes ---- */
+enum {
+    MPI_SUCCESS = 0,
+    MPI_ERR_BUFFER = 1, MPI_ERR_COUNT = 2, MPI_ERR_TYPE = 3, MPI_ERR_TAG = 4,
+    MPI_ERR_COMM = 5, MPI_ERR_RANK = 6, MPI_ERR_REQUEST = 7, MPI_ERR_ROOT = 8,
+    MPI_ERR_GROUP = 9, MPI_ERR_OP = 10, MPI_ERR_TOPOLOGY = 11, MPI_ERR_DIMS = 12,
+    MPI_ERR_ARG = 13, MPI_ERR_UNKNOWN = 14, MPI_ERR_TRUNCATE = 15, MPI_ERR_OTHER = 16,
+    MPI_ERR_INTERN = 17, MPI_ERR_PENDING = 18, MPI_ERR_IN_STATUS = 19, MPI_ERR_ACCESS = 20,
+    MPI_ERR_AMODE = 21, MPI_ERR_ASSERT = 22, MPI_ERR_BAD_FILE = 23, MPI_ERR_BASE = 24,
+    MPI_ERR_CONVERSION = 25, MPI_ERR_DISP = 26, MPI_ERR_DUP_DATAREP = 27,
+    MPI_ERR_FILE_EXISTS = 28, MPI_ERR_FILE_IN_USE = 29, MPI_ERR_FILE = 30,
+    MPI_ERR_INFO_KEY = 31, MPI_ERR_INFO_NOKEY = 32, MPI_ERR_INFO_VALUE = 33, MPI_ERR_INFO = 34,
+    MPI_ERR_IO = 35, MPI_ERR_KEYVAL = 36, MPI_ERR_LOCKTYPE = 37, MPI_ERR_NAME = 38,
+    MPI_ERR_NO_MEM = 39, MPI_ERR_NOT_SAME = 40, MPI_ERR_NO_SPACE = 41, MPI_ERR_NO_SUCH_FILE = 42,
+    MPI_ERR_PORT = 43, MPI_ERR_QUOTA = 44, MPI_ERR_READ_ONLY = 45, MPI_ERR_RMA_ATTACH = 46,
+    MPI_ERR_RMA_CONFLICT = 47, MPI_ERR_RMA_RANGE = 48, MPI_ERR_RMA_SHARED = 49,
+    MPI_ERR_RMA_SYNC = 50, MPI_ERR_SERVICE = 51, MPI_ERR_SIZE = 52, MPI_ERR_SPAWN = 53,
+    MPI_ERR_UNSUPPORTED_DATAREP = 54, MPI_ERR_UNSUPPORTED_OPERATION = 55, MPI_ERR_WIN = 56,
+    MPI_ERR_RMA_FLAVOR = 57, MPI_ERR_PROC_ABORTED = 58, MPI_ERR_VALUE_TOO_LARGE = 59,
+    MPI_ERR_SESSION = 60, MPI_ERR_ERRHANDLER = 61, MPI_ERR_ABI = 62,
+    MPI_T_ERR_CANNOT_INIT = 1001, MPI_T_ERR_NOT_ACCESSIBLE = 1002,
+    MPI_T_ERR_NOT_INITIALIZED = 1003, MPI_T_ERR_NOT_SUPPORTED = 1004, MPI_T_ERR_MEMORY = 1005,
+    MPI_T_ERR_INVALID = 1006, MPI_T_ERR_INVALID_INDEX = 1007, MPI_T_ERR_INVALID_ITEM = 1008,
+    MPI_T_ERR_INVALID_SESSION = 1009, MPI_T_ERR_INVALID_HANDLE = 1010,
+    MPI_T_ERR_INVALID_NAME = 1011, MPI_T_ERR_OUT_OF_HANDLES = 1012,
+    MPI_T_ERR_OUT_OF_SESSIONS = 1013, MPI_T_ERR_CVAR_SET_NOT_NOW = 1014,
+    MPI_T_ERR_CVAR_SET_NEVER = 1015, MPI_T_ERR_PVAR_NO_WRITE = 1016,
+    MPI_T_ERR_PVAR_NO_STARTSTOP = 1017, MPI_T_ERR_PVAR_NO_ATOMIC = 1018,
+    MPI_ERR_LASTCODE = 0x3fff
+};
+
+/* ---- Buffer addresses, ignored arguments ---- */
+#define MPI_BOTTOM           ((void *)0)
+#define MPI_IN_PLACE         ((void *)1)
+#define MPI_BUFFER_AUTOMATIC ((void *)2)
+#define MPI_ARGV_NULL        ((char **)0)
+#define MPI_ARGVS_NULL       ((char ***)0)
+#define MPI_ERRCODES_IGNORE  ((int *)0)
+#define MPI_STATUS_IGNORE    ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE  ((MPI_Status *)0)
+#define MPI_UNWEIGHTED       ((int *)10)
+#define MPI_WEIGHTS_EMPTY    ((int *)11)
+
+/* ---- String sizes ---- */
+#define MPI_MAX_DATAREP_STRING          128
+#define MPI_MAX_ERROR_STRING            512
+#define MPI_MAX_INFO_KEY                256
+#define MPI_MAX_INFO_VAL               1024
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_OBJECT_NAME             128
+#define MPI_MAX_PORT_NAME              1024
+#define MPI_MAX_PROCESSOR_NAME          256
+#define MPI_MAX_STRINGTAG_LEN          1024
+#define MPI_MAX_PSET_NAME_LEN          1024
+#define MPI_BSEND_OVERHEAD              512
+
+/* ---- Modes (powers of two) ---- */
+enum {
+    MPI_MODE_APPEND = 1, MPI_MODE_CREATE = 2, MPI_MODE_DELETE_ON_CLOSE = 4, MPI_MODE_EXCL = 8,
+    MPI_MODE_RDONLY = 16, MPI_MODE_RDWR = 32, MPI_MODE_SEQUENTIAL = 64,
+    MPI_MODE_UNIQUE_OPEN = 128, MPI_MODE_WRONLY = 256,
+    MPI_MODE_NOCHECK = 1024, MPI_MODE_NOPRECEDE = 2048, MPI_MODE_NOPUT = 4096,
+    MPI_MODE_NOSTORE = 8192, MPI_MODE_NOSUCCEED = 16384
+};
+
+/* ---- Wildcards and sentinels ---- */
+enum {
+    MPI_ANY_SOURCE = -1, MPI_ANY_TAG = -2, MPI_PROC_NULL = -3, MPI_ROOT = -4,
+    MPI_UNDEFINED = -32766
+};
+
+enum {
+    MPI_THREAD_SINGLE = 0, MPI_THREAD_FUNNELED = 1024, MPI_THREAD_SERIALIZED = 2048,
+    MPI_THREAD_MULTIPLE = 4096,
+    MPI_ORDER_C = 12, MPI_ORDER_FORTRAN = 15,
+    MPI_DISTRIBUTE_NONE = 16, MPI_DISTRIBUTE_BLOCK = 17, MPI_DISTRIBUTE_CYCLIC = 18,
+    MPI_DISTRIBUTE_DFLT_DARG = 19,
+    MPI_COMBINER_NAMED = 101, MPI_COMBINER_DUP = 102, MPI_COMBINER_CONTIGUOUS = 103,
+    MPI_COMBINER_VECTOR = 104, MPI_COMBINER_HVECTOR = 105, MPI_COMBINER_INDEXED = 106,
+    MPI_COMBINER_HINDEXED = 107, MPI_COMBINER_INDEXED_BLOCK = 108,
+    MPI_COMBINER_HINDEXED_BLOCK = 109, MPI_COMBINER_STRUCT = 110, MPI_COMBINER_SUBARRAY = 111,
+    MPI_COMBINER_DARRAY = 112, MPI_COMBINER_F90_INTEGER = 113, MPI_COMBINER_F90_REAL = 114,
+    MPI_COMBINER_F90_COMPLEX = 115, MPI_COMBINER_RESIZED = 116, MPI_COMBINER_VALUE_INDEX = 117,
+    MPI_TYPECLASS_INTEGER = 192, MPI_TYPECLASS_REAL = 193, MPI_TYPECLASS_COMPLEX = 194,
+    MPI_IDENT = 201, MPI_CONGRUENT = 202, MPI_SIMILAR = 203, MPI_UNEQUAL = 204,
+    MPI_CART = 211, MPI_GRAPH = 212, MPI_DIST_GRAPH = 213,
+    MPI_COMM_TYPE_SHARED = 221, MPI_COMM_TYPE_HW_UNGUIDED = 222,
+    MPI_COMM_TYPE_HW_GUIDED = 223, MPI_COMM_TYPE_RESOURCE_GUIDED = 224,
+    MPI_LOCK_EXCLUSIVE = 301, MPI_LOCK_SHARED = 302,
+    MPI_WIN_FLAVOR_CREATE = 311, MPI_WIN_FLAVOR_ALLOCATE = 312, MPI_WIN_FLAVOR_DYNAMIC = 313,
+    MPI_WIN_FLAVOR_SHARED = 314,
+    MPI_WIN_UNIFIED = 321, MPI_WIN_SEPARATE = 322,
+    MPI_SEEK_SET = 401, MPI_SEEK_CUR = 402, MPI_SEEK_END = 403
+};
+
+#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
+
+/* ---- Predefined attribute keys ---- */
+enum {
+    MPI_KEYVAL_INVALID = 0,
+    MPI_TAG_UB = 501, MPI_IO = 502, MPI_HOST = 503, MPI_WTIME_IS_GLOBAL = 504,
+    MPI_UNIVERSE_SIZE = 505, MPI_APPNUM = 506, MPI_LASTUSEDCODE = 507,
+    MPI_WIN_BASE = 601, MPI_WIN_DISP_UNIT = 602, MPI_WIN_SIZE = 603,
+    MPI_WIN_CREATE_FLAVOR = 604, MPI_WIN_MODEL = 605
+};
+
+/* ---- Callback types ---- */
+typedef void (MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void (MPI_User_function_c)(void *invec, void *inoutvec, MPI_Count *len, MPI_Datatype *datatype);
+typedef int (MPI_Comm_copy_attr_function)(MPI_Comm comm, int keyval, void *extra_state,
+                                           void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int (MPI_Comm_delete_attr_function)(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+
+#define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0x0)
+#define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)0x1)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0x0)
+
+/* ---- Functions: each declared as MPI_X and PMPI_X ---- */
+#define BCSMPI_FN(ret, name, params) ret MPI_##name params; ret PMPI_##name params;
+
+BCSMPI_FN(int, Init, (int *argc, char ***argv))
+BCSMPI_FN(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
+BCSMPI_FN(int, Initialized, (int *flag))
+BCSMPI_FN(int, Finalized, (int *flag))
+BCSMPI_FN(int, Finalize, (void))
+BCSMPI_FN(int, Query_thread, (int *provided))
+BCSMPI_FN(int, Is_thread_main, (int *flag))
+BCSMPI_FN(int, Abort, (MPI_Comm comm, int errorcode))
+BCSMPI_FN(int, Get_version, (int *version, int *subversion))
+BCSMPI_FN(int, Get_library_version, (char *version, int *resultlen))
+BCSMPI_FN(int, Abi_get_version, (int *abi_major, int *abi_minor))
+BCSMPI_FN(int, Get_processor_name, (char *name, int *resultlen))
+BCSMPI_FN(double, Wtime, (void))
+BCSMPI_FN(double, Wtick, (void))
+BCSMPI_FN(int, Error_string, (int errorcode, char *string, int *resultlen))
+BCSMPI_FN(int, Error_class, (int errorcode, int *errorclass))
+
+BCSMPI_FN(int, Comm_rank, (MPI_Comm comm, int *rank))
+BCSMPI_FN(int, Comm_size, (MPI_Comm comm, int *size))
+BCSMPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
+BCSMPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
+BCSMPI_FN(int, Comm_free, (MPI_Comm *comm))
+BCSMPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
+BCSMPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+BCSMPI_FN(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+BCSMPI_FN(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+BCSMPI_FN(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag))
+BCSMPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+BCSMPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+BCSMPI_FN(int, Errhandler_free, (MPI_Errhandler *errhandler))
+BCSMPI_FN(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
+BCSMPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+
+BCSMPI_FN(int, Type_size, (MPI_Datatype datatype, int *size))
+BCSMPI_FN(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
+BCSMPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+BCSMPI_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+BCSMPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+BCSMPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+
+BCSMPI_FN(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+BCSMPI_FN(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
+BCSMPI_FN(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status *status))
+BCSMPI_FN(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+BCSMPI_FN(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request))
+BCSMPI_FN(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+BCSMPI_FN(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request))
+BCSMPI_FN(int, Buffer_attach, (void *buffer, int size))
+BCSMPI_FN(int, Buffer_detach, (void *buffer_addr, int *size))
+BCSMPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                                  int recvtag, MPI_Comm comm, MPI_Status *status))
+BCSMPI_FN(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+BCSMPI_FN(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                           MPI_Request *request))
+BCSMPI_FN(int, Start, (MPI_Request *request))
+BCSMPI_FN(int, Startall, (int count, MPI_Request array_of_requests[]))
+BCSMPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+BCSMPI_FN(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+BCSMPI_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+BCSMPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
+BCSMPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
+BCSMPI_FN(int, Wait, (MPI_Request *request, MPI_Status *status))
+BCSMPI_FN(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+BCSMPI_FN(int, Waitany, (int count, MPI_Request array_of_requests[], int *index, MPI_Status *status))
+BCSMPI_FN(int, Test, (MPI_Request *request, int *flag, MPI_Status *status))
+BCSMPI_FN(int, Testall, (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]))
+BCSMPI_FN(int, Testany, (int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status))
+BCSMPI_FN(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                          MPI_Status array_of_statuses[]))
+BCSMPI_FN(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                          MPI_Status array_of_statuses[]))
+BCSMPI_FN(int, Request_free, (MPI_Request *request))
+BCSMPI_FN(int, Pcontrol, (const int level, ...))
+
+BCSMPI_FN(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+BCSMPI_FN(int, Op_free, (MPI_Op *op))
+BCSMPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
+
+BCSMPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]))
+BCSMPI_FN(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                             MPI_Comm *comm_cart))
+BCSMPI_FN(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+BCSMPI_FN(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+BCSMPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+BCSMPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+BCSMPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest))
+BCSMPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+BCSMPI_FN(int, Topo_test, (MPI_Comm comm, int *status))
+
+BCSMPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+BCSMPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+BCSMPI_FN(int, Group_size, (MPI_Group group, int *size))
+BCSMPI_FN(int, Group_rank, (MPI_Group group, int *rank))
+BCSMPI_FN(int, Group_free, (MPI_Group *group))
+BCSMPI_FN(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+BCSMPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+BCSMPI_FN(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+BCSMPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+BCSMPI_FN(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+BCSMPI_FN(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+BCSMPI_FN(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+
+BCSMPI_FN(int, Barrier, (MPI_Comm comm))
+BCSMPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+BCSMPI_FN(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+BCSMPI_FN(int, Ireduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                         MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+BCSMPI_FN(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Request *request))
+BCSMPI_FN(int, Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+BCSMPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request))
+BCSMPI_FN(int, Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+BCSMPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                         MPI_Request *request))
+BCSMPI_FN(int, Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm))
+BCSMPI_FN(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm))
+BCSMPI_FN(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+                                       MPI_Op op, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm))
+BCSMPI_FN(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm))
+BCSMPI_FN(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm))
+BCSMPI_FN(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm))
+BCSMPI_FN(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+BCSMPI_FN(int, Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+BCSMPI_FN(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+                          MPI_Request *request))
+BCSMPI_FN(int, Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+BCSMPI_FN(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                           MPI_Request *request))
+BCSMPI_FN(int, Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+BCSMPI_FN(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request))
+BCSMPI_FN(int, Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm))
+BCSMPI_FN(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request *request))
+
+#undef BCSMPI_FN
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* BCSMPI_MPI_H */

@@ -1,0 +1,99 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// User operations (MPI_Op_create) are C functions. mpiapi folds reductions
+// with user operations in the rank process, in rank order; its fold calls a
+// Go function per element type, which calls the C function through the shim
+// (Go cannot call a C function pointer). One mpiapi operation is made per
+// (operation, datatype) on first use, because the C function is passed the
+// datatype handle.
+
+const kindOp = 5
+
+type userOpEntry struct {
+	fn      unsafe.Pointer
+	commute bool
+	byType  map[uintptr]*mpiapi.Op
+	live    bool
+}
+
+var userOps []userOpEntry
+
+// operation resolves an operation handle for elements of t.
+func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
+	if o, ok := ops[h]; ok {
+		if pair, loc := t.kind >= C.BCS_F32I, o == mpiapi.Minloc || o == mpiapi.Maxloc; loc && !pair {
+			return nil, fail(ci, call, errOp, "%s needs a value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...), not %s", o, t.name)
+		}
+		return o, 0
+	}
+	kind, i, _ := splitHandle(h)
+	if kind != kindOp || i >= len(userOps) {
+		return nil, fail(ci, call, errOp, "op = %s is not an operation (MPI_SUM, ..., MPI_MAXLOC, or one from MPI_Op_create)", describe(h))
+	}
+	e := &userOps[i]
+	if !e.live {
+		return nil, fail(ci, call, errOp, "op = %s was freed with MPI_Op_free", describe(h))
+	}
+	if o := e.byType[t.h]; o != nil {
+		return o, 0
+	}
+	k, rc := collectiveOf(ci, call, t)
+	if rc != 0 {
+		return nil, rc
+	}
+	o := k.userOp(fmt.Sprintf("user operation %d on %s", i, t.name), e.fn, t.h, e.commute)
+	e.byType[t.h] = o
+	return o, 0
+}
+
+//export bcs_op_create
+func bcs_op_create(fn unsafe.Pointer, commute C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Op_create"
+	if fn == nil {
+		return fail(0, call, errArg, "user_fn = NULL, want a function")
+	}
+	userOps = append(userOps, userOpEntry{fn: fn, commute: commute != 0, byType: map[uintptr]*mpiapi.Op{}, live: true})
+	*out = C.uintptr_t(userHandle(kindOp, len(userOps)-1, 0))
+	return 0
+}
+
+//export bcs_op_free
+func bcs_op_free(h *C.uintptr_t) C.int {
+	const call = "MPI_Op_free"
+	kind, i, _ := splitHandle(uintptr(*h))
+	if kind != kindOp || i >= len(userOps) || !userOps[i].live {
+		return fail(0, call, errOp, "op = %s is not a live user operation (predefined operations cannot be freed)", describe(uintptr(*h)))
+	}
+	userOps[i] = userOpEntry{}
+	*h = hOpNull
+	return 0
+}
+
+//export bcs_op_commutative
+func bcs_op_commutative(h C.uintptr_t, commute *C.int) C.int {
+	if _, ok := ops[uintptr(h)]; ok {
+		*commute = 1
+		return 0
+	}
+	kind, i, _ := splitHandle(uintptr(h))
+	if kind != kindOp || i >= len(userOps) || !userOps[i].live {
+		return fail(0, "MPI_Op_commutative", errOp, "op = %s is not an operation", describe(uintptr(h)))
+	}
+	*commute = 0
+	if userOps[i].commute {
+		*commute = 1
+	}
+	return 0
+}

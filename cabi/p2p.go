@@ -1,0 +1,297 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Point-to-point buffers go to mpiapi as bytes: the runtime matches sends
+// and receives by envelope and moves bytes, and the status counts bytes,
+// which MPI_Get_count divides by the datatype's extent.
+
+// peer converts a rank argument from the ABI's sentinels to mpiapi's.
+func peer(ci int, call, what string, r C.int, size int, wildcard bool) (int, C.int) {
+	switch {
+	case r == C.MPI_PROC_NULL:
+		return mpiapi.ProcNull, 0
+	case r == C.MPI_ANY_SOURCE && wildcard:
+		return mpiapi.AnySource, 0
+	case r >= 0:
+		return int(r), 0
+	}
+	extra := " or MPI_PROC_NULL"
+	if wildcard {
+		extra = ", MPI_ANY_SOURCE or MPI_PROC_NULL"
+	}
+	return 0, fail(ci, call, errRank, "%s = %d, want 0..%d%s", what, int(r), size-1, extra)
+}
+
+// tag converts a tag argument from the ABI's MPI_ANY_TAG to mpiapi's.
+func tag(ci int, call string, t C.int, wildcard bool) (int, C.int) {
+	switch {
+	case t == C.MPI_ANY_TAG && wildcard:
+		return mpiapi.AnyTag, 0
+	case t >= 0:
+		return int(t), 0
+	}
+	if wildcard {
+		return 0, fail(ci, call, errTag, "tag = %d, want 0..%d or MPI_ANY_TAG", int(t), mpiapi.TagUB)
+	}
+	return 0, fail(ci, call, errTag, "tag = %d, want 0..%d", int(t), mpiapi.TagUB)
+}
+
+func putRaw(st *C.MPI_Status, source, tag int, bytes uint64, class int) {
+	if st == nil {
+		return
+	}
+	st.MPI_SOURCE, st.MPI_TAG, st.MPI_ERROR = C.int(source), C.int(tag), C.int(class)
+	st.MPI_internal[0], st.MPI_internal[1], st.MPI_internal[2] = C.int(uint32(bytes)), C.int(uint32(bytes>>32)), 0
+}
+
+// putStatus writes an mpiapi status with the ABI's sentinels.
+func putStatus(st *C.MPI_Status, s mpiapi.Status, class int) {
+	src, t := s.Source, s.Tag
+	if src == mpiapi.ProcNull {
+		src = C.MPI_PROC_NULL
+	}
+	if t == mpiapi.AnyTag {
+		t = C.MPI_ANY_TAG
+	}
+	putRaw(st, src, t, uint64(s.Bytes()), class)
+}
+
+func procNullStatus(st *C.MPI_Status) { putRaw(st, C.MPI_PROC_NULL, C.MPI_ANY_TAG, 0, 0) }
+func emptyStatus(st *C.MPI_Status)    { putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_TAG, 0, 0) }
+
+// p2p is a checked point-to-point call: its communicator, buffer, peer, tag.
+type p2p struct {
+	ci   int
+	c    *mpiapi.Comm // nil: a local communicator
+	buf  []byte
+	peer int
+	tag  int
+}
+
+// p2pArgs checks the arguments of a point-to-point call.
+func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, recv bool) (p2p, C.int) {
+	what := "dest"
+	if recv {
+		what = "source"
+	}
+	ci, rc := comm(call, uintptr(commH))
+	if rc != 0 {
+		return p2p{}, rc
+	}
+	a := p2p{ci: ci, c: comms[ci].c}
+	typ, rc := datatype(ci, call, "datatype", uintptr(dt))
+	if rc != 0 {
+		return a, rc
+	}
+	if a.buf, rc = buffer(ci, call, "buf", buf, count, typ); rc != 0 {
+		return a, rc
+	}
+	size := 1
+	if a.c != nil {
+		size = a.c.Size()
+	}
+	if a.peer, rc = peer(ci, call, what, r, size, recv); rc != 0 {
+		return a, rc
+	}
+	if a.tag, rc = tag(ci, call, t, recv); rc != 0 {
+		return a, rc
+	}
+	if a.c == nil && a.peer > 0 {
+		extra := " or MPI_PROC_NULL"
+		if recv {
+			extra = ", MPI_ANY_SOURCE or MPI_PROC_NULL"
+		}
+		return a, fail(ci, call, errRank, "%s = %d, want 0%s (the communicator has one process)", what, a.peer, extra)
+	}
+	return a, 0
+}
+
+//export bcs_send
+func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t) C.int {
+	const call = "MPI_Send"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := p2pArgs(call, commH, buf, count, dt, dest, t, false)
+	if rc != 0 {
+		return rc
+	}
+	if a.c == nil {
+		localSend(a)
+		return 0
+	}
+	return failErr(a.ci, mpiapi.Send(a.c, a.buf, a.peer, a.tag))
+}
+
+//export bcs_recv
+func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
+	const call = "MPI_Recv"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := p2pArgs(call, commH, buf, count, dt, source, t, true)
+	if rc != 0 {
+		return rc
+	}
+	if a.c == nil {
+		return localBlockingRecv(call, a, st)
+	}
+	s, err := mpiapi.Recv(a.c, a.buf, a.peer, a.tag)
+	rc = failErr(a.ci, err)
+	putStatus(st, s, int(rc))
+	return rc
+}
+
+func istart(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := p2pArgs(call, commH, buf, count, dt, r, t, recv)
+	if rc != 0 {
+		return rc
+	}
+	if a.c == nil {
+		loc := localSend
+		if recv {
+			loc = func(a p2p) *localReq { return localRecv(call, a) }
+		}
+		*out = C.uintptr_t(newReq(nil, loc(a), a.ci))
+		return 0
+	}
+	var q *mpiapi.Request
+	var err error
+	if recv {
+		q, err = mpiapi.Irecv(a.c, a.buf, a.peer, a.tag)
+	} else {
+		q, err = mpiapi.Isend(a.c, a.buf, a.peer, a.tag)
+	}
+	if err != nil {
+		return failErr(a.ci, err)
+	}
+	*out = C.uintptr_t(newReq(q, nil, a.ci))
+	return 0
+}
+
+//export bcs_isend
+func bcs_isend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	return istart("MPI_Isend", buf, count, dt, dest, t, commH, out, false)
+}
+
+//export bcs_irecv
+func bcs_irecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	return istart("MPI_Irecv", buf, count, dt, source, t, commH, out, true)
+}
+
+//export bcs_sendrecv
+func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, stag C.int,
+	rbuf unsafe.Pointer, rcount C.int, rtype C.uintptr_t, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
+	const call = "MPI_Sendrecv"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	s, rc := p2pArgs(call, commH, sbuf, scount, stype, dest, stag, false)
+	if rc != 0 {
+		return rc
+	}
+	r, rc := p2pArgs(call, commH, rbuf, rcount, rtype, source, rtag, true)
+	if rc != 0 {
+		return rc
+	}
+	if r.c == nil {
+		localSend(s)
+		return localBlockingRecv(call, r, st)
+	}
+	status, err := mpiapi.Sendrecv(s.c, s.buf, s.peer, s.tag, r.buf, r.peer, r.tag)
+	rc = failErr(r.ci, err)
+	putStatus(st, status, int(rc))
+	return rc
+}
+
+func probeArgs(call string, source, t C.int, commH C.uintptr_t) (p2p, C.int) {
+	return p2pArgs(call, commH, nil, 0, C.uintptr_t(0x247), source, t, true) // MPI_BYTE: no buffer
+}
+
+//export bcs_probe
+func bcs_probe(source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
+	const call = "MPI_Probe"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := probeArgs(call, source, t, commH)
+	if rc != 0 {
+		return rc
+	}
+	if a.c == nil {
+		if a.peer == mpiapi.ProcNull {
+			procNullStatus(st)
+			return 0
+		}
+		i := localFind(a.ci, a.tag)
+		if i < 0 {
+			return localDeadlock(call, &localReq{ci: a.ci, tag: a.tag})
+		}
+		m := localQueue[i]
+		putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
+		return 0
+	}
+	s, err := mpiapi.Probe(a.c, a.peer, a.tag)
+	rc = failErr(a.ci, err)
+	putStatus(st, s, int(rc))
+	return rc
+}
+
+//export bcs_iprobe
+func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Iprobe"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := probeArgs(call, source, t, commH)
+	if rc != 0 {
+		return rc
+	}
+	if a.c == nil {
+		*flag = 0
+		if a.peer == mpiapi.ProcNull {
+			*flag = 1
+			procNullStatus(st)
+		} else if i := localFind(a.ci, a.tag); i >= 0 {
+			m := localQueue[i]
+			*flag = 1
+			putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
+		}
+		return 0
+	}
+	found, s, err := mpiapi.Iprobe(a.c, a.peer, a.tag)
+	if err != nil {
+		return failErr(a.ci, err)
+	}
+	*flag = 0
+	if found {
+		*flag = 1
+		putStatus(st, s, 0)
+	}
+	return 0
+}
+
+// localBlockingRecv is Recv on a local communicator.
+func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
+	r := localRecv(call, a)
+	if !r.done {
+		localPosted = localPosted[:len(localPosted)-1] // the receive just posted
+		return localDeadlock(call, r)
+	}
+	rc := r.result(call)
+	r.status(st, int(rc))
+	return rc
+}

@@ -1,0 +1,870 @@
+// The C half of libmpi_abi: what cgo cannot do from Go. Every PMPI_X is
+// defined here and MPI_X is a weak alias of it, so a profiling library can
+// define MPI_X and reach the implementation through PMPI_X. Each PMPI_X
+// checks the fork guard, serves the cheap queries itself (world rank and
+// size, Wtime, datatype sizes and names, Get_count, version strings) and
+// hands everything else to the Go exports (bcs_*) with handles as integers.
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+#include "_cgo_export.h"
+
+int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size = 1;
+int bcs_thread_level;
+static pthread_t bcs_main_thread;
+static volatile int bcs_forked;
+static struct timespec bcs_t0;
+
+// The predefined datatypes, indexed by handle - 0x200.
+struct bcs_type bcs_types[BCS_NTYPES] = {
+#define T(h, n, s, e, k) [(h) - 0x200] = {n, s, e, k}
+    T(0x201, "MPI_AINT", 8, 8, BCS_I64), T(0x202, "MPI_COUNT", 8, 8, BCS_I64),
+    T(0x203, "MPI_OFFSET", 8, 8, BCS_I64), T(0x207, "MPI_PACKED", 1, 1, BCS_U8),
+    T(0x208, "MPI_SHORT", 2, 2, BCS_I16), T(0x209, "MPI_INT", 4, 4, BCS_I32),
+    T(0x20a, "MPI_LONG", 8, 8, BCS_I64), T(0x20b, "MPI_LONG_LONG", 8, 8, BCS_I64),
+    T(0x20c, "MPI_UNSIGNED_SHORT", 2, 2, BCS_U16), T(0x20d, "MPI_UNSIGNED", 4, 4, BCS_U32),
+    T(0x20e, "MPI_UNSIGNED_LONG", 8, 8, BCS_U64), T(0x20f, "MPI_UNSIGNED_LONG_LONG", 8, 8, BCS_U64),
+    T(0x210, "MPI_FLOAT", 4, 4, BCS_F32), T(0x212, "MPI_C_FLOAT_COMPLEX", 8, 8, BCS_NONE),
+    T(0x213, "MPI_CXX_FLOAT_COMPLEX", 8, 8, BCS_NONE), T(0x214, "MPI_DOUBLE", 8, 8, BCS_F64),
+    T(0x216, "MPI_C_DOUBLE_COMPLEX", 16, 16, BCS_NONE), T(0x217, "MPI_CXX_DOUBLE_COMPLEX", 16, 16, BCS_NONE),
+    T(0x218, "MPI_LOGICAL", 4, 4, BCS_I32), T(0x219, "MPI_INTEGER", 4, 4, BCS_I32),
+    T(0x21a, "MPI_REAL", 4, 4, BCS_F32), T(0x21b, "MPI_COMPLEX", 8, 8, BCS_NONE),
+    T(0x21c, "MPI_DOUBLE_PRECISION", 8, 8, BCS_F64), T(0x21d, "MPI_DOUBLE_COMPLEX", 16, 16, BCS_NONE),
+    T(0x21e, "MPI_CHARACTER", 1, 1, BCS_U8), T(0x220, "MPI_LONG_DOUBLE", 16, 16, BCS_NONE),
+    T(0x224, "MPI_C_LONG_DOUBLE_COMPLEX", 32, 32, BCS_NONE),
+    T(0x225, "MPI_CXX_LONG_DOUBLE_COMPLEX", 32, 32, BCS_NONE),
+    T(0x228, "MPI_FLOAT_INT", 8, 8, BCS_F32I), T(0x229, "MPI_DOUBLE_INT", 12, 16, BCS_F64I),
+    T(0x22a, "MPI_LONG_INT", 12, 16, BCS_I64I), T(0x22b, "MPI_2INT", 8, 8, BCS_I32I),
+    T(0x22c, "MPI_SHORT_INT", 6, 8, BCS_NONE), T(0x22d, "MPI_LONG_DOUBLE_INT", 20, 32, BCS_NONE),
+    T(0x230, "MPI_2REAL", 8, 8, BCS_NONE), T(0x231, "MPI_2DOUBLE_PRECISION", 16, 16, BCS_NONE),
+    T(0x232, "MPI_2INTEGER", 8, 8, BCS_NONE), T(0x238, "MPI_C_BOOL", 1, 1, BCS_U8),
+    T(0x239, "MPI_CXX_BOOL", 1, 1, BCS_U8), T(0x23c, "MPI_WCHAR", 4, 4, BCS_I32),
+    T(0x240, "MPI_INT8_T", 1, 1, BCS_I8), T(0x241, "MPI_UINT8_T", 1, 1, BCS_U8),
+    T(0x243, "MPI_CHAR", 1, 1, BCS_I8), T(0x244, "MPI_SIGNED_CHAR", 1, 1, BCS_I8),
+    T(0x245, "MPI_UNSIGNED_CHAR", 1, 1, BCS_U8), T(0x247, "MPI_BYTE", 1, 1, BCS_U8),
+    T(0x248, "MPI_INT16_T", 2, 2, BCS_I16), T(0x249, "MPI_UINT16_T", 2, 2, BCS_U16),
+    T(0x250, "MPI_INT32_T", 4, 4, BCS_I32), T(0x251, "MPI_UINT32_T", 4, 4, BCS_U32),
+    T(0x258, "MPI_INT64_T", 8, 8, BCS_I64), T(0x259, "MPI_UINT64_T", 8, 8, BCS_U64),
+    T(0x2c0, "MPI_LOGICAL1", 1, 1, BCS_I8), T(0x2c1, "MPI_INTEGER1", 1, 1, BCS_I8),
+    T(0x2c8, "MPI_LOGICAL2", 2, 2, BCS_I16), T(0x2c9, "MPI_INTEGER2", 2, 2, BCS_I16),
+    T(0x2ca, "MPI_REAL2", 2, 2, BCS_NONE), T(0x2d0, "MPI_LOGICAL4", 4, 4, BCS_I32),
+    T(0x2d1, "MPI_INTEGER4", 4, 4, BCS_I32), T(0x2d2, "MPI_REAL4", 4, 4, BCS_F32),
+    T(0x2d3, "MPI_COMPLEX4", 4, 4, BCS_NONE), T(0x2d8, "MPI_LOGICAL8", 8, 8, BCS_I64),
+    T(0x2d9, "MPI_INTEGER8", 8, 8, BCS_I64), T(0x2da, "MPI_REAL8", 8, 8, BCS_F64),
+    T(0x2db, "MPI_COMPLEX8", 8, 8, BCS_NONE), T(0x2e0, "MPI_LOGICAL16", 16, 16, BCS_NONE),
+    T(0x2e1, "MPI_INTEGER16", 16, 16, BCS_NONE), T(0x2e2, "MPI_REAL16", 16, 16, BCS_NONE),
+    T(0x2e3, "MPI_COMPLEX16", 16, 16, BCS_NONE), T(0x2eb, "MPI_COMPLEX32", 32, 32, BCS_NONE),
+#undef T
+};
+
+const struct bcs_type *bcs_type_of(uintptr_t h) {
+    if (h <= 0x200 || h >= 0x200 + BCS_NTYPES || bcs_types[h - 0x200].name == NULL)
+        return NULL;
+    return &bcs_types[h - 0x200];
+}
+
+// The standard's error classes, by number.
+static const char *const bcs_class_names[] = {
+    "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
+    "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_REQUEST", "MPI_ERR_ROOT", "MPI_ERR_GROUP",
+    "MPI_ERR_OP", "MPI_ERR_TOPOLOGY", "MPI_ERR_DIMS", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN",
+    "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_PENDING",
+    "MPI_ERR_IN_STATUS", "MPI_ERR_ACCESS", "MPI_ERR_AMODE", "MPI_ERR_ASSERT",
+    "MPI_ERR_BAD_FILE", "MPI_ERR_BASE", "MPI_ERR_CONVERSION", "MPI_ERR_DISP",
+    "MPI_ERR_DUP_DATAREP", "MPI_ERR_FILE_EXISTS", "MPI_ERR_FILE_IN_USE", "MPI_ERR_FILE",
+    "MPI_ERR_INFO_KEY", "MPI_ERR_INFO_NOKEY", "MPI_ERR_INFO_VALUE", "MPI_ERR_INFO",
+    "MPI_ERR_IO", "MPI_ERR_KEYVAL", "MPI_ERR_LOCKTYPE", "MPI_ERR_NAME", "MPI_ERR_NO_MEM",
+    "MPI_ERR_NOT_SAME", "MPI_ERR_NO_SPACE", "MPI_ERR_NO_SUCH_FILE", "MPI_ERR_PORT",
+    "MPI_ERR_QUOTA", "MPI_ERR_READ_ONLY", "MPI_ERR_RMA_ATTACH", "MPI_ERR_RMA_CONFLICT",
+    "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_SHARED", "MPI_ERR_RMA_SYNC", "MPI_ERR_SERVICE",
+    "MPI_ERR_SIZE", "MPI_ERR_SPAWN", "MPI_ERR_UNSUPPORTED_DATAREP",
+    "MPI_ERR_UNSUPPORTED_OPERATION", "MPI_ERR_WIN", "MPI_ERR_RMA_FLAVOR",
+    "MPI_ERR_PROC_ABORTED", "MPI_ERR_VALUE_TOO_LARGE", "MPI_ERR_SESSION",
+    "MPI_ERR_ERRHANDLER", "MPI_ERR_ABI",
+};
+#define BCS_NCLASSES ((int)(sizeof bcs_class_names / sizeof bcs_class_names[0]))
+
+const char *bcs_class_name(int c) {
+    return c >= 0 && c < BCS_NCLASSES ? bcs_class_names[c] : NULL;
+}
+
+void bcs_flush(void) { fflush(NULL); }
+
+// ---- Go inside a C process ----
+
+static void bcs_child_after_fork(void) { bcs_forked = 1; }
+
+__attribute__((constructor)) static void bcs_load(void) {
+    clock_gettime(CLOCK_MONOTONIC, &bcs_t0);
+    pthread_atfork(NULL, NULL, bcs_child_after_fork);
+}
+
+// A process with a Go runtime may fork only to exec: the child has none of
+// the runtime's threads, so it must not call into Go.
+static int bcs_forked_error(const char *call) {
+    fprintf(stderr, "bcsmpi: %s called in a forked child (pid %d) of an MPI process; "
+                    "a process running bcsmpi may fork only to exec\n", call, (int)getpid());
+    return MPI_ERR_OTHER;
+}
+#define GUARD(call) do { if (bcs_forked) return bcs_forked_error(call); } while (0)
+
+// Go's runtime needs its signal handlers to run on the alternate signal
+// stack; a handler the program installed without SA_ONSTACK crashes the
+// process when the signal lands on a Go thread. Re-install them with it.
+void bcs_fix_sigonstack(void) {
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) != 0)
+            continue;
+        if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_ONSTACK))
+            continue;
+        sa.sa_flags |= SA_ONSTACK;
+        sigaction(sig, &sa, NULL);
+    }
+}
+
+#define H(x) ((uintptr_t)(x))
+
+// ---- Environment ----
+
+static int bcs_init_common(int required, int *provided) {
+    GUARD("MPI_Init");
+    int rc = bcs_init(required);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bcs_main_thread = pthread_self();
+    bcs_initialized = 1;
+    bcs_fix_sigonstack();
+    if (provided)
+        *provided = bcs_thread_level;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    return bcs_init_common(MPI_THREAD_SINGLE, NULL);
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    (void)argc, (void)argv;
+    return bcs_init_common(required, provided);
+}
+
+int PMPI_Initialized(int *flag) { *flag = bcs_initialized; return MPI_SUCCESS; }
+int PMPI_Finalized(int *flag) { *flag = bcs_finalized; return MPI_SUCCESS; }
+
+int PMPI_Finalize(void) {
+    GUARD("MPI_Finalize");
+    fflush(NULL);
+    int rc = bcs_finalize();
+    if (rc == MPI_SUCCESS) {
+        bcs_finalized = 1;
+        bcs_fix_sigonstack();
+    }
+    return rc;
+}
+
+int PMPI_Query_thread(int *provided) { *provided = bcs_thread_level; return MPI_SUCCESS; }
+
+int PMPI_Is_thread_main(int *flag) {
+    *flag = bcs_initialized && pthread_equal(pthread_self(), bcs_main_thread);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
+    GUARD("MPI_Abort");
+    fflush(NULL);
+    bcs_abort(H(comm), errorcode);
+    return MPI_SUCCESS; // not reached
+}
+
+int PMPI_Get_version(int *version, int *subversion) {
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor) {
+    *abi_major = MPI_ABI_VERSION;
+    *abi_minor = MPI_ABI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+static int bcs_copy_string(const char *s, char *out, int max, int *len) {
+    int n = (int)strlen(s);
+    if (n > max - 1)
+        n = max - 1;
+    memcpy(out, s, (size_t)n);
+    out[n] = 0;
+    *len = n;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char *version, int *resultlen) {
+    return bcs_copy_string("bcsmpi (MPI 5.0 standard ABI 1.0, libmpi_abi.so.1)", version,
+                           MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
+}
+
+int PMPI_Get_processor_name(char *name, int *resultlen) {
+    char host[MPI_MAX_PROCESSOR_NAME];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = 0;
+    return bcs_copy_string(host, name, MPI_MAX_PROCESSOR_NAME, resultlen);
+}
+
+double PMPI_Wtime(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - bcs_t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - bcs_t0.tv_nsec);
+}
+
+double PMPI_Wtick(void) { return 1e-9; }
+
+int PMPI_Error_class(int errorcode, int *errorclass) {
+    if (bcs_class_name(errorcode) == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Error_class", MPI_ERR_ARG, "errorcode is not an error class or code of bcsmpi");
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    const char *name = bcs_class_name(errorcode);
+    if (name == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Error_string", MPI_ERR_ARG, "errorcode is not an error class or code of bcsmpi");
+    return bcs_copy_string(name, string, MPI_MAX_ERROR_STRING, resultlen);
+}
+
+// ---- Communicators ----
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
+    if (comm == MPI_COMM_WORLD && bcs_initialized && !bcs_finalized) {
+        *rank = bcs_world_rank;
+        return MPI_SUCCESS;
+    }
+    GUARD("MPI_Comm_rank");
+    return bcs_comm_rank(H(comm), rank);
+}
+
+int PMPI_Comm_size(MPI_Comm comm, int *size) {
+    if (comm == MPI_COMM_WORLD && bcs_initialized && !bcs_finalized) {
+        *size = bcs_world_size;
+        return MPI_SUCCESS;
+    }
+    GUARD("MPI_Comm_size");
+    return bcs_comm_size(H(comm), size);
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_dup");
+    return bcs_comm_dup(H(comm), (uintptr_t *)newcomm);
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_split");
+    return bcs_comm_split(H(comm), color, key, (uintptr_t *)newcomm);
+}
+
+int PMPI_Comm_free(MPI_Comm *comm) {
+    GUARD("MPI_Comm_free");
+    return bcs_comm_free((uintptr_t *)comm);
+}
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
+    GUARD("MPI_Comm_set_name");
+    return bcs_comm_set_name(H(comm), (char *)comm_name);
+}
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
+    GUARD("MPI_Comm_get_name");
+    return bcs_comm_get_name(H(comm), comm_name, resultlen);
+}
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+    GUARD("MPI_Comm_compare");
+    return bcs_comm_compare(H(comm1), H(comm2), result);
+}
+
+// Values of the predefined attributes: Comm_get_attr hands out their addresses.
+static int bcs_attr_tag_ub = (1 << 30) - 1, bcs_attr_host = MPI_PROC_NULL,
+           bcs_attr_io = MPI_ANY_SOURCE, bcs_attr_wtime_is_global = 0,
+           bcs_attr_universe_size, bcs_attr_lastusedcode = MPI_ERR_ABI;
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
+    GUARD("MPI_Comm_get_attr");
+    int size, rc = bcs_comm_size(H(comm), &size); // validates comm
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int *v = NULL;
+    switch (comm_keyval) {
+    case MPI_TAG_UB: v = &bcs_attr_tag_ub; break;
+    case MPI_HOST: v = &bcs_attr_host; break;
+    case MPI_IO: v = &bcs_attr_io; break;
+    case MPI_WTIME_IS_GLOBAL: v = &bcs_attr_wtime_is_global; break;
+    case MPI_UNIVERSE_SIZE: bcs_attr_universe_size = bcs_world_size; v = &bcs_attr_universe_size; break;
+    case MPI_LASTUSEDCODE: v = &bcs_attr_lastusedcode; break;
+    case MPI_APPNUM: break;
+    default:
+        return bcs_error(H(comm), "MPI_Comm_get_attr", MPI_ERR_KEYVAL,
+                         "comm_keyval is not a predefined attribute key (MPI_TAG_UB, MPI_HOST, MPI_IO, "
+                         "MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE); "
+                         "user keyvals are not implemented yet");
+    }
+    *flag = v != NULL;
+    if (v != NULL)
+        *(int **)attribute_val = v;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    GUARD("MPI_Comm_set_errhandler");
+    return bcs_comm_set_errhandler(H(comm), H(errhandler));
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    GUARD("MPI_Comm_get_errhandler");
+    return bcs_comm_get_errhandler(H(comm), (uintptr_t *)errhandler);
+}
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
+    GUARD("MPI_Errhandler_free");
+    return bcs_errhandler_free((uintptr_t *)errhandler);
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler) {
+    GUARD("MPI_Comm_create_errhandler");
+    return bcs_comm_create_errhandler((void *)comm_errhandler_fn, (uintptr_t *)errhandler);
+}
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+    GUARD("MPI_Comm_call_errhandler");
+    return bcs_comm_call_errhandler(H(comm), errorcode);
+}
+
+// bcs_call_errhandler calls a user error handler (Go cannot call C function
+// pointers).
+void bcs_call_errhandler(void *fn, uintptr_t comm, int code) {
+    MPI_Comm c = (MPI_Comm)comm;
+    ((MPI_Comm_errhandler_function *)fn)(&c, &code);
+}
+
+// ---- Datatypes ----
+
+static int bcs_bad_type(const char *call) {
+    return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_TYPE,
+                     "datatype is not a predefined datatype of the standard ABI (derived datatypes are not implemented yet)");
+}
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size) {
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Type_size");
+    *size = t->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) {
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Type_size_c");
+    *size = t->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Type_get_extent");
+    *lb = 0;
+    *extent = t->extent;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Type_get_name");
+    return bcs_copy_string(t->name, type_name, MPI_MAX_OBJECT_NAME, resultlen);
+}
+
+// A status carries the bytes received; counts are in the type's extent
+// (the bytes a contiguous predefined element occupies in the buffer).
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Get_count");
+    uint64_t bytes = (uint64_t)(uint32_t)status->MPI_internal[0] | (uint64_t)(uint32_t)status->MPI_internal[1] << 32;
+    *count = bytes % (uint64_t)t->extent ? MPI_UNDEFINED : (int)(bytes / (uint64_t)t->extent);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    return PMPI_Get_count(status, datatype, count);
+}
+
+// ---- Point to point ----
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Send");
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm));
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Recv");
+    return bcs_recv(buf, count, H(datatype), source, tag, H(comm), status);
+}
+
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Isend");
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Irecv");
+    return bcs_irecv(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Sendrecv");
+    return bcs_sendrecv((void *)sendbuf, sendcount, H(sendtype), dest, sendtag, recvbuf, recvcount,
+                        H(recvtype), source, recvtag, H(comm), status);
+}
+
+// A ready send may be a standard send: the standard allows it, and the
+// runtime gains nothing from knowing the receive is posted.
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Rsend");
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm));
+}
+
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Irsend");
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Bsend");
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL);
+}
+
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibsend");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Ibsend", MPI_ERR_ARG, "request = NULL");
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Buffer_attach(void *buffer, int size) {
+    GUARD("MPI_Buffer_attach");
+    return bcs_buffer_attach(buffer, size);
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size) {
+    GUARD("MPI_Buffer_detach");
+    return bcs_buffer_detach((void **)buffer_addr, size);
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Sendrecv_replace");
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t == NULL)
+        return bcs_bad_type("MPI_Sendrecv_replace");
+    if (count < 0)
+        return bcs_error(H(comm), "MPI_Sendrecv_replace", MPI_ERR_COUNT, "count < 0");
+    size_t n = (size_t)count * (size_t)t->extent;
+    void *copy = malloc(n > 0 ? n : 1);
+    if (copy == NULL)
+        return bcs_error(H(comm), "MPI_Sendrecv_replace", MPI_ERR_NO_MEM, "no memory for the send copy");
+    if (n > 0)
+        memcpy(copy, buf, n);
+    int rc = bcs_sendrecv(count > 0 ? copy : NULL, count, H(datatype), dest, sendtag, buf, count, H(datatype), source,
+                          recvtag, H(comm), status);
+    free(copy);
+    return rc;
+}
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Send_init");
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Recv_init");
+    return bcs_recv_init(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request);
+}
+
+int PMPI_Start(MPI_Request *request) {
+    GUARD("MPI_Start");
+    return bcs_startall(1, (uintptr_t *)request);
+}
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
+    GUARD("MPI_Startall");
+    return bcs_startall(count, (uintptr_t *)array_of_requests);
+}
+
+int PMPI_Get_address(const void *location, MPI_Aint *address) {
+    *address = (MPI_Aint)location;
+    return MPI_SUCCESS;
+}
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Probe");
+    return bcs_probe(source, tag, H(comm), status);
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
+    GUARD("MPI_Iprobe");
+    return bcs_iprobe(source, tag, H(comm), flag, status);
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
+    GUARD("MPI_Wait");
+    return bcs_wait((uintptr_t *)request, status);
+}
+
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    GUARD("MPI_Waitall");
+    return bcs_waitall(count, (uintptr_t *)array_of_requests, array_of_statuses);
+}
+
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
+    GUARD("MPI_Waitany");
+    return bcs_waitany(count, (uintptr_t *)array_of_requests, index, status);
+}
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    GUARD("MPI_Test");
+    return bcs_test((uintptr_t *)request, flag, status);
+}
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+    GUARD("MPI_Testall");
+    return bcs_testall(count, (uintptr_t *)array_of_requests, flag, array_of_statuses);
+}
+
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+    GUARD("MPI_Testany");
+    return bcs_testany(count, (uintptr_t *)array_of_requests, index, flag, status);
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[]) {
+    GUARD("MPI_Waitsome");
+    return bcs_waitsome(incount, (uintptr_t *)array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                  MPI_Status array_of_statuses[]) {
+    GUARD("MPI_Testsome");
+    return bcs_testsome(incount, (uintptr_t *)array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+int PMPI_Request_free(MPI_Request *request) {
+    GUARD("MPI_Request_free");
+    return bcs_request_free((uintptr_t *)request);
+}
+
+// MPI_Pcontrol is for profiling libraries; bcsmpi itself does nothing.
+int PMPI_Pcontrol(const int level, ...) {
+    (void)level;
+    return MPI_SUCCESS;
+}
+
+// ---- Operations ----
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
+    GUARD("MPI_Op_create");
+    return bcs_op_create((void *)user_fn, commute, (uintptr_t *)op);
+}
+
+int PMPI_Op_free(MPI_Op *op) {
+    GUARD("MPI_Op_free");
+    return bcs_op_free((uintptr_t *)op);
+}
+
+int PMPI_Op_commutative(MPI_Op op, int *commute) {
+    GUARD("MPI_Op_commutative");
+    return bcs_op_commutative(H(op), commute);
+}
+
+// bcs_call_op applies a user operation (Go cannot call C function pointers).
+void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) {
+    MPI_Datatype t = (MPI_Datatype)datatype;
+    ((MPI_User_function *)fn)(in, inout, len, &t);
+}
+
+// ---- Cartesian topologies ----
+
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
+    GUARD("MPI_Dims_create");
+    return bcs_dims_create(nnodes, ndims, dims);
+}
+
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
+    GUARD("MPI_Cart_create");
+    (void)reorder; // ranks keep their order: the standard allows it
+    return bcs_cart_create(H(comm_old), ndims, (int *)dims, (int *)periods, (uintptr_t *)comm_cart);
+}
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+    GUARD("MPI_Cart_get");
+    return bcs_cart_get(H(comm), maxdims, dims, periods, coords);
+}
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
+    GUARD("MPI_Cartdim_get");
+    return bcs_cartdim_get(H(comm), ndims);
+}
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+    GUARD("MPI_Cart_coords");
+    return bcs_cart_coords(H(comm), rank, maxdims, coords);
+}
+
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
+    GUARD("MPI_Cart_rank");
+    return bcs_cart_rank(H(comm), (int *)coords, rank);
+}
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
+    GUARD("MPI_Cart_shift");
+    return bcs_cart_shift(H(comm), direction, disp, rank_source, rank_dest);
+}
+
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
+    GUARD("MPI_Cart_sub");
+    return bcs_cart_sub(H(comm), (int *)remain_dims, (uintptr_t *)newcomm);
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_split_type");
+    return bcs_comm_split_type(H(comm), split_type, key, H(info), (uintptr_t *)newcomm);
+}
+
+int PMPI_Topo_test(MPI_Comm comm, int *status) {
+    GUARD("MPI_Topo_test");
+    return bcs_topo_test(H(comm), status);
+}
+
+// ---- Groups ----
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
+    GUARD("MPI_Comm_group");
+    return bcs_comm_group(H(comm), (uintptr_t *)group);
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_create");
+    return bcs_comm_create(H(comm), H(group), (uintptr_t *)newcomm);
+}
+
+int PMPI_Group_size(MPI_Group group, int *size) {
+    GUARD("MPI_Group_size");
+    return bcs_group_size(H(group), size);
+}
+
+int PMPI_Group_rank(MPI_Group group, int *rank) {
+    GUARD("MPI_Group_rank");
+    return bcs_group_rank(H(group), rank);
+}
+
+int PMPI_Group_free(MPI_Group *group) {
+    GUARD("MPI_Group_free");
+    return bcs_group_free((uintptr_t *)group);
+}
+
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+    GUARD("MPI_Group_incl");
+    return bcs_group_incl(H(group), n, (int *)ranks, (uintptr_t *)newgroup, 0);
+}
+
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
+    GUARD("MPI_Group_excl");
+    return bcs_group_incl(H(group), n, (int *)ranks, (uintptr_t *)newgroup, 1);
+}
+
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
+    GUARD("MPI_Group_translate_ranks");
+    return bcs_group_translate_ranks(H(group1), n, (int *)ranks1, H(group2), ranks2);
+}
+
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
+    GUARD("MPI_Group_compare");
+    return bcs_group_compare(H(group1), H(group2), result);
+}
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GUARD("MPI_Group_union");
+    return bcs_group_setop(0, H(group1), H(group2), (uintptr_t *)newgroup);
+}
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GUARD("MPI_Group_intersection");
+    return bcs_group_setop(1, H(group1), H(group2), (uintptr_t *)newgroup);
+}
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
+    GUARD("MPI_Group_difference");
+    return bcs_group_setop(2, H(group1), H(group2), (uintptr_t *)newgroup);
+}
+
+// ---- Collectives ----
+// Each blocking collective passes a NULL request; its non-blocking form
+// passes the caller's, checked here.
+
+#define NB_REQ(call, comm, request)                                                   \
+    do {                                                                              \
+        if ((request) == NULL)                                                        \
+            return bcs_error(H(comm), call, MPI_ERR_ARG, "request = NULL");           \
+    } while (0)
+#define R(request) ((uintptr_t *)(request))
+
+int PMPI_Barrier(MPI_Comm comm) {
+    GUARD("MPI_Barrier");
+    return bcs_barrier(H(comm), NULL);
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibarrier");
+    NB_REQ("MPI_Ibarrier", comm, request);
+    return bcs_barrier(H(comm), R(request));
+}
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    GUARD("MPI_Bcast");
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), NULL);
+}
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibcast");
+    NB_REQ("MPI_Ibcast", comm, request);
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request));
+}
+
+#define REDUCE(name, which, params, n, counts, root, argsreq, req)                    \
+    int PMPI_##name params {                                                          \
+        GUARD("MPI_" #name);                                                          \
+        argsreq;                                                                      \
+        return bcs_reduce(which, (void *)sendbuf, recvbuf, n, (int *)(counts),        \
+                          H(datatype), H(op), root, H(comm), req);                    \
+    }
+
+REDUCE(Reduce, BCS_REDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm),
+       count, NULL, root, , NULL)
+REDUCE(Ireduce, BCS_REDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request),
+       count, NULL, root, NB_REQ("MPI_Ireduce", comm, request), R(request))
+REDUCE(Allreduce, BCS_ALLREDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       count, NULL, 0, , NULL)
+REDUCE(Iallreduce, BCS_ALLREDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       count, NULL, 0, NB_REQ("MPI_Iallreduce", comm, request), R(request))
+REDUCE(Scan, BCS_SCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       count, NULL, 0, , NULL)
+REDUCE(Iscan, BCS_SCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       count, NULL, 0, NB_REQ("MPI_Iscan", comm, request), R(request))
+REDUCE(Exscan, BCS_EXSCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       count, NULL, 0, , NULL)
+REDUCE(Iexscan, BCS_EXSCAN, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       count, NULL, 0, NB_REQ("MPI_Iexscan", comm, request), R(request))
+REDUCE(Reduce_scatter_block, BCS_REDUCE_SCATTER_BLOCK, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       recvcount, NULL, 0, , NULL)
+REDUCE(Ireduce_scatter_block, BCS_REDUCE_SCATTER_BLOCK, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       recvcount, NULL, 0, NB_REQ("MPI_Ireduce_scatter_block", comm, request), R(request))
+REDUCE(Reduce_scatter, BCS_REDUCE_SCATTER, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+       0, recvcounts, 0, , NULL)
+REDUCE(Ireduce_scatter, BCS_REDUCE_SCATTER, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request),
+       0, recvcounts, 0, NB_REQ("MPI_Ireduce_scatter", comm, request), R(request))
+
+#define BLOCKS(name, which, params, root, argsreq, req)                               \
+    int PMPI_##name params {                                                          \
+        GUARD("MPI_" #name);                                                          \
+        argsreq;                                                                      \
+        return bcs_blocks(which, (void *)sendbuf, sendcount, H(sendtype), recvbuf,    \
+                          recvcount, H(recvtype), root, H(comm), req);                \
+    }
+#define BLOCK_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype
+
+BLOCKS(Gather, BCS_GATHER, (BLOCK_PARAMS, int root, MPI_Comm comm), root, , NULL)
+BLOCKS(Igather, BCS_GATHER, (BLOCK_PARAMS, int root, MPI_Comm comm, MPI_Request *request), root,
+       NB_REQ("MPI_Igather", comm, request), R(request))
+BLOCKS(Scatter, BCS_SCATTER, (BLOCK_PARAMS, int root, MPI_Comm comm), root, , NULL)
+BLOCKS(Iscatter, BCS_SCATTER, (BLOCK_PARAMS, int root, MPI_Comm comm, MPI_Request *request), root,
+       NB_REQ("MPI_Iscatter", comm, request), R(request))
+BLOCKS(Allgather, BCS_ALLGATHER, (BLOCK_PARAMS, MPI_Comm comm), 0, , NULL)
+BLOCKS(Iallgather, BCS_ALLGATHER, (BLOCK_PARAMS, MPI_Comm comm, MPI_Request *request), 0,
+       NB_REQ("MPI_Iallgather", comm, request), R(request))
+BLOCKS(Alltoall, BCS_ALLTOALL, (BLOCK_PARAMS, MPI_Comm comm), 0, , NULL)
+BLOCKS(Ialltoall, BCS_ALLTOALL, (BLOCK_PARAMS, MPI_Comm comm, MPI_Request *request), 0,
+       NB_REQ("MPI_Ialltoall", comm, request), R(request))
+
+#define VBLOCKS(name, which, params, scount, scounts, sdispls, rcount, rcounts, rdispls, root, argsreq, req) \
+    int PMPI_##name params {                                                                            \
+        GUARD("MPI_" #name);                                                                            \
+        argsreq;                                                                                        \
+        return bcs_vblocks(which, (void *)sendbuf, scount, (int *)(scounts), (int *)(sdispls),          \
+                           H(sendtype), recvbuf, rcount, (int *)(rcounts), (int *)(rdispls),            \
+                           H(recvtype), root, H(comm), req);                                            \
+    }
+#define GATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                       const int recvcounts[], const int displs[], MPI_Datatype recvtype
+#define SCATTERV_PARAMS const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, \
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype
+#define ALLTOALLV_PARAMS const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, \
+                         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype
+
+VBLOCKS(Gatherv, BCS_GATHERV, (GATHERV_PARAMS, int root, MPI_Comm comm),
+        sendcount, NULL, NULL, 0, recvcounts, displs, root, , NULL)
+VBLOCKS(Igatherv, BCS_GATHERV, (GATHERV_PARAMS, int root, MPI_Comm comm, MPI_Request *request),
+        sendcount, NULL, NULL, 0, recvcounts, displs, root, NB_REQ("MPI_Igatherv", comm, request), R(request))
+VBLOCKS(Scatterv, BCS_SCATTERV, (SCATTERV_PARAMS, int root, MPI_Comm comm),
+        0, sendcounts, displs, recvcount, NULL, NULL, root, , NULL)
+VBLOCKS(Iscatterv, BCS_SCATTERV, (SCATTERV_PARAMS, int root, MPI_Comm comm, MPI_Request *request),
+        0, sendcounts, displs, recvcount, NULL, NULL, root, NB_REQ("MPI_Iscatterv", comm, request), R(request))
+VBLOCKS(Allgatherv, BCS_ALLGATHERV, (GATHERV_PARAMS, MPI_Comm comm),
+        sendcount, NULL, NULL, 0, recvcounts, displs, 0, , NULL)
+VBLOCKS(Iallgatherv, BCS_ALLGATHERV, (GATHERV_PARAMS, MPI_Comm comm, MPI_Request *request),
+        sendcount, NULL, NULL, 0, recvcounts, displs, 0, NB_REQ("MPI_Iallgatherv", comm, request), R(request))
+VBLOCKS(Alltoallv, BCS_ALLTOALLV, (ALLTOALLV_PARAMS, MPI_Comm comm),
+        0, sendcounts, sdispls, 0, recvcounts, rdispls, 0, , NULL)
+VBLOCKS(Ialltoallv, BCS_ALLTOALLV, (ALLTOALLV_PARAMS, MPI_Comm comm, MPI_Request *request),
+        0, sendcounts, sdispls, 0, recvcounts, rdispls, 0, NB_REQ("MPI_Ialltoallv", comm, request), R(request))
+
+// ---- MPI_X: weak aliases of PMPI_X ----
+#define W(name) _Pragma(BCS_STR(weak MPI_##name = PMPI_##name))
+#define BCS_STR(x) #x
+W(Init) W(Init_thread) W(Initialized) W(Finalized) W(Finalize) W(Query_thread) W(Is_thread_main)
+W(Abort) W(Get_version) W(Abi_get_version) W(Get_library_version) W(Get_processor_name)
+W(Wtime) W(Wtick) W(Error_class) W(Error_string)
+W(Comm_rank) W(Comm_size) W(Comm_dup) W(Comm_split) W(Comm_free) W(Comm_compare) W(Comm_get_attr) W(Comm_set_name) W(Comm_get_name)
+W(Comm_set_errhandler) W(Comm_get_errhandler) W(Errhandler_free) W(Comm_create_errhandler) W(Comm_call_errhandler)
+W(Type_size) W(Type_size_c) W(Type_get_extent) W(Type_get_name) W(Get_count) W(Get_elements)
+W(Send) W(Recv) W(Isend) W(Irecv) W(Sendrecv) W(Probe) W(Iprobe)
+W(Rsend) W(Irsend) W(Bsend) W(Ibsend) W(Buffer_attach) W(Buffer_detach) W(Sendrecv_replace) W(Send_init) W(Recv_init) W(Start) W(Startall)
+W(Get_address) W(Aint_add) W(Aint_diff)
+W(Wait) W(Waitall) W(Waitany) W(Test) W(Testall) W(Testany) W(Waitsome) W(Testsome) W(Request_free) W(Pcontrol)
+W(Op_create) W(Op_free) W(Op_commutative)
+W(Dims_create) W(Cart_create) W(Cart_get) W(Cartdim_get) W(Cart_coords) W(Cart_rank) W(Cart_shift) W(Cart_sub) W(Topo_test) W(Comm_split_type)
+W(Comm_group) W(Comm_create) W(Group_size) W(Group_rank) W(Group_free) W(Group_incl) W(Group_excl)
+W(Group_translate_ranks) W(Group_compare) W(Group_union) W(Group_intersection) W(Group_difference)
+W(Barrier) W(Ibarrier) W(Bcast) W(Ibcast) W(Reduce) W(Ireduce) W(Allreduce) W(Iallreduce)
+W(Scan) W(Iscan) W(Exscan) W(Iexscan) W(Reduce_scatter) W(Ireduce_scatter)
+W(Reduce_scatter_block) W(Ireduce_scatter_block)
+W(Gather) W(Igather) W(Scatter) W(Iscatter) W(Allgather) W(Iallgather) W(Alltoall) W(Ialltoall)
+W(Gatherv) W(Igatherv) W(Scatterv) W(Iscatterv) W(Allgatherv) W(Iallgatherv) W(Alltoallv) W(Ialltoallv)

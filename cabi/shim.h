@@ -1,0 +1,44 @@
+// Declarations shared by the C shim (shim.c) and the Go side (cgo preamble).
+#ifndef BCSMPI_SHIM_H
+#define BCSMPI_SHIM_H
+
+#include <stdint.h>
+#include "mpi.h"
+
+// Element kinds: the Go element type a predefined datatype maps to.
+enum {
+    BCS_NONE, // moves as bytes in point-to-point calls; no collectives yet
+    BCS_I8, BCS_U8, BCS_I16, BCS_U16, BCS_I32, BCS_U32, BCS_I64, BCS_U64,
+    BCS_F32, BCS_F64,
+    BCS_F32I, BCS_F64I, BCS_I32I, BCS_I64I, // value-index pairs (MINLOC/MAXLOC)
+    BCS_NKINDS
+};
+
+struct bcs_type {
+    const char *name;
+    int size;   // bytes of data (MPI_Type_size)
+    int extent; // bytes one element occupies in a buffer
+    int kind;
+};
+
+#define BCS_NTYPES 0x100
+extern struct bcs_type bcs_types[BCS_NTYPES];
+const struct bcs_type *bcs_type_of(uintptr_t h);
+const char *bcs_class_name(int c);
+void bcs_flush(void);
+void bcs_fix_sigonstack(void);
+void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
+void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
+
+extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
+
+// The collectives, as the Go entries name them.
+enum {
+    BCS_BARRIER, BCS_BCAST,
+    BCS_REDUCE, BCS_ALLREDUCE, BCS_SCAN, BCS_EXSCAN, BCS_REDUCE_SCATTER, BCS_REDUCE_SCATTER_BLOCK,
+    BCS_GATHER, BCS_SCATTER, BCS_ALLGATHER, BCS_ALLTOALL,
+    BCS_GATHERV, BCS_SCATTERV, BCS_ALLGATHERV, BCS_ALLTOALLV,
+    BCS_NCOLLS
+};
+
+#endif

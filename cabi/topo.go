@@ -1,0 +1,365 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"slices"
+	"unsafe"
+)
+
+// Cartesian topologies are kept here: a Cartesian communicator is an
+// ordinary communicator (made with Split, ranks in the old order: reorder is
+// allowed to do nothing) plus its dimensions and periodicity, in row-major
+// rank order as the standard specifies.
+
+type cart struct {
+	dims    []int
+	periods []bool
+}
+
+var carts = map[int]*cart{} // by communicator slot
+
+func (t *cart) coords(rank int) []int {
+	c := make([]int, len(t.dims))
+	for d := len(t.dims) - 1; d >= 0; d-- {
+		c[d] = rank % t.dims[d]
+		rank /= t.dims[d]
+	}
+	return c
+}
+
+// rank of coords, wrapping periodic dimensions; -1 if outside a
+// non-periodic one.
+func (t *cart) rank(coords []int) int {
+	r := 0
+	for d, c := range coords {
+		if t.periods[d] {
+			c = ((c % t.dims[d]) + t.dims[d]) % t.dims[d]
+		} else if c < 0 || c >= t.dims[d] {
+			return -1
+		}
+		r = r*t.dims[d] + c
+	}
+	return r
+}
+
+func cartOf(call string, h C.uintptr_t) (int, *cart, C.int) {
+	if rc := enter(call); rc != 0 {
+		return -1, nil, rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return -1, nil, rc
+	}
+	t := carts[ci]
+	if t == nil {
+		return -1, nil, fail(ci, call, errTopology, "comm = %s has no Cartesian topology; make one with MPI_Cart_create", describe(uintptr(h)))
+	}
+	return ci, t, 0
+}
+
+func commSize(ci int) int {
+	if c := comms[ci].c; c != nil {
+		return c.Size()
+	}
+	return 1
+}
+
+func commRank(ci int) int {
+	if c := comms[ci].c; c != nil {
+		return c.Rank()
+	}
+	return 0
+}
+
+// splitOf makes the communicator of the members of slot ci with the same
+// color (C.MPI_UNDEFINED: none), ranked by key; it inherits the errhandler.
+func splitOf(ci int, color, key int) (uintptr, C.int) {
+	e := comms[ci]
+	if e.c == nil {
+		if color == C.MPI_UNDEFINED {
+			return hCommNull, 0
+		}
+		return newComm(nil, e.errh), 0
+	}
+	nc, err := e.c.Split(color, key)
+	if err != nil {
+		return 0, failErr(ci, err)
+	}
+	if nc == nil {
+		return hCommNull, 0
+	}
+	return newComm(nc, e.errh), 0
+}
+
+//export bcs_cart_create
+func bcs_cart_create(h C.uintptr_t, ndims C.int, dims, periods *C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Cart_create"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if ndims < 0 || (ndims > 0 && (dims == nil || periods == nil)) {
+		return fail(ci, call, errArg, "ndims = %d with dims or periods NULL", int(ndims))
+	}
+	t := &cart{dims: make([]int, ndims), periods: make([]bool, ndims)}
+	total := 1
+	for d, v := range unsafe.Slice(dims, int(ndims)) {
+		if v <= 0 {
+			return fail(ci, call, errDims, "dims[%d] = %d, want > 0", d, int(v))
+		}
+		t.dims[d] = int(v)
+		total *= int(v)
+	}
+	for d, v := range unsafe.Slice(periods, int(ndims)) {
+		t.periods[d] = v != 0
+	}
+	if size := commSize(ci); total > size {
+		return fail(ci, call, errDims, "the grid has %d processes, the communicator only %d", total, size)
+	}
+	color, me := 0, commRank(ci)
+	if me >= total {
+		color = C.MPI_UNDEFINED
+	}
+	nh, rc := splitOf(ci, color, me)
+	if rc != 0 {
+		return rc
+	}
+	if nh != hCommNull {
+		_, i, _ := splitHandle(nh)
+		carts[i] = t
+	}
+	*out = C.uintptr_t(nh)
+	return 0
+}
+
+//export bcs_cart_get
+func bcs_cart_get(h C.uintptr_t, maxdims C.int, dims, periods, coords *C.int) C.int {
+	ci, t, rc := cartOf("MPI_Cart_get", h)
+	if rc != 0 {
+		return rc
+	}
+	n := min(int(maxdims), len(t.dims))
+	me := t.coords(commRank(ci))
+	for d := range n {
+		unsafe.Slice(dims, n)[d] = C.int(t.dims[d])
+		unsafe.Slice(periods, n)[d] = 0
+		if t.periods[d] {
+			unsafe.Slice(periods, n)[d] = 1
+		}
+		unsafe.Slice(coords, n)[d] = C.int(me[d])
+	}
+	return 0
+}
+
+//export bcs_cartdim_get
+func bcs_cartdim_get(h C.uintptr_t, ndims *C.int) C.int {
+	_, t, rc := cartOf("MPI_Cartdim_get", h)
+	if rc == 0 {
+		*ndims = C.int(len(t.dims))
+	}
+	return rc
+}
+
+//export bcs_cart_coords
+func bcs_cart_coords(h C.uintptr_t, rank, maxdims C.int, coords *C.int) C.int {
+	const call = "MPI_Cart_coords"
+	ci, t, rc := cartOf(call, h)
+	if rc != 0 {
+		return rc
+	}
+	if size := commSize(ci); rank < 0 || int(rank) >= size {
+		return fail(ci, call, errRank, "rank = %d, want 0..%d", int(rank), size-1)
+	}
+	if int(maxdims) < len(t.dims) {
+		return fail(ci, call, errArg, "maxdims = %d, want >= %d", int(maxdims), len(t.dims))
+	}
+	out := unsafe.Slice(coords, len(t.dims))
+	for d, c := range t.coords(int(rank)) {
+		out[d] = C.int(c)
+	}
+	return 0
+}
+
+//export bcs_cart_rank
+func bcs_cart_rank(h C.uintptr_t, coords *C.int, rank *C.int) C.int {
+	const call = "MPI_Cart_rank"
+	ci, t, rc := cartOf(call, h)
+	if rc != 0 {
+		return rc
+	}
+	c := make([]int, len(t.dims))
+	for d, v := range unsafe.Slice(coords, len(t.dims)) {
+		c[d] = int(v)
+	}
+	r := t.rank(c)
+	if r < 0 {
+		return fail(ci, call, errArg, "coords = %v lie outside the non-periodic grid %v", c, t.dims)
+	}
+	*rank = C.int(r)
+	return 0
+}
+
+//export bcs_cart_shift
+func bcs_cart_shift(h C.uintptr_t, direction, disp C.int, source, dest *C.int) C.int {
+	const call = "MPI_Cart_shift"
+	ci, t, rc := cartOf(call, h)
+	if rc != 0 {
+		return rc
+	}
+	if direction < 0 || int(direction) >= len(t.dims) {
+		return fail(ci, call, errArg, "direction = %d, want 0..%d", int(direction), len(t.dims)-1)
+	}
+	me := t.coords(commRank(ci))
+	at := func(delta int) C.int {
+		c := slices.Clone(me)
+		c[direction] += delta
+		if r := t.rank(c); r >= 0 {
+			return C.int(r)
+		}
+		return C.MPI_PROC_NULL
+	}
+	*source, *dest = at(-int(disp)), at(int(disp))
+	return 0
+}
+
+//export bcs_cart_sub
+func bcs_cart_sub(h C.uintptr_t, remain *C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Cart_sub"
+	ci, t, rc := cartOf(call, h)
+	if rc != 0 {
+		return rc
+	}
+	me := t.coords(commRank(ci))
+	keep := unsafe.Slice(remain, len(t.dims))
+	sub := &cart{}
+	color, key := 0, 0
+	for d := range t.dims {
+		if keep[d] != 0 {
+			sub.dims = append(sub.dims, t.dims[d])
+			sub.periods = append(sub.periods, t.periods[d])
+			key = key*t.dims[d] + me[d]
+		} else {
+			color = color*t.dims[d] + me[d]
+		}
+	}
+	nh, rc := splitOf(ci, color, key)
+	if rc != 0 {
+		return rc
+	}
+	_, i, _ := splitHandle(nh)
+	carts[i] = sub
+	*out = C.uintptr_t(nh)
+	return 0
+}
+
+//export bcs_topo_test
+func bcs_topo_test(h C.uintptr_t, status *C.int) C.int {
+	const call = "MPI_Topo_test"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	*status = C.MPI_UNDEFINED
+	if carts[ci] != nil {
+		*status = C.MPI_CART
+	}
+	return 0
+}
+
+// bcs_dims_create balances nnodes over the dimensions left 0 in dims, in
+// non-increasing order, as MPI_Dims_create specifies.
+//
+//export bcs_dims_create
+func bcs_dims_create(nnodes, ndims C.int, dims *C.int) C.int {
+	const call = "MPI_Dims_create"
+	if nnodes <= 0 || ndims < 0 || (ndims > 0 && dims == nil) {
+		return fail(0, call, errArg, "nnodes = %d, ndims = %d: want nnodes > 0, ndims >= 0 and dims not NULL", int(nnodes), int(ndims))
+	}
+	d := unsafe.Slice(dims, int(ndims))
+	rest := int(nnodes)
+	var free []int
+	for i, v := range d {
+		switch {
+		case v < 0:
+			return fail(0, call, errDims, "dims[%d] = %d, want >= 0", i, int(v))
+		case v == 0:
+			free = append(free, i)
+		default:
+			if rest%int(v) != 0 {
+				return fail(0, call, errDims, "dims[%d] = %d does not divide nnodes = %d", i, int(v), int(nnodes))
+			}
+			rest /= int(v)
+		}
+	}
+	if len(free) == 0 {
+		if rest != 1 {
+			return fail(0, call, errDims, "the fixed dims multiply to less than nnodes = %d", int(nnodes))
+		}
+		return 0
+	}
+	var primes []int
+	for p := 2; p*p <= rest; p++ {
+		for rest%p == 0 {
+			primes = append(primes, p)
+			rest /= p
+		}
+	}
+	if rest > 1 {
+		primes = append(primes, rest)
+	}
+	got := make([]int, len(free))
+	for i := range got {
+		got[i] = 1
+	}
+	for i := len(primes) - 1; i >= 0; i-- { // largest factor to the smallest dimension
+		j := slices.Index(got, slices.Min(got))
+		got[j] *= primes[i]
+	}
+	slices.Sort(got)
+	slices.Reverse(got)
+	for k, i := range free {
+		d[i] = C.int(got[k])
+	}
+	return 0
+}
+
+// forgetTopology drops a freed communicator's topology.
+func forgetTopology(ci int) { delete(carts, ci) }
+
+//export bcs_comm_split_type
+func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_split_type"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	ci, rc := comm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if info != 0x130 && info != 0x131 { // MPI_INFO_NULL, MPI_INFO_ENV
+		return fail(ci, call, errInfo, "info = %s, want MPI_INFO_NULL (Info objects are not implemented yet)", describe(uintptr(info)))
+	}
+	color := node
+	switch splitType {
+	case C.MPI_COMM_TYPE_SHARED:
+	case C.MPI_UNDEFINED:
+		color = C.MPI_UNDEFINED
+	default:
+		return fail(ci, call, errArg, "split_type = %d, want MPI_COMM_TYPE_SHARED (%d) or MPI_UNDEFINED", int(splitType), C.MPI_COMM_TYPE_SHARED)
+	}
+	nh, rc := splitOf(ci, color, int(key))
+	if rc == 0 {
+		*out = C.uintptr_t(nh)
+	}
+	return rc
+}

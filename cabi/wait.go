@@ -1,0 +1,528 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Completion: a request handle is freed, and the caller's handle set to
+// MPI_REQUEST_NULL, as soon as a Wait or Test call observes its completion,
+// so this package never touches an mpiapi request after that.
+
+// scratch is reused by the array calls so they allocate nothing.
+var scratch []*mpiapi.Request
+
+// requestArray checks every handle of an array call and returns the slots
+// (-1 for MPI_REQUEST_NULL).
+func requestArray(call string, n C.int, hs *C.uintptr_t) ([]C.uintptr_t, []int, C.int) {
+	if n < 0 {
+		return nil, nil, fail(0, call, errCount, "count = %d, want >= 0", int(n))
+	}
+	if n > 0 && hs == nil {
+		return nil, nil, fail(0, call, errArg, "array_of_requests = NULL with count = %d", int(n))
+	}
+	handles := unsafe.Slice(hs, int(n))
+	slots := slotScratch[:0]
+	epoch++
+	for k, h := range handles {
+		i, rc := req(call, uintptr(h))
+		if rc != 0 {
+			return nil, nil, rc
+		}
+		if i >= 0 && reqs[i].inactive() {
+			i = -1
+		}
+		if i >= 0 {
+			if reqs[i].mark == epoch {
+				return nil, nil, fail(reqs[i].comm, call, errRequest, "array_of_requests[%d] = %s appears twice in the array", k, describe(uintptr(h)))
+			}
+			reqs[i].mark = epoch
+		}
+		slots = append(slots, i)
+	}
+	slotScratch = slots
+	return handles, slots, 0
+}
+
+var (
+	slotScratch []int
+	epoch       uint64 // marks the slots seen by one array call
+)
+
+func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
+	if sts == nil {
+		return nil
+	}
+	return (*C.MPI_Status)(unsafe.Add(unsafe.Pointer(sts), uintptr(k)*unsafe.Sizeof(*sts)))
+}
+
+// complete writes slot i's status and frees it, nulling the caller's
+// handle; a persistent request only becomes inactive.
+func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
+	e := &reqs[i]
+	if e.r != nil {
+		putStatus(st, e.r.Status(), class)
+	} else {
+		e.loc.status(st, class)
+	}
+	if e.persist != nil {
+		e.r, e.loc = nil, nil
+		return
+	}
+	freeReq(i)
+	*h = hReqNull
+}
+
+// localDone reports whether every local request among slots has completed;
+// if one has not, it can never (see local.go), and pending is its slot.
+func localDone(slots []int) (ok bool, pending int) {
+	for _, i := range slots {
+		if i >= 0 && reqs[i].loc != nil && !reqs[i].loc.done {
+			return false, i
+		}
+	}
+	return true, -1
+}
+
+// localResult raises the first error of the completed local requests.
+func localResult(call string, slots []int) C.int {
+	for _, i := range slots {
+		if i >= 0 && reqs[i].loc != nil {
+			if rc := reqs[i].loc.result(call); rc != 0 {
+				return rc
+			}
+		}
+	}
+	return 0
+}
+
+//export bcs_wait
+func bcs_wait(h *C.uintptr_t, st *C.MPI_Status) C.int {
+	const call = "MPI_Wait"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	i, rc := req(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	if i < 0 || reqs[i].inactive() {
+		emptyStatus(st)
+		return 0
+	}
+	e := reqs[i]
+	if e.loc != nil {
+		if !e.loc.done {
+			return localDeadlock(call, e.loc)
+		}
+		rc := e.loc.result(call)
+		complete(i, h, st, int(rc))
+		return rc
+	}
+	_, err := mpiapi.Wait(e.r)
+	rc = failErr(e.comm, err)
+	complete(i, h, st, int(rc))
+	return rc
+}
+
+//export bcs_waitall
+func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
+	const call = "MPI_Waitall"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	if ok, i := localDone(slots); !ok {
+		return localDeadlock(call, reqs[i].loc)
+	}
+	rs, ci := scratch[:0], 0
+	for _, i := range slots {
+		if i >= 0 && reqs[i].r != nil {
+			if len(rs) == 0 {
+				ci = reqs[i].comm
+			}
+			rs = append(rs, reqs[i].r)
+		}
+	}
+	scratch = rs
+	var err error
+	if len(rs) > 0 {
+		err = mpiapi.Waitall(rs...)
+	}
+	clear(scratch)
+	rc = localResult(call, slots)
+	for k, i := range slots {
+		if i < 0 {
+			emptyStatus(statusAt(sts, k))
+			continue
+		}
+		complete(i, &handles[k], statusAt(sts, k), 0)
+	}
+	if rc != 0 {
+		return rc
+	}
+	return failErr(ci, err)
+}
+
+//export bcs_waitany
+func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Waitany"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	rs, live, pendingLocal := scratch[:0], false, -1
+	for k, i := range slots {
+		var r *mpiapi.Request
+		if i >= 0 {
+			if loc := reqs[i].loc; loc != nil {
+				if loc.done {
+					*index = C.int(k)
+					rc := loc.result(call)
+					complete(i, &handles[k], st, int(rc))
+					return rc
+				}
+				pendingLocal = i
+			}
+			if r = reqs[i].r; r != nil {
+				live = true
+			}
+		}
+		rs = append(rs, r)
+	}
+	scratch = rs
+	if !live && pendingLocal >= 0 {
+		clear(scratch)
+		return localDeadlock(call, reqs[pendingLocal].loc)
+	}
+	k := -1
+	var err error
+	if live {
+		k, _, err = mpiapi.Waitany(rs...)
+	}
+	clear(scratch)
+	if k < 0 {
+		*index = C.MPI_UNDEFINED
+		emptyStatus(st)
+		return failErr(0, err)
+	}
+	*index = C.int(k)
+	ci := reqs[slots[k]].comm
+	rc = failErr(ci, err)
+	complete(slots[k], &handles[k], st, int(rc))
+	return rc
+}
+
+//export bcs_test
+func bcs_test(h *C.uintptr_t, flag *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Test"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	i, rc := req(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	*flag = 1
+	if i < 0 || reqs[i].inactive() {
+		emptyStatus(st)
+		return 0
+	}
+	e := reqs[i]
+	if e.loc != nil {
+		if !e.loc.done {
+			*flag = 0
+			return 0
+		}
+		rc := e.loc.result(call)
+		complete(i, h, st, int(rc))
+		return rc
+	}
+	done, _, err := mpiapi.Test(e.r)
+	if !done {
+		*flag = 0
+		return failErr(e.comm, err)
+	}
+	rc = failErr(e.comm, err)
+	complete(i, h, st, int(rc))
+	return rc
+}
+
+//export bcs_testall
+func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int {
+	const call = "MPI_Testall"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	rs, ci := scratch[:0], 0
+	for _, i := range slots {
+		if i >= 0 && reqs[i].r != nil {
+			if len(rs) == 0 {
+				ci = reqs[i].comm
+			}
+			rs = append(rs, reqs[i].r)
+		}
+	}
+	scratch = rs
+	all, err := true, error(nil)
+	if len(rs) > 0 {
+		all, err = mpiapi.Testall(rs...)
+	}
+	clear(scratch)
+	if ok, _ := localDone(slots); !all || !ok {
+		*flag = 0
+		return failErr(ci, err)
+	}
+	*flag = 1
+	rc = localResult(call, slots)
+	for k, i := range slots {
+		if i < 0 {
+			emptyStatus(statusAt(sts, k))
+			continue
+		}
+		complete(i, &handles[k], statusAt(sts, k), 0)
+	}
+	if rc != 0 {
+		return rc
+	}
+	return failErr(ci, err)
+}
+
+// detached holds the runtime requests freed with MPI_Request_free before
+// they completed; MPI_Finalize waits for them.
+var detached []*mpiapi.Request
+
+//export bcs_request_free
+func bcs_request_free(h *C.uintptr_t) C.int {
+	const call = "MPI_Request_free"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	i, rc := req(call, uintptr(*h))
+	if rc != 0 {
+		return rc
+	}
+	if i < 0 {
+		return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want an active request")
+	}
+	if r := reqs[i].r; r != nil {
+		detached = append(detached, r)
+	}
+	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
+	*h = hReqNull
+	return 0
+}
+
+// Testany, Waitsome and Testsome are composed from mpiapi's Test and
+// Waitany (so the MMDS records those calls) until mpiapi has them.
+
+// testOne tests slot i of an array call without blocking; done reports
+// completion (then the slot is freed and the handle nulled).
+func testOne(call string, i int, h *C.uintptr_t, st *C.MPI_Status) (done bool, rc C.int) {
+	e := reqs[i]
+	if e.loc != nil {
+		if !e.loc.done {
+			return false, 0
+		}
+		rc = e.loc.result(call)
+		complete(i, h, st, int(rc))
+		return true, rc
+	}
+	ok, _, err := mpiapi.Test(e.r)
+	if !ok {
+		return false, failErr(e.comm, err)
+	}
+	rc = failErr(e.comm, err)
+	complete(i, h, st, int(rc))
+	return true, rc
+}
+
+//export bcs_testany
+func bcs_testany(n C.int, hs *C.uintptr_t, index, flag *C.int, st *C.MPI_Status) C.int {
+	const call = "MPI_Testany"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	*index, *flag = C.MPI_UNDEFINED, 1
+	live := false
+	for k, i := range slots {
+		if i < 0 {
+			continue
+		}
+		live = true
+		done, rc := testOne(call, i, &handles[k], st)
+		if done || rc != 0 {
+			if done {
+				*index = C.int(k)
+			}
+			return rc
+		}
+	}
+	if live {
+		*flag = 0
+	} else {
+		emptyStatus(st)
+	}
+	return 0
+}
+
+// some is Waitsome (block) and Testsome: every request found complete is
+// returned.
+func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status, block bool) C.int {
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	handles, slots, rc := requestArray(call, n, hs)
+	if rc != 0 {
+		return rc
+	}
+	slots = slices.Clone(slots) // bcs_waitany below reuses the scratch array
+	live := false
+	for _, i := range slots {
+		live = live || i >= 0
+	}
+	if !live {
+		*outcount = C.MPI_UNDEFINED
+		return 0
+	}
+	idx := unsafe.Slice(indices, int(n))
+	count := 0
+	if block { // wait for one, then take the others that are done too
+		var first C.int
+		if rc := bcs_waitany(n, hs, &first, statusAt(sts, 0)); rc != 0 {
+			return rc
+		}
+		idx[0], count = first, 1
+		slots[first] = -1
+	}
+	for k, i := range slots {
+		if i < 0 {
+			continue
+		}
+		done, rc := testOne(call, i, &handles[k], statusAt(sts, count))
+		if done {
+			idx[count] = C.int(k)
+			count++
+		}
+		if rc != 0 {
+			*outcount = C.int(count)
+			return rc
+		}
+	}
+	*outcount = C.int(count)
+	return 0
+}
+
+//export bcs_waitsome
+func bcs_waitsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status) C.int {
+	return some("MPI_Waitsome", n, hs, outcount, indices, sts, true)
+}
+
+//export bcs_testsome
+func bcs_testsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status) C.int {
+	return some("MPI_Testsome", n, hs, outcount, indices, sts, false)
+}
+
+// persistent is the call a persistent request starts each time.
+type persistent struct {
+	call string
+	recv bool
+	a    p2p
+}
+
+func initRequest(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	a, rc := p2pArgs(call, commH, buf, count, dt, r, t, recv)
+	if rc != 0 {
+		return rc
+	}
+	i := newReq(nil, nil, a.ci)
+	_, slot, _ := splitHandle(i)
+	reqs[slot].persist = &persistent{call: call, recv: recv, a: a}
+	*out = C.uintptr_t(i)
+	return 0
+}
+
+//export bcs_send_init
+func bcs_send_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	return initRequest("MPI_Send_init", buf, count, dt, dest, t, commH, out, false)
+}
+
+//export bcs_recv_init
+func bcs_recv_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
+	return initRequest("MPI_Recv_init", buf, count, dt, source, t, commH, out, true)
+}
+
+// startOne starts the persistent request in slot i.
+func startOne(call string, i int) C.int {
+	e := &reqs[i]
+	p := e.persist
+	if p == nil {
+		return fail(e.comm, call, errRequest, "the request is not persistent (it was not made by MPI_Send_init or MPI_Recv_init)")
+	}
+	if !e.inactive() {
+		return fail(e.comm, call, errRequest, "the persistent request is already active; complete it with a Wait or Test call first")
+	}
+	if p.a.c == nil {
+		if p.recv {
+			e.loc = localRecv(p.call, p.a)
+		} else {
+			e.loc = localSend(p.a)
+		}
+		return 0
+	}
+	var err error
+	if p.recv {
+		e.r, err = mpiapi.Irecv(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+	} else {
+		e.r, err = mpiapi.Isend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+	}
+	return failErr(e.comm, err)
+}
+
+//export bcs_startall
+func bcs_startall(n C.int, hs *C.uintptr_t) C.int {
+	const call = "MPI_Start"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	if n < 0 || (n > 0 && hs == nil) {
+		return fail(0, call, errArg, "count = %d with array_of_requests = NULL", int(n))
+	}
+	for _, h := range unsafe.Slice(hs, int(n)) {
+		i, rc := req(call, uintptr(h))
+		if rc != 0 {
+			return rc
+		}
+		if i < 0 {
+			return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want a persistent request")
+		}
+		if rc := startOne(call, i); rc != 0 {
+			return rc
+		}
+	}
+	return 0
+}

@@ -1,0 +1,282 @@
+// Package ccwrap is the compiler wrapper behind bcscc and bcscxx, in the
+// shape of mpicc: it adds bcsmpi's include directory and, when the
+// invocation links, the MPI library and its run path, and passes every other
+// argument to the C or C++ compiler (cc and c++, or $BCS_CC and $BCS_CXX).
+//
+// Where things are:
+//   - the header: <source tree>/cabi/include/mpi.h, found through the path
+//     this package was compiled from (or $BCS_ROOT);
+//   - the library: <directory of the bcscc executable>/lib/libmpi_abi.so.1,
+//     with libmpi_abi.so beside it for -lmpi_abi, and a copy of the header
+//     in <that directory>/include, used when the source tree is gone (a
+//     bin/ copied elsewhere).
+//
+// The library is built from the source tree with go build -buildmode=c-shared
+// on the first link, and again whenever a Go, C or header file of the tree
+// changed since (a fingerprint of their names, sizes and modification times
+// is kept beside the library), so a rebuilt checkout never links a stale
+// library. "bcscc --build" only builds it. Concurrent wrappers take a lock.
+package ccwrap
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// Lib names the library and its link name.
+const (
+	Lib     = "libmpi_abi.so.1"
+	LibLink = "libmpi_abi.so"
+)
+
+// Tool is one wrapper: its name, the compiler it runs by default, and the
+// environment variable that overrides it.
+type Tool struct {
+	Name, Compiler, Env string
+}
+
+var (
+	CC  = Tool{Name: "bcscc", Compiler: "cc", Env: "BCS_CC"}
+	CXX = Tool{Name: "bcscxx", Compiler: "c++", Env: "BCS_CXX"}
+)
+
+// Root is the bcsmpi source tree: $BCS_ROOT, or the tree this package was
+// compiled from.
+func Root() (string, error) {
+	root := os.Getenv("BCS_ROOT")
+	if root == "" {
+		_, file, _, ok := runtime.Caller(0)
+		if ok && filepath.IsAbs(file) {
+			root = filepath.Join(filepath.Dir(file), "..", "..")
+		}
+	}
+	if root == "" {
+		return "", errors.New("cannot locate the bcsmpi source tree (built with -trimpath?); set BCS_ROOT to it")
+	}
+	root = filepath.Clean(root)
+	if _, err := os.Stat(filepath.Join(root, "cabi", "include", "mpi.h")); err != nil {
+		return "", fmt.Errorf("%s is not the bcsmpi source tree (no cabi/include/mpi.h); set BCS_ROOT to it", root)
+	}
+	return root, nil
+}
+
+// LibDir is where the library lives: lib/ beside the executable.
+func LibDir() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(exe), "lib"), nil
+}
+
+// linking reports whether a compiler invocation links: not when it only
+// compiles, assembles, preprocesses or lists dependencies, and not without
+// arguments (the compiler then just complains).
+func linking(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	for _, a := range args {
+		switch a {
+		case "-c", "-S", "-E", "-M", "-MM", "--version", "-v", "-dumpversion", "-dumpmachine":
+			return false
+		}
+	}
+	return true
+}
+
+// Command is the compiler command line for args, with the header in incdir
+// and the library in libdir.
+func Command(t Tool, incdir, libdir string, args []string) []string {
+	cc := t.Compiler
+	if v := os.Getenv(t.Env); v != "" {
+		cc = v
+	}
+	cmd := append(strings.Fields(cc), "-I"+incdir)
+	cmd = append(cmd, args...)
+	if linking(args) {
+		cmd = append(cmd, "-L"+libdir, "-lmpi_abi", "-Wl,-rpath,"+libdir)
+	}
+	return cmd
+}
+
+// Main runs the wrapper and returns its exit code (on success it execs the
+// compiler and does not return).
+func Main(t Tool, args []string) int {
+	show, build := false, false
+	var rest []string
+	for _, a := range args {
+		switch a {
+		case "-show", "--show", "-showme":
+			show = true
+		case "--build":
+			build = true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	libdir, err := LibDir()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+		return 2
+	}
+	incdir := filepath.Join(filepath.Dir(libdir), "include") // the installed copy of mpi.h
+	root, err := Root()
+	switch {
+	case err == nil:
+		if build || (!show && linking(rest)) {
+			if err := Ensure(root, libdir, build); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: building %s: %v\n", t.Name, filepath.Join(libdir, Lib), err)
+				return 1
+			}
+			if build && len(rest) == 0 {
+				return 0
+			}
+		}
+		incdir = filepath.Join(root, "cabi", "include")
+	case build:
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+		return 2
+	default: // a bin/ without its source tree: use what was built into it
+		_, herr := os.Stat(filepath.Join(incdir, "mpi.h"))
+		_, lerr := os.Stat(filepath.Join(libdir, Lib))
+		if herr != nil || (linking(rest) && lerr != nil) {
+			fmt.Fprintf(os.Stderr, "%s: %v; and %s or %s is missing\n", t.Name, err, filepath.Join(incdir, "mpi.h"), filepath.Join(libdir, Lib))
+			return 2
+		}
+	}
+	cmd := Command(t, incdir, libdir, rest)
+	if show {
+		fmt.Println(strings.Join(cmd, " "))
+		return 0
+	}
+	path, err := exec.LookPath(cmd[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: compiler %q not found (set %s): %v\n", t.Name, cmd[0], t.Env, err)
+		return 127
+	}
+	err = syscall.Exec(path, cmd, os.Environ())
+	fmt.Fprintf(os.Stderr, "%s: running %s: %v\n", t.Name, path, err)
+	return 126
+}
+
+// fingerprint summarises the source files the library is built from: the
+// names, sizes and modification times of every Go, C and header file of the
+// tree outside tests, bin/ and hidden directories.
+func fingerprint(root string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "bin" || name == "testdata" || name == "bcs-mds") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(name) {
+		case ".go", ".c", ".h", ".mod", ".sum":
+		default:
+			return nil
+		}
+		if strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", p, info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// Ensure builds the library into libdir unless it is there and was built
+// from the tree as it is now (always, if force).
+func Ensure(root, libdir string, force bool) error {
+	if err := os.MkdirAll(libdir, 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(libdir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	fp, err := fingerprint(root)
+	if err != nil {
+		return err
+	}
+	stamp := filepath.Join(libdir, ".fingerprint")
+	lib := filepath.Join(libdir, Lib)
+	if !force {
+		if old, err := os.ReadFile(stamp); err == nil && string(old) == fp {
+			if _, err := os.Stat(lib); err == nil {
+				return nil
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp(libdir, ".build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if p, err := exec.LookPath("go"); err == nil {
+		gobin = p
+	}
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared",
+		"-ldflags=-extldflags=-Wl,-soname,"+Lib, "-o", filepath.Join(tmp, Lib), "./cabi")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	if err := os.Rename(filepath.Join(tmp, Lib), lib); err != nil {
+		return err
+	}
+	// A copy of the header beside lib/, so that the wrappers keep working
+	// from a bin/ copied away from the source tree.
+	hdr, err := os.ReadFile(filepath.Join(root, "cabi", "include", "mpi.h"))
+	if err != nil {
+		return err
+	}
+	incdir := filepath.Join(filepath.Dir(libdir), "include")
+	if err := os.MkdirAll(incdir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "mpi.h"), hdr, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(tmp, "mpi.h"), filepath.Join(incdir, "mpi.h")); err != nil {
+		return err
+	}
+	link := filepath.Join(libdir, LibLink)
+	if target, err := os.Readlink(link); err != nil || target != Lib {
+		os.Remove(link)
+		if err := os.Symlink(Lib, link); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(stamp, []byte(fp), 0o644)
+}
