@@ -86,17 +86,14 @@ func run(t *testing.T, name string, args ...string) result {
 	return r
 }
 
-// bcsrun runs a job. The deadlock detector waits 20000 slices (10 s) instead
-// of 1000: on a loaded machine (CI runs every package's tests at once) a
-// rank can be descheduled, or still loading the library before MPI_Init,
-// for longer than 1000 slices, and the detector then takes it for a
-// deadlock (see the report of this branch). No test here expects one.
+// bcsrun runs a job with the default settings (deadlock detection included:
+// a rank still loading the library before MPI_Init, or descheduled on a
+// loaded machine, is never taken for a deadlock).
 func bcsrun(t *testing.T, args ...string) result {
 	t.Helper()
 	return run(t, filepath.Join(bin, "bcsrun"), args...)
 }
 
-func init() { os.Setenv("BCS_DEADLOCK_SLICES", "20000") }
 
 // okRanks checks that the job succeeded and every rank printed "<word> ok <rank>".
 func okRanks(t *testing.T, r result, word string, n int) {
