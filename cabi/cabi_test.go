@@ -94,7 +94,6 @@ func bcsrun(t *testing.T, args ...string) result {
 	return run(t, filepath.Join(bin, "bcsrun"), args...)
 }
 
-
 // okRanks checks that the job succeeded and every rank printed "<word> ok <rank>".
 func okRanks(t *testing.T, r result, word string, n int) {
 	t.Helper()
