@@ -393,7 +393,7 @@ func Run(job Job) (res Result, err error) {
 				renv.ReportFD = 4
 			}
 			cmd.Env = append(os.Environ(), renv.Environ()...)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			cmd.SysProcAttr = unix.DieWithParent()
 			if r == 0 && job.Stdin != nil {
 				cmd.Stdin = job.Stdin // the descriptor itself: no copying, EOF when the caller's input ends
 			}
