@@ -10,23 +10,23 @@
 //
 // # The variables
 //
-//	BCS_SHM_FD        inherited descriptor of the node's shared-memory region (> 2)   required
-//	BCS_RANK          world rank, 0 .. BCS_SIZE-1                                      required
-//	BCS_SIZE          ranks in the job, >= 1                                           required
-//	BCS_LOCAL_RANK    the rank's block in the node's region, >= 0                      required
-//	BCS_NODE          the rank's logical node, >= 0                                    required
-//	BCS_JOB           the job's id (also what tests look for in /proc/PID/environ)     required
-//	BCS_TIMESLICE_NS  the strobe period in nanoseconds, > 0                            required
-//	BCS_SPIN_NS       a blocked call's busy-wait before it sleeps, ns, >= 0            required
-//	BCS_LEAK_CHECK    end-of-job leak report: warn, error or off                      (empty: warn)
-//	BCS_REPORT_FD     inherited pipe for the rank's part of the leak report (> 2)     (empty: none)
-//	BCS_MDS           the MDS selection, as the mds key (none, main, elan, ...)       (empty: none)
-//	BCS_MDS_JOB_DIR   the job's MDS directory, where the rank writes its MMDS files   (empty: .)
-//	BCS_MDS_RANKS     ranks that record MMDS (mds_ranks syntax)                       (empty: all)
-//	BCS_MDS_PRIMITIVES primitives with distributions (mds_primitives syntax)          (empty: default)
-//	BCS_MDS_DIGITS    distribution resolution, >= 1                                   (empty: default)
-//	BCS_MDS_INTERVAL  periodic MMDS dump interval, a Go duration >= 0                 (empty: none)
-//	BCS_MDS_FILE_MODE octal permissions of the MMDS files, owner read+write           (empty: default)
+//	BCS_SHM_FD          inherited descriptor of the node's shared-memory region (> 2)  required
+//	BCS_RANK            world rank, 0 .. BCS_SIZE-1                                    required
+//	BCS_SIZE            ranks in the job, >= 1                                         required
+//	BCS_LOCAL_RANK      the rank's block in the node's region, >= 0                    required
+//	BCS_NODE            the rank's logical node, >= 0                                  required
+//	BCS_JOB             the job's id (also what tests look for in /proc/PID/environ)   required
+//	BCS_TIMESLICE_NS    the strobe period in nanoseconds, > 0                          required
+//	BCS_SPIN_NS         a blocked call's busy-wait before it sleeps, ns, >= 0          required
+//	BCS_LEAK_CHECK      end-of-job leak report: warn, error or off                     (empty: warn)
+//	BCS_REPORT_FD       inherited pipe for the rank's part of the leak report (> 2)    (empty: none)
+//	BCS_MDS             the MDS selection, as the mds key (none, main, elan, ...)      (empty: none)
+//	BCS_MDS_JOB_DIR     the job's MDS directory, where the rank writes its MMDS files  (empty: .)
+//	BCS_MDS_RANKS       ranks that record MMDS (mds_ranks syntax)                      (empty: all)
+//	BCS_MDS_PRIMITIVES  primitives with distributions (mds_primitives syntax)          (empty: default)
+//	BCS_MDS_DIGITS      distribution resolution, >= 1                                  (empty: default)
+//	BCS_MDS_INTERVAL    periodic MMDS dump interval, a Go duration >= 0                (empty: none)
+//	BCS_MDS_FILE_MODE   octal permissions of the MMDS files, owner read+write          (empty: default)
 //
 // Several of these are also configuration keys of bcsrun (BCS_MDS,
 // BCS_MDS_RANKS, BCS_LEAK_CHECK, …: see package configs): the launcher reads
