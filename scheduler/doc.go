@@ -10,7 +10,7 @@
 //     matched, ordered by (DEM slice, source rank, post order).
 //   - transfer: a matched (send, receive) pair with bytes still to move.
 //
-// # Matching rule (DESIGN.md §3 rule 4)
+// # Matching rule (docs/design.md §3 rule 4)
 //
 // In each slice the descriptors exchanged in DEM are taken in (rank, seq) order.
 //
@@ -50,7 +50,7 @@
 // A collective call is one KindColl descriptor per member (plus KindCollPart
 // descriptors carrying the per-peer blocks of the v-variants), keyed by
 // (communicator, per-communicator call number). The scheduler keeps each call
-// until every member of the communicator has posted it (DESIGN.md: a
+// until every member of the communicator has posted it (docs/design.md: a
 // collective runs only when all members have posted it); each member's
 // descriptor is compared with the first one when it arrives, and a different
 // collective, root, operation, element type or count is an Error naming both

@@ -18,7 +18,7 @@
 // strobe can keep in step, and buys a global view for free (deadlock
 // detection, collective mismatch checks).
 //
-// Rules enforced here (DESIGN.md §3): rule 1, nothing posted during slice k is
+// Rules enforced here (docs/design.md §3): rule 1, nothing posted during slice k is
 // exchanged in slice k (DEM rejects a descriptor whose PostSlice ≥ k); rule 2,
 // microphases run in order (strobe.Follower); rule 5, completions of slice k are
 // published at the strobe of k+1 under the default policy, at the end of slice
