@@ -52,6 +52,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/emds"
 	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -210,13 +211,15 @@ func Keys() []string {
 func EnvName(key string) string { return "BCS_" + strings.ToUpper(key) }
 
 // runtimeEnv are BCS_* variables that are not configuration keys but are
-// read elsewhere (the launcher→rank contract, fault injection, profiling);
-// Load does not warn about them.
-var runtimeEnv = map[string]bool{
-	"BCS_SHM_FD": true, "BCS_RANK": true, "BCS_SIZE": true, "BCS_LOCAL_RANK": true, "BCS_TIMESLICE_NS": true,
-	"BCS_SPIN_NS": true, "BCS_JOB": true, "BCS_NODE": true, "BCS_ERRORS": true, "BCS_FAULT_STALL_NODE": true,
-	"BCS_CPUPROFILE": true, "BCS_REPORT_FD": true,
-}
+// read elsewhere (the launcher→rank contract, fault injection, profiling:
+// package jobenv); Load does not warn about them.
+var runtimeEnv = func() map[string]bool {
+	m := map[string]bool{}
+	for _, name := range jobenv.Names() {
+		m[name] = true
+	}
+	return m
+}()
 
 // Flags declares the command-line flags that override configuration keys.
 func Flags(fs *pflag.FlagSet) {

@@ -226,7 +226,8 @@ func TestEnvWarnings(t *testing.T) {
 	t.Setenv("BCS_TIMESLISE", "1ms")
 	t.Setenv("BCS_MDS_DIRR", "/tmp/x")
 	t.Setenv("BCS_ZZZZZZZZZZZZZZZZ", "1")
-	t.Setenv("BCS_RANK", "3") // the runtime's own: no warning
+	t.Setenv("BCS_RANK", "3")             // the runtime's own (package jobenv): no warning
+	t.Setenv("BCS_MDS_JOB_DIR", "/tmp/j") // the same
 	t.Setenv("BCS_NODES", "2")
 	_, info, err := LoadInfo(nil)
 	if err != nil {
@@ -242,7 +243,7 @@ func TestEnvWarnings(t *testing.T) {
 			t.Errorf("warnings\n%s\nlack %q", all, want)
 		}
 	}
-	if strings.Contains(all, "BCS_RANK") || strings.Contains(all, "BCS_NODES") {
+	if strings.Contains(all, "BCS_RANK") || strings.Contains(all, "BCS_NODES") || strings.Contains(all, "BCS_MDS_JOB_DIR") {
 		t.Errorf("warnings name a valid variable:\n%s", all)
 	}
 	if !slices.Contains(info.Env, "BCS_NODES=2") {

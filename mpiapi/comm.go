@@ -7,7 +7,6 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/mds"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // Undefined is MPI_UNDEFINED: as a Split color it means "no new
@@ -190,7 +189,7 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 	}
 	col := int32(color)
 	if color == Undefined {
-		col = scheduler.UndefinedColor
+		col = proto.UndefinedColor
 	}
 	list := make([]int32, c.size) // the agent writes the new group's world ranks here
 	var out *Comm

@@ -3,6 +3,8 @@ package mpiapi
 import (
 	"fmt"
 	"os"
+
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 )
 
 // Class is an MPI error class (MPI_ERR_*).
@@ -75,7 +77,7 @@ var errhandler = ErrorsAreFatal
 func SetErrhandler(h Errhandler) { errhandler = h }
 
 func init() {
-	if os.Getenv("BCS_ERRORS") == "return" {
+	if os.Getenv(jobenv.VarErrors) == "return" {
 		errhandler = ErrorsReturn
 	}
 }

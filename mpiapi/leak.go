@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 )
 
@@ -15,7 +16,7 @@ import (
 // completed but never waited for, tested or freed, and freed requests the
 // runtime had not completed. Only the runtime knows the messages sent but
 // never received. So each rank writes its part to bcsrun over the report pipe
-// (EnvReportFD), one line "RANK TEXT" per leak in a single write (at most
+// (jobenv.VarReportFD), one line "RANK TEXT" per leak in a single write (at most
 // leakLineMax bytes, less than PIPE_BUF, so the lines of ranks finalizing at
 // the same time do not interleave), and bcsrun prints one report with the
 // unreceived messages at the end of the job: a warning, or an error that
@@ -80,26 +81,16 @@ func describeRequest(r *Request) string {
 	return s
 }
 
-// leakMode is the leak_check key as bcsrun passed it: "off", "error" or
-// (anything else) "warn".
-func leakMode() string {
-	switch m := os.Getenv(EnvLeakCheck); m {
-	case "off", "error":
-		return m
-	}
-	return "warn"
-}
-
 // reportLeaks hands the rank's leaks to bcsrun (or prints them).
 func (p *process) reportLeaks() {
-	if leakMode() == "off" {
+	if p.env.LeakCheck == jobenv.LeakOff {
 		return
 	}
 	lines := p.leaks()
 	if len(lines) == 0 {
 		return
 	}
-	if fd, err := envInt(EnvReportFD); err == nil && fd > 2 {
+	if fd := p.env.ReportFD; fd > 2 {
 		f := os.NewFile(uintptr(fd), "bcsrun leak report")
 		defer f.Close()
 		for _, l := range lines {

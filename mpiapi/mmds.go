@@ -4,25 +4,29 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mds"
 )
 
 // Environment variables that carry the MDS selection from bcsrun to ranks.
+//
+// Deprecated: the launcher↔rank contract is package internal/jobenv. EnvMDSDir
+// is the rank's job directory, since renamed BCS_MDS_JOB_DIR (BCS_MDS_DIR is
+// bcsrun's configuration key for the root of all jobs' directories).
 const (
-	EnvMDS           = "BCS_MDS"
-	EnvMDSDir        = "BCS_MDS_DIR"
-	EnvMDSRanks      = "BCS_MDS_RANKS"
-	EnvMDSPrimitives = "BCS_MDS_PRIMITIVES"
-	EnvMDSDigits     = "BCS_MDS_DIGITS"
-	EnvMDSInterval   = "BCS_MDS_INTERVAL"
-	EnvMDSFileMode   = "BCS_MDS_FILE_MODE" // octal permissions of the dump files
+	EnvMDS           = jobenv.VarMDS
+	EnvMDSDir        = jobenv.VarMDSJobDir
+	EnvMDSRanks      = jobenv.VarMDSRanks
+	EnvMDSPrimitives = jobenv.VarMDSPrimitives
+	EnvMDSDigits     = jobenv.VarMDSDigits
+	EnvMDSInterval   = jobenv.VarMDSInterval
+	EnvMDSFileMode   = jobenv.VarMDSFileMode
 )
 
 // mmds is the rank's MMDS hook: a nil recorder costs one branch per call.
@@ -38,37 +42,30 @@ type mmds struct {
 	dumpMu sync.Mutex
 }
 
-func (m *mmds) init(rank int) error {
-	mode, err := mds.ParseMode(os.Getenv(EnvMDS))
+func (m *mmds) init(rank int, env jobenv.MDS) error {
+	mode, err := mds.ParseMode(env.Mode)
 	if err != nil || !mode.Main {
 		return err
 	}
-	ranks, err := mds.ParseSet(os.Getenv(EnvMDSRanks))
+	ranks, err := mds.ParseSet(env.Ranks)
 	if err != nil || !ranks.Has(rank) {
 		return err
 	}
 	cfg := mds.DefaultConfig()
-	if cfg.Primitives, err = mds.ParsePrimitives(os.Getenv(EnvMDSPrimitives)); err != nil {
+	if cfg.Primitives, err = mds.ParsePrimitives(env.Primitives); err != nil {
 		return err
 	}
-	if v := os.Getenv(EnvMDSDigits); v != "" {
-		if cfg.Digits, err = strconv.Atoi(v); err != nil || cfg.Digits < 1 || cfg.Digits > 5 {
-			return fmt.Errorf("%s=%q, want 1 .. 5", EnvMDSDigits, v)
+	if d := env.Digits; d != 0 {
+		if d < 1 || d > 5 {
+			return fmt.Errorf("%s=%d, want 1 .. 5", jobenv.VarMDSDigits, d)
 		}
+		cfg.Digits = d
 	}
-	if v := os.Getenv(EnvMDSInterval); v != "" && v != "0" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("%s=%q, want a duration such as 10s", EnvMDSInterval, v)
-		}
-		m.interval = int64(d)
+	m.interval = int64(env.Interval)
+	if env.FileMode != 0 {
+		cfg.FileMode = env.FileMode
 	}
-	if v := os.Getenv(EnvMDSFileMode); v != "" {
-		if cfg.FileMode, err = mds.ParseFileMode(v); err != nil {
-			return fmt.Errorf("%s: %w", EnvMDSFileMode, err)
-		}
-	}
-	m.dir = os.Getenv(EnvMDSDir)
+	m.dir = env.JobDir
 	if m.dir == "" {
 		m.dir = "."
 	}

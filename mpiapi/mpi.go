@@ -3,11 +3,11 @@ package mpiapi
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -23,19 +23,18 @@ const (
 )
 
 // Environment variables set by bcsrun for every rank.
+//
+// Deprecated: the launcher↔rank contract is package internal/jobenv; these
+// are its names, kept for code that spelled them through mpiapi.
 const (
-	EnvShmFD = "BCS_SHM_FD" // inherited descriptor of the node's region
-	EnvRank  = "BCS_RANK"
-	EnvSize  = "BCS_SIZE"
-	EnvLocal = "BCS_LOCAL_RANK" // block index in the node's region
-	EnvSlice = "BCS_TIMESLICE_NS"
-	EnvSpin  = "BCS_SPIN_NS" // how long a blocked call spins before it sleeps
-	// EnvLeakCheck is the leak_check key: "warn" (the default), "error" or
-	// "off" (see Finalize).
-	EnvLeakCheck = "BCS_LEAK_CHECK"
-	// EnvReportFD is an inherited pipe to bcsrun on which Finalize writes the
-	// rank's part of the end-of-job leak report, one "RANK TEXT" line per leak.
-	EnvReportFD = "BCS_REPORT_FD"
+	EnvShmFD     = jobenv.VarShmFD
+	EnvRank      = jobenv.VarRank
+	EnvSize      = jobenv.VarSize
+	EnvLocal     = jobenv.VarLocalRank
+	EnvSlice     = jobenv.VarTimeslice
+	EnvSpin      = jobenv.VarSpin
+	EnvLeakCheck = jobenv.VarLeakCheck
+	EnvReportFD  = jobenv.VarReportFD
 )
 
 // Numeric is the element type of a message buffer.
@@ -58,6 +57,7 @@ type process struct {
 	slice      time.Duration
 	spin       time.Duration
 	start      time.Time
+	env        jobenv.Env // as the launcher started the rank
 	finalized  bool
 	mmds       mmds
 }
@@ -105,18 +105,6 @@ func (c *Comm) Rank() int { return c.rank }
 // Size is the number of ranks in c.
 func (c *Comm) Size() int { return c.size }
 
-func envInt(name string) (int, error) {
-	v := os.Getenv(name)
-	if v == "" {
-		return 0, fmt.Errorf("%s is not set: start the program with bcsrun", name)
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%q is not an integer", name, v)
-	}
-	return n, nil
-}
-
 // Init attaches the process to its node's agent. A rank attaches once: its
 // block's attach word is claimed with its pid, and the region's descriptor is
 // made close-on-exec as soon as it is mapped, so no program the rank starts
@@ -127,17 +115,13 @@ func Init() error {
 	if self != nil {
 		return self.errf(ErrOther, call, "called twice")
 	}
-	var vals [4]int
-	for i, name := range []string{EnvShmFD, EnvRank, EnvSize, EnvLocal} {
-		v, err := envInt(name)
-		if err != nil {
-			return (*process)(nil).errf(ErrOther, call, "%v", err)
-		}
-		vals[i] = v
+	env, err := jobenv.Decode(os.Getenv)
+	if err != nil {
+		return (*process)(nil).errf(ErrOther, call, "%v", err)
 	}
-	fd, rank, size, local := vals[0], vals[1], vals[2], vals[3]
+	fd, rank, size, local := env.ShmFD, env.Rank, env.Size, env.LocalRank
 	if !unix.ShmFile(fd) {
-		return (*process)(nil).errf(ErrOther, call, "%s=%d: rank %d's shared memory is not open in this process (descriptor %d is closed or another file); only the process bcsrun started for rank %d can attach as it (a rank's region is closed on exec, so programs a rank starts cannot join the job)", EnvShmFD, fd, rank, fd, rank)
+		return (*process)(nil).errf(ErrOther, call, "%s=%d: rank %d's shared memory is not open in this process (descriptor %d is closed or another file); only the process bcsrun started for rank %d can attach as it (a rank's region is closed on exec, so programs a rank starts cannot join the job)", jobenv.VarShmFD, fd, rank, fd, rank)
 	}
 	n, err := unix.FileSize(fd)
 	if err != nil {
@@ -154,11 +138,11 @@ func Init() error {
 	region, err := shm.Attach(mem)
 	if err != nil {
 		unix.Unmap(mem)
-		return (*process)(nil).errf(ErrOther, call, "%s=%d is not rank %d's shared memory: %v", EnvShmFD, fd, rank, err)
+		return (*process)(nil).errf(ErrOther, call, "%s=%d is not rank %d's shared memory: %v", jobenv.VarShmFD, fd, rank, err)
 	}
 	if local < 0 || local >= region.G.Ranks || rank < 0 || rank >= size {
 		unix.Unmap(mem)
-		return (*process)(nil).errf(ErrOther, call, "%s=%d %s=%d %s=%d do not fit a node of %d ranks", EnvRank, rank, EnvSize, size, EnvLocal, local, region.G.Ranks)
+		return (*process)(nil).errf(ErrOther, call, "%s=%d %s=%d %s=%d do not fit a node of %d ranks", jobenv.VarRank, rank, jobenv.VarSize, size, jobenv.VarLocalRank, local, region.G.Ranks)
 	}
 	blk := region.Block(local)
 	if blk.WorldRank() != proto.Rank(rank) {
@@ -170,23 +154,17 @@ func Init() error {
 		return (*process)(nil).errf(ErrOther, call, "rank %d is already attached by process %d; a rank attaches once, and a process it starts cannot attach as it", rank, holder)
 	}
 	p := &process{rank: proto.Rank(rank), size: proto.Rank(size), region: region, mem: mem, blk: blk,
-		owner: make([]*Request, region.G.ReqMax), live: make(map[uint64]*Request), comms: make(map[proto.CommID]*Comm), start: time.Now(), slice: 500 * time.Microsecond, spin: 20 * time.Microsecond}
-	if v, err := envInt(EnvSlice); err == nil && v > 0 {
-		p.slice = time.Duration(v)
-	}
-	if v, err := envInt(EnvSpin); err == nil && v >= 0 {
-		p.spin = time.Duration(v)
-	}
+		owner: make([]*Request, region.G.ReqMax), live: make(map[uint64]*Request), comms: make(map[proto.CommID]*Comm), start: time.Now(), slice: env.Timeslice, spin: env.Spin, env: env}
 	p.free = make([]uint32, 0, region.G.ReqMax)
 	for i := region.G.ReqMax - 1; i >= 0; i-- {
 		p.free = append(p.free, uint32(i))
 	}
-	if err := p.mmds.init(rank); err != nil {
+	if err := p.mmds.init(rank, env.MDS); err != nil {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%v", err)
 	}
-	if fd, err := envInt(EnvReportFD); err == nil && fd > 2 {
-		unix.CloseOnExec(fd) // the report pipe must close when the rank exits, not live on in its children
+	if env.ReportFD > 2 {
+		unix.CloseOnExec(env.ReportFD) // the report pipe must close when the rank exits, not live on in its children
 	}
 	blk.SetState(shm.StateInit)
 	self = p

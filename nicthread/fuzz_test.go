@@ -8,13 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
@@ -94,7 +94,7 @@ func FuzzDrain(f *testing.F) {
 	start := func() {
 		child = exec.Command(os.Args[0])
 		child.Env = append(os.Environ(), "BCS_FUZZ_RANK=1")
-		child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		child.SysProcAttr = unix.DieWithParent()
 		var err error
 		if stdin, err = child.StdinPipe(); err != nil {
 			f.Fatal(err)

@@ -11,9 +11,8 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
 
-// UndefinedColor is MPI_UNDEFINED as the color of a Split: the rank joins no
-// new communicator.
-const UndefinedColor int32 = -1
+// UndefinedColor is MPI_UNDEFINED as the color of a Split (proto.UndefinedColor).
+const UndefinedColor = proto.UndefinedColor
 
 // commInfo is one communicator: its members in communicator-rank order.
 type commInfo struct {

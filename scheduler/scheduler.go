@@ -310,7 +310,7 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		}
 	}
 	s.chunk(p)
-	// Collectives run once every member has posted them (DESIGN.md), after
+	// Collectives run once every member has posted them (docs/design.md), after
 	// the point-to-point chunks: a barrier completes in the slice its last
 	// member's descriptor is exchanged in.
 	s.collChunks(p)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/launch"
 )
 
@@ -53,7 +54,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bcsrun:", err)
 		os.Exit(2)
 	}
-	if path := os.Getenv("BCS_CPUPROFILE"); path != "" { // for developers: profile the runtime itself
+	if path := os.Getenv(jobenv.VarCPUProfile); path != "" { // for developers: profile the runtime itself
 		f, err := os.Create(path)
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			defer pprof.StopCPUProfile()

@@ -1,6 +1,12 @@
 // Package clock gives the runtime one notion of time: Time, nanoseconds since
-// job start, read from a Clock. The pure packages never read a clock; drivers
-// pass Time in. Manual is a clock for tests and the simulator.
+// job start. The pure packages (strobe, scheduler, internal/core) never read a
+// clock; their drivers pass Time in — nicthread reads it from unix.Now, a
+// simulator from its own event loop.
+//
+// Rejected: a Clock interface with a real and a manual implementation. The
+// drivers that would read it call unix.Now and unix.SleepUntil on a locked
+// thread, where an interface call buys nothing, and a simulator keeps its own
+// time in its event queue; the interface was used nowhere and was removed.
 package clock
 
 import "time"
@@ -10,15 +16,3 @@ type Time int64
 
 // Duration converts to a time.Duration.
 func (t Time) Duration() time.Duration { return time.Duration(t) }
-
-// Clock reads the current Time. Implementations say whether they are safe for
-// concurrent use.
-type Clock interface {
-	Now() Time
-}
-
-// Manual is a Clock that moves only when told. Not safe for concurrent use.
-type Manual struct{ T Time }
-
-func (m *Manual) Now() Time               { return m.T }
-func (m *Manual) Advance(d time.Duration) { m.T += Time(d) }

@@ -9,7 +9,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
-// Restart says when a rank whose operation completed is woken (DESIGN.md §3 rule 5).
+// Restart says when a rank whose operation completed is woken (docs/design.md §3 rule 5).
 type Restart uint8
 
 const (

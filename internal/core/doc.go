@@ -13,11 +13,12 @@
 // Every node keeps an identical scheduler and feeds it the identical DEM set,
 // so every node computes the identical plan: the DEM all-gather is the only
 // exchange MSM needs. This replaces the paper's partial exchange plus per-pair
-// negotiation; the price is that each node sees every descriptor (56 bytes
-// each), which is cheap at the node counts a strobe can keep in step, and buys
-// a global view for free (deadlock detection, collective mismatch checks).
+// negotiation; the price is that each node sees every descriptor
+// (proto.DescriptorSize: 72 bytes each), which is cheap at the node counts a
+// strobe can keep in step, and buys a global view for free (deadlock
+// detection, collective mismatch checks).
 //
-// Rules enforced here (DESIGN.md §3): rule 1, nothing posted during slice k is
+// Rules enforced here (docs/design.md §3): rule 1, nothing posted during slice k is
 // exchanged in slice k (DEM rejects a descriptor whose PostSlice ≥ k); rule 2,
 // microphases run in order (strobe.Follower); rule 5, completions of slice k are
 // published at the strobe of k+1 under the default policy, at the end of slice

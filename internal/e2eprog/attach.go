@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -34,12 +35,14 @@ func preInit(args []string) bool {
 	return true
 }
 
-// regionFDs lists this process's descriptors open on a bcsmpi region.
+// regionFDs lists this process's descriptors open on a bcsmpi region: a
+// memfd named bcs-… (or, where memfd_create is refused, an unnamed file in
+// /dev/shm).
 func regionFDs() []string {
 	var out []string
 	fds, _ := filepath.Glob("/proc/self/fd/*")
 	for _, fd := range fds {
-		if l, err := os.Readlink(fd); err == nil && (strings.HasPrefix(l, "/memfd:bcs-") || strings.HasPrefix(l, "/dev/shm/")) { // a memfd region, or the O_TMPFILE fallback
+		if l, err := os.Readlink(fd); err == nil && (strings.HasPrefix(l, "/memfd:bcs-") || strings.HasPrefix(l, unix.ShmDir+"/")) {
 			out = append(out, filepath.Base(fd)+" -> "+l)
 		}
 	}
@@ -87,7 +90,7 @@ func execChild() {
 func spawnBeforeInit() {
 	var child *exec.Cmd
 	var goAhead *os.File
-	if os.Getenv(mpi.EnvRank) == "0" {
+	if os.Getenv(jobenv.VarRank) == "0" {
 		child = exec.Command(os.Args[0], "attach-child", "wait")
 		r, wr, err := os.Pipe()
 		if err != nil {
@@ -126,8 +129,8 @@ func impersonate() {
 		fmt.Printf("rank %d received a message from rank %d\n", w.Rank(), st.Source)
 		return
 	}
-	fd, _ := strconv.Atoi(os.Getenv(mpi.EnvShmFD))
-	local, _ := strconv.Atoi(os.Getenv(mpi.EnvLocal))
+	fd, _ := strconv.Atoi(os.Getenv(jobenv.VarShmFD))
+	local, _ := strconv.Atoi(os.Getenv(jobenv.VarLocalRank))
 	n, err := unix.FileSize(fd)
 	check(err)
 	mem, err := unix.Map(fd, int(n))

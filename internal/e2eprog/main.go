@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	mpi "github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -35,10 +36,10 @@ func pattern(src, dst, size, salt int) []byte {
 }
 
 func main() {
-	if os.Args[1] == "lateinit" && os.Getenv(mpi.EnvRank) == "1" {
+	if os.Args[1] == "lateinit" && os.Getenv(jobenv.VarRank) == "1" {
 		time.Sleep(2 * time.Second) // a slow start: rank 0 waits for us meanwhile
 	}
-	if os.Args[1] == "noinit" && os.Getenv(mpi.EnvRank) == "1" {
+	if os.Args[1] == "noinit" && os.Getenv(jobenv.VarRank) == "1" {
 		return // a process of the job that is not an MPI program
 	}
 	if preInit(os.Args[1:]) {

@@ -49,10 +49,10 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
-	"github.com/bcsmpi/bcsmpi/mpiapi"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
@@ -385,24 +385,15 @@ func Run(job Job) (res Result, err error) {
 				break
 			}
 			cmd := exec.Command(prog, job.Args...)
-			cmd.Env = append(os.Environ(),
-				mpiapi.EnvShmFD+"=3",
-				fmt.Sprintf("%s=%d", mpiapi.EnvRank, r),
-				fmt.Sprintf("%s=%d", mpiapi.EnvSize, job.Ranks),
-				fmt.Sprintf("%s=%d", mpiapi.EnvLocal, li),
-				fmt.Sprintf("%s=%d", mpiapi.EnvSlice, cfg.Timeslice.Nanoseconds()),
-				fmt.Sprintf("%s=%d", mpiapi.EnvSpin, cfg.Spin.Nanoseconds()),
-				fmt.Sprintf("BCS_NODE=%d", ni),
-				"BCS_JOB="+res.JobID,
-				mpiapi.EnvLeakCheck+"="+cfg.LeakCheck,
-			)
-			cmd.Env = append(cmd.Env, mon.env(cfg)...)
-			cmd.ExtraFiles = []*os.File{n.file}
+			renv := jobenv.Env{ShmFD: 3, Rank: r, Size: job.Ranks, LocalRank: li, Node: ni, Job: res.JobID,
+				Timeslice: cfg.Timeslice, Spin: cfg.Spin, LeakCheck: cfg.LeakCheck, MDS: mon.env(cfg)}
+			cmd.ExtraFiles = []*os.File{n.file} // descriptor 3
 			if reportW != nil {
-				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW)
-				cmd.Env = append(cmd.Env, mpiapi.EnvReportFD+"=4")
+				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW) // descriptor 4
+				renv.ReportFD = 4
 			}
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			cmd.Env = append(os.Environ(), renv.Environ()...)
+			cmd.SysProcAttr = unix.DieWithParent()
 			if r == 0 && job.Stdin != nil {
 				cmd.Stdin = job.Stdin // the descriptor itself: no copying, EOF when the caller's input ends
 			}
@@ -583,17 +574,17 @@ func judge(e exit, nodes []*node, nodeOf []proto.NodeID) (string, int) {
 	return "", 0
 }
 
-// faultStall reads BCS_FAULT_STALL_NODE=node@slice, a fault injection for
+// faultStall reads BCS_FAULT_STALL_NODE=node@slice (jobenv.VarFaultStallNode), a fault injection for
 // tests: that node's agent stops answering the master from that slice on.
 func faultStall() (int, proto.SliceID) {
-	v := os.Getenv("BCS_FAULT_STALL_NODE")
+	v := os.Getenv(jobenv.VarFaultStallNode)
 	if v == "" {
 		return -1, 0
 	}
 	var node int
 	var slice uint64
 	if _, err := fmt.Sscanf(v, "%d@%d", &node, &slice); err != nil || slice == 0 {
-		fmt.Fprintf(os.Stderr, "bcsrun: BCS_FAULT_STALL_NODE=%q ignored, want node@slice\n", v)
+		fmt.Fprintf(os.Stderr, "bcsrun: %s=%q ignored, want node@slice\n", jobenv.VarFaultStallNode, v)
 		return -1, 0
 	}
 	return node, proto.SliceID(slice)

@@ -13,10 +13,10 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/mds"
-	"github.com/bcsmpi/bcsmpi/mpiapi"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
@@ -122,19 +122,12 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 func (m *monitor) on() bool { return m.dir != "" }
 
 // env is what the ranks need to run their MMDS.
-func (m *monitor) env(cfg configs.Config) []string {
+func (m *monitor) env(cfg configs.Config) jobenv.MDS {
 	if !m.on() {
-		return []string{mpiapi.EnvMDS + "=none"}
+		return jobenv.MDS{Mode: "none"}
 	}
-	return []string{
-		mpiapi.EnvMDS + "=" + m.mode.String(),
-		mpiapi.EnvMDSDir + "=" + m.dir,
-		mpiapi.EnvMDSRanks + "=" + cfg.MDSRanks,
-		mpiapi.EnvMDSPrimitives + "=" + cfg.MDSPrimitives,
-		fmt.Sprintf("%s=%d", mpiapi.EnvMDSDigits, cfg.MDSDigits),
-		fmt.Sprintf("%s=%#o", mpiapi.EnvMDSFileMode, m.fmode),
-		mpiapi.EnvMDSInterval + "=" + cfg.MDSInterval.String(),
-	}
+	return jobenv.MDS{Mode: m.mode.String(), JobDir: m.dir, Ranks: cfg.MDSRanks, Primitives: cfg.MDSPrimitives,
+		Digits: cfg.MDSDigits, Interval: cfg.MDSInterval, FileMode: m.fmode}
 }
 
 // onSlice records the master's global metrics (strobe thread).

@@ -2,7 +2,7 @@
 // identifiers, descriptors, chunks and the control/data messages agents and the
 // master exchange, with their binary encoding.
 //
-// Glossary (DESIGN.md §1): a Descriptor is a rank's request to the runtime (send,
+// Glossary (docs/design.md §1): a Descriptor is a rank's request to the runtime (send,
 // receive, probe); a Chunk is the part of a matched message that moves in one
 // slice; a Msg is one frame of the control or data plane.
 //

@@ -125,9 +125,13 @@ func (d Descriptor) IsColl() bool { return d.Kind == KindColl || d.Kind == KindC
 //	Scatterv              root: PartSend parts; RAddr, Len: own block
 //	Alltoallv             PartSend and PartRecv parts, one per member each
 //	Reduce_scatter        Addr, Len: the whole vector; one PartRecv: own block
-//	Split                 Tag: color (-1 undefined), Peer: key; RAddr: room for
-//	                      the new group's world ranks (4 bytes each)
+//	Split                 Tag: color (UndefinedColor: none), Peer: key; RAddr: room
+//	                      for the new group's world ranks (4 bytes each)
 type Coll uint8
+
+// UndefinedColor is MPI_UNDEFINED as the color of a Split descriptor (its
+// Tag): the rank joins no new communicator.
+const UndefinedColor int32 = -1
 
 const (
 	CollBarrier Coll = iota + 1

@@ -247,7 +247,7 @@ func (b *RankBlock) Post(d proto.Descriptor, inline []byte) bool {
 // Drain hands the agent every posted descriptor whose PostSlice is before
 // slice k, in post order, and frees their slots. fn gets the inline payload
 // (valid only during the call). Drain stops at the first descriptor posted in
-// slice k or later (DESIGN.md §3 rule 1), or at the first that fn refuses.
+// slice k or later (docs/design.md §3 rule 1), or at the first that fn refuses.
 // It reads from the agent's own tail; a head more than RingSlots ahead of it,
 // a slot that does not decode and an inline length over InlineMax are errors
 // naming the field (agent side only: one drainer per block).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,12 +52,6 @@ func CreateRegion(name string, size int) (*os.File, error) {
 // init, so Children finds it. The setting lasts for the life of the process.
 func SetChildSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-}
-
-// Child is a child process of this process, as /proc shows it.
-type Child struct {
-	PID    int
-	Zombie bool // exited, not yet reaped
 }
 
 // Children lists the child processes of this process by scanning /proc.
@@ -130,6 +125,13 @@ func ChildPIDs() ([]int, error) {
 		return nil, errors.New("/proc/self/task/*/children not available")
 	}
 	return out, nil
+}
+
+// DieWithParent is the SysProcAttr of a child that the kernel kills
+// (SIGKILL) when the thread that started it exits: start it from a locked
+// thread, and it dies with this process, whatever kills it.
+func DieWithParent() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
 // ReapIfExited reaps child pid if it has exited, without waiting.

@@ -1,18 +1,11 @@
 //go:build linux
 
-// Package unix is the only importer of golang.org/x/sys/unix in bcsmpi: shared
-// memory files (anonymous memfd regions) and mappings, futexes,
-// process_vm_readv/writev, the monotonic clock, absolute sleeps, real-time
-// scheduling, and the launcher's hold on its children (subreaper, listing,
-// killing and reaping them). Everything here is a thin wrapper, allocation-free
-// on the hot paths; callers own the fds, mappings and children they get.
 package unix
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// ShmDir is where shared-memory regions live.
-const ShmDir = "/dev/shm"
 
 // Map maps size bytes of fd shared, read-write.
 func Map(fd int, size int) ([]byte, error) {
@@ -50,8 +40,9 @@ const (
 	futexWake = 1
 )
 
-// FutexWait sleeps while *addr == val, at most timeout. It returns nil on a
-// wake, a timeout, a signal or a value change; callers re-check their condition.
+// FutexWait sleeps while *addr == val, at most timeout. It returns on a wake,
+// a timeout, a signal or a value change, and does not say which: callers
+// re-check their condition.
 func FutexWait(addr *uint32, val uint32, timeout time.Duration) {
 	ts := unix.NsecToTimespec(int64(timeout))
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWait, uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
@@ -61,9 +52,6 @@ func FutexWait(addr *uint32, val uint32, timeout time.Duration) {
 func FutexWake(addr *uint32, n int) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, uintptr(n), 0, 0, 0)
 }
-
-// ErrProcessGone means the peer process no longer exists.
-var ErrProcessGone = errors.New("process gone")
 
 // ReadFrom copies len(local) bytes at remote in process pid into local.
 func ReadFrom(pid int, local []byte, remote uint64) error {
@@ -168,13 +156,6 @@ func SetNormal() error {
 	return unix.SchedSetAttr(0, &attr, 0)
 }
 
-// LockThread pins the calling goroutine to its OS thread and returns the
-// function that undoes it.
-func LockThread() func() {
-	runtime.LockOSThread()
-	return runtime.UnlockOSThread
-}
-
 // ProcessCPUTime is the CPU time (user+system) used by this process so far.
 func ProcessCPUTime() time.Duration {
 	var ru unix.Rusage
@@ -230,23 +211,4 @@ func ParentPID(pid int) (int, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: parent %q: %w", pid, f[1], err)
 	}
 	return ppid, nil
-}
-
-// DescendsFrom reports whether process pid is ancestor or one of its
-// descendants, following parents at most depth steps.
-func DescendsFrom(pid, ancestor, depth int) (bool, error) {
-	for range depth {
-		if pid == ancestor {
-			return true, nil
-		}
-		if pid <= 1 {
-			return false, nil
-		}
-		p, err := ParentPID(pid)
-		if err != nil {
-			return false, err
-		}
-		pid = p
-	}
-	return pid == ancestor, nil
 }
