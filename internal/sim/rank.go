@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
@@ -60,11 +61,12 @@ const (
 	rAllreduce
 	rBarrier
 	rBcast
+	rRelay // pairs (2i, 2i+1): a chain of calls where each waits on the other
 	rCycle // injected: a receive nobody will ever match
 )
 
 func (k roundKind) String() string {
-	return [...]string{"exchange", "allreduce", "barrier", "bcast", "recv-cycle"}[k]
+	return [...]string{"exchange", "allreduce", "barrier", "bcast", "relay", "recv-cycle"}[k]
 }
 
 // round is one round of the program, the same on every rank but for rCycle.
@@ -93,7 +95,7 @@ func mix(x uint64) uint64 {
 func (s *Sim) roundOf(j int) round {
 	h := mix(s.wseed ^ mix(uint64(j)+1))
 	w := s.cfg.Workload
-	lens := [...]uint64{0, 8, 64, w.MaxLen / 16 * 8, w.MaxLen}
+	lens := [...]uint64{0, 8, min(64, w.MaxLen), w.MaxLen / 16 * 8, w.MaxLen}
 	rd := round{comm: cGroup + int(h>>8&1), len: lens[h>>16%uint64(len(lens))], rootAt: h >> 40}
 	switch x := h % 16; {
 	case x < 7:
@@ -107,8 +109,10 @@ func (s *Sim) roundOf(j int) round {
 		rd.offset %= int(R)
 	case x < 10:
 		rd.kind = rAllreduce
-	case x < 12:
+	case x < 11:
 		rd.kind, rd.len = rBarrier, 0
+	case x < 12:
+		rd.kind = rRelay
 	default:
 		rd.kind = rBcast
 	}
@@ -134,26 +138,28 @@ const (
 	sStarting  rstate = iota // alive, not yet in MPI_Init
 	sRunning                 // between calls: will post at its next run
 	sComputing               // busy for busy more slices
-	sBlocked                 // in a blocking call until outstanding reaches 0
+	sBlocked                 // in a blocking call until its requests (waits) complete
 	sFinalized
 	sExited // exited without calling MPI_Init
 )
 
 // rank is one simulated rank: its memory and its program's state.
 type rank struct {
-	id          proto.Rank
-	state       rstate
-	call        uint8 // blocking call (proto.CallNames) while sBlocked
-	step        int   // 0, 1: the splits; 2: compute; 3: the round
-	round       int
-	cur         round
-	busy        int
-	outstanding int
-	inbox       []proto.Completion // published, not yet looked at
-	seq         uint64
-	collSeq     [nComms]uint32
-	comm        [nComms]proto.CommID
-	mem         []byte
+	id      proto.Rank
+	state   rstate
+	call    uint8 // blocking call (proto.CallNames) while sBlocked
+	step    int   // 0, 1: the splits; 2: compute; 3: the round
+	round   int
+	cur     round
+	busy    int
+	sub     int                // step within a round of several calls
+	open    []uint32           // requests posted, not yet completed and looked at
+	waits   []uint32           // the requests the blocking call waits for
+	inbox   []proto.Completion // published, not yet looked at
+	seq     uint64
+	collSeq [nComms]uint32
+	comm    [nComms]proto.CommID
+	mem     []byte
 }
 
 // memory layout of a rank, with L = Workload.MaxLen
@@ -195,7 +201,7 @@ func (s *Sim) color(r proto.Rank, c int) int32 {
 	return int32(int(r) % s.stride())
 }
 
-func (s *Sim) post(rk *rank, d proto.Descriptor) {
+func (s *Sim) post(rk *rank, d proto.Descriptor) uint32 {
 	rk.seq++
 	d.Rank, d.Seq, d.Req, d.PostSlice = rk.id, rk.seq, uint32(rk.seq), s.k
 	if d.Kind == proto.KindColl {
@@ -210,11 +216,18 @@ func (s *Sim) post(rk *rank, d proto.Descriptor) {
 	}
 	n := s.nodeOf[rk.id]
 	s.queue[n] = append(s.queue[n], d)
-	rk.outstanding++
+	rk.open = append(rk.open, d.Req)
+	return d.Req
 }
 
-func (s *Sim) block(rk *rank, call string) {
+// block puts rk in a blocking call that waits for reqs (none: every
+// request it has open).
+func (s *Sim) block(rk *rank, call string, reqs ...uint32) {
 	rk.state, rk.call = sBlocked, proto.CallCode(call)
+	rk.waits = append(rk.waits[:0], reqs...)
+	if len(reqs) == 0 {
+		rk.waits = append(rk.waits, rk.open...)
+	}
 	if rk.call == 0 {
 		panic("sim: unknown call " + call)
 	}
@@ -240,14 +253,20 @@ func (s *Sim) runRank(rk *rank) error {
 		if err := s.consume(rk, c); err != nil {
 			return err
 		}
-		rk.outstanding--
+		if i := slices.Index(rk.open, c.Req); i >= 0 {
+			rk.open = slices.Delete(rk.open, i, i+1)
+		} else {
+			return fmt.Errorf("sim: slice %d: rank %d: %s names no open request", s.k, rk.id, c.Describe())
+		}
 	}
 	rk.inbox = rk.inbox[:0]
 	for {
 		switch rk.state {
 		case sBlocked:
-			if rk.outstanding > 0 {
-				return nil
+			for _, q := range rk.waits {
+				if slices.Contains(rk.open, q) {
+					return nil
+				}
 			}
 			rk.state = sRunning
 			rk.advance()
@@ -269,7 +288,12 @@ func (s *Sim) runRank(rk *rank) error {
 // advance moves to the next step: the two splits, then compute and round in
 // turn.
 func (rk *rank) advance() {
+	if rk.step == 3 && rk.cur.kind == rRelay && rk.sub < 2 {
+		rk.sub++
+		return
+	}
 	if rk.step == 3 {
+		rk.sub = 0
 		rk.step = 2
 		rk.round++
 		return
@@ -295,6 +319,10 @@ func (s *Sim) next(rk *rank) {
 		}
 		rk.state = sComputing
 		rk.busy = int(mix(s.wseed^uint64(rk.id)<<32^uint64(rk.round)) % uint64(w.Compute))
+		return
+	}
+	if rk.sub > 0 {
+		s.relay(rk)
 		return
 	}
 	rd := s.rounds(rk.round)
@@ -323,6 +351,8 @@ func (s *Sim) next(rk *rank) {
 		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollAllreduce, Comm: rk.comm[rd.comm], Op: uint8(reduce.Sum), DType: uint8(reduce.Int64),
 			Addr: csend, RAddr: crecv, Len: rd.len})
 		s.block(rk, "MPI_Allreduce")
+	case rRelay:
+		s.relay(rk)
 	case rBarrier:
 		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBarrier, Comm: rk.comm[rd.comm]})
 		s.block(rk, "MPI_Barrier")
@@ -335,6 +365,63 @@ func (s *Sim) next(rk *rank) {
 		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBcast, Comm: rk.comm[rd.comm], Peer: root, DType: uint8(reduce.Uint8),
 			Addr: csend, Len: rd.len})
 		s.block(rk, "MPI_Bcast")
+	}
+}
+
+// relayTag is the first tag of relay rounds (beyond any round number).
+const relayTag = 1 << 24
+
+func relayKey(j int, x uint64) int { return 1<<28 + 4*j + int(x) }
+
+// relay runs step rk.sub of a relay round, a chain in which each call of
+// one rank waits on the other (stopped_rank.txt at scale):
+//
+//	even rank A              odd rank B = A+1
+//	Irecv(B, t2); Send(B, t1)  Recv(A, t1)
+//	Send(B, t3)                Recv(A, t3)
+//	Wait(the Irecv)            Send(A, t2)
+//
+// A stopped after its first Send completed, holding that completion
+// unconsumed, has an incomplete Irecv while B waits for A's next Send: only
+// the woken status tells that A can still go on. A rank without a partner skips the
+// round.
+func (s *Sim) relay(rk *rank) {
+	j, rd := rk.round, rk.cur
+	send, recv, _, _, _ := s.addrs()
+	peer := rk.id ^ 1
+	if int(peer) >= len(s.ranks) {
+		rk.sub = 2 // no partner: the round is over
+		rk.state = sRunning
+		rk.advance()
+		return
+	}
+	tag := func(x int) int32 { return int32(relayTag + 4*j + x) }
+	sendTo := func(x int) uint32 {
+		s.fill(rk.mem[send:send+rd.len], rk.id, relayKey(j, uint64(x)))
+		return s.post(rk, proto.Descriptor{Kind: proto.KindSend, Peer: peer, Tag: tag(x), Addr: send, Len: rd.len})
+	}
+	recvFrom := func(x int) uint32 {
+		return s.post(rk, proto.Descriptor{Kind: proto.KindRecv, Peer: peer, Tag: tag(x), Addr: recv, Len: rd.len})
+	}
+	if rk.id%2 == 0 {
+		switch rk.sub {
+		case 0:
+			recvFrom(2)
+			s.block(rk, "MPI_Send", sendTo(1))
+		case 1:
+			s.block(rk, "MPI_Send", sendTo(3))
+		case 2:
+			s.block(rk, "MPI_Wait") // the Irecv, the only open request
+		}
+		return
+	}
+	switch rk.sub {
+	case 0:
+		s.block(rk, "MPI_Recv", recvFrom(1))
+	case 1:
+		s.block(rk, "MPI_Recv", recvFrom(3))
+	case 2:
+		s.block(rk, "MPI_Send", sendTo(2))
 	}
 }
 
@@ -380,6 +467,14 @@ func (s *Sim) consume(rk *rank, c proto.Completion) error {
 	rd := rk.cur
 	j := rk.round
 	switch rd.kind {
+	case rRelay:
+		if c.Kind == proto.KindRecv {
+			x := uint64(c.Tag) - relayTag - 4*uint64(j)
+			if x < 1 || x > 3 || c.Source != rk.id^1 || c.Count != rd.len {
+				return fail("want a message from %d, tag %d + 1 .. 3, %d bytes", rk.id^1, relayTag+4*j, rd.len)
+			}
+			return s.check(rk.mem[recv:recv+rd.len], c.Source, relayKey(j, x), fail)
+		}
 	case rExchange:
 		if c.Kind == proto.KindSend {
 			if c.Count != rd.len {

@@ -117,6 +117,7 @@ type Stats struct {
 	Late        uint64 // strobes issued after their due time
 	Retries     uint64 // master sync polls that found a node not done (USRDEM+USRMSM+USRTS)
 	Descriptors uint64 // exchanged in DEM
+	Matches     uint64 // point-to-point transfers matched
 	Chunks      uint64
 	Bytes       uint64
 	Completions uint64
@@ -580,6 +581,7 @@ func (s *Sim) record(p *scheduler.Plan) {
 	}
 	s.stats.Retries += rec.USRDEM + rec.USRMSM + rec.USRTS
 	s.stats.Chunks += uint64(len(p.Chunks))
+	s.stats.Matches += uint64(len(p.Matches))
 	s.stats.Completions += uint64(len(p.Completions))
 	for _, b := range s.bytes {
 		s.stats.Bytes += b
