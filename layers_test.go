@@ -12,8 +12,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -122,7 +120,7 @@ func goList(t *testing.T) []pkg {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		gobin = "/usr/local/go/bin/go"
 	}
 	cmd := exec.Command(gobin, "list", "-e", "-json", "./...")
 	var stderr bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -41,7 +42,7 @@ func bcs_init(required C.int) C.int {
 	// This package applies the error handlers itself, per communicator.
 	mpiapi.SetErrhandler(mpiapi.ErrorsReturn)
 	comms = append(comms[:0], commEntry{errh: errh, live: true}, commEntry{errh: errh, live: true})
-	if os.Getenv(mpiapi.EnvShmFD) == "" {
+	if os.Getenv(jobenv.VarShmFD) == "" {
 		singleton = true
 		worldRank = 0
 		C.bcs_world_rank, C.bcs_world_size = 0, 1

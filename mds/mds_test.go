@@ -185,7 +185,8 @@ func BenchmarkNoRecord(b *testing.B) {
 	r := New(DefaultConfig())
 	var sink int64
 	for i := 0; i < b.N; i++ {
-		sink += r.Now() - r.Now()
+		t0 := r.Now()
+		sink += r.Now() - t0
 	}
 	_ = sink
 }

@@ -240,7 +240,7 @@ func Ensure(root, libdir string, force bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin := "/usr/local/go/bin/go" // where the README installs Go; PATH wins
 	if p, err := exec.LookPath("go"); err == nil {
 		gobin = p
 	}
