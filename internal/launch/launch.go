@@ -88,7 +88,8 @@ type Result struct {
 	FIFO       bool
 	JobID      string
 	Elapsed    time.Duration
-	RuntimeCPU time.Duration // CPU used by bcsrun itself (master + agents)
+	RuntimeCPU time.Duration       // CPU used by bcsrun itself (master + agents)
+	Pulls      nicthread.PullStats // summed over the agents
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -541,6 +542,15 @@ func Run(job Job) (res Result, err error) {
 	}
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
+	for _, n := range nodes { // the agents have stopped (wg.Wait above)
+		if n.agent != nil {
+			ps := n.agent.Pulls()
+			res.Pulls.Served += ps.Served
+			res.Pulls.Revoked += ps.Revoked
+			res.Pulls.Unfinished += ps.Unfinished
+			res.Pulls.Bytes += ps.Bytes
+		}
+	}
 	if reportR != nil {
 		// Every rank has exited, so what they wrote is in the pipe; the
 		// deadline only bounds the wait should a child of a rank still hold
