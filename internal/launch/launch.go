@@ -90,6 +90,8 @@ type Result struct {
 	Elapsed    time.Duration
 	RuntimeCPU time.Duration       // CPU used by bcsrun itself (master + agents)
 	Pulls      nicthread.PullStats // summed over the agents
+	// BytesPerSliceMax is the budget the job ran with (auto resolved).
+	BytesPerSliceMax uint64
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -162,6 +164,10 @@ func Run(job Job) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return res, err
 	}
+	if cfg.BytesPerSliceMax == 0 { // auto: once for the job, the same for every node
+		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
+	}
+	res.BytesPerSliceMax = cfg.BytesPerSliceMax
 	if job.Ranks < 1 || job.Ranks > 4096 {
 		return res, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
 	}
