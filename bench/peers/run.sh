@@ -8,7 +8,7 @@
 #
 # Usage: bench/peers/run.sh [ROUNDS]   (default 3; each figure is the median
 # over rounds). BCSRUN_FLAGS passes flags to bcsrun (e.g. "--restart early");
-# BCS_* variables reach bcsmpi as usual. BCS_BASE=REV adds a column for
+# BCS_* variables reach bcsmpi as usual. PEERS_BASE=REV adds a column for
 # bcsmpi built at git revision REV (its bcsrun and gotwin), run interleaved
 # with the others: before and after a change in the same run.
 set -euo pipefail
@@ -30,9 +30,10 @@ mpicc.openmpi -O2 -o "$out/peers.ompi" bench/peers/peers.c
 mpicc.mpich -O2 -Wno-stringop-overflow -o "$out/peers.mpich" bench/peers/peers.c
 go build -o "$out/" ./cmd/bcsrun ./bench/peers/gotwin
 rts="ompi mpich bcs"
-if [ -n "${BCS_BASE:-}" ]; then
+if [ -n "${PEERS_BASE:-}" ]; then
 	mkdir -p "$out/base/src" "$out/base/bin"
-	git archive "$BCS_BASE" | tar -x -C "$out/base/src"
+	git archive "$PEERS_BASE" | tar -x -C "$out/base/src"
+	mkdir -p "$out/base/src/bench/peers"
 	cp -r bench/peers/gotwin "$out/base/src/bench/peers/" # the same benchmark
 	(cd "$out/base/src" && go build -o "$out/base/bin/" ./cmd/bcsrun ./bench/peers/gotwin)
 	rts="ompi mpich base bcs"
@@ -89,11 +90,11 @@ get() {
 		print v[int(n / 2)] }' "$res/$1"
 }
 # row LABEL KEY: values and the ratios bcsmpi/Open MPI, bcsmpi/MPICH (and
-# bcsmpi/base with BCS_BASE).
+# bcsmpi/base with PEERS_BASE).
 row() {
 	local o m b x=
 	o=$(get ompi "$2") m=$(get mpich "$2") b=$(get bcs "$2")
-	[ -n "${BCS_BASE:-}" ] && x=$(get base "$2")
+	[ -n "${PEERS_BASE:-}" ] && x=$(get base "$2")
 	awk -v l="$1" -v o="$o" -v m="$m" -v b="$b" -v x="$x" 'BEGIN {
 		ro = (o > 0 && b != "-") ? sprintf("%.2f", b / o) : "-"
 		rm = (m > 0 && b != "-") ? sprintf("%.2f", b / m) : "-"
@@ -112,8 +113,8 @@ echo "bench/peers on $(hostname), $cores cores ($(lscpu | sed -n 's/^Model name:
 echo "Open MPI $(mpirun.openmpi --version 2>&1 | sed -n '1s/.*) //p'), MPICH $(mpirun.mpich --version 2>&1 | sed -n 's/^ *Version: *//p'), bcsrun ${BCSRUN_FLAGS:-default settings}; memcpy 16 MiB: $(awk '{print $2}' "$res/memcpy") MB/s"
 echo "calibrated work: $cloops loops (C), $gloops loops (Go) for 1 ms alone"
 echo
-if [ -n "${BCS_BASE:-}" ]; then
-	echo "| measure | Open MPI | MPICH | bcsmpi $BCS_BASE | bcsmpi | bcsmpi ÷ Open MPI | bcsmpi ÷ MPICH | bcsmpi ÷ $BCS_BASE |"
+if [ -n "${PEERS_BASE:-}" ]; then
+	echo "| measure | Open MPI | MPICH | bcsmpi $PEERS_BASE | bcsmpi | bcsmpi ÷ Open MPI | bcsmpi ÷ MPICH | bcsmpi ÷ $PEERS_BASE |"
 	echo "|---|---|---|---|---|---|---|---|"
 else
 	echo "| measure | Open MPI | MPICH | bcsmpi | bcsmpi ÷ Open MPI | bcsmpi ÷ MPICH |"
@@ -133,7 +134,7 @@ for n in $sizes; do
 done
 row "$((2 * cores)) ranks on $cores cores: stencil wall / iteration (ms)" over.st_wall_ms
 row "$cores ranks alone: stencil wall / iteration (ms)" alone.st_wall_ms
-if [ -n "${BCS_BASE:-}" ]; then
+if [ -n "${PEERS_BASE:-}" ]; then
 	echo "| two $cores-rank stencil jobs at once, each vs alone | $(shared ompi) | $(shared mpich) | $(shared base) | $(shared bcs) | | | |"
 else
 	echo "| two $cores-rank stencil jobs at once, each vs alone | $(shared ompi) | $(shared mpich) | $(shared bcs) | | |"
