@@ -100,7 +100,9 @@
 // scheduler's per-kind checks of peers, tags, types and operations) is
 // checked before it reaches the scheduler or a completion record; a
 // violation is a *JobError naming the block's true rank and the field, which
-// aborts the job. Nothing is drained from a block before its process is
+// aborts the job. Of a pull order the agent reads back only the done word and
+// the count of entries copied, checked against the order it posted; a rank
+// that never serves a taken order fails the job after the TX timeout. Nothing is drained from a block before its process is
 // verified. FuzzDrain feeds random control pages and rings through drain,
 // MSM, TX and publish.
 //
