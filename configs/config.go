@@ -64,7 +64,7 @@ type Config struct {
 	Timeslice         time.Duration `mapstructure:"timeslice"`            // 50µs .. 100ms
 	Nodes             int           `mapstructure:"nodes"`                // logical nodes on this machine, 1 .. 64
 	Restart           string        `mapstructure:"restart"`              // "slice" (paper) or "early"
-	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB
+	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB; 0: auto (nicthread.AutoBudget, resolved by the launcher)
 	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
@@ -97,7 +97,7 @@ func Default() Config {
 		Timeslice:         500 * time.Microsecond,
 		Nodes:             1,
 		Restart:           "slice",
-		BytesPerSliceMax:  scheduler.DefaultConfig.BytesPerSliceMax,
+		BytesPerSliceMax:  0, // auto: sized from the host's copy rate at start-up
 		ChunksPerSliceMax: scheduler.DefaultConfig.ChunksPerSliceMax,
 		RingSlots:         shm.DefaultGeometry.RingSlots,
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
@@ -155,7 +155,7 @@ type bound struct {
 var bounds = map[string]bound{
 	"timeslice":            {min: int64(50 * time.Microsecond), max: int64(100 * time.Millisecond)},
 	"nodes":                {min: 1, max: 64},
-	"bytes_per_slice_max":  {min: 1024, max: 1 << 32},
+	"bytes_per_slice_max":  {min: 0, max: 1 << 32, text: "0 (auto) or 1024 .. 4294967296"},
 	"chunks_per_slice_max": {min: 1, max: 1 << 20},
 	"ring_slots":           {min: 8, max: 65536, text: "a power of two in 8 .. 65536"},
 	"requests_max":         {min: 16, max: 1 << 20},
@@ -590,14 +590,20 @@ func (c Config) Validate() error {
 	if _, err := core.ParseRestart(c.Restart); err != nil {
 		return fmt.Errorf("configs: restart = %q, want \"slice\" or \"early\"", c.Restart)
 	}
-	if err := c.Sched().Validate(); err != nil {
+	if c.BytesPerSliceMax == 0 { // auto: the launcher sizes it (nicthread.AutoBudget)
+		sc := c.Sched()
+		sc.BytesPerSliceMax = 1 << 20
+		if err := sc.Validate(); err != nil {
+			return err
+		}
+	} else if err := c.Sched().Validate(); err != nil {
 		return err
 	}
 	g := c.Geometry(1)
 	if err := g.Validate(); err != nil {
 		return err
 	}
-	if uint64(c.InlineMax) > c.BytesPerSliceMax {
+	if c.BytesPerSliceMax != 0 && uint64(c.InlineMax) > c.BytesPerSliceMax {
 		return fmt.Errorf("configs: inline_max = %d exceeds bytes_per_slice_max = %d", c.InlineMax, c.BytesPerSliceMax)
 	}
 	if c.StrobeSpin < 0 || c.StrobeSpin > c.Timeslice {

@@ -89,7 +89,7 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_DEADLOCK_SLICES": "-1"}, want: "deadlock_slices = -1, want 0 (off) .. 100000000 (from BCS_DEADLOCK_SLICES)"},
 		{yaml: "deadlock_slices: -1\n", want: "deadlock_slices = -1, want 0 (off) .. 100000000 (in "},
 		{yaml: "emds_slices: -5\n", want: "emds_slices = -5, want 1 .. 10000000"},
-		{yaml: "bytes_per_slice_max: -1\n", want: "bytes_per_slice_max = -1, want 1024 .. 4294967296"},
+		{yaml: "bytes_per_slice_max: -1\n", want: "bytes_per_slice_max = -1, want 0 (auto) or 1024 .. 4294967296"},
 		// Floats for integer keys are refused, not truncated.
 		{yaml: "nodes: 2.7\n", want: "nodes = 2.7, want an integer, 1 .. 64 (in "},
 		{env: map[string]string{"BCS_NODES": "2.7"}, want: `nodes = "2.7", want an integer, 1 .. 64 (from BCS_NODES)`},

@@ -1,12 +1,19 @@
 // Package mpiapi is the MPI interface that rank processes call. It posts
 // descriptors into the node's shared-memory ring and waits on completion
-// records the agent writes; it never moves message data itself.
+// records the agent writes. It moves message data itself in one case only:
+// while a rank is in a blocking call the agent may hand it a pull order for
+// large messages within the node, and the rank copies each entry with one
+// process_vm_readv from the sender into its own pending receive buffer
+// (after checking the entry against that buffer; see package nicthread).
 //
 // Blocking calls follow the BCS-MPI model (paper §2.1): an operation posted
 // during slice k is exchanged and moved in slice k+1 and, under the default
 // restart policy, the caller wakes at the strobe of slice k+2. Waiting spins
 // briefly on the completion record, then sleeps on the rank's futex word, which
-// the agent bumps when it publishes completions, so blocked ranks use no CPU.
+// the agent bumps when it publishes completions (or posts a pull order), so
+// blocked ranks use no CPU. At MPI_Init a rank lets its launcher's
+// descendants (its sibling ranks) read its memory (PR_SET_PTRACER), for pull
+// orders on hosts where Yama would refuse them.
 //
 // Probe and Iprobe are answered by the scheduler: Iprobe posts a query and
 // returns the answer of the next slice (so it takes about 1.5 slices, like any

@@ -166,6 +166,10 @@ func Init() error {
 	if env.ReportFD > 2 {
 		unix.CloseOnExec(env.ReportFD) // the report pipe must close when the rank exits, not live on in its children
 	}
+	// Pull orders: sibling ranks (descendants of the launcher) copy from
+	// this rank's send buffers. Where that is refused anyway, the agent
+	// finds the order unserved and copies itself.
+	unix.AllowReadsFrom(os.Getppid())
 	blk.SetState(shm.StateInit)
 	self = p
 	world = Comm{id: 0, rank: rank, size: size}
@@ -348,6 +352,9 @@ func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, p
 		return nil, err
 	}
 	r.comm, r.peer, r.tag = c, peer, tag
+	if kind == proto.KindRecv && n > 0 {
+		r.mem = unsafe.Slice((*byte)(addr), n)
+	}
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
 	if !recv && n <= uint64(p.region.G.InlineMax) {

@@ -3,8 +3,10 @@ package mpiapi
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mds"
 )
@@ -37,8 +39,9 @@ type Request struct {
 	slot      uint32 // completion slot, while active and not a chain
 	call      string
 	kind      proto.Kind
-	peer, tag int // point-to-point: as the caller gave them (for reports)
-	buf       any // keeps the buffer alive and pinned (Go's heap does not move)
+	peer, tag int    // point-to-point: as the caller gave them (for reports)
+	buf       any    // keeps the buffer alive and pinned (Go's heap does not move)
+	mem       []byte // a point-to-point receive's buffer as bytes: where pull orders may copy
 	elem      int
 	active    bool   // the runtime has not completed it yet
 	done      bool   // completed: status and err are final
@@ -134,6 +137,7 @@ func (p *process) finish(r *Request) {
 		panic("mpiapi: a request read the completion record of a slot it does not hold: the slot table and the request handles are out of step")
 	}
 	p.owner[r.slot] = nil
+	r.mem = nil
 	comp := p.blk.Completion(r.slot)
 	src := int(comp.Source)
 	if r.comm != nil && r.kind != proto.KindSend && r.kind != proto.KindColl {
@@ -229,8 +233,17 @@ func (p *process) block(call string, ready func() bool) {
 	}
 	p.blk.SetBlocked(proto.CallCode(call))
 	defer p.blk.SetBlocked(0)
+	p.blk.OfferPull() // while blocked, copy the data of our receives ourselves when the agent asks
+	defer func() {
+		for !p.blk.WithdrawPull() {
+			p.servePull(false)
+		}
+	}()
 	deadline := time.Now().Add(p.spin)
 	for time.Now().Before(deadline) {
+		if p.blk.PullPosted() {
+			p.servePull(true)
+		}
 		if ready() {
 			return
 		}
@@ -238,6 +251,9 @@ func (p *process) block(call string, ready func() bool) {
 	wake, sleeping := p.blk.Wake(), p.blk.Sleeping()
 	for {
 		w := atomic.LoadUint32(wake)
+		if p.blk.PullPosted() {
+			p.servePull(true)
+		}
 		if ready() {
 			return
 		}
@@ -250,6 +266,47 @@ func (p *process) block(call string, ready func() bool) {
 		unix.FutexWait(wake, w, 100*time.Millisecond)
 		atomic.StoreUint32(sleeping, 0)
 	}
+}
+
+// servePull carries out the posted pull order (shm: pull orders): each
+// entry is copied with one process_vm_readv from the sender straight into a
+// pending receive buffer of this rank. The order comes from shared memory,
+// which every rank of the node can write, so an entry is copied only into
+// the buffer of the pending receive it names; the first entry refused or
+// failed ends the order, and the agent copies the rest itself.
+func (p *process) servePull(stay bool) {
+	if !p.blk.TakePull() {
+		return // revoked: the agent copies
+	}
+	seq, n := p.blk.PullOrder()
+	copied := 0
+	for ; copied < n; copied++ {
+		e := p.blk.PullEntry(copied)
+		dst := p.pullTarget(e)
+		if dst == nil || e.PID <= 0 || unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
+			break
+		}
+	}
+	p.blk.FinishPull(seq, copied, stay)
+	unix.FutexWake(p.blk.PullDone(), 1)
+}
+
+// pullTarget is the part of a pending receive buffer that pull entry e
+// names, or nil if e names no pending point-to-point receive or overruns it.
+func (p *process) pullTarget(e shm.Pull) []byte {
+	if int(e.Req) >= len(p.owner) {
+		return nil
+	}
+	r := p.owner[e.Req]
+	if r == nil || !r.active || len(r.mem) == 0 {
+		return nil
+	}
+	base, n := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(r.mem)))), uint64(len(r.mem))
+	if e.DstAddr < base || e.Len > n || e.DstAddr-base > n-e.Len {
+		return nil
+	}
+	off := e.DstAddr - base
+	return r.mem[off : off+e.Len]
 }
 
 // wait blocks until the live request r completes and retires it.

@@ -22,13 +22,15 @@
 //  2. MSM: takes every node's batch (node order) and runs core.MSM; every node
 //     computes the same plan.
 //
-//  3. TX: moves the chunks of the plan it is the source of: within the node by
-//     process_vm_readv from the sender into a staging buffer and
-//     process_vm_writev into the receiver (or straight from the inline copy for
-//     small messages); to other nodes as data frames, which the receiving
-//     agent's reader goroutine writes into the receiver. It waits until every
-//     chunk the plan sends to it has arrived, so the network is empty at the
-//     end of every slice (rule 3).
+//  3. TX: moves the chunks of the plan it is the source of: within the node,
+//     large point-to-point chunks as pull orders to their receiving ranks (see
+//     below), the rest by process_vm_readv from the sender into a staging
+//     buffer and process_vm_writev into the receiver (or straight from the
+//     inline copy for small messages); to other nodes as data frames, which
+//     the receiving agent's reader goroutine writes into the receiver. It
+//     waits until every chunk the plan sends to it has arrived and every pull
+//     order is served, so the network is empty at the end of every slice
+//     (rule 3).
 //
 //     Collectives add a second stage (see package scheduler): stage 0 also
 //     carries collective moves and each reduction member's segment into the
@@ -40,11 +42,50 @@
 //     its members (broadcasts use stage 1 the same way). Member lists of new communicators (Plan.Writes) are
 //     written last, before the slice's completions are published.
 //
-// Why agent-mediated copies rather than letting the receiving rank read the
-// sender with process_vm_readv (one copy): in BCS-MPI the data moves in the
-// transmission microphase, scheduled by MSM, while both ranks may be asleep or
-// computing; only the agent is running then. The cost is a second memory copy
-// for intra-node messages, measured in bench/.
+// # Pull orders: a large message crosses memory once
+//
+// No system call copies between two other processes: the agent's
+// process_vm_readv and process_vm_writev always copy to or from its own
+// memory, so an agent-mediated copy within the node is two copies (sender →
+// staging → receiver), measured at under half the rate of one
+// process_vm_readv of the same size (BenchmarkCopy in internal/unix: 16 MiB
+// at about 4 GB/s staged against 10 GB/s direct on the 2-core development
+// host). One copy needs one of the two ranks to make the call. The receiver
+// is the one to ask: the destination is its own memory, which it can check,
+// and a blocked receiver has nothing else to do. So, for every
+// point-to-point chunk of at least pullMin (256 KiB) between two ranks of the
+// node, TX gathers a pull order per receiving rank (up to shm.PullMax
+// entries: sender pid, addresses, length, receive request slot) and posts it
+// to each rank that is in a blocking call (the rank offers while it is
+// blocked, and only then), waking it. The rank copies each entry with a
+// single process_vm_readv from the sender straight into its receive buffer,
+// after checking that the entry lies inside the buffer of the pending
+// receive it names (the order is shared memory that any rank can write).
+// Meanwhile the agent does the slice's other copies; then it gives each
+// rank until pullGrace (200 µs) after posting to take its order, revokes
+// orders not taken by then and copies them itself, and waits for the taken
+// ones. A rank that leaves an order unfinished (a refused entry, a copy the
+// kernel refused) has the rest copied by the agent and gets no more orders.
+// The receivers of a node copy in parallel, on their own cores.
+//
+// Permissions: reading a sibling's memory needs ptrace access. Ranks are
+// siblings under bcsrun, which Yama's ptrace_scope 1 refuses unless the
+// sender allows it, so each rank names its parent (the launcher, and so its
+// descendants: the other ranks) with PR_SET_PTRACER at MPI_Init. Where the
+// copy is refused anyway (ptrace_scope 2, a rank started through a wrapper
+// process) the first order ends unfinished and the agent goes on copying.
+//
+// Designs not taken: (a) copying in cache-sized blocks through the staging
+// buffer, which keeps the second copy in cache, measured slower, not faster:
+// each process_vm call pins pages and checks access, and 256 small calls
+// cost more than the cache saves (BenchmarkCopy, staged/block=65536); (b) the
+// sender writing into the receiver with process_vm_writev (the same single
+// copy, but the sender would write into memory it cannot check); (c) a copy
+// thread in every rank, always ready (a thread per rank that competes with
+// the rank's computation, and wakes on a loaded core no faster than the rank
+// itself); (d) several copy threads in the agent (still two copies each). A
+// rank that is computing, or slow to run on a loaded host, costs at most the
+// grace period: the agent then copies as before.
 //
 // # What ranks write is input
 //
@@ -59,7 +100,9 @@
 // scheduler's per-kind checks of peers, tags, types and operations) is
 // checked before it reaches the scheduler or a completion record; a
 // violation is a *JobError naming the block's true rank and the field, which
-// aborts the job. Nothing is drained from a block before its process is
+// aborts the job. Of a pull order the agent reads back only the done word and
+// the count of entries copied, checked against the order it posted; a rank
+// that never serves a taken order fails the job after the TX timeout. Nothing is drained from a block before its process is
 // verified. FuzzDrain feeds random control pages and rings through drain,
 // MSM, TX and publish.
 //

@@ -356,7 +356,7 @@ func (s *Scheduler) chunk(p *Plan) {
 			n := min(x.len-x.moved, avail)
 			p.Chunks = append(p.Chunks, proto.Chunk{
 				Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
-				SendSeq: x.send.Seq, Inline: x.send.Inline, Last: x.moved+n == x.len,
+				SendSeq: x.send.Seq, RecvReq: x.recv.Req, Inline: x.send.Inline, Last: x.moved+n == x.len,
 				SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
 			})
 			s.used[sn] += n

@@ -88,7 +88,10 @@ type Result struct {
 	FIFO       bool
 	JobID      string
 	Elapsed    time.Duration
-	RuntimeCPU time.Duration // CPU used by bcsrun itself (master + agents)
+	RuntimeCPU time.Duration       // CPU used by bcsrun itself (master + agents)
+	Pulls      nicthread.PullStats // summed over the agents
+	// BytesPerSliceMax is the budget the job ran with (auto resolved).
+	BytesPerSliceMax uint64
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -161,6 +164,10 @@ func Run(job Job) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return res, err
 	}
+	if cfg.BytesPerSliceMax == 0 { // auto: once for the job, the same for every node
+		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
+	}
+	res.BytesPerSliceMax = cfg.BytesPerSliceMax
 	if job.Ranks < 1 || job.Ranks > 4096 {
 		return res, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
 	}
@@ -532,6 +539,15 @@ func Run(job Job) (res Result, err error) {
 	}
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
+	for _, n := range nodes { // the agents have stopped (wg.Wait above)
+		if n.agent != nil {
+			ps := n.agent.Pulls()
+			res.Pulls.Served += ps.Served
+			res.Pulls.Revoked += ps.Revoked
+			res.Pulls.Unfinished += ps.Unfinished
+			res.Pulls.Bytes += ps.Bytes
+		}
+	}
 	if reportR != nil {
 		// Every rank has exited, so what they wrote is in the pipe; the
 		// deadline only bounds the wait should a child of a rank still hold

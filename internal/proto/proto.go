@@ -331,6 +331,7 @@ type Chunk struct {
 	SrcNode  NodeID
 	DstNode  NodeID
 	SendSeq  uint64 // the send descriptor's Seq (finds inline payloads)
+	RecvReq  uint32 // point-to-point: the receive descriptor's Req (names it in pull orders)
 	Inline   bool
 	Last     bool   // the transfer's final chunk
 	SrcAddr  uint64 // already offset

@@ -43,7 +43,7 @@
 // slots, sequence numbers, kinds, peers) against its own tables. A refused
 // value is a *FieldError naming the field; the agent aborts the job with it.
 // Version 4 made the pid an attach word (claimed once) and the tail
-// agent-owned, and added the seen word.
+// agent-owned, and added the seen word; version 5 added pull orders (below).
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -60,7 +60,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 4
+	Version     = 5
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
@@ -338,4 +338,152 @@ func (b *RankBlock) Complete(c proto.Completion) {
 	le.PutUint32(m[o+16:], uint32(c.Tag))
 	le.PutUint64(m[o+24:], c.Count)
 	atomic.StoreUint32(b.r.u32(o), 1)
+}
+
+// Pull orders (version 5): the agent may hand the copies of a slice's
+// intra-node chunks to their receiving rank, which copies each one with a
+// single process_vm_readv from the sender straight into its receive buffer
+// (one copy instead of the agent's two; see package nicthread). Control page:
+//
+//	256  pull state (rank and agent, compare-and-swap): PullIdle, PullOffered, PullPosted
+//	260  entries in the posted order (agent), at most PullMax
+//	264  order number (agent, bumped per order)
+//	268  done: the number of the last order served (rank, stored last)
+//	272  entries of that order copied, in order from the first (rank)
+//	320  PullMax entries of 32 bytes: sender pid (u32), receive request slot
+//	     (u32), sender address (u64), receiver address (u64), length (u64)
+//
+// The rank offers (Idle → Offered) while it is in a blocking call, and only
+// then; the agent posts an order by writing its entries and compare-and-swapping
+// Offered → Posted, then bumps wake. The rank takes a posted order (Posted →
+// Serving), copies, stores the count and done, then the state (Offered if it
+// goes on waiting, Idle if it leaves). Until the rank takes it the agent may
+// revoke the order (Posted → Offered) and copy itself: a rank that is slow to
+// run (a loaded host) costs the agent a grace period, not the slice. A rank
+// never leaves its blocking call with an order posted: its Offered → Idle
+// swap fails, and it serves the order first. An order the rank does not
+// finish (a refused entry, a failed copy) is completed by the agent. Trust:
+// the rank copies only into a receive buffer of its own that is still
+// pending (mpiapi checks the slot and the range); the agent reads back only
+// done and the copied count, which it checks against the order.
+const (
+	PullIdle    = 0
+	PullOffered = 1
+	PullPosted  = 2
+	PullServing = 3
+	PullMax     = 64
+	pullBase    = 256
+	pullEntries = 320
+	pullEntry   = 32
+)
+
+// Pull is one entry of a pull order: copy Len bytes at SrcAddr in process
+// PID into the receiver's memory at DstAddr, part of receive request Req.
+type Pull struct {
+	PID              int32
+	Req              uint32
+	SrcAddr, DstAddr uint64
+	Len              uint64
+}
+
+func (b *RankBlock) pullState() *uint32 { return b.r.u32(b.base + pullBase) }
+
+// PullDone is the word the rank stores (and wakes) when it has served an order.
+func (b *RankBlock) PullDone() *uint32 { return b.r.u32(b.base + pullBase + 12) }
+
+// OfferPull says the rank is in a blocking call and will serve pull orders
+// until WithdrawPull (rank side).
+func (b *RankBlock) OfferPull() {
+	atomic.CompareAndSwapUint32(b.pullState(), PullIdle, PullOffered)
+}
+
+// WithdrawPull ends the offer (rank side). It returns false if an order is
+// posted: the rank must serve it (TakePull, then FinishPull with stay false)
+// and withdraw again.
+func (b *RankBlock) WithdrawPull() bool {
+	return atomic.CompareAndSwapUint32(b.pullState(), PullOffered, PullIdle) ||
+		atomic.LoadUint32(b.pullState()) != PullPosted
+}
+
+// PullPosted reports whether an order waits for the rank.
+func (b *RankBlock) PullPosted() bool { return atomic.LoadUint32(b.pullState()) == PullPosted }
+
+// TakePull claims the posted order for copying (rank side); false if there
+// is none or the agent revoked it.
+func (b *RankBlock) TakePull() bool {
+	return atomic.CompareAndSwapUint32(b.pullState(), PullPosted, PullServing)
+}
+
+// RevokePull takes back a posted order the rank has not taken (agent side):
+// true if the agent must now copy the whole order itself.
+func (b *RankBlock) RevokePull() bool {
+	return atomic.CompareAndSwapUint32(b.pullState(), PullPosted, PullOffered)
+}
+
+// PullOrder reads the posted order (rank side): its number and entries (n
+// is bounded by PullMax whatever the word says).
+func (b *RankBlock) PullOrder() (seq uint32, n int) {
+	o := b.base + pullBase
+	return atomic.LoadUint32(b.r.u32(o + 8)), min(int(atomic.LoadUint32(b.r.u32(o+4))), PullMax)
+}
+
+// PullEntry reads entry i < PullMax of the order.
+func (b *RankBlock) PullEntry(i int) Pull {
+	o := b.base + pullEntries + i*pullEntry
+	le := binary.LittleEndian
+	m := b.r.Mem
+	return Pull{PID: int32(le.Uint32(m[o:])), Req: le.Uint32(m[o+4:]), SrcAddr: le.Uint64(m[o+8:]), DstAddr: le.Uint64(m[o+16:]), Len: le.Uint64(m[o+24:])}
+}
+
+// FinishPull reports order seq served with its first copied entries copied,
+// then offers again (stay) or leaves (rank side). The caller wakes PullDone.
+func (b *RankBlock) FinishPull(seq uint32, copied int, stay bool) {
+	o := b.base + pullBase
+	atomic.StoreUint32(b.r.u32(o+16), uint32(copied))
+	atomic.StoreUint32(b.r.u32(o+12), seq)
+	st := uint32(PullIdle)
+	if stay {
+		st = PullOffered
+	}
+	atomic.StoreUint32(b.pullState(), st)
+}
+
+// PostPull writes an order of ps (at most PullMax) numbered seq and posts it
+// if the rank offers (agent side). It returns false, posting nothing, if the
+// rank is not in a blocking call. The caller then bumps wake.
+func (b *RankBlock) PostPull(seq uint32, ps []Pull) bool {
+	if len(ps) > PullMax {
+		panic(fmt.Sprintf("shm: pull order of %d entries, at most %d (PullMax)", len(ps), PullMax))
+	}
+	if atomic.LoadUint32(b.pullState()) != PullOffered {
+		return false
+	}
+	le := binary.LittleEndian
+	m := b.r.Mem
+	for i, p := range ps {
+		o := b.base + pullEntries + i*pullEntry
+		le.PutUint32(m[o:], uint32(p.PID))
+		le.PutUint32(m[o+4:], p.Req)
+		le.PutUint64(m[o+8:], p.SrcAddr)
+		le.PutUint64(m[o+16:], p.DstAddr)
+		le.PutUint64(m[o+24:], p.Len)
+	}
+	o := b.base + pullBase
+	atomic.StoreUint32(b.r.u32(o+4), uint32(len(ps)))
+	atomic.StoreUint32(b.r.u32(o+8), seq)
+	return atomic.CompareAndSwapUint32(b.pullState(), PullOffered, PullPosted)
+}
+
+// PullResult reads whether order seq of n entries has been served and how
+// many entries the rank copied (agent side). A count over n is a *FieldError.
+func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err error) {
+	o := b.base + pullBase
+	if atomic.LoadUint32(b.r.u32(o+12)) != seq {
+		return false, 0, nil
+	}
+	c := atomic.LoadUint32(b.r.u32(o + 16))
+	if int64(c) > int64(n) {
+		return true, 0, &FieldError{Field: "pull order copied count", Value: c, Want: fmt.Sprintf("0 .. %d (the order's entries)", n)}
+	}
+	return true, int(c), nil
 }
