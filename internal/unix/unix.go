@@ -192,3 +192,15 @@ func ProcessCPUTime() time.Duration {
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Gettid is the calling OS thread's id.
+func Gettid() int { return unix.Gettid() }
+
+// KernelRelease is the running kernel's release (uname -r), or "" if uname fails.
+func KernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

@@ -1,0 +1,486 @@
+package kernel
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+)
+
+// Metrics are the columns of the per-entity files, in order.
+var Metrics = []string{"ONCPU", "RUNQ", "PREEMPT", "WAKELAT", "NWAKE", "NIVCSW", "NMIGR",
+	"TOP1PID", "TOP1NS", "TOP2PID", "TOP2NS", "TOP3PID", "TOP3NS"}
+
+// Top is how many interfering tasks each slice's row names.
+const Top = 3
+
+// HistBuckets is the number of wake-up latency buckets (two per power of two).
+const HistBuckets = 128
+
+// DefaultBTFPath is where Linux exposes its own BTF.
+const DefaultBTFPath = "/sys/kernel/btf/vmlinux"
+
+// ErrUnavailable is matched by every reason the monitor cannot run here.
+var ErrUnavailable = errors.New("emds/kernel: kernel monitor unavailable")
+
+// UnavailableError says what is missing.
+type UnavailableError struct {
+	Missing string // what the monitor needs and did not find
+	Err     error  // the underlying failure, if any
+}
+
+func (e *UnavailableError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("needs %s (%v)", e.Missing, e.Err)
+	}
+	return "needs " + e.Missing
+}
+func (e *UnavailableError) Is(t error) bool { return t == ErrUnavailable }
+func (e *UnavailableError) Unwrap() error   { return e.Err }
+
+// Config describes what to monitor.
+type Config struct {
+	Ranks      int    // entities 0 .. Ranks-1
+	RuntimePID int    // bcsrun's process id (entity "runtime")
+	BTFPath    string // the kernel's BTF for CO-RE ("" = DefaultBTFPath)
+	First, Len uint64 // the EMDS window: slices [First, First+Len)
+}
+
+// Entity names: rank<R>, master, runtime.
+func (m *Monitor) EntityName(e int) string { return entityName(e, m.cfg.Ranks) }
+
+func entityName(e, ranks int) string {
+	switch {
+	case e < ranks:
+		return "rank" + strconv.Itoa(e)
+	case e == ranks:
+		return "master"
+	}
+	return "runtime"
+}
+
+// Monitor is a loaded, attached kernel monitor.
+type Monitor struct {
+	cfg   Config
+	objs  schedObjects
+	links []link.Link
+	ncpu  int
+	nent  int
+
+	keys   []uint32
+	stats  []schedEntStats // nent × ncpu
+	cpus   []schedCpuState // ncpu
+	ikeys  []schedIntfKey
+	ivals  []schedIntfVal // len(ikeys) × ncpu
+	cum    []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
+	prev   []int64
+	icum   map[schedIntfKey]int64
+	iprev  map[schedIntfKey]int64
+	comm   map[uint32]string
+	top    []topEntry // nent × Top
+	vals   []int64
+	win    []*emds.Window
+	master int // registered master tid, 0 if none
+}
+
+const nsum = 7
+
+type topEntry struct {
+	pid uint32
+	ns  int64
+}
+
+// Open loads and attaches the programs. On any failure it releases what it
+// took and returns an error; an *UnavailableError says what is missing.
+func Open(cfg Config) (*Monitor, error) {
+	if cfg.BTFPath == "" {
+		cfg.BTFPath = DefaultBTFPath
+	}
+	if cfg.Ranks < 1 {
+		return nil, fmt.Errorf("emds/kernel: %d ranks, want 1 or more", cfg.Ranks)
+	}
+	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 19) {
+		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.19 or later (this kernel is %q)", rel)}
+	}
+	kspec, err := btf.LoadSpec(cfg.BTFPath)
+	if err != nil {
+		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: err}
+	}
+	spec, err := loadSched()
+	if err != nil {
+		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+	}
+	nent := cfg.Ranks + 2
+	spec.Maps[schedMapEnts].MaxEntries = uint32(nent + 64)
+	spec.Maps[schedMapStats].MaxEntries = uint32(nent)
+	spec.Maps[schedMapWakehist].MaxEntries = uint32(nent * HistBuckets)
+	if err := spec.Variables["runtime_tgid"].Set(uint32(cfg.RuntimePID)); err != nil {
+		return nil, fmt.Errorf("emds/kernel: %w", err)
+	}
+	if err := spec.Variables["nranks"].Set(uint32(cfg.Ranks)); err != nil {
+		return nil, fmt.Errorf("emds/kernel: %w", err)
+	}
+	m := &Monitor{cfg: cfg, nent: nent}
+	if m.ncpu, err = ebpf.PossibleCPU(); err != nil {
+		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
+	}
+	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
+		return nil, classify("loading the eBPF programs", err)
+	}
+	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeup, m.objs.OnWakeupNew, m.objs.OnMigrate} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
+		if err != nil {
+			m.Close()
+			return nil, classify("attaching to the scheduler's tracepoints", err)
+		}
+		m.links = append(m.links, l)
+	}
+	if err := m.objs.Ents.Put(uint32(cfg.RuntimePID), uint32(cfg.Ranks+1)); err != nil {
+		m.Close()
+		return nil, classify("registering bcsrun", err)
+	}
+	m.keys = make([]uint32, nent)
+	m.stats = make([]schedEntStats, nent*m.ncpu)
+	m.cpus = make([]schedCpuState, m.ncpu)
+	m.ikeys = make([]schedIntfKey, 256)
+	m.ivals = make([]schedIntfVal, 256*m.ncpu)
+	m.cum = make([]int64, nent*nsum)
+	m.prev = make([]int64, nent*nsum)
+	m.icum = make(map[schedIntfKey]int64)
+	m.iprev = make(map[schedIntfKey]int64)
+	m.comm = make(map[uint32]string)
+	m.top = make([]topEntry, nent*Top)
+	m.vals = make([]int64, len(Metrics))
+	m.win = make([]*emds.Window, nent)
+	for e := range m.win {
+		m.win[e] = emds.NewWindow(Metrics, nil, cfg.First, cfg.Len)
+	}
+	return m, nil
+}
+
+// classify turns a load or attach failure into what is missing.
+func classify(what string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return &UnavailableError{Missing: fmt.Sprintf("CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN (uid %d, %s)", os.Getuid(), what), Err: err}
+	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, btf.ErrNotFound):
+		return &UnavailableError{Missing: fmt.Sprintf("a kernel with BTF tracepoints (tp_btf) and per-CPU map lookups, Linux 5.19 or later (%s)", what), Err: err}
+	}
+	return fmt.Errorf("emds/kernel: %s: %w", what, err)
+}
+
+// releaseAtLeast says whether a release like "6.1.0-18-amd64" is ≥ maj.min.
+func releaseAtLeast(rel string, maj, min int) bool {
+	f := strings.FieldsFunc(rel, func(r rune) bool { return r < '0' || r > '9' })
+	if len(f) < 2 {
+		return false
+	}
+	a, err1 := strconv.Atoi(f[0])
+	b, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return a > maj || (a == maj && b >= min)
+}
+
+// AddRank registers rank's process (all its threads). Safe for concurrent use.
+func (m *Monitor) AddRank(rank, pid int) error {
+	if rank < 0 || rank >= m.cfg.Ranks {
+		return fmt.Errorf("emds/kernel: rank %d, want 0 .. %d", rank, m.cfg.Ranks-1)
+	}
+	return m.objs.Ents.Put(uint32(pid), uint32(rank))
+}
+
+// SetMasterThread registers the calling OS thread as the master's. The
+// caller must be locked to its thread; only the first call registers.
+func (m *Monitor) SetMasterThread() error {
+	if m.master != 0 {
+		return nil
+	}
+	m.master = unix.Gettid()
+	return m.objs.Ents.Put(uint32(m.master), uint32(m.cfg.Ranks))
+}
+
+// Sample reads the kernel's counters and records what happened since the
+// previous Sample as slice's row of every entity.
+func (m *Monitor) Sample(slice uint64) error {
+	if err := m.read(); err != nil {
+		return err
+	}
+	now := int64(unix.Now())
+	for i := range m.cum {
+		m.cum[i] = 0
+	}
+	for e := 0; e < m.nent; e++ {
+		c := m.cum[e*nsum:][:nsum]
+		for cpu := 0; cpu < m.ncpu; cpu++ {
+			s := &m.stats[e*m.ncpu+cpu]
+			c[0] += int64(s.OncpuNs)
+			c[1] += int64(s.RunqNs)
+			c[2] += int64(s.PreemptNs)
+			c[3] += int64(s.WakeNs)
+			c[4] += int64(s.Nwake)
+			c[5] += int64(s.Nivcsw)
+			c[6] += int64(s.Nmigr)
+		}
+	}
+	// The intervals still open on each CPU.
+	for cpu := range m.cpus {
+		cs := &m.cpus[cpu]
+		if cs.Start == 0 || now <= int64(cs.Start) {
+			continue
+		}
+		if e := int(cs.CurrEnt) - 1; e >= 0 && e < m.nent {
+			m.cum[e*nsum] += now - int64(cs.Start)
+		}
+		if w := int(cs.WaitEnt) - 1; w >= 0 && w < m.nent && w != int(cs.CurrEnt)-1 && cs.CurrPid != 0 {
+			from := max(int64(cs.Start), int64(cs.WaitSince))
+			if now > from {
+				m.cum[w*nsum+2] += now - from
+				m.icum[schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}] += now - from
+			}
+		}
+	}
+	for i := range m.top {
+		m.top[i] = topEntry{}
+	}
+	for k, v := range m.icum {
+		d := v - m.iprev[k]
+		m.iprev[k] = v
+		if d <= 0 || int(k.Ent) >= m.nent {
+			continue
+		}
+		t := m.top[int(k.Ent)*Top:][:Top]
+		for i := range t {
+			if d > t[i].ns {
+				copy(t[i+1:], t[i:Top-1])
+				t[i] = topEntry{k.Pid, d}
+				break
+			}
+		}
+	}
+	for e := 0; e < m.nent; e++ {
+		c, p := m.cum[e*nsum:][:nsum], m.prev[e*nsum:][:nsum]
+		for i := range nsum {
+			m.vals[i] = max(c[i]-p[i], 0)
+			p[i] = max(c[i], p[i])
+		}
+		for i, t := range m.top[e*Top:][:Top] {
+			m.vals[nsum+2*i], m.vals[nsum+2*i+1] = int64(t.pid), t.ns
+		}
+		m.win[e].Record(slice, m.vals)
+	}
+	return nil
+}
+
+// read fetches the per-entity counters, the CPUs' state and the
+// interference map; icum gets the kernel's totals (open intervals are added
+// by Sample).
+func (m *Monitor) read() error {
+	var cur ebpf.MapBatchCursor
+	n, err := m.objs.Stats.BatchLookup(&cur, m.keys, m.stats, nil)
+	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("emds/kernel: reading the counters: %w", err)
+	}
+	if n != m.nent {
+		return fmt.Errorf("emds/kernel: reading the counters: %d of %d entities", n, m.nent)
+	}
+	if err := m.objs.Cpus.Lookup(uint32(0), m.cpus); err != nil {
+		return fmt.Errorf("emds/kernel: reading the CPUs' state: %w", err)
+	}
+	for k := range m.icum {
+		m.icum[k] = 0
+	}
+	var icur ebpf.MapBatchCursor
+	for {
+		n, err := m.objs.Intf.BatchLookup(&icur, m.ikeys, m.ivals, nil)
+		for i := 0; i < n; i++ {
+			k := m.ikeys[i]
+			var sum int64
+			for cpu := 0; cpu < m.ncpu; cpu++ {
+				v := &m.ivals[i*m.ncpu+cpu]
+				sum += int64(v.Ns)
+				if v.Comm[0] != 0 {
+					if _, ok := m.comm[k.Pid]; !ok {
+						m.comm[k.Pid] = commString(v.Comm[:])
+					}
+				}
+			}
+			m.icum[k] = sum
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("emds/kernel: reading the interference map: %w", err)
+		}
+	}
+}
+
+func commString(c []int8) string {
+	b := make([]byte, 0, len(c))
+	for _, x := range c {
+		if x == 0 {
+			break
+		}
+		b = append(b, byte(x))
+	}
+	return string(b)
+}
+
+// Dropped is the number of interference pairs that did not fit the map.
+func (m *Monitor) Dropped() uint64 {
+	var d uint64
+	for _, c := range m.cpus {
+		d += c.Dropped
+	}
+	return d
+}
+
+// Bytes is the memory the windows use.
+func (m *Monitor) Bytes() int {
+	n := 0
+	for _, w := range m.win {
+		n += w.Bytes()
+	}
+	return n
+}
+
+// Close detaches the programs and frees the maps. Safe to call twice.
+func (m *Monitor) Close() error {
+	for _, l := range m.links {
+		l.Close()
+	}
+	m.links = nil
+	return m.objs.Close()
+}
+
+// Dump writes the files (doc.go lists them) into dir with permissions perm.
+// Call it after the last Sample; it reads the whole run's histograms and
+// interference totals from the kernel, so call it before Close.
+func (m *Monitor) Dump(dir string, perm os.FileMode) error {
+	var errs []error
+	for e, w := range m.win {
+		errs = append(errs, w.Dump(filepath.Join(dir, "emds-kernel-"+m.EntityName(e)+".csv"), perm))
+	}
+	if err := m.read(); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-interferers.csv"), perm, m.writeInterferers))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-wakehist.csv"), perm, m.writeHist))
+	return errors.Join(errs...)
+}
+
+func (m *Monitor) writeInterferers(w io.Writer) error {
+	type row struct {
+		k  schedIntfKey
+		ns int64
+	}
+	var rows []row
+	for k, v := range m.icum {
+		if v > 0 {
+			rows = append(rows, row{k, v})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].k.Ent != rows[j].k.Ent {
+			return rows[i].k.Ent < rows[j].k.Ent
+		}
+		if rows[i].ns != rows[j].ns {
+			return rows[i].ns > rows[j].ns
+		}
+		return rows[i].k.Pid < rows[j].k.Pid
+	})
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "entity,pid,comm,ns")
+	for _, r := range rows {
+		fmt.Fprintf(bw, "%s,%d,%s,%d\n", m.EntityName(int(r.k.Ent)), r.k.Pid, csvSafe(m.comm[r.k.Pid]), r.ns)
+	}
+	return bw.Flush()
+}
+
+// csvSafe keeps a task name to one CSV field: commas and quotes become _.
+func csvSafe(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == ',' || r == '"' || r == '\n' || r == '\r' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+func (m *Monitor) writeHist(w io.Writer) error {
+	keys := make([]uint32, m.nent*HistBuckets)
+	vals := make([]uint64, len(keys)*m.ncpu)
+	var cur ebpf.MapBatchCursor
+	n, err := m.objs.Wakehist.BatchLookup(&cur, keys, vals, nil)
+	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("emds/kernel: reading the wake-up histograms: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "entity,lo_ns,hi_ns,count")
+	for i := 0; i < n; i++ {
+		var c uint64
+		for cpu := 0; cpu < m.ncpu; cpu++ {
+			c += vals[i*m.ncpu+cpu]
+		}
+		if c == 0 {
+			continue
+		}
+		e, b := int(keys[i])/HistBuckets, int(keys[i])%HistBuckets
+		lo, hi := BucketBounds(b)
+		fmt.Fprintf(bw, "%s,%d,%d,%d\n", m.EntityName(e), lo, hi, c)
+	}
+	return bw.Flush()
+}
+
+// BucketBounds is the range [lo, hi) in ns of wake-up latency bucket b: two
+// buckets per power of two (sched.bpf.c's bucket()).
+func BucketBounds(b int) (lo, hi uint64) {
+	if b < 2 {
+		return 0, 2
+	}
+	p, half := uint(b/2), uint64(b%2)
+	base := uint64(1) << p
+	step := base / 2
+	if p >= 63 {
+		return base + half*step, 1<<63 - 1
+	}
+	return base + half*step, base + (half+1)*step
+}
+
+func writeAtomic(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	err = fill(f)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
