@@ -128,10 +128,11 @@ func Run(job Job) (res Result, err error) {
 
 	// Regions and agents.
 	nodeOf := NodeOf(job.Ranks, cfg.Nodes)
-	mon, err := newMonitor(job, cfg, res.JobID, nodeOf)
+	mon, err := newMonitor(job, cfg, res.JobID, nodeOf, stderr)
 	if err != nil {
 		return res, err
 	}
+	defer mon.close()
 	onSlice := job.OnSlice
 	if mon.global != nil {
 		onSlice = func(r *strobe.SliceRecord) {
@@ -338,6 +339,7 @@ func Run(job Job) (res Result, err error) {
 				break
 			}
 			procs[r] = cmd.Process
+			mon.rankStarted(r, cmd.Process.Pid)
 			started++
 			go func() {
 				err := cmd.Wait()
