@@ -35,6 +35,8 @@
 //	NMIGR    migrations to another CPU
 //	TOPiPID, TOPiNS  (i = 1..3) the tasks (thread ids) that ran longest while
 //	         this entity waited, and for how long; 0 when fewer interfered
+//	TEND     when the row's interval ended: CLOCK_MONOTONIC in ns (the clock
+//	         of bpf_ktime_get_ns and of internal/unix.Now)
 //
 // # Slice boundaries and precision
 //

@@ -21,7 +21,7 @@ import (
 
 // Metrics are the columns of the per-entity files, in order.
 var Metrics = []string{"ONCPU", "RUNQ", "PREEMPT", "WAKELAT", "NWAKE", "NIVCSW", "NMIGR",
-	"TOP1PID", "TOP1NS", "TOP2PID", "TOP2NS", "TOP3PID", "TOP3NS"}
+	"TOP1PID", "TOP1NS", "TOP2PID", "TOP2NS", "TOP3PID", "TOP3NS", "TEND"}
 
 // Top is how many interfering tasks each slice's row names.
 const Top = 3
@@ -280,6 +280,7 @@ func (m *Monitor) Sample(slice uint64) error {
 		for i, t := range m.top[e*Top:][:Top] {
 			m.vals[nsum+2*i], m.vals[nsum+2*i+1] = int64(t.pid), t.ns
 		}
+		m.vals[nsum+2*Top] = now
 		m.win[e].Record(slice, m.vals)
 	}
 	return nil
@@ -312,10 +313,8 @@ func (m *Monitor) read() error {
 			for cpu := 0; cpu < m.ncpu; cpu++ {
 				v := &m.ivals[i*m.ncpu+cpu]
 				sum += int64(v.Ns)
-				if v.Comm[0] != 0 {
-					if _, ok := m.comm[k.Pid]; !ok {
-						m.comm[k.Pid] = commString(v.Comm[:])
-					}
+				if v.Comm[0] != 0 && !sameComm(m.comm[k.Pid], v.Comm[:]) {
+					m.comm[k.Pid] = commString(v.Comm[:]) // the latest name: a task renames itself at exec
 				}
 			}
 			m.icum[k] = sum
@@ -327,6 +326,18 @@ func (m *Monitor) read() error {
 			return fmt.Errorf("emds/kernel: reading the interference map: %w", err)
 		}
 	}
+}
+
+func sameComm(s string, c []int8) bool {
+	for i, x := range c {
+		if x == 0 {
+			return i == len(s)
+		}
+		if i >= len(s) || s[i] != byte(x) {
+			return false
+		}
+	}
+	return len(s) == len(c)
 }
 
 func commString(c []int8) string {

@@ -168,9 +168,14 @@ static __always_inline u32 bucket(u64 v)
 	return r < HIST_BUCKETS ? r : HIST_BUCKETS - 1;
 }
 
+// mark_waiting records that a task of entity e waits on cs's CPU. One task
+// is marked per CPU: a rank displaces the master or the runtime, never the
+// reverse.
 static __always_inline void mark_waiting(struct cpu_state *cs, int e, u32 tid, u64 now)
 {
-	if (cs && cs->wait_ent == 0) {
+	if (!cs)
+		return;
+	if (cs->wait_ent == 0 || ((u32)e < nranks && cs->wait_ent - 1 >= nranks)) {
 		cs->wait_ent = e + 1;
 		cs->wait_tid = tid;
 		cs->wait_since = now;
@@ -208,6 +213,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			struct intf_val *v = bpf_map_lookup_elem(&intf, &k);
 			if (v) {
 				v->ns += d;
+				// the latest name: a task renames itself at exec
+				__builtin_memcpy(v->comm, prev->comm, TASK_COMM_LEN);
 			} else {
 				struct intf_val nv = { .ns = d };
 				__builtin_memcpy(nv.comm, prev->comm, TASK_COMM_LEN);
@@ -215,6 +222,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 					cs->dropped++;
 			}
 		}
+	}
+	// A task that ran is not waiting any more (a wake-up of a task still on
+	// its CPU marks it too).
+	if (cs->wait_ent && cs->wait_tid == prev_tid) {
+		cs->wait_ent = 0;
+		cs->wait_tid = 0;
 	}
 	// prev leaves: preempted (still runnable) or going to sleep.
 	if (pe >= 0 && prev_state == 0) {
@@ -300,7 +313,8 @@ static __always_inline int woken(struct task_struct *p)
 	}
 	u32 zero = 0;
 	struct cpu_state *cs = bpf_map_lookup_percpu_elem(&cpus, &zero, task_cpu(p));
-	mark_waiting(cs, e, tid, now);
+	if (cs && cs->curr_pid != tid) // not woken while still running there
+		mark_waiting(cs, e, tid, now);
 	return 0;
 }
 

@@ -156,6 +156,8 @@ func main() {
 		stopped()
 	case "ring": // a token around every rank, then a barrier: rank 0 waits for the last rank to start
 		ring()
+	case "contend", "spin": // the kernel monitor's scenarios (kernel.go)
+		contend(os.Args[1] == "contend")
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled
