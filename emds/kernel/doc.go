@@ -44,12 +44,13 @@
 // microphase of slice k−1 to the end of that of slice k: that is when Sample
 // runs (on the agent's thread, after the slice's work is done). The kernel
 // adds a run or wait interval when it ends (at a context switch); Sample adds
-// the parts of the intervals still open on each CPU at the read (the current
-// task's run, the current interference) so that a rank computing through
-// several slices is spread over them. The reads of the CPUs are not atomic
+// the parts of the intervals still open at the read (the current task's run
+// on each CPU, the current interference, every tracked task's current wait
+// for a CPU) so that a rank computing or waiting through several slices is
+// spread over them. The reads of the CPUs are not atomic
 // together: an interval that ends during a read can move a few µs between
-// neighbouring slices, and a negative difference is recorded as 0. RUNQ and
-// WAKELAT are credited when the waiting task runs, to that slice. A slice
+// neighbouring slices, and a negative difference is recorded as 0. WAKELAT
+// is credited when the woken task runs, to that slice. A slice
 // that the master skipped is folded into the next recorded one.
 //
 // # Files (in the job's MDS directory)
@@ -59,6 +60,10 @@
 //	emds-kernel-interferers.csv
 //	    entity,pid,comm,ns: over the whole run, every task that ran while the
 //	    entity waited (entity is rank<R>, master or runtime)
+//	emds-kernel-ids.csv
+//	    id,entity,kind: the registered ids (kind process: a rank's or
+//	    bcsrun's pid; thread: the master's thread id), to tell the runtime's
+//	    own tasks among the interferers
 //	emds-kernel-wakehist.csv
 //	    entity,lo_ns,hi_ns,count: the whole run's wake-up latencies in
 //	    buckets of half a power of two ([lo, hi) ns)

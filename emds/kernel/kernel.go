@@ -82,6 +82,8 @@ type Monitor struct {
 	keys   []uint32
 	stats  []schedEntStats // nent × ncpu
 	cpus   []schedCpuState // ncpu
+	tkeys  []uint32
+	tvals  []schedTaskState
 	ikeys  []schedIntfKey
 	ivals  []schedIntfVal // len(ikeys) × ncpu
 	cum    []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
@@ -154,6 +156,8 @@ func Open(cfg Config) (*Monitor, error) {
 	m.keys = make([]uint32, nent)
 	m.stats = make([]schedEntStats, nent*m.ncpu)
 	m.cpus = make([]schedCpuState, m.ncpu)
+	m.tkeys = make([]uint32, 256)
+	m.tvals = make([]schedTaskState, 256)
 	m.ikeys = make([]schedIntfKey, 256)
 	m.ivals = make([]schedIntfVal, 256*m.ncpu)
 	m.cum = make([]int64, nent*nsum)
@@ -251,6 +255,23 @@ func (m *Monitor) Sample(slice uint64) error {
 				m.cum[w*nsum+2] += now - from
 				m.icum[schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}] += now - from
 			}
+		}
+	}
+	// The waits still open (RUNQ).
+	var tcur ebpf.MapBatchCursor
+	for {
+		n, err := m.objs.Tasks.BatchLookup(&tcur, m.tkeys, m.tvals, nil)
+		for i := 0; i < n; i++ {
+			t := &m.tvals[i]
+			if e := int(t.Ent); t.RunnableSince != 0 && now > int64(t.RunnableSince) && e < m.nent {
+				m.cum[e*nsum+1] += now - int64(t.RunnableSince)
+			}
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("emds/kernel: reading the tasks' state: %w", err)
 		}
 	}
 	for i := range m.top {
@@ -391,7 +412,34 @@ func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	}
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-interferers.csv"), perm, m.writeInterferers))
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-wakehist.csv"), perm, m.writeHist))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-ids.csv"), perm, m.writeIDs))
 	return errors.Join(errs...)
+}
+
+// writeIDs lists the registered ids: rank processes, the master's thread,
+// bcsrun's process.
+func (m *Monitor) writeIDs(w io.Writer) error {
+	type row struct{ id, ent uint32 }
+	var rows []row
+	var k, v uint32
+	it := m.objs.Ents.Iterate()
+	for it.Next(&k, &v) {
+		rows = append(rows, row{k, v})
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("emds/kernel: reading the registered ids: %w", err)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ent < rows[j].ent || rows[i].ent == rows[j].ent && rows[i].id < rows[j].id })
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "id,entity,kind")
+	for _, r := range rows {
+		kind := "process"
+		if int(r.ent) == m.cfg.Ranks {
+			kind = "thread"
+		}
+		fmt.Fprintf(bw, "%d,%s,%s\n", r.id, m.EntityName(int(r.ent)), kind)
+	}
+	return bw.Flush()
 }
 
 func (m *Monitor) writeInterferers(w io.Writer) error {

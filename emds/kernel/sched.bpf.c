@@ -66,6 +66,8 @@ struct cpu_state {
 struct task_state {
 	u64 runnable_since; // woken or preempted at, 0: running or asleep
 	u64 wake_ts;        // woken at (the latency clock), 0: none pending
+	u32 ent;            // the task's entity (for the reader's open intervals)
+	u32 pad;
 };
 
 struct intf_key {
@@ -234,7 +236,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		struct ent_stats *s = stats_of(pe);
 		if (s)
 			s->nivcsw++;
-		struct task_state ts = { .runnable_since = now };
+		struct task_state ts = { .runnable_since = now, .ent = pe };
 		struct task_state *t = bpf_map_lookup_elem(&tasks, &prev_tid);
 		if (t)
 			t->runnable_since = now;
@@ -291,7 +293,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	if (t) {
 		t->wake_ts = now;
 	} else {
-		struct task_state ts = { .wake_ts = now };
+		struct task_state ts = { .wake_ts = now, .ent = e };
 		bpf_map_update_elem(&tasks, &tid, &ts, BPF_ANY);
 	}
 	return 0;
@@ -308,7 +310,7 @@ static __always_inline int woken(struct task_struct *p)
 	if (t) {
 		t->runnable_since = now;
 	} else {
-		struct task_state ts = { .runnable_since = now };
+		struct task_state ts = { .runnable_since = now, .ent = e };
 		bpf_map_update_elem(&tasks, &tid, &ts, BPF_ANY);
 	}
 	u32 zero = 0;

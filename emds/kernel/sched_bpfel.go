@@ -52,6 +52,8 @@ type schedTaskState struct {
 	_             structs.HostLayout
 	RunnableSince uint64
 	WakeTs        uint64
+	Ent           uint32
+	Pad           uint32
 }
 
 // Names of all BPF objects in the ELF.
