@@ -429,7 +429,9 @@ func (m *Monitor) writeIDs(w io.Writer) error {
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("emds/kernel: reading the registered ids: %w", err)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ent < rows[j].ent || rows[i].ent == rows[j].ent && rows[i].id < rows[j].id })
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].ent < rows[j].ent || rows[i].ent == rows[j].ent && rows[i].id < rows[j].id
+	})
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "id,entity,kind")
 	for _, r := range rows {
