@@ -64,6 +64,10 @@
 //	    id,entity,kind: the registered ids (kind process: a rank's or
 //	    bcsrun's pid; thread: the master's thread id), to tell the runtime's
 //	    own tasks among the interferers
+//	emds-kernel-cost.csv
+//	    what,count,ns: Sample's calls and their total time, and each eBPF
+//	    program's runs and time in the kernel (counted by the kernel only
+//	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
 //	emds-kernel-wakehist.csv
 //	    entity,lo_ns,hi_ns,count: the whole run's wake-up latencies in
 //	    buckets of half a power of two ([lo, hi) ns)
@@ -80,9 +84,13 @@
 //
 // # Bounds
 //
-// The interference map holds 4096 (entity, task) pairs and the task state
-// map 16384 threads; what does not fit is not recorded (the number of
-// interference pairs dropped is in Dropped). Windows are preallocated like
+// The interference map holds InterferersPerEntity (entity, task) pairs per
+// entity, least recently updated first out (an LRU map: a pair evicted and
+// seen again counts from 0, so the whole run's totals of
+// emds-kernel-interferers.csv can miss what it had before; the rows' TOP
+// columns do not); the task state map holds TasksPerEntity threads per
+// entity, and a thread that does not fit is not followed. Sample reads the interference map only
+// when some entity's PREEMPT moved since the previous read. Windows are preallocated like
 // every EMDS window; Sample allocates only for a task seen for the first time.
 //
 // # Building

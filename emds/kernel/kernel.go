@@ -29,6 +29,14 @@ const Top = 3
 // HistBuckets is the number of wake-up latency buckets (two per power of two).
 const HistBuckets = 128
 
+// Bounds of the kernel's maps, per entity: threads followed (a Go rank has
+// about ten) and (entity, task) interference pairs (least recently updated
+// first out; Dropped counts the pairs the kernel could not insert at all).
+const (
+	TasksPerEntity       = 128
+	InterferersPerEntity = 256
+)
+
 // DefaultBTFPath is where Linux exposes its own BTF.
 const DefaultBTFPath = "/sys/kernel/btf/vmlinux"
 
@@ -79,25 +87,33 @@ type Monitor struct {
 	ncpu  int
 	nent  int
 
-	keys   []uint32
-	stats  []schedEntStats // nent × ncpu
-	cpus   []schedCpuState // ncpu
-	tkeys  []uint32
-	tvals  []schedTaskState
-	ikeys  []schedIntfKey
-	ivals  []schedIntfVal // len(ikeys) × ncpu
-	cum    []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
-	prev   []int64
-	icum   map[schedIntfKey]int64
-	iprev  map[schedIntfKey]int64
-	comm   map[uint32]string
-	top    []topEntry // nent × Top
-	vals   []int64
-	win    []*emds.Window
-	master int // registered master tid, 0 if none
+	keys    []uint32
+	stats   []schedEntStats // nent × ncpu
+	cpus    []schedCpuState // ncpu
+	ikeys   []schedIntfKey
+	ivals   []schedIntfVal // len(ikeys) × ncpu
+	cum     []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
+	prev    []int64
+	ikern   map[schedIntfKey]int64 // the kernel's interference totals at the last readIntf
+	iprev   map[schedIntfKey]int64 // the totals (with open parts) at the previous Sample
+	kpre    []int64                // per entity, the kernel's PREEMPT at the last readIntf
+	open    []openIntf             // interference still open on some CPU at this Sample
+	hadOpen bool
+	comm    map[uint32]string
+	top     []topEntry // nent × Top
+	vals    []int64
+	win     []*emds.Window
+	master  int // registered master tid, 0 if none
+
+	samples, sampleNS int64 // Sample's calls and the time they took
 }
 
 const nsum = 7
+
+type openIntf struct {
+	k  schedIntfKey
+	ns int64
+}
 
 type topEntry struct {
 	pid uint32
@@ -128,6 +144,10 @@ func Open(cfg Config) (*Monitor, error) {
 	spec.Maps[schedMapEnts].MaxEntries = uint32(nent + 64)
 	spec.Maps[schedMapStats].MaxEntries = uint32(nent)
 	spec.Maps[schedMapWakehist].MaxEntries = uint32(nent * HistBuckets)
+	// A hash map's batch read walks every bucket: size the maps Sample
+	// reads by the job, not by the worst case.
+	spec.Maps[schedMapTasks].MaxEntries = uint32(max(256, TasksPerEntity*nent))
+	spec.Maps[schedMapIntf].MaxEntries = uint32(max(512, InterferersPerEntity*nent))
 	if err := spec.Variables["runtime_tgid"].Set(uint32(cfg.RuntimePID)); err != nil {
 		return nil, fmt.Errorf("emds/kernel: %w", err)
 	}
@@ -156,13 +176,13 @@ func Open(cfg Config) (*Monitor, error) {
 	m.keys = make([]uint32, nent)
 	m.stats = make([]schedEntStats, nent*m.ncpu)
 	m.cpus = make([]schedCpuState, m.ncpu)
-	m.tkeys = make([]uint32, 256)
-	m.tvals = make([]schedTaskState, 256)
 	m.ikeys = make([]schedIntfKey, 256)
 	m.ivals = make([]schedIntfVal, 256*m.ncpu)
 	m.cum = make([]int64, nent*nsum)
 	m.prev = make([]int64, nent*nsum)
-	m.icum = make(map[schedIntfKey]int64)
+	m.ikern = make(map[schedIntfKey]int64)
+	m.kpre = make([]int64, nent)
+	m.open = make([]openIntf, 0, m.ncpu)
 	m.iprev = make(map[schedIntfKey]int64)
 	m.comm = make(map[uint32]string)
 	m.top = make([]topEntry, nent*Top)
@@ -220,6 +240,8 @@ func (m *Monitor) SetMasterThread() error {
 // Sample reads the kernel's counters and records what happened since the
 // previous Sample as slice's row of every entity.
 func (m *Monitor) Sample(slice uint64) error {
+	t0 := unix.Now()
+	defer func() { m.samples++; m.sampleNS += unix.Now() - t0 }()
 	if err := m.read(); err != nil {
 		return err
 	}
@@ -227,8 +249,10 @@ func (m *Monitor) Sample(slice uint64) error {
 	for i := range m.cum {
 		m.cum[i] = 0
 	}
+	moved := false // some entity's PREEMPT moved in the kernel since the interference map was read
 	for e := 0; e < m.nent; e++ {
 		c := m.cum[e*nsum:][:nsum]
+		var nwait, since uint64
 		for cpu := 0; cpu < m.ncpu; cpu++ {
 			s := &m.stats[e*m.ncpu+cpu]
 			c[0] += int64(s.OncpuNs)
@@ -238,9 +262,26 @@ func (m *Monitor) Sample(slice uint64) error {
 			c[4] += int64(s.Nwake)
 			c[5] += int64(s.Nivcsw)
 			c[6] += int64(s.Nmigr)
+			nwait += s.Nwait
+			since += s.SinceSum
+		}
+		if c[2] != m.kpre[e] {
+			m.kpre[e], moved = c[2], true
+		}
+		// The waits still open: n tasks runnable since (sum)/n on average.
+		if n := int64(nwait); n > 0 && n <= 1<<20 {
+			if open := n*now - int64(since); open > 0 {
+				c[1] += open
+			}
+		}
+	}
+	if moved {
+		if err := m.readIntf(); err != nil {
+			return err
 		}
 	}
 	// The intervals still open on each CPU.
+	m.open = m.open[:0]
 	for cpu := range m.cpus {
 		cs := &m.cpus[cpu]
 		if cs.Start == 0 || now <= int64(cs.Start) {
@@ -253,45 +294,43 @@ func (m *Monitor) Sample(slice uint64) error {
 			from := max(int64(cs.Start), int64(cs.WaitSince))
 			if now > from {
 				m.cum[w*nsum+2] += now - from
-				m.icum[schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}] += now - from
+				k := schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}
+				m.open = append(m.open, openIntf{k, now - from})
+				if _, ok := m.ikern[k]; !ok {
+					m.ikern[k] = 0 // first seen running: its name comes with the kernel's entry
+				}
 			}
-		}
-	}
-	// The waits still open (RUNQ).
-	var tcur ebpf.MapBatchCursor
-	for {
-		n, err := m.objs.Tasks.BatchLookup(&tcur, m.tkeys, m.tvals, nil)
-		for i := 0; i < n; i++ {
-			t := &m.tvals[i]
-			if e := int(t.Ent); t.RunnableSince != 0 && now > int64(t.RunnableSince) && e < m.nent {
-				m.cum[e*nsum+1] += now - int64(t.RunnableSince)
-			}
-		}
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("emds/kernel: reading the tasks' state: %w", err)
 		}
 	}
 	for i := range m.top {
 		m.top[i] = topEntry{}
 	}
-	for k, v := range m.icum {
-		d := v - m.iprev[k]
-		m.iprev[k] = v
-		if d <= 0 || int(k.Ent) >= m.nent {
-			continue
-		}
-		t := m.top[int(k.Ent)*Top:][:Top]
-		for i := range t {
-			if d > t[i].ns {
-				copy(t[i+1:], t[i:Top-1])
-				t[i] = topEntry{k.Pid, d}
-				break
+	if moved || len(m.open) > 0 || m.hadOpen {
+		for k, v := range m.ikern {
+			for _, o := range m.open {
+				if o.k == k {
+					v += o.ns
+				}
+			}
+			d := v - m.iprev[k]
+			if d < 0 { // evicted from the LRU map and counted again from 0
+				d = v
+			}
+			m.iprev[k] = v
+			if d <= 0 || int(k.Ent) >= m.nent {
+				continue
+			}
+			t := m.top[int(k.Ent)*Top:][:Top]
+			for i := range t {
+				if d > t[i].ns {
+					copy(t[i+1:], t[i:Top-1])
+					t[i] = topEntry{k.Pid, d}
+					break
+				}
 			}
 		}
 	}
+	m.hadOpen = len(m.open) > 0
 	for e := 0; e < m.nent; e++ {
 		c, p := m.cum[e*nsum:][:nsum], m.prev[e*nsum:][:nsum]
 		for i := range nsum {
@@ -307,9 +346,7 @@ func (m *Monitor) Sample(slice uint64) error {
 	return nil
 }
 
-// read fetches the per-entity counters, the CPUs' state and the
-// interference map; icum gets the kernel's totals (open intervals are added
-// by Sample).
+// read fetches the per-entity counters and the CPUs' state.
 func (m *Monitor) read() error {
 	var cur ebpf.MapBatchCursor
 	n, err := m.objs.Stats.BatchLookup(&cur, m.keys, m.stats, nil)
@@ -322,9 +359,11 @@ func (m *Monitor) read() error {
 	if err := m.objs.Cpus.Lookup(uint32(0), m.cpus); err != nil {
 		return fmt.Errorf("emds/kernel: reading the CPUs' state: %w", err)
 	}
-	for k := range m.icum {
-		m.icum[k] = 0
-	}
+	return nil
+}
+
+// readIntf reads the interference map's totals into ikern, and the tasks' names.
+func (m *Monitor) readIntf() error {
 	var icur ebpf.MapBatchCursor
 	for {
 		n, err := m.objs.Intf.BatchLookup(&icur, m.ikeys, m.ivals, nil)
@@ -338,7 +377,7 @@ func (m *Monitor) read() error {
 					m.comm[k.Pid] = commString(v.Comm[:]) // the latest name: a task renames itself at exec
 				}
 			}
-			m.icum[k] = sum
+			m.ikern[k] = sum
 		}
 		if errors.Is(err, ebpf.ErrKeyNotExist) {
 			return nil
@@ -407,13 +446,35 @@ func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	for e, w := range m.win {
 		errs = append(errs, w.Dump(filepath.Join(dir, "emds-kernel-"+m.EntityName(e)+".csv"), perm))
 	}
-	if err := m.read(); err != nil {
+	if err := m.readIntf(); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-interferers.csv"), perm, m.writeInterferers))
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-wakehist.csv"), perm, m.writeHist))
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-ids.csv"), perm, m.writeIDs))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-cost.csv"), perm, m.writeCost))
 	return errors.Join(errs...)
+}
+
+// writeCost says what the monitor cost: Sample's calls and time, and each
+// program's runs and time in the kernel (counted only while the sysctl
+// kernel.bpf_stats_enabled is 1; 0 otherwise).
+func (m *Monitor) writeCost(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "what,count,ns")
+	fmt.Fprintf(bw, "sample,%d,%d\n", m.samples, m.sampleNS)
+	for _, p := range []struct {
+		name string
+		p    *ebpf.Program
+	}{{"sched_switch", m.objs.OnSwitch}, {"sched_waking", m.objs.OnWaking}, {"sched_wakeup", m.objs.OnWakeup},
+		{"sched_wakeup_new", m.objs.OnWakeupNew}, {"sched_migrate_task", m.objs.OnMigrate}} {
+		st, err := p.p.Stats()
+		if err != nil {
+			return fmt.Errorf("emds/kernel: %s's run time: %w", p.name, err)
+		}
+		fmt.Fprintf(bw, "%s,%d,%d\n", p.name, st.RunCount, st.Runtime.Nanoseconds())
+	}
+	return bw.Flush()
 }
 
 // writeIDs lists the registered ids: rank processes, the master's thread,
@@ -450,7 +511,7 @@ func (m *Monitor) writeInterferers(w io.Writer) error {
 		ns int64
 	}
 	var rows []row
-	for k, v := range m.icum {
+	for k, v := range m.ikern {
 		if v > 0 {
 			rows = append(rows, row{k, v})
 		}

@@ -201,3 +201,24 @@ func TestIdleCPUNearZero(t *testing.T) {
 		t.Errorf("PREEMPT %d ns is over a tenth of ONCPU %d ns with nobody else pinned to the CPU", pre, on)
 	}
 }
+
+// BenchmarkSample: the per-slice reading's cost, with one busy rank.
+func BenchmarkSample(b *testing.B) {
+	m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), Len: 1 << 20})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer m.Close()
+	c := exec.Command("sh", "-c", "while :; do :; done")
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	m.AddRank(0, c.Process.Pid)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := m.Sample(uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -50,6 +50,12 @@ struct ent_stats {
 	u64 nivcsw;     // switched out while runnable (preempted)
 	u64 nmigr;      // migrations to another CPU
 	u64 preempt_ns; // time other entities' tasks ran on a CPU where this entity waited
+	// Open waits: tasks that became runnable on this CPU minus those that
+	// were switched in here, and the sum of their runnable_since. Summed
+	// over CPUs (mod 2^64) they give the number of the entity's tasks
+	// waiting now and when they began: the reader adds n·now − sum to RUNQ.
+	u64 nwait;
+	u64 since_sum;
 };
 
 // Per CPU (key 0): what runs there now, and which tracked task waits there.
@@ -119,8 +125,9 @@ struct {
 	__type(value, struct task_state);
 } tasks SEC(".maps");
 
+// LRU: under a flood of tasks the pairs updated least recently make room.
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, struct intf_key);
 	__type(value, struct intf_val);
@@ -173,6 +180,35 @@ static __always_inline u32 bucket(u64 v)
 // mark_waiting records that a task of entity e waits on cs's CPU. One task
 // is marked per CPU: a rank displaces the master or the runtime, never the
 // reverse.
+// set_runnable starts t's wait for a CPU, unless it is already waiting.
+static __always_inline void set_runnable(struct task_state *t, int e, u64 now)
+{
+	if (t->runnable_since)
+		return;
+	t->runnable_since = now;
+	struct ent_stats *s = stats_of(e);
+	if (s) {
+		s->nwait++;
+		s->since_sum += now;
+	}
+}
+
+// new_task_state adds a state for tid (a thread seen for the first time),
+// runnable since now when runnable.
+static __always_inline void new_task_state(u32 tid, int e, u64 now, bool runnable, u64 wake)
+{
+	struct task_state ts = { .wake_ts = wake, .ent = e };
+	if (runnable)
+		ts.runnable_since = now;
+	if (bpf_map_update_elem(&tasks, &tid, &ts, BPF_NOEXIST) == 0 && runnable) {
+		struct ent_stats *s = stats_of(e);
+		if (s) {
+			s->nwait++;
+			s->since_sum += now;
+		}
+	}
+}
+
 static __always_inline void mark_waiting(struct cpu_state *cs, int e, u32 tid, u64 now)
 {
 	if (!cs)
@@ -236,12 +272,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		struct ent_stats *s = stats_of(pe);
 		if (s)
 			s->nivcsw++;
-		struct task_state ts = { .runnable_since = now, .ent = pe };
 		struct task_state *t = bpf_map_lookup_elem(&tasks, &prev_tid);
 		if (t)
-			t->runnable_since = now;
+			set_runnable(t, pe, now);
 		else
-			bpf_map_update_elem(&tasks, &prev_tid, &ts, BPF_ANY);
+			new_task_state(prev_tid, pe, now, 1, 0);
 		mark_waiting(cs, pe, prev_tid, now);
 	}
 	// next comes in.
@@ -249,9 +284,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		struct task_state *t = bpf_map_lookup_elem(&tasks, &next_tid);
 		struct ent_stats *s = stats_of(ne);
 		if (t && s) {
-			if (t->runnable_since && now > t->runnable_since)
-				s->runq_ns += now - t->runnable_since;
+			if (t->runnable_since) {
+				if (now > t->runnable_since)
+					s->runq_ns += now - t->runnable_since;
+				// the open wait was counted for the entity the task had then
+				struct ent_stats *ws = stats_of(t->ent);
+				if (ws) {
+					ws->nwait--;
+					ws->since_sum -= t->runnable_since;
+				}
+			}
 			t->runnable_since = 0;
+			t->ent = ne;
 			if (t->wake_ts && now > t->wake_ts) {
 				u64 lat = now - t->wake_ts;
 				s->wake_ns += lat;
@@ -290,12 +334,10 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	u32 tid = p->pid;
 	u64 now = bpf_ktime_get_ns();
 	struct task_state *t = bpf_map_lookup_elem(&tasks, &tid);
-	if (t) {
+	if (t)
 		t->wake_ts = now;
-	} else {
-		struct task_state ts = { .wake_ts = now, .ent = e };
-		bpf_map_update_elem(&tasks, &tid, &ts, BPF_ANY);
-	}
+	else
+		new_task_state(tid, e, now, 0, now);
 	return 0;
 }
 
@@ -307,12 +349,10 @@ static __always_inline int woken(struct task_struct *p)
 	u32 tid = p->pid;
 	u64 now = bpf_ktime_get_ns();
 	struct task_state *t = bpf_map_lookup_elem(&tasks, &tid);
-	if (t) {
-		t->runnable_since = now;
-	} else {
-		struct task_state ts = { .runnable_since = now, .ent = e };
-		bpf_map_update_elem(&tasks, &tid, &ts, BPF_ANY);
-	}
+	if (t)
+		set_runnable(t, e, now);
+	else
+		new_task_state(tid, e, now, 1, 0);
 	u32 zero = 0;
 	struct cpu_state *cs = bpf_map_lookup_percpu_elem(&cpus, &zero, task_cpu(p));
 	if (cs && cs->curr_pid != tid) // not woken while still running there

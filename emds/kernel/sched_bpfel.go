@@ -34,6 +34,8 @@ type schedEntStats struct {
 	Nivcsw    uint64
 	Nmigr     uint64
 	PreemptNs uint64
+	Nwait     uint64
+	SinceSum  uint64
 }
 
 type schedIntfKey struct {
