@@ -91,7 +91,9 @@
 // columns do not); the task state map holds TasksPerEntity threads per
 // entity, and a thread that does not fit is not followed. Sample reads the interference map only
 // when some entity's PREEMPT moved since the previous read. Windows are preallocated like
-// every EMDS window; Sample allocates only for a task seen for the first time.
+// every EMDS window, for the master, the runtime and the ranks Config.Recorded
+// selects (bcsrun: mds_ranks), at most MaxWindowBytes in all; Sample
+// allocates only for a task seen for the first time.
 //
 // # Building
 //

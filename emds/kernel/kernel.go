@@ -64,7 +64,13 @@ type Config struct {
 	RuntimePID int    // bcsrun's process id (entity "runtime")
 	BTFPath    string // the kernel's BTF for CO-RE ("" = DefaultBTFPath)
 	First, Len uint64 // the EMDS window: slices [First, First+Len)
+	// Recorded selects the ranks that get a window (nil: all); every rank
+	// is followed in the kernel either way.
+	Recorded []bool
 }
+
+// MaxWindowBytes bounds the memory of the monitor's windows.
+const MaxWindowBytes = 1 << 30
 
 // Entity names: rank<R>, master, runtime.
 func (m *Monitor) EntityName(e int) string { return entityName(e, m.cfg.Ranks) }
@@ -154,6 +160,16 @@ func Open(cfg Config) (*Monitor, error) {
 	if err := spec.Variables["nranks"].Set(uint32(cfg.Ranks)); err != nil {
 		return nil, fmt.Errorf("emds/kernel: %w", err)
 	}
+	windows := 2
+	for r := range cfg.Ranks {
+		if cfg.Recorded == nil || (r < len(cfg.Recorded) && cfg.Recorded[r]) {
+			windows++
+		}
+	}
+	if b := uint64(windows) * cfg.Len * uint64(len(Metrics)*8+1); b > MaxWindowBytes {
+		return nil, fmt.Errorf("emds/kernel: %d windows of %d slices would take %d MiB, over %d MiB; record fewer slices (emds_slices) or ranks (mds_ranks)",
+			windows, cfg.Len, b>>20, MaxWindowBytes>>20)
+	}
 	m := &Monitor{cfg: cfg, nent: nent}
 	if m.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
@@ -189,7 +205,9 @@ func Open(cfg Config) (*Monitor, error) {
 	m.vals = make([]int64, len(Metrics))
 	m.win = make([]*emds.Window, nent)
 	for e := range m.win {
-		m.win[e] = emds.NewWindow(Metrics, nil, cfg.First, cfg.Len)
+		if e >= cfg.Ranks || cfg.Recorded == nil || (e < len(cfg.Recorded) && cfg.Recorded[e]) {
+			m.win[e] = emds.NewWindow(Metrics, nil, cfg.First, cfg.Len)
+		}
 	}
 	return m, nil
 }
@@ -341,7 +359,9 @@ func (m *Monitor) Sample(slice uint64) error {
 			m.vals[nsum+2*i], m.vals[nsum+2*i+1] = int64(t.pid), t.ns
 		}
 		m.vals[nsum+2*Top] = now
-		m.win[e].Record(slice, m.vals)
+		if m.win[e] != nil {
+			m.win[e].Record(slice, m.vals)
+		}
 	}
 	return nil
 }
@@ -424,7 +444,9 @@ func (m *Monitor) Dropped() uint64 {
 func (m *Monitor) Bytes() int {
 	n := 0
 	for _, w := range m.win {
-		n += w.Bytes()
+		if w != nil {
+			n += w.Bytes()
+		}
 	}
 	return n
 }
@@ -444,6 +466,9 @@ func (m *Monitor) Close() error {
 func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	var errs []error
 	for e, w := range m.win {
+		if w == nil {
+			continue
+		}
 		errs = append(errs, w.Dump(filepath.Join(dir, "emds-kernel-"+m.EntityName(e)+".csv"), perm))
 	}
 	if err := m.readIntf(); err != nil {

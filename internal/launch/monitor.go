@@ -126,8 +126,13 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		m.rbytes = make([]uint64, job.Ranks*job.Ranks)
 	}
 	if m.mode.Kernel {
+		sel, _ := mds.ParseSet(cfg.MDSRanks)
+		rec := make([]bool, job.Ranks)
+		for r := range rec {
+			rec[r] = sel.Has(r)
+		}
 		k, err := kernel.Open(kernel.Config{Ranks: job.Ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF,
-			First: cfg.EMDSFirst, Len: cfg.EMDSSlices})
+			First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Recorded: rec})
 		if err != nil {
 			m.man.Kernel = "off: " + err.Error()
 			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor off: %v; the job runs without it\n", err)
