@@ -89,11 +89,19 @@
 // seen again counts from 0, so the whole run's totals of
 // emds-kernel-interferers.csv can miss what it had before; the rows' TOP
 // columns do not); the task state map holds TasksPerEntity threads per
-// entity, and a thread that does not fit is not followed. Sample reads the interference map only
-// when some entity's PREEMPT moved since the previous read. Windows are preallocated like
-// every EMDS window, for the master, the runtime and the ranks Config.Recorded
-// selects (bcsrun: mds_ranks), at most MaxWindowBytes in all; Sample
-// allocates only for a task seen for the first time.
+// entity, and a thread that does not fit is not followed. Windows are
+// preallocated like every EMDS window, for the master, the runtime and the
+// ranks Config.Recorded selects (bcsrun: mds_ranks), at most MaxWindowBytes
+// in all; Sample allocates only for a task seen for the first time.
+//
+// # Cost
+//
+// Sample makes two bpf(2) calls (the per-entity counters, the CPUs' state)
+// and a batch read of the interference map when some entity's PREEMPT moved
+// since the previous read; open waits come from per-entity counters kept by
+// the kernel (tasks waiting, sum of their start times), not from a walk of
+// the task map. emds-kernel-cost.csv records what Sample and the programs
+// took in the run.
 //
 // # Building
 //
