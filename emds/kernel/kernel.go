@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -112,6 +113,12 @@ type Monitor struct {
 	master  int // registered master tid, 0 if none
 
 	samples, sampleNS int64 // Sample's calls and the time they took
+
+	// ids are the registered ids (AddRank, SetMasterThread) → entity, for a
+	// task that was already running when it was registered: the kernel
+	// learns its entity only at its next switch.
+	idsMu sync.RWMutex
+	ids   map[uint32]int
 }
 
 const nsum = 7
@@ -201,6 +208,7 @@ func Open(cfg Config) (*Monitor, error) {
 	m.open = make([]openIntf, 0, m.ncpu)
 	m.iprev = make(map[schedIntfKey]int64)
 	m.comm = make(map[uint32]string)
+	m.ids = map[uint32]int{uint32(cfg.RuntimePID): cfg.Ranks + 1}
 	m.top = make([]topEntry, nent*Top)
 	m.vals = make([]int64, len(Metrics))
 	m.win = make([]*emds.Window, nent)
@@ -242,6 +250,9 @@ func (m *Monitor) AddRank(rank, pid int) error {
 	if rank < 0 || rank >= m.cfg.Ranks {
 		return fmt.Errorf("emds/kernel: rank %d, want 0 .. %d", rank, m.cfg.Ranks-1)
 	}
+	m.idsMu.Lock()
+	m.ids[uint32(pid)] = rank
+	m.idsMu.Unlock()
 	return m.objs.Ents.Put(uint32(pid), uint32(rank))
 }
 
@@ -252,6 +263,9 @@ func (m *Monitor) SetMasterThread() error {
 		return nil
 	}
 	m.master = unix.Gettid()
+	m.idsMu.Lock()
+	m.ids[uint32(m.master)] = m.cfg.Ranks
+	m.idsMu.Unlock()
 	return m.objs.Ents.Put(uint32(m.master), uint32(m.cfg.Ranks))
 }
 
@@ -305,7 +319,15 @@ func (m *Monitor) Sample(slice uint64) error {
 		if cs.Start == 0 || now <= int64(cs.Start) {
 			continue
 		}
-		if e := int(cs.CurrEnt) - 1; e >= 0 && e < m.nent {
+		e := int(cs.CurrEnt) - 1
+		if e < 0 && cs.CurrPid != 0 { // switched in before it was registered?
+			m.idsMu.RLock()
+			if id, ok := m.ids[cs.CurrPid]; ok {
+				e = id
+			}
+			m.idsMu.RUnlock()
+		}
+		if e >= 0 && e < m.nent {
 			m.cum[e*nsum] += now - int64(cs.Start)
 		}
 		if w := int(cs.WaitEnt) - 1; w >= 0 && w < m.nent && w != int(cs.CurrEnt)-1 && cs.CurrPid != 0 {

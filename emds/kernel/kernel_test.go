@@ -62,9 +62,8 @@ func open(t *testing.T, ranks int) *Monitor {
 }
 
 // busy starts a busy loop pinned to cpu, under a scheduling wrapper
-// (e.g. "nice -n -10" or "chrt -f 1") when one is given: this host is
-// shared, and the priorities make the scenario dominate whatever else runs
-// on that CPU.
+// (e.g. "chrt -f 1") when one is given: the host may be shared, and
+// real-time priorities make the scenario independent of its other load.
 func busy(t *testing.T, cpu int, wrap ...string) *exec.Cmd {
 	t.Helper()
 	args := append(wrap, "taskset", "-c", strconv.Itoa(cpu), "sh", "-c", "while :; do :; done")
@@ -127,13 +126,14 @@ func sum(t *testing.T, s *emds.Series, metric string) int64 {
 	return n
 }
 
-// The rank runs alone on CPU 1 for the first half of the slices; then a
-// competing busy process pinned to the same CPU starts. The competitor must
+// The rank runs alone on CPU 1 for the first half of the slices (at
+// SCHED_FIFO 1: the host's other load cannot preempt it); then a competing
+// busy process pinned to the same CPU starts at SCHED_FIFO 2. The competitor must
 // show up as an interferer in the second half only, and the rank must wait
 // for it about as long as it runs.
 func TestPreemptedByPinnedCompetitor(t *testing.T) {
 	m := open(t, 1)
-	rank := busy(t, 1)
+	rank := busy(t, 1, "chrt", "-f", "1")
 	if err := m.AddRank(0, rank.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestPreemptedByPinnedCompetitor(t *testing.T) {
 	var rival *exec.Cmd
 	s := runWith(t, m, n, 10*time.Millisecond, func(k int) {
 		if k == half {
-			rival = busy(t, 1, "nice", "-n", "-10")
+			rival = busy(t, 1, "chrt", "-f", "2")
 		}
 	})
 	onc, _ := s.Col("ONCPU")
@@ -173,8 +173,8 @@ func TestPreemptedByPinnedCompetitor(t *testing.T) {
 	if rivalSlices < (n-half)/2 {
 		t.Errorf("the competitor (pid %d) is among the top %d interferers in %d of %d slices after it started", rival.Process.Pid, Top, rivalSlices, n-half)
 	}
-	// At nice -10 the competitor has about nine times the rank's share of
-	// the CPU: the rank waits for it longer than it runs.
+	// At a higher real-time priority the competitor has the CPU to itself:
+	// the rank waits for it longer than it runs.
 	if rivalNS < on2 {
 		t.Errorf("the competitor ran %d ns while the rank waited, less than the rank's %d ns on CPU", rivalNS, on2)
 	}

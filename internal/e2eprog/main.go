@@ -38,6 +38,10 @@ func main() {
 	if os.Args[1] == "lateinit" && os.Getenv(mpi.EnvRank) == "1" {
 		time.Sleep(2 * time.Second) // a slow start: rank 0 waits for us meanwhile
 	}
+	if os.Args[1] == "hog" { // not a rank: the kernel monitor's competitor (kernel.go)
+		hog(os.Args[2])
+		return
+	}
 	if os.Args[1] == "noinit" && os.Getenv(mpi.EnvRank) == "1" {
 		return // a process of the job that is not an MPI program
 	}
