@@ -65,7 +65,9 @@
 //	    bcsrun's pid; thread: the master's thread id), to tell the runtime's
 //	    own tasks among the interferers
 //	emds-kernel-cost.csv
-//	    what,count,ns: Sample's calls and their total time, and each eBPF
+//	    what,count,ns: Sample's calls and their total time (sample: elapsed,
+//	    sample_cpu: the thread's CPU time; they differ when the thread was
+//	    preempted during a Sample), and each eBPF
 //	    program's runs and time in the kernel (counted by the kernel only
 //	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
 //	emds-kernel-wakehist.csv
@@ -88,7 +90,8 @@
 // entity, least recently updated first out (an LRU map: a pair evicted and
 // seen again counts from 0, so the whole run's totals of
 // emds-kernel-interferers.csv can miss what it had before; the rows' TOP
-// columns do not); the task state map holds TasksPerEntity threads per
+// columns do not; the slice map holds 16 pairs per entity, what does not fit
+// is counted by Dropped); the task state map holds TasksPerEntity threads per
 // entity, and a thread that does not fit is not followed. Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
 // ranks Config.Recorded selects (bcsrun: mds_ranks), at most MaxWindowBytes
@@ -97,8 +100,11 @@
 // # Cost
 //
 // Sample makes two bpf(2) calls (the per-entity counters, the CPUs' state)
-// and a batch read of the interference map when some entity's PREEMPT moved
-// since the previous read; open waits come from per-entity counters kept by
+// and, when some entity's PREEMPT moved since the previous Sample, a batch
+// lookup-and-delete of the slice's interference map, which holds only the
+// pairs that interfered since (the whole run's map is read at Dump; an
+// increment the kernel makes between the lookup and the delete of its pair
+// is lost); open waits come from per-entity counters kept by
 // the kernel (tasks waiting, sum of their start times), not from a walk of
 // the task map. emds-kernel-cost.csv records what Sample and the programs
 // took in the run.

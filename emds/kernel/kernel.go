@@ -94,25 +94,27 @@ type Monitor struct {
 	ncpu  int
 	nent  int
 
-	keys    []uint32
-	stats   []schedEntStats // nent × ncpu
-	cpus    []schedCpuState // ncpu
-	ikeys   []schedIntfKey
-	ivals   []schedIntfVal // len(ikeys) × ncpu
-	cum     []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
-	prev    []int64
-	ikern   map[schedIntfKey]int64 // the kernel's interference totals at the last readIntf
-	iprev   map[schedIntfKey]int64 // the totals (with open parts) at the previous Sample
-	kpre    []int64                // per entity, the kernel's PREEMPT at the last readIntf
-	open    []openIntf             // interference still open on some CPU at this Sample
-	hadOpen bool
-	comm    map[uint32]string
-	top     []topEntry // nent × Top
-	vals    []int64
-	win     []*emds.Window
-	master  int // registered master tid, 0 if none
+	keys     []uint32
+	stats    []schedEntStats // nent × ncpu
+	cpus     []schedCpuState // ncpu
+	skeys    []schedIntfKey
+	svals    []uint64 // len(skeys) × ncpu
+	ikeys    []schedIntfKey
+	ivals    []schedIntfVal // len(ikeys) × ncpu
+	cum      []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
+	prev     []int64
+	ikern    map[schedIntfKey]int64 // the kernel's interference totals (read at Dump)
+	dirty    []openIntf             // the kernel's growth per pair since the previous Sample
+	kpre     []int64                // per entity, the kernel's PREEMPT at the previous Sample
+	open     []openIntf             // interference still open on some CPU at this Sample
+	prevOpen []openIntf             // open at the previous Sample
+	comm     map[uint32]string
+	top      []topEntry // nent × Top
+	vals     []int64
+	win      []*emds.Window
+	master   int // registered master tid, 0 if none
 
-	samples, sampleNS int64 // Sample's calls and the time they took
+	samples, sampleNS, sampleCPU int64 // Sample's calls, the time they took and their CPU time
 
 	// ids are the registered ids (AddRank, SetMasterThread) → entity, for a
 	// task that was already running when it was registered: the kernel
@@ -161,6 +163,7 @@ func Open(cfg Config) (*Monitor, error) {
 	// reads by the job, not by the worst case.
 	spec.Maps[schedMapTasks].MaxEntries = uint32(max(256, TasksPerEntity*nent))
 	spec.Maps[schedMapIntf].MaxEntries = uint32(max(512, InterferersPerEntity*nent))
+	spec.Maps[schedMapSliceIntf].MaxEntries = uint32(max(256, 16*nent))
 	if err := spec.Variables["runtime_tgid"].Set(uint32(cfg.RuntimePID)); err != nil {
 		return nil, fmt.Errorf("emds/kernel: %w", err)
 	}
@@ -199,6 +202,8 @@ func Open(cfg Config) (*Monitor, error) {
 	m.keys = make([]uint32, nent)
 	m.stats = make([]schedEntStats, nent*m.ncpu)
 	m.cpus = make([]schedCpuState, m.ncpu)
+	m.skeys = make([]schedIntfKey, 64)
+	m.svals = make([]uint64, 64*m.ncpu)
 	m.ikeys = make([]schedIntfKey, 256)
 	m.ivals = make([]schedIntfVal, 256*m.ncpu)
 	m.cum = make([]int64, nent*nsum)
@@ -206,7 +211,8 @@ func Open(cfg Config) (*Monitor, error) {
 	m.ikern = make(map[schedIntfKey]int64)
 	m.kpre = make([]int64, nent)
 	m.open = make([]openIntf, 0, m.ncpu)
-	m.iprev = make(map[schedIntfKey]int64)
+	m.prevOpen = make([]openIntf, 0, m.ncpu)
+	m.dirty = make([]openIntf, 0, 64)
 	m.comm = make(map[uint32]string)
 	m.ids = map[uint32]int{uint32(cfg.RuntimePID): cfg.Ranks + 1}
 	m.top = make([]topEntry, nent*Top)
@@ -272,8 +278,12 @@ func (m *Monitor) SetMasterThread() error {
 // Sample reads the kernel's counters and records what happened since the
 // previous Sample as slice's row of every entity.
 func (m *Monitor) Sample(slice uint64) error {
-	t0 := unix.Now()
-	defer func() { m.samples++; m.sampleNS += unix.Now() - t0 }()
+	t0, c0 := unix.Now(), unix.ThreadCPUTime()
+	defer func() {
+		m.samples++
+		m.sampleNS += unix.Now() - t0
+		m.sampleCPU += unix.ThreadCPUTime() - c0
+	}()
 	if err := m.read(); err != nil {
 		return err
 	}
@@ -281,7 +291,7 @@ func (m *Monitor) Sample(slice uint64) error {
 	for i := range m.cum {
 		m.cum[i] = 0
 	}
-	moved := false // some entity's PREEMPT moved in the kernel since the interference map was read
+	moved := false // some entity's PREEMPT moved in the kernel since the previous Sample
 	for e := 0; e < m.nent; e++ {
 		c := m.cum[e*nsum:][:nsum]
 		var nwait, since uint64
@@ -307,8 +317,9 @@ func (m *Monitor) Sample(slice uint64) error {
 			}
 		}
 	}
+	m.dirty = m.dirty[:0]
 	if moved {
-		if err := m.readIntf(); err != nil {
+		if err := m.takeSliceIntf(); err != nil {
 			return err
 		}
 	}
@@ -336,41 +347,29 @@ func (m *Monitor) Sample(slice uint64) error {
 				m.cum[w*nsum+2] += now - from
 				k := schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}
 				m.open = append(m.open, openIntf{k, now - from})
-				if _, ok := m.ikern[k]; !ok {
-					m.ikern[k] = 0 // first seen running: its name comes with the kernel's entry
-				}
 			}
 		}
 	}
 	for i := range m.top {
 		m.top[i] = topEntry{}
 	}
-	if moved || len(m.open) > 0 || m.hadOpen {
-		for k, v := range m.ikern {
-			for _, o := range m.open {
-				if o.k == k {
-					v += o.ns
-				}
-			}
-			d := v - m.iprev[k]
-			if d < 0 { // evicted from the LRU map and counted again from 0
-				d = v
-			}
-			m.iprev[k] = v
-			if d <= 0 || int(k.Ent) >= m.nent {
-				continue
-			}
-			t := m.top[int(k.Ent)*Top:][:Top]
-			for i := range t {
-				if d > t[i].ns {
-					copy(t[i+1:], t[i:Top-1])
-					t[i] = topEntry{k.Pid, d}
-					break
-				}
-			}
+	// Each pair's share of this slice: what the kernel added, plus what is
+	// open now, minus what was open at the previous Sample and counted then
+	// (the kernel's total includes it once the interval ends).
+	for i := range m.dirty {
+		d := &m.dirty[i]
+		d.ns += takeOpen(m.open, d.k) - takeOpen(m.prevOpen, d.k)
+		m.addTop(d.k, d.ns)
+	}
+	for _, o := range m.open {
+		if o.ns >= 0 {
+			m.addTop(o.k, o.ns-takeOpen(m.prevOpen, o.k))
 		}
 	}
-	m.hadOpen = len(m.open) > 0
+	for i := range m.open { // takeOpen marked them taken; restore for the next Sample
+		m.open[i].ns = max(m.open[i].ns, ^m.open[i].ns)
+	}
+	m.prevOpen = append(m.prevOpen[:0], m.open...)
 	for e := 0; e < m.nent; e++ {
 		c, p := m.cum[e*nsum:][:nsum], m.prev[e*nsum:][:nsum]
 		for i := range nsum {
@@ -388,6 +387,34 @@ func (m *Monitor) Sample(slice uint64) error {
 	return nil
 }
 
+// takeOpen returns the open interference of k in list and marks it taken
+// (a negative ns, undone by ^), or 0.
+func takeOpen(list []openIntf, k schedIntfKey) int64 {
+	for i := range list {
+		if list[i].k == k && list[i].ns >= 0 {
+			v := list[i].ns
+			list[i].ns = ^v
+			return v
+		}
+	}
+	return 0
+}
+
+// addTop enters d ns of interference by k.Pid into k.Ent's top list.
+func (m *Monitor) addTop(k schedIntfKey, d int64) {
+	if d <= 0 || int(k.Ent) >= m.nent {
+		return
+	}
+	t := m.top[int(k.Ent)*Top:][:Top]
+	for i := range t {
+		if d > t[i].ns {
+			copy(t[i+1:], t[i:Top-1])
+			t[i] = topEntry{k.Pid, d}
+			return
+		}
+	}
+}
+
 // read fetches the per-entity counters and the CPUs' state.
 func (m *Monitor) read() error {
 	var cur ebpf.MapBatchCursor
@@ -402,6 +429,28 @@ func (m *Monitor) read() error {
 		return fmt.Errorf("emds/kernel: reading the CPUs' state: %w", err)
 	}
 	return nil
+}
+
+// takeSliceIntf takes the interference of the pairs that grew since the
+// last call out of the kernel's slice map into dirty.
+func (m *Monitor) takeSliceIntf() error {
+	var cur ebpf.MapBatchCursor
+	for {
+		n, err := m.objs.SliceIntf.BatchLookupAndDelete(&cur, m.skeys, m.svals, nil)
+		for i := 0; i < n; i++ {
+			var sum int64
+			for _, v := range m.svals[i*m.ncpu:][:m.ncpu] {
+				sum += int64(v)
+			}
+			m.dirty = append(m.dirty, openIntf{m.skeys[i], sum})
+		}
+		if errors.Is(err, ebpf.ErrKeyNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("emds/kernel: reading the slice's interference: %w", err)
+		}
+	}
 }
 
 // readIntf reads the interference map's totals into ikern, and the tasks' names.
@@ -510,6 +559,7 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "what,count,ns")
 	fmt.Fprintf(bw, "sample,%d,%d\n", m.samples, m.sampleNS)
+	fmt.Fprintf(bw, "sample_cpu,%d,%d\n", m.samples, m.sampleCPU)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program

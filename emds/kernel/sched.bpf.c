@@ -86,6 +86,16 @@ struct intf_val {
 	char comm[TASK_COMM_LEN];
 };
 
+// The same pairs' time since the reader's last read: it takes them out
+// (lookup and delete) once per slice, so the map holds only the pairs of a
+// slice or two and its read stays short.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct intf_key);
+	__type(value, u64);
+} slice_intf SEC(".maps");
+
 // Set by the loader before loading.
 volatile const u32 runtime_tgid = 0;  // bcsrun's pid
 volatile const u32 nranks = 0;        // entities below this are ranks
@@ -258,6 +268,12 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 				__builtin_memcpy(nv.comm, prev->comm, TASK_COMM_LEN);
 				if (bpf_map_update_elem(&intf, &k, &nv, BPF_NOEXIST))
 					cs->dropped++;
+			}
+			u64 *sv = bpf_map_lookup_elem(&slice_intf, &k);
+			if (sv) {
+				*sv += d;
+			} else if (bpf_map_update_elem(&slice_intf, &k, &d, BPF_NOEXIST)) {
+				cs->dropped++;
 			}
 		}
 	}

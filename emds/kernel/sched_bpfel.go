@@ -65,6 +65,7 @@ const (
 	schedMapCpus         = "cpus"
 	schedMapEnts         = "ents"
 	schedMapIntf         = "intf"
+	schedMapSliceIntf    = "slice_intf"
 	schedMapStats        = "stats"
 	schedMapTasks        = "tasks"
 	schedMapWakehist     = "wakehist"
@@ -130,12 +131,13 @@ type schedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedMapSpecs struct {
-	Cpus     *ebpf.MapSpec `ebpf:"cpus"`
-	Ents     *ebpf.MapSpec `ebpf:"ents"`
-	Intf     *ebpf.MapSpec `ebpf:"intf"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
-	Tasks    *ebpf.MapSpec `ebpf:"tasks"`
-	Wakehist *ebpf.MapSpec `ebpf:"wakehist"`
+	Cpus      *ebpf.MapSpec `ebpf:"cpus"`
+	Ents      *ebpf.MapSpec `ebpf:"ents"`
+	Intf      *ebpf.MapSpec `ebpf:"intf"`
+	SliceIntf *ebpf.MapSpec `ebpf:"slice_intf"`
+	Stats     *ebpf.MapSpec `ebpf:"stats"`
+	Tasks     *ebpf.MapSpec `ebpf:"tasks"`
+	Wakehist  *ebpf.MapSpec `ebpf:"wakehist"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
@@ -166,12 +168,13 @@ func (o *schedObjects) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedMaps struct {
-	Cpus     *ebpf.Map `ebpf:"cpus"`
-	Ents     *ebpf.Map `ebpf:"ents"`
-	Intf     *ebpf.Map `ebpf:"intf"`
-	Stats    *ebpf.Map `ebpf:"stats"`
-	Tasks    *ebpf.Map `ebpf:"tasks"`
-	Wakehist *ebpf.Map `ebpf:"wakehist"`
+	Cpus      *ebpf.Map `ebpf:"cpus"`
+	Ents      *ebpf.Map `ebpf:"ents"`
+	Intf      *ebpf.Map `ebpf:"intf"`
+	SliceIntf *ebpf.Map `ebpf:"slice_intf"`
+	Stats     *ebpf.Map `ebpf:"stats"`
+	Tasks     *ebpf.Map `ebpf:"tasks"`
+	Wakehist  *ebpf.Map `ebpf:"wakehist"`
 }
 
 func (m *schedMaps) Close() error {
@@ -179,6 +182,7 @@ func (m *schedMaps) Close() error {
 		m.Cpus,
 		m.Ents,
 		m.Intf,
+		m.SliceIntf,
 		m.Stats,
 		m.Tasks,
 		m.Wakehist,

@@ -204,3 +204,10 @@ func KernelRelease() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
+
+// ThreadCPUTime is the CPU time the calling OS thread has used, in ns.
+func ThreadCPUTime() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
+}
