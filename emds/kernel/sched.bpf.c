@@ -196,11 +196,26 @@ static __always_inline void set_runnable(struct task_state *t, int e, u64 now)
 	if (t->runnable_since)
 		return;
 	t->runnable_since = now;
+	t->ent = e; // the entity whose open waits count it, until it runs
 	struct ent_stats *s = stats_of(e);
 	if (s) {
 		s->nwait++;
 		s->since_sum += now;
 	}
+}
+
+// clear_runnable ends t's wait without counting it: a wake-up of a task
+// still on its CPU leaves a wait that never was; its switch-out ends it.
+static __always_inline void clear_runnable(struct task_state *t)
+{
+	if (!t->runnable_since)
+		return;
+	struct ent_stats *s = stats_of(t->ent);
+	if (s) {
+		s->nwait--;
+		s->since_sum -= t->runnable_since;
+	}
+	t->runnable_since = 0;
 }
 
 // new_task_state adds a state for tid (a thread seen for the first time),
@@ -284,16 +299,21 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		cs->wait_tid = 0;
 	}
 	// prev leaves: preempted (still runnable) or going to sleep.
-	if (pe >= 0 && prev_state == 0) {
-		struct ent_stats *s = stats_of(pe);
-		if (s)
-			s->nivcsw++;
+	if (pe >= 0) {
 		struct task_state *t = bpf_map_lookup_elem(&tasks, &prev_tid);
 		if (t)
-			set_runnable(t, pe, now);
-		else
-			new_task_state(prev_tid, pe, now, 1, 0);
-		mark_waiting(cs, pe, prev_tid, now);
+			clear_runnable(t);
+		if (prev_state == 0) {
+			struct ent_stats *s = stats_of(pe);
+			if (s)
+				s->nivcsw++;
+			if (t) {
+				set_runnable(t, pe, now);
+			} else {
+				new_task_state(prev_tid, pe, now, 1, 0);
+			}
+			mark_waiting(cs, pe, prev_tid, now);
+		}
 	}
 	// next comes in.
 	if (ne >= 0) {
@@ -364,15 +384,16 @@ static __always_inline int woken(struct task_struct *p)
 		return 0;
 	u32 tid = p->pid;
 	u64 now = bpf_ktime_get_ns();
+	u32 zero = 0;
+	struct cpu_state *cs = bpf_map_lookup_percpu_elem(&cpus, &zero, task_cpu(p));
+	if (cs && cs->curr_pid == tid)
+		return 0; // woken while still running there: it never waits
 	struct task_state *t = bpf_map_lookup_elem(&tasks, &tid);
 	if (t)
 		set_runnable(t, e, now);
 	else
 		new_task_state(tid, e, now, 1, 0);
-	u32 zero = 0;
-	struct cpu_state *cs = bpf_map_lookup_percpu_elem(&cpus, &zero, task_cpu(p));
-	if (cs && cs->curr_pid != tid) // not woken while still running there
-		mark_waiting(cs, e, tid, now);
+	mark_waiting(cs, e, tid, now);
 	return 0;
 }
 
