@@ -209,5 +209,11 @@ func KernelStack(dir, out, entity string, r Range) ([]string, error) {
 		p.Legend.Add(names[v], b)
 	}
 	p.Legend.Top = true
+	top := 0.0
+	for c := range n {
+		top = max(top, vals[0][c]+vals[1][c]+vals[2][c])
+	}
+	p.Y.Min, p.Y.Max = 0, top*1.35 // room for the legend above the bars
+	p.Title.Text += "; runnable sums the entity's threads"
 	return save(filepath.Join(out, "kernel-"+entity), Height, p)
 }
