@@ -78,7 +78,7 @@ type Config struct {
 	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off; default DefaultDeadlockSlices(timeslice)
 	DeadlockAction    string        `mapstructure:"deadlock_action"`      // "abort" or "warn" (report and keep waiting)
 	LeakCheck         string        `mapstructure:"leak_check"`           // resources not released at the end of the job: "warn", "error" (fails the job) or "off"
-	MDS               string        `mapstructure:"mds"`                  // none, main, elan, main,elan, all (BCS_MDS)
+	MDS               string        `mapstructure:"mds"`                  // none, or a list of main, elan, kernel (implies elan), all (= main,elan) (BCS_MDS)
 	MDSDir            string        `mapstructure:"mds_dir"`              // output root; each job writes <mds_dir>/<job-id>/
 	MDSRanks          string        `mapstructure:"mds_ranks"`            // MMDS ranks: "all" or a list like 0,2-5
 	MDSNodes          string        `mapstructure:"mds_nodes"`            // EMDS nodes: "all" or a list
@@ -89,6 +89,7 @@ type Config struct {
 	EMDSSlices        uint64        `mapstructure:"emds_slices"`          // slices in the window, 1 .. 10,000,000
 	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
+	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
 }
 
 // Default is the embedded default configuration.
@@ -119,6 +120,7 @@ func Default() Config {
 		EMDSSlices:        10000,
 		EMDSMetrics:       "all",
 		MDSFileMode:       "0600",
+		MDSKernelBTF:      "/sys/kernel/btf/vmlinux",
 	}
 }
 
@@ -616,7 +618,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)
 	}
 	if _, err := mds.ParseMode(c.MDS); err != nil {
-		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, main, elan, main,elan or all", c.MDS)
+		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, or a comma list of main, elan, kernel and all", c.MDS)
 	}
 	if _, err := mds.ParseSet(c.MDSRanks); err != nil {
 		return fmt.Errorf("configs: mds_ranks: %w", err)
@@ -629,6 +631,9 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := c.EMDSSelection(); err != nil {
 		return fmt.Errorf("configs: emds_metrics: %w", err)
+	}
+	if c.MDSKernelBTF == "" {
+		return fmt.Errorf("configs: mds_kernel_btf is empty, want the kernel's BTF file (default /sys/kernel/btf/vmlinux)")
 	}
 	if c.MDSDir == "" {
 		return fmt.Errorf("configs: mds_dir is empty, want a directory")

@@ -42,7 +42,8 @@
 //	emds-node<K>.csv    slice,<local metrics...>
 //
 // One row per recorded slice, increasing; integers only. Read them back with
-// ReadCSV.
+// ReadCSV. The kernel monitor (package emds/kernel, BCS_MDS=…,kernel) writes
+// emds-kernel-*.csv in the same format; its doc.go defines them.
 package emds
 
 import (

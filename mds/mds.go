@@ -89,10 +89,13 @@ func ParsePrim(s string) (Prim, error) {
 	return 0, fmt.Errorf("mds: primitive %q unknown; known: %s", s, strings.Join(primNames[:], ", "))
 }
 
-// Mode says which parts of the MDS are on (BCS_MDS).
-type Mode struct{ Main, Elan bool }
+// Mode says which parts of the MDS run. Kernel (the EMDS kernel monitor,
+// package emds/kernel) implies Elan: its data are EMDS windows.
+type Mode struct{ Main, Elan, Kernel bool }
 
-// ParseMode reads BCS_MDS: "none", "main", "elan", "main,elan", "all".
+// ParseMode reads BCS_MDS: "none", or a comma list of "main", "elan",
+// "kernel" (which implies elan) and "all" (main and elan; the kernel monitor
+// needs privileges and is asked for by name).
 func ParseMode(s string) (Mode, error) {
 	var m Mode
 	s = strings.TrimSpace(s)
@@ -105,25 +108,32 @@ func ParseMode(s string) (Mode, error) {
 			m.Main = true
 		case "elan":
 			m.Elan = true
+		case "kernel":
+			m.Elan, m.Kernel = true, true
 		case "all":
 			m.Main, m.Elan = true, true
 		default:
-			return Mode{}, fmt.Errorf("mds: BCS_MDS=%q: %q is not one of none, main, elan, main,elan, all", s, part)
+			return Mode{}, fmt.Errorf("mds: BCS_MDS=%q: %q is not one of none, main, elan, kernel, all (or a comma list of them)", s, part)
 		}
 	}
 	return m, nil
 }
 
 func (m Mode) String() string {
-	switch {
-	case m.Main && m.Elan:
-		return "main,elan"
-	case m.Main:
-		return "main"
-	case m.Elan:
-		return "elan"
+	var parts []string
+	if m.Main {
+		parts = append(parts, "main")
 	}
-	return "none"
+	if m.Elan {
+		parts = append(parts, "elan")
+	}
+	if m.Kernel {
+		parts = append(parts, "kernel")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ",")
 }
 
 // Set is a set of small non-negative integers (ranks, nodes) read from

@@ -12,15 +12,19 @@ import (
 
 func TestParseMode(t *testing.T) {
 	good := map[string]Mode{"": {}, "none": {}, "main": {Main: true}, "elan": {Elan: true},
-		"main,elan": {true, true}, "elan,main": {true, true}, "all": {true, true}}
+		"main,elan": {Main: true, Elan: true}, "elan,main": {Main: true, Elan: true}, "all": {Main: true, Elan: true},
+		"kernel": {Elan: true, Kernel: true}, "main,elan,kernel": {Main: true, Elan: true, Kernel: true}}
 	for s, want := range good {
 		if m, err := ParseMode(s); err != nil || m != want {
 			t.Errorf("ParseMode(%q) = %v, %v; want %v", s, m, err, want)
 		}
+		if m, _ := ParseMode(want.String()); m != want { // the launcher passes String() to the ranks
+			t.Errorf("ParseMode(%q) = %v, want %v", want.String(), m, want)
+		}
 	}
 	for _, s := range []string{"mian", "main,", "on", "main;elan"} {
 		_, err := ParseMode(s)
-		if err == nil || !strings.Contains(err.Error(), s) || !strings.Contains(err.Error(), "none, main, elan, main,elan, all") {
+		if err == nil || !strings.Contains(err.Error(), s) || !strings.Contains(err.Error(), "none, main, elan, kernel, all") {
 			t.Errorf("ParseMode(%q) err = %v; want the value and the valid ones named", s, err)
 		}
 	}

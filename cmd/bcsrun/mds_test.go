@@ -159,7 +159,7 @@ func TestMDSBarrierExperiment(t *testing.T) {
 func TestMDSBadValue(t *testing.T) {
 	t.Setenv("BCS_MDS", "mian")
 	r := bcsrun(t, "-n", "1", "./e2eprog", "exchange")
-	if r.code != 2 || !strings.Contains(r.stderr, `"mian", want none, main, elan, main,elan or all`) {
+	if r.code != 2 || !strings.Contains(r.stderr, `"mian", want none, or a comma list of main, elan, kernel and all`) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -39,6 +39,10 @@ func main() {
 	if os.Args[1] == "lateinit" && os.Getenv(jobenv.VarRank) == "1" {
 		time.Sleep(2 * time.Second) // a slow start: rank 0 waits for us meanwhile
 	}
+	if os.Args[1] == "hog" { // not a rank: the kernel monitor's competitor (kernel.go)
+		hog(os.Args[2])
+		return
+	}
 	if os.Args[1] == "noinit" && os.Getenv(jobenv.VarRank) == "1" {
 		return // a process of the job that is not an MPI program
 	}
@@ -170,6 +174,8 @@ func main() {
 		execChild()
 	case "impersonate":
 		impersonate()
+	case "contend", "spin": // the kernel monitor's scenarios (kernel.go)
+		contend(os.Args[1] == "contend")
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

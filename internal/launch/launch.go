@@ -208,10 +208,11 @@ func Run(job Job) (res Result, err error) {
 
 	// Regions and agents.
 	nodeOf := NodeOf(job.Ranks, cfg.Nodes)
-	mon, err := newMonitor(job, cfg, res.JobID, nodeOf)
+	mon, err := newMonitor(job, cfg, res.JobID, nodeOf, stderr)
 	if err != nil {
 		return res, err
 	}
+	defer mon.close()
 	onSlice := job.OnSlice
 	if mon.global != nil {
 		onSlice = func(r *strobe.SliceRecord) {
@@ -432,6 +433,7 @@ func Run(job Job) (res Result, err error) {
 			}
 			procs[r] = cmd.Process
 			notJob[cmd.Process.Pid] = true
+			mon.rankStarted(r, cmd.Process.Pid)
 			started++
 			n.agent.Spawned(proto.Rank(r), cmd.Process.Pid) // the process (tree) that may attach as r
 			go func() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
@@ -46,6 +47,9 @@ type Manifest struct {
 	Versions map[string]string `json:"versions"`
 	// MemoryBytes is what the EMDS windows and the communication matrix used in bcsrun.
 	MemoryBytes int64 `json:"emds_memory_bytes"`
+	// Kernel is the kernel monitor's state (mds: kernel): "on", or "off: "
+	// and what it needs; empty when it was not asked for.
+	Kernel string `json:"kernel,omitempty"`
 }
 
 // monitor is bcsrun's part of the MDS: the EMDS windows of the master and of
@@ -66,9 +70,14 @@ type monitor struct {
 	rbytes []uint64
 	ranks  int
 	man    Manifest
+	// The kernel monitor (mds: kernel), sampled by node 0's agent after
+	// each slice's transmission; nil when off.
+	kern       *kernel.Monitor
+	kernMaster bool  // the master runs on a locked thread (one node): register it
+	kernErr    error // the first sampling error, reported at the end
 }
 
-func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID) (*monitor, error) {
+func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer) (*monitor, error) {
 	m := &monitor{mode: cfg.MDSMode(), ranks: job.Ranks}
 	if !m.mode.Main && !m.mode.Elan {
 		return m, nil
@@ -116,7 +125,48 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		m.rmsgs = make([]uint64, job.Ranks*job.Ranks)
 		m.rbytes = make([]uint64, job.Ranks*job.Ranks)
 	}
+	if m.mode.Kernel {
+		sel, _ := mds.ParseSet(cfg.MDSRanks)
+		rec := make([]bool, job.Ranks)
+		for r := range rec {
+			rec[r] = sel.Has(r)
+		}
+		k, err := kernel.Open(kernel.Config{Ranks: job.Ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF,
+			First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Recorded: rec})
+		if err != nil {
+			m.man.Kernel = "off: " + err.Error()
+			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor off: %v; the job runs without it\n", err)
+		} else {
+			m.kern, m.kernMaster, m.man.Kernel = k, cfg.Nodes == 1, "on"
+		}
+	}
 	return m, m.writeManifest()
+}
+
+// rankStarted registers a rank's process with the kernel monitor.
+func (m *monitor) rankStarted(r, pid int) {
+	if m.kern != nil {
+		m.kern.AddRank(r, pid) // fails only for a rank out of range
+	}
+}
+
+// sampleKernel reads the kernel monitor after slice's transmission (node 0's
+// agent). The window's first slice needs the reading before it as a base.
+func (m *monitor) sampleKernel(slice uint64) {
+	if first, n := m.man.Config.EMDSFirst, m.man.Config.EMDSSlices; slice+1 < first || slice >= first+n {
+		return
+	}
+	if err := m.kern.Sample(slice); err != nil && m.kernErr == nil {
+		m.kernErr = err
+	}
+}
+
+// close releases the kernel monitor (every path out of Run).
+func (m *monitor) close() {
+	if m.kern != nil {
+		m.kern.Close()
+		m.kern = nil
+	}
 }
 
 func (m *monitor) on() bool { return m.dir != "" }
@@ -135,6 +185,10 @@ func (m *monitor) onSlice(r *strobe.SliceRecord) {
 	if m.global == nil {
 		return
 	}
+	if m.kernMaster {
+		m.kernMaster = false
+		m.kern.SetMasterThread()
+	}
 	v := m.gvals
 	v[0], v[1], v[2], v[3] = int64(r.GETTS), int64(r.GTDEM), int64(r.GTMSM), int64(r.GTTS)
 	v[4], v[5], v[6], v[7], v[8] = int64(r.USRTS), int64(r.USRDEM), int64(r.USRMSM), int64(r.Late), int64(r.Skipped)
@@ -143,13 +197,20 @@ func (m *monitor) onSlice(r *strobe.SliceRecord) {
 
 // agentHook records one node's local metrics (that agent's goroutine).
 func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
+	kern := node == 0 && m.kern != nil
 	if m.nodes == nil || m.nodes[node] == nil {
+		if kern {
+			return func(s *nicthread.SliceStats) { m.sampleKernel(uint64(s.Slice)) }
+		}
 		return nil
 	}
 	w := m.nodes[node]
 	return func(s *nicthread.SliceStats) {
 		m.nvals[node] = s.Values(m.nvals[node])
 		w.Record(uint64(s.Slice), m.nvals[node])
+		if kern {
+			m.sampleKernel(uint64(s.Slice))
+		}
 	}
 }
 
@@ -216,6 +277,15 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 		}
 		m.man.MemoryBytes += int64(16 * len(m.msgs))
 		fail("communication matrix", m.writeMatrix())
+	}
+	if m.kern != nil {
+		fail("EMDS kernel monitor", m.kernErr)
+		fail("EMDS kernel dump", m.kern.Dump(m.dir, m.fmode))
+		if d := m.kern.Dropped(); d > 0 {
+			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor: %d interfering tasks did not fit its map and are not named\n", d)
+		}
+		m.man.MemoryBytes += int64(m.kern.Bytes())
+		m.close()
 	}
 	// Every rank has exited: what is on disk now is all there will be.
 	m.man.Finished = true

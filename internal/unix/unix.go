@@ -212,3 +212,22 @@ func ParentPID(pid int) (int, error) {
 	}
 	return ppid, nil
 }
+
+// Gettid is the calling OS thread's id.
+func Gettid() int { return unix.Gettid() }
+
+// KernelRelease is the running kernel's release (uname -r), or "" if uname fails.
+func KernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// ThreadCPUTime is the CPU time the calling OS thread has used, in ns.
+func ThreadCPUTime() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
+}

@@ -101,3 +101,15 @@ func KillChild(pid int) error { return notSupported("kill") }
 
 // Reap fails.
 func Reap(pid int) error { return notSupported("wait4") }
+
+// AllowReadsFrom does nothing: there is no Yama here.
+func AllowReadsFrom(pid int) error { return nil }
+
+// Gettid is the process id: no per-thread ids here.
+func Gettid() int { return os.Getpid() }
+
+// KernelRelease is runtime.GOOS: there is no Linux release to name.
+func KernelRelease() string { return runtime.GOOS }
+
+// ThreadCPUTime is 0: no per-thread CPU clock here.
+func ThreadCPUTime() int64 { return 0 }

@@ -5,7 +5,11 @@
 //	bcsplot series DIR METRIC [--node K]   any EMDS metric (global without --node)
 //	bcsplot matrix DIR              communication matrix heat map
 //	bcsplot hist   DIR --rank R --metric TAG   an MMDS distribution (comm, comp, MPI_Send.latency, ...)
+//	bcsplot kernel DIR [--rank R | --entity master|runtime]   the kernel monitor (BCS_MDS=…,kernel):
+//	                                rank × slice heat maps of preempted time and wake-up latency,
+//	                                and per-slice stacked time (on CPU, runnable, blocked) of rank R
 //	bcsplot all    DIR              getts, ncoll of node 0, the matrix, rank 0's comm/comp distributions
+//	                                (and the kernel figures when the job has them)
 //
 // --from/--to limit the EMDS figures to a range of slices.
 //
@@ -21,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -37,8 +42,9 @@ func main() {
 	from := fs.Uint64("from", 0, "first slice to draw")
 	to := fs.Uint64("to", 0, "last slice to draw (0: the last recorded)")
 	partial := fs.Bool("partial", false, "accept incomplete data: warn, but exit 0")
+	entity := fs.String("entity", "", "kernel: master or runtime instead of --rank")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: bcsplot getts|ncoll|series|matrix|hist|all DIR [METRIC] [flags]\n%s", fs.FlagUsages())
+		fmt.Fprintf(os.Stderr, "usage: bcsplot getts|ncoll|series|matrix|hist|kernel|all DIR [METRIC] [flags]\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -78,14 +84,34 @@ func main() {
 		files, err = plots.Matrix(dir, *out)
 	case "hist":
 		files, err = plots.Histogram(dir, *out, *rank, *metric)
+	case "kernel":
+		ent := *entity
+		if ent == "" {
+			ent = fmt.Sprintf("rank%d", *rank)
+		} else if ent != "master" && ent != "runtime" {
+			err = fmt.Errorf("--entity %q, want master or runtime (or --rank R)", ent)
+			break
+		}
+		files, err = plots.KernelHeat(dir, *out, rng)
+		if err == nil {
+			var fl []string
+			fl, err = plots.KernelStack(dir, *out, ent, rng)
+			files = append(files, fl...)
+		}
 	case "all":
-		for _, f := range []func() ([]string, error){
+		figs := []func() ([]string, error){
 			func() ([]string, error) { return plots.GETTS(dir, *out, rng) },
 			func() ([]string, error) { return plots.NCOLL(dir, *out, max(*node, 0), rng) },
 			func() ([]string, error) { return plots.Matrix(dir, *out) },
 			func() ([]string, error) { return plots.Histogram(dir, *out, *rank, "comm") },
 			func() ([]string, error) { return plots.Histogram(dir, *out, *rank, "comp") },
-		} {
+		}
+		if _, err := os.Stat(filepath.Join(dir, "emds-kernel-rank0.csv")); err == nil {
+			figs = append(figs,
+				func() ([]string, error) { return plots.KernelHeat(dir, *out, rng) },
+				func() ([]string, error) { return plots.KernelStack(dir, *out, fmt.Sprintf("rank%d", *rank), rng) })
+		}
+		for _, f := range figs {
 			fl, e := f()
 			if e != nil {
 				fmt.Fprintln(os.Stderr, "bcsplot:", e)
@@ -97,7 +123,7 @@ func main() {
 			err = fmt.Errorf("nothing to plot in %s", dir)
 		}
 	default:
-		err = fmt.Errorf("unknown figure %q; want getts, ncoll, series, matrix, hist or all", cmd)
+		err = fmt.Errorf("unknown figure %q; want getts, ncoll, series, matrix, hist, kernel or all", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bcsplot:", err)

@@ -4,6 +4,12 @@
 // aggregated over ranks with the spread of each total across ranks.
 //
 //	bcsreport [--rank R | --ranks 0,2-5] [--format text|csv|json] [--partial] DIR
+//	bcsreport --kernel [--top N] DIR
+//
+// --kernel prints the kernel monitor's summary instead (BCS_MDS=…,kernel):
+// per rank, the master's thread and the runtime, the share of the run on
+// CPU, runnable and preempted, the wake-up latency's p50 and p99, and the
+// tasks that ran longest while it waited.
 //
 // Before the table it checks that the data is whole (the job's manifest says
 // bcsrun finished, and every selected rank left a final dump, with no dump
@@ -19,7 +25,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 	"github.com/bcsmpi/bcsmpi/mds"
+	"github.com/bcsmpi/bcsmpi/tools/plots"
 )
 
 func main() {
@@ -28,10 +36,27 @@ func main() {
 	ranks := fs.String("ranks", "all", "ranks to aggregate")
 	format := fs.String("format", "text", "text, csv or json")
 	partial := fs.Bool("partial", false, "accept incomplete data: warn, but exit 0")
+	kern := fs.Bool("kernel", false, "summarize the kernel monitor's data (BCS_MDS=…,kernel)")
+	top := fs.Int("top", 3, "interfering tasks listed per entity with --kernel")
 	fs.Usage = func() { fmt.Fprintf(os.Stderr, "usage: bcsreport [flags] DIR\n%s", fs.FlagUsages()) }
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() != 1 {
 		fs.Usage()
 		os.Exit(2)
+	}
+	if *kern {
+		if *top < 0 {
+			fmt.Fprintf(os.Stderr, "bcsreport: --top %d, want 0 or more\n", *top)
+			os.Exit(2)
+		}
+		sums, err := kernel.Summarize(fs.Arg(0), plots.Timeslice(fs.Arg(0)), *top)
+		if err == nil {
+			err = kernel.WriteSummaries(os.Stdout, sums)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bcsreport:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	sel := *ranks
 	if *rank >= 0 {

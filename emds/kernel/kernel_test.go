@@ -1,0 +1,224 @@
+package kernel
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/emds"
+)
+
+func TestNoBTF(t *testing.T) {
+	_, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), BTFPath: "/nonexistent/vmlinux", Len: 10})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Open with a bogus BTF path: %v, want ErrUnavailable", err)
+	}
+	if !strings.Contains(err.Error(), "BTF at /nonexistent/vmlinux") {
+		t.Fatalf("message %q does not name the missing BTF", err)
+	}
+}
+
+func TestReleaseAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{{"6.18.44-fc", true}, {"5.19.0", true}, {"5.18.9-1-amd64", false}, {"4.19", false}, {"", false}, {"x", false}} {
+		if got := releaseAtLeast(c.rel, 5, 19); got != c.want {
+			t.Errorf("releaseAtLeast(%q) = %v, want %v", c.rel, got, c.want)
+		}
+	}
+}
+
+func TestBucketBounds(t *testing.T) {
+	// sched.bpf.c: v in [2^p, 2^p + 2^(p-1)) → 2p, the rest of the octave → 2p+1.
+	for _, c := range []struct {
+		b      int
+		lo, hi uint64
+	}{{0, 0, 2}, {2, 2, 3}, {3, 3, 4}, {20, 1024, 1536}, {21, 1536, 2048}} {
+		if lo, hi := BucketBounds(c.b); lo != c.lo || hi != c.hi {
+			t.Errorf("BucketBounds(%d) = [%d, %d), want [%d, %d)", c.b, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+// open loads the monitor or skips when this machine lacks what it needs
+// (not root, or no BTF); as root with BTF present a failure fails the test.
+func open(t *testing.T, ranks int) *Monitor {
+	t.Helper()
+	m, err := Open(Config{Ranks: ranks, RuntimePID: os.Getpid(), Len: 1000})
+	if err != nil {
+		if _, serr := os.Stat(DefaultBTFPath); os.Getuid() != 0 || serr != nil {
+			t.Skipf("kernel monitor unavailable here: %v", err)
+		}
+		t.Fatalf("Open as root with %s present: %v", DefaultBTFPath, err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// busy starts a busy loop pinned to cpu, under a scheduling wrapper
+// (e.g. "chrt -f 1") when one is given: the host may be shared, and
+// real-time priorities make the scenario independent of its other load.
+func busy(t *testing.T, cpu int, wrap ...string) *exec.Cmd {
+	t.Helper()
+	args := append(wrap, "taskset", "-c", strconv.Itoa(cpu), "sh", "-c", "while :; do :; done")
+	c := exec.Command(args[0], args[1:]...)
+	if err := c.Start(); err != nil {
+		t.Skipf("taskset: %v", err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c
+}
+
+// run samples n "slices" of d each and returns rank 0's series.
+func run(t *testing.T, m *Monitor, n int, d time.Duration) *emds.Series {
+	return runWith(t, m, n, d, func(int) {})
+}
+
+// runWith calls at(k) at the start of each slice k.
+func runWith(t *testing.T, m *Monitor, n int, d time.Duration, at func(k int)) *emds.Series {
+	t.Helper()
+	for k := range n {
+		at(k)
+		time.Sleep(d) // the slice: the scenario runs meanwhile
+		if err := m.Sample(uint64(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if err := m.Dump(dir, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "emds-kernel-rank0.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := emds.ReadCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Slices) != n {
+		t.Fatalf("%d rows, want %d", len(s.Slices), n)
+	}
+	for _, name := range []string{"emds-kernel-master.csv", "emds-kernel-runtime.csv", "emds-kernel-interferers.csv", "emds-kernel-wakehist.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("dump: %v", err)
+		}
+	}
+	return s
+}
+
+func sum(t *testing.T, s *emds.Series, metric string) int64 {
+	c, err := s.Col(metric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// The rank runs alone on CPU 1 for the first half of the slices (at
+// SCHED_FIFO 1: the host's other load cannot preempt it); then a competing
+// busy process pinned to the same CPU starts at SCHED_FIFO 2. The competitor must
+// show up as an interferer in the second half only, and the rank must wait
+// for it about as long as it runs.
+func TestPreemptedByPinnedCompetitor(t *testing.T) {
+	m := open(t, 1)
+	rank := busy(t, 1, "chrt", "-f", "1")
+	if err := m.AddRank(0, rank.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	const n, half = 40, 20
+	var rival *exec.Cmd
+	s := runWith(t, m, n, 10*time.Millisecond, func(k int) {
+		if k == half {
+			rival = busy(t, 1, "chrt", "-f", "2")
+		}
+	})
+	onc, _ := s.Col("ONCPU")
+	pre, _ := s.Col("PREEMPT")
+	var on2, rivalNS int64
+	rivalSlices := 0
+	for k := range n {
+		found := false
+		for i := 1; i <= Top; i++ {
+			p, _ := s.Col("TOP" + strconv.Itoa(i) + "PID")
+			ns, _ := s.Col("TOP" + strconv.Itoa(i) + "NS")
+			if int(p[k]) == rival.Process.Pid {
+				found = true
+				rivalNS += ns[k]
+			}
+		}
+		if found && k < half {
+			t.Errorf("slice %d: the competitor interferes before it started", k)
+		}
+		if k >= half {
+			on2 += onc[k]
+			if found {
+				rivalSlices++
+			}
+		}
+	}
+	t.Logf("second half: rank ONCPU %v, competitor's interference %v (%d of %d slices); PREEMPT by slice %v",
+		time.Duration(on2), time.Duration(rivalNS), rivalSlices, n-half, pre)
+	if rivalSlices < (n-half)/2 {
+		t.Errorf("the competitor (pid %d) is among the top %d interferers in %d of %d slices after it started", rival.Process.Pid, Top, rivalSlices, n-half)
+	}
+	// At a higher real-time priority the competitor has the CPU to itself:
+	// the rank waits for it longer than it runs.
+	if rivalNS < on2 {
+		t.Errorf("the competitor ran %d ns while the rank waited, less than the rank's %d ns on CPU", rivalNS, on2)
+	}
+	if sum(t, s, "NIVCSW") == 0 {
+		t.Error("no involuntary context switch recorded")
+	}
+}
+
+// A rank that nothing else may preempt (SCHED_FIFO: the machine's other
+// load is SCHED_OTHER) waits for nearly nothing.
+func TestIdleCPUNearZero(t *testing.T) {
+	m := open(t, 1)
+	rank := busy(t, 1, "chrt", "-f", "1")
+	if err := m.AddRank(0, rank.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	s := run(t, m, 40, 10*time.Millisecond)
+	on, pre := sum(t, s, "ONCPU"), sum(t, s, "PREEMPT")
+	t.Logf("rank ONCPU %v, PREEMPT %v, RUNQ %v", time.Duration(on), time.Duration(pre), time.Duration(sum(t, s, "RUNQ")))
+	if on == 0 {
+		t.Fatal("a busy rank recorded no time on CPU")
+	}
+	if pre*10 > on {
+		t.Errorf("PREEMPT %d ns is over a tenth of ONCPU %d ns with nobody else pinned to the CPU", pre, on)
+	}
+}
+
+// BenchmarkSample: the per-slice reading's cost, with one busy rank.
+func BenchmarkSample(b *testing.B) {
+	m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), Len: 1 << 20})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer m.Close()
+	c := exec.Command("sh", "-c", "while :; do :; done")
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	m.AddRank(0, c.Process.Pid)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := m.Sample(uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

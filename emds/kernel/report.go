@@ -1,0 +1,279 @@
+package kernel
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/bcsmpi/bcsmpi/emds"
+)
+
+// Summary is one entity's whole run, read back from a job's dumps.
+type Summary struct {
+	Entity   string
+	Slices   int
+	SpanNS   int64 // time the rows cover (sum of TEND differences; the first row counts one slice)
+	OnCPU    int64 // ns
+	Runnable int64 // ns (RUNQ)
+	Preempt  int64 // ns
+	Wakeups  int64
+	P50, P99 int64 // wake-up latency in ns (upper bound of the bucket), -1 without wake-ups
+	Top      []Interferer
+}
+
+// Interferer is a task that ran while the entity waited.
+type Interferer struct {
+	PID    int
+	Comm   string
+	NS     int64
+	Entity string // the entity registered with this id (the master's thread, a rank's main thread), or ""
+}
+
+// ReadSeries reads emds-kernel-<entity>.csv of dir.
+func ReadSeries(dir, entity string) (*emds.Series, error) {
+	path := filepath.Join(dir, "emds-kernel-"+entity+".csv")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w (was the job run with BCS_MDS=…,kernel, and did the monitor load? see manifest.json's \"kernel\")", err)
+	}
+	defer f.Close()
+	s, err := emds.ReadCSV(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, m := range Metrics {
+		if _, err := s.Col(m); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return s, nil
+}
+
+// Entities lists the entities with a dump in dir: rank0.., master, runtime.
+func Entities(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "emds-kernel-*.csv"))
+	if err != nil {
+		return nil, err
+	}
+	var ranks []int
+	var others []string
+	for _, f := range files {
+		e := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "emds-kernel-"), ".csv")
+		if r, ok := strings.CutPrefix(e, "rank"); ok {
+			if n, err := strconv.Atoi(r); err == nil {
+				ranks = append(ranks, n)
+			}
+		} else if e == "master" || e == "runtime" {
+			others = append(others, e)
+		}
+	}
+	if len(ranks)+len(others) == 0 {
+		return nil, fmt.Errorf("no kernel monitor data (emds-kernel-*.csv) in %s", dir)
+	}
+	sort.Ints(ranks)
+	sort.Strings(others)
+	out := make([]string, 0, len(ranks)+len(others))
+	for _, r := range ranks {
+		out = append(out, "rank"+strconv.Itoa(r))
+	}
+	return append(out, others...), nil
+}
+
+// Durations are the lengths in ns of the rows of s (TEND differences; the
+// first row, whose start is not recorded, gets slice ns).
+func Durations(s *emds.Series, slice int64) []int64 {
+	end, _ := s.Col("TEND")
+	d := make([]int64, len(end))
+	for i := range end {
+		if i == 0 {
+			d[i] = slice
+		} else {
+			d[i] = max(end[i]-end[i-1], 0)
+		}
+	}
+	return d
+}
+
+// Summarize reads a job's kernel monitor dumps; slice is the slice length
+// in ns (the manifest's timeslice_ns). top bounds the interferers listed.
+func Summarize(dir string, slice int64, top int) ([]Summary, error) {
+	ents, err := Entities(dir)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := readHist(filepath.Join(dir, "emds-kernel-wakehist.csv"))
+	if err != nil {
+		return nil, err
+	}
+	intf, err := readInterferers(filepath.Join(dir, "emds-kernel-interferers.csv"))
+	if err != nil {
+		return nil, err
+	}
+	ids, err := readIDs(filepath.Join(dir, "emds-kernel-ids.csv"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, e := range ents {
+		s, err := ReadSeries(dir, e)
+		if err != nil {
+			return nil, err
+		}
+		sum := Summary{Entity: e, Slices: len(s.Slices), P50: -1, P99: -1}
+		for _, d := range Durations(s, slice) {
+			sum.SpanNS += d
+		}
+		add := func(metric string) int64 {
+			c, _ := s.Col(metric)
+			var n int64
+			for _, v := range c {
+				n += v
+			}
+			return n
+		}
+		sum.OnCPU, sum.Runnable, sum.Preempt, sum.Wakeups = add("ONCPU"), add("RUNQ"), add("PREEMPT"), add("NWAKE")
+		sum.P50, sum.P99 = quantile(hist[e], 0.50), quantile(hist[e], 0.99)
+		in := intf[e]
+		sum.Top = in[:min(top, len(in))]
+		for i := range sum.Top {
+			sum.Top[i].Entity = ids[sum.Top[i].PID]
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+type bucket struct{ hi, n int64 }
+
+// quantile is the upper bound of the bucket holding the q-quantile, -1 if empty.
+func quantile(bs []bucket, q float64) int64 {
+	var n int64
+	for _, b := range bs {
+		n += b.n
+	}
+	if n == 0 {
+		return -1
+	}
+	want := int64(q*float64(n) + 0.5)
+	var c int64
+	for _, b := range bs {
+		c += b.n
+		if c >= max(want, 1) {
+			return b.hi
+		}
+	}
+	return bs[len(bs)-1].hi
+}
+
+func readRows(path, header string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != header {
+		return nil, fmt.Errorf("%s: header is not %q", path, header)
+	}
+	if len(recs) > emds.MaxRows {
+		return nil, fmt.Errorf("%s: more than %d rows", path, emds.MaxRows)
+	}
+	return recs[1:], nil
+}
+
+func readHist(path string) (map[string][]bucket, error) {
+	rows, err := readRows(path, "entity,lo_ns,hi_ns,count")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]bucket{}
+	for i, r := range rows {
+		hi, e1 := strconv.ParseInt(r[2], 10, 64)
+		n, e2 := strconv.ParseInt(r[3], 10, 64)
+		if err := errors.Join(e1, e2); err != nil || n < 0 {
+			return nil, fmt.Errorf("%s line %d: %q: hi_ns and count must be integers, count ≥ 0", path, i+2, strings.Join(r, ","))
+		}
+		out[r[0]] = append(out[r[0]], bucket{hi, n})
+	}
+	for _, bs := range out {
+		sort.Slice(bs, func(i, j int) bool { return bs[i].hi < bs[j].hi })
+	}
+	return out, nil
+}
+
+func readIDs(path string) (map[int]string, error) {
+	rows, err := readRows(path, "id,entity,kind")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]string{}
+	for i, r := range rows {
+		id, err := strconv.Atoi(r[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: id %q is not an integer", path, i+2, r[0])
+		}
+		out[id] = r[1]
+	}
+	return out, nil
+}
+
+func readInterferers(path string) (map[string][]Interferer, error) {
+	rows, err := readRows(path, "entity,pid,comm,ns")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Interferer{}
+	for i, r := range rows {
+		pid, e1 := strconv.Atoi(r[1])
+		ns, e2 := strconv.ParseInt(r[3], 10, 64)
+		if err := errors.Join(e1, e2); err != nil {
+			return nil, fmt.Errorf("%s line %d: %q: pid and ns must be integers", path, i+2, strings.Join(r, ","))
+		}
+		out[r[0]] = append(out[r[0]], Interferer{PID: pid, Comm: r[2], NS: ns})
+	}
+	for _, in := range out {
+		sort.SliceStable(in, func(i, j int) bool { return in[i].NS > in[j].NS })
+	}
+	return out, nil
+}
+
+// WriteSummaries prints the table bcsreport --kernel shows.
+func WriteSummaries(w io.Writer, sums []Summary) error {
+	fmt.Fprintf(w, "%-8s %7s %9s %7s %9s %9s %8s %10s %10s  %s\n", "entity", "slices", "span(ms)", "on-CPU", "runnable", "preempted", "wakeups", "wake p50", "wake p99", "top interfering tasks (ms while it waited)")
+	for _, s := range sums {
+		share := func(v int64) string {
+			if s.SpanNS <= 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f%%", 100*float64(v)/float64(s.SpanNS))
+		}
+		lat := func(v int64) string {
+			if v < 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1fµs", float64(v)/1e3)
+		}
+		var top []string
+		for _, t := range s.Top {
+			who := fmt.Sprintf("%s:%d", t.Comm, t.PID)
+			if t.Entity != "" {
+				who += "(" + t.Entity + ")"
+			}
+			top = append(top, fmt.Sprintf("%s %.2f", who, float64(t.NS)/1e6))
+		}
+		fmt.Fprintf(w, "%-8s %7d %9.1f %7s %9s %9s %8d %10s %10s  %s\n", s.Entity, s.Slices, float64(s.SpanNS)/1e6,
+			share(s.OnCPU), share(s.Runnable), share(s.Preempt), s.Wakeups, lat(s.P50), lat(s.P99), strings.Join(top, ", "))
+	}
+	_, err := fmt.Fprintln(w, "shares are of the time the rows cover; a rank's threads together can pass 100%; wake p50/p99 are bucket upper bounds (2 buckets per power of two)")
+	return err
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	mpi "github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Phases of the kernel monitor's scenarios: each has this many iterations
+// of 2 ms of busy computation and a barrier.
+const contendIters = 12
+
+// HogTime is how long the competitor of contend runs.
+const HogTime = 200 * time.Millisecond
+
+// contend: three phases of computation and barriers on the rank's CPU (the
+// test pins the rank with taskset, and runs it at SCHED_FIFO 1 so that the
+// host's other load does not preempt it). With competitor, after the first
+// phase rank 0 starts a busy process (this program's hog) pinned to the same
+// CPU at SCHED_FIFO 2, which preempts the rank for HogTime and exits; the
+// rank runs the second phase meanwhile, waits for the competitor to end and
+// runs the third. "competitor <pid> <start> <stop>" is printed at the end,
+// with the times (CLOCK_MONOTONIC ns) it was started and ended: the test
+// maps them to slices with the kernel monitor's TEND column.
+func contend(competitor bool) {
+	cpu := os.Getenv("BCS_TEST_CPU")
+	phase := func() {
+		for range contendIters {
+			for s := time.Now(); time.Since(s) < 2*time.Millisecond; {
+			}
+			check(mpi.Barrier(w))
+		}
+	}
+	phase()
+	var c *exec.Cmd
+	var start, stop int64
+	if competitor && w.Rank() == 0 {
+		self, err := os.Executable()
+		check(err)
+		c = exec.Command("chrt", "-f", "2", "taskset", "-c", cpu, self, "hog", HogTime.String())
+		c.SysProcAttr = unix.DieWithParent()
+		start = int64(unix.Now())
+		check(c.Start())
+	}
+	phase()
+	if c != nil {
+		check(c.Wait())
+		stop = int64(unix.Now())
+		fmt.Printf("competitor %d %d %d\n", c.Process.Pid, start, stop)
+	}
+	phase()
+}
+
+// hog spins for the duration d (a string such as 200ms).
+func hog(d string) {
+	t, err := time.ParseDuration(d)
+	if err != nil || t <= 0 || t > time.Minute {
+		fmt.Fprintf(os.Stderr, "hog: duration %q, want 1ns .. 1m\n", d)
+		os.Exit(2)
+	}
+	for s := time.Now(); time.Since(s) < t; {
+	}
+}
