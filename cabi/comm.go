@@ -14,10 +14,7 @@ import (
 //export bcs_comm_rank
 func bcs_comm_rank(h C.uintptr_t, rank *C.int) C.int {
 	const call = "MPI_Comm_rank"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -31,10 +28,7 @@ func bcs_comm_rank(h C.uintptr_t, rank *C.int) C.int {
 //export bcs_comm_size
 func bcs_comm_size(h C.uintptr_t, size *C.int) C.int {
 	const call = "MPI_Comm_size"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -48,10 +42,7 @@ func bcs_comm_size(h C.uintptr_t, size *C.int) C.int {
 //export bcs_comm_dup
 func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	const call = "MPI_Comm_dup"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -75,10 +66,7 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 //export bcs_comm_split
 func bcs_comm_split(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
 	const call = "MPI_Comm_split"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -107,10 +95,7 @@ func bcs_comm_split(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
 //export bcs_comm_free
 func bcs_comm_free(h *C.uintptr_t) C.int {
 	const call = "MPI_Comm_free"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(*h))
+	ci, rc := enterComm(call, uintptr(*h))
 	if rc != 0 {
 		return rc
 	}
@@ -133,10 +118,7 @@ func bcs_comm_free(h *C.uintptr_t) C.int {
 //export bcs_comm_compare
 func bcs_comm_compare(h1, h2 C.uintptr_t, result *C.int) C.int {
 	const call = "MPI_Comm_compare"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	a, rc := comm(call, uintptr(h1))
+	a, rc := enterComm(call, uintptr(h1))
 	if rc != 0 {
 		return rc
 	}
@@ -164,10 +146,7 @@ func bcs_comm_compare(h1, h2 C.uintptr_t, result *C.int) C.int {
 //export bcs_comm_set_errhandler
 func bcs_comm_set_errhandler(h, eh C.uintptr_t) C.int {
 	const call = "MPI_Comm_set_errhandler"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -181,10 +160,7 @@ func bcs_comm_set_errhandler(h, eh C.uintptr_t) C.int {
 //export bcs_comm_get_errhandler
 func bcs_comm_get_errhandler(h C.uintptr_t, eh *C.uintptr_t) C.int {
 	const call = "MPI_Comm_get_errhandler"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -211,10 +187,7 @@ func commName(ci int) string {
 //export bcs_comm_set_name
 func bcs_comm_set_name(h C.uintptr_t, name *C.char) C.int {
 	const call = "MPI_Comm_set_name"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -232,10 +205,7 @@ func bcs_comm_set_name(h C.uintptr_t, name *C.char) C.int {
 //export bcs_comm_get_name
 func bcs_comm_get_name(h C.uintptr_t, out *C.char, resultlen *C.int) C.int {
 	const call = "MPI_Comm_get_name"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}

@@ -186,10 +186,7 @@ func bcs_errhandler_free(h *C.uintptr_t) C.int {
 //export bcs_comm_call_errhandler
 func bcs_comm_call_errhandler(h C.uintptr_t, code C.int) C.int {
 	const call = "MPI_Comm_call_errhandler"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}

@@ -89,10 +89,7 @@ func members(ci int) []int {
 //export bcs_comm_group
 func bcs_comm_group(h C.uintptr_t, out *C.uintptr_t) C.int {
 	const call = "MPI_Comm_group"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -286,10 +283,7 @@ func bcs_group_setop(which C.int, h1, h2 C.uintptr_t, out *C.uintptr_t) C.int {
 //export bcs_comm_create
 func bcs_comm_create(h, gh C.uintptr_t, out *C.uintptr_t) C.int {
 	const call = "MPI_Comm_create"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}

@@ -167,6 +167,15 @@ func describe(h uintptr) string {
 }
 
 // comm resolves a communicator handle to its slot.
+// enterComm is enter (MPI is initialized and not finalized) followed by
+// comm: the prologue of every call on a communicator.
+func enterComm(call string, h uintptr) (int, C.int) {
+	if rc := enter(call); rc != 0 {
+		return 0, rc
+	}
+	return comm(call, h)
+}
+
 func comm(call string, h uintptr) (int, C.int) {
 	switch h {
 	case hCommWorld:

@@ -98,10 +98,7 @@ func splitOf(ci int, color, key int) (uintptr, C.int) {
 //export bcs_cart_create
 func bcs_cart_create(h C.uintptr_t, ndims C.int, dims, periods *C.int, out *C.uintptr_t) C.int {
 	const call = "MPI_Cart_create"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -262,10 +259,7 @@ func bcs_cart_sub(h C.uintptr_t, remain *C.int, out *C.uintptr_t) C.int {
 //export bcs_topo_test
 func bcs_topo_test(h C.uintptr_t, status *C.int) C.int {
 	const call = "MPI_Topo_test"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
@@ -339,10 +333,7 @@ func forgetTopology(ci int) { delete(carts, ci) }
 //export bcs_comm_split_type
 func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, out *C.uintptr_t) C.int {
 	const call = "MPI_Comm_split_type"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	ci, rc := comm(call, uintptr(h))
+	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}

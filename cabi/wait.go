@@ -105,31 +105,46 @@ func localResult(call string, slots []int) C.int {
 
 //export bcs_wait
 func bcs_wait(h *C.uintptr_t, st *C.MPI_Status) C.int {
-	const call = "MPI_Wait"
+	_, rc := one("MPI_Wait", h, st, true)
+	return rc
+}
+
+// one is MPI_Wait (block) or MPI_Test (!block) on the request behind *h:
+// done says whether it completed (on return from a successful Wait, always).
+// A null or inactive request completes at once with an empty status.
+func one(call string, h *C.uintptr_t, st *C.MPI_Status, block bool) (done bool, rc C.int) {
 	if rc := enter(call); rc != 0 {
-		return rc
+		return false, rc
 	}
 	i, rc := req(call, uintptr(*h))
 	if rc != 0 {
-		return rc
+		return false, rc
 	}
 	if i < 0 || reqs[i].inactive() {
 		emptyStatus(st)
-		return 0
+		return true, 0
 	}
 	e := reqs[i]
 	if e.loc != nil {
 		if !e.loc.done {
-			return localDeadlock(call, e.loc)
+			if block {
+				return false, localDeadlock(call, e.loc)
+			}
+			return false, 0
 		}
 		rc := e.loc.result(call)
 		complete(i, h, st, int(rc))
-		return rc
+		return true, rc
 	}
-	_, err := mpiapi.Wait(e.r)
+	var err error
+	if block {
+		_, err = mpiapi.Wait(e.r)
+	} else if done, _, err = mpiapi.Test(e.r); !done {
+		return false, failErr(e.comm, err)
+	}
 	rc = failErr(e.comm, err)
 	complete(i, h, st, int(rc))
-	return rc
+	return true, rc
 }
 
 //export bcs_waitall
@@ -228,36 +243,11 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 
 //export bcs_test
 func bcs_test(h *C.uintptr_t, flag *C.int, st *C.MPI_Status) C.int {
-	const call = "MPI_Test"
-	if rc := enter(call); rc != 0 {
-		return rc
+	done, rc := one("MPI_Test", h, st, false)
+	*flag = 0
+	if done {
+		*flag = 1
 	}
-	i, rc := req(call, uintptr(*h))
-	if rc != 0 {
-		return rc
-	}
-	*flag = 1
-	if i < 0 || reqs[i].inactive() {
-		emptyStatus(st)
-		return 0
-	}
-	e := reqs[i]
-	if e.loc != nil {
-		if !e.loc.done {
-			*flag = 0
-			return 0
-		}
-		rc := e.loc.result(call)
-		complete(i, h, st, int(rc))
-		return rc
-	}
-	done, _, err := mpiapi.Test(e.r)
-	if !done {
-		*flag = 0
-		return failErr(e.comm, err)
-	}
-	rc = failErr(e.comm, err)
-	complete(i, h, st, int(rc))
 	return rc
 }
 
