@@ -398,13 +398,20 @@ func TestSharedMemoryIsPrivate(t *testing.T) {
 // terminate sends SIGTERM to a started bcsrun and waits (bounded) for it to exit.
 func terminate(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
-	cmd.Process.Signal(syscall.SIGTERM)
+	signalAndWait(t, cmd, syscall.SIGTERM)
+}
+
+// signalAndWait sends sig to a started bcsrun and waits (bounded: a hang is a
+// failure, not a stuck suite) for it to exit.
+func signalAndWait(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
+	t.Helper()
+	cmd.Process.Signal(sig)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("bcsrun did not exit within 30s of SIGTERM")
+		t.Fatalf("bcsrun did not exit within 30s of %v", sig)
 	}
 }

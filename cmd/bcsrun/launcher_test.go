@@ -135,15 +135,7 @@ func TestSIGHUPEndsJobLikeSIGTERM(t *testing.T) {
 			t.Fatalf("rank output ended early; stderr:\n%s", e.String())
 		}
 	}
-	cmd.Process.Signal(syscall.SIGHUP)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("bcsrun did not exit within 30s of SIGHUP")
-	}
+	signalAndWait(t, cmd, syscall.SIGHUP)
 	if cmd.ProcessState.ExitCode() != 128+1 || !strings.Contains(e.String(), "bcsrun: hangup received, job terminated") {
 		t.Fatalf("exit %d (want 129), stderr:\n%s", cmd.ProcessState.ExitCode(), e.String())
 	}
