@@ -124,6 +124,12 @@ func one(call string, h *C.uintptr_t, st *C.MPI_Status, block bool) (done bool, 
 		emptyStatus(st)
 		return true, 0
 	}
+	return step(call, i, h, st, block)
+}
+
+// step waits for (block) or tests the live request in slot i; done reports
+// completion (then the slot is freed and the handle nulled).
+func step(call string, i int, h *C.uintptr_t, st *C.MPI_Status, block bool) (done bool, rc C.int) {
 	e := reqs[i]
 	if e.loc != nil {
 		if !e.loc.done {
@@ -132,7 +138,7 @@ func one(call string, h *C.uintptr_t, st *C.MPI_Status, block bool) (done bool, 
 			}
 			return false, 0
 		}
-		rc := e.loc.result(call)
+		rc = e.loc.result(call)
 		complete(i, h, st, int(rc))
 		return true, rc
 	}
@@ -323,27 +329,6 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 // Testany, Waitsome and Testsome are composed from mpiapi's Test and
 // Waitany (so the MMDS records those calls) until mpiapi has them.
 
-// testOne tests slot i of an array call without blocking; done reports
-// completion (then the slot is freed and the handle nulled).
-func testOne(call string, i int, h *C.uintptr_t, st *C.MPI_Status) (done bool, rc C.int) {
-	e := reqs[i]
-	if e.loc != nil {
-		if !e.loc.done {
-			return false, 0
-		}
-		rc = e.loc.result(call)
-		complete(i, h, st, int(rc))
-		return true, rc
-	}
-	ok, _, err := mpiapi.Test(e.r)
-	if !ok {
-		return false, failErr(e.comm, err)
-	}
-	rc = failErr(e.comm, err)
-	complete(i, h, st, int(rc))
-	return true, rc
-}
-
 //export bcs_testany
 func bcs_testany(n C.int, hs *C.uintptr_t, index, flag *C.int, st *C.MPI_Status) C.int {
 	const call = "MPI_Testany"
@@ -361,7 +346,7 @@ func bcs_testany(n C.int, hs *C.uintptr_t, index, flag *C.int, st *C.MPI_Status)
 			continue
 		}
 		live = true
-		done, rc := testOne(call, i, &handles[k], st)
+		done, rc := step(call, i, &handles[k], st, false)
 		if done || rc != 0 {
 			if done {
 				*index = C.int(k)
@@ -410,7 +395,7 @@ func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int
 		if i < 0 {
 			continue
 		}
-		done, rc := testOne(call, i, &handles[k], statusAt(sts, count))
+		done, rc := step(call, i, &handles[k], statusAt(sts, count), false)
 		if done {
 			idx[count] = C.int(k)
 			count++
