@@ -69,7 +69,15 @@
 // operations as a collective mismatch.
 //
 // Handles (communicators, requests) are small values so that a C layer can
-// index them later; errors carry an MPI error class.
+// index them later.
+//
+// Errors: every failing call returns an *Error carrying its MPI error class,
+// the rank, the call and a message naming the bad value and what would be
+// valid. Test the class with errors.Is(err, mpiapi.ErrTruncate) (a Class is
+// an error); errors.As finds the *Error under wrapping. Building an error
+// (newError) is separate from applying the error handler (handle): under
+// ErrorsAreFatal handle prints the error and ends the process, which the
+// launcher reports as the job's failure.
 //
 // Nothing in this package is safe for concurrent use from several goroutines
 // (MPI_THREAD_SINGLE / FUNNELED).
