@@ -75,7 +75,7 @@ func busy(t *testing.T, cpu int, wrap ...string) *exec.Cmd {
 	return c
 }
 
-// run samples n "slices" of d each and returns rank 0's series.
+// run publishes n "slices" of d each and returns rank 0's series.
 func run(t *testing.T, m *Monitor, n int, d time.Duration) *emds.Series {
 	return runWith(t, m, n, d, func(int) {})
 }
@@ -86,9 +86,7 @@ func runWith(t *testing.T, m *Monitor, n int, d time.Duration, at func(k int)) *
 	for k := range n {
 		at(k)
 		time.Sleep(d) // the slice: the scenario runs meanwhile
-		if err := m.Sample(uint64(k)); err != nil {
-			t.Fatal(err)
-		}
+		m.Publish(uint64(k))
 	}
 	dir := t.TempDir()
 	if err := m.Dump(dir, 0o600); err != nil {
@@ -200,15 +198,66 @@ func TestIdleCPUNearZero(t *testing.T) {
 	if pre*10 > on {
 		t.Errorf("PREEMPT %d ns is over a tenth of ONCPU %d ns with nobody else pinned to the CPU", pre, on)
 	}
+	// A rank running through many slices is spread over them: no row holds
+	// more than its slice's length (TEND to TEND) of one CPU, give or take
+	// the few µs a read of the kernel's state takes.
+	onc, tend := col(t, s, "ONCPU"), col(t, s, "TEND")
+	var span int64
+	for k := 1; k < len(onc); k++ {
+		l := tend[k] - tend[k-1]
+		span += l
+		if onc[k] > l+l/100 {
+			t.Errorf("slice %d: ONCPU %d ns, over its length %d ns", s.Slices[k], onc[k], l)
+		}
+	}
+	// Under SCHED_FIFO it runs for most of each slice (sysctl
+	// kernel.sched_rt_runtime_us leaves other tasks at least 5%).
+	if on2 := on - onc[0]; on2*2 < span {
+		t.Errorf("ONCPU %d ns in slices 1 .. %d, under half of their %d ns", on2, len(onc)-1, span)
+	}
 }
 
-// BenchmarkSample: the per-slice reading's cost, with one busy rank.
-func BenchmarkSample(b *testing.B) {
+func col(t *testing.T, s *emds.Series, name string) []int64 {
+	t.Helper()
+	c, err := s.Col(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Publish, the monitor's only work on the slice's path, neither allocates
+// nor waits for the reader.
+func TestPublishAllocs(t *testing.T) {
+	m := open(t, 1)
+	k := uint64(0)
+	if n := testing.AllocsPerRun(1000, func() { m.Publish(k); k++ }); n != 0 {
+		t.Errorf("Publish allocates %v times per call", n)
+	}
+}
+
+// BenchmarkPublish: the cost on the slice's path.
+func BenchmarkPublish(b *testing.B) {
 	m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), Len: 1 << 20})
 	if err != nil {
 		b.Skip(err)
 	}
 	defer m.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.Publish(uint64(i))
+	}
+}
+
+// BenchmarkDrain: the reader's cost per slice, with one busy rank (one
+// drain of 32 slices per op).
+func BenchmarkDrain(b *testing.B) {
+	m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), Len: 1 << 20})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer m.Close()
+	m.stopReader() // drained by hand below
 	c := exec.Command("sh", "-c", "while :; do :; done")
 	if err := c.Start(); err != nil {
 		b.Fatal(err)
@@ -216,8 +265,13 @@ func BenchmarkSample(b *testing.B) {
 	defer func() { c.Process.Kill(); c.Wait() }()
 	m.AddRank(0, c.Process.Pid)
 	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if err := m.Sample(uint64(i)); err != nil {
+	k := uint64(0)
+	for b.Loop() {
+		for range 32 {
+			m.Publish(k)
+			k++
+		}
+		if err := m.drain(false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,20 +22,7 @@ type schedCpuState struct {
 	WaitTid   uint32
 	WaitSince uint64
 	Dropped   uint64
-}
-
-type schedEntStats struct {
-	_         structs.HostLayout
-	OncpuNs   uint64
-	RunqNs    uint64
-	WakeNs    uint64
-	Nwake     uint64
-	WakeMax   uint64
-	Nivcsw    uint64
-	Nmigr     uint64
-	PreemptNs uint64
-	Nwait     uint64
-	SinceSum  uint64
+	Pad       [3]uint64
 }
 
 type schedIntfKey struct {
@@ -50,12 +37,39 @@ type schedIntfVal struct {
 	Comm [16]int8
 }
 
+type schedSintfKey struct {
+	_   structs.HostLayout
+	Ent uint32
+	Pid uint32
+	Q   uint64
+}
+
+type schedSliceClock struct {
+	_     structs.HostLayout
+	Cur   uint64
+	Done  uint64
+	Bound [256]uint64
+}
+
+type schedSlot struct {
+	_   structs.HostLayout
+	Tag uint64
+	V   [9]uint64
+}
+
 type schedTaskState struct {
 	_             structs.HostLayout
 	RunnableSince uint64
 	WakeTs        uint64
+	SinceQ        uint64
 	Ent           uint32
 	Pad           uint32
+}
+
+type schedWaits struct {
+	_        structs.HostLayout
+	N        uint64
+	SinceSum uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -65,8 +79,9 @@ const (
 	schedMapCpus         = "cpus"
 	schedMapEnts         = "ents"
 	schedMapIntf         = "intf"
+	schedMapOpenWaits    = "open_waits"
 	schedMapSliceIntf    = "slice_intf"
-	schedMapStats        = "stats"
+	schedMapSlots        = "slots"
 	schedMapTasks        = "tasks"
 	schedMapWakehist     = "wakehist"
 	schedProgOnMigrate   = "on_migrate"
@@ -74,6 +89,9 @@ const (
 	schedProgOnWakeup    = "on_wakeup"
 	schedProgOnWakeupNew = "on_wakeup_new"
 	schedProgOnWaking    = "on_waking"
+	schedVarClock        = "clock"
+	schedVarNcpu         = "ncpu"
+	schedVarNent         = "nent"
 	schedVarNranks       = "nranks"
 	schedVarRuntimeTgid  = "runtime_tgid"
 )
@@ -134,8 +152,9 @@ type schedMapSpecs struct {
 	Cpus      *ebpf.MapSpec `ebpf:"cpus"`
 	Ents      *ebpf.MapSpec `ebpf:"ents"`
 	Intf      *ebpf.MapSpec `ebpf:"intf"`
+	OpenWaits *ebpf.MapSpec `ebpf:"open_waits"`
 	SliceIntf *ebpf.MapSpec `ebpf:"slice_intf"`
-	Stats     *ebpf.MapSpec `ebpf:"stats"`
+	Slots     *ebpf.MapSpec `ebpf:"slots"`
 	Tasks     *ebpf.MapSpec `ebpf:"tasks"`
 	Wakehist  *ebpf.MapSpec `ebpf:"wakehist"`
 }
@@ -144,6 +163,9 @@ type schedMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
+	Clock       *ebpf.VariableSpec `ebpf:"clock"`
+	Ncpu        *ebpf.VariableSpec `ebpf:"ncpu"`
+	Nent        *ebpf.VariableSpec `ebpf:"nent"`
 	Nranks      *ebpf.VariableSpec `ebpf:"nranks"`
 	RuntimeTgid *ebpf.VariableSpec `ebpf:"runtime_tgid"`
 }
@@ -171,8 +193,9 @@ type schedMaps struct {
 	Cpus      *ebpf.Map `ebpf:"cpus"`
 	Ents      *ebpf.Map `ebpf:"ents"`
 	Intf      *ebpf.Map `ebpf:"intf"`
+	OpenWaits *ebpf.Map `ebpf:"open_waits"`
 	SliceIntf *ebpf.Map `ebpf:"slice_intf"`
-	Stats     *ebpf.Map `ebpf:"stats"`
+	Slots     *ebpf.Map `ebpf:"slots"`
 	Tasks     *ebpf.Map `ebpf:"tasks"`
 	Wakehist  *ebpf.Map `ebpf:"wakehist"`
 }
@@ -182,8 +205,9 @@ func (m *schedMaps) Close() error {
 		m.Cpus,
 		m.Ents,
 		m.Intf,
+		m.OpenWaits,
 		m.SliceIntf,
-		m.Stats,
+		m.Slots,
 		m.Tasks,
 		m.Wakehist,
 	)
@@ -193,6 +217,9 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
+	Clock       *ebpf.Variable `ebpf:"clock"`
+	Ncpu        *ebpf.Variable `ebpf:"ncpu"`
+	Nent        *ebpf.Variable `ebpf:"nent"`
 	Nranks      *ebpf.Variable `ebpf:"nranks"`
 	RuntimeTgid *ebpf.Variable `ebpf:"runtime_tgid"`
 }
