@@ -38,9 +38,8 @@ const HistBuckets = 128
 // about ten) and (entity, task) interference pairs (least recently updated
 // first out; Dropped counts the pairs the kernel could not insert at all).
 const (
-	TasksPerEntity            = 128
-	InterferersPerEntity      = 256
-	SliceInterferersPerEntity = 64 // (entity, task, slice) entries not taken by the reader yet
+	TasksPerEntity       = 128
+	InterferersPerEntity = 256
 )
 
 // DefaultBTFPath is where Linux exposes its own BTF.
@@ -106,35 +105,34 @@ type Monitor struct {
 	// Memory-mapped from the kernel's maps (see Close for their lifetime).
 	maps  [][]byte
 	clk   *schedSliceClock
-	slots []schedSlot     // ncpu × Ring × nent
+	slots []schedSlot     // ncpu × ring × nent
+	tops  []schedSliceTop // ncpu × ring
 	waits []schedWaits    // ncpu × nent
 	cpus  []schedCpuState // ncpu
 
 	// The publisher's (node 0's agent).
-	q           uint64              // the slice running now (sched.bpf.c's clock.cur)
-	pubN, pubNS int64               // Publish's calls and their time
-	labels      [Ring]atomic.Uint64 // labels[q % Ring]: the runtime's number of slice q
+	q           uint64 // the slice running now (sched.bpf.c's clock.cur)
+	pubN, pubNS int64  // Publish's calls and their time
+	ring        uint64
+	labels      []atomic.Uint64 // labels[q % ring]: the runtime's number of slice q
 
-	// The reader's.
+	// The reader's (and Publish's when the reader falls behind), under mu.
+	mu                        sync.Mutex
 	every                     time.Duration // between drains
 	stop                      chan struct{} // closed: drain all and exit
 	exited                    chan struct{} // closed by the reader when it exits
 	stopOnce                  sync.Once
-	err                       error   // the reader's first error (read after exited)
 	d                         uint64  // the first slice not taken
 	acc                       []int64 // per (slice − d, entity, field): the slots summed over CPUs
 	cpuSnap                   []schedCpuState
-	nOld                      []int64 // per entity: open waits begun before d
-	extra                     []int64 // per entity: open ONCPU, PREEMPT in the slice being recorded
-	skeys                     []schedSintfKey
-	svals                     []uint64    // len(skeys) × ncpu
-	pend                      []sliceIntf // the pairs' interference in slices not taken yet
-	cand                      []openIntf  // one slice's interference by pair
-	top                       []topEntry  // nent × Top
+	nOld                      []int64    // per entity: open waits begun before d
+	extra                     []int64    // per entity: open ONCPU, PREEMPT in the slice being recorded
+	cand                      []openIntf // one slice's interference by pair
+	top                       []topEntry // nent × Top
 	vals                      []int64
 	win                       []*emds.Window
-	drains, drainNS, drainCPU int64 // the reader's drains, their time and CPU time
-	lost                      int64 // slices the reader fell too far behind to take
+	drains, drainNS, drainCPU [2]int64 // drains by the reader [0] and by Publish [1], their time and CPU time
+	lost                      int64    // slices the reader fell too far behind to take
 
 	ikeys []schedIntfKey
 	ivals []schedIntfVal         // len(ikeys) × ncpu
@@ -150,10 +148,17 @@ type Monitor struct {
 	ids   map[uint32]int
 }
 
-// Ring is the number of slices the kernel keeps per entity and CPU
-// (sched.bpf.c's RING): the reader must take each slice within Ring − 2
-// slices of its end, or it is lost (counted in emds-kernel-cost.csv).
-const Ring = 256
+// The kernel keeps the last ring slices per entity and CPU, ring a power
+// of two from RingMin to RingMax (sched.bpf.c's RING_MAX), the largest
+// whose maps fit KernelBytesMax: the reader must take each slice within
+// ring − 2 slices of its end, or it is lost (counted in
+// emds-kernel-cost.csv); Publish takes them itself when the reader is half
+// the ring behind.
+const (
+	RingMin        = 256
+	RingMax        = 4096
+	KernelBytesMax = 64 << 20
+)
 
 // The fields of a slot (sched.bpf.c's F_*): Metrics' first nsum, then the
 // open waits begun in the slice.
@@ -163,12 +168,6 @@ const (
 	fOpenSum = 8
 	nf       = 9
 )
-
-type sliceIntf struct {
-	q  uint64
-	k  schedIntfKey
-	ns int64
-}
 
 type openIntf struct {
 	k  schedIntfKey
@@ -209,19 +208,24 @@ func Open(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
 	}
-	if b := int64(ncpu) * Ring * int64(nent) * int64(unsafe.Sizeof(schedSlot{})); b > MaxWindowBytes {
-		return nil, fmt.Errorf("emds/kernel: %d CPUs × %d slices × %d entities need %d MiB of kernel memory, over %d MiB; run fewer ranks",
-			ncpu, Ring, nent, b>>20, MaxWindowBytes>>20)
+	perSlice := ncpu * (nent*int(unsafe.Sizeof(schedSlot{})) + int(unsafe.Sizeof(schedSliceTop{})))
+	ring := RingMax
+	for ring > RingMin && ring*perSlice > KernelBytesMax {
+		ring /= 2
+	}
+	if ring*perSlice > KernelBytesMax {
+		return nil, fmt.Errorf("emds/kernel: %d CPUs × %d entities × %d slices need %d MiB of kernel memory, over %d MiB; run fewer ranks",
+			ncpu, nent, ring, ring*perSlice>>20, KernelBytesMax>>20)
 	}
 	spec.Maps[schedMapEnts].MaxEntries = uint32(nent + 64)
 	spec.Maps[schedMapWakehist].MaxEntries = uint32(nent * HistBuckets)
 	spec.Maps[schedMapTasks].MaxEntries = uint32(max(256, TasksPerEntity*nent))
 	spec.Maps[schedMapIntf].MaxEntries = uint32(max(512, InterferersPerEntity*nent))
-	spec.Maps[schedMapSliceIntf].MaxEntries = uint32(max(1024, SliceInterferersPerEntity*nent))
-	spec.Maps[schedMapSlots].MaxEntries = uint32(ncpu * Ring * nent)
+	spec.Maps[schedMapTops].MaxEntries = uint32(ncpu * ring)
+	spec.Maps[schedMapSlots].MaxEntries = uint32(ncpu * ring * nent)
 	spec.Maps[schedMapOpenWaits].MaxEntries = uint32(ncpu * nent)
 	spec.Maps[schedMapCpus].MaxEntries = uint32(ncpu)
-	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nent": uint32(nent)} {
+	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nent": uint32(nent), "ring": uint32(ring)} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("emds/kernel: %w", err)
 		}
@@ -239,7 +243,7 @@ func Open(cfg Config) (*Monitor, error) {
 		return nil, fmt.Errorf("emds/kernel: %d windows of %d slices would take %d MiB, over %d MiB; record fewer slices (emds_slices) or ranks (mds_ranks)",
 			windows, cfg.Len, b>>20, MaxWindowBytes>>20)
 	}
-	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu}
+	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), labels: make([]atomic.Uint64, ring)}
 	var objs struct {
 		schedObjects
 		Bss *ebpf.Map `ebpf:".bss"`
@@ -265,13 +269,10 @@ func Open(cfg Config) (*Monitor, error) {
 		m.Close()
 		return nil, classify("registering bcsrun", err)
 	}
-	m.acc = make([]int64, Ring*nent*nf)
+	m.acc = make([]int64, ring*nent*nf)
 	m.cpuSnap = make([]schedCpuState, ncpu)
 	m.nOld = make([]int64, nent)
 	m.extra = make([]int64, 2*nent)
-	m.skeys = make([]schedSintfKey, 256)
-	m.svals = make([]uint64, 256*ncpu)
-	m.pend = make([]sliceIntf, 0, 256)
 	m.cand = make([]openIntf, 0, 64)
 	m.ikeys = make([]schedIntfKey, 256)
 	m.ivals = make([]schedIntfVal, 256*ncpu)
@@ -293,13 +294,13 @@ func Open(cfg Config) (*Monitor, error) {
 }
 
 // DrainEvery is how often the reader takes the finished slices: an eighth
-// of the ring's time at slice (Config.Slice), within 1 to 8 ms; 4 ms when
-// the slice is unknown.
+// of the smallest ring's time at slice (Config.Slice), within 1 to 8 ms;
+// 4 ms when the slice is unknown.
 func DrainEvery(slice time.Duration) time.Duration {
 	if slice <= 0 {
 		return 4 * time.Millisecond
 	}
-	return min(max(slice*Ring/8, time.Millisecond), 8*time.Millisecond)
+	return min(max(slice*RingMin/8, time.Millisecond), 8*time.Millisecond)
 }
 
 // mapMemory maps the slice clock and the maps the reader reads.
@@ -318,11 +319,16 @@ func (m *Monitor) mapMemory() error {
 		return err
 	}
 	m.clk = (*schedSliceClock)(p)
-	n := m.ncpu * Ring * m.nent
+	ring := int(m.ring)
+	n := m.ncpu * ring * m.nent
 	if p, err = mp("slices' counters", m.objs.Slots, n*int(unsafe.Sizeof(schedSlot{}))); err != nil {
 		return err
 	}
 	m.slots = unsafe.Slice((*schedSlot)(p), n)
+	if p, err = mp("slices' interference", m.objs.Tops, m.ncpu*ring*int(unsafe.Sizeof(schedSliceTop{}))); err != nil {
+		return err
+	}
+	m.tops = unsafe.Slice((*schedSliceTop)(p), m.ncpu*ring)
 	if p, err = mp("open waits", m.objs.OpenWaits, m.ncpu*m.nent*int(unsafe.Sizeof(schedWaits{}))); err != nil {
 		return err
 	}
@@ -392,12 +398,17 @@ func (m *Monitor) SetMasterThread() error {
 func (m *Monitor) Publish(slice uint64) {
 	now := unix.Now()
 	q := m.q
-	m.labels[q%Ring].Store(slice)
-	atomic.StoreUint64(&m.clk.Bound[(q+1)%Ring], uint64(now))
+	m.labels[q%m.ring].Store(slice)
+	atomic.StoreUint64(&m.clk.Bound[(q+1)%m.ring], uint64(now))
 	atomic.StoreUint64(&m.clk.Cur, q+1)
 	m.q = q + 1
 	m.pubN++
 	m.pubNS += unix.Now() - now
+	// A reader starved of CPU would lose slices: take them here instead.
+	if q+1-atomic.LoadUint64(&m.clk.Done) >= m.ring/2 && m.mu.TryLock() {
+		m.drainLocked(false, true)
+		m.mu.Unlock()
+	}
 }
 
 // reader takes the finished slices every m.every, on its own OS thread
@@ -410,34 +421,39 @@ func (m *Monitor) reader() {
 	for {
 		select {
 		case <-m.stop:
-			m.drainOnce(true)
+			m.mu.Lock()
+			m.drainLocked(true, false)
+			m.mu.Unlock()
 			return
 		case <-t.C:
-			m.drainOnce(false)
+			m.mu.Lock()
+			m.drainLocked(false, false)
+			m.mu.Unlock()
 		}
 	}
 }
 
-func (m *Monitor) drainOnce(final bool) {
+// drainLocked drains and counts it (m.mu held): by Publish, when the
+// reader has fallen half the ring behind.
+func (m *Monitor) drainLocked(final, byPublish bool) {
 	t0, c0 := unix.Now(), unix.ThreadCPUTime()
-	err := m.drain(final)
-	m.drains++
-	m.drainNS += unix.Now() - t0
-	m.drainCPU += unix.ThreadCPUTime() - c0
-	if err != nil && m.err == nil {
-		m.err = err
+	m.drain(final)
+	i := 0
+	if byPublish {
+		i = 1
 	}
+	m.drains[i]++
+	m.drainNS[i] += unix.Now() - t0
+	m.drainCPU[i] += unix.ThreadCPUTime() - c0
 }
 
-// stopReader takes the last slices and stops the reader; it returns the
-// reader's first error.
-func (m *Monitor) stopReader() error {
+// stopReader takes the last slices and stops the reader.
+func (m *Monitor) stopReader() {
 	if m.stop == nil {
-		return nil
+		return
 	}
 	m.stopOnce.Do(func() { close(m.stop) })
 	<-m.exited
-	return m.err
 }
 
 // drain records the slices from m.d up to two before the current one (all
@@ -445,18 +461,19 @@ func (m *Monitor) stopReader() error {
 // intervals still open (a task running, a task waiting, another task running
 // while it waits), which the kernel credits only when they end and then
 // no longer to the slices taken.
-func (m *Monitor) drain(final bool) error {
+func (m *Monitor) drain(final bool) {
 	c := atomic.LoadUint64(&m.clk.Cur)
-	if c >= Ring-2 && m.d < c-(Ring-2) { // the kernel may have reused their buckets
-		m.lost += int64(c - (Ring - 2) - m.d)
-		m.d = c - (Ring - 2)
+	ring := m.ring
+	if c >= ring-2 && m.d < c-(ring-2) { // the kernel may have reused their buckets
+		m.lost += int64(c - (ring - 2) - m.d)
+		m.d = c - (ring - 2)
 	}
 	last := c // the last slice taken, + 1
 	if !final {
 		last = max(c, 1) - 1
 	}
 	if last <= m.d {
-		return nil
+		return
 	}
 	d := m.d
 	atomic.StoreUint64(&m.clk.Done, last) // from here on the kernel leaves them alone
@@ -469,11 +486,10 @@ func (m *Monitor) drain(final bool) error {
 	n := int(c - d + 1)
 	acc := m.acc[:n*m.nent*nf]
 	clear(acc)
-	preempted := false
 	for cpu := range m.ncpu {
 		for i := range n {
 			q := d + uint64(i)
-			row := m.slots[(cpu*Ring+int(q%Ring))*m.nent:][:m.nent]
+			row := m.slots[(cpu*int(ring)+int(q%ring))*m.nent:][:m.nent]
 			for e := range row {
 				sl := &row[e]
 				if atomic.LoadUint64(&sl.Tag) != q+1 {
@@ -483,7 +499,6 @@ func (m *Monitor) drain(final bool) error {
 				for f := range nf {
 					a[f] += int64(sl.V[f])
 				}
-				preempted = preempted || sl.V[2] != 0
 			}
 		}
 	}
@@ -503,47 +518,38 @@ func (m *Monitor) drain(final bool) error {
 		}
 		m.nOld[e] = old
 	}
-	if preempted {
-		if err := m.takeSliceIntf(); err != nil {
-			return err
-		}
-	}
 	c2 := atomic.LoadUint64(&m.clk.Cur)
 	for q := d; q < last; q++ {
-		if q+Ring <= c2 { // its bucket, bounds or label may have been reused while read
+		if q+ring <= c2 { // its bucket, bounds or label may have been reused while read
 			m.lost++
 			continue
 		}
-		b0, b1 := int64(atomic.LoadUint64(&m.clk.Bound[q%Ring])), int64(atomic.LoadUint64(&m.clk.Bound[(q+1)%Ring]))
+		b0, b1 := int64(atomic.LoadUint64(&m.clk.Bound[q%ring])), int64(atomic.LoadUint64(&m.clk.Bound[(q+1)%ring]))
 		m.slice(q, int(q-d), b0, b1, now)
 	}
-	// The pairs of the slices taken are done.
-	k := 0
-	for _, p := range m.pend {
-		if p.q >= last {
-			m.pend[k] = p
-			k++
-		}
-	}
-	m.pend = m.pend[:k]
 	m.d = last
-	return nil
 }
 
 // slice records slice q's row (i = q − d in acc), which ran from b0 to b1:
 // the kernel's counts plus the parts in [b0, b1) of the intervals open at
 // now.
 func (m *Monitor) slice(q uint64, i int, b0, b1, now int64) {
-	label := m.labels[q%Ring].Load()
+	label := m.labels[q%m.ring].Load()
 	if label < m.cfg.First || label-m.cfg.First >= m.cfg.Len {
 		return // outside the windows
 	}
 	clear(m.top)
 	clear(m.extra)
 	m.cand = m.cand[:0]
-	for _, p := range m.pend {
-		if p.q == q {
-			m.cand = addCand(m.cand, p.k, p.ns)
+	for cpu := range m.ncpu {
+		t := &m.tops[cpu*int(m.ring)+int(q%m.ring)]
+		if atomic.LoadUint64(&t.Tag) != q+1 {
+			continue
+		}
+		for i, ns := range t.Ns {
+			if ns > 0 && int(t.Ent[i]) < m.nent {
+				m.cand = addCand(m.cand, schedIntfKey{Ent: t.Ent[i], Pid: t.Pid[i]}, int64(ns))
+			}
 		}
 	}
 	for cpu := range m.cpuSnap {
@@ -639,33 +645,6 @@ func (m *Monitor) addTop(k schedIntfKey, d int64) {
 	}
 }
 
-// takeSliceIntf takes the pairs' interference per slice out of the
-// kernel's map into pend (the slices not taken yet stay there until they
-// are).
-func (m *Monitor) takeSliceIntf() error {
-	var cur ebpf.MapBatchCursor
-	for {
-		n, err := m.objs.SliceIntf.BatchLookupAndDelete(&cur, m.skeys, m.svals, nil)
-		for i := 0; i < n; i++ {
-			k := m.skeys[i]
-			if k.Q < m.d || int(k.Ent) >= m.nent {
-				continue // credited as the reader took the slice: counted as open then
-			}
-			var sum int64
-			for _, v := range m.svals[i*m.ncpu:][:m.ncpu] {
-				sum += int64(v)
-			}
-			m.pend = append(m.pend, sliceIntf{k.Q, schedIntfKey{Ent: k.Ent, Pid: k.Pid}, sum})
-		}
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("emds/kernel: reading the slices' interference: %w", err)
-		}
-	}
-}
-
 // readIntf reads the interference map's totals into ikern, and the tasks' names.
 func (m *Monitor) readIntf() error {
 	var icur ebpf.MapBatchCursor
@@ -744,7 +723,7 @@ func (m *Monitor) Close() error {
 		l.Close()
 	}
 	m.links = nil
-	m.clk, m.slots, m.waits, m.cpus = nil, nil, nil, nil
+	m.clk, m.slots, m.tops, m.waits, m.cpus = nil, nil, nil, nil, nil
 	for _, b := range m.maps {
 		unix.Unmap(b)
 	}
@@ -759,10 +738,10 @@ func (m *Monitor) Close() error {
 // Dump takes the last slices, stops the reader and writes the files
 // (doc.go lists them) into dir with permissions perm. Call it after the
 // last Publish; it reads the whole run's histograms and interference totals
-// from the kernel, so call it before Close. Its error includes the
-// reader's first.
+// from the kernel, so call it before Close.
 func (m *Monitor) Dump(dir string, perm os.FileMode) error {
-	errs := []error{m.stopReader()}
+	m.stopReader()
+	var errs []error
 	for e, w := range m.win {
 		if w == nil {
 			continue
@@ -787,8 +766,10 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "what,count,ns")
 	fmt.Fprintf(bw, "publish,%d,%d\n", m.pubN, m.pubNS)
-	fmt.Fprintf(bw, "drain,%d,%d\n", m.drains, m.drainNS)
-	fmt.Fprintf(bw, "drain_cpu,%d,%d\n", m.drains, m.drainCPU)
+	fmt.Fprintf(bw, "drain,%d,%d\n", m.drains[0], m.drainNS[0])
+	fmt.Fprintf(bw, "drain_cpu,%d,%d\n", m.drains[0], m.drainCPU[0])
+	fmt.Fprintf(bw, "publish_drain,%d,%d\n", m.drains[1], m.drainNS[1])
+	fmt.Fprintf(bw, "publish_drain_cpu,%d,%d\n", m.drains[1], m.drainCPU[1])
 	fmt.Fprintf(bw, "lost,%d,0\n", m.lost)
 	for _, p := range []struct {
 		name string

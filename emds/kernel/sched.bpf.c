@@ -25,7 +25,7 @@ typedef _Bool bool;
 
 #define TASK_COMM_LEN 16
 #define HIST_BUCKETS 128
-#define RING 256 // slices kept per entity and CPU (a power of two; kernel.go's Ring)
+#define RING_MAX 4096 // the most slices kept per entity and CPU (kernel.go's RingMax)
 
 // The fields read from the kernel's task_struct, relocated through its BTF
 // (CO-RE): the layout below is not the kernel's, only the names and types.
@@ -43,12 +43,12 @@ struct task_struct {
 
 // The slice clock, in .bss, memory-mapped by the reader: user space writes
 // it, the programs only read it. Slices are numbered by q, the count of
-// slice ends published (Monitor.Publish): slice q runs from bound[q % RING]
-// to bound[(q+1) % RING] (CLOCK_MONOTONIC ns).
+// slice ends published (Monitor.Publish): slice q runs from bound[q % ring]
+// to bound[(q+1) % ring] (CLOCK_MONOTONIC ns).
 struct slice_clock {
 	u64 cur;         // the slice running now (written after its bound)
 	u64 done;        // slices below done are taken by the reader: never credit them
-	u64 bound[RING]; // bound[q % RING]: when slice q began
+	u64 bound[RING_MAX]; // bound[q % ring]: when slice q began
 };
 
 struct slice_clock clock;
@@ -72,11 +72,10 @@ struct slot {
 	u64 v[NF];
 };
 
-// Open waits per entity, whenever they began: the tasks waiting now and the
-// sum of their start times (summed over CPUs, mod 2^64).
+// Open waits per entity, whenever they began: the tasks waiting now
+// (summed over CPUs, mod 2^64).
 struct waits {
 	u64 n;
-	u64 since_sum;
 };
 
 // Per CPU: what runs there now, and which tracked task waits there.
@@ -110,25 +109,32 @@ struct intf_val {
 	char comm[TASK_COMM_LEN];
 };
 
-// A pair's interference in one slice.
-struct sintf_key {
-	u32 ent;
-	u32 pid;
-	u64 q;
+// The tasks that ran on a CPU in one slice while a tracked task waited
+// there, and how long: TOPS entries; a task that does not fit is counted in
+// cpu_state.dropped.
+#define TOPS 8
+struct slice_top {
+	u64 tag; // q + 1 of the slice it holds, 0: none yet
+	u32 ent[TOPS];
+	u32 pid[TOPS];
+	u64 ns[TOPS]; // 0: free
 };
 
 // Set by the loader before loading.
 volatile const u32 runtime_tgid = 0;  // bcsrun's pid
 volatile const u32 nranks = 0;        // entities below this are ranks
 volatile const u32 nent = 1;          // entities: ranks, master, runtime
-volatile const u32 ncpu = 1;          // possible CPUs
+volatile const u32 ring = 256;        // slices kept: a power of two, at most RING_MAX
 
-// Per (CPU, slice % RING, entity): CPU-major, so that each CPU writes its
+// RI is slice q's index in the ring.
+#define RI(q) ((u32)(q) & (ring - 1) & (RING_MAX - 1))
+
+// Per (CPU, slice % ring, entity): CPU-major, so that each CPU writes its
 // own pages. Memory-mapped by the reader.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);           // sized by the loader: ncpu × RING × nent
+	__uint(max_entries, 1);           // sized by the loader: ncpu × ring × nent
 	__type(key, u32);
 	__type(value, struct slot);
 } slots SEC(".maps");
@@ -151,14 +157,14 @@ struct {
 	__type(value, struct cpu_state);
 } cpus SEC(".maps");
 
-// The pairs' interference per slice, taken out by the reader (lookup and
-// delete) for the slices it takes.
+// Per (CPU, slice % ring). Memory-mapped by the reader.
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1024);        // sized by the loader
-	__type(key, struct sintf_key);
-	__type(value, u64);
-} slice_intf SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);           // sized by the loader: ncpu × ring
+	__type(key, u32);
+	__type(value, struct slice_top);
+} tops SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -200,7 +206,7 @@ static __always_inline struct slot *slot_of(u32 cpu, u32 e, u64 q)
 {
 	if (e >= nent)
 		return 0;
-	u32 k = (cpu * RING + (u32)(q & (RING - 1))) * nent + e;
+	u32 k = (cpu * ring + RI(q)) * nent + e;
 	struct slot *s = bpf_map_lookup_elem(&slots, &k);
 	if (!s)
 		return 0;
@@ -231,23 +237,51 @@ struct split {
 	u32 pid;      // the interfering task (f == F_PREEMPT), 0: none
 };
 
-// credit_part adds d to s's field f of slice q, and to the pair's slice entry.
+// add_top adds d ns of c->pid's time to the slice's interference on c->cpu.
+static __always_inline void add_top(struct split *c, u64 q, u64 d)
+{
+	u32 k = c->cpu * ring + RI(q);
+	struct slice_top *t = bpf_map_lookup_elem(&tops, &k);
+	if (!t)
+		return;
+	if (t->tag != q + 1) {
+		if (t->tag > q + 1)
+			return;
+		__builtin_memset(t->ns, 0, sizeof(t->ns));
+		t->tag = q + 1;
+	}
+	int free = -1;
+#pragma unroll
+	for (int i = 0; i < TOPS; i++) {
+		if (t->ns[i] == 0) {
+			if (free < 0)
+				free = i;
+		} else if (t->ent[i] == c->e && t->pid[i] == c->pid) {
+			t->ns[i] += d;
+			return;
+		}
+	}
+	if (free < 0) { // full: counted, not named
+		struct cpu_state *cs = cpu_of(c->cpu);
+		if (cs)
+			cs->dropped++;
+		return;
+	}
+	free &= TOPS - 1;
+	t->ent[free] = c->e;
+	t->pid[free] = c->pid;
+	t->ns[free] = d;
+}
+
+// credit_part adds d to e's field f of slice q, and to the slice's
+// interference when c->pid is the interfering task.
 static __always_inline void credit_part(struct split *c, u64 q, u64 d)
 {
 	struct slot *s = slot_of(c->cpu, c->e, q);
 	if (s && c->f < NF)
 		s->v[c->f] += d;
-	if (!c->pid)
-		return;
-	struct sintf_key k = { .ent = c->e, .pid = c->pid, .q = q };
-	u64 *v = bpf_map_lookup_elem(&slice_intf, &k);
-	if (v) {
-		*v += d;
-	} else if (bpf_map_update_elem(&slice_intf, &k, &d, BPF_NOEXIST)) {
-		struct cpu_state *cs = cpu_of(c->cpu);
-		if (cs)
-			cs->dropped++;
-	}
+	if (c->pid)
+		add_top(c, q, d);
 }
 
 // split_step credits the part of [from, to) in slice q, then moves to q-1.
@@ -256,7 +290,7 @@ static long split_step(u64 i, void *ctx)
 	struct split *c = ctx;
 	if (c->to <= c->from || c->q < c->lo)
 		return 1;
-	u64 b = clock.bound[c->q & (RING - 1)];
+	u64 b = clock.bound[RI(c->q)];
 	u64 start = c->from > b ? c->from : b;
 	if (c->to > start)
 		credit_part(c, c->q, c->to - start);
@@ -275,14 +309,14 @@ static __always_inline void credit(u32 cpu, int e, u32 f, u64 from, u64 to, u32 
 	if (e < 0 || to <= from)
 		return;
 	u64 cur = clock.cur, lo = clock.done;
-	if (cur >= RING - 2 && lo < cur - (RING - 2))
-		lo = cur - (RING - 2);
+	if (cur >= ring - 2 && lo < cur - (ring - 2))
+		lo = cur - (ring - 2);
 	struct split c = { .from = from, .to = to, .q = cur, .lo = lo, .cpu = cpu, .e = e, .f = f, .pid = pid };
-	if (from >= clock.bound[cur & (RING - 1)]) { // within the current slice: the common case
+	if (from >= clock.bound[RI(cur)]) { // within the current slice: the common case
 		credit_part(&c, cur, to - from);
 		return;
 	}
-	bpf_loop(RING, split_step, &c, 0);
+	bpf_loop(ring, split_step, &c, 0);
 }
 
 // task_cpu: the CPU whose run queue holds t.
@@ -332,10 +366,8 @@ static __always_inline void open_wait(u32 cpu, u32 e, u64 q, u64 since, int dir)
 		return;
 	u32 k = cpu * nent + e;
 	struct waits *w = bpf_map_lookup_elem(&open_waits, &k);
-	if (w) {
+	if (w)
 		w->n += dir;
-		w->since_sum += dir > 0 ? since : -since;
-	}
 	if (q < clock.done)
 		return;
 	struct slot *s = slot_of(cpu, e, q);

@@ -37,18 +37,19 @@ type schedIntfVal struct {
 	Comm [16]int8
 }
 
-type schedSintfKey struct {
-	_   structs.HostLayout
-	Ent uint32
-	Pid uint32
-	Q   uint64
-}
-
 type schedSliceClock struct {
 	_     structs.HostLayout
 	Cur   uint64
 	Done  uint64
-	Bound [256]uint64
+	Bound [4096]uint64
+}
+
+type schedSliceTop struct {
+	_   structs.HostLayout
+	Tag uint64
+	Ent [8]uint32
+	Pid [8]uint32
+	Ns  [8]uint64
 }
 
 type schedSlot struct {
@@ -67,9 +68,8 @@ type schedTaskState struct {
 }
 
 type schedWaits struct {
-	_        structs.HostLayout
-	N        uint64
-	SinceSum uint64
+	_ structs.HostLayout
+	N uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -80,9 +80,9 @@ const (
 	schedMapEnts         = "ents"
 	schedMapIntf         = "intf"
 	schedMapOpenWaits    = "open_waits"
-	schedMapSliceIntf    = "slice_intf"
 	schedMapSlots        = "slots"
 	schedMapTasks        = "tasks"
+	schedMapTops         = "tops"
 	schedMapWakehist     = "wakehist"
 	schedProgOnMigrate   = "on_migrate"
 	schedProgOnSwitch    = "on_switch"
@@ -90,9 +90,9 @@ const (
 	schedProgOnWakeupNew = "on_wakeup_new"
 	schedProgOnWaking    = "on_waking"
 	schedVarClock        = "clock"
-	schedVarNcpu         = "ncpu"
 	schedVarNent         = "nent"
 	schedVarNranks       = "nranks"
+	schedVarRing         = "ring"
 	schedVarRuntimeTgid  = "runtime_tgid"
 )
 
@@ -153,9 +153,9 @@ type schedMapSpecs struct {
 	Ents      *ebpf.MapSpec `ebpf:"ents"`
 	Intf      *ebpf.MapSpec `ebpf:"intf"`
 	OpenWaits *ebpf.MapSpec `ebpf:"open_waits"`
-	SliceIntf *ebpf.MapSpec `ebpf:"slice_intf"`
 	Slots     *ebpf.MapSpec `ebpf:"slots"`
 	Tasks     *ebpf.MapSpec `ebpf:"tasks"`
+	Tops      *ebpf.MapSpec `ebpf:"tops"`
 	Wakehist  *ebpf.MapSpec `ebpf:"wakehist"`
 }
 
@@ -164,9 +164,9 @@ type schedMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
 	Clock       *ebpf.VariableSpec `ebpf:"clock"`
-	Ncpu        *ebpf.VariableSpec `ebpf:"ncpu"`
 	Nent        *ebpf.VariableSpec `ebpf:"nent"`
 	Nranks      *ebpf.VariableSpec `ebpf:"nranks"`
+	Ring        *ebpf.VariableSpec `ebpf:"ring"`
 	RuntimeTgid *ebpf.VariableSpec `ebpf:"runtime_tgid"`
 }
 
@@ -194,9 +194,9 @@ type schedMaps struct {
 	Ents      *ebpf.Map `ebpf:"ents"`
 	Intf      *ebpf.Map `ebpf:"intf"`
 	OpenWaits *ebpf.Map `ebpf:"open_waits"`
-	SliceIntf *ebpf.Map `ebpf:"slice_intf"`
 	Slots     *ebpf.Map `ebpf:"slots"`
 	Tasks     *ebpf.Map `ebpf:"tasks"`
+	Tops      *ebpf.Map `ebpf:"tops"`
 	Wakehist  *ebpf.Map `ebpf:"wakehist"`
 }
 
@@ -206,9 +206,9 @@ func (m *schedMaps) Close() error {
 		m.Ents,
 		m.Intf,
 		m.OpenWaits,
-		m.SliceIntf,
 		m.Slots,
 		m.Tasks,
+		m.Tops,
 		m.Wakehist,
 	)
 }
@@ -218,9 +218,9 @@ func (m *schedMaps) Close() error {
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
 	Clock       *ebpf.Variable `ebpf:"clock"`
-	Ncpu        *ebpf.Variable `ebpf:"ncpu"`
 	Nent        *ebpf.Variable `ebpf:"nent"`
 	Nranks      *ebpf.Variable `ebpf:"nranks"`
+	Ring        *ebpf.Variable `ebpf:"ring"`
 	RuntimeTgid *ebpf.Variable `ebpf:"runtime_tgid"`
 }
 
