@@ -412,7 +412,7 @@ func (m *Monitor) Publish(slice uint64) {
 }
 
 // reader takes the finished slices every m.every, on its own OS thread
-// (so that its CPU time is its own), until stop: then it takes the rest.
+// (so that its CPU time is its own), until stop.
 func (m *Monitor) reader() {
 	runtime.LockOSThread()
 	defer close(m.exited)
@@ -421,9 +421,6 @@ func (m *Monitor) reader() {
 	for {
 		select {
 		case <-m.stop:
-			m.mu.Lock()
-			m.drainLocked(true, false)
-			m.mu.Unlock()
 			return
 		case <-t.C:
 			m.mu.Lock()
@@ -447,13 +444,18 @@ func (m *Monitor) drainLocked(final, byPublish bool) {
 	m.drainCPU[i] += unix.ThreadCPUTime() - c0
 }
 
-// stopReader takes the last slices and stops the reader.
+// stopReader stops the reader and takes the last slices.
 func (m *Monitor) stopReader() {
 	if m.stop == nil {
 		return
 	}
-	m.stopOnce.Do(func() { close(m.stop) })
-	<-m.exited
+	m.stopOnce.Do(func() {
+		close(m.stop)
+		<-m.exited
+	})
+	m.mu.Lock()
+	m.drainLocked(true, false)
+	m.mu.Unlock()
 }
 
 // drain records the slices from m.d up to two before the current one (all

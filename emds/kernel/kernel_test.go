@@ -274,3 +274,77 @@ func BenchmarkDrain(b *testing.B) {
 		m.drain(false)
 	}
 }
+
+func TestOverlap(t *testing.T) {
+	for _, c := range []struct{ from, to, b0, b1, want int64 }{
+		{0, 10, 20, 30, 0},  // before
+		{40, 50, 20, 30, 0}, // after
+		{0, 25, 20, 30, 5},  // ends inside
+		{25, 50, 20, 30, 5}, // begins inside
+		{0, 50, 20, 30, 10}, // spans it
+		{22, 27, 20, 30, 5}, // inside
+		{20, 30, 20, 30, 10},
+		{30, 40, 20, 30, 0}, // begins at its end
+	} {
+		if got := overlap(c.from, c.to, c.b0, c.b1); got != c.want {
+			t.Errorf("overlap([%d, %d), [%d, %d)) = %d, want %d", c.from, c.to, c.b0, c.b1, got, c.want)
+		}
+	}
+}
+
+func TestOpenWaits(t *testing.T) {
+	add := func(a, b int64) int64 { return a + b } // wraps, like the sums of the kernel's u64s
+	for _, c := range []struct {
+		name                    string
+		waiting, n, sum, b0, b1 int64
+		want                    int64
+	}{
+		{"none", 0, 0, 0, 100, 200, 0},
+		{"two waiting since before", 2, 0, 0, 100, 200, 200},
+		{"one began at 150", 0, 1, 150, 100, 200, 50},
+		{"two began at 120 and 180", 0, 2, 300, 100, 200, 100},
+		{"both kinds", 1, 1, 190, 100, 200, 110},
+		// the start times' sum wrapped (mod 2^64): the difference is right
+		{"wrapped sum", 0, 2, add(1<<62+150, 1<<62+250), 1<<62 + 100, 1<<62 + 300, 200},
+		{"began after the slice (a race): nothing", 0, 1, 250, 100, 200, 0},
+		{"negative count (a race): nothing", -1, 0, 0, 100, 200, 0},
+	} {
+		if got := openWaits(c.waiting, c.n, c.sum, c.b0, c.b1); got != c.want {
+			t.Errorf("%s: openWaits = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// When the reader does not run (here: stopped), Publish takes the rows
+// before the programs reuse their place: every slice has its row.
+func TestNoRowLostWhenReaderStarves(t *testing.T) {
+	m := open(t, 1)
+	m.stopReader()
+	n := 3 * int(m.ring)
+	for k := range n {
+		m.Publish(uint64(k))
+	}
+	dir := t.TempDir()
+	if err := m.Dump(dir, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m.lost != 0 {
+		t.Errorf("%d rows lost", m.lost)
+	}
+	f, err := os.Open(filepath.Join(dir, "emds-kernel-runtime.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := emds.ReadCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Slices) != min(n, 1000) {
+		t.Errorf("%d rows, want %d", len(s.Slices), min(n, 1000))
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "emds-kernel-cost.csv"))
+	if err != nil || !strings.Contains(string(raw), "\nlost,0,0\n") {
+		t.Errorf("cost file does not say no row was lost: %v\n%s", err, raw)
+	}
+}
