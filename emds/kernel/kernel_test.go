@@ -179,6 +179,16 @@ func TestPreemptedByPinnedCompetitor(t *testing.T) {
 	if sum(t, s, "NIVCSW") == 0 {
 		t.Error("no involuntary context switch recorded")
 	}
+	// The rank waits for its CPU through the second half: one wait that
+	// ends only when the competitor is killed, spread over the slices by
+	// the reader (RUNQ counts it while open).
+	var runq2 int64
+	for _, v := range col(t, s, "RUNQ")[half+1:] {
+		runq2 += v
+	}
+	if runq2*2 < rivalNS {
+		t.Errorf("RUNQ %d ns in slices %d .. %d, under half the competitor's %d ns", runq2, half+1, n-1, rivalNS)
+	}
 }
 
 // A rank that nothing else may preempt (SCHED_FIFO: the machine's other
