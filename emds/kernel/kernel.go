@@ -93,7 +93,9 @@ func entityName(e, ranks int) string {
 	return "runtime"
 }
 
-// Monitor is a loaded, attached kernel monitor.
+// Monitor is a loaded, attached kernel monitor and its reader goroutine.
+// Publish, the reader and Dump share the windows through mu; see the
+// package doc for who may call what when.
 type Monitor struct {
 	cfg   Config
 	objs  schedObjects
@@ -111,15 +113,15 @@ type Monitor struct {
 	cpus  []schedCpuState // ncpu
 
 	// The publisher's (node 0's agent).
-	q           uint64 // the slice running now (sched.bpf.c's clock.cur)
-	pubN, pubNS int64  // Publish's calls and their time
-	ring        uint64
+	q           uint64          // the slice running now (sched.bpf.c's clock.cur)
+	pubN, pubNS int64           // Publish's calls and their time
+	ring        uint64          // slices the kernel keeps (a power of two, RingMin .. RingMax)
 	labels      []atomic.Uint64 // labels[q % ring]: the runtime's number of slice q
 
 	// The reader's (and Publish's when the reader falls behind), under mu.
 	mu                        sync.Mutex
 	every                     time.Duration // between drains
-	stop                      chan struct{} // closed: drain all and exit
+	stop                      chan struct{} // closed: exit
 	exited                    chan struct{} // closed by the reader when it exits
 	stopOnce                  sync.Once
 	d                         uint64  // the first slice not taken
