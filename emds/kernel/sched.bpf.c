@@ -9,6 +9,11 @@
 // strobe thread, then every other thread of bcsrun (the runtime). A task
 // belongs to the entity its thread id is registered as, else the one its
 // thread-group id is registered as, else to none.
+//
+// The programs credit what they see to slices themselves: user space
+// publishes each slice's start in the slice clock (.bss), and a run, wait or
+// interference is split at the slices' bounds when it ends, into per-CPU
+// buckets of the last `ring` slices that the reader maps and takes.
 
 typedef unsigned char __u8;
 typedef unsigned int __u32;
