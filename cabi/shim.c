@@ -868,3 +868,111 @@ W(Scan) W(Iscan) W(Exscan) W(Iexscan) W(Reduce_scatter) W(Ireduce_scatter)
 W(Reduce_scatter_block) W(Ireduce_scatter_block)
 W(Gather) W(Igather) W(Scatter) W(Iscatter) W(Allgather) W(Iallgather) W(Alltoall) W(Ialltoall)
 W(Gatherv) W(Igatherv) W(Scatterv) W(Iscatterv) W(Allgatherv) W(Iallgatherv) W(Alltoallv) W(Ialltoallv)
+
+// ---- The rest of the ABI (abi11): stubs' error path, handle conversion,
+// status accessors, an empty tool interface ----
+
+// bcs_unsupported is the body of every stub (shim_stubs.c).
+int bcs_unsupported(uintptr_t comm, const char *call) {
+    GUARD(call);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s is not implemented by bcsmpi (it links so that programs that "
+                              "never call it run; see cabi/doc.go for what is implemented)", call);
+    return bcs_error(comm, (char *)call, MPI_ERR_UNSUPPORTED_OPERATION, msg);
+}
+
+// MPI_T functions never invoke an error handler; they return the class.
+int bcs_unsupported_t(const char *call) {
+    (void)call;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+// Handles as ints: predefined handles keep their value; a handle this
+// library made becomes kind<<24 | index and comes back with the slot's
+// current generation (bcs_fromint).
+#define TOINT(T, CT)                                                                \
+    int PMPI_##T##_toint(CT h) { return bcs_toint(H(h)); }                          \
+    CT PMPI_##T##_fromint(int i) { return (CT)bcs_fromint(i); }
+TOINT(Comm, MPI_Comm) TOINT(Errhandler, MPI_Errhandler) TOINT(File, MPI_File) TOINT(Group, MPI_Group)
+TOINT(Info, MPI_Info) TOINT(Message, MPI_Message) TOINT(Op, MPI_Op) TOINT(Request, MPI_Request)
+TOINT(Session, MPI_Session) TOINT(Type, MPI_Datatype) TOINT(Win, MPI_Win)
+#undef TOINT
+
+int PMPI_Status_get_source(const MPI_Status *status, int *source) { *source = status->MPI_SOURCE; return MPI_SUCCESS; }
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag) { *tag = status->MPI_TAG; return MPI_SUCCESS; }
+int PMPI_Status_get_error(const MPI_Status *status, int *error) { *error = status->MPI_ERROR; return MPI_SUCCESS; }
+int PMPI_Status_set_source(MPI_Status *status, int source) { status->MPI_SOURCE = source; return MPI_SUCCESS; }
+int PMPI_Status_set_tag(MPI_Status *status, int tag) { status->MPI_TAG = tag; return MPI_SUCCESS; }
+int PMPI_Status_set_error(MPI_Status *status, int error) { status->MPI_ERROR = error; return MPI_SUCCESS; }
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag) { status->MPI_internal[2] = flag != 0; return MPI_SUCCESS; }
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag) { *flag = status->MPI_internal[2] != 0; return MPI_SUCCESS; }
+
+// The tool information interface exists and has no variables, categories,
+// events or sources.
+static int bcs_t_level;
+int PMPI_T_init_thread(int required, int *provided) {
+    bcs_t_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : required;
+    *provided = bcs_t_level;
+    return MPI_SUCCESS;
+}
+int PMPI_T_finalize(void) { return MPI_SUCCESS; }
+int PMPI_T_cvar_get_num(int *num_cvar) { *num_cvar = 0; return MPI_SUCCESS; }
+int PMPI_T_pvar_get_num(int *num_pvar) { *num_pvar = 0; return MPI_SUCCESS; }
+int PMPI_T_category_get_num(int *num_cat) { *num_cat = 0; return MPI_SUCCESS; }
+int PMPI_T_event_get_num(int *num_events) { *num_events = 0; return MPI_SUCCESS; }
+int PMPI_T_source_get_num(int *num_sources) { *num_sources = 0; return MPI_SUCCESS; }
+
+W(Comm_toint) W(Comm_fromint) W(Errhandler_toint) W(Errhandler_fromint) W(File_toint) W(File_fromint)
+W(Group_toint) W(Group_fromint) W(Info_toint) W(Info_fromint) W(Message_toint) W(Message_fromint)
+W(Op_toint) W(Op_fromint) W(Request_toint) W(Request_fromint) W(Session_toint) W(Session_fromint)
+W(Type_toint) W(Type_fromint) W(Win_toint) W(Win_fromint)
+W(Status_get_source) W(Status_get_tag) W(Status_get_error) W(Status_set_source) W(Status_set_tag)
+W(Status_set_error) W(Status_set_cancelled) W(Test_cancelled)
+W(T_init_thread) W(T_finalize) W(T_cvar_get_num) W(T_pvar_get_num) W(T_category_get_num) W(T_event_get_num)
+W(T_source_get_num)
+
+// Info objects (info.go).
+int PMPI_Info_create(MPI_Info *info) { GUARD("MPI_Info_create"); return bcs_info_create((uintptr_t *)info); }
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) {
+    (void)argc, (void)argv;
+    GUARD("MPI_Info_create_env");
+    return bcs_info_create_env((uintptr_t *)info);
+}
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
+    GUARD("MPI_Info_set");
+    return bcs_info_set(H(info), (char *)key, (char *)value);
+}
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
+    GUARD("MPI_Info_get_string");
+    if (buflen == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Info_get_string", MPI_ERR_ARG, "buflen = NULL");
+    return bcs_info_get(H(info), (char *)key, 0, buflen, value, flag);
+}
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
+    GUARD("MPI_Info_get");
+    return bcs_info_get(H(info), (char *)key, valuelen, NULL, value, flag);
+}
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
+    GUARD("MPI_Info_get_valuelen");
+    return bcs_info_get_valuelen(H(info), (char *)key, valuelen, flag);
+}
+int PMPI_Info_delete(MPI_Info info, const char *key) {
+    GUARD("MPI_Info_delete");
+    return bcs_info_delete(H(info), (char *)key);
+}
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { GUARD("MPI_Info_get_nkeys"); return bcs_info_get_nkeys(H(info), nkeys); }
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) { GUARD("MPI_Info_get_nthkey"); return bcs_info_get_nthkey(H(info), n, key); }
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { GUARD("MPI_Info_dup"); return bcs_info_dup(H(info), (uintptr_t *)newinfo); }
+int PMPI_Info_free(MPI_Info *info) { GUARD("MPI_Info_free"); return bcs_info_free((uintptr_t *)info); }
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) { GUARD("MPI_Comm_set_info"); return bcs_comm_set_info(H(comm), H(info)); }
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    GUARD("MPI_Comm_get_info");
+    return bcs_comm_get_info(H(comm), (uintptr_t *)info_used);
+}
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_dup_with_info");
+    int rc = bcs_comm_set_info(H(comm), H(info)); // checks both; the hints are not used
+    return rc != MPI_SUCCESS ? rc : PMPI_Comm_dup(comm, newcomm);
+}
+W(Info_create) W(Info_create_env) W(Info_set) W(Info_get_string) W(Info_get) W(Info_get_valuelen) W(Info_delete)
+W(Info_get_nkeys) W(Info_get_nthkey) W(Info_dup) W(Info_free) W(Comm_set_info) W(Comm_get_info) W(Comm_dup_with_info)
