@@ -53,7 +53,7 @@ func TestCancel(t *testing.T) {
 			want:  []string{"", "done r0 req=1 send count=0 err=cancelled", ""},
 		},
 		{
-			name: "a buffered send is never withdrawn",
+			name:  "a buffered send is never withdrawn",
 			steps: []step{{func() proto.Descriptor { d := s1; d.Inline = true; return d }()}, {cancelOf(s1, 2)}, {r1}},
 			want: []string{"done r0 req=1 send count=8", "",
 				"chunk x1 r0->r1 off=0 len=8 inline\ndone r1 req=1 recv src=0 tag=5 count=8"},
