@@ -111,3 +111,26 @@ func TestStubIsFatalByDefault(t *testing.T) {
 		t.Fatalf("exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
 	}
 }
+
+// Two synchronous sends head to head can never complete (with standard
+// sends of the same size, buffered, the program runs): the deadlock
+// detector reports both ranks in MPI_Ssend and the cycle.
+func TestSsendHeadToHeadDeadlock(t *testing.T) {
+	t.Setenv("BCS_DEADLOCK_SLICES", "50")
+	exe := compile(t, "bcscc", "testdata/ssend_deadlock.c")
+	okRanks(t, bcsrun(t, "-n", "2", exe, "standard"), "ssend_deadlock", 2)
+	r := bcsrun(t, "-n", "2", exe)
+	if r.code == 0 {
+		t.Fatalf("the job succeeded\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	for _, w := range []string{
+		"deadlock: every MPI rank has been blocked",
+		"rank 0 (in MPI_Ssend): its send to rank 1 (tag 0, 4 bytes) waits for a matching receive",
+		"rank 1 (in MPI_Ssend): its send to rank 0 (tag 0, 4 bytes) waits for a matching receive",
+		"wait-for cycle: 0 -> 1 -> 0",
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+}

@@ -167,7 +167,10 @@ int PMPI_Finalized(int *flag) { *flag = bcs_finalized; return MPI_SUCCESS; }
 int PMPI_Finalize(void) {
     GUARD("MPI_Finalize");
     fflush(NULL);
-    int rc = bcs_finalize();
+    int rc = bcs_attrs_finalize(); // MPI_COMM_SELF's attributes go first (attr.go)
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = bcs_finalize();
     if (rc == MPI_SUCCESS) {
         bcs_finalized = 1;
         bcs_fix_sigonstack();
@@ -315,11 +318,8 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_UNIVERSE_SIZE: bcs_attr_universe_size = bcs_world_size; v = &bcs_attr_universe_size; break;
     case MPI_LASTUSEDCODE: v = &bcs_attr_lastusedcode; break;
     case MPI_APPNUM: break;
-    default:
-        return bcs_error(H(comm), "MPI_Comm_get_attr", MPI_ERR_KEYVAL,
-                         "comm_keyval is not a predefined attribute key (MPI_TAG_UB, MPI_HOST, MPI_IO, "
-                         "MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE); "
-                         "user keyvals are not implemented yet");
+    default: // a user keyval (attr.go)
+        return bcs_comm_get_attr(H(comm), comm_keyval, (void **)attribute_val, flag);
     }
     *flag = v != NULL;
     if (v != NULL)
@@ -976,3 +976,76 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 }
 W(Info_create) W(Info_create_env) W(Info_set) W(Info_get_string) W(Info_get) W(Info_get_valuelen) W(Info_delete)
 W(Info_get_nkeys) W(Info_get_nthkey) W(Info_dup) W(Info_free) W(Comm_set_info) W(Comm_get_info) W(Comm_dup_with_info)
+
+// Synchronous sends, cancel and matched probes (sync.go).
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Ssend");
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL);
+}
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Issend");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Issend", MPI_ERR_ARG, "request = NULL");
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request) {
+    GUARD("MPI_Ssend_init");
+    return bcs_ssend_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+int PMPI_Cancel(MPI_Request *request) { GUARD("MPI_Cancel"); return bcs_cancel((uintptr_t *)request); }
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Mprobe");
+    return bcs_mprobe(source, tag, H(comm), NULL, (uintptr_t *)message, status);
+}
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Improbe");
+    if (flag == NULL)
+        return bcs_error(H(comm), "MPI_Improbe", MPI_ERR_ARG, "flag = NULL");
+    return bcs_mprobe(source, tag, H(comm), flag, (uintptr_t *)message, status);
+}
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Mrecv");
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, status, NULL);
+}
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
+    GUARD("MPI_Imrecv");
+    if (request == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Imrecv", MPI_ERR_ARG, "request = NULL");
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, NULL, (uintptr_t *)request);
+}
+W(Ssend) W(Issend) W(Ssend_init) W(Cancel) W(Mprobe) W(Improbe) W(Mrecv) W(Imrecv)
+
+// Attributes with user keyvals (attr.go): the callbacks are called here.
+int bcs_call_copy_attr(void *fn, uintptr_t comm, int keyval, void *extra, void *in, void **out, int *flag) {
+    return ((MPI_Comm_copy_attr_function *)fn)((MPI_Comm)comm, keyval, extra, in, (void *)out, flag);
+}
+int bcs_call_delete_attr(void *fn, uintptr_t comm, int keyval, void *val, void *extra) {
+    return ((MPI_Comm_delete_attr_function *)fn)((MPI_Comm)comm, keyval, val, extra);
+}
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) {
+    GUARD("MPI_Comm_create_keyval");
+    return bcs_comm_create_keyval((void *)comm_copy_attr_fn, (void *)comm_delete_attr_fn, comm_keyval, extra_state);
+}
+int PMPI_Comm_free_keyval(int *comm_keyval) { GUARD("MPI_Comm_free_keyval"); return bcs_comm_free_keyval(comm_keyval); }
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
+    GUARD("MPI_Comm_set_attr");
+    return bcs_comm_set_attr(H(comm), comm_keyval, attribute_val);
+}
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+    GUARD("MPI_Comm_delete_attr");
+    return bcs_comm_delete_attr(H(comm), comm_keyval);
+}
+// The deprecated names (MPI-1) with the same meaning.
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) {
+    return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
+}
+int PMPI_Keyval_free(int *keyval) { return PMPI_Comm_free_keyval(keyval); }
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) { return PMPI_Comm_set_attr(comm, keyval, attribute_val); }
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
+    return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
+W(Comm_create_keyval) W(Comm_free_keyval) W(Comm_set_attr) W(Comm_delete_attr)
+W(Keyval_create) W(Keyval_free) W(Attr_put) W(Attr_get) W(Attr_delete)

@@ -99,15 +99,6 @@ STUB int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const i
 STUB int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoallw_init_c"); }
 STUB int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request); }
 
-STUB int PMPI_Attr_delete(MPI_Comm comm, int keyval) { (void)keyval; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Attr_delete"); }
-STUB int MPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Attr_delete(comm, keyval); }
-
-STUB int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) { (void)flag; (void)attribute_val; (void)keyval; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Attr_get"); }
-STUB int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) { return PMPI_Attr_get(comm, keyval, attribute_val, flag); }
-
-STUB int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) { (void)attribute_val; (void)keyval; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Attr_put"); }
-STUB int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) { return PMPI_Attr_put(comm, keyval, attribute_val); }
-
 STUB int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Barrier_init"); }
 STUB int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Barrier_init(comm, info, request); }
 
@@ -141,9 +132,6 @@ STUB int MPI_Buffer_flush(void) { return PMPI_Buffer_flush(); }
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
-STUB int PMPI_Cancel(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Cancel"); }
-STUB int MPI_Cancel(MPI_Request *request) { return PMPI_Cancel(request); }
-
 STUB int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) { (void)newrank; (void)periods; (void)dims; (void)ndims; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Cart_map"); }
 STUB int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) { return PMPI_Cart_map(comm, ndims, dims, periods, newrank); }
 
@@ -168,12 +156,6 @@ STUB int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_
 STUB int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) { (void)newcomm; (void)tag; (void)group; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_create_group"); }
 STUB int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) { return PMPI_Comm_create_group(comm, group, tag, newcomm); }
 
-STUB int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) { (void)extra_state; (void)comm_keyval; (void)comm_delete_attr_fn; (void)comm_copy_attr_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Comm_create_keyval"); }
-STUB int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) { return PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state); }
-
-STUB int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) { (void)comm_keyval; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_delete_attr"); }
-STUB int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) { return PMPI_Comm_delete_attr(comm, comm_keyval); }
-
 STUB int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) { (void)size; (void)buffer_addr; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_detach_buffer"); }
 STUB int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) { return PMPI_Comm_detach_buffer(comm, buffer_addr, size); }
 
@@ -185,9 +167,6 @@ STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm)
 
 STUB int PMPI_Comm_flush_buffer(MPI_Comm comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_flush_buffer"); }
 STUB int MPI_Comm_flush_buffer(MPI_Comm comm) { return PMPI_Comm_flush_buffer(comm); }
-
-STUB int PMPI_Comm_free_keyval(int *comm_keyval) { (void)comm_keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Comm_free_keyval"); }
-STUB int MPI_Comm_free_keyval(int *comm_keyval) { return PMPI_Comm_free_keyval(comm_keyval); }
 
 STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
 STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
@@ -209,9 +188,6 @@ STUB int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { return PMPI_Co
 
 STUB int PMPI_Comm_remote_size(MPI_Comm comm, int *size) { (void)size; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_size"); }
 STUB int MPI_Comm_remote_size(MPI_Comm comm, int *size) { return PMPI_Comm_remote_size(comm, size); }
-
-STUB int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) { (void)attribute_val; (void)comm_keyval; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_set_attr"); }
-STUB int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) { return PMPI_Comm_set_attr(comm, comm_keyval, attribute_val); }
 
 STUB int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)info; (void)maxprocs; (void)argv; (void)command; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn"); }
 STUB int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes); }
@@ -621,12 +597,6 @@ STUB int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 STUB int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Igatherv_c"); }
 STUB int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request); }
 
-STUB int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) { (void)status; (void)message; (void)flag; (void)comm; (void)tag; (void)source; return bcs_unsupported((uintptr_t)comm, "MPI_Improbe"); }
-STUB int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) { return PMPI_Improbe(source, tag, comm, flag, message, status); }
-
-STUB int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { (void)request; (void)message; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Imrecv"); }
-STUB int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { return PMPI_Imrecv(buf, count, datatype, message, request); }
-
 STUB int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { (void)request; (void)message; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Imrecv_c"); }
 STUB int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { return PMPI_Imrecv_c(buf, count, datatype, message, request); }
 
@@ -708,26 +678,11 @@ STUB int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int 
 STUB int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)sendtag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_replace_c"); }
 STUB int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request); }
 
-STUB int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Issend"); }
-STUB int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Issend(buf, count, datatype, dest, tag, comm, request); }
-
 STUB int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Issend_c"); }
 STUB int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request); }
 
-STUB int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) { (void)extra_state; (void)keyval; (void)delete_fn; (void)copy_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Keyval_create"); }
-STUB int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) { return PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state); }
-
-STUB int PMPI_Keyval_free(int *keyval) { (void)keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Keyval_free"); }
-STUB int MPI_Keyval_free(int *keyval) { return PMPI_Keyval_free(keyval); }
-
 STUB int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Lookup_name"); }
 STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { return PMPI_Lookup_name(service_name, info, port_name); }
-
-STUB int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) { (void)status; (void)message; (void)comm; (void)tag; (void)source; return bcs_unsupported((uintptr_t)comm, "MPI_Mprobe"); }
-STUB int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) { return PMPI_Mprobe(source, tag, comm, message, status); }
-
-STUB int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) { (void)status; (void)message; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Mrecv"); }
-STUB int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) { return PMPI_Mrecv(buf, count, datatype, message, status); }
 
 STUB int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) { (void)status; (void)message; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Mrecv_c"); }
 STUB int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) { return PMPI_Mrecv_c(buf, count, datatype, message, status); }
@@ -1038,14 +993,8 @@ STUB int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { 
 STUB int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_set_errhandler"); }
 STUB int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { return PMPI_Session_set_errhandler(session, errhandler); }
 
-STUB int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend"); }
-STUB int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Ssend(buf, count, datatype, dest, tag, comm); }
-
 STUB int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend_c"); }
 STUB int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm); }
-
-STUB int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend_init"); }
-STUB int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request); }
 
 STUB int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend_init_c"); }
 STUB int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request); }
