@@ -1049,3 +1049,98 @@ int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
 int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
 W(Comm_create_keyval) W(Comm_free_keyval) W(Comm_set_attr) W(Comm_delete_attr)
 W(Keyval_create) W(Keyval_free) W(Attr_put) W(Attr_get) W(Attr_delete)
+
+// Small pieces of the rest: memory, ready-mode persistent sends, group
+// ranges, intercommunicator queries, non-blocking duplication.
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+    GUARD("MPI_Alloc_mem");
+    if (size < 0)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Alloc_mem", MPI_ERR_ARG, "size < 0");
+    if (info != MPI_INFO_NULL) {
+        int n, rc = PMPI_Info_get_nkeys(info, &n); // checks the handle; the hints are not used
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    void *p = malloc(size > 0 ? (size_t)size : 1);
+    if (p == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Alloc_mem", MPI_ERR_NO_MEM, "malloc failed");
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+int PMPI_Free_mem(void *base) { free(base); return MPI_SUCCESS; }
+
+// A ready send may be a standard send (see MPI_Rsend).
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request) {
+    GUARD("MPI_Rsend_init");
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+// bcsmpi has no intercommunicators: every communicator is an intracommunicator.
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+    GUARD("MPI_Comm_test_inter");
+    int size, rc = PMPI_Comm_size(comm, &size); // checks comm
+    if (rc == MPI_SUCCESS)
+        *flag = 0;
+    return rc;
+}
+
+// Group_range_incl/excl expand the (first, last, stride) triplets into a
+// rank list for Group_incl/excl.
+static int bcs_group_range(const char *call, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup, int excl) {
+    GUARD(call);
+    int size, rc = PMPI_Group_size(group, &size);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (n < 0 || (n > 0 && ranges == NULL))
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "n < 0, or ranges = NULL with n > 0");
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        if (stride == 0 || first < 0 || first >= size || last < 0 || last >= size ||
+            (stride > 0 && first > last) || (stride < 0 && first < last)) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "ranges[%d] = (%d, %d, %d): want first and last in 0..%d and a non-zero stride "
+                                      "that goes from first to last", i, first, last, stride, size - 1);
+            return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, msg);
+        }
+        total += (last - first) / stride + 1;
+        if (total > size)
+            return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_RANK, "the ranges name more ranks than the group has");
+    }
+    int *ranks = malloc(total > 0 ? (size_t)total * sizeof(int) : sizeof(int));
+    if (ranks == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_NO_MEM, "no memory for the rank list");
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int r = ranges[i][0]; ranges[i][2] > 0 ? r <= ranges[i][1] : r >= ranges[i][1]; r += ranges[i][2])
+            ranks[k++] = r;
+    rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl);
+    free(ranks);
+    return rc;
+}
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
+    return bcs_group_range("MPI_Group_range_incl", group, n, ranges, newgroup, 0);
+}
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
+    return bcs_group_range("MPI_Group_range_excl", group, n, ranges, newgroup, 1);
+}
+
+// MPI_Comm_idup duplicates at once (a collective the runtime runs like
+// MPI_Comm_dup) and returns a request that is already complete.
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    GUARD("MPI_Comm_idup");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Comm_idup", MPI_ERR_ARG, "request = NULL");
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
+}
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+    GUARD("MPI_Comm_idup_with_info");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Comm_idup_with_info", MPI_ERR_ARG, "request = NULL");
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
+}
+W(Alloc_mem) W(Free_mem) W(Rsend_init) W(Comm_test_inter) W(Group_range_incl) W(Group_range_excl)
+W(Comm_idup) W(Comm_idup_with_info)

@@ -57,9 +57,6 @@ STUB int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype se
 STUB int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgatherv_init_c"); }
 STUB int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request); }
 
-STUB int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) { (void)baseptr; (void)info; (void)size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Alloc_mem"); }
-STUB int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) { return PMPI_Alloc_mem(size, info, baseptr); }
-
 STUB int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allreduce_c"); }
 STUB int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm); }
 
@@ -171,12 +168,6 @@ STUB int MPI_Comm_flush_buffer(MPI_Comm comm) { return PMPI_Comm_flush_buffer(co
 STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
 STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
 
-STUB int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) { (void)request; (void)newcomm; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_idup"); }
-STUB int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) { return PMPI_Comm_idup(comm, newcomm, request); }
-
-STUB int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) { (void)request; (void)newcomm; (void)info; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_idup_with_info"); }
-STUB int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) { return PMPI_Comm_idup_with_info(comm, info, newcomm, request); }
-
 STUB int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_iflush_buffer"); }
 STUB int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { return PMPI_Comm_iflush_buffer(comm, request); }
 
@@ -194,9 +185,6 @@ STUB int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Inf
 
 STUB int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)array_of_info; (void)array_of_maxprocs; (void)array_of_argv; (void)array_of_commands; (void)count; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn_multiple"); }
 STUB int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes); }
-
-STUB int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) { (void)flag; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_test_inter"); }
-STUB int MPI_Comm_test_inter(MPI_Comm comm, int *flag) { return PMPI_Comm_test_inter(comm, flag); }
 
 STUB int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) { (void)win; (void)target_disp; (void)target_rank; (void)datatype; (void)result_addr; (void)compare_addr; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Compare_and_swap"); }
 STUB int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) { return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win); }
@@ -489,9 +477,6 @@ STUB int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Data
 STUB int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { (void)status; (void)datatype; (void)count; (void)buf; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_write_shared_c"); }
 STUB int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { return PMPI_File_write_shared_c(fh, buf, count, datatype, status); }
 
-STUB int PMPI_Free_mem(void *base) { (void)base; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Free_mem"); }
-STUB int MPI_Free_mem(void *base) { return PMPI_Free_mem(base); }
-
 STUB int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gather_c"); }
 STUB int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); }
 
@@ -554,12 +539,6 @@ STUB int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_
 
 STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
 STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
-
-STUB int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) { (void)newgroup; (void)ranges; (void)n; (void)group; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_range_excl"); }
-STUB int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) { return PMPI_Group_range_excl(group, n, ranges, newgroup); }
-
-STUB int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) { (void)newgroup; (void)ranges; (void)n; (void)group; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_range_incl"); }
-STUB int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) { return PMPI_Group_range_incl(group, n, ranges, newgroup); }
 
 STUB int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iallgather_c"); }
 STUB int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); }
@@ -902,9 +881,6 @@ STUB int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatyp
 
 STUB int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Rsend_c"); }
 STUB int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm); }
-
-STUB int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Rsend_init"); }
-STUB int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request); }
 
 STUB int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Rsend_init_c"); }
 STUB int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request); }

@@ -354,6 +354,49 @@ static void in_status(MPI_Comm comm) {
     }
 }
 
+static void misc(void) {
+    double *p;
+    OK(MPI_Alloc_mem(4 * sizeof(double), MPI_INFO_NULL, &p));
+    p[3] = 1.5;
+    OK(MPI_Free_mem(p));
+    int flag = -1;
+    OK(MPI_Comm_test_inter(MPI_COMM_WORLD, &flag));
+    CHECK(flag == 0, "test_inter %d", flag);
+    MPI_Group world, g;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int ranges[1][3] = {{size - 1, 0, -2}}, n, r;
+    OK(MPI_Group_range_incl(world, 1, ranges, &g));
+    OK(MPI_Group_size(g, &n));
+    CHECK(n == (size - 1) / 2 + 1, "range_incl size %d", n);
+    OK(MPI_Group_rank(g, &r));
+    CHECK(r == ((size - 1 - rank) % 2 == 0 ? (size - 1 - rank) / 2 : MPI_UNDEFINED), "range_incl rank %d", r);
+    OK(MPI_Group_free(&g));
+    OK(MPI_Group_range_excl(world, 1, ranges, &g));
+    OK(MPI_Group_size(g, &n));
+    CHECK(n == size - ((size - 1) / 2 + 1), "range_excl size %d", n);
+    OK(MPI_Group_free(&g));
+    int bad[1][3] = {{0, size, 1}};
+    int rc = MPI_Group_range_incl(world, 1, bad, &g);
+    CHECK(rc == MPI_ERR_ARG, "a range past the group returned %d", rc);
+    OK(MPI_Group_free(&world));
+    MPI_Comm c;
+    MPI_Request q;
+    OK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &q));
+    OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    OK(MPI_Comm_size(c, &n));
+    CHECK(n == size && q == MPI_REQUEST_NULL, "idup size %d", n);
+    OK(MPI_Comm_free(&c));
+    int x = rank, y = -1;
+    MPI_Request rs[2];
+    OK(MPI_Recv_init(&y, 1, MPI_INT, 0, 3, MPI_COMM_SELF, &rs[0]));
+    OK(MPI_Rsend_init(&x, 1, MPI_INT, 0, 3, MPI_COMM_SELF, &rs[1]));
+    OK(MPI_Startall(2, rs));
+    OK(MPI_Waitall(2, rs, MPI_STATUSES_IGNORE));
+    CHECK(y == rank, "Rsend_init delivered %d", y);
+    OK(MPI_Request_free(&rs[0]));
+    OK(MPI_Request_free(&rs[1]));
+}
+
 int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -373,6 +416,7 @@ int main(int argc, char **argv) {
     attributes();
     in_status(MPI_COMM_WORLD);
     in_status(MPI_COMM_SELF);
+    misc();
     OK(MPI_Finalize());
     CHECK(deletes == 4, "%d deletes after MPI_Finalize, want 4 (MPI_COMM_SELF's attribute)", deletes);
     printf("rest ok %d\n", rank);
