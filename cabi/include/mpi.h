@@ -4,11 +4,13 @@
  * Written for bcsmpi from the standard's tables: every constant and handle
  * value below is the one the standard fixes, so a program compiled against
  * any implementation's standard-ABI header runs on libmpi_abi.so.1 and the
- * other way round. cabi/abi_test.go compares each value with a table
+ * other way round. cabi/abi_table_test.go compares each value with a table
  * transcribed from the standard.
  *
- * Declared functions: the ones bcsmpi implements (see cabi/doc.go); each
- * MPI_X is a weak alias of PMPI_X so profiling tools can interpose.
+ * Declared functions: all 664 of the ABI (503, and 161 large-count _c
+ * forms), each as MPI_X and PMPI_X; MPI_X is weak so profiling tools can
+ * interpose. cabi/doc.go says which are implemented and which are stubs
+ * that fail at run time with MPI_ERR_UNSUPPORTED_OPERATION.
  */
 #ifndef BCSMPI_MPI_H
 #define BCSMPI_MPI_H
