@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -132,5 +134,26 @@ func TestSsendHeadToHeadDeadlock(t *testing.T) {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
 		}
+	}
+}
+
+// TestStubsUpToDate regenerates shim_stubs.c and compares: after a function
+// is implemented (a strong PMPI_X already wins over its weak stub), the
+// stub should go, so that the list of stubs stays true.
+func TestStubsUpToDate(t *testing.T) {
+	fresh := filepath.Join(t.TempDir(), "shim_stubs.c")
+	if out, err := exec.Command("go", "run", "./genstubs", fresh).CombinedOutput(); err != nil {
+		t.Fatalf("go run ./genstubs: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile("shim_stubs.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, want) {
+		t.Fatalf("shim_stubs.c is stale: run go generate ./cabi")
 	}
 }
