@@ -96,6 +96,7 @@ func TestRest(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/rest.c")
 	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "rest", 1) })
 	t.Run("n3", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", exe), "rest", 3) })
+	t.Run("n4-nodes2", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "4", "--nodes", "2", exe), "rest", 4) })
 }
 
 // A stub under the default handler (MPI_ERRORS_ARE_FATAL) ends the job with

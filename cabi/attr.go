@@ -109,6 +109,9 @@ func deleteAttr(ci int, call string, h uintptr, j int) C.int {
 			return fail(ci, call, int(rc), "the delete callback of keyval %d returned %d", a.key, int(rc))
 		}
 	}
+	if j = findAttr(h, a.key); j < 0 { // the callback itself removed it
+		return 0
+	}
 	attrs[h] = slices.Delete(attrs[h], j, j+1)
 	if len(attrs[h]) == 0 {
 		delete(attrs, h)
