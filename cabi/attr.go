@@ -27,8 +27,7 @@ const keyvalBase = 0x1000 // user keyvals: keyvalBase + index
 
 type keyval struct {
 	copyFn, deleteFn, extra unsafe.Pointer
-	freed                   bool
-	uses                    int // attributes set with it (a freed keyval lives on while > 0)
+	freed                   bool // attributes set with it keep working
 }
 
 type attr struct {
@@ -116,7 +115,6 @@ func deleteAttr(ci int, call string, h uintptr, j int) C.int {
 	if len(attrs[h]) == 0 {
 		delete(attrs, h)
 	}
-	kv.uses--
 	return 0
 }
 
@@ -127,8 +125,7 @@ func bcs_comm_set_attr(commH C.uintptr_t, k C.int, val unsafe.Pointer) C.int {
 	if rc != 0 {
 		return rc
 	}
-	kv, rc := userKeyval(ci, call, k, true)
-	if rc != 0 {
+	if _, rc := userKeyval(ci, call, k, true); rc != 0 {
 		return rc
 	}
 	h := commHandle(ci)
@@ -138,7 +135,6 @@ func bcs_comm_set_attr(commH C.uintptr_t, k C.int, val unsafe.Pointer) C.int {
 		}
 	}
 	attrs[h] = append(attrs[h], attr{key: int(k), val: val})
-	kv.uses++
 	return 0
 }
 
@@ -201,7 +197,6 @@ func copyAttrs(call string, ci int, nh uintptr) C.int {
 		}
 		if flag != 0 {
 			attrs[nh] = append(attrs[nh], attr{key: a.key, val: out})
-			kv.uses++
 		}
 	}
 	return 0
