@@ -19,6 +19,12 @@
 // returns the answer of the next slice (so it takes about 1.5 slices, like any
 // blocking call), which keeps wildcard resolution deterministic.
 //
+// Send modes and withdrawal: Ssend and Issend (ssend.go) are never buffered
+// by the agent, so they complete only once matched; Request.Cancel
+// (cancel.go, MPI_Cancel) withdraws an unmatched receive or unbuffered send
+// in the next slice, and Status.Cancelled tells; Mprobe and Improbe
+// (mprobe.go) claim the message they find for a later Mrecv or Imrecv.
+//
 // Buffers are typed slices of the Numeric types ([]byte included) or of
 // ValIdx value–index pairs (the Elem constraint). A buffer
 // given to a non-blocking call is referenced by its Request until completion

@@ -238,10 +238,11 @@ func Abort(c *Comm, code int) {
 
 // Status describes a completed receive or probe.
 type Status struct {
-	Source int
-	Tag    int
-	bytes  uint64
-	elem   int
+	Source    int
+	Tag       int
+	bytes     uint64
+	elem      int
+	cancelled bool // MPI_Cancel withdrew the request (cancel.go)
 }
 
 // Count is the number of elements received (of the receive buffer's type).
@@ -329,6 +330,12 @@ func (p *process) abortExit() {
 // Sends of at most inline_max bytes carry their payload in the ring slot and
 // are buffered by the agent (they complete when exchanged).
 func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int) (*Request, error) {
+	return startMode(p, call, kind, c, buf, peer, tag, false)
+}
+
+// startMode is start; a synchronous send (sync) never goes inline, so it
+// completes only once matched and moved (ssend.go).
+func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int, sync bool) (*Request, error) {
 	recv := kind != proto.KindSend
 	what := "dest"
 	if recv {
@@ -357,7 +364,7 @@ func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, p
 	}
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
-	if !recv && n <= uint64(p.region.G.InlineMax) {
+	if !recv && !sync && n <= uint64(p.region.G.InlineMax) {
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}

@@ -51,6 +51,8 @@ type Request struct {
 	comp      proto.Completion
 	after     func() error // runs once when a collective completes (copy-outs, Split)
 	chain     *chain       // a compound request: runtime steps joined by local work
+	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
+	cancelPosted bool
 }
 
 // chain is a request made of several runtime requests one after another,
@@ -147,6 +149,8 @@ func (p *process) finish(r *Request) {
 	r.comp = comp
 	switch comp.Err {
 	case proto.ErrNone, proto.ErrNoComm:
+	case proto.ErrCancelled:
+		r.status = Status{Source: AnySource, Tag: AnyTag, elem: r.elem, cancelled: true}
 	case proto.ErrTruncate:
 		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
 	default:

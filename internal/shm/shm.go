@@ -43,7 +43,9 @@
 // slots, sequence numbers, kinds, peers) against its own tables. A refused
 // value is a *FieldError naming the field; the agent aborts the job with it.
 // Version 4 made the pid an attach word (claimed once) and the tail
-// agent-owned, and added the seen word; version 5 added pull orders (below).
+// agent-owned, and added the seen word; version 5 added pull orders (below);
+// version 6 added the cancel descriptor (proto.KindCancel) and the cancelled
+// completion (proto.ErrCancelled), which an older agent or rank refuses.
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -60,7 +62,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 5
+	Version     = 6
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
