@@ -51,6 +51,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
@@ -90,6 +91,7 @@ type Config struct {
 	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
+	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 }
 
 // Default is the embedded default configuration.
@@ -121,6 +123,7 @@ func Default() Config {
 		EMDSMetrics:       "all",
 		MDSFileMode:       "0600",
 		MDSKernelBTF:      "/sys/kernel/btf/vmlinux",
+		Check:             "none",
 	}
 }
 
@@ -617,6 +620,9 @@ func (c Config) Validate() error {
 	if c.LeakCheck != "warn" && c.LeakCheck != "error" && c.LeakCheck != "off" {
 		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)
 	}
+	if _, err := check.Parse(c.Check); err != nil {
+		return fmt.Errorf("configs: check (BCS_CHECK) = %q, want %s", c.Check, check.Valid)
+	}
 	if _, err := mds.ParseMode(c.MDS); err != nil {
 		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, or a comma list of main, elan, kernel and all", c.MDS)
 	}
@@ -688,6 +694,12 @@ func (c Config) Sched() scheduler.Config {
 // Geometry is the shared-memory geometry of a node with ranks ranks.
 func (c Config) Geometry(ranks int) shm.Geometry {
 	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax}
+}
+
+// CheckMode is the parsed check key.
+func (c Config) CheckMode() check.Mode {
+	m, _ := check.Parse(c.Check)
+	return m
 }
 
 // RestartPolicy is the parsed restart key.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
+	"unsafe"
 )
 
 // Mode is a parsed selection (see the package comment).
@@ -107,4 +108,36 @@ func Diff(sums []uint32, buf []byte, first int) (lo, hi int, ok bool) {
 // Range is the byte range [from, to) of blocks lo .. hi of a buffer of n bytes.
 func Range(lo, hi, n int) (from, to int) {
 	return lo * BlockSize, min((hi+1)*BlockSize, n)
+}
+
+// A receive's check header, as a rank keeps it in its own memory for the
+// agent to read (see package internal/shm, check words): the buffer's
+// address and length (two little-endian uint64, as four uint32 words), then
+// its block sums at post.
+const HeaderWords = 4
+
+// NewHeader makes the check header of receive buffer buf.
+func NewHeader(buf []byte) []uint32 {
+	h := make([]uint32, HeaderWords, HeaderWords+Blocks(len(buf)))
+	var addr uint64
+	if len(buf) > 0 {
+		addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+	}
+	h[0], h[1] = uint32(addr), uint32(addr>>32)
+	h[2], h[3] = uint32(len(buf)), uint32(uint64(len(buf))>>32)
+	return Sums(h, buf)
+}
+
+// HeaderSums are the block sums of header h.
+func HeaderSums(h []uint32) []uint32 { return h[HeaderWords:] }
+
+// Touched is the range of blocks b0 .. b1 of a buffer of n bytes to compare
+// before bytes [off, off+length) are written: the blocks that start inside
+// that range (a block that starts before it was checked with the write that
+// reached its start, and has been written since). b0 > b1: none.
+func Touched(off, length, n int) (b0, b1 int) {
+	if length <= 0 || off < 0 || off+length > n {
+		return 1, 0
+	}
+	return (off + BlockSize - 1) / BlockSize, (off + length - 1) / BlockSize
 }

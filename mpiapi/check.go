@@ -1,0 +1,259 @@
+package mpiapi
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/check"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// The opt-in buffer checks (BCS_CHECK=buffers, package internal/check). A
+// process with no check selected has p.chk == nil, and each hook below is
+// one branch on it.
+//
+// At post, a request records the CRC-32C block sums of its buffers (4 KiB
+// blocks) and enters their ranges into the rank's interval set; a range that
+// overlaps another active request's, where one of the two is written, is
+// reported at once (naming both calls). At completion, a send buffer is
+// summed again and compared: a difference is a buffer modified while in
+// flight. A point-to-point receive buffer is compared twice: block by block
+// just before the runtime writes into it (by the agent, see package
+// nicthread, which reads the sums from this process through the check
+// header whose address the completion record carries; or by this rank when
+// it serves a pull order), and, at completion, past the bytes delivered.
+// Findings are MPI_ERR_BUFFER errors under the error handler, or warnings
+// on standard error under buffers:warn.
+
+// checker is a process's check state.
+type checker struct {
+	mode check.Mode
+	ivs  check.Intervals
+}
+
+// reqCheck is one request's part.
+type reqCheck struct {
+	post   proto.SliceID
+	reads  [][]byte   // buffers the runtime reads (sends)
+	sums   [][]uint32 // their block sums at post
+	recv   []byte     // a point-to-point receive buffer
+	hdr    []uint32   // its check header (check.NewHeader): address, length, block sums at post
+	ivs    []check.Interval
+	pulled [2]int // blocks found written before this rank's pull copies: first+1, last+1
+	pullK  proto.SliceID
+	peer   string // for reports: "to rank 3 tag 7"
+}
+
+func (p *process) initCheck(s string) error {
+	m, err := check.Parse(s)
+	if err != nil {
+		return err
+	}
+	if m.On() {
+		p.chk = &checker{mode: m}
+	}
+	return nil
+}
+
+// report raises a finding: an error through the error handler (nil under
+// ErrorsReturn means the caller gets it), or a warning under buffers:warn.
+func (p *process) report(call, format string, a ...any) error {
+	if p.chk.mode.Warn {
+		fmt.Fprintf(os.Stderr, "bcsmpi: warning: rank %d: %s: %s: %s\n", p.rank, call, ErrBuffer, fmt.Sprintf(format, a...))
+		return nil
+	}
+	return p.errf(ErrBuffer, call, format, a...)
+}
+
+// buffer is one buffer of a request being posted.
+type buffer struct {
+	b     []byte
+	write bool
+}
+
+// checkPost checks a request's buffers against the active ones, before the
+// request is made (gen is the generation it will get).
+func (p *process) checkPost(call string, bufs []buffer) error {
+	if !p.chk.mode.Buffers {
+		return nil
+	}
+	gen := p.gen + 1
+	for _, b := range bufs {
+		if len(b.b) == 0 {
+			continue
+		}
+		lo := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.b))))
+		iv := check.Interval{Lo: lo, Hi: lo + uint64(len(b.b)), ID: gen, Write: b.write}
+		if o, ok := p.chk.ivs.Conflict(iv); ok {
+			other := p.live[o.ID]
+			what := "request"
+			if other != nil {
+				what = other.call
+			}
+			from, to := max(iv.Lo, o.Lo), min(iv.Hi, o.Hi)
+			return p.report(call, "its %s buffer [%#x, %#x) overlaps the %s buffer of active request #%d (%s) in [%#x, %#x) (%d bytes), and %s; MPI forbids buffers of outstanding requests to overlap where one is written",
+				rw(b.write), iv.Lo, iv.Hi, rw(o.Write), o.ID, what, from, to, to-from, both(b.write, o.Write))
+		}
+	}
+	return nil
+}
+
+func rw(write bool) string {
+	if write {
+		return "receive (written)"
+	}
+	return "send (read)"
+}
+
+func both(a, b bool) string {
+	if a && b {
+		return "both are written"
+	}
+	return "one is written"
+}
+
+// arm records r's buffers at post (after newRequest, before the descriptor
+// is posted).
+func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
+	if !p.chk.mode.Buffers {
+		return
+	}
+	rc := &reqCheck{post: p.region.Slice(), peer: peer}
+	for _, b := range bufs {
+		if len(b.b) == 0 {
+			continue
+		}
+		lo := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.b))))
+		iv := check.Interval{Lo: lo, Hi: lo + uint64(len(b.b)), ID: r.gen, Write: b.write}
+		p.chk.ivs.Insert(iv)
+		rc.ivs = append(rc.ivs, iv)
+		if !b.write {
+			rc.reads = append(rc.reads, b.b)
+			rc.sums = append(rc.sums, check.Sums(nil, b.b))
+		}
+	}
+	if p2pRecv && len(bufs) == 1 && len(bufs[0].b) > 0 {
+		rc.recv = bufs[0].b
+		rc.hdr = check.NewHeader(rc.recv)
+		p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
+	}
+	r.chk = rc
+}
+
+// verify runs r's completion checks (r's completion record has been read)
+// and returns the first finding as an error, or nil.
+func (p *process) verify(r *Request) error {
+	rc := r.chk
+	r.chk = nil
+	for _, iv := range rc.ivs {
+		p.chk.ivs.Remove(iv.Lo, iv.ID)
+	}
+	now := p.region.Slice()
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for i, b := range rc.reads {
+		if lo, hi, ok := check.Diff(rc.sums[i], b, 0); ok {
+			from, to := check.Range(lo, hi, len(b))
+			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: bytes [%d, %d) (%d KiB blocks %d .. %d) differ between the post (slice %d) and the completion (slice %d)",
+				r.gen, rc.peer, len(b), from, to, check.BlockSize>>10, lo, hi, rc.post, now))
+		}
+	}
+	if rc.recv != nil {
+		if lo, hi, k, ok := p.blk.Written(r.slot); ok {
+			keep(p.written(r, rc, lo, hi, k, "the runtime wrote into them (agent)"))
+		}
+		if rc.pulled[0] > 0 {
+			keep(p.written(r, rc, rc.pulled[0]-1, rc.pulled[1]-1, rc.pullK, "this rank copied into them (pull order)"))
+		}
+		n := int(r.comp.Count)
+		if r.comp.Err == proto.ErrTruncate {
+			n = len(rc.recv)
+		}
+		b0 := check.Blocks(n) // the first block the delivery did not touch
+		if b0 < len(rc.hdr)-check.HeaderWords {
+			if lo, hi, ok := check.Diff(check.HeaderSums(rc.hdr)[b0:], rc.recv, b0); ok {
+				from, to := check.Range(lo, hi, len(rc.recv))
+				keep(p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: bytes [%d, %d) (%d KiB blocks %d .. %d), past the %d bytes delivered, changed between the post (slice %d) and the completion (slice %d)",
+					r.gen, rc.peer, len(rc.recv), from, to, check.BlockSize>>10, lo, hi, n, rc.post, now))
+			}
+		}
+	}
+	return first
+}
+
+func (p *process) written(r *Request, rc *reqCheck, lo, hi int, k proto.SliceID, by string) error {
+	from, to := check.Range(lo, hi, len(rc.recv))
+	return p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: bytes [%d, %d) (%d KiB blocks %d .. %d) changed between the post (slice %d) and slice %d, when %s; the program's writes there are lost",
+		r.gen, rc.peer, len(rc.recv), from, to, check.BlockSize>>10, lo, hi, rc.post, k, by)
+}
+
+// checkPull is the pre-write check of a pull entry: dst (part of r's receive
+// buffer) is about to be overwritten by this rank's copy.
+func (p *process) checkPull(r *Request, dst []byte) {
+	rc := r.chk
+	if rc == nil || rc.hdr == nil {
+		return
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(dst))) - uintptr(unsafe.Pointer(unsafe.SliceData(rc.recv))))
+	b0, b1 := check.Touched(off, len(dst), len(rc.recv))
+	if b0 > b1 {
+		return
+	}
+	if lo, hi, ok := check.Diff(check.HeaderSums(rc.hdr)[b0:b1+1], rc.recv, b0); ok {
+		if rc.pulled[0] == 0 || lo+1 < rc.pulled[0] {
+			rc.pulled[0] = lo + 1
+		}
+		if hi+1 > rc.pulled[1] {
+			rc.pulled[1] = hi + 1
+		}
+		if rc.pullK == 0 {
+			rc.pullK = p.region.Slice()
+		}
+	}
+}
+
+// collBuffers are the buffers of a collective's keep value: a slice (a
+// broadcast's buffer, read at the root and written elsewhere; a member
+// list, written) or [2]slice{send, recv}.
+func collBuffers(c *Comm, a *coll) []buffer {
+	v := reflect.ValueOf(a.keep)
+	bytesOf := func(s reflect.Value) []byte {
+		if s.Kind() != reflect.Slice || s.Len() == 0 {
+			return nil
+		}
+		return unsafe.Slice((*byte)(s.UnsafePointer()), s.Len()*int(s.Type().Elem().Size()))
+	}
+	switch v.Kind() {
+	case reflect.Slice:
+		return []buffer{{b: bytesOf(v), write: a.kind != proto.CollBcast || c.rank != a.root}}
+	case reflect.Array:
+		if v.Len() == 2 {
+			send := buffer{b: bytesOf(v.Index(0))}
+			if a.inPlace {
+				send.b = nil // part of the receive buffer, which the runtime writes
+			}
+			return []buffer{send, {b: bytesOf(v.Index(1)), write: true}}
+		}
+	}
+	return nil
+}
+
+func peerText(recv bool, peer, tag int) string {
+	if recv {
+		src, tg := fmt.Sprint(peer), fmt.Sprint(tag)
+		if peer == AnySource {
+			src = "MPI_ANY_SOURCE"
+		}
+		if tag == AnyTag {
+			tg = "MPI_ANY_TAG"
+		}
+		return "from rank " + src + " tag " + tg
+	}
+	return fmt.Sprintf("to rank %d tag %d", peer, tag)
+}
