@@ -233,11 +233,12 @@ func Flags(fs *pflag.FlagSet) {
 	fs.Int("nodes", d.Nodes, fmt.Sprintf("logical nodes on this machine, %s; >1 runs agents over loopback TCP (key nodes)", bounds["nodes"].String(false)))
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
+	fs.String("check", d.Check, `opt-in checks: none, or a comma list of buffers, buffers:warn, flow, all (key check)`)
 	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
 }
 
 // flagKeys maps a key to the command-line flag that sets it.
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output"}
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
 // wrong without being an error.

@@ -69,8 +69,9 @@ func (p *process) report(call, format string, a ...any) error {
 
 // buffer is one buffer of a request being posted.
 type buffer struct {
-	b     []byte
-	write bool
+	b      []byte
+	write  bool
+	inside bool // a send buffer that shares memory with the request's receive buffer (in place): not summed
 }
 
 // checkPost checks a request's buffers against the active ones, before the
@@ -129,7 +130,7 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 		iv := check.Interval{Lo: lo, Hi: lo + uint64(len(b.b)), ID: r.gen, Write: b.write}
 		p.chk.ivs.Insert(iv)
 		rc.ivs = append(rc.ivs, iv)
-		if !b.write {
+		if !b.write && !b.inside {
 			rc.reads = append(rc.reads, b.b)
 			rc.sums = append(rc.sums, check.Sums(nil, b.b))
 		}
@@ -158,10 +159,9 @@ func (p *process) verify(r *Request) error {
 		}
 	}
 	for i, b := range rc.reads {
-		if lo, hi, ok := check.Diff(rc.sums[i], b, 0); ok {
-			from, to := check.Range(lo, hi, len(b))
-			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: bytes [%d, %d) (%d KiB blocks %d .. %d) differ between the post (slice %d) and the completion (slice %d)",
-				r.gen, rc.peer, len(b), from, to, check.BlockSize>>10, lo, hi, rc.post, now))
+		if lo, hi, n := check.DiffCount(rc.sums[i], b, 0); n > 0 {
+			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: %s differ between the post (slice %d) and the completion (slice %d)",
+				r.gen, rc.peer, len(b), check.Describe(lo, hi, n, len(b)), rc.post, now))
 		}
 	}
 	if rc.recv != nil {
@@ -177,10 +177,9 @@ func (p *process) verify(r *Request) error {
 		}
 		b0 := check.Blocks(n) // the first block the delivery did not touch
 		if b0 < len(rc.hdr)-check.HeaderWords {
-			if lo, hi, ok := check.Diff(check.HeaderSums(rc.hdr)[b0:], rc.recv, b0); ok {
-				from, to := check.Range(lo, hi, len(rc.recv))
-				keep(p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: bytes [%d, %d) (%d KiB blocks %d .. %d), past the %d bytes delivered, changed between the post (slice %d) and the completion (slice %d)",
-					r.gen, rc.peer, len(rc.recv), from, to, check.BlockSize>>10, lo, hi, n, rc.post, now))
+			if lo, hi, nd := check.DiffCount(check.HeaderSums(rc.hdr)[b0:], rc.recv, b0); nd > 0 {
+				keep(p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: %s, past the %d bytes delivered, changed between the post (slice %d) and the completion (slice %d)",
+					r.gen, rc.peer, len(rc.recv), check.Describe(lo, hi, nd, len(rc.recv)), n, rc.post, now))
 			}
 		}
 	}
@@ -189,8 +188,12 @@ func (p *process) verify(r *Request) error {
 
 func (p *process) written(r *Request, rc *reqCheck, lo, hi int, k proto.SliceID, by string) error {
 	from, to := check.Range(lo, hi, len(rc.recv))
-	return p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: bytes [%d, %d) (%d KiB blocks %d .. %d) changed between the post (slice %d) and slice %d, when %s; the program's writes there are lost",
-		r.gen, rc.peer, len(rc.recv), from, to, check.BlockSize>>10, lo, hi, rc.post, k, by)
+	what := fmt.Sprintf("bytes [%d, %d) (4 KiB blocks %d .. %d)", from, to, lo, hi)
+	if lo == hi {
+		what = check.Describe(lo, hi, 1, len(rc.recv))
+	}
+	return p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: %s changed between the post (slice %d) and slice %d, when %s; the program's writes there are lost",
+		r.gen, rc.peer, len(rc.recv), what, rc.post, k, by)
 }
 
 // checkPull is the pre-write check of a pull entry: dst (part of r's receive
@@ -234,11 +237,11 @@ func collBuffers(c *Comm, a *coll) []buffer {
 		return []buffer{{b: bytesOf(v), write: a.kind != proto.CollBcast || c.rank != a.root}}
 	case reflect.Array:
 		if v.Len() == 2 {
-			send := buffer{b: bytesOf(v.Index(0))}
-			if a.inPlace {
-				send.b = nil // part of the receive buffer, which the runtime writes
-			}
-			return []buffer{send, {b: bytesOf(v.Index(1)), write: true}}
+			send, recv := buffer{b: bytesOf(v.Index(0))}, buffer{b: bytesOf(v.Index(1)), write: true}
+			send.inside = a.inPlace || (len(send.b) > 0 && len(recv.b) > 0 &&
+				uintptr(unsafe.Pointer(&send.b[0])) < uintptr(unsafe.Pointer(&recv.b[0]))+uintptr(len(recv.b)) &&
+				uintptr(unsafe.Pointer(&recv.b[0])) < uintptr(unsafe.Pointer(&send.b[0]))+uintptr(len(send.b)))
+			return []buffer{send, recv}
 		}
 	}
 	return nil

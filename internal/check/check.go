@@ -88,6 +88,12 @@ func Sums(dst []uint32, b []byte) []uint32 {
 // many as sums holds) with sums and returns the first and last differing
 // block (absolute indices), or ok false if none differs.
 func Diff(sums []uint32, buf []byte, first int) (lo, hi int, ok bool) {
+	lo, hi, n := DiffCount(sums, buf, first)
+	return lo, hi, n > 0
+}
+
+// DiffCount is Diff that also counts the differing blocks (0: none).
+func DiffCount(sums []uint32, buf []byte, first int) (lo, hi, n int) {
 	lo, hi = -1, -1
 	for i, s := range sums {
 		b := first + i
@@ -100,9 +106,22 @@ func Diff(sums []uint32, buf []byte, first int) (lo, hi int, ok bool) {
 				lo = b
 			}
 			hi = b
+			n++
 		}
 	}
-	return lo, hi, lo >= 0
+	return lo, hi, n
+}
+
+// Describe names the differing blocks lo .. hi (n of them) of a buffer of
+// size bytes: "bytes [a, b)" for one block, else the first and the last
+// block's byte ranges.
+func Describe(lo, hi, n, size int) string {
+	a, b := Range(lo, lo, size)
+	if n <= 1 || lo == hi {
+		return fmt.Sprintf("bytes [%d, %d) (4 KiB block %d)", a, b, lo)
+	}
+	c, d := Range(hi, hi, size)
+	return fmt.Sprintf("%d 4 KiB blocks from bytes [%d, %d) (block %d) to bytes [%d, %d) (block %d)", n, a, b, lo, c, d, hi)
 }
 
 // Range is the byte range [from, to) of blocks lo .. hi of a buffer of n bytes.
