@@ -132,7 +132,13 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 		rc.ivs = append(rc.ivs, iv)
 		if !b.write && !b.inside {
 			rc.reads = append(rc.reads, b.b)
-			rc.sums = append(rc.sums, check.Sums(nil, b.b))
+			if r.kind == proto.KindSend { // the agent compares what it reads with these sums
+				rc.hdr = check.NewHeader(b.b)
+				rc.sums = append(rc.sums, check.HeaderSums(rc.hdr))
+				p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
+			} else {
+				rc.sums = append(rc.sums, check.Sums(nil, b.b))
+			}
 		}
 	}
 	if p2pRecv && len(bufs) == 1 && len(bufs[0].b) > 0 {
@@ -156,6 +162,13 @@ func (p *process) verify(r *Request) error {
 	keep := func(err error) {
 		if first == nil {
 			first = err
+		}
+	}
+	if r.kind == proto.KindSend && len(rc.reads) == 1 {
+		if lo, hi, k, ok := p.blk.Written(r.slot); ok {
+			from, to := check.Range(lo, hi, len(rc.reads[0]))
+			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: the bytes the runtime read in slice %d differ from the buffer at the post (slice %d) in bytes [%d, %d) (4 KiB blocks %d .. %d)",
+				r.gen, rc.peer, len(rc.reads[0]), k, rc.post, from, to, lo, hi))
 		}
 	}
 	for i, b := range rc.reads {

@@ -297,6 +297,8 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 			}
 			if d.Inline {
 				a.inline[inlineKey{d.Rank, d.Seq}] = append(a.takeInline(), inl...)
+			} else if a.chk != nil && d.Kind == proto.KindSend {
+				a.chk.sends[inlineKey{d.Rank, d.Seq}] = d.Req
 			}
 			a.batch = append(a.batch, d)
 			return nil
@@ -643,6 +645,9 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		data = a.staging[:c.Len]
 		if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
 			return a.moveErr(c.Src, c, "reading the send buffer", err)
+		}
+		if a.chk != nil {
+			a.checkRead(k, c, data)
 		}
 	}
 	a.stats.Bytes += c.Len

@@ -48,6 +48,7 @@ type checks struct {
 	rxMu    sync.Mutex      // the reader goroutines share rxBack and rxSums
 	rxBack  []byte
 	rxSums  []uint32
+	sends   map[inlineKey]uint32 // the request slot of each local rendezvous send, until its last chunk
 }
 
 // copyFault, when set (tests only), is called by the agent for every chunk
@@ -62,7 +63,7 @@ func newChecks(m check.Mode, budget uint64) *checks {
 	}
 	n := budget + check.BlockSize
 	nb := check.Blocks(int(n)) + 1
-	return &checks{mode: m, back: make([]byte, n), rxBack: make([]byte, n), sums: make([]uint32, 0, nb), rxSums: make([]uint32, 0, nb)}
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), back: make([]byte, n), rxBack: make([]byte, n), sums: make([]uint32, 0, nb), rxSums: make([]uint32, 0, nb)}
 }
 
 // reset prepares the counts for plan p (before the plan is published).
@@ -171,6 +172,9 @@ func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) err
 func (a *Agent) flowEnd(k proto.SliceID, p *scheduler.Plan) error {
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
+		if c.Last && c.SrcNode == a.node && c.Xfer != 0 {
+			delete(a.chk.sends, inlineKey{c.Src, c.SendSeq})
+		}
 		if c.SrcNode == a.node && a.chk.moved[i] != 1 {
 			return a.flowErr(k, i, c, "moved %d times by its source node, want once", a.chk.moved[i])
 		}
@@ -231,5 +235,58 @@ func (a *Agent) preWrite(k proto.SliceID, c *proto.Chunk, buf []byte, sums []uin
 	}
 	if lo, hi, ok := check.Diff(sums, data, 0); ok {
 		b.ReportWritten(c.RecvReq, uint32(b0+lo), uint32(b0+hi), k)
+	}
+}
+
+// checkRead compares the bytes the agent read for chunk c of a
+// point-to-point send (data) with the send buffer's block sums at post
+// (buffers check), read from the sending rank through its check header:
+// the blocks that lie wholly inside the chunk, so a block that straddles
+// two chunks is left to the comparison at the send's completion. A
+// difference — the program modified the buffer before the runtime read it,
+// even if it restores it before the completion — is recorded in the send's
+// completion record, and the rank reports it.
+func (a *Agent) checkRead(k proto.SliceID, c *proto.Chunk, data []byte) {
+	if !a.chk.mode.Buffers || c.Xfer == 0 || c.Len == 0 {
+		return
+	}
+	req, ok := a.chk.sends[inlineKey{c.Src, c.SendSeq}]
+	if !ok {
+		return
+	}
+	b := a.blocks[a.localOf[c.Src]]
+	hdr := b.CheckHeader(req)
+	if hdr == 0 {
+		return
+	}
+	pid := a.pid(c.Src)
+	var h [16]byte
+	if unix.ReadFrom(pid, h[:], hdr) != nil {
+		return
+	}
+	base, n := binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
+	if c.SrcAddr < base || c.Len > n || c.SrcAddr-base > n-c.Len {
+		return
+	}
+	off, end := int(c.SrcAddr-base), int(c.SrcAddr-base+c.Len)
+	b0 := (off + check.BlockSize - 1) / check.BlockSize
+	b1 := end/check.BlockSize - 1
+	if end == int(n) {
+		b1 = check.Blocks(int(n)) - 1
+	}
+	if b0 > b1 || b1-b0+1 > cap(a.chk.sums) {
+		return
+	}
+	sb := a.chk.back[:(b1-b0+1)*4]
+	if unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+b0)*4) != nil {
+		return
+	}
+	sums := a.chk.sums[:0]
+	for i := 0; i < len(sb); i += 4 {
+		sums = append(sums, binary.LittleEndian.Uint32(sb[i:]))
+	}
+	from := b0*check.BlockSize - off
+	if lo, hi, ok := check.Diff(sums, data[from:], 0); ok {
+		b.ReportWritten(req, uint32(b0+lo), uint32(b0+hi), k)
 	}
 }

@@ -31,6 +31,22 @@ func checkScenario(name string) {
 			_, err := mpi.Recv(w, make([]byte, n), 0, 7)
 			check(err)
 		}
+	case "sendmod-restore": // modified while the runtime reads it, restored before the Wait
+		if me == 0 {
+			buf := make([]byte, big)
+			r, err := mpi.Isend(w, buf, 1, 7)
+			check(err)
+			buf[100] = 1
+			_, err = mpi.Recv(w, make([]byte, 1), 1, 8) // rank 1 has the message
+			check(err)
+			buf[100] = 0
+			_, err = mpi.Wait(r)
+			check(err)
+		} else {
+			_, err := mpi.Recv(w, make([]byte, big), 0, 7)
+			check(err)
+			check(mpi.Send(w, []byte{1}, 0, 8))
+		}
 	case "recvwrite-inline", "recvwrite-large": // a receive buffer written before the runtime writes it
 		n := 64
 		if name == "recvwrite-large" {
