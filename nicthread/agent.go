@@ -574,6 +574,11 @@ func (a *Agent) waitPulls(k proto.SliceID, p *scheduler.Plan, timeout time.Durat
 			}
 			continue
 		}
+		if a.chk != nil && a.chk.mode.Flow {
+			if err := a.pullSources(k, p, l); err != nil { // while the rank copies
+				return err
+			}
+		}
 		for {
 			old := atomic.LoadUint32(b.PullDone())
 			done, copied, err := b.PullResult(seq, n)

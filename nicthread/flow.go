@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 )
@@ -49,6 +50,7 @@ type checks struct {
 	rxBack  []byte
 	rxSums  []uint32
 	sends   map[inlineKey]uint32 // the request slot of each local rendezvous send, until its last chunk
+	pullSrc []uint32             // source sums of the pull order being served (flow)
 }
 
 // copyFault, when set (tests only), is called by the agent for every chunk
@@ -63,7 +65,7 @@ func newChecks(m check.Mode, budget uint64) *checks {
 	}
 	n := budget + check.BlockSize
 	nb := check.Blocks(int(n)) + 1
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), back: make([]byte, n), rxBack: make([]byte, n), sums: make([]uint32, 0, nb), rxSums: make([]uint32, 0, nb)}
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), pullSrc: make([]uint32, 0, shm.PullMax), back: make([]byte, n), rxBack: make([]byte, n), sums: make([]uint32, 0, nb), rxSums: make([]uint32, 0, nb)}
 }
 
 // reset prepares the counts for plan p (before the plan is published).
@@ -146,21 +148,33 @@ func (a *Agent) flowArrive(i int, c *proto.Chunk, m *proto.Msg, after bool) erro
 	return nil
 }
 
-// flowPulls checks the entries of block l's served pull order that the rank
-// copied: each is one move, and the rank's sum of what it copied must match
-// the sender's bytes, which the agent reads now.
-func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) error {
-	for j, i := range a.pullIdx[l][:copied] {
+// pullSources sums the sender's bytes of each entry of block l's pull
+// order, which the rank has taken: the agent reads them while the rank
+// copies them (flow check).
+func (a *Agent) pullSources(k proto.SliceID, p *scheduler.Plan, l int) error {
+	a.chk.pullSrc = a.chk.pullSrc[:0]
+	for _, i := range a.pullIdx[l] {
 		c := &p.Chunks[i]
-		a.chk.moved[i]++
-		if !a.chk.mode.Flow {
-			continue
-		}
 		b := a.chk.back[:c.Len]
 		if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr); err != nil {
 			return a.moveErr(c.Src, c, "reading the send buffer", err)
 		}
-		if src, dst := check.Sum(b), a.blocks[l].PullSum(j); src != dst {
+		a.chk.pullSrc = append(a.chk.pullSrc, check.Sum(b))
+	}
+	return nil
+}
+
+// flowPulls checks the entries of block l's served pull order that the rank
+// copied: each is one move, and the rank's sum of what it copied must match
+// the sender's bytes (pullSources).
+func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) error {
+	for j, i := range a.pullIdx[l][:copied] {
+		c := &p.Chunks[i]
+		a.chk.moved[i]++
+		if !a.chk.mode.Flow || j >= len(a.chk.pullSrc) {
+			continue
+		}
+		if src, dst := a.chk.pullSrc[j], a.blocks[l].PullSum(j); src != dst {
 			return a.flowErr(k, int(i), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
 		}
 	}
