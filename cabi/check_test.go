@@ -30,3 +30,27 @@ func TestCheckBuffersFromC(t *testing.T) {
 		t.Fatalf("without the check: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Correct C programs run under --check buffers,flow as without it: the
+// suite (every implemented call), the C pingpong and stencil examples,
+// within a node and across nodes, with no finding.
+func TestCheckCleanCPrograms(t *testing.T) {
+	suite := compile(t, "bcscc", "testdata/suite.c")
+	pingpong := compile(t, "bcscc", "../examples/c/pingpong.c", "-O2")
+	stencil := compile(t, "bcscc", "../examples/c/stencil.c", "-O2", "-lm")
+	for _, nodes := range []string{"1", "2"} {
+		r := bcsrun(t, "--check", "buffers,flow", "-n", "4", "--nodes", nodes, suite)
+		if strings.Contains(r.stderr, "MPI_ERR_BUFFER") || strings.Contains(r.stderr, "flow check") {
+			t.Fatalf("suite, nodes %s: a check report\nstderr:\n%s", nodes, r.stderr)
+		}
+		okRanks(t, r, "suite", 4)
+		r = bcsrun(t, "--check", "buffers,flow", "-n", "2", "--nodes", nodes, pingpong, "3000000", "5")
+		if r.code != 0 || !strings.Contains(r.stdout, "data verified") || strings.Contains(r.stderr, "MPI_ERR_BUFFER") {
+			t.Fatalf("pingpong, nodes %s: exit %d\nstdout:\n%s\nstderr:\n%s", nodes, r.code, r.stdout, r.stderr)
+		}
+		r = bcsrun(t, "--check", "buffers,flow", "-n", "4", "--nodes", nodes, stencil, "20", "65536", "0.1")
+		if r.code != 0 || !strings.Contains(r.stdout, "checksum ok") || strings.Contains(r.stderr, "MPI_ERR_BUFFER") {
+			t.Fatalf("stencil, nodes %s: exit %d\nstdout:\n%s\nstderr:\n%s", nodes, r.code, r.stdout, r.stderr)
+		}
+	}
+}

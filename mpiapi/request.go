@@ -158,7 +158,9 @@ func (p *process) finish(r *Request) {
 		r.status = Status{Source: AnySource, Tag: AnyTag}
 	}
 	if r.chk != nil {
-		if err := p.verify(r); r.err == nil {
+		if err := p.verify(r); err != nil && r.retiredBy != "" {
+			p.freedFinding(r, err)
+		} else if r.err == nil {
 			r.err = err
 		}
 	}
