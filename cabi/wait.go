@@ -284,6 +284,7 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 		return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want an active request")
 	}
 	if r := reqs[i].r; r != nil {
+		r.Detach() // for the buffer checks: the program no longer waits for it
 		detached = append(detached, r)
 	}
 	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted

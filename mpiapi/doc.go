@@ -74,6 +74,19 @@
 // and the call made, so MSM reports members passing different user
 // operations as a collective mismatch.
 //
+// Checks (check.go): under BCS_CHECK=buffers (or buffers:warn) every
+// request records the CRC-32C sums of its buffers in 4 KiB blocks at post
+// and enters their ranges into the rank's interval set (package
+// internal/check). An overlap with another active request's buffer, where
+// one of the two is written, is reported at the post; a send buffer is
+// compared at completion (and by the agent as it reads it, through the
+// check header the completion record names); a receive buffer is compared
+// just before the runtime writes each chunk (by the agent, or by this rank
+// when it serves a pull order) and past the delivered bytes at completion.
+// A finding is an MPI_ERR_BUFFER error from the call that completes or posts
+// the request, through the error handler (a warning under buffers:warn).
+// With no check selected the hooks are one nil test each.
+//
 // Handles (communicators, requests) are small values so that a C layer can
 // index them later.
 //

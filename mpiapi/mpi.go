@@ -60,6 +60,7 @@ type process struct {
 	env        jobenv.Env // as the launcher started the rank
 	finalized  bool
 	mmds       mmds
+	chk        *checker // the opt-in checks (check.go); nil: none
 }
 
 var self *process
@@ -162,6 +163,10 @@ func Init() error {
 	if err := p.mmds.init(rank, env.MDS); err != nil {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%v", err)
+	}
+	if err := p.initCheck(env.Check); err != nil {
+		unix.Unmap(mem)
+		return p.errf(ErrArg, call, "%s: %v", jobenv.VarCheck, err)
 	}
 	if env.ReportFD > 2 {
 		unix.CloseOnExec(env.ReportFD) // the report pipe must close when the rank exits, not live on in its children
@@ -354,6 +359,13 @@ func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []
 	if peer == ProcNull {
 		return p.track(&Request{done: true, call: call, kind: kind, peer: peer, tag: tag, comm: c, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}), nil
 	}
+	var bufs []buffer
+	if p.chk != nil {
+		bufs = []buffer{{b: unsafe.Slice((*byte)(addr), n), write: recv}}
+		if err := p.checkPost(call, bufs); err != nil {
+			return nil, err
+		}
+	}
 	r, err := p.newRequest(call, kind, buf, es)
 	if err != nil {
 		return nil, err
@@ -361,6 +373,9 @@ func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []
 	r.comm, r.peer, r.tag = c, peer, tag
 	if kind == proto.KindRecv && n > 0 {
 		r.mem = unsafe.Slice((*byte)(addr), n)
+	}
+	if p.chk != nil {
+		p.arm(r, bufs, recv, peerText(recv, peer, tag))
 	}
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
