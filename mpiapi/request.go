@@ -54,7 +54,7 @@ type Request struct {
 	chain     *chain       // a compound request: runtime steps joined by local work
 	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
 	cancelPosted bool
-	chk       *reqCheck    // the buffer checks' record (check.go); nil when off
+	chk          *reqCheck // the buffer checks' record (check.go); nil when off
 }
 
 // chain is a request made of several runtime requests one after another,
