@@ -15,6 +15,10 @@ type Config struct {
 	BytesPerSliceMax uint64
 	// ChunksPerSliceMax is how many chunks a node may handle in one slice. At least 1.
 	ChunksPerSliceMax int
+	// Deterministic resolves ANY_SOURCE receives and probes and every
+	// Iprobe by logical time instead of by the slice their descriptors
+	// arrived in (see "Deterministic mode" in doc.go).
+	Deterministic bool
 }
 
 // DefaultConfig is a budget that fits a 500 µs slice on a laptop-class core.
@@ -103,6 +107,8 @@ type Scheduler struct {
 	landing    []uint64 // per node, scratch of fanout
 	recip      []recipient
 	stageUsed  []uint64 // per node, staging bytes allotted this slice
+
+	det determ // deterministic mode's state (determ.go)
 }
 
 // New returns a scheduler for a job whose world rank r lives on node nodeOf[r].
@@ -134,6 +140,9 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		world[i] = proto.Rank(i)
 	}
 	s.comms[0] = newComm(0, world, len(nodeOf))
+	if cfg.Deterministic {
+		s.det.init(len(nodeOf))
+	}
 	return s
 }
 
@@ -240,6 +249,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		}
 		return 0
 	})
+	if s.det.on {
+		s.det.observe(s.order)
+	}
 
 	// Step 1: new sends against receives and probes posted in earlier slices.
 	for _, d := range s.order {
@@ -254,6 +266,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		matched := false
 		for i := 0; i < len(q); i++ {
 			r := q[i].d
+			if s.det.on && s.det.held(r) {
+				break // a held entry and everything after it wait for resolve
+			}
 			if !accepts(r, d) {
 				continue
 			}
@@ -282,6 +297,10 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 			continue
 		}
 		k := key{d.Comm, d.Rank}
+		if s.det.on && (s.det.held(d) || s.det.heldN[k] > 0) {
+			s.hold(k, d, slice)
+			continue
+		}
 		u := s.unexpected[k]
 		found := -1
 		for i := range u {
@@ -308,6 +327,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 				s.pending[k] = append(s.pending[k], op{d: d, slice: slice})
 			}
 		}
+	}
+	if s.det.on {
+		s.resolveAll(slice)
 	}
 	s.chunk(p)
 	// Collectives run once every member has posted them (docs/design.md), after
