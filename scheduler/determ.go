@@ -26,9 +26,9 @@ type determ struct {
 	prev   []uint8
 	stable []bool
 	force  bool
-	heldN map[key]int // held entries (see held) in each pending queue
-	keys  []key       // resolveAll's scratch
-	stats DetStats
+	heldN  map[key]int // held entries (see held) in each pending queue
+	keys   []key       // resolveAll's scratch
+	stats  DetStats
 }
 
 // DetStats count deterministic mode's decisions since the job began.
