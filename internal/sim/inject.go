@@ -206,4 +206,6 @@ func (d Deschedule) Inject(p Point, e *Effect) {
 		e.Hold = true
 	}
 }
-func (d Deschedule) String() string { return fmt.Sprintf("deschedule(%d%%, seed %d)", d.Percent, d.Seed) }
+func (d Deschedule) String() string {
+	return fmt.Sprintf("deschedule(%d%%, seed %d)", d.Percent, d.Seed)
+}
