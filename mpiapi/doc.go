@@ -19,6 +19,14 @@
 // returns the answer of the next slice (so it takes about 1.5 slices, like any
 // blocking call), which keeps wildcard resolution deterministic.
 //
+// Deterministic mode (determ.go; bcsrun --deterministic): the scheduler
+// answers ANY_SOURCE receives and probes and every Iprobe by logical time
+// (scheduler/doc.go), and the Test family (Test, Testany, Testall,
+// Testsome, and Waitany and Waitsome after their first completion) settles
+// before it answers: it waits until every request it was given has
+// completed or the runtime releases it at a quiescent point, so what it
+// returns does not depend on timing. Nothing else changes.
+//
 // Buffers are typed slices of the Numeric types ([]byte included) or of
 // ValIdx value–index pairs (the Elem constraint). A buffer
 // given to a non-blocking call is referenced by its Request until completion
