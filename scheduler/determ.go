@@ -28,7 +28,9 @@ type determ struct {
 	force  bool
 	heldN  map[key]int // held entries (see held) in each pending queue
 	keys   []key       // resolveAll's scratch
-	stats  DetStats
+	// unsettled is resolve's scratch.
+	unsettled []proto.Descriptor
+	stats     DetStats
 }
 
 // DetStats count deterministic mode's decisions since the job began.
@@ -149,42 +151,48 @@ func (s *Scheduler) resolveAll(slice proto.SliceID) {
 	s.det.keys = ks
 }
 
-// resolve walks the pending queue of k from its first held entry in post
-// order: a held entry is answered if decide allows, else it and everything
-// after it stay; an entry that is not held (queued behind a held one) takes
-// the earliest unexpected send it accepts, as step 2 does.
+// resolve matches in the pending queue of k, which has held entries, in
+// post order. An entry is unsettled while what it gets is not known yet: a
+// held entry decide cannot answer, or a receive or probe (with a source)
+// whose earliest acceptable send an earlier unsettled entry also accepts.
+// An entry that could take a send an earlier unsettled one may be owed
+// (their sources and tags overlap) is unsettled too; any other entry is
+// answered as MPI orders it: a held one by decide, one with a source by the
+// earliest unexpected send it accepts (that source's post order).
 func (s *Scheduler) resolve(slice proto.SliceID, k key) {
 	q, u := s.pending[k], s.unexpected[k]
-	i := slices.IndexFunc(q, func(o op) bool { return s.det.held(o.d) })
-	for i >= 0 && i < len(q) {
+	unsettled := s.det.unsettled[:0]
+	for i := 0; i < len(q); {
 		e := q[i].d
+		if slices.ContainsFunc(unsettled, func(x proto.Descriptor) bool { return overlap(x, e) }) {
+			unsettled = append(unsettled, e)
+			i++
+			continue
+		}
 		if s.det.held(e) {
 			j, ok := s.decide(e, u)
 			if !ok {
-				break
+				unsettled = append(unsettled, e)
+				i++
+				continue
 			}
 			q = slices.Delete(q, i, i+1)
 			s.det.heldN[k]--
-			switch e.Kind {
-			case proto.KindRecv:
+			switch {
+			case e.Kind == proto.KindRecv:
 				s.match(slice, u[j].d, e)
 				u = slices.Delete(u, j, j+1)
-			case proto.KindProbe:
+			case j >= 0: // a probe, or an Iprobe that found one
 				m := u[j].d
 				s.complete(proto.Completion{Rank: e.Rank, Req: e.Req, Kind: e.Kind, Source: m.Rank, Tag: m.Tag, Count: m.Len, Found: true})
-			case proto.KindIprobe:
-				if j >= 0 {
-					m := u[j].d
-					s.complete(proto.Completion{Rank: e.Rank, Req: e.Req, Kind: e.Kind, Source: m.Rank, Tag: m.Tag, Count: m.Len, Found: true})
-				} else {
-					s.complete(proto.Completion{Rank: e.Rank, Req: e.Req, Kind: e.Kind, Source: proto.AnySource, Tag: proto.AnyTag})
-				}
+			default:
+				s.complete(proto.Completion{Rank: e.Rank, Req: e.Req, Kind: e.Kind, Source: proto.AnySource, Tag: proto.AnyTag})
 			}
 			continue
 		}
 		found := slices.IndexFunc(u, func(o op) bool { return accepts(e, o.d) })
 		if found < 0 {
-			i++
+			i++ // waits for a send, as in a queue without held entries
 			continue
 		}
 		q = slices.Delete(q, i, i+1)
@@ -196,7 +204,15 @@ func (s *Scheduler) resolve(slice proto.SliceID, k key) {
 			s.complete(proto.Completion{Rank: e.Rank, Req: e.Req, Kind: e.Kind, Source: m.Rank, Tag: m.Tag, Count: m.Len, Found: true})
 		}
 	}
+	clear(unsettled)
+	s.det.unsettled = unsettled[:0]
 	s.pending[k], s.unexpected[k] = q, u
+}
+
+// overlap reports whether some send could be accepted by both a and b.
+func overlap(a, b proto.Descriptor) bool {
+	return (a.Peer == proto.AnySource || b.Peer == proto.AnySource || a.Peer == b.Peer) &&
+		(a.Tag == proto.AnyTag || b.Tag == proto.AnyTag || a.Tag == b.Tag)
 }
 
 // decide answers held entry e over the unexpected sends u of its queue. The

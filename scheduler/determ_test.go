@@ -228,3 +228,27 @@ func TestNotDeterministicUnchanged(t *testing.T) {
 		t.Fatalf("matches %v, want rank 2's send at once", p.Matches)
 	}
 }
+
+// TestDeterministicHoldsOnlyWhatIsOwed: behind an unanswered wildcard for
+// tag 5, a receive for tag 6 takes its message at once (holding it would
+// deadlock a program that needs it first); a receive from rank 1 with any
+// tag waits, because the wildcard may be owed rank 1's earlier tag-5
+// message, and then takes the next one.
+func TestDeterministicHoldsOnlyWhatIsOwed(t *testing.T) {
+	s := New(Config{BytesPerSliceMax: 1 << 20, ChunksPerSliceMax: 16, Deterministic: true}, make([]proto.NodeID, 3))
+	s.SetView([]uint8{0, 0, 0}, false)
+	// Rank 2 (clock 0) could still post a tag-5 send before rank 1's.
+	p := s.Schedule(1, []proto.Descriptor{recv(0, proto.AnySource, 5, 1, 4), recv(0, 1, 6, 2, 4), send(1, 0, 6, 1, 4)})
+	if len(p.Matches) != 1 || p.Matches[0].Recv.Seq != 2 {
+		t.Fatalf("matches %v, want the tag-6 receive (seq 2) to take rank 1's tag-6 message at once", p.Matches)
+	}
+	p = s.Schedule(2, []proto.Descriptor{recv(0, 1, proto.AnyTag, 3, 4), send(1, 0, 5, 2, 4), send(1, 0, 7, 3, 4)})
+	if len(p.Matches) != 0 {
+		t.Fatalf("matches %v: the any-tag receive from rank 1 must wait for the wildcard", p.Matches)
+	}
+	s.SetView([]uint8{0, 0, proto.StatusFinalized}, false)
+	p = s.Schedule(3, nil)
+	if len(p.Matches) != 2 || p.Matches[0].Recv.Seq != 1 || p.Matches[0].Send.Seq != 2 || p.Matches[1].Recv.Seq != 3 || p.Matches[1].Send.Seq != 3 {
+		t.Fatalf("matches %v, want the wildcard to take rank 1's #2 and the any-tag receive its #3", p.Matches)
+	}
+}

@@ -263,12 +263,12 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		}
 		k := key{d.Comm, d.Peer}
 		q := s.pending[k]
+		if s.det.on && s.det.heldN[k] > 0 {
+			q = nil // a queue with held entries matches in resolve
+		}
 		matched := false
 		for i := 0; i < len(q); i++ {
 			r := q[i].d
-			if s.det.on && s.det.held(r) {
-				break // a held entry and everything after it wait for resolve
-			}
 			if !accepts(r, d) {
 				continue
 			}
@@ -281,7 +281,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 			matched = true
 			break
 		}
-		s.pending[k] = q
+		if q != nil {
+			s.pending[k] = q
+		}
 		if !matched {
 			s.unexpected[k] = append(s.unexpected[k], op{d: d, slice: slice})
 		}
