@@ -49,15 +49,19 @@
 //     every rank's status byte from the DEM: a finalized rank's clock is
 //     final (infinite bound).
 //   - held entry: an ANY_SOURCE receive or probe, or any Iprobe. It joins
-//     the pending queue without matching; a send offered in step 1 stops at
-//     the first held entry of the queue (MPI gives a message to the
-//     earliest posted receive that accepts it, so the held entry may be
-//     owed it), and a receive posted behind a held entry waits behind it.
-//     Queues without held entries, and so programs without wildcards or
-//     Iprobe, run exactly the rule above: nothing else changes.
-//   - answer (resolve, after step 2, keys in (communicator, rank) order):
-//     the candidate of a held entry is the accepted unexpected send with the
-//     least (Seq, source); for an Iprobe only sends with a Seq below the
+//     the pending queue without matching, and a queue with held entries
+//     matches only in resolve (after step 2), in post order: an entry is
+//     unsettled while what it gets is not known yet, and a later entry that
+//     could take a send an earlier unsettled one may be owed (sources and
+//     tags overlap: MPI gives a message to the earliest posted receive that
+//     accepts it) waits too; every other entry matches as usual, so a
+//     receive for another tag is not held behind a wildcard (holding it
+//     could deadlock a program that needs it first). Queues without held
+//     entries, and so programs without wildcards or Iprobe, run exactly the
+//     rule above: nothing else changes.
+//   - answer (keys in (communicator, rank) order): the candidate of a held
+//     entry is the accepted unexpected send with the least (Seq, source);
+//     for an Iprobe only sends with a Seq below the
 //     Iprobe's count (it answers as at its own logical time). The entry is
 //     answered once no rank it accepts sends from can still post a send
 //     with a smaller key: rank r's future sends have Seq >= last(r)+1, so
