@@ -16,7 +16,8 @@ type determ struct {
 	// descriptor it posts from now on has a Seq above last.
 	last []uint64
 	// inert is, per world rank, whether it has finalized or exited without
-	// MPI (from the status bytes of this slice): it posts nothing more.
+	// MPI (status bytes of this slice and the previous one): it posts
+	// nothing more and everything it posted has been exchanged.
 	inert []bool
 	// prev and stable: the status bytes of the previous slice, and per
 	// rank whether it was blocked in this slice and the previous one with
@@ -106,7 +107,10 @@ func (s *Scheduler) SetView(status []uint8, force bool) {
 		if status != nil {
 			st = status[r]
 		}
-		d.inert[r] = proto.StatusInert(st)
+		// Finalized in the previous slice too: a rank that posts and then
+		// finalizes between this slice's strobe and its status read has
+		// posts not exchanged yet (rule 1), so one status is not enough.
+		d.inert[r] = proto.StatusInert(st) && proto.StatusInert(d.prev[r])
 		d.stable[r] = proto.StatusBlocked(st) && proto.StatusBlocked(d.prev[r])
 		d.prev[r] = st
 	}
