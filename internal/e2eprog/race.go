@@ -174,8 +174,38 @@ func race(kind string) {
 			check(mpi.Send(w, []int64{int64(me), 0}, 0, 5))
 			check(mpi.Waitall(ra, rb))
 		}
+	case "testloop": // Testany must say "none" for rank 0 to send what completes it
+		if me == 0 {
+			rs := make([]*mpi.Request, n-1)
+			for i := range rs {
+				r, err := mpi.Irecv(w, make([]int64, 2), i+1, 1)
+				check(err)
+				rs[i] = r
+			}
+			gos := 0
+			for left := n - 1; left > 0; {
+				idx, flag, _, err := mpi.Testany(rs...)
+				check(err)
+				if !flag {
+					add("none")
+					if gos < n-1 {
+						gos++
+						check(mpi.Send(w, []int64{0, 0}, gos, 2))
+					}
+					continue
+				}
+				add("%d", idx)
+				left--
+			}
+		} else {
+			delay()
+			_, err := mpi.Recv(w, make([]int64, 2), 0, 2)
+			check(err)
+			delay()
+			check(mpi.Send(w, []int64{int64(me), 0}, 0, 1))
+		}
 	default:
-		fail("race %q: want wild, probe, testany or nbc", kind)
+		fail("race %q: want wild, probe, testany, nbc or testloop", kind)
 	}
 	if me == 0 {
 		fmt.Printf("outcome %s: %s\n", kind, strings.Join(out, " "))
