@@ -2,18 +2,24 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // TestDeterministicModeTiming: one program (the workload's seed fixed) with
-// wildcard gathers, run under different timing noise (ranks descheduled at
-// random slices, seeded) on 32 nodes: in deterministic mode every run gives
-// the same wildcard matches; without it they differ (the test has the power
-// to tell).
+// wildcard gathers, 64 ranks, run under different timing noise (ranks
+// descheduled at random slices, seeded), on 8 to 64 nodes, at slices of
+// 200 µs to 2 ms: in deterministic mode every run gives the same wildcard
+// matches; without it they differ (the test has the power to tell).
 func TestDeterministicModeTiming(t *testing.T) {
+	shapes := []struct {
+		nodes, perNode int
+		slice          time.Duration
+	}{{32, 2, 500 * time.Microsecond}, {16, 4, 200 * time.Microsecond}, {64, 1, 2 * time.Millisecond}, {8, 8, 500 * time.Microsecond}}
 	run := func(det bool, noise uint64) (uint64, Stats) {
-		cfg := Config{Nodes: 32, RanksPerNode: 2, DeadlockSlices: 50,
+		sh := shapes[noise%uint64(len(shapes))]
+		cfg := Config{Nodes: sh.nodes, RanksPerNode: sh.perNode, Slice: sh.slice, DeadlockSlices: 50,
 			Sched:    scheduler.Config{BytesPerSliceMax: 64 << 10, ChunksPerSliceMax: 1024, Deterministic: det},
 			Workload: Workload{Rounds: 24, MaxLen: 512, Group: 8, Strided: 16, Compute: 3, Wildcard: 3},
 			Inject:   Deschedule{Seed: noise, Percent: 30}}
@@ -27,7 +33,7 @@ func TestDeterministicModeTiming(t *testing.T) {
 		return s.Outcome(), st
 	}
 	var detOut, freeOut []uint64
-	for noise := uint64(1); noise <= 4; noise++ {
+	for noise := uint64(1); noise <= 8; noise++ {
 		o, _ := run(true, noise)
 		detOut = append(detOut, o)
 		f, st := run(false, noise)
