@@ -12,13 +12,13 @@ var determRuns = flag.Int("determ.runs", 5, "runs of each race program in TestDe
 // TestDeterministicRaces runs each race program of e2eprog (random sleeps in
 // every rank before its posts, a different seed each run) several times in
 // deterministic mode, on one node and several, at three slice lengths, under
-// both restart policies: rank
-// 0's outcome line (wildcard matches, probe and Iprobe answers, Test,
-// Testany, Waitany and Testsome results) must be the same every time. In
-// testloop, rank 0's Testany must return "none" (a release at a quiescent
-// point) before it sends what completes its requests.
-// Without the mode the same programs give different outcomes from run to
-// run (not asserted: it depends on the machine's timing).
+// both restart policies: rank 0's outcome line (wildcard matches, probe and
+// Iprobe answers, Test, Testany, Waitany and Testsome results) must be the
+// same every time. In testloop, rank 0's Testany must return "none" (a
+// release at a quiescent point) before it sends what completes its
+// requests. Without the mode the same programs give different outcomes from
+// run to run (not asserted: it depends on the machine's timing). More runs:
+// -determ.runs=20.
 func TestDeterministicRaces(t *testing.T) {
 	variants := [][]string{{}, {"--nodes", "2"}, {"--timeslice", "200us", "--restart", "early"}, {"--timeslice", "2ms", "--nodes", "3"}}
 	for _, kind := range []string{"wild", "probe", "testany", "nbc", "testloop"} {
