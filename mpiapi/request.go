@@ -440,6 +440,7 @@ func Test(r *Request) (bool, Status, error) {
 		return false, Status{}, err
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone([]*Request{r}) })
 	done := p.poll(r)
 	p.mmds.end(mds.Test, t0, 0, false)
 	if !done {
@@ -482,6 +483,7 @@ func Testall(rs ...*Request) (bool, error) {
 		return false, err
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone(rs) })
 	all := true
 	for _, r := range rs {
 		if r != nil {
@@ -527,6 +529,10 @@ func Waitany(rs ...*Request) (int, Status, error) {
 		idx = p.firstDone(rs)
 		return idx >= 0
 	})
+	if p.region.G.Deterministic {
+		p.settle("MPI_Testany", func() bool { return p.allDone(rs) })
+		idx = p.firstDone(rs)
+	}
 	r := rs[idx]
 	p.retire(r, call)
 	rs[idx] = nil
@@ -551,6 +557,7 @@ func Testany(rs ...*Request) (int, bool, Status, error) {
 		return Undefined, true, emptyStatus, nil
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone(rs) })
 	idx := p.firstDone(rs)
 	p.mmds.end(mds.Test, t0, 0, false)
 	if idx < 0 {
@@ -580,6 +587,7 @@ func Waitsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 	}
 	t0 := p.mmds.begin(true)
 	p.block(call, func() bool { return p.someDone(rs) })
+	p.settle("MPI_Testsome", func() bool { return p.allDone(rs) })
 	outcount, indices, statuses, err = p.collect(call, rs)
 	p.mmds.end(mds.Waitany, t0, 0, true)
 	return outcount, indices, statuses, err
@@ -600,6 +608,7 @@ func Testsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 		return Undefined, nil, nil, nil
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone(rs) })
 	p.someDone(rs)
 	outcount, indices, statuses, err = p.collect(call, rs)
 	p.mmds.end(mds.Test, t0, 0, false)
