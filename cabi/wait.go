@@ -67,6 +67,14 @@ func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
 // handle; a persistent request only becomes inactive.
 func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 	e := &reqs[i]
+	if f := e.unpack; f != nil {
+		e.unpack = nil
+		if e.r != nil {
+			f(e.r.Status().Bytes())
+		} else {
+			f(int(e.loc.bytes))
+		}
+	}
 	if e.r != nil {
 		putStatus(st, e.r.Status(), class)
 	} else {
@@ -461,6 +469,8 @@ func startOne(call string, i int) C.int {
 	if !e.inactive() {
 		return fail(e.comm, call, errRequest, "the persistent request is already active; complete it with a Wait or Test call first")
 	}
+	p.a.fill()
+	e.unpack = p.a.unpacker()
 	if p.a.c == nil {
 		if p.recv {
 			e.loc = localRecv(p.call, p.a)

@@ -329,6 +329,86 @@ BCSMPI_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resu
 BCSMPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 BCSMPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 
+/* Derived datatypes, packing, and the large-count (_c) and MPI_Count (_x) forms */
+BCSMPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_indexed, (int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
+                                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_indexed_block, (int count, int blocklength, const int array_of_displacements[],
+                                           MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                            MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_struct, (int count, const int array_of_blocklengths[],
+                                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                                    MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                                      const int array_of_starts[], int order, MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_commit, (MPI_Datatype *datatype))
+BCSMPI_FN(int, Type_free, (MPI_Datatype *datatype))
+BCSMPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+BCSMPI_FN(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+BCSMPI_FN(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                                   int *combiner))
+BCSMPI_FN(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                                   int array_of_integers[], MPI_Aint array_of_addresses[],
+                                   MPI_Datatype array_of_datatypes[]))
+BCSMPI_FN(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+                      MPI_Comm comm))
+BCSMPI_FN(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                        MPI_Datatype datatype, MPI_Comm comm))
+BCSMPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+BCSMPI_FN(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                                       MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_indexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_hindexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                        MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_indexed_block_c, (MPI_Count count, MPI_Count blocklength,
+                                             const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                             MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_hindexed_block_c, (MPI_Count count, MPI_Count blocklength,
+                                              const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                              MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_struct_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                      const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+                                      MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_subarray_c, (int ndims, const MPI_Count array_of_sizes[],
+                                        const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
+                                        int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_get_extent_c, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+BCSMPI_FN(int, Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+BCSMPI_FN(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                                     MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner))
+BCSMPI_FN(int, Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                                     MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+                                     MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                                     MPI_Datatype array_of_datatypes[]))
+BCSMPI_FN(int, Get_count_c, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+BCSMPI_FN(int, Get_elements_c, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+BCSMPI_FN(int, Pack_c, (const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                        MPI_Count *position, MPI_Comm comm))
+BCSMPI_FN(int, Unpack_c, (const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                          MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm))
+BCSMPI_FN(int, Pack_size_c, (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size))
+BCSMPI_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+BCSMPI_FN(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+BCSMPI_FN(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+BCSMPI_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+
 BCSMPI_FN(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
 BCSMPI_FN(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status))
 BCSMPI_FN(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request))
