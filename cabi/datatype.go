@@ -958,6 +958,10 @@ func commSlot(call string, h C.uintptr_t) (int, C.int) {
 	return enterComm(call, uintptr(h))
 }
 
+// bcs_pack is MPI_Pack (unpack == 0: items at in are packed into out) and
+// MPI_Unpack (unpack != 0: packed bytes at out are unpacked into items at
+// in); outSize is the packed buffer's size.
+//
 //export bcs_pack
 func bcs_pack(call *C.char, in unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, out unsafe.Pointer, outSize C.MPI_Count, pos *C.MPI_Count, commH C.uintptr_t, unpack C.int) C.int {
 	name := C.GoString(call)
@@ -980,10 +984,7 @@ func bcs_pack(call *C.char, in unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t
 		return fail(ci, name, errArg, "position = %d, want 0..%d (the packed buffer's size)", int64(*pos), int64(outSize))
 	}
 	need := int64(count) * t.wire
-	packed, user := out, in
-	if unpack != 0 {
-		packed, user = in, out
-	}
+	packed, user := out, in // the C shim passes MPI_Unpack's buffers in this order too
 	if need > int64(outSize-*pos) {
 		if unpack != 0 {
 			return fail(ci, name, errTruncate, "unpacking %d items of %s needs %d bytes; the packed buffer has %d left after position %d", int64(count), t.describe(), need, int64(outSize-*pos), int64(*pos))

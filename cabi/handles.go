@@ -63,7 +63,7 @@ type reqEntry struct {
 	comm    int
 	gen     uint32
 	live    bool
-	mark    uint64 // the array call that last saw this slot (duplicate check)
+	mark    uint64          // the array call that last saw this slot (duplicate check)
 	unpack  func(bytes int) // run at completion: a staged receive unpacks (datatype.go)
 }
 
