@@ -487,6 +487,42 @@ static void collectives(void) {
             CHECK(p[0] == -1 && p[1] == i * 100 + 2 * j && p[2] == i * 100 + 2 * j + 1, "allgatherv from %d item %d: %d %d %d", i,
                   j, p[0], p[1], p[2]);
         }
+    /* non-blocking: Iallgather into the columns of a 4 x size matrix,
+     * unpacked when Wait completes it */
+    int *ag = malloc(sizeof(int) * 4 * (size_t)size);
+    for (int i = 0; i < 4 * size; i++)
+        ag[i] = -1;
+    MPI_Request q;
+    OK(MPI_Iallgather(mine, 4, MPI_INT, ag, 1, colr, MPI_COMM_WORLD, &q));
+    OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    for (int row = 0; row < 4; row++)
+        for (int c = 0; c < size; c++)
+            CHECK(ag[row * size + c] == c * 10 + row, "iallgather ag[%d][%d] = %d", row, c, ag[row * size + c]);
+    free(ag);
+    /* MPI_BOTTOM: a struct of absolute addresses of two variables */
+    int a = rank == 0 ? 42 : -1;
+    double b = rank == 0 ? 4.5 : -1;
+    MPI_Aint ad[2];
+    OK(MPI_Get_address(&a, &ad[0]));
+    OK(MPI_Get_address(&b, &ad[1]));
+    int abl[2] = {1, 1};
+    MPI_Datatype aty[2] = {MPI_INT, MPI_DOUBLE}, abs;
+    OK(MPI_Type_create_struct(2, abl, ad, aty, &abs));
+    OK(MPI_Type_commit(&abs));
+    OK(MPI_Bcast(MPI_BOTTOM, 1, abs, 0, MPI_COMM_WORLD));
+    CHECK(a == 42 && b == 4.5, "bcast from MPI_BOTTOM: %d %g", a, b);
+    int a2 = -1;
+    double b2 = -1;
+    MPI_Aint ad2[2];
+    OK(MPI_Get_address(&a2, &ad2[0]));
+    OK(MPI_Get_address(&b2, &ad2[1]));
+    MPI_Datatype abs2;
+    OK(MPI_Type_create_struct(2, abl, ad2, aty, &abs2));
+    OK(MPI_Type_commit(&abs2));
+    OK(MPI_Sendrecv(MPI_BOTTOM, 1, abs, 0, 3, MPI_BOTTOM, 1, abs2, 0, 3, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+    CHECK(a2 == 42 && b2 == 4.5, "sendrecv between MPI_BOTTOM types: %d %g", a2, b2);
+    MPI_Type_free(&abs);
+    MPI_Type_free(&abs2);
     free(counts), free(displs), free(send), free(recv), free(out), free(in);
     MPI_Type_free(&spread);
     MPI_Type_free(&dcol);
