@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -18,5 +19,22 @@ func TestDatatypes(t *testing.T) {
 		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
 			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "datatypes", c.ranks)
 		})
+	}
+}
+
+// TestCGExample runs the C conjugate gradient (examples/c/cg.c), checked as
+// the Go one is: the residual history equals a serial run's bit for bit.
+func TestCGExample(t *testing.T) {
+	exe := compile(t, "bcscc", "../examples/c/cg.c", "-O2", "-lm")
+	for _, c := range []struct{ ranks, nodes string }{{"3", "2"}, {"4", "1"}} {
+		r := bcsrun(t, "-n", c.ranks, "--nodes", c.nodes, exe, "999", "60")
+		if r.code != 0 || !strings.Contains(r.stdout, "cg: 999 unknowns on "+c.ranks+" ranks: 60 iterations") ||
+			!strings.Contains(r.stdout, "cg: residual history identical to the serial run, bit for bit") {
+			t.Fatalf("-n %s --nodes %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.ranks, c.nodes, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := run(t, exe, "200", "30")
+	if r.code != 0 || !strings.Contains(r.stdout, "bit for bit") {
+		t.Fatalf("singleton: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
