@@ -350,7 +350,7 @@ func (t *dtInfo) build() *typeError {
 	if t.combiner == combStruct && int64(len(t.types)) != count {
 		return badArg(errIntern, "%d datatypes for count %d", len(t.types), count)
 	}
-	first, kindSet := true, false
+	first, firstTrue, kindSet := true, true, false
 	t.kind = old.kind
 	for i, b := range t.blocks(v) {
 		if b.bl < 0 {
@@ -376,15 +376,25 @@ func (t *dtInfo) build() *typeError {
 				t.kind = C.BCS_NONE
 			}
 		}
+		// An empty block (no basic elements) has no true bounds, and
+		// bounds only if it was given some (resized).
 		ext := o.extent()
-		lo, hi := b.d+o.lb+min(0, (b.bl-1)*ext), b.d+o.ub+max(0, (b.bl-1)*ext)
-		tlo, thi := b.d+o.trueLB+min(0, (b.bl-1)*ext), b.d+o.trueUB+max(0, (b.bl-1)*ext)
-		if first {
-			t.lb, t.ub, t.trueLB, t.trueUB, first = lo, hi, tlo, thi, false
-			continue
+		if o.elems > 0 || ext != 0 {
+			lo, hi := b.d+o.lb+min(0, (b.bl-1)*ext), b.d+o.ub+max(0, (b.bl-1)*ext)
+			if first {
+				t.lb, t.ub, first = lo, hi, false
+			} else {
+				t.lb, t.ub = min(t.lb, lo), max(t.ub, hi)
+			}
 		}
-		t.lb, t.ub = min(t.lb, lo), max(t.ub, hi)
-		t.trueLB, t.trueUB = min(t.trueLB, tlo), max(t.trueUB, thi)
+		if o.elems > 0 {
+			tlo, thi := b.d+o.trueLB+min(0, (b.bl-1)*ext), b.d+o.trueUB+max(0, (b.bl-1)*ext)
+			if firstTrue {
+				t.trueLB, t.trueUB, firstTrue = tlo, thi, false
+			} else {
+				t.trueLB, t.trueUB = min(t.trueLB, tlo), max(t.trueUB, thi)
+			}
+		}
 	}
 	// A structure is padded to the alignment of its strictest member, as a
 	// C compiler pads a struct (the standard's epsilon).
