@@ -72,6 +72,7 @@ var combinerNames = map[int]string{
 	combHvector: "MPI_Type_create_hvector", combIndexed: "MPI_Type_indexed", combHindexed: "MPI_Type_create_hindexed",
 	combIndexedBlock: "MPI_Type_create_indexed_block", combHindexedBlock: "MPI_Type_create_hindexed_block",
 	combStruct: "MPI_Type_create_struct", combSubarray: "MPI_Type_create_subarray", combResized: "MPI_Type_create_resized",
+	combDarray: "MPI_Type_create_darray",
 }
 
 type seg struct{ off, len, n, stride int64 }
@@ -240,6 +241,15 @@ func (t *dtInfo) values() []int64 {
 		v = append(v, t.aints...)
 	case t.combiner == combSubarray && len(t.ints) == 2:
 		v = append(append(append(v, int64(t.ints[0])), t.counts...), int64(t.ints[1]))
+	case t.combiner == combDarray && len(t.ints) >= 3:
+		// size, rank, ndims, then the gsizes (large counts), then the rest
+		for _, x := range t.ints[:3] {
+			v = append(v, int64(x))
+		}
+		v = append(v, t.counts...)
+		for _, x := range t.ints[3:] {
+			v = append(v, int64(x))
+		}
 	default:
 		v = append(v, t.counts...)
 	}
@@ -324,6 +334,8 @@ func (t *dtInfo) build() *typeError {
 		return nil
 	case combSubarray:
 		return t.buildSubarray(v, old)
+	case combDarray:
+		return t.buildDarray(v, old)
 	case combContiguous, combVector, combHvector, combIndexed, combHindexed, combIndexedBlock, combHindexedBlock, combStruct:
 	default:
 		return badArg(errIntern, "combiner %d", t.combiner)
@@ -475,6 +487,120 @@ func (t *dtInfo) buildSubarray(v []int64, old *dtInfo) *typeError {
 	return nil
 }
 
+// buildDarray checks a distributed array's arguments. Its layout is the
+// elements of the global array (gsizes, in order) that process rank of the
+// process grid psizes (row-major, as MPI_Cart_create numbers it) owns, in
+// the order of the local array: per dimension the owned indices (a block,
+// blocks dealt cyclically, or all), nested from the fastest dimension
+// outwards as hindexed runs of the inner type resized to one step of the
+// dimension.
+func (t *dtInfo) buildDarray(v []int64, old *dtInfo) *typeError {
+	if len(v) < 3 {
+		return badArg(errIntern, "no size, rank, ndims")
+	}
+	size, rank, nd := v[0], v[1], v[2]
+	switch {
+	case size <= 0:
+		return badArg(errArg, "size = %d, want >= 1", size)
+	case rank < 0 || rank >= size:
+		return badArg(errRank, "rank = %d, want 0..%d", rank, size-1)
+	case nd <= 0:
+		return badArg(errArg, "ndims = %d, want >= 1", nd)
+	case int64(len(v)) < 4*nd+4:
+		return badArg(errIntern, "%d integer arguments for ndims %d", len(v), nd)
+	}
+	gsizes, distribs, dargs, psizes, order := v[3:3+nd], v[3+nd:3+2*nd], v[3+2*nd:3+3*nd], v[3+3*nd:3+4*nd], v[3+4*nd]
+	if order != C.MPI_ORDER_C && order != C.MPI_ORDER_FORTRAN {
+		return badArg(errArg, "order = %d, want MPI_ORDER_C (%d) or MPI_ORDER_FORTRAN (%d)", order, C.MPI_ORDER_C, C.MPI_ORDER_FORTRAN)
+	}
+	procs := int64(1)
+	for d := range nd {
+		if gsizes[d] <= 0 || psizes[d] <= 0 {
+			return badArg(errArg, "array_of_gsizes[%d] = %d and array_of_psizes[%d] = %d, want both >= 1", d, gsizes[d], d, psizes[d])
+		}
+		procs *= psizes[d]
+	}
+	if procs != size {
+		return badArg(errArg, "the product of array_of_psizes is %d, want size = %d", procs, size)
+	}
+	// coordinates of rank in the row-major process grid
+	coords := make([]int64, nd)
+	for d, r := nd-1, rank; d >= 0; d-- {
+		coords[d], r = r%psizes[d], r/psizes[d]
+	}
+	// owned lists the runs (first index, length) of dimension d this process owns.
+	owned := func(d int64) ([]int64, []int64, *typeError) {
+		g, p, c, darg := gsizes[d], psizes[d], coords[d], dargs[d]
+		var starts, lens []int64
+		switch distribs[d] {
+		case C.MPI_DISTRIBUTE_NONE:
+			if p != 1 {
+				return nil, nil, badArg(errArg, "array_of_psizes[%d] = %d with MPI_DISTRIBUTE_NONE, want 1", d, p)
+			}
+			starts, lens = []int64{0}, []int64{g}
+		case C.MPI_DISTRIBUTE_BLOCK:
+			b := (g + p - 1) / p
+			if darg != C.MPI_DISTRIBUTE_DFLT_DARG {
+				if darg <= 0 || darg*p < g {
+					return nil, nil, badArg(errArg, "array_of_dargs[%d] = %d, want MPI_DISTRIBUTE_DFLT_DARG or a block of at least %d (array_of_gsizes[%d] / array_of_psizes[%d], rounded up)", d, darg, b, d, d)
+				}
+				b = darg
+			}
+			if lo := c * b; lo < g {
+				starts, lens = []int64{lo}, []int64{min(b, g-lo)}
+			}
+		case C.MPI_DISTRIBUTE_CYCLIC:
+			b := int64(1)
+			if darg != C.MPI_DISTRIBUTE_DFLT_DARG {
+				if darg <= 0 {
+					return nil, nil, badArg(errArg, "array_of_dargs[%d] = %d, want MPI_DISTRIBUTE_DFLT_DARG or >= 1", d, darg)
+				}
+				b = darg
+			}
+			for lo := c * b; lo < g; lo += p * b {
+				starts, lens = append(starts, lo), append(lens, min(b, g-lo))
+			}
+		default:
+			return nil, nil, badArg(errArg, "array_of_distribs[%d] = %d, want MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC or MPI_DISTRIBUTE_NONE", d, distribs[d])
+		}
+		return starts, lens, nil
+	}
+	dim := func(k int64) int64 { // from the fastest-varying dimension to the slowest
+		if order == C.MPI_ORDER_C {
+			return nd - 1 - k
+		}
+		return k
+	}
+	cur, stride := old, old.extent()
+	for k := range nd {
+		d := dim(k)
+		starts, lens, e := owned(d)
+		if e != nil {
+			return e
+		}
+		step := &dtInfo{combiner: combResized, large: true, counts: []int64{0, stride}, types: []*dtInfo{cur}}
+		if e := step.build(); e != nil {
+			return e
+		}
+		hi := &dtInfo{combiner: combHindexed, large: true, counts: []int64{int64(len(starts))}, types: []*dtInfo{step}}
+		hi.counts = append(hi.counts, lens...)
+		for _, st := range starts {
+			hi.counts = append(hi.counts, st*stride)
+		}
+		if e := hi.build(); e != nil {
+			return e
+		}
+		cur, stride = hi, stride*gsizes[d]
+	}
+	impl := &dtInfo{combiner: combResized, large: true, counts: []int64{0, stride}, types: []*dtInfo{cur}}
+	if e := impl.build(); e != nil {
+		return e
+	}
+	t.scalarsOf(impl)
+	t.types = append(t.types[:1:1], impl) // types[1]: the layout (not reported by get_contents)
+	return nil
+}
+
 // ---- layout (compiled at commit) ----
 
 type segList struct {
@@ -595,7 +721,7 @@ func (t *dtInfo) flatten(l *segList, base int64) {
 	switch t.combiner {
 	case combDup, combResized:
 		l.repeat(t.types[0], 1, base, 0)
-	case combSubarray:
+	case combSubarray, combDarray:
 		l.repeat(t.types[1], 1, base, 0)
 	default:
 		for _, b := range t.blocks(t.values()) {
@@ -873,7 +999,7 @@ func bcs_type_envelope(h C.uintptr_t, ni, na, nc, nt, combiner *C.MPI_Count) C.i
 }
 
 func (t *dtInfo) contentTypes() int {
-	if t.combiner == combSubarray {
+	if t.combiner == combSubarray || t.combiner == combDarray {
 		return 1
 	}
 	return len(t.types)

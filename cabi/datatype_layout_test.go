@@ -164,7 +164,7 @@ func (g *gen) typ(depth int) (*dtInfo, string) {
 			sub := g.n(1, int(s))
 			sizes, subs, starts = append(sizes, int32(s)), append(subs, int32(sub)), append(starts, int32(g.n(0, int(s-sub))))
 		}
-		t.ints = append(append(append(append(t.ints, sizes...), subs...), starts...), C_ORDER)
+		t.ints = append(append(append(append(t.ints, sizes...), subs...), starts...), orderC)
 	}
 	if e := t.build(); e != nil {
 		panic(fmt.Sprintf("build %d %v %v: %s", t.combiner, t.ints, t.aints, e.msg))
@@ -172,8 +172,8 @@ func (g *gen) typ(depth int) (*dtInfo, string) {
 	return t, fmt.Sprintf("%s(%v, %v, %s)", combinerNames[t.combiner], t.ints, t.aints, od)
 }
 
-// C_ORDER is MPI_ORDER_C (test files cannot use cgo).
-const C_ORDER = 12
+// orderC is MPI_ORDER_C (test files cannot use cgo).
+const orderC = 12
 
 func TestLayoutAgainstNaiveTypemap(t *testing.T) {
 	seed := uint64(rand.Int64())

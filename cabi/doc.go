@@ -123,7 +123,7 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented (167 functions, each as MPI_ and PMPI_)
+// # Implemented (169 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -141,8 +141,8 @@
 //   - Datatypes (datatype.go): Type_contiguous, Type_vector,
 //     Type_create_hvector, Type_indexed, Type_create_hindexed,
 //     Type_create_indexed_block, Type_create_hindexed_block,
-//     Type_create_struct, Type_create_subarray, Type_create_resized,
-//     Type_dup and their _c forms, Type_commit, Type_free,
+//     Type_create_struct, Type_create_subarray, Type_create_darray,
+//     Type_create_resized, Type_dup and their _c forms, Type_commit, Type_free,
 //     Type_get_true_extent(_c, _x), Type_get_extent_c/_x, Type_size_x,
 //     Type_get_envelope(_c), Type_get_contents(_c), Type_set_name, Pack,
 //     Unpack, Pack_size (and _c), Get_count_c, Get_elements_c/_x;
@@ -165,7 +165,7 @@
 //
 // # Not yet
 //
-//   - Datatypes: MPI_Type_create_darray, the Fortran and external32 pack
+//   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
 //     forms, point-to-point type signature checks (see Datatypes). Complex,
 //     long double and the Fortran pair types move in every call but have no
 //     predefined reductions. A receive freed with MPI_Request_free while

@@ -507,6 +507,45 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     return rc;
 }
 
+static int bcs_dt_darray(const char *call, int size, int rank, int ndims, const int *gsizes, const MPI_Count *cgsizes,
+                         const int distribs[], const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
+                         MPI_Datatype *newtype) {
+    if (ndims <= 0) {
+        DT_GUARD(call);
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "ndims <= 0, want >= 1");
+    }
+    int nd = ndims, ni = gsizes ? 4 * nd + 4 : 3 * nd + 4, *v = malloc(sizeof(int) * (size_t)ni), k = 0;
+    if (v == NULL)
+        return DT_NOMEM(call);
+    v[k++] = size, v[k++] = rank, v[k++] = ndims;
+    if (gsizes) {
+        memcpy(v + k, gsizes, sizeof(int) * (size_t)nd);
+        k += nd;
+    }
+    memcpy(v + k, distribs, sizeof(int) * (size_t)nd), k += nd;
+    memcpy(v + k, dargs, sizeof(int) * (size_t)nd), k += nd;
+    memcpy(v + k, psizes, sizeof(int) * (size_t)nd), k += nd;
+    v[k++] = order;
+    int rc = bcs_dt_create(call, MPI_COMBINER_DARRAY, gsizes == NULL, ni, v, 0, NULL, gsizes ? 0 : nd, cgsizes, 1, &oldtype,
+                           newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
+                            const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype) {
+    return bcs_dt_darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, NULL, array_of_distribs, array_of_dargs,
+                         array_of_psizes, order, oldtype, newtype);
+}
+
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[],
+                              const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    return bcs_dt_darray("MPI_Type_create_darray_c", size, rank, ndims, NULL, array_of_gsizes, array_of_distribs,
+                         array_of_dargs, array_of_psizes, order, oldtype, newtype);
+}
+
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
     MPI_Aint a[2] = {lb, extent};
     return bcs_dt_create("MPI_Type_create_resized", MPI_COMBINER_RESIZED, 0, 0, NULL, 2, a, 0, NULL, 1, &oldtype, newtype);
@@ -826,7 +865,7 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 #define BCS_DT_STR(x) #x
 DW(Type_contiguous) DW(Type_vector) DW(Type_create_hvector) DW(Type_indexed) DW(Type_create_hindexed)
 DW(Type_create_indexed_block) DW(Type_create_hindexed_block) DW(Type_create_struct) DW(Type_create_subarray)
-DW(Type_create_resized) DW(Type_dup) DW(Type_contiguous_c) DW(Type_vector_c) DW(Type_create_hvector_c) DW(Type_indexed_c)
+DW(Type_create_resized) DW(Type_dup) DW(Type_create_darray) DW(Type_create_darray_c) DW(Type_contiguous_c) DW(Type_vector_c) DW(Type_create_hvector_c) DW(Type_indexed_c)
 DW(Type_create_hindexed_c) DW(Type_create_indexed_block_c) DW(Type_create_hindexed_block_c) DW(Type_create_struct_c)
 DW(Type_create_subarray_c) DW(Type_create_resized_c) DW(Type_commit) DW(Type_free)
 DW(Type_size_x) DW(Type_get_extent_c) DW(Type_get_extent_x) DW(Type_get_true_extent) DW(Type_get_true_extent_c)

@@ -350,6 +350,14 @@ BCSMPI_FN(int, Type_create_subarray, (int ndims, const int array_of_sizes[], con
                                       const int array_of_starts[], int order, MPI_Datatype oldtype,
                                       MPI_Datatype *newtype))
 BCSMPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[],
+                                    const int array_of_distribs[], const int array_of_dargs[],
+                                    const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype))
+BCSMPI_FN(int, Type_create_darray_c, (int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                                      const int array_of_distribs[], const int array_of_dargs[],
+                                      const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype))
 BCSMPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
 BCSMPI_FN(int, Type_commit, (MPI_Datatype *datatype))
 BCSMPI_FN(int, Type_free, (MPI_Datatype *datatype))

@@ -137,6 +137,44 @@ static void constructors(void) {
     layout(t, 24, 0, 96, 36, 40, __LINE__);
     OK(MPI_Type_free(&t));
 
+    /* distributed arrays, checked by packing a global array numbered 0.. */
+    int seq[24], got[24], pos;
+    for (int i = 0; i < 24; i++)
+        seq[i] = i;
+    int gs[2] = {4, 6}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+        dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
+    OK(MPI_Type_create_darray(4, 3, 2, gs, dist, dargs, ps, MPI_ORDER_C, MPI_INT, &t)); /* rows 2-3, columns 3-5 */
+    layout(t, 24, 0, 96, 60, 36, __LINE__);
+    envelope(t, 12, 0, 1, MPI_COMBINER_DARRAY, __LINE__);
+    OK(MPI_Type_commit(&t));
+    pos = 0;
+    OK(MPI_Pack(seq, 1, t, got, sizeof got, &pos, MPI_COMM_SELF));
+    int want3[6] = {15, 16, 17, 21, 22, 23};
+    CHECK(pos == 24 && memcmp(got, want3, sizeof want3) == 0, "darray C block: %d %d %d %d %d %d", got[0], got[1], got[2], got[3],
+          got[4], got[5]);
+    OK(MPI_Type_free(&t));
+    OK(MPI_Type_create_darray(4, 1, 2, gs, dist, dargs, ps, MPI_ORDER_FORTRAN, MPI_INT, &t)); /* (0-1, 3-5), dimension 0 fastest */
+    OK(MPI_Type_commit(&t));
+    pos = 0;
+    OK(MPI_Pack(seq, 1, t, got, sizeof got, &pos, MPI_COMM_SELF));
+    int want1[6] = {12, 13, 16, 17, 20, 21};
+    CHECK(pos == 24 && memcmp(got, want1, sizeof want1) == 0, "darray Fortran block: %d %d %d %d %d %d", got[0], got[1], got[2],
+          got[3], got[4], got[5]);
+    OK(MPI_Type_free(&t));
+    int g1[1] = {10}, cyc[1] = {MPI_DISTRIBUTE_CYCLIC}, two[1] = {2}, p3[1] = {3};
+    OK(MPI_Type_create_darray(3, 1, 1, g1, cyc, two, p3, MPI_ORDER_C, MPI_INT, &t)); /* blocks of 2 dealt to 3 */
+    layout(t, 16, 0, 40, 8, 32, __LINE__);
+    OK(MPI_Type_commit(&t));
+    pos = 0;
+    OK(MPI_Pack(seq, 1, t, got, sizeof got, &pos, MPI_COMM_SELF));
+    CHECK(pos == 16 && got[0] == 2 && got[1] == 3 && got[2] == 8 && got[3] == 9, "darray cyclic: %d %d %d %d", got[0], got[1],
+          got[2], got[3]);
+    OK(MPI_Type_get_contents(t, 16, 8, 8, ints, addrs, types));
+    CHECK(ints[0] == 3 && ints[1] == 1 && ints[3] == 10 && ints[4] == MPI_DISTRIBUTE_CYCLIC && ints[5] == 2 && ints[6] == 3 &&
+              ints[7] == MPI_ORDER_C,
+          "darray contents");
+    OK(MPI_Type_free(&t));
+
     OK(MPI_Type_create_resized(MPI_INT, -4, 16, &t));
     layout(t, 4, -4, 16, 0, 4, __LINE__);
     envelope(t, 0, 2, 1, MPI_COMBINER_RESIZED, __LINE__);
@@ -570,6 +608,11 @@ static void errors(void) {
     CHECK(classof(MPI_Type_vector(2, 1, 1, (MPI_Datatype)MPI_COMM_WORLD, &t)) == MPI_ERR_TYPE, "a communicator as oldtype");
     int sizes[1] = {4}, subs[1] = {5}, starts[1] = {0};
     CHECK(classof(MPI_Type_create_subarray(1, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &t)) == MPI_ERR_ARG, "subsize > size");
+    int gs[1] = {8}, dist[1] = {MPI_DISTRIBUTE_BLOCK}, darg[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {3};
+    CHECK(classof(MPI_Type_create_darray(2, 0, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t)) == MPI_ERR_ARG,
+          "psizes product 3 != size 2");
+    darg[0] = 2; /* blocks of 2 on 3 processes cannot hold 8 */
+    CHECK(classof(MPI_Type_create_darray(3, 0, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t)) == MPI_ERR_ARG, "darg too small");
     OK(MPI_Type_contiguous(2, MPI_INT, &t));
     OK(MPI_Type_commit(&t));
     MPI_Status st;
