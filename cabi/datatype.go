@@ -1163,3 +1163,40 @@ func bcs_pack_size(call *C.char, count C.MPI_Count, dt C.uintptr_t, commH C.uint
 	*size = C.MPI_Count(int64(count) * t.wire)
 	return 0
 }
+
+// bcs_status_set_elements is MPI_Status_set_elements: the status says that
+// n basic elements of the datatype were received (whole items and a prefix
+// of the next one's signature).
+//
+//export bcs_status_set_elements
+func bcs_status_set_elements(call *C.char, st *C.MPI_Status, h C.uintptr_t, n C.MPI_Count) C.int {
+	name := C.GoString(call)
+	if rc := enter(name); rc != 0 {
+		return rc
+	}
+	if st == nil {
+		return fail(0, name, errArg, "status = NULL")
+	}
+	t, rc := committedType(0, name, "datatype", uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if n < 0 {
+		return fail(0, name, errCount, "count = %d, want >= 0", int64(n))
+	}
+	var bytes int64
+	if k := int64(n); k > 0 {
+		if t.elems == 0 {
+			return fail(0, name, errCount, "count = %d elements of %s, which has none", k, t.describe())
+		}
+		bytes = k / t.elems * t.wire
+		for rem, i := k%t.elems, 0; rem > 0; i++ {
+			r := t.sig[i]
+			m := min(rem, r.n)
+			bytes += m * r.basic.wire
+			rem -= m
+		}
+	}
+	st.MPI_internal[0], st.MPI_internal[1] = C.int(uint32(bytes)), C.int(uint32(uint64(bytes)>>32))
+	return 0
+}

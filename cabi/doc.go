@@ -123,7 +123,7 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented (169 functions, each as MPI_ and PMPI_)
+// # Implemented (172 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -145,7 +145,8 @@
 //     Type_create_resized, Type_dup and their _c forms, Type_commit, Type_free,
 //     Type_get_true_extent(_c, _x), Type_get_extent_c/_x, Type_size_x,
 //     Type_get_envelope(_c), Type_get_contents(_c), Type_set_name, Pack,
-//     Unpack, Pack_size (and _c), Get_count_c, Get_elements_c/_x;
+//     Unpack, Pack_size (and _c), Get_count_c, Get_elements_c/_x,
+//     Status_set_elements(_c, _x);
 //     Type_size, Type_size_c, Type_get_extent,
 //     Type_get_name, Get_count, Get_elements, Get_address, Aint_add, Aint_diff.
 //   - Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Sendrecv_replace,

@@ -817,6 +817,21 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
     return bcs_count("MPI_Get_elements_x", status, datatype, 1, count);
 }
 
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    GUARD("MPI_Status_set_elements");
+    return bcs_status_set_elements("MPI_Status_set_elements", status, H(datatype), count);
+}
+
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    GUARD("MPI_Status_set_elements_c");
+    return bcs_status_set_elements("MPI_Status_set_elements_c", status, H(datatype), count);
+}
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    GUARD("MPI_Status_set_elements_x");
+    return bcs_status_set_elements("MPI_Status_set_elements_x", status, H(datatype), count);
+}
+
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) {
     GUARD("MPI_Pack");
     MPI_Count pos = position ? *position : 0;
@@ -871,6 +886,7 @@ DW(Type_create_subarray_c) DW(Type_create_resized_c) DW(Type_commit) DW(Type_fre
 DW(Type_size_x) DW(Type_get_extent_c) DW(Type_get_extent_x) DW(Type_get_true_extent) DW(Type_get_true_extent_c)
 DW(Type_get_true_extent_x) DW(Type_set_name) DW(Type_get_envelope) DW(Type_get_envelope_c) DW(Type_get_contents)
 DW(Type_get_contents_c) DW(Get_count_c) DW(Get_elements_c) DW(Get_elements_x)
+DW(Status_set_elements) DW(Status_set_elements_c) DW(Status_set_elements_x)
 DW(Pack) DW(Unpack) DW(Pack_size) DW(Pack_c) DW(Unpack_c) DW(Pack_size_c)
 
 // ---- Point to point ----

@@ -355,6 +355,12 @@ static void pointtopoint(MPI_Comm comm) {
         CHECK(count == MPI_UNDEFINED, "count of pairs %d", count);
         OK(MPI_Get_elements(&status, pair, &count));
         CHECK(count == 5, "elements %d", count);
+        MPI_Status made;
+        OK(MPI_Status_set_elements(&made, pair, 3)); /* one pair and a half */
+        OK(MPI_Get_count(&made, pair, &count));
+        CHECK(count == MPI_UNDEFINED, "count after set_elements 3: %d", count);
+        OK(MPI_Get_elements(&made, MPI_INT, &count));
+        CHECK(count == 3, "elements after set_elements 3: %d", count);
         for (int i = 0; i < 20; i++)
             r[i] = -1;
         OK(MPI_Recv(r, 1, sub, 0, 4, comm, &status)); /* subarray both sides */
