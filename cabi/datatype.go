@@ -752,11 +752,13 @@ func (t *dtInfo) move(packed []byte, user unsafe.Pointer, count int, toPacked bo
 	for i := 0; i < count; i++ {
 		base := int64(i) * ext
 		for _, s := range t.segs {
+			if pos+int(s.len*s.n) <= len(packed) { // the whole segment fits
+				moveSeg(packed[pos:pos+int(s.len*s.n)], unsafe.Add(user, base+s.off), s, toPacked)
+				pos += int(s.len * s.n)
+				continue
+			}
 			for k := int64(0); k < s.n; k++ {
-				n := int(s.len)
-				if pos+n > len(packed) {
-					n = len(packed) - pos
-				}
+				n := min(int(s.len), len(packed)-pos)
 				if n <= 0 {
 					return pos
 				}
@@ -771,6 +773,41 @@ func (t *dtInfo) move(packed []byte, user unsafe.Pointer, count int, toPacked bo
 		}
 	}
 	return pos
+}
+
+// moveSeg moves the s.n runs of segment s at user to or from packed, which
+// holds exactly s.n*s.len bytes; runs of 4 and 8 bytes (single ints and
+// doubles, the common vector and column cases) move as words.
+func moveSeg(packed []byte, user unsafe.Pointer, s seg, toPacked bool) {
+	p := unsafe.Pointer(unsafe.SliceData(packed))
+	switch {
+	case s.len == 8 && toPacked:
+		for k := int64(0); k < s.n; k++ {
+			*(*uint64)(unsafe.Add(p, k*8)) = *(*uint64)(unsafe.Add(user, k*s.stride))
+		}
+	case s.len == 8:
+		for k := int64(0); k < s.n; k++ {
+			*(*uint64)(unsafe.Add(user, k*s.stride)) = *(*uint64)(unsafe.Add(p, k*8))
+		}
+	case s.len == 4 && toPacked:
+		for k := int64(0); k < s.n; k++ {
+			*(*uint32)(unsafe.Add(p, k*4)) = *(*uint32)(unsafe.Add(user, k*s.stride))
+		}
+	case s.len == 4:
+		for k := int64(0); k < s.n; k++ {
+			*(*uint32)(unsafe.Add(user, k*s.stride)) = *(*uint32)(unsafe.Add(p, k*4))
+		}
+	default:
+		for k := int64(0); k < s.n; k++ {
+			u := unsafe.Slice((*byte)(unsafe.Add(user, k*s.stride)), s.len)
+			b := packed[k*s.len : (k+1)*s.len]
+			if toPacked {
+				copy(b, u)
+			} else {
+				copy(u, b)
+			}
+		}
+	}
 }
 
 // span is the byte range [lo, hi) that count items touch, relative to the

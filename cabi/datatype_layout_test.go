@@ -270,3 +270,19 @@ func overlaps(tm []tmEntry, ext int64, count int) bool {
 	}
 	return false
 }
+
+// BenchmarkPackVector packs a column of doubles (every other one of 2^20),
+// the staging copy a non-contiguous send makes.
+func BenchmarkPackVector(b *testing.B) {
+	const n = 1 << 19
+	vec := &dtInfo{combiner: combVector, ints: []int32{n, 1, 2}, types: []*dtInfo{predefinedType(0x214)}}
+	if e := vec.build(); e != nil || !vec.compile() {
+		b.Fatal("vector type")
+	}
+	src := make([]float64, 2*n)
+	dst := make([]byte, n*8)
+	b.SetBytes(n * 8)
+	for b.Loop() {
+		vec.pack(dst, unsafe.Pointer(&src[0]), 1)
+	}
+}
