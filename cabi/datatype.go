@@ -213,6 +213,18 @@ func lookupType(ci int, call, what string, h uintptr) (*dtInfo, C.int) {
 	return nil, fail(ci, call, errType, "%s = %s is not a datatype", what, describe(h))
 }
 
+// describeType names a derived datatype's handle for a message.
+func describeType(h uintptr) string {
+	if _, i, gen := splitHandle(h); i < len(typeSlots) && typeSlots[i].live && typeSlots[i].gen == gen {
+		t := typeSlots[i].t
+		if t.name != "" {
+			return fmt.Sprintf("0x%x (the datatype %q made by %s)", h, t.name, combinerNames[t.combiner])
+		}
+		return fmt.Sprintf("0x%x (a datatype made by %s)", h, combinerNames[t.combiner])
+	}
+	return fmt.Sprintf("0x%x (a derived datatype)", h)
+}
+
 // committedType is lookupType for a datatype used to move data.
 func committedType(ci int, call, what string, h uintptr) (*dtInfo, C.int) {
 	t, rc := lookupType(ci, call, what, h)
@@ -220,7 +232,7 @@ func committedType(ci int, call, what string, h uintptr) (*dtInfo, C.int) {
 		return nil, rc
 	}
 	if !t.committed {
-		return nil, fail(ci, call, errType, "%s = %s (%s) is not committed; call MPI_Type_commit before using it to move data", what, describe(h), t.describe())
+		return nil, fail(ci, call, errType, "%s = %s is not committed; call MPI_Type_commit before using it to move data", what, describe(h))
 	}
 	return t, 0
 }

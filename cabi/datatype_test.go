@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,17 @@ func TestDatatypes(t *testing.T) {
 		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
 			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "datatypes", c.ranks)
 		})
+	}
+}
+
+// An uncommitted datatype in a send is MPI_ERR_TYPE naming the type and
+// what to do, fatal under the default handler.
+func TestUncommittedTypeIsFatal(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/datatypes.c")
+	r := run(t, exe, "uncommitted")
+	want := regexp.MustCompile(`rank 0: MPI_Send: MPI_ERR_TYPE: datatype = 0x[0-9a-f]+ \(a datatype made by MPI_Type_contiguous\) is not committed; call MPI_Type_commit`)
+	if r.code == 0 || strings.Contains(r.stdout, "not reached") || !want.MatchString(r.stderr) {
+		t.Fatalf("exit %d, want stderr matching %s\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
 	}
 }
 

@@ -164,7 +164,7 @@ func describe(h uintptr) string {
 	case kindOp:
 		return fmt.Sprintf("0x%x (a user operation)", h)
 	case kindType:
-		return fmt.Sprintf("0x%x (a derived datatype)", h)
+		return describeType(h)
 	}
 	return fmt.Sprintf("0x%x", h)
 }

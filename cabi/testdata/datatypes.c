@@ -633,6 +633,14 @@ int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    if (argc > 1 && strcmp(argv[1], "uncommitted") == 0) { /* under MPI_ERRORS_ARE_FATAL */
+        MPI_Datatype t;
+        int x[2] = {0, 0};
+        OK(MPI_Type_contiguous(2, MPI_INT, &t));
+        MPI_Send(x, 1, t, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+        printf("not reached\n");
+        return 0;
+    }
     constructors();
     packing();
     pointtopoint(MPI_COMM_WORLD);
