@@ -85,6 +85,7 @@ type p2p struct {
 	count  int
 	recv   bool
 	staged bool
+	keep   bool // a persistent request's: never released
 }
 
 // p2pArgs checks the arguments of a point-to-point call.
@@ -136,10 +137,13 @@ func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, co
 		return rc
 	}
 	if a.c == nil {
-		localSend(a)
+		localSend(a) // copies the message
+		a.release()
 		return 0
 	}
-	return failErr(a.ci, mpiapi.Send(a.c, a.buf, a.peer, a.tag))
+	err := mpiapi.Send(a.c, a.buf, a.peer, a.tag)
+	a.release()
+	return failErr(a.ci, err)
 }
 
 //export bcs_recv
@@ -157,6 +161,7 @@ func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, 
 	}
 	s, err := mpiapi.Recv(a.c, a.buf, a.peer, a.tag)
 	a.drain(s.Bytes())
+	a.release()
 	rc = failErr(a.ci, err)
 	putStatus(st, s, int(rc))
 	return rc
@@ -234,10 +239,13 @@ func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, st
 func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 	if r.c == nil {
 		localSend(s)
+		s.release()
 		return localBlockingRecv(call, r, st)
 	}
 	status, err := mpiapi.Sendrecv(s.c, s.buf, s.peer, s.tag, r.buf, r.peer, r.tag)
 	r.drain(status.Bytes())
+	s.release()
+	r.release()
 	rc := failErr(r.ci, err)
 	putStatus(st, status, int(rc))
 	return rc
@@ -341,6 +349,7 @@ func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
 		return localDeadlock(call, r)
 	}
 	a.drain(int(r.bytes))
+	a.release()
 	rc := r.result(call)
 	r.status(st, int(rc))
 	return rc

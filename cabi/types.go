@@ -77,10 +77,61 @@ func (a *p2p) buffer(call, what string, p unsafe.Pointer, count C.int, t dtype, 
 	case t.info.contig:
 		a.buf = unsafe.Slice((*byte)(unsafe.Add(p, t.info.trueLB)), n)
 	default:
-		a.buf, a.staged = make([]byte, n), true
+		a.buf, a.staged = takeStage(n), true
 		a.fill()
 	}
 	return 0
+}
+
+// Staging buffers of point-to-point calls are reused: a call takes one and
+// gives it back when it completes (a persistent request keeps its own), so
+// a loop of sends with a non-contiguous datatype allocates nothing once
+// warm. At most stagesMax buffers of at most stageBytesMax bytes are kept.
+const (
+	stagesMax     = 16
+	stageBytesMax = 16 << 20
+)
+
+var stages [][]byte
+
+func takeStage(n int) []byte {
+	for i := len(stages) - 1; i >= 0; i-- {
+		if b := stages[i]; cap(b) >= n {
+			stages[i] = stages[len(stages)-1]
+			stages[len(stages)-1] = nil
+			stages = stages[:len(stages)-1]
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+func giveStage(b []byte) {
+	if cap(b) == 0 || cap(b) > stageBytesMax {
+		return
+	}
+	if len(stages) == stagesMax { // keep the larger ones
+		i := 0
+		for k, s := range stages {
+			if cap(s) < cap(stages[i]) {
+				i = k
+			}
+		}
+		if cap(stages[i]) >= cap(b) {
+			return
+		}
+		stages[i] = b
+		return
+	}
+	stages = append(stages, b)
+}
+
+// release gives a staged buffer back once the runtime is done with it (the
+// call returned, or its request completed).
+func (a *p2p) release() {
+	if a.staged && !a.keep {
+		giveStage(a.buf)
+	}
 }
 
 // fill packs a staged send's data (at every start of a persistent send).
@@ -97,12 +148,16 @@ func (a *p2p) drain(n int) {
 	}
 }
 
-// unpacker is what a request does when it completes: nil, or drain.
+// unpacker is what a request does when it completes: nil, or drain (a
+// receive) and release the staging buffer.
 func (a *p2p) unpacker() func(int) {
-	if a.staged && a.recv {
-		return a.drain
+	if !a.staged {
+		return nil
 	}
-	return nil
+	return func(n int) {
+		a.drain(n)
+		a.release()
+	}
 }
 
 // collective runs the collectives of one element type: the predefined

@@ -442,6 +442,7 @@ func initRequest(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r
 	if rc != 0 {
 		return rc
 	}
+	a.keep = true // its staging buffer serves every start
 	i := newReq(nil, nil, a.ci)
 	_, slot, _ := splitHandle(i)
 	reqs[slot].persist = &persistent{call: call, recv: recv, a: a}
