@@ -60,6 +60,8 @@
 //     contiguous and goes to the runtime with no copy. Any other is packed
 //     into a staging buffer at post time and, for a receive, unpacked when
 //     Wait or Test sees the request complete (blocking calls: on return).
+//     Point-to-point staging buffers are reused once their call completes
+//     (up to 16 of up to 16 MiB); collectives allocate theirs per call.
 //     A basic element moves with its extent, so the pair types
 //     (MPI_DOUBLE_INT, ...) carry their padding, as they do contiguously.
 //   - Collectives: a type whose basic elements are all of one kind moves as
