@@ -492,7 +492,29 @@ static void collectives(void) {
     OK(MPI_Scatter(g, 1, colr, back, 4, MPI_INT, 0, MPI_COMM_WORLD));
     for (int j = 0; j < 4; j++) /* column r of the root's matrix is rank r's */
         CHECK(back[j] == rank * 10 + j, "scatter back[%d] = %d", j, back[j]);
+    /* the same through Scatterv: one column to each rank */
+    int *ones = malloc(sizeof(int) * (size_t)size), *idx = malloc(sizeof(int) * (size_t)size);
+    for (int i = 0; i < size; i++)
+        ones[i] = 1, idx[i] = i;
+    for (int j = 0; j < 4; j++)
+        back[j] = -1;
+    OK(MPI_Scatterv(g, ones, idx, colr, back, 4, MPI_INT, 0, MPI_COMM_WORLD));
+    for (int j = 0; j < 4; j++)
+        CHECK(back[j] == rank * 10 + j, "scatterv back[%d] = %d", j, back[j]);
+    free(ones), free(idx);
     free(g);
+    /* Reduce_scatter_block in place on every other int: item j of every
+     * rank is rank + j; rank r gets the sum of items r, and the holes stay */
+    MPI_Datatype every2;
+    OK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every2));
+    OK(MPI_Type_commit(&every2));
+    int *rs = malloc(sizeof(int) * 2 * (size_t)size);
+    for (int j = 0; j < size; j++)
+        rs[2 * j] = rank + j, rs[2 * j + 1] = -7;
+    OK(MPI_Reduce_scatter_block(MPI_IN_PLACE, rs, 1, every2, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(rs[0] == size * (size - 1) / 2 + size * rank && rs[1] == -7, "reduce_scatter_block in place: %d %d", rs[0], rs[1]);
+    free(rs);
+    MPI_Type_free(&every2);
     /* Alltoall of struct records: record j of rank i goes to rank j */
     struct rec { short s; double d; } *out = malloc(sizeof(struct rec) * (size_t)size),
                                       *in = malloc(sizeof(struct rec) * (size_t)size);
