@@ -220,7 +220,7 @@ func TestExports(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^BCSMPI_FN\(\w+, (\w+),`).FindAllSubmatch(hdr, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^BCSMPI_FN\([\w ]+?, (\w+),`).FindAllSubmatch(hdr, -1) {
 		names = append(names, string(m[1]))
 	}
 	if len(names) < 50 {
@@ -237,8 +237,12 @@ func TestExports(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if syms["PMPI_"+n] != "T" || syms["MPI_"+n] != "W" {
-			t.Errorf("PMPI_%s is %q (want T), MPI_%s is %q (want W, a weak alias)", n, syms["PMPI_"+n], n, syms["MPI_"+n])
+		if probedNames["MPI_"+n] {
+			continue
+		}
+		// A stub (shim_stubs.c) is weak in both names.
+		if p := syms["PMPI_"+n]; (p != "T" && p != "W") || syms["MPI_"+n] != "W" {
+			t.Errorf("PMPI_%s is %q (want T, or W for a stub), MPI_%s is %q (want W, weak)", n, syms["PMPI_"+n], n, syms["MPI_"+n])
 		}
 	}
 	// The names configure scripts probe to switch features on must not be

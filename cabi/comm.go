@@ -55,6 +55,9 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 		}
 	}
 	nh := newComm(nc, e.errh)
+	if rc := copyAttrs(call, ci, nh); rc != 0 { // attr.go
+		return rc
+	}
 	if t := carts[ci]; t != nil { // a duplicate keeps the topology
 		_, i, _ := splitHandle(nh)
 		carts[i] = t
@@ -101,6 +104,9 @@ func bcs_comm_free(h *C.uintptr_t) C.int {
 	}
 	if ci < 2 {
 		return fail(ci, call, errComm, "comm = %s is predefined and cannot be freed", describe(uintptr(*h)))
+	}
+	if rc := deleteAttrs(call, ci); rc != 0 { // attr.go
+		return rc
 	}
 	if c := comms[ci].c; c != nil {
 		if err := c.Free(); err != nil {

@@ -31,12 +31,16 @@ type localReq struct {
 	bytes  uint64
 	class  int // error class of the completion (MPI_ERR_TRUNCATE), 0 if none
 	msg    string
+	// A synchronous send (sync.go) is done when a receive takes its message;
+	// cancelled: MPI_Cancel withdrew the request.
+	cancelled bool
 }
 
 type localMsg struct {
 	ci   int
 	tag  int
 	data []byte
+	sync *localReq // the synchronous send that sent it, done when it is received
 }
 
 var (
@@ -97,6 +101,7 @@ func localRecv(call string, a p2p) *localReq {
 		m := localQueue[i]
 		localQueue = append(localQueue[:i], localQueue[i+1:]...)
 		r.deliver(call, m)
+		m.matched()
 		return r
 	}
 	localPosted = append(localPosted, r)
@@ -105,6 +110,9 @@ func localRecv(call string, a p2p) *localReq {
 
 // localDeadlock reports a local receive that can never complete.
 func localDeadlock(call string, r *localReq) C.int {
+	if !r.recv {
+		return fail(r.ci, call, errOther, "deadlock: the synchronous send (tag %s) on a one-process communicator has no matching receive, and this process is the only one that could post it", tagName(r.rtag))
+	}
 	return fail(r.ci, call, errOther, "deadlock: the receive (tag %s) on a one-process communicator has no matching send, and this process is the only one that could send it", tagName(r.tag))
 }
 
@@ -132,6 +140,9 @@ func (r *localReq) status(st *C.MPI_Status, class int) {
 		t = C.MPI_ANY_TAG
 	}
 	putRaw(st, src, t, r.bytes, class)
+	if st != nil && r.cancelled {
+		st.MPI_internal[2] = 1
+	}
 }
 
 // localDrop forgets the messages and receives of a freed communicator.

@@ -66,6 +66,9 @@ func putStatus(st *C.MPI_Status, s mpiapi.Status, class int) {
 		t = C.MPI_ANY_TAG
 	}
 	putRaw(st, src, t, uint64(s.Bytes()), class)
+	if st != nil && s.Cancelled() {
+		st.MPI_internal[2] = 1
+	}
 }
 
 func procNullStatus(st *C.MPI_Status) { putRaw(st, C.MPI_PROC_NULL, C.MPI_ANY_TAG, 0, 0) }

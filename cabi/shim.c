@@ -167,7 +167,10 @@ int PMPI_Finalized(int *flag) { *flag = bcs_finalized; return MPI_SUCCESS; }
 int PMPI_Finalize(void) {
     GUARD("MPI_Finalize");
     fflush(NULL);
-    int rc = bcs_finalize();
+    int rc = bcs_attrs_finalize(); // MPI_COMM_SELF's attributes go first (attr.go)
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = bcs_finalize();
     if (rc == MPI_SUCCESS) {
         bcs_finalized = 1;
         bcs_fix_sigonstack();
@@ -315,11 +318,8 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_UNIVERSE_SIZE: bcs_attr_universe_size = bcs_world_size; v = &bcs_attr_universe_size; break;
     case MPI_LASTUSEDCODE: v = &bcs_attr_lastusedcode; break;
     case MPI_APPNUM: break;
-    default:
-        return bcs_error(H(comm), "MPI_Comm_get_attr", MPI_ERR_KEYVAL,
-                         "comm_keyval is not a predefined attribute key (MPI_TAG_UB, MPI_HOST, MPI_IO, "
-                         "MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE); "
-                         "user keyvals are not implemented yet");
+    default: // a user keyval (attr.go)
+        return bcs_comm_get_attr(H(comm), comm_keyval, (void **)attribute_val, flag);
     }
     *flag = v != NULL;
     if (v != NULL)
@@ -1330,3 +1330,279 @@ W(Scan) W(Iscan) W(Exscan) W(Iexscan) W(Reduce_scatter) W(Ireduce_scatter)
 W(Reduce_scatter_block) W(Ireduce_scatter_block)
 W(Gather) W(Igather) W(Scatter) W(Iscatter) W(Allgather) W(Iallgather) W(Alltoall) W(Ialltoall)
 W(Gatherv) W(Igatherv) W(Scatterv) W(Iscatterv) W(Allgatherv) W(Iallgatherv) W(Alltoallv) W(Ialltoallv)
+
+// ---- The rest of the ABI (abi11): stubs' error path, handle conversion,
+// status accessors, an empty tool interface ----
+
+// bcs_unsupported is the body of every stub (shim_stubs.c).
+int bcs_unsupported(uintptr_t comm, const char *call) {
+    GUARD(call);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s is not implemented by bcsmpi (it links so that programs that "
+                              "never call it run; see cabi/doc.go for what is implemented)", call);
+    return bcs_error(comm, (char *)call, MPI_ERR_UNSUPPORTED_OPERATION, msg);
+}
+
+// MPI_T functions never invoke an error handler; they return the class.
+int bcs_unsupported_t(const char *call) {
+    (void)call;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+// Handles as ints: predefined handles keep their value; a handle this
+// library made becomes kind<<24 | index and comes back with the slot's
+// current generation (bcs_fromint).
+#define TOINT(T, CT)                                                                \
+    int PMPI_##T##_toint(CT h) { return bcs_toint(H(h)); }                          \
+    CT PMPI_##T##_fromint(int i) { return (CT)bcs_fromint(i); }
+TOINT(Comm, MPI_Comm) TOINT(Errhandler, MPI_Errhandler) TOINT(File, MPI_File) TOINT(Group, MPI_Group)
+TOINT(Info, MPI_Info) TOINT(Message, MPI_Message) TOINT(Op, MPI_Op) TOINT(Request, MPI_Request)
+TOINT(Session, MPI_Session) TOINT(Type, MPI_Datatype) TOINT(Win, MPI_Win)
+#undef TOINT
+
+int PMPI_Status_get_source(const MPI_Status *status, int *source) { *source = status->MPI_SOURCE; return MPI_SUCCESS; }
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag) { *tag = status->MPI_TAG; return MPI_SUCCESS; }
+int PMPI_Status_get_error(const MPI_Status *status, int *error) { *error = status->MPI_ERROR; return MPI_SUCCESS; }
+int PMPI_Status_set_source(MPI_Status *status, int source) { status->MPI_SOURCE = source; return MPI_SUCCESS; }
+int PMPI_Status_set_tag(MPI_Status *status, int tag) { status->MPI_TAG = tag; return MPI_SUCCESS; }
+int PMPI_Status_set_error(MPI_Status *status, int error) { status->MPI_ERROR = error; return MPI_SUCCESS; }
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag) { status->MPI_internal[2] = flag != 0; return MPI_SUCCESS; }
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag) { *flag = status->MPI_internal[2] != 0; return MPI_SUCCESS; }
+
+// The tool information interface exists and has no variables, categories,
+// events or sources.
+static int bcs_t_level;
+int PMPI_T_init_thread(int required, int *provided) {
+    bcs_t_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : required;
+    *provided = bcs_t_level;
+    return MPI_SUCCESS;
+}
+int PMPI_T_finalize(void) { return MPI_SUCCESS; }
+int PMPI_T_cvar_get_num(int *num_cvar) { *num_cvar = 0; return MPI_SUCCESS; }
+int PMPI_T_pvar_get_num(int *num_pvar) { *num_pvar = 0; return MPI_SUCCESS; }
+int PMPI_T_category_get_num(int *num_cat) { *num_cat = 0; return MPI_SUCCESS; }
+int PMPI_T_event_get_num(int *num_events) { *num_events = 0; return MPI_SUCCESS; }
+int PMPI_T_source_get_num(int *num_sources) { *num_sources = 0; return MPI_SUCCESS; }
+
+W(Comm_toint) W(Comm_fromint) W(Errhandler_toint) W(Errhandler_fromint) W(File_toint) W(File_fromint)
+W(Group_toint) W(Group_fromint) W(Info_toint) W(Info_fromint) W(Message_toint) W(Message_fromint)
+W(Op_toint) W(Op_fromint) W(Request_toint) W(Request_fromint) W(Session_toint) W(Session_fromint)
+W(Type_toint) W(Type_fromint) W(Win_toint) W(Win_fromint)
+W(Status_get_source) W(Status_get_tag) W(Status_get_error) W(Status_set_source) W(Status_set_tag)
+W(Status_set_error) W(Status_set_cancelled) W(Test_cancelled)
+W(T_init_thread) W(T_finalize) W(T_cvar_get_num) W(T_pvar_get_num) W(T_category_get_num) W(T_event_get_num)
+W(T_source_get_num)
+
+// Info objects (info.go).
+int PMPI_Info_create(MPI_Info *info) { GUARD("MPI_Info_create"); return bcs_info_create((uintptr_t *)info); }
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) {
+    (void)argc, (void)argv;
+    GUARD("MPI_Info_create_env");
+    return bcs_info_create_env((uintptr_t *)info);
+}
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
+    GUARD("MPI_Info_set");
+    return bcs_info_set(H(info), (char *)key, (char *)value);
+}
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
+    GUARD("MPI_Info_get_string");
+    if (buflen == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Info_get_string", MPI_ERR_ARG, "buflen = NULL");
+    return bcs_info_get(H(info), (char *)key, 0, buflen, value, flag);
+}
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
+    GUARD("MPI_Info_get");
+    return bcs_info_get(H(info), (char *)key, valuelen, NULL, value, flag);
+}
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
+    GUARD("MPI_Info_get_valuelen");
+    return bcs_info_get_valuelen(H(info), (char *)key, valuelen, flag);
+}
+int PMPI_Info_delete(MPI_Info info, const char *key) {
+    GUARD("MPI_Info_delete");
+    return bcs_info_delete(H(info), (char *)key);
+}
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { GUARD("MPI_Info_get_nkeys"); return bcs_info_get_nkeys(H(info), nkeys); }
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) { GUARD("MPI_Info_get_nthkey"); return bcs_info_get_nthkey(H(info), n, key); }
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { GUARD("MPI_Info_dup"); return bcs_info_dup(H(info), (uintptr_t *)newinfo); }
+int PMPI_Info_free(MPI_Info *info) { GUARD("MPI_Info_free"); return bcs_info_free((uintptr_t *)info); }
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) { GUARD("MPI_Comm_set_info"); return bcs_comm_set_info(H(comm), H(info)); }
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    GUARD("MPI_Comm_get_info");
+    return bcs_comm_get_info(H(comm), (uintptr_t *)info_used);
+}
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    GUARD("MPI_Comm_dup_with_info");
+    int rc = bcs_comm_set_info(H(comm), H(info)); // checks both; the hints are not used
+    return rc != MPI_SUCCESS ? rc : PMPI_Comm_dup(comm, newcomm);
+}
+W(Info_create) W(Info_create_env) W(Info_set) W(Info_get_string) W(Info_get) W(Info_get_valuelen) W(Info_delete)
+W(Info_get_nkeys) W(Info_get_nthkey) W(Info_dup) W(Info_free) W(Comm_set_info) W(Comm_get_info) W(Comm_dup_with_info)
+
+// Synchronous sends, cancel and matched probes (sync.go).
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Ssend");
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL);
+}
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Issend");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Issend", MPI_ERR_ARG, "request = NULL");
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request) {
+    GUARD("MPI_Ssend_init");
+    return bcs_ssend_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+int PMPI_Cancel(MPI_Request *request) { GUARD("MPI_Cancel"); return bcs_cancel((uintptr_t *)request); }
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Mprobe");
+    return bcs_mprobe(source, tag, H(comm), NULL, (uintptr_t *)message, status);
+}
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Improbe");
+    if (flag == NULL)
+        return bcs_error(H(comm), "MPI_Improbe", MPI_ERR_ARG, "flag = NULL");
+    return bcs_mprobe(source, tag, H(comm), flag, (uintptr_t *)message, status);
+}
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Mrecv");
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, status, NULL);
+}
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
+    GUARD("MPI_Imrecv");
+    if (request == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Imrecv", MPI_ERR_ARG, "request = NULL");
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, NULL, (uintptr_t *)request);
+}
+W(Ssend) W(Issend) W(Ssend_init) W(Cancel) W(Mprobe) W(Improbe) W(Mrecv) W(Imrecv)
+
+// Attributes with user keyvals (attr.go): the callbacks are called here.
+int bcs_call_copy_attr(void *fn, uintptr_t comm, int keyval, void *extra, void *in, void **out, int *flag) {
+    return ((MPI_Comm_copy_attr_function *)fn)((MPI_Comm)comm, keyval, extra, in, (void *)out, flag);
+}
+int bcs_call_delete_attr(void *fn, uintptr_t comm, int keyval, void *val, void *extra) {
+    return ((MPI_Comm_delete_attr_function *)fn)((MPI_Comm)comm, keyval, val, extra);
+}
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) {
+    GUARD("MPI_Comm_create_keyval");
+    return bcs_comm_create_keyval((void *)comm_copy_attr_fn, (void *)comm_delete_attr_fn, comm_keyval, extra_state);
+}
+int PMPI_Comm_free_keyval(int *comm_keyval) { GUARD("MPI_Comm_free_keyval"); return bcs_comm_free_keyval(comm_keyval); }
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
+    GUARD("MPI_Comm_set_attr");
+    return bcs_comm_set_attr(H(comm), comm_keyval, attribute_val);
+}
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+    GUARD("MPI_Comm_delete_attr");
+    return bcs_comm_delete_attr(H(comm), comm_keyval);
+}
+// The deprecated names (MPI-1) with the same meaning.
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) {
+    return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
+}
+int PMPI_Keyval_free(int *keyval) { return PMPI_Comm_free_keyval(keyval); }
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) { return PMPI_Comm_set_attr(comm, keyval, attribute_val); }
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
+    return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
+W(Comm_create_keyval) W(Comm_free_keyval) W(Comm_set_attr) W(Comm_delete_attr)
+W(Keyval_create) W(Keyval_free) W(Attr_put) W(Attr_get) W(Attr_delete)
+
+// Small pieces of the rest: memory, ready-mode persistent sends, group
+// ranges, intercommunicator queries, non-blocking duplication.
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+    GUARD("MPI_Alloc_mem");
+    if (size < 0)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Alloc_mem", MPI_ERR_ARG, "size < 0");
+    if (info != MPI_INFO_NULL) {
+        int n, rc = PMPI_Info_get_nkeys(info, &n); // checks the handle; the hints are not used
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    void *p = malloc(size > 0 ? (size_t)size : 1);
+    if (p == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Alloc_mem", MPI_ERR_NO_MEM, "malloc failed");
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+int PMPI_Free_mem(void *base) { free(base); return MPI_SUCCESS; }
+
+// A ready send may be a standard send (see MPI_Rsend).
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request) {
+    GUARD("MPI_Rsend_init");
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+}
+
+// bcsmpi has no intercommunicators: every communicator is an intracommunicator.
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+    GUARD("MPI_Comm_test_inter");
+    int size, rc = PMPI_Comm_size(comm, &size); // checks comm
+    if (rc == MPI_SUCCESS)
+        *flag = 0;
+    return rc;
+}
+
+// Group_range_incl/excl expand the (first, last, stride) triplets into a
+// rank list for Group_incl/excl.
+static int bcs_group_range(const char *call, MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup, int excl) {
+    GUARD(call);
+    int size, rc = PMPI_Group_size(group, &size);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (n < 0 || (n > 0 && ranges == NULL))
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "n < 0, or ranges = NULL with n > 0");
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        if (stride == 0 || first < 0 || first >= size || last < 0 || last >= size ||
+            (stride > 0 && first > last) || (stride < 0 && first < last)) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "ranges[%d] = (%d, %d, %d): want first and last in 0..%d and a non-zero stride "
+                                      "that goes from first to last", i, first, last, stride, size - 1);
+            return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, msg);
+        }
+        total += (last - first) / stride + 1;
+        if (total > size)
+            return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_RANK, "the ranges name more ranks than the group has");
+    }
+    int *ranks = malloc(total > 0 ? (size_t)total * sizeof(int) : sizeof(int));
+    if (ranks == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_NO_MEM, "no memory for the rank list");
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int r = ranges[i][0]; ranges[i][2] > 0 ? r <= ranges[i][1] : r >= ranges[i][1]; r += ranges[i][2])
+            ranks[k++] = r;
+    rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl);
+    free(ranks);
+    return rc;
+}
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
+    return bcs_group_range("MPI_Group_range_incl", group, n, ranges, newgroup, 0);
+}
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
+    return bcs_group_range("MPI_Group_range_excl", group, n, ranges, newgroup, 1);
+}
+
+// MPI_Comm_idup duplicates at once (a collective the runtime runs like
+// MPI_Comm_dup) and returns a request that is already complete.
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    GUARD("MPI_Comm_idup");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Comm_idup", MPI_ERR_ARG, "request = NULL");
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
+}
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+    GUARD("MPI_Comm_idup_with_info");
+    if (request == NULL)
+        return bcs_error(H(comm), "MPI_Comm_idup_with_info", MPI_ERR_ARG, "request = NULL");
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
+}
+W(Alloc_mem) W(Free_mem) W(Rsend_init) W(Comm_test_inter) W(Group_range_incl) W(Group_range_excl)
+W(Comm_idup) W(Comm_idup_with_info)

@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"slices"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
@@ -99,18 +98,6 @@ func localDone(slots []int) (ok bool, pending int) {
 	return true, -1
 }
 
-// localResult raises the first error of the completed local requests.
-func localResult(call string, slots []int) C.int {
-	for _, i := range slots {
-		if i >= 0 && reqs[i].loc != nil {
-			if rc := reqs[i].loc.result(call); rc != 0 {
-				return rc
-			}
-		}
-	}
-	return 0
-}
-
 //export bcs_wait
 func bcs_wait(h *C.uintptr_t, st *C.MPI_Status) C.int {
 	_, rc := one("MPI_Wait", h, st, true)
@@ -189,18 +176,7 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 		err = mpiapi.Waitall(rs...)
 	}
 	clear(scratch)
-	rc = localResult(call, slots)
-	for k, i := range slots {
-		if i < 0 {
-			emptyStatus(statusAt(sts, k))
-			continue
-		}
-		complete(i, &handles[k], statusAt(sts, k), 0)
-	}
-	if rc != 0 {
-		return rc
-	}
-	return failErr(ci, err)
+	return finishAll(call, ci, handles, slots, sts, err) // errstatus.go
 }
 
 //export bcs_waitany
@@ -295,18 +271,7 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 		return failErr(ci, err)
 	}
 	*flag = 1
-	rc = localResult(call, slots)
-	for k, i := range slots {
-		if i < 0 {
-			emptyStatus(statusAt(sts, k))
-			continue
-		}
-		complete(i, &handles[k], statusAt(sts, k), 0)
-	}
-	if rc != 0 {
-		return rc
-	}
-	return failErr(ci, err)
+	return finishAll(call, ci, handles, slots, sts, err) // errstatus.go
 }
 
 // detached holds the runtime requests freed with MPI_Request_free before
@@ -327,6 +292,7 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 		return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want an active request")
 	}
 	if r := reqs[i].r; r != nil {
+		r.Detach() // for the buffer checks: the program no longer waits for it
 		detached = append(detached, r)
 	}
 	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
@@ -371,7 +337,7 @@ func bcs_testany(n C.int, hs *C.uintptr_t, index, flag *C.int, st *C.MPI_Status)
 }
 
 // some is Waitsome (block) and Testsome: every request found complete is
-// returned.
+// returned; failures give MPI_ERR_IN_STATUS (errstatus.go).
 func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts *C.MPI_Status, block bool) C.int {
 	if rc := enter(call); rc != 0 {
 		return rc
@@ -380,41 +346,57 @@ func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int
 	if rc != 0 {
 		return rc
 	}
-	slots = slices.Clone(slots) // bcs_waitany below reuses the scratch array
-	live := false
+	live, localReady, pendingLocal := false, false, -1
+	rs := scratch[:0]
 	for _, i := range slots {
-		live = live || i >= 0
+		var r *mpiapi.Request
+		if i >= 0 {
+			live = true
+			if loc := reqs[i].loc; loc != nil {
+				localReady = localReady || loc.done
+				if !loc.done {
+					pendingLocal = i
+				}
+			}
+			r = reqs[i].r
+		}
+		rs = append(rs, r)
 	}
+	scratch = rs
 	if !live {
+		clear(scratch)
 		*outcount = C.MPI_UNDEFINED
 		return 0
 	}
-	idx := unsafe.Slice(indices, int(n))
-	count := 0
-	if block { // wait for one, then take the others that are done too
-		var first C.int
-		if rc := bcs_waitany(n, hs, &first, statusAt(sts, 0)); rc != 0 {
-			return rc
+	skip := -1
+	if block && !localReady { // wait for one runtime request
+		if !anyActiveReq(rs) {
+			clear(scratch)
+			return localDeadlock(call, reqs[pendingLocal].loc)
 		}
-		idx[0], count = first, 1
-		slots[first] = -1
+		k, _, err := mpiapi.Waitany(rs...)
+		if k < 0 {
+			clear(scratch)
+			return failErr(0, err)
+		}
+		skip = k
 	}
-	for k, i := range slots {
-		if i < 0 {
-			continue
-		}
-		done, rc := step(call, i, &handles[k], statusAt(sts, count), false)
-		if done {
-			idx[count] = C.int(k)
-			count++
-		}
-		if rc != 0 {
-			*outcount = C.int(count)
-			return rc
-		}
-	}
+	clear(scratch)
+	count, failed, fci, first := someDone(call, handles, slots, unsafe.Slice(indices, int(n)), sts, skip)
 	*outcount = C.int(count)
+	if failed > 0 {
+		return inStatus(fci, call, failed, count, first)
+	}
 	return 0
+}
+
+func anyActiveReq(rs []*mpiapi.Request) bool {
+	for _, r := range rs {
+		if r != nil {
+			return true
+		}
+	}
+	return false
 }
 
 //export bcs_waitsome
@@ -475,6 +457,8 @@ func startOne(call string, i int) C.int {
 	if p.a.c == nil {
 		if p.recv {
 			e.loc = localRecv(p.call, p.a)
+		} else if p.call == "MPI_Ssend_init" {
+			e.loc = localSsend(p.a)
 		} else {
 			e.loc = localSend(p.a)
 		}
@@ -483,6 +467,8 @@ func startOne(call string, i int) C.int {
 	var err error
 	if p.recv {
 		e.r, err = mpiapi.Irecv(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+	} else if p.call == "MPI_Ssend_init" {
+		e.r, err = mpiapi.Issend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
 	} else {
 		e.r, err = mpiapi.Isend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
 	}

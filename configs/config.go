@@ -51,6 +51,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
@@ -90,6 +91,7 @@ type Config struct {
 	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
+	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 }
 
 // Default is the embedded default configuration.
@@ -121,6 +123,7 @@ func Default() Config {
 		EMDSMetrics:       "all",
 		MDSFileMode:       "0600",
 		MDSKernelBTF:      "/sys/kernel/btf/vmlinux",
+		Check:             "none",
 	}
 }
 
@@ -230,11 +233,12 @@ func Flags(fs *pflag.FlagSet) {
 	fs.Int("nodes", d.Nodes, fmt.Sprintf("logical nodes on this machine, %s; >1 runs agents over loopback TCP (key nodes)", bounds["nodes"].String(false)))
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
+	fs.String("check", d.Check, `opt-in checks: none, or a comma list of buffers, buffers:warn, flow, all (key check)`)
 	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
 }
 
 // flagKeys maps a key to the command-line flag that sets it.
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output"}
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
 // wrong without being an error.
@@ -617,6 +621,9 @@ func (c Config) Validate() error {
 	if c.LeakCheck != "warn" && c.LeakCheck != "error" && c.LeakCheck != "off" {
 		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)
 	}
+	if _, err := check.Parse(c.Check); err != nil {
+		return fmt.Errorf("configs: check (BCS_CHECK) = %q, want %s", c.Check, check.Valid)
+	}
 	if _, err := mds.ParseMode(c.MDS); err != nil {
 		return fmt.Errorf("configs: mds (BCS_MDS) = %q, want none, or a comma list of main, elan, kernel and all", c.MDS)
 	}
@@ -688,6 +695,12 @@ func (c Config) Sched() scheduler.Config {
 // Geometry is the shared-memory geometry of a node with ranks ranks.
 func (c Config) Geometry(ranks int) shm.Geometry {
 	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax}
+}
+
+// CheckMode is the parsed check key.
+func (c Config) CheckMode() check.Mode {
+	m, _ := check.Parse(c.Check)
+	return m
 }
 
 // RestartPolicy is the parsed restart key.

@@ -1,6 +1,8 @@
 package mpiapi
 
 import (
+	"fmt"
+
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mds"
@@ -52,9 +54,19 @@ func (p *process) checkRoot(call string, c *Comm, root int) error {
 
 // icoll posts a collective on c and returns its request.
 func (p *process) icoll(c *Comm, a coll) (*Request, error) {
+	var bufs []buffer
+	if p.chk != nil {
+		bufs = collBuffers(c, &a)
+		if err := p.checkPost(a.call, bufs); err != nil {
+			return nil, err
+		}
+	}
 	r, err := p.newRequest(a.call, proto.KindColl, a.keep, 1)
 	if err != nil {
 		return nil, err
+	}
+	if p.chk != nil {
+		p.arm(r, bufs, false, fmt.Sprintf("collective on communicator %d", c.id))
 	}
 	r.comm = c
 	c.collSeq++

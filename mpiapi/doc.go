@@ -19,6 +19,12 @@
 // returns the answer of the next slice (so it takes about 1.5 slices, like any
 // blocking call), which keeps wildcard resolution deterministic.
 //
+// Send modes and withdrawal: Ssend and Issend (ssend.go) are never buffered
+// by the agent, so they complete only once matched; Request.Cancel
+// (cancel.go, MPI_Cancel) withdraws an unmatched receive or unbuffered send
+// in the next slice, and Status.Cancelled tells; Mprobe and Improbe
+// (mprobe.go) claim the message they find for a later Mrecv or Imrecv.
+//
 // Buffers are typed slices of the Numeric types ([]byte included) or of
 // ValIdx value–index pairs (the Elem constraint). A buffer
 // given to a non-blocking call is referenced by its Request until completion
@@ -68,8 +74,29 @@
 // and the call made, so MSM reports members passing different user
 // operations as a collective mismatch.
 //
+// Checks (check.go): under BCS_CHECK=buffers (or buffers:warn) every
+// request records the CRC-32C sums of its buffers in 4 KiB blocks at post
+// and enters their ranges into the rank's interval set (package
+// internal/check). An overlap with another active request's buffer, where
+// one of the two is written, is reported at the post; a send buffer is
+// compared at completion (and by the agent as it reads it, through the
+// check header the completion record names); a receive buffer is compared
+// just before the runtime writes each chunk (by the agent, or by this rank
+// when it serves a pull order) and past the delivered bytes at completion.
+// A finding is an MPI_ERR_BUFFER error from the call that completes or posts
+// the request, through the error handler (a warning under buffers:warn).
+// With no check selected the hooks are one nil test each.
+//
 // Handles (communicators, requests) are small values so that a C layer can
-// index them later; errors carry an MPI error class.
+// index them later.
+//
+// Errors: every failing call returns an *Error carrying its MPI error class,
+// the rank, the call and a message naming the bad value and what would be
+// valid. Test the class with errors.Is(err, mpiapi.ErrTruncate) (a Class is
+// an error); errors.As finds the *Error under wrapping. Building an error
+// (newError) is separate from applying the error handler (handle): under
+// ErrorsAreFatal handle prints the error and ends the process, which the
+// launcher reports as the job's failure.
 //
 // Nothing in this package is safe for concurrent use from several goroutines
 // (MPI_THREAD_SINGLE / FUNNELED).

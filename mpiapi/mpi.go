@@ -60,6 +60,7 @@ type process struct {
 	env        jobenv.Env // as the launcher started the rank
 	finalized  bool
 	mmds       mmds
+	chk        *checker // the opt-in checks (check.go); nil: none
 }
 
 var self *process
@@ -163,6 +164,10 @@ func Init() error {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%v", err)
 	}
+	if err := p.initCheck(env.Check); err != nil {
+		unix.Unmap(mem)
+		return p.errf(ErrArg, call, "%s: %v", jobenv.VarCheck, err)
+	}
 	if env.ReportFD > 2 {
 		unix.CloseOnExec(env.ReportFD) // the report pipe must close when the rank exits, not live on in its children
 	}
@@ -238,10 +243,11 @@ func Abort(c *Comm, code int) {
 
 // Status describes a completed receive or probe.
 type Status struct {
-	Source int
-	Tag    int
-	bytes  uint64
-	elem   int
+	Source    int
+	Tag       int
+	bytes     uint64
+	elem      int
+	cancelled bool // MPI_Cancel withdrew the request (cancel.go)
 }
 
 // Count is the number of elements received (of the receive buffer's type).
@@ -329,6 +335,12 @@ func (p *process) abortExit() {
 // Sends of at most inline_max bytes carry their payload in the ring slot and
 // are buffered by the agent (they complete when exchanged).
 func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int) (*Request, error) {
+	return startMode(p, call, kind, c, buf, peer, tag, false)
+}
+
+// startMode is start; a synchronous send (sync) never goes inline, so it
+// completes only once matched and moved (ssend.go).
+func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int, sync bool) (*Request, error) {
 	recv := kind != proto.KindSend
 	what := "dest"
 	if recv {
@@ -347,6 +359,13 @@ func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, p
 	if peer == ProcNull {
 		return p.track(&Request{done: true, call: call, kind: kind, peer: peer, tag: tag, comm: c, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}), nil
 	}
+	var bufs []buffer
+	if p.chk != nil {
+		bufs = []buffer{{b: unsafe.Slice((*byte)(addr), n), write: recv}}
+		if err := p.checkPost(call, bufs); err != nil {
+			return nil, err
+		}
+	}
 	r, err := p.newRequest(call, kind, buf, es)
 	if err != nil {
 		return nil, err
@@ -355,9 +374,12 @@ func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, p
 	if kind == proto.KindRecv && n > 0 {
 		r.mem = unsafe.Slice((*byte)(addr), n)
 	}
+	if p.chk != nil {
+		p.arm(r, bufs, recv, peerText(recv, peer, tag))
+	}
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
 	var inl []byte
-	if !recv && n <= uint64(p.region.G.InlineMax) {
+	if !recv && !sync && n <= uint64(p.region.G.InlineMax) {
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -51,6 +52,9 @@ type Request struct {
 	comp      proto.Completion
 	after     func() error // runs once when a collective completes (copy-outs, Split)
 	chain     *chain       // a compound request: runtime steps joined by local work
+	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
+	cancelPosted bool
+	chk          *reqCheck // the buffer checks' record (check.go); nil when off
 }
 
 // chain is a request made of several runtime requests one after another,
@@ -147,6 +151,8 @@ func (p *process) finish(r *Request) {
 	r.comp = comp
 	switch comp.Err {
 	case proto.ErrNone, proto.ErrNoComm:
+	case proto.ErrCancelled:
+		r.status = Status{Source: AnySource, Tag: AnyTag, elem: r.elem, cancelled: true}
 	case proto.ErrTruncate:
 		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
 	default:
@@ -154,6 +160,13 @@ func (p *process) finish(r *Request) {
 	}
 	if r.kind == proto.KindIprobe && !comp.Found {
 		r.status = Status{Source: AnySource, Tag: AnyTag}
+	}
+	if r.chk != nil {
+		if err := p.verify(r); err != nil && r.retiredBy != "" {
+			p.freedFinding(r, err)
+		} else if r.err == nil {
+			r.err = err
+		}
 	}
 	r.done, r.active, r.buf = true, false, nil
 	p.free = append(p.free, r.slot)
@@ -283,8 +296,17 @@ func (p *process) servePull(stay bool) {
 	for ; copied < n; copied++ {
 		e := p.blk.PullEntry(copied)
 		dst := p.pullTarget(e)
-		if dst == nil || e.PID <= 0 || unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
+		if dst == nil || e.PID <= 0 {
 			break
+		}
+		if p.chk != nil {
+			p.checkPull(p.owner[e.Req], dst)
+		}
+		if unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
+			break
+		}
+		if p.chk != nil && p.chk.mode.Flow {
+			p.blk.SetPullSum(copied, check.Sum(dst))
 		}
 	}
 	p.blk.FinishPull(seq, copied, stay)

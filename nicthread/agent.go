@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
@@ -116,6 +117,8 @@ type Agent struct {
 	send    func(node proto.NodeID, m *proto.Msg) error
 	dataMsg proto.Msg
 
+	chk *checks // the opt-in checks (flow.go); nil: none
+
 	t0, lastStrobe time.Duration
 	stats          SliceStats
 	onSlice        func(*SliceStats)
@@ -140,6 +143,9 @@ type AgentConfig struct {
 	DeadlockSlices uint64
 	DeadlockWarn   bool
 	OnWarn         func(string)
+	// Check selects the opt-in checks (BCS_CHECK; flow.go): flow verifies
+	// every chunk, buffers compares receive buffers before writing them.
+	Check check.Mode
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
@@ -164,6 +170,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		onSlice: cfg.OnSlice,
 		onPlan:  cfg.OnPlan,
 		t0:      time.Duration(unix.Now()),
+		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax),
 	}
 	for r, n := range cfg.NodeOf {
 		a.localOf[r] = -1
@@ -290,6 +297,8 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 			}
 			if d.Inline {
 				a.inline[inlineKey{d.Rank, d.Seq}] = append(a.takeInline(), inl...)
+			} else if a.chk != nil && d.Kind == proto.KindSend {
+				a.chk.sends[inlineKey{d.Rank, d.Seq}] = d.Req
 			}
 			a.batch = append(a.batch, d)
 			return nil
@@ -368,6 +377,9 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	for s := range n {
 		a.pending[s].Store(n[s])
 	}
+	if a.chk != nil {
+		a.chk.reset(p)
+	}
 	a.plan.Store(p)
 	if a.onPlan != nil {
 		a.onPlan(p)
@@ -415,6 +427,11 @@ func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
 		}
 	}
 	a.stats.LTR[4] = t4
+	if a.chk != nil {
+		if err := a.flowEnd(k, p); err != nil {
+			return err
+		}
+	}
 	t5 := a.now()
 	pub, err := a.core.EndSlice(k)
 	if err != nil {
@@ -557,6 +574,11 @@ func (a *Agent) waitPulls(k proto.SliceID, p *scheduler.Plan, timeout time.Durat
 			}
 			continue
 		}
+		if a.chk != nil && a.chk.mode.Flow {
+			if err := a.pullSources(k, p, l); err != nil { // while the rank copies
+				return err
+			}
+		}
 		for {
 			old := atomic.LoadUint32(b.PullDone())
 			done, copied, err := b.PullResult(seq, n)
@@ -566,6 +588,11 @@ func (a *Agent) waitPulls(k proto.SliceID, p *scheduler.Plan, timeout time.Durat
 			if done {
 				for _, e := range a.pulls[l][:copied] {
 					a.pullSt.Bytes += e.Len
+				}
+				if a.chk != nil {
+					if err := a.flowPulls(k, p, l, copied); err != nil {
+						return err
+					}
 				}
 				a.pullSt.Served++
 				if copied < n {
@@ -613,6 +640,9 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
 			return a.moveErr(c.Src, c, "reading the send buffer", err)
 		}
+		if a.chk != nil {
+			a.chk.moved[i]++
+		}
 		a.stats.Bytes += c.Len
 		a.stats.LTR[routine] += a.now() - t0
 		return nil
@@ -621,16 +651,42 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
 			return a.moveErr(c.Src, c, "reading the send buffer", err)
 		}
+		if a.chk != nil {
+			a.checkRead(k, c, data)
+		}
 	}
 	a.stats.Bytes += c.Len
+	var src uint32
+	if a.chk != nil && a.chk.mode.Flow {
+		src = check.Sum(data)
+	}
+	times := 1
+	if copyFault != nil {
+		times = copyFault(k, i, c, data)
+	}
 	if c.DstNode == a.node {
-		if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
-			return a.moveErr(c.Dst, c, "writing the receive buffer", err)
+		if a.chk != nil {
+			a.preWrite(k, c, a.chk.back, a.chk.sums)
+		}
+		for range times {
+			if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
+				return a.moveErr(c.Dst, c, "writing the receive buffer", err)
+			}
+		}
+		if a.chk != nil {
+			if err := a.flowMove(k, i, c, src, times); err != nil {
+				return err
+			}
 		}
 	} else {
-		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
-		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
-			return a.fail(-1, "sending %s: %v", c.Describe(), err)
+		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Count: src, Payload: data}
+		for range times {
+			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+				return a.fail(-1, "sending %s: %v", c.Describe(), err)
+			}
+		}
+		if a.chk != nil {
+			a.chk.moved[i] += uint32(times)
 		}
 	}
 	a.stats.LTR[routine] += a.now() - t0
@@ -668,11 +724,29 @@ func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
 	if c.DstNode != a.node || c.SrcNode != from || uint64(len(m.Payload)) != c.Len {
 		return a.fail(-1, "data frame from node %d does not fit %s", from, c.Describe())
 	}
+	if a.chk != nil {
+		if err := a.flowArrive(int(m.Index), c, m, false); err != nil {
+			a.dataErr.CompareAndSwap(nil, &err)
+			if a.chk.arrived[m.Index].Load() > 1 {
+				return nil // a duplicate: the chunk was counted when it first arrived
+			}
+		}
+		if !c.DstAcc {
+			a.chk.rxMu.Lock()
+			a.preWrite(m.Slice, c, a.chk.rxBack, a.chk.rxSums)
+			a.chk.rxMu.Unlock()
+		}
+	}
 	if c.DstAcc {
 		copy(a.acc[c.DstAddr:][:c.Len], m.Payload)
 	} else if err := unix.WriteTo(a.pid(c.Dst), m.Payload, c.DstAddr); err != nil {
 		e := a.moveErr(c.Dst, c, "writing the receive buffer", err)
 		a.dataErr.Store(&e)
+	}
+	if a.chk != nil {
+		if err := a.flowArrive(int(m.Index), c, m, true); err != nil {
+			a.dataErr.CompareAndSwap(nil, &err)
+		}
 	}
 	if a.pending[c.Stage].Add(-1) == 0 {
 		a.arrived[c.Stage] <- struct{}{}

@@ -106,6 +106,22 @@
 // verified. FuzzDrain feeds random control pages and rings through drain,
 // MSM, TX and publish.
 //
+// # Checks
+//
+// Under BCS_CHECK (AgentConfig.Check; flow.go) the agent verifies its own
+// deliveries (flow: every chunk summed at its source and read back at its
+// destination, data frames carrying the source's sum in Count, pull orders
+// summed by the receiving rank; every plan entry moved once from its source
+// and arrived once at its destination; a violation is a *JobError naming
+// the slice, the plan entry and the nodes), and helps the ranks' buffer
+// checks: before writing a point-to-point chunk it compares the receive
+// buffer's blocks with their sums at post, and after reading a send buffer
+// it compares the bytes read, recording findings in the completion record
+// (internal/shm, check words). The sums are read from the rank's memory
+// through a header whose address the rank wrote: input, used only to read
+// that rank's own memory. Off, each hook is a nil test. copyFault is the
+// tests' fault injector in the copy path.
+//
 // # Master
 //
 // RunMaster strobes on the absolute schedule of strobe.Master

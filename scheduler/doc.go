@@ -43,7 +43,14 @@
 // agent) completes in the slice it is exchanged, whether or not it is matched,
 // like an eager send in other MPI implementations; only its receive waits for
 // the data. Larger sends complete with their transfer (rendezvous), which MPI
-// allows for MPI_Send.
+// allows for MPI_Send. A synchronous send (MPI_Ssend) is posted never Inline,
+// so it completes only with its transfer, after a receive matched it.
+//
+// Cancel (cancel.go): a KindCancel descriptor withdraws its rank's own
+// receive, or unbuffered send, that is still unmatched after the sends and
+// receives of its slice were matched; the target completes with
+// ErrCancelled. A matched target, or one posted after the cancel (its
+// request slot reused), is left alone.
 //
 // # Collectives and communicators
 //

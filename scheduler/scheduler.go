@@ -186,6 +186,8 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.Tag != proto.PartSend && d.Tag != proto.PartRecv {
 			return fmt.Errorf("collective block direction %d, want 0 (send) or 1 (receive)", d.Tag)
 		}
+	case proto.KindCancel:
+		return checkCancel(d, size)
 	case proto.KindRecv, proto.KindProbe, proto.KindIprobe:
 		if d.Peer != proto.AnySource && (d.Peer < 0 || int(d.Peer) >= size) {
 			return fmt.Errorf("%s source %d not in 0..%d or ANY_SOURCE", d.Kind, d.Peer, size-1)
@@ -274,7 +276,7 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 	// Step 2: new receives and probes against unexpected sends.
 	p.Collectives = 0
 	for _, d := range s.order {
-		if d.Kind == proto.KindSend {
+		if d.Kind == proto.KindSend || d.Kind == proto.KindCancel {
 			continue
 		}
 		if d.IsColl() {
@@ -309,6 +311,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 			}
 		}
 	}
+	// Step 3: cancels, after the receives and sends of this slice were
+	// matched (a target matched by now is not withdrawn).
+	s.cancels()
 	s.chunk(p)
 	// Collectives run once every member has posted them (docs/design.md), after
 	// the point-to-point chunks: a barrier completes in the slice its last

@@ -206,8 +206,9 @@ static void constructors(void) {
     envelope(MPI_INT, 0, 0, 0, MPI_COMBINER_NAMED, __LINE__);
     layout(MPI_DOUBLE_INT, 12, 0, 16, 0, 12, __LINE__);
 
-    /* names */
+    /* names, and a derived handle as an int and back */
     OK(MPI_Type_contiguous(2, MPI_INT, &t));
+    CHECK(MPI_Type_fromint(MPI_Type_toint(t)) == t, "Type_fromint(Type_toint(t)) != t");
     char name[MPI_MAX_OBJECT_NAME];
     int len;
     OK(MPI_Type_get_name(t, name, &len));

@@ -7,6 +7,10 @@
 // standard input to rank 0 and the ranks' output to its own, and exits with
 // the job's status. SIGINT, SIGTERM and SIGHUP end the job at any moment,
 // start-up included, with a message and status 128+signal.
+//
+// Scripts written for mpirun keep working: "-np N" is accepted, and Open
+// MPI's --allow-run-as-root and --oversubscribe are accepted and ignored, so
+// bcsrun can stand in as mpirun or mpiexec (a symbolic link will do).
 package main
 
 import (
@@ -14,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -35,7 +40,7 @@ func main() {
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsrun -n N [flags] PROGRAM [ARGS...]\n\nflags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := fs.Parse(mpirunArgs(fs, os.Args[1:])); err != nil {
 		if err == pflag.ErrHelp {
 			os.Exit(0)
 		}
@@ -77,4 +82,45 @@ func main() {
 	}
 	pprof.StopCPUProfile()
 	os.Exit(res.ExitCode)
+}
+
+// mpirunArgs accepts the spellings of mpirun and mpiexec that scripts
+// written for Open MPI and MPICH use, before the program name: "-np N"
+// (pflag would read it as -n with the value "p") becomes --np N, and Open
+// MPI's --allow-run-as-root and --oversubscribe, which mean nothing here
+// (bcsmpi runs as root and always allows more ranks than cores), are
+// dropped. Arguments from the program name on are left alone.
+func mpirunArgs(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i:]...)
+		case !strings.HasPrefix(a, "-") || a == "-":
+			return append(out, args[i:]...) // the program
+		case a == "-np" || strings.HasPrefix(a, "-np="):
+			out = append(out, "-"+a)
+			continue
+		case a == "--allow-run-as-root" || a == "--oversubscribe":
+			continue
+		}
+		out = append(out, a)
+		// A flag given as "--name value" or "-x value" takes the next
+		// argument with it.
+		if strings.Contains(a, "=") {
+			continue
+		}
+		var f *pflag.Flag
+		if strings.HasPrefix(a, "--") {
+			f = fs.Lookup(a[2:])
+		} else if len(a) == 2 {
+			f = fs.ShorthandLookup(a[1:])
+		}
+		if f != nil && f.NoOptDefVal == "" && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
 }

@@ -4,9 +4,13 @@
 // (sched.bpf.c, loaded through cilium/ebpf, CO-RE against the kernel's BTF)
 // run on the scheduler's tracepoints sched_switch, sched_waking,
 // sched_wakeup, sched_wakeup_new and sched_migrate_task (as tp_btf
-// programs) and keep cumulative counters in per-CPU maps; the launcher reads
-// them once per slice, after node 0's transmission microphase (outside the
-// slice's critical path), and records the differences into EMDS windows.
+// programs) and attribute what they see to slices themselves. The slice's
+// path does no reading: after node 0's transmission microphase the agent
+// calls Publish, which stores the time and the slice's end into the
+// programs' memory-mapped slice clock (a clock read and three stores, no
+// system call); a reader goroutine on its own thread takes the finished
+// slices from memory-mapped maps every few ms (DrainEvery) and records them
+// into EMDS windows.
 //
 // # Entities
 //
@@ -41,17 +45,29 @@
 // # Slice boundaries and precision
 //
 // The row of slice k covers the time from the end of node 0's transmission
-// microphase of slice k−1 to the end of that of slice k: that is when Sample
-// runs (on the agent's thread, after the slice's work is done). The kernel
-// adds a run or wait interval when it ends (at a context switch); Sample adds
-// the parts of the intervals still open at the read (the current task's run
-// on each CPU, the current interference, every tracked task's current wait
-// for a CPU) so that a rank computing or waiting through several slices is
-// spread over them. The reads of the CPUs are not atomic
-// together: an interval that ends during a read can move a few µs between
-// neighbouring slices, and a negative difference is recorded as 0. WAKELAT
-// is credited when the woken task runs, to that slice. A slice
-// that the master skipped is folded into the next recorded one.
+// microphase of slice k−1 to the end of that of slice k: the two Publish
+// calls (their CLOCK_MONOTONIC times, the clock of bpf_ktime_get_ns, bound
+// the row; TEND is the second). The programs number the rows by q, the count
+// of Publish calls, and keep the last ring of them (RingMin to RingMax, as
+// many as fit KernelBytesMax) per entity and CPU; the reader labels row q
+// with the slice number Publish was given, so a slice that the master
+// skipped is folded into the next recorded one.
+//
+// A program credits a run, a wait or an interference when it ends (at a
+// context switch), split at the slices' bounds over the rows it overlaps;
+// when the reader takes a row it adds the parts of the intervals still open
+// (the current task's run on each CPU, the current interference, every
+// tracked task's current wait for a CPU, from per-entity counts of the
+// waits by the row they began in), and from then on the programs leave that
+// row alone. A rank computing or waiting through many slices is thus spread
+// over them. What the programs and the reader do at the same instant is not
+// atomic together: an interval that ends within the µs of a read, or a
+// program that runs while Publish moves the clock, can move a few µs
+// between neighbouring rows. WAKELAT is credited when the woken task runs,
+// to that row. A row the reader could not take before the programs reused
+// its place (the reader starved of CPU for ring − 2 slices; Publish takes
+// the rows itself when the reader is half the ring behind) is lost and
+// counted in emds-kernel-cost.csv.
 //
 // # Files (in the job's MDS directory)
 //
@@ -65,11 +81,14 @@
 //	    bcsrun's pid; thread: the master's thread id), to tell the runtime's
 //	    own tasks among the interferers
 //	emds-kernel-cost.csv
-//	    what,count,ns: Sample's calls and their total time (sample: elapsed,
-//	    sample_cpu: the thread's CPU time; they differ when the thread was
-//	    preempted during a Sample), and each eBPF
-//	    program's runs and time in the kernel (counted by the kernel only
-//	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
+//	    what,count,ns: publish: Publish's calls and their elapsed time (the
+//	    monitor's whole cost on the slice's path); drain, drain_cpu: the
+//	    reader's drains, their elapsed time and its thread's CPU time;
+//	    publish_drain, publish_drain_cpu: the same for the drains Publish
+//	    made because the reader was half the ring behind (on the agent's
+//	    thread); lost: the rows lost (count); then each eBPF program's runs
+//	    and time in the kernel (counted by the kernel only while sysctl
+//	    kernel.bpf_stats_enabled=1; 0 otherwise)
 //	emds-kernel-wakehist.csv
 //	    entity,lo_ns,hi_ns,count: the whole run's wake-up latencies in
 //	    buckets of half a power of two ([lo, hi) ns)
@@ -90,23 +109,25 @@
 // entity, least recently updated first out (an LRU map: a pair evicted and
 // seen again counts from 0, so the whole run's totals of
 // emds-kernel-interferers.csv can miss what it had before; the rows' TOP
-// columns do not; the slice map holds 16 pairs per entity, what does not fit
-// is counted by Dropped); the task state map holds TasksPerEntity threads per
-// entity, and a thread that does not fit is not followed. Windows are
+// columns do not); each row keeps 8 interfering (entity, task) pairs per
+// CPU, and a pair that does not fit is counted by Dropped; the task state
+// map holds TasksPerEntity threads per entity, and a thread that does not
+// fit is not followed. The per-row maps take ring × CPUs × (entities × 80 +
+// 136) bytes of kernel memory, at most KernelBytesMax. Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
 // ranks Config.Recorded selects (bcsrun: mds_ranks), at most MaxWindowBytes
-// in all; Sample allocates only for a task seen for the first time.
+// in all; Publish and the reader do not allocate.
 //
 // # Cost
 //
-// Sample makes two bpf(2) calls (the per-entity counters, the CPUs' state)
-// and, when some entity's PREEMPT moved since the previous Sample, a batch
-// lookup-and-delete of the slice's interference map, which holds only the
-// pairs that interfered since (the whole run's map is read at Dump; an
-// increment the kernel makes between the lookup and the delete of its pair
-// is lost); open waits come from per-entity counters kept by
-// the kernel (tasks waiting, sum of their start times), not from a walk of
-// the task map. emds-kernel-cost.csv records what Sample and the programs
+// On the slice's path, Publish: a clock read and three stores (about
+// 0.1 µs; the per-slice bpf(2) reads of the first design took 6–8 µs of
+// the agent's CPU per slice). The reader makes no system call: the slice
+// clock (.bss), the rows, the rows' interference, the open waits and the
+// CPUs' state are memory-mapped arrays (BPF_F_MMAPABLE), each CPU writing
+// its own part; it wakes every DrainEvery and reads only the rows it
+// takes. The whole run's interference and histograms are read at Dump.
+// emds-kernel-cost.csv records what Publish, the reader and the programs
 // took in the run.
 //
 // # Building
@@ -115,6 +136,7 @@
 // ./emds/kernel` (bpf2go, pinned as a tool in go.mod, with clang and
 // libbpf's headers) and committed: building and testing need only Go.
 //
-// A Monitor is not safe for concurrent use, except AddRank, which may be
-// called from any goroutine while Sample runs.
+// Publish is called from one goroutine (node 0's agent); AddRank and
+// SetMasterThread may be called from any goroutine meanwhile; Dump and
+// Close come after the last Publish.
 package kernel

@@ -7,10 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -65,6 +69,9 @@ type Config struct {
 	RuntimePID int    // bcsrun's process id (entity "runtime")
 	BTFPath    string // the kernel's BTF for CO-RE ("" = DefaultBTFPath)
 	First, Len uint64 // the EMDS window: slices [First, First+Len)
+	// Slice is the runtime's timeslice (0: unknown); it sets how often the
+	// reader takes the finished slices (DrainEvery).
+	Slice time.Duration
 	// Recorded selects the ranks that get a window (nil: all); every rank
 	// is followed in the kernel either way.
 	Recorded []bool
@@ -86,35 +93,55 @@ func entityName(e, ranks int) string {
 	return "runtime"
 }
 
-// Monitor is a loaded, attached kernel monitor.
+// Monitor is a loaded, attached kernel monitor and its reader goroutine.
+// Publish, the reader and Dump share the windows through mu; see the
+// package doc for who may call what when.
 type Monitor struct {
 	cfg   Config
 	objs  schedObjects
+	bss   *ebpf.Map // the programs' .bss: the slice clock
 	links []link.Link
 	ncpu  int
 	nent  int
 
-	keys     []uint32
-	stats    []schedEntStats // nent × ncpu
-	cpus     []schedCpuState // ncpu
-	skeys    []schedIntfKey
-	svals    []uint64 // len(skeys) × ncpu
-	ikeys    []schedIntfKey
-	ivals    []schedIntfVal // len(ikeys) × ncpu
-	cum      []int64        // nent × nsum: cumulative ONCPU, RUNQ, PREEMPT, WAKELAT, NWAKE, NIVCSW, NMIGR
-	prev     []int64
-	ikern    map[schedIntfKey]int64 // the kernel's interference totals (read at Dump)
-	dirty    []openIntf             // the kernel's growth per pair since the previous Sample
-	kpre     []int64                // per entity, the kernel's PREEMPT at the previous Sample
-	open     []openIntf             // interference still open on some CPU at this Sample
-	prevOpen []openIntf             // open at the previous Sample
-	comm     map[uint32]string
-	top      []topEntry // nent × Top
-	vals     []int64
-	win      []*emds.Window
-	master   int // registered master tid, 0 if none
+	// Memory-mapped from the kernel's maps (see Close for their lifetime).
+	maps  [][]byte
+	clk   *schedSliceClock
+	slots []schedSlot     // ncpu × ring × nent
+	tops  []schedSliceTop // ncpu × ring
+	waits []schedWaits    // ncpu × nent
+	cpus  []schedCpuState // ncpu
 
-	samples, sampleNS, sampleCPU int64 // Sample's calls, the time they took and their CPU time
+	// The publisher's (node 0's agent).
+	q           uint64          // the slice running now (sched.bpf.c's clock.cur)
+	pubN, pubNS int64           // Publish's calls and their time
+	ring        uint64          // slices the kernel keeps (a power of two, RingMin .. RingMax)
+	labels      []atomic.Uint64 // labels[q % ring]: the runtime's number of slice q
+
+	// The reader's (and Publish's when the reader falls behind), under mu.
+	mu                        sync.Mutex
+	every                     time.Duration // between drains
+	stop                      chan struct{} // closed: exit
+	exited                    chan struct{} // closed by the reader when it exits
+	stopOnce                  sync.Once
+	d                         uint64  // the first slice not taken
+	acc                       []int64 // per (slice − d, entity, field): the slots summed over CPUs
+	cpuSnap                   []schedCpuState
+	nOld                      []int64    // per entity: open waits begun before d
+	extra                     []int64    // per entity: open ONCPU, PREEMPT in the slice being recorded
+	cand                      []openIntf // one slice's interference by pair
+	top                       []topEntry // nent × Top
+	vals                      []int64
+	win                       []*emds.Window
+	drains, drainNS, drainCPU [2]int64 // drains by the reader [0] and by Publish [1], their time and CPU time
+	lost                      int64    // slices the reader fell too far behind to take
+
+	ikeys []schedIntfKey
+	ivals []schedIntfVal         // len(ikeys) × ncpu
+	ikern map[schedIntfKey]int64 // the kernel's interference totals (read at Dump)
+	comm  map[uint32]string
+
+	master int // registered master tid, 0 if none
 
 	// ids are the registered ids (AddRank, SetMasterThread) → entity, for a
 	// task that was already running when it was registered: the kernel
@@ -123,7 +150,26 @@ type Monitor struct {
 	ids   map[uint32]int
 }
 
-const nsum = 7
+// The kernel keeps the last ring slices per entity and CPU, ring a power
+// of two from RingMin to RingMax (sched.bpf.c's RING_MAX), the largest
+// whose maps fit KernelBytesMax: the reader must take each slice within
+// ring − 2 slices of its end, or it is lost (counted in
+// emds-kernel-cost.csv); Publish takes them itself when the reader is half
+// the ring behind.
+const (
+	RingMin        = 256
+	RingMax        = 4096
+	KernelBytesMax = 64 << 20
+)
+
+// The fields of a slot (sched.bpf.c's F_*): Metrics' first nsum, then the
+// open waits begun in the slice.
+const (
+	nsum     = 7
+	fOpenN   = 7
+	fOpenSum = 8
+	nf       = 9
+)
 
 type openIntf struct {
 	k  schedIntfKey
@@ -135,14 +181,18 @@ type topEntry struct {
 	ns  int64
 }
 
-// Open loads and attaches the programs. On any failure it releases what it
-// took and returns an error; an *UnavailableError says what is missing.
+// Open loads and attaches the programs and starts the reader. On any
+// failure it releases what it took and returns an error; an
+// *UnavailableError says what is missing.
 func Open(cfg Config) (*Monitor, error) {
 	if cfg.BTFPath == "" {
 		cfg.BTFPath = DefaultBTFPath
 	}
 	if cfg.Ranks < 1 {
 		return nil, fmt.Errorf("emds/kernel: %d ranks, want 1 or more", cfg.Ranks)
+	}
+	if cfg.Slice < 0 {
+		return nil, fmt.Errorf("emds/kernel: slice %v, want 0 (unknown) or more", cfg.Slice)
 	}
 	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 19) {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.19 or later (this kernel is %q)", rel)}
@@ -156,19 +206,34 @@ func Open(cfg Config) (*Monitor, error) {
 		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
 	}
 	nent := cfg.Ranks + 2
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
+	}
+	perSlice := ncpu * (nent*int(unsafe.Sizeof(schedSlot{})) + int(unsafe.Sizeof(schedSliceTop{})))
+	ring := RingMax
+	for ring > RingMin && ring*perSlice > KernelBytesMax {
+		ring /= 2
+	}
+	if ring*perSlice > KernelBytesMax {
+		return nil, fmt.Errorf("emds/kernel: %d CPUs × %d entities × %d slices need %d MiB of kernel memory, over %d MiB; run fewer ranks",
+			ncpu, nent, ring, ring*perSlice>>20, KernelBytesMax>>20)
+	}
 	spec.Maps[schedMapEnts].MaxEntries = uint32(nent + 64)
-	spec.Maps[schedMapStats].MaxEntries = uint32(nent)
 	spec.Maps[schedMapWakehist].MaxEntries = uint32(nent * HistBuckets)
-	// A hash map's batch read walks every bucket: size the maps Sample
-	// reads by the job, not by the worst case.
 	spec.Maps[schedMapTasks].MaxEntries = uint32(max(256, TasksPerEntity*nent))
 	spec.Maps[schedMapIntf].MaxEntries = uint32(max(512, InterferersPerEntity*nent))
-	spec.Maps[schedMapSliceIntf].MaxEntries = uint32(max(256, 16*nent))
-	if err := spec.Variables["runtime_tgid"].Set(uint32(cfg.RuntimePID)); err != nil {
-		return nil, fmt.Errorf("emds/kernel: %w", err)
+	spec.Maps[schedMapTops].MaxEntries = uint32(ncpu * ring)
+	spec.Maps[schedMapSlots].MaxEntries = uint32(ncpu * ring * nent)
+	spec.Maps[schedMapOpenWaits].MaxEntries = uint32(ncpu * nent)
+	spec.Maps[schedMapCpus].MaxEntries = uint32(ncpu)
+	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nent": uint32(nent), "ring": uint32(ring)} {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return nil, fmt.Errorf("emds/kernel: %w", err)
+		}
 	}
-	if err := spec.Variables["nranks"].Set(uint32(cfg.Ranks)); err != nil {
-		return nil, fmt.Errorf("emds/kernel: %w", err)
+	if v := spec.Variables[schedVarClock]; v == nil || v.Offset != 0 || v.Size() != uint32(unsafe.Sizeof(schedSliceClock{})) {
+		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object's slice clock is not .bss's only variable (%v)", v)
 	}
 	windows := 2
 	for r := range cfg.Ranks {
@@ -180,13 +245,20 @@ func Open(cfg Config) (*Monitor, error) {
 		return nil, fmt.Errorf("emds/kernel: %d windows of %d slices would take %d MiB, over %d MiB; record fewer slices (emds_slices) or ranks (mds_ranks)",
 			windows, cfg.Len, b>>20, MaxWindowBytes>>20)
 	}
-	m := &Monitor{cfg: cfg, nent: nent}
-	if m.ncpu, err = ebpf.PossibleCPU(); err != nil {
-		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
+	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), labels: make([]atomic.Uint64, ring)}
+	var objs struct {
+		schedObjects
+		Bss *ebpf.Map `ebpf:".bss"`
 	}
-	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
+	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
 		return nil, classify("loading the eBPF programs", err)
 	}
+	m.objs, m.bss = objs.schedObjects, objs.Bss
+	if err := m.mapMemory(); err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.clk.Bound[0] = uint64(unix.Now()) // slice 0: from now to the first Publish
 	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeup, m.objs.OnWakeupNew, m.objs.OnMigrate} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
@@ -199,20 +271,14 @@ func Open(cfg Config) (*Monitor, error) {
 		m.Close()
 		return nil, classify("registering bcsrun", err)
 	}
-	m.keys = make([]uint32, nent)
-	m.stats = make([]schedEntStats, nent*m.ncpu)
-	m.cpus = make([]schedCpuState, m.ncpu)
-	m.skeys = make([]schedIntfKey, 64)
-	m.svals = make([]uint64, 64*m.ncpu)
+	m.acc = make([]int64, ring*nent*nf)
+	m.cpuSnap = make([]schedCpuState, ncpu)
+	m.nOld = make([]int64, nent)
+	m.extra = make([]int64, 2*nent)
+	m.cand = make([]openIntf, 0, 64)
 	m.ikeys = make([]schedIntfKey, 256)
-	m.ivals = make([]schedIntfVal, 256*m.ncpu)
-	m.cum = make([]int64, nent*nsum)
-	m.prev = make([]int64, nent*nsum)
+	m.ivals = make([]schedIntfVal, 256*ncpu)
 	m.ikern = make(map[schedIntfKey]int64)
-	m.kpre = make([]int64, nent)
-	m.open = make([]openIntf, 0, m.ncpu)
-	m.prevOpen = make([]openIntf, 0, m.ncpu)
-	m.dirty = make([]openIntf, 0, 64)
 	m.comm = make(map[uint32]string)
 	m.ids = map[uint32]int{uint32(cfg.RuntimePID): cfg.Ranks + 1}
 	m.top = make([]topEntry, nent*Top)
@@ -223,7 +289,57 @@ func Open(cfg Config) (*Monitor, error) {
 			m.win[e] = emds.NewWindow(Metrics, nil, cfg.First, cfg.Len)
 		}
 	}
+	m.every = DrainEvery(cfg.Slice)
+	m.stop, m.exited = make(chan struct{}), make(chan struct{})
+	go m.reader()
 	return m, nil
+}
+
+// DrainEvery is how often the reader takes the finished slices: an eighth
+// of the smallest ring's time at slice (Config.Slice), within 1 to 8 ms;
+// 4 ms when the slice is unknown.
+func DrainEvery(slice time.Duration) time.Duration {
+	if slice <= 0 {
+		return 4 * time.Millisecond
+	}
+	return min(max(slice*RingMin/8, time.Millisecond), 8*time.Millisecond)
+}
+
+// mapMemory maps the slice clock and the maps the reader reads.
+func (m *Monitor) mapMemory() error {
+	page := os.Getpagesize()
+	mp := func(what string, mp *ebpf.Map, bytes int) (unsafe.Pointer, error) {
+		b, err := unix.Map(mp.FD(), (bytes+page-1)/page*page)
+		if err != nil {
+			return nil, fmt.Errorf("emds/kernel: mapping the %s: %w", what, err)
+		}
+		m.maps = append(m.maps, b)
+		return unsafe.Pointer(&b[0]), nil
+	}
+	p, err := mp("slice clock", m.bss, int(unsafe.Sizeof(schedSliceClock{})))
+	if err != nil {
+		return err
+	}
+	m.clk = (*schedSliceClock)(p)
+	ring := int(m.ring)
+	n := m.ncpu * ring * m.nent
+	if p, err = mp("slices' counters", m.objs.Slots, n*int(unsafe.Sizeof(schedSlot{}))); err != nil {
+		return err
+	}
+	m.slots = unsafe.Slice((*schedSlot)(p), n)
+	if p, err = mp("slices' interference", m.objs.Tops, m.ncpu*ring*int(unsafe.Sizeof(schedSliceTop{}))); err != nil {
+		return err
+	}
+	m.tops = unsafe.Slice((*schedSliceTop)(p), m.ncpu*ring)
+	if p, err = mp("open waits", m.objs.OpenWaits, m.ncpu*m.nent*int(unsafe.Sizeof(schedWaits{}))); err != nil {
+		return err
+	}
+	m.waits = unsafe.Slice((*schedWaits)(p), m.ncpu*m.nent)
+	if p, err = mp("CPUs' state", m.objs.Cpus, m.ncpu*int(unsafe.Sizeof(schedCpuState{}))); err != nil {
+		return err
+	}
+	m.cpus = unsafe.Slice((*schedCpuState)(p), m.ncpu)
+	return nil
 }
 
 // classify turns a load or attach failure into what is missing.
@@ -275,58 +391,173 @@ func (m *Monitor) SetMasterThread() error {
 	return m.objs.Ents.Put(uint32(m.master), uint32(m.cfg.Ranks))
 }
 
-// Sample reads the kernel's counters and records what happened since the
-// previous Sample as slice's row of every entity.
-func (m *Monitor) Sample(slice uint64) error {
+// Publish says that the runtime's slice has ended now and the next begins:
+// what the programs see from now on belongs to the next row. It is the
+// monitor's only work on the slice's path: a clock read and three stores
+// to memory shared with the programs, no system call, no allocation. Call
+// it from one goroutine (node 0's agent), never concurrently with or after
+// Close.
+func (m *Monitor) Publish(slice uint64) {
+	now := unix.Now()
+	q := m.q
+	m.labels[q%m.ring].Store(slice)
+	atomic.StoreUint64(&m.clk.Bound[(q+1)%m.ring], uint64(now))
+	atomic.StoreUint64(&m.clk.Cur, q+1)
+	m.q = q + 1
+	m.pubN++
+	m.pubNS += unix.Now() - now
+	// A reader starved of CPU would lose slices: take them here instead.
+	if q+1-atomic.LoadUint64(&m.clk.Done) >= m.ring/2 && m.mu.TryLock() {
+		m.drainLocked(false, true)
+		m.mu.Unlock()
+	}
+}
+
+// reader takes the finished slices every m.every, on its own OS thread
+// (so that its CPU time is its own), until stop.
+func (m *Monitor) reader() {
+	runtime.LockOSThread()
+	defer close(m.exited)
+	t := time.NewTicker(m.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			m.mu.Lock()
+			m.drainLocked(false, false)
+			m.mu.Unlock()
+		}
+	}
+}
+
+// drainLocked drains and counts it (m.mu held): by Publish, when the
+// reader has fallen half the ring behind.
+func (m *Monitor) drainLocked(final, byPublish bool) {
 	t0, c0 := unix.Now(), unix.ThreadCPUTime()
-	defer func() {
-		m.samples++
-		m.sampleNS += unix.Now() - t0
-		m.sampleCPU += unix.ThreadCPUTime() - c0
-	}()
-	if err := m.read(); err != nil {
-		return err
+	m.drain(final)
+	i := 0
+	if byPublish {
+		i = 1
 	}
+	m.drains[i]++
+	m.drainNS[i] += unix.Now() - t0
+	m.drainCPU[i] += unix.ThreadCPUTime() - c0
+}
+
+// stopReader stops the reader and takes the last slices.
+func (m *Monitor) stopReader() {
+	if m.stop == nil {
+		return
+	}
+	m.stopOnce.Do(func() {
+		close(m.stop)
+		<-m.exited
+	})
+	m.mu.Lock()
+	m.drainLocked(true, false)
+	m.mu.Unlock()
+}
+
+// drain records the slices from m.d up to two before the current one (all
+// finished ones when final): the kernel's counts, plus the parts of the
+// intervals still open (a task running, a task waiting, another task running
+// while it waits), which the kernel credits only when they end and then
+// no longer to the slices taken.
+func (m *Monitor) drain(final bool) {
+	c := atomic.LoadUint64(&m.clk.Cur)
+	ring := m.ring
+	if c >= ring-2 && m.d < c-(ring-2) { // the kernel may have reused their buckets
+		m.lost += int64(c - (ring - 2) - m.d)
+		m.d = c - (ring - 2)
+	}
+	last := c // the last slice taken, + 1
+	if !final {
+		last = max(c, 1) - 1
+	}
+	if last <= m.d {
+		return
+	}
+	d := m.d
+	atomic.StoreUint64(&m.clk.Done, last) // from here on the kernel leaves them alone
 	now := int64(unix.Now())
-	for i := range m.cum {
-		m.cum[i] = 0
-	}
-	moved := false // some entity's PREEMPT moved in the kernel since the previous Sample
-	for e := 0; e < m.nent; e++ {
-		c := m.cum[e*nsum:][:nsum]
-		var nwait, since uint64
-		for cpu := 0; cpu < m.ncpu; cpu++ {
-			s := &m.stats[e*m.ncpu+cpu]
-			c[0] += int64(s.OncpuNs)
-			c[1] += int64(s.RunqNs)
-			c[2] += int64(s.PreemptNs)
-			c[3] += int64(s.WakeNs)
-			c[4] += int64(s.Nwake)
-			c[5] += int64(s.Nivcsw)
-			c[6] += int64(s.Nmigr)
-			nwait += s.Nwait
-			since += s.SinceSum
-		}
-		if c[2] != m.kpre[e] {
-			m.kpre[e], moved = c[2], true
-		}
-		// The waits still open: n tasks runnable since (sum)/n on average.
-		if n := int64(nwait); n > 0 && n <= 1<<20 {
-			if open := n*now - int64(since); open > 0 {
-				c[1] += open
+	copy(m.cpuSnap, m.cpus)
+
+	// The kernel's counts of slices d .. c, summed over CPUs (mod 2^64:
+	// the open waits' counts move from the CPU where a wait began to the
+	// one where it ended).
+	n := int(c - d + 1)
+	acc := m.acc[:n*m.nent*nf]
+	clear(acc)
+	for cpu := range m.ncpu {
+		for i := range n {
+			q := d + uint64(i)
+			row := m.slots[(cpu*int(ring)+int(q%ring))*m.nent:][:m.nent]
+			for e := range row {
+				sl := &row[e]
+				if atomic.LoadUint64(&sl.Tag) != q+1 {
+					continue
+				}
+				a := acc[(i*m.nent+e)*nf:][:nf]
+				for f := range nf {
+					a[f] += int64(sl.V[f])
+				}
 			}
 		}
 	}
-	m.dirty = m.dirty[:0]
-	if moved {
-		if err := m.takeSliceIntf(); err != nil {
-			return err
+	// The open waits that began before d: all of them, less those that
+	// began in d .. c.
+	for e := range m.nent {
+		var all uint64
+		for cpu := range m.ncpu {
+			all += m.waits[cpu*m.nent+e].N
+		}
+		old := int64(all)
+		for i := range n {
+			old -= acc[(i*m.nent+e)*nf+fOpenN]
+		}
+		if old < 0 || old > 1<<20 { // a race with the kernel, or garbage
+			old = 0
+		}
+		m.nOld[e] = old
+	}
+	c2 := atomic.LoadUint64(&m.clk.Cur)
+	for q := d; q < last; q++ {
+		if q+ring <= c2 { // its bucket, bounds or label may have been reused while read
+			m.lost++
+			continue
+		}
+		b0, b1 := int64(atomic.LoadUint64(&m.clk.Bound[q%ring])), int64(atomic.LoadUint64(&m.clk.Bound[(q+1)%ring]))
+		m.slice(q, int(q-d), b0, b1, now)
+	}
+	m.d = last
+}
+
+// slice records slice q's row (i = q − d in acc), which ran from b0 to b1:
+// the kernel's counts plus the parts in [b0, b1) of the intervals open at
+// now.
+func (m *Monitor) slice(q uint64, i int, b0, b1, now int64) {
+	label := m.labels[q%m.ring].Load()
+	if label < m.cfg.First || label-m.cfg.First >= m.cfg.Len {
+		return // outside the windows
+	}
+	clear(m.top)
+	clear(m.extra)
+	m.cand = m.cand[:0]
+	for cpu := range m.ncpu {
+		t := &m.tops[cpu*int(m.ring)+int(q%m.ring)]
+		if atomic.LoadUint64(&t.Tag) != q+1 {
+			continue
+		}
+		for i, ns := range t.Ns {
+			if ns > 0 && int(t.Ent[i]) < m.nent {
+				m.cand = addCand(m.cand, schedIntfKey{Ent: t.Ent[i], Pid: t.Pid[i]}, int64(ns))
+			}
 		}
 	}
-	// The intervals still open on each CPU.
-	m.open = m.open[:0]
-	for cpu := range m.cpus {
-		cs := &m.cpus[cpu]
+	for cpu := range m.cpuSnap {
+		cs := &m.cpuSnap[cpu]
 		if cs.Start == 0 || now <= int64(cs.Start) {
 			continue
 		}
@@ -339,65 +570,68 @@ func (m *Monitor) Sample(slice uint64) error {
 			m.idsMu.RUnlock()
 		}
 		if e >= 0 && e < m.nent {
-			m.cum[e*nsum] += now - int64(cs.Start)
+			m.extra[e*2] += overlap(int64(cs.Start), now, b0, b1)
 		}
 		if w := int(cs.WaitEnt) - 1; w >= 0 && w < m.nent && w != int(cs.CurrEnt)-1 && cs.CurrPid != 0 {
-			from := max(int64(cs.Start), int64(cs.WaitSince))
-			if now > from {
-				m.cum[w*nsum+2] += now - from
-				k := schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}
-				m.open = append(m.open, openIntf{k, now - from})
+			if o := overlap(max(int64(cs.Start), int64(cs.WaitSince)), now, b0, b1); o > 0 {
+				m.extra[w*2+1] += o
+				m.cand = addCand(m.cand, schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}, o)
 			}
 		}
 	}
-	for i := range m.top {
-		m.top[i] = topEntry{}
+	for _, c := range m.cand {
+		m.addTop(c.k, c.ns)
 	}
-	// Each pair's share of this slice: what the kernel added, plus what is
-	// open now, minus what was open at the previous Sample and counted then
-	// (the kernel's total includes it once the interval ends).
-	for i := range m.dirty {
-		d := &m.dirty[i]
-		d.ns += takeOpen(m.open, d.k) - takeOpen(m.prevOpen, d.k)
-		m.addTop(d.k, d.ns)
-	}
-	for _, o := range m.open {
-		if o.ns >= 0 {
-			m.addTop(o.k, o.ns-takeOpen(m.prevOpen, o.k))
+	for e := range m.nent {
+		if m.win[e] == nil {
+			continue
 		}
-	}
-	for i := range m.open { // takeOpen marked them taken; restore for the next Sample
-		m.open[i].ns = max(m.open[i].ns, ^m.open[i].ns)
-	}
-	m.prevOpen = append(m.prevOpen[:0], m.open...)
-	for e := 0; e < m.nent; e++ {
-		c, p := m.cum[e*nsum:][:nsum], m.prev[e*nsum:][:nsum]
-		for i := range nsum {
-			m.vals[i] = max(c[i]-p[i], 0)
-			p[i] = max(c[i], p[i])
+		a := m.acc[(i*m.nent+e)*nf:][:nf]
+		waiting := m.nOld[e] // open waits that began before q: waiting all through it
+		for j := range i {
+			waiting += m.acc[(j*m.nent+e)*nf+fOpenN]
 		}
-		for i, t := range m.top[e*Top:][:Top] {
-			m.vals[nsum+2*i], m.vals[nsum+2*i+1] = int64(t.pid), t.ns
+		runq := openWaits(waiting, a[fOpenN], a[fOpenSum], b0, b1)
+		copy(m.vals, a[:nsum])
+		m.vals[0] += m.extra[e*2]
+		m.vals[1] += runq
+		m.vals[2] += m.extra[e*2+1]
+		for k := range nsum {
+			m.vals[k] = max(m.vals[k], 0)
 		}
-		m.vals[nsum+2*Top] = now
-		if m.win[e] != nil {
-			m.win[e].Record(slice, m.vals)
+		for k, t := range m.top[e*Top:][:Top] {
+			m.vals[nsum+2*k], m.vals[nsum+2*k+1] = int64(t.pid), t.ns
 		}
+		m.vals[nsum+2*Top] = b1
+		m.win[e].Record(label, m.vals)
 	}
-	return nil
 }
 
-// takeOpen returns the open interference of k in list and marks it taken
-// (a negative ns, undone by ^), or 0.
-func takeOpen(list []openIntf, k schedIntfKey) int64 {
+// overlap is the length of [from, to) ∩ [b0, b1).
+func overlap(from, to, b0, b1 int64) int64 {
+	return max(0, min(to, b1)-max(from, b0))
+}
+
+// openWaits is the time in slice [b0, b1) of the waits still open: waiting
+// began before b0, and n began in the slice at times summing to sum (mod
+// 2^64).
+func openWaits(waiting, n, sum, b0, b1 int64) int64 {
+	w := max(waiting, 0) * (b1 - b0)
+	if n > 0 {
+		w += max(n*b1-sum, 0)
+	}
+	return max(w, 0)
+}
+
+// addCand adds ns to k's entry of list.
+func addCand(list []openIntf, k schedIntfKey, ns int64) []openIntf {
 	for i := range list {
-		if list[i].k == k && list[i].ns >= 0 {
-			v := list[i].ns
-			list[i].ns = ^v
-			return v
+		if list[i].k == k {
+			list[i].ns += ns
+			return list
 		}
 	}
-	return 0
+	return append(list, openIntf{k, ns})
 }
 
 // addTop enters d ns of interference by k.Pid into k.Ent's top list.
@@ -411,44 +645,6 @@ func (m *Monitor) addTop(k schedIntfKey, d int64) {
 			copy(t[i+1:], t[i:Top-1])
 			t[i] = topEntry{k.Pid, d}
 			return
-		}
-	}
-}
-
-// read fetches the per-entity counters and the CPUs' state.
-func (m *Monitor) read() error {
-	var cur ebpf.MapBatchCursor
-	n, err := m.objs.Stats.BatchLookup(&cur, m.keys, m.stats, nil)
-	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return fmt.Errorf("emds/kernel: reading the counters: %w", err)
-	}
-	if n != m.nent {
-		return fmt.Errorf("emds/kernel: reading the counters: %d of %d entities", n, m.nent)
-	}
-	if err := m.objs.Cpus.Lookup(uint32(0), m.cpus); err != nil {
-		return fmt.Errorf("emds/kernel: reading the CPUs' state: %w", err)
-	}
-	return nil
-}
-
-// takeSliceIntf takes the interference of the pairs that grew since the
-// last call out of the kernel's slice map into dirty.
-func (m *Monitor) takeSliceIntf() error {
-	var cur ebpf.MapBatchCursor
-	for {
-		n, err := m.objs.SliceIntf.BatchLookupAndDelete(&cur, m.skeys, m.svals, nil)
-		for i := 0; i < n; i++ {
-			var sum int64
-			for _, v := range m.svals[i*m.ncpu:][:m.ncpu] {
-				sum += int64(v)
-			}
-			m.dirty = append(m.dirty, openIntf{m.skeys[i], sum})
-		}
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("emds/kernel: reading the slice's interference: %w", err)
 		}
 	}
 }
@@ -502,7 +698,8 @@ func commString(c []int8) string {
 	return string(b)
 }
 
-// Dropped is the number of interference pairs that did not fit the map.
+// Dropped is the number of interference pairs that did not fit the maps
+// (0 after Close).
 func (m *Monitor) Dropped() uint64 {
 	var d uint64
 	for _, c := range m.cpus {
@@ -522,19 +719,32 @@ func (m *Monitor) Bytes() int {
 	return n
 }
 
-// Close detaches the programs and frees the maps. Safe to call twice.
+// Close stops the reader, detaches the programs and frees the maps. Safe
+// to call twice; Publish must not run during or after it.
 func (m *Monitor) Close() error {
+	m.stopReader()
 	for _, l := range m.links {
 		l.Close()
 	}
 	m.links = nil
+	m.clk, m.slots, m.tops, m.waits, m.cpus = nil, nil, nil, nil, nil
+	for _, b := range m.maps {
+		unix.Unmap(b)
+	}
+	m.maps = nil
+	if m.bss != nil {
+		m.bss.Close()
+		m.bss = nil
+	}
 	return m.objs.Close()
 }
 
-// Dump writes the files (doc.go lists them) into dir with permissions perm.
-// Call it after the last Sample; it reads the whole run's histograms and
-// interference totals from the kernel, so call it before Close.
+// Dump takes the last slices, stops the reader and writes the files
+// (doc.go lists them) into dir with permissions perm. Call it after the
+// last Publish; it reads the whole run's histograms and interference totals
+// from the kernel, so call it before Close.
 func (m *Monitor) Dump(dir string, perm os.FileMode) error {
+	m.stopReader()
 	var errs []error
 	for e, w := range m.win {
 		if w == nil {
@@ -552,14 +762,19 @@ func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	return errors.Join(errs...)
 }
 
-// writeCost says what the monitor cost: Sample's calls and time, and each
-// program's runs and time in the kernel (counted only while the sysctl
-// kernel.bpf_stats_enabled is 1; 0 otherwise).
+// writeCost says what the monitor cost: Publish's calls and time (on the
+// slice's path), the reader's drains, their time and CPU time, the slices
+// it lost, and each program's runs and time in the kernel (counted only
+// while the sysctl kernel.bpf_stats_enabled is 1; 0 otherwise).
 func (m *Monitor) writeCost(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "what,count,ns")
-	fmt.Fprintf(bw, "sample,%d,%d\n", m.samples, m.sampleNS)
-	fmt.Fprintf(bw, "sample_cpu,%d,%d\n", m.samples, m.sampleCPU)
+	fmt.Fprintf(bw, "publish,%d,%d\n", m.pubN, m.pubNS)
+	fmt.Fprintf(bw, "drain,%d,%d\n", m.drains[0], m.drainNS[0])
+	fmt.Fprintf(bw, "drain_cpu,%d,%d\n", m.drains[0], m.drainCPU[0])
+	fmt.Fprintf(bw, "publish_drain,%d,%d\n", m.drains[1], m.drainNS[1])
+	fmt.Fprintf(bw, "publish_drain_cpu,%d,%d\n", m.drains[1], m.drainCPU[1])
+	fmt.Fprintf(bw, "lost,%d,0\n", m.lost)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program

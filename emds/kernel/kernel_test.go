@@ -75,7 +75,7 @@ func busy(t *testing.T, cpu int, wrap ...string) *exec.Cmd {
 	return c
 }
 
-// run samples n "slices" of d each and returns rank 0's series.
+// run publishes n "slices" of d each and returns rank 0's series.
 func run(t *testing.T, m *Monitor, n int, d time.Duration) *emds.Series {
 	return runWith(t, m, n, d, func(int) {})
 }
@@ -86,9 +86,7 @@ func runWith(t *testing.T, m *Monitor, n int, d time.Duration, at func(k int)) *
 	for k := range n {
 		at(k)
 		time.Sleep(d) // the slice: the scenario runs meanwhile
-		if err := m.Sample(uint64(k)); err != nil {
-			t.Fatal(err)
-		}
+		m.Publish(uint64(k))
 	}
 	dir := t.TempDir()
 	if err := m.Dump(dir, 0o600); err != nil {
@@ -181,6 +179,16 @@ func TestPreemptedByPinnedCompetitor(t *testing.T) {
 	if sum(t, s, "NIVCSW") == 0 {
 		t.Error("no involuntary context switch recorded")
 	}
+	// The rank waits for its CPU through the second half: one wait that
+	// ends only when the competitor is killed, spread over the slices by
+	// the reader (RUNQ counts it while open).
+	var runq2 int64
+	for _, v := range col(t, s, "RUNQ")[half+1:] {
+		runq2 += v
+	}
+	if runq2*2 < rivalNS {
+		t.Errorf("RUNQ %d ns in slices %d .. %d, under half the competitor's %d ns", runq2, half+1, n-1, rivalNS)
+	}
 }
 
 // A rank that nothing else may preempt (SCHED_FIFO: the machine's other
@@ -200,15 +208,66 @@ func TestIdleCPUNearZero(t *testing.T) {
 	if pre*10 > on {
 		t.Errorf("PREEMPT %d ns is over a tenth of ONCPU %d ns with nobody else pinned to the CPU", pre, on)
 	}
+	// A rank running through many slices is spread over them: no row holds
+	// more than its slice's length (TEND to TEND) of one CPU, give or take
+	// the few µs a read of the kernel's state takes.
+	onc, tend := col(t, s, "ONCPU"), col(t, s, "TEND")
+	var span int64
+	for k := 1; k < len(onc); k++ {
+		l := tend[k] - tend[k-1]
+		span += l
+		if onc[k] > l+l/100 {
+			t.Errorf("slice %d: ONCPU %d ns, over its length %d ns", s.Slices[k], onc[k], l)
+		}
+	}
+	// Under SCHED_FIFO it runs for most of each slice (sysctl
+	// kernel.sched_rt_runtime_us leaves other tasks at least 5%).
+	if on2 := on - onc[0]; on2*2 < span {
+		t.Errorf("ONCPU %d ns in slices 1 .. %d, under half of their %d ns", on2, len(onc)-1, span)
+	}
 }
 
-// BenchmarkSample: the per-slice reading's cost, with one busy rank.
-func BenchmarkSample(b *testing.B) {
+func col(t *testing.T, s *emds.Series, name string) []int64 {
+	t.Helper()
+	c, err := s.Col(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Publish, the monitor's only work on the slice's path, neither allocates
+// nor waits for the reader.
+func TestPublishAllocs(t *testing.T) {
+	m := open(t, 1)
+	k := uint64(0)
+	if n := testing.AllocsPerRun(1000, func() { m.Publish(k); k++ }); n != 0 {
+		t.Errorf("Publish allocates %v times per call", n)
+	}
+}
+
+// BenchmarkPublish: the cost on the slice's path.
+func BenchmarkPublish(b *testing.B) {
 	m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), Len: 1 << 20})
 	if err != nil {
 		b.Skip(err)
 	}
 	defer m.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.Publish(uint64(i))
+	}
+}
+
+// BenchmarkDrain: the reader's cost per slice, with one busy rank (one
+// drain of 32 slices per op).
+func BenchmarkDrain(b *testing.B) {
+	m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), Len: 1 << 20})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer m.Close()
+	m.stopReader() // drained by hand below
 	c := exec.Command("sh", "-c", "while :; do :; done")
 	if err := c.Start(); err != nil {
 		b.Fatal(err)
@@ -216,9 +275,86 @@ func BenchmarkSample(b *testing.B) {
 	defer func() { c.Process.Kill(); c.Wait() }()
 	m.AddRank(0, c.Process.Pid)
 	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if err := m.Sample(uint64(i)); err != nil {
-			b.Fatal(err)
+	k := uint64(0)
+	for b.Loop() {
+		for range 32 {
+			m.Publish(k)
+			k++
 		}
+		m.drain(false)
+	}
+}
+
+func TestOverlap(t *testing.T) {
+	for _, c := range []struct{ from, to, b0, b1, want int64 }{
+		{0, 10, 20, 30, 0},  // before
+		{40, 50, 20, 30, 0}, // after
+		{0, 25, 20, 30, 5},  // ends inside
+		{25, 50, 20, 30, 5}, // begins inside
+		{0, 50, 20, 30, 10}, // spans it
+		{22, 27, 20, 30, 5}, // inside
+		{20, 30, 20, 30, 10},
+		{30, 40, 20, 30, 0}, // begins at its end
+	} {
+		if got := overlap(c.from, c.to, c.b0, c.b1); got != c.want {
+			t.Errorf("overlap([%d, %d), [%d, %d)) = %d, want %d", c.from, c.to, c.b0, c.b1, got, c.want)
+		}
+	}
+}
+
+func TestOpenWaits(t *testing.T) {
+	add := func(a, b int64) int64 { return a + b } // wraps, like the sums of the kernel's u64s
+	for _, c := range []struct {
+		name                    string
+		waiting, n, sum, b0, b1 int64
+		want                    int64
+	}{
+		{"none", 0, 0, 0, 100, 200, 0},
+		{"two waiting since before", 2, 0, 0, 100, 200, 200},
+		{"one began at 150", 0, 1, 150, 100, 200, 50},
+		{"two began at 120 and 180", 0, 2, 300, 100, 200, 100},
+		{"both kinds", 1, 1, 190, 100, 200, 110},
+		// the start times' sum wrapped (mod 2^64): the difference is right
+		{"wrapped sum", 0, 2, add(1<<62+150, 1<<62+250), 1<<62 + 100, 1<<62 + 300, 200},
+		{"began after the slice (a race): nothing", 0, 1, 250, 100, 200, 0},
+		{"negative count (a race): nothing", -1, 0, 0, 100, 200, 0},
+	} {
+		if got := openWaits(c.waiting, c.n, c.sum, c.b0, c.b1); got != c.want {
+			t.Errorf("%s: openWaits = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// When the reader does not run (here: stopped), Publish takes the rows
+// before the programs reuse their place: every slice has its row.
+func TestNoRowLostWhenReaderStarves(t *testing.T) {
+	m := open(t, 1)
+	m.stopReader()
+	n := 3 * int(m.ring)
+	for k := range n {
+		m.Publish(uint64(k))
+	}
+	dir := t.TempDir()
+	if err := m.Dump(dir, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m.lost != 0 {
+		t.Errorf("%d rows lost", m.lost)
+	}
+	f, err := os.Open(filepath.Join(dir, "emds-kernel-runtime.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := emds.ReadCSV(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Slices) != min(n, 1000) {
+		t.Errorf("%d rows, want %d", len(s.Slices), min(n, 1000))
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "emds-kernel-cost.csv"))
+	if err != nil || !strings.Contains(string(raw), "\nlost,0,0\n") {
+		t.Errorf("cost file does not say no row was lost: %v\n%s", err, raw)
 	}
 }

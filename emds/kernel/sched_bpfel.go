@@ -22,20 +22,7 @@ type schedCpuState struct {
 	WaitTid   uint32
 	WaitSince uint64
 	Dropped   uint64
-}
-
-type schedEntStats struct {
-	_         structs.HostLayout
-	OncpuNs   uint64
-	RunqNs    uint64
-	WakeNs    uint64
-	Nwake     uint64
-	WakeMax   uint64
-	Nivcsw    uint64
-	Nmigr     uint64
-	PreemptNs uint64
-	Nwait     uint64
-	SinceSum  uint64
+	Pad       [3]uint64
 }
 
 type schedIntfKey struct {
@@ -50,12 +37,39 @@ type schedIntfVal struct {
 	Comm [16]int8
 }
 
+type schedSliceClock struct {
+	_     structs.HostLayout
+	Cur   uint64
+	Done  uint64
+	Bound [4096]uint64
+}
+
+type schedSliceTop struct {
+	_   structs.HostLayout
+	Tag uint64
+	Ent [8]uint32
+	Pid [8]uint32
+	Ns  [8]uint64
+}
+
+type schedSlot struct {
+	_   structs.HostLayout
+	Tag uint64
+	V   [9]uint64
+}
+
 type schedTaskState struct {
 	_             structs.HostLayout
 	RunnableSince uint64
 	WakeTs        uint64
+	SinceQ        uint64
 	Ent           uint32
 	Pad           uint32
+}
+
+type schedWaits struct {
+	_ structs.HostLayout
+	N uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -65,16 +79,20 @@ const (
 	schedMapCpus         = "cpus"
 	schedMapEnts         = "ents"
 	schedMapIntf         = "intf"
-	schedMapSliceIntf    = "slice_intf"
-	schedMapStats        = "stats"
+	schedMapOpenWaits    = "open_waits"
+	schedMapSlots        = "slots"
 	schedMapTasks        = "tasks"
+	schedMapTops         = "tops"
 	schedMapWakehist     = "wakehist"
 	schedProgOnMigrate   = "on_migrate"
 	schedProgOnSwitch    = "on_switch"
 	schedProgOnWakeup    = "on_wakeup"
 	schedProgOnWakeupNew = "on_wakeup_new"
 	schedProgOnWaking    = "on_waking"
+	schedVarClock        = "clock"
+	schedVarNent         = "nent"
 	schedVarNranks       = "nranks"
+	schedVarRing         = "ring"
 	schedVarRuntimeTgid  = "runtime_tgid"
 )
 
@@ -134,9 +152,10 @@ type schedMapSpecs struct {
 	Cpus      *ebpf.MapSpec `ebpf:"cpus"`
 	Ents      *ebpf.MapSpec `ebpf:"ents"`
 	Intf      *ebpf.MapSpec `ebpf:"intf"`
-	SliceIntf *ebpf.MapSpec `ebpf:"slice_intf"`
-	Stats     *ebpf.MapSpec `ebpf:"stats"`
+	OpenWaits *ebpf.MapSpec `ebpf:"open_waits"`
+	Slots     *ebpf.MapSpec `ebpf:"slots"`
 	Tasks     *ebpf.MapSpec `ebpf:"tasks"`
+	Tops      *ebpf.MapSpec `ebpf:"tops"`
 	Wakehist  *ebpf.MapSpec `ebpf:"wakehist"`
 }
 
@@ -144,7 +163,10 @@ type schedMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
+	Clock       *ebpf.VariableSpec `ebpf:"clock"`
+	Nent        *ebpf.VariableSpec `ebpf:"nent"`
 	Nranks      *ebpf.VariableSpec `ebpf:"nranks"`
+	Ring        *ebpf.VariableSpec `ebpf:"ring"`
 	RuntimeTgid *ebpf.VariableSpec `ebpf:"runtime_tgid"`
 }
 
@@ -171,9 +193,10 @@ type schedMaps struct {
 	Cpus      *ebpf.Map `ebpf:"cpus"`
 	Ents      *ebpf.Map `ebpf:"ents"`
 	Intf      *ebpf.Map `ebpf:"intf"`
-	SliceIntf *ebpf.Map `ebpf:"slice_intf"`
-	Stats     *ebpf.Map `ebpf:"stats"`
+	OpenWaits *ebpf.Map `ebpf:"open_waits"`
+	Slots     *ebpf.Map `ebpf:"slots"`
 	Tasks     *ebpf.Map `ebpf:"tasks"`
+	Tops      *ebpf.Map `ebpf:"tops"`
 	Wakehist  *ebpf.Map `ebpf:"wakehist"`
 }
 
@@ -182,9 +205,10 @@ func (m *schedMaps) Close() error {
 		m.Cpus,
 		m.Ents,
 		m.Intf,
-		m.SliceIntf,
-		m.Stats,
+		m.OpenWaits,
+		m.Slots,
 		m.Tasks,
+		m.Tops,
 		m.Wakehist,
 	)
 }
@@ -193,7 +217,10 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
+	Clock       *ebpf.Variable `ebpf:"clock"`
+	Nent        *ebpf.Variable `ebpf:"nent"`
 	Nranks      *ebpf.Variable `ebpf:"nranks"`
+	Ring        *ebpf.Variable `ebpf:"ring"`
 	RuntimeTgid *ebpf.Variable `ebpf:"runtime_tgid"`
 }
 

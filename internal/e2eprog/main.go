@@ -54,6 +54,8 @@ func main() {
 	switch os.Args[1] {
 	case "exchange":
 		exchange()
+	case "check": // BCS_CHECK scenarios (checks.go)
+		checkScenario(os.Args[2])
 	case "semantics":
 		semantics()
 	case "collectives":

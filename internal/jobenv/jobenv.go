@@ -27,6 +27,7 @@
 //	BCS_MDS_DIGITS      distribution resolution, >= 1                                  (empty: default)
 //	BCS_MDS_INTERVAL    periodic MMDS dump interval, a Go duration >= 0                (empty: none)
 //	BCS_MDS_FILE_MODE   octal permissions of the MMDS files, owner read+write          (empty: default)
+//	BCS_CHECK           the opt-in checks, as the check key (package internal/check)   (empty: none)
 //
 // Several of these are also configuration keys of bcsrun (BCS_MDS,
 // BCS_MDS_RANKS, BCS_LEAK_CHECK, …: see package configs): the launcher reads
@@ -75,6 +76,8 @@ const (
 	VarMDSDigits     = "BCS_MDS_DIGITS"
 	VarMDSInterval   = "BCS_MDS_INTERVAL"
 	VarMDSFileMode   = "BCS_MDS_FILE_MODE"
+
+	VarCheck = "BCS_CHECK"
 )
 
 // Variables a user sets that the runtime reads; no launcher sets them.
@@ -94,6 +97,7 @@ const (
 var launcherVars = []string{
 	VarShmFD, VarRank, VarSize, VarLocalRank, VarNode, VarJob, VarTimeslice, VarSpin, VarLeakCheck, VarReportFD,
 	VarMDS, VarMDSJobDir, VarMDSRanks, VarMDSPrimitives, VarMDSDigits, VarMDSInterval, VarMDSFileMode,
+	VarCheck,
 }
 
 // Names returns every BCS_* variable of the contract: those a launcher sets
@@ -122,6 +126,7 @@ type Env struct {
 	LeakCheck string        // LeakWarn, LeakError or LeakOff; "" reads as LeakWarn
 	ReportFD  int           // inherited leak-report pipe, > 2; 0: none
 	MDS       MDS
+	Check     string // the check selection, internal/check syntax (parsed by the rank); "": none
 }
 
 // MDS is the rank's part of the monitoring selection. Mode, Ranks and
@@ -185,6 +190,7 @@ func (e Env) Environ() []string {
 		VarMDSRanks:      e.MDS.Ranks,
 		VarMDSPrimitives: e.MDS.Primitives,
 		VarMDSDigits:     opt(e.MDS.Digits),
+		VarCheck:         e.Check,
 	}
 	if e.MDS.Interval != 0 {
 		vals[VarMDSInterval] = e.MDS.Interval.String()
@@ -220,6 +226,7 @@ func Decode(getenv func(string) string) (Env, error) {
 	}
 	e.ReportFD = d.int(VarReportFD, false, 3, "a descriptor above 2 inherited from the launcher, or empty")
 
+	e.Check = d.str(VarCheck, false)
 	e.MDS.Mode = d.str(VarMDS, false)
 	e.MDS.JobDir = d.str(VarMDSJobDir, false)
 	e.MDS.Ranks = d.str(VarMDSRanks, false)

@@ -305,7 +305,7 @@ func Run(job Job) (res Result, err error) {
 	}()
 	if cfg.Nodes == 1 {
 		n := nodes[0]
-		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0), OnPlan: onPlan,
+		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0), OnPlan: onPlan, Check: cfg.CheckMode(),
 			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
@@ -327,7 +327,7 @@ func Run(job Job) (res Result, err error) {
 		for i, n := range nodes {
 			ep := &nicthread.AgentEndpoint{}
 			n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region,
-				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i), OnPlan: onPlanIf(i == 0, onPlan),
+				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i), OnPlan: onPlanIf(i == 0, onPlan), Check: cfg.CheckMode(),
 				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
 			if i == stallNode {
@@ -394,7 +394,7 @@ func Run(job Job) (res Result, err error) {
 			}
 			cmd := exec.Command(prog, job.Args...)
 			renv := jobenv.Env{ShmFD: 3, Rank: r, Size: job.Ranks, LocalRank: li, Node: ni, Job: res.JobID,
-				Timeslice: cfg.Timeslice, Spin: cfg.Spin, LeakCheck: cfg.LeakCheck, MDS: mon.env(cfg)}
+				Timeslice: cfg.Timeslice, Spin: cfg.Spin, LeakCheck: cfg.LeakCheck, MDS: mon.env(cfg), Check: cfg.CheckMode().String()}
 			cmd.ExtraFiles = []*os.File{n.file} // descriptor 3
 			if reportW != nil {
 				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW) // descriptor 4

@@ -70,11 +70,11 @@ type monitor struct {
 	rbytes []uint64
 	ranks  int
 	man    Manifest
-	// The kernel monitor (mds: kernel), sampled by node 0's agent after
-	// each slice's transmission; nil when off.
+	// The kernel monitor (mds: kernel): node 0's agent publishes each
+	// slice's end to it after the slice's transmission; its own reader
+	// takes the slices; nil when off.
 	kern       *kernel.Monitor
-	kernMaster bool  // the master runs on a locked thread (one node): register it
-	kernErr    error // the first sampling error, reported at the end
+	kernMaster bool // the master runs on a locked thread (one node): register it
 }
 
 func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer) (*monitor, error) {
@@ -132,7 +132,7 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 			rec[r] = sel.Has(r)
 		}
 		k, err := kernel.Open(kernel.Config{Ranks: job.Ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF,
-			First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Recorded: rec})
+			First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Slice: cfg.Timeslice, Recorded: rec})
 		if err != nil {
 			m.man.Kernel = "off: " + err.Error()
 			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor off: %v; the job runs without it\n", err)
@@ -150,16 +150,10 @@ func (m *monitor) rankStarted(r, pid int) {
 	}
 }
 
-// sampleKernel reads the kernel monitor after slice's transmission (node 0's
-// agent). The window's first slice needs the reading before it as a base.
-func (m *monitor) sampleKernel(slice uint64) {
-	if first, n := m.man.Config.EMDSFirst, m.man.Config.EMDSSlices; slice+1 < first || slice >= first+n {
-		return
-	}
-	if err := m.kern.Sample(slice); err != nil && m.kernErr == nil {
-		m.kernErr = err
-	}
-}
+// publishKernel tells the kernel monitor that slice has ended (node 0's
+// agent, after the slice's transmission): a few stores to memory shared
+// with the eBPF programs, no system call.
+func (m *monitor) publishKernel(slice uint64) { m.kern.Publish(slice) }
 
 // close releases the kernel monitor (every path out of Run).
 func (m *monitor) close() {
@@ -200,7 +194,7 @@ func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
 	kern := node == 0 && m.kern != nil
 	if m.nodes == nil || m.nodes[node] == nil {
 		if kern {
-			return func(s *nicthread.SliceStats) { m.sampleKernel(uint64(s.Slice)) }
+			return func(s *nicthread.SliceStats) { m.publishKernel(uint64(s.Slice)) }
 		}
 		return nil
 	}
@@ -209,7 +203,7 @@ func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
 		m.nvals[node] = s.Values(m.nvals[node])
 		w.Record(uint64(s.Slice), m.nvals[node])
 		if kern {
-			m.sampleKernel(uint64(s.Slice))
+			m.publishKernel(uint64(s.Slice))
 		}
 	}
 }
@@ -279,7 +273,6 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 		fail("communication matrix", m.writeMatrix())
 	}
 	if m.kern != nil {
-		fail("EMDS kernel monitor", m.kernErr)
 		fail("EMDS kernel dump", m.kern.Dump(m.dir, m.fmode))
 		if d := m.kern.Dropped(); d > 0 {
 			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor: %d interfering tasks did not fit its map and are not named\n", d)

@@ -121,8 +121,8 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 		UserOp:    binary.LittleEndian.Uint16(b[69:]),
 		UserColl:  Coll(b[71]),
 	}
-	if d.Kind < KindSend || d.Kind > KindCollPart {
-		return Descriptor{}, malformed("descriptor kind %d not in 1..6", b[0])
+	if d.Kind < KindSend || d.Kind > KindCancel {
+		return Descriptor{}, malformed("descriptor kind %d not in 1..7", b[0])
 	}
 	if b[1] > 3 {
 		return Descriptor{}, malformed("descriptor flags %#x not within 0x3", b[1])

@@ -37,6 +37,20 @@ const (
 	// rank, Tag is PartSend or PartRecv, Addr/Len the block in the posting
 	// rank. Parts are posted before their KindColl header.
 	KindCollPart Kind = 6
+	// KindCancel asks the scheduler to withdraw the rank's own unmatched
+	// receive (Tag CancelRecv) or unmatched, unbuffered send (Tag CancelSend)
+	// whose request slot is Req and whose descriptor was posted before this
+	// one (a smaller Seq); Comm and Peer repeat the target's. The target then
+	// completes with ErrCancelled; if it is matched (or a buffered send) the
+	// cancel does nothing and the target completes as it would have. A
+	// cancel has no completion of its own.
+	KindCancel Kind = 7
+)
+
+// Tag values of a KindCancel: what it withdraws.
+const (
+	CancelRecv int32 = 0
+	CancelSend int32 = 1
 )
 
 // Tag values of a KindCollPart.
@@ -59,6 +73,8 @@ func (k Kind) String() string {
 		return "coll"
 	case KindCollPart:
 		return "collpart"
+	case KindCancel:
+		return "cancel"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -229,6 +245,16 @@ func (d Descriptor) Describe() string {
 			fmt.Fprintf(&b, " len=%d", d.Len)
 		}
 		return b.String()
+	case KindCancel:
+		what := "recv"
+		if d.Tag == CancelSend {
+			what = "send"
+		}
+		fmt.Fprintf(&b, " %s req=%d peer=%d", what, d.Req, d.Peer)
+		if d.Comm != 0 {
+			fmt.Fprintf(&b, " comm=%d", d.Comm)
+		}
+		return b.String()
 	case KindCollPart:
 		dir := "send-to"
 		if d.Tag == PartRecv {
@@ -271,6 +297,9 @@ const (
 	ErrInternal Err = 3
 	// ErrNoComm: Split gave the rank MPI_UNDEFINED as color (no new communicator).
 	ErrNoComm Err = 4
+	// ErrCancelled: a KindCancel withdrew the request (MPI_Cancel); the
+	// status says cancelled, the request itself did not fail.
+	ErrCancelled Err = 5
 )
 
 func (e Err) String() string {
@@ -285,6 +314,8 @@ func (e Err) String() string {
 		return "internal"
 	case ErrNoComm:
 		return "no communicator"
+	case ErrCancelled:
+		return "cancelled"
 	}
 	return fmt.Sprintf("err(%d)", uint32(e))
 }
@@ -374,7 +405,8 @@ var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wai
 	"MPI_Waitany", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
 	"MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
 	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Comm_split",
-	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test", "MPI_Waitsome"}
+	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test", "MPI_Waitsome",
+	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv"}
 
 // CallCode is the status byte of a rank blocked in call (0 if unknown).
 func CallCode(call string) uint8 {

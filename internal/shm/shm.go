@@ -43,7 +43,11 @@
 // slots, sequence numbers, kinds, peers) against its own tables. A refused
 // value is a *FieldError naming the field; the agent aborts the job with it.
 // Version 4 made the pid an attach word (claimed once) and the tail
-// agent-owned, and added the seen word; version 5 added pull orders (below).
+// agent-owned, and added the seen word; version 5 added pull orders (below);
+// version 6 added the cancel descriptor (proto.KindCancel) and the cancelled
+// completion (proto.ErrCancelled), which an older agent or rank refuses, and
+// the check words of completion records and pull entries' sums (BCS_CHECK,
+// below).
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -60,7 +64,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 5
+	Version     = 6
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
@@ -486,4 +490,77 @@ func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err er
 		return true, 0, &FieldError{Field: "pull order copied count", Value: c, Want: fmt.Sprintf("0 .. %d (the order's entries)", n)}
 	}
 	return true, int(c), nil
+}
+
+// Check words (version 6; BCS_CHECK, see packages internal/check, mpiapi and
+// nicthread). Completion record, after the completion proper:
+//
+//	32  address, in the rank's memory, of the receive's check header
+//	    (internal/check.Header: buffer address, length, block sums), or 0
+//	    (rank, before posting; the agent only reads it)
+//	40  first and 44 last block, plus one, that the agent found written by
+//	    the program before the runtime wrote into them (agent), 0: none
+//	48  slice of the first such finding (agent)
+//
+// Control page, pull orders: at 2432, PullMax u32, the CRC-32C of what the
+// rank copied for each entry (rank, before it stores done; read by the agent
+// under the flow check). The agent reads the header's bytes from the rank's
+// own memory with process_vm_readv, checking the address range; a rank that
+// lies there only spoils its own check.
+const pullSums = 2432
+
+// SetCheck stores the check header address of request slot req and clears
+// its findings (rank side, before posting; only when the check is on).
+func (b *RankBlock) SetCheck(req uint32, hdr uint64) {
+	o := b.comp(req)
+	m := b.r.Mem
+	binary.LittleEndian.PutUint64(m[o+32:], hdr)
+	clear(m[o+40 : o+56])
+}
+
+// CheckHeader is the check header address of request slot req (agent side).
+func (b *RankBlock) CheckHeader(req uint32) uint64 {
+	return binary.LittleEndian.Uint64(b.r.Mem[b.comp(req)+32:])
+}
+
+// ReportWritten records that blocks lo .. hi of request slot req's receive
+// buffer were written by the program before the runtime wrote into them in
+// slice k (agent side), widening an earlier finding.
+func (b *RankBlock) ReportWritten(req uint32, lo, hi uint32, k proto.SliceID) {
+	o := b.comp(req)
+	m := b.r.Mem
+	le := binary.LittleEndian
+	if f := le.Uint32(m[o+40:]); f == 0 || lo+1 < f {
+		le.PutUint32(m[o+40:], lo+1)
+	}
+	if l := le.Uint32(m[o+44:]); hi+1 > l {
+		le.PutUint32(m[o+44:], hi+1)
+	}
+	if le.Uint64(m[o+48:]) == 0 {
+		le.PutUint64(m[o+48:], uint64(k))
+	}
+}
+
+// Written reads the agent's finding of request slot req (rank side, after
+// the completion): the first and last block and the slice, ok false if none.
+func (b *RankBlock) Written(req uint32) (lo, hi int, k proto.SliceID, ok bool) {
+	o := b.comp(req)
+	m := b.r.Mem
+	le := binary.LittleEndian
+	f, l := le.Uint32(m[o+40:]), le.Uint32(m[o+44:])
+	if f == 0 || l < f {
+		return 0, 0, 0, false
+	}
+	return int(f - 1), int(l - 1), proto.SliceID(le.Uint64(m[o+48:])), true
+}
+
+// SetPullSum stores the CRC-32C of what the rank copied for entry i of the
+// order it serves (rank side).
+func (b *RankBlock) SetPullSum(i int, sum uint32) {
+	binary.LittleEndian.PutUint32(b.r.Mem[b.base+pullSums+(i%PullMax)*4:], sum)
+}
+
+// PullSum reads the rank's sum of entry i of a served order (agent side).
+func (b *RankBlock) PullSum(i int) uint32 {
+	return binary.LittleEndian.Uint32(b.r.Mem[b.base+pullSums+(i%PullMax)*4:])
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A C program that breaks the buffer rules is reported through the C ABI
+// under --check buffers: the class MPI_ERR_BUFFER under MPI_ERRORS_RETURN,
+// with the report as the error string, then an overlap that the fatal
+// handler turns into the job's end. Without the check it runs to the end.
+func TestCheckBuffersFromC(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/checkbuf.c")
+	r := bcsrun(t, "--check", "buffers", "-n", "2", exe)
+	for _, want := range []string{
+		"wait: class MPI_ERR_BUFFER", // the C ABI's error string is the class name
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	if want := "rank 1: MPI_Irecv: MPI_ERR_BUFFER: its receive (written) buffer"; r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "not reported 1") {
+		t.Errorf("exit %d; want the job to fail with %q", r.code, want)
+	}
+	if t.Failed() {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	r = bcsrun(t, "-n", "2", exe)
+	if r.code != 0 || strings.Contains(r.stdout, "MPI_ERR_BUFFER") || !strings.Contains(r.stdout, "not reported 1") {
+		t.Fatalf("without the check: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Correct C programs run under --check buffers,flow as without it: the
+// suite (every implemented call), the C pingpong and stencil examples,
+// within a node and across nodes, with no finding.
+func TestCheckCleanCPrograms(t *testing.T) {
+	suite := compile(t, "bcscc", "testdata/suite.c")
+	pingpong := compile(t, "bcscc", "../examples/c/pingpong.c", "-O2")
+	stencil := compile(t, "bcscc", "../examples/c/stencil.c", "-O2", "-lm")
+	for _, nodes := range []string{"1", "2"} {
+		r := bcsrun(t, "--check", "buffers,flow", "-n", "4", "--nodes", nodes, suite)
+		if strings.Contains(r.stderr, "MPI_ERR_BUFFER") || strings.Contains(r.stderr, "flow check") {
+			t.Fatalf("suite, nodes %s: a check report\nstderr:\n%s", nodes, r.stderr)
+		}
+		okRanks(t, r, "suite", 4)
+		r = bcsrun(t, "--check", "buffers,flow", "-n", "2", "--nodes", nodes, pingpong, "3000000", "5")
+		if r.code != 0 || !strings.Contains(r.stdout, "data verified") || strings.Contains(r.stderr, "MPI_ERR_BUFFER") {
+			t.Fatalf("pingpong, nodes %s: exit %d\nstdout:\n%s\nstderr:\n%s", nodes, r.code, r.stdout, r.stderr)
+		}
+		r = bcsrun(t, "--check", "buffers,flow", "-n", "4", "--nodes", nodes, stencil, "20", "65536", "0.1")
+		if r.code != 0 || !strings.Contains(r.stdout, "checksum ok") || strings.Contains(r.stderr, "MPI_ERR_BUFFER") {
+			t.Fatalf("stencil, nodes %s: exit %d\nstdout:\n%s\nstderr:\n%s", nodes, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCheckReports runs each violation of e2eprog's check scenarios under
+// --check buffers, within a node and across two logical nodes, and wants
+// the report naming the rank, the call, the rule and the byte range. Each
+// scenario runs clean (exit 0, no report) without the check: see
+// TestCheckOffReportsNothing.
+func TestCheckReports(t *testing.T) {
+	cases := []struct {
+		scenario string
+		want     []string
+		nodes    string   // only this many nodes ("": 1 and 2)
+		anyOf    []string // and at least one of these
+	}{
+		// Restored before the Wait: only the comparison of what the agent
+		// read finds it (across nodes the agent always reads the sender).
+		{scenario: "sendmod-restore", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 4194304 bytes): send buffer modified while in flight: the bytes the runtime read in slice ", "in bytes [0, 4096) (4 KiB blocks 0 .. 0)"}, nodes: "2"},
+		{scenario: "sendmod-inline", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 64 bytes): send buffer modified while in flight: bytes [0, 64) (4 KiB block 0) differ between the post"}},
+		// Found when the agent reads the buffer (across nodes, or within one
+		// when the receiver is not blocked: no pull order) or at completion.
+		// The agent's finding comes first and names the blocks it read
+		// after the program wrote them: 512, 1023 or both.
+		{scenario: "sendmod-large", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 4194304 bytes): send buffer modified while in flight: ", "(slice "}, anyOf: []string{"[2097152, ", "[4190208, 4194304)"}},
+		{scenario: "recvwrite-inline", want: []string{"rank 1: MPI_Irecv: MPI_ERR_BUFFER: request #1 (from rank 0 tag 7, 64-byte buffer): receive buffer written by the program while in flight: bytes [0, 64) (4 KiB block 0) changed between the post", "the program's writes there are lost"}},
+		{scenario: "recvwrite-large", want: []string{"rank 1: MPI_Irecv: MPI_ERR_BUFFER: request #1 (from rank 0 tag 7, 4194304-byte buffer): receive buffer written by the program while in flight: bytes [2097152, 2101248) (4 KiB block 512) changed between the post"}},
+		{scenario: "recvwrite-past", want: []string{"rank 1: MPI_Irecv: MPI_ERR_BUFFER: request #1 (from rank 0 tag 7, 12288-byte buffer): receive buffer written by the program while in flight: bytes [8192, 12288) (4 KiB block 2), past the 100 bytes delivered"}},
+		{scenario: "overlap-recv", want: []string{"rank 1: MPI_Irecv: MPI_ERR_BUFFER: its receive (written) buffer", "overlaps the receive (written) buffer of active request #1 (MPI_Irecv)", "(160 bytes), and both are written"}},
+		{scenario: "overlap-coll", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: its send (read) buffer", "overlaps the receive (written) buffer of active request #1 (MPI_Iallreduce)", "(4000 bytes), and one is written"}},
+		{scenario: "sendmod-bcast", want: []string{"rank 0: MPI_Ibcast: MPI_ERR_BUFFER: request #1 (collective on communicator 0, 4194304 bytes): send buffer modified while in flight: bytes [1048576, 1052672) (4 KiB block 256) differ"}},
+	}
+	for _, c := range cases {
+		for _, nodes := range []string{"1", "2"} {
+			if c.nodes != "" && c.nodes != nodes {
+				continue
+			}
+			t.Run(c.scenario+"/nodes="+nodes, func(t *testing.T) {
+				r := bcsrun(t, "--check", "buffers", "--nodes", nodes, "-n", "2", "./e2eprog", "check", c.scenario)
+				if r.code != 1 {
+					t.Errorf("exit %d, want 1 (the fatal error handler)", r.code)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(r.stderr, w) {
+						t.Errorf("stderr lacks %q", w)
+					}
+				}
+				if len(c.anyOf) > 0 && !slices.ContainsFunc(c.anyOf, func(w string) bool { return strings.Contains(r.stderr, w) }) {
+					t.Errorf("stderr has none of %q", c.anyOf)
+				}
+				if t.Failed() {
+					t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+				}
+			})
+		}
+	}
+}
+
+// Under buffers:warn the same finding is a warning and the job succeeds.
+func TestCheckWarn(t *testing.T) {
+	r := bcsrun(t, "--check", "buffers:warn,flow", "-n", "2", "./e2eprog", "check", "sendmod-large")
+	want := "bcsmpi: warning: rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 4194304 bytes): send buffer modified while in flight"
+	if r.code != 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stdout, "check scenario done") {
+		t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
+// Without the check the violating scenarios run to exit 0 without a word:
+// what the check adds.
+func TestCheckOffReportsNothing(t *testing.T) {
+	for _, s := range []string{"sendmod-large", "recvwrite-large", "overlap-recv"} {
+		r := bcsrun(t, "-n", "2", "./e2eprog", "check", s)
+		if r.code != 0 || strings.Contains(r.stderr, "MPI_ERR_BUFFER") {
+			t.Fatalf("%s without the check: exit %d\nstderr:\n%s", s, r.code, r.stderr)
+		}
+	}
+}
+
+// TestCheckCleanPrograms runs the examples and the correct end-to-end
+// scenarios under --check buffers,flow, within a node and across logical
+// nodes: every one must succeed as it does without the checks, with no
+// report.
+func TestCheckCleanPrograms(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "2", "./pingpong", "-iters", "20", "-size", "100000"}, "data verified"},
+		{[]string{"-n", "2", "--nodes", "2", "./pingpong", "-iters", "10", "-size", "3000000"}, "data verified"},
+		{[]string{"-n", "4", "--nodes", "2", "./ring"}, "ring: lap 2 ok, token 6"},
+		{[]string{"-n", "3", "./ring", "-laps", "1"}, "ring: lap 0 ok, token 3"},
+		{[]string{"-n", "4", "--nodes", "2", "./stencil", "-iters", "20"}, "checksum ok"},
+		{[]string{"-n", "4", "./stencil", "-iters", "20"}, "checksum ok"},
+		{[]string{"-n", "3", "--nodes", "2", "./cg", "-n", "999", "-iters", "60"}, "cg: residual history identical to the serial run, bit for bit"},
+		{[]string{"-n", "2", "./cg", "-n", "500", "-iters", "30"}, "cg: residual history identical to the serial run, bit for bit"},
+		{[]string{"-n", "2", "./barrier", "-iters", "50"}, "barrier: 50 iterations"},
+		{[]string{"-n", "4", "./e2eprog", "exchange"}, "exchange ok: 4 ranks"},
+		{[]string{"-n", "4", "--nodes", "2", "./e2eprog", "exchange"}, "exchange ok: 4 ranks"},
+		{[]string{"-n", "2", "./e2eprog", "semantics"}, "semantics ok"},
+		{[]string{"-n", "3", "--nodes", "3", "./e2eprog", "semantics"}, "semantics ok"},
+		{[]string{"-n", "2", "./e2eprog", "headtohead"}, "headtohead ok"},
+		{[]string{"-n", "2", "--nodes", "2", "./e2eprog", "headtohead"}, "headtohead ok"},
+		{[]string{"-n", "3", "--nodes", "2", "./e2eprog", "collectives", "5", "70001"}, ""},
+		{[]string{"-n", "4", "./e2eprog", "collectives", "3", "300000"}, ""},
+		{[]string{"-n", "2", "./e2eprog", "waitany"}, ""},
+		{[]string{"-n", "3", "./e2eprog", "ring"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
+			r := bcsrun(t, append([]string{"--check", "buffers,flow"}, c.args...)...)
+			if r.code != 0 || !strings.Contains(r.stdout, c.want) || strings.Contains(r.stderr, "MPI_ERR_BUFFER") || strings.Contains(r.stderr, "flow check") {
+				t.Fatalf("exit %d, want 0, stdout containing %q and no check report\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}

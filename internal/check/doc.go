@@ -1,0 +1,34 @@
+// Package check holds the pure parts of the opt-in runtime checks
+// (BCS_CHECK, the check configuration key): the syntax of the selection,
+// block checksums of buffers, and the per-rank interval set of active
+// buffers. The runtime parts live where the bytes are: package mpiapi
+// (check.go: buffers at post, before the rank's own copies, at completion)
+// and package nicthread (flow.go: before the agent's writes, and every
+// chunk's bytes at source and destination).
+//
+// # Selection
+//
+// A comma list of
+//
+//	buffers        send buffers modified, receive buffers written, and
+//	               overlapping buffers, while a request is in flight: an
+//	               error under the communicator's error handler (MPI_ERR_BUFFER)
+//	buffers:warn   the same, reported as a warning on standard error; the
+//	               program goes on
+//	flow           the runtime's own deliveries: every chunk's bytes at
+//	               source and destination, and every scheduled chunk moved
+//	               exactly once; a violation is a runtime bug and aborts the job
+//	all            buffers,flow
+//	none or off    nothing (the default)
+//
+// # Block checksums
+//
+// A buffer is summed in blocks of BlockSize (4 KiB) bytes from its start,
+// with CRC-32C (Castagnoli, hardware-accelerated on amd64 and arm64), so a
+// difference is located to a block: reports name the byte range of the
+// first to the last differing block, not single bytes. Two buffers with
+// the same sums differ with probability about 2^-32 per block.
+//
+// The package is pure: no I/O, no clock, no goroutines. Nothing here is safe
+// for concurrent use.
+package check

@@ -1,0 +1,303 @@
+package mpiapi
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/check"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// The opt-in buffer checks (BCS_CHECK=buffers, package internal/check). A
+// process with no check selected has p.chk == nil, and each hook below is
+// one branch on it.
+//
+// At post, a request records the CRC-32C block sums of its buffers (4 KiB
+// blocks) and enters their ranges into the rank's interval set; a range that
+// overlaps another active request's, where one of the two is written, is
+// reported at once (naming both calls). At completion, a send buffer is
+// summed again and compared: a difference is a buffer modified while in
+// flight. A point-to-point receive buffer is compared twice: block by block
+// just before the runtime writes into it (by the agent, see package
+// nicthread, which reads the sums from this process through the check
+// header whose address the completion record carries; or by this rank when
+// it serves a pull order), and, at completion, past the bytes delivered.
+// Findings are MPI_ERR_BUFFER errors under the error handler, or warnings
+// on standard error under buffers:warn.
+
+// checker is a process's check state.
+type checker struct {
+	mode check.Mode
+	ivs  check.Intervals
+}
+
+// reqCheck is one request's part.
+type reqCheck struct {
+	post   proto.SliceID
+	reads  [][]byte   // buffers the runtime reads (sends)
+	sums   [][]uint32 // their block sums at post
+	recv   []byte     // a point-to-point receive buffer
+	hdr    []uint32   // its check header (check.NewHeader): address, length, block sums at post
+	ivs    []check.Interval
+	pulled [2]int // blocks found written before this rank's pull copies: first+1, last+1
+	pullK  proto.SliceID
+	peer   string // for reports: "to rank 3 tag 7"
+	// detached: the program released the request (MPI_Request_free through a
+	// layer that keeps waiting on it, see Detach)
+	detached bool
+}
+
+func (p *process) initCheck(s string) error {
+	m, err := check.Parse(s)
+	if err != nil {
+		return err
+	}
+	if m.On() {
+		p.chk = &checker{mode: m}
+	}
+	return nil
+}
+
+// report raises a finding: an error through the error handler (nil under
+// ErrorsReturn means the caller gets it), or a warning under buffers:warn.
+func (p *process) report(call, format string, a ...any) error {
+	if p.chk.mode.Warn {
+		fmt.Fprintf(os.Stderr, "bcsmpi: warning: rank %d: %s: %s: %s\n", p.rank, call, ErrBuffer, fmt.Sprintf(format, a...))
+		return nil
+	}
+	return p.errf(ErrBuffer, call, format, a...)
+}
+
+// buffer is one buffer of a request being posted.
+type buffer struct {
+	b      []byte
+	write  bool
+	inside bool // a send buffer that shares memory with the request's receive buffer (in place): not summed
+}
+
+// checkPost checks a request's buffers against the active ones, before the
+// request is made (gen is the generation it will get).
+func (p *process) checkPost(call string, bufs []buffer) error {
+	if !p.chk.mode.Buffers {
+		return nil
+	}
+	gen := p.gen + 1
+	for _, b := range bufs {
+		if len(b.b) == 0 {
+			continue
+		}
+		lo := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.b))))
+		iv := check.Interval{Lo: lo, Hi: lo + uint64(len(b.b)), ID: gen, Write: b.write}
+		if o, ok := p.chk.ivs.Conflict(iv); ok {
+			other := p.live[o.ID]
+			what := "request"
+			if other != nil {
+				what = other.call
+			}
+			from, to := max(iv.Lo, o.Lo), min(iv.Hi, o.Hi)
+			return p.report(call, "its %s buffer [%#x, %#x) overlaps the %s buffer of active request #%d (%s) in [%#x, %#x) (%d bytes), and %s; MPI forbids buffers of outstanding requests to overlap where one is written",
+				rw(b.write), iv.Lo, iv.Hi, rw(o.Write), o.ID, what, from, to, to-from, both(b.write, o.Write))
+		}
+	}
+	return nil
+}
+
+func rw(write bool) string {
+	if write {
+		return "receive (written)"
+	}
+	return "send (read)"
+}
+
+func both(a, b bool) string {
+	if a && b {
+		return "both are written"
+	}
+	return "one is written"
+}
+
+// arm records r's buffers at post (after newRequest, before the descriptor
+// is posted).
+func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
+	if !p.chk.mode.Buffers {
+		return
+	}
+	rc := &reqCheck{post: p.region.Slice(), peer: peer}
+	for _, b := range bufs {
+		if len(b.b) == 0 {
+			continue
+		}
+		lo := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.b))))
+		iv := check.Interval{Lo: lo, Hi: lo + uint64(len(b.b)), ID: r.gen, Write: b.write}
+		p.chk.ivs.Insert(iv)
+		rc.ivs = append(rc.ivs, iv)
+		if !b.write && !b.inside {
+			rc.reads = append(rc.reads, b.b)
+			if r.kind == proto.KindSend { // the agent compares what it reads with these sums
+				rc.hdr = check.NewHeader(b.b)
+				rc.sums = append(rc.sums, check.HeaderSums(rc.hdr))
+				p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
+			} else {
+				rc.sums = append(rc.sums, check.Sums(nil, b.b))
+			}
+		}
+	}
+	if p2pRecv && len(bufs) == 1 && len(bufs[0].b) > 0 {
+		rc.recv = bufs[0].b
+		rc.hdr = check.NewHeader(rc.recv)
+		p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
+	}
+	r.chk = rc
+}
+
+// verify runs r's completion checks (r's completion record has been read)
+// and returns the first finding as an error, or nil.
+func (p *process) verify(r *Request) error {
+	rc := r.chk
+	r.chk = nil
+	for _, iv := range rc.ivs {
+		p.chk.ivs.Remove(iv.Lo, iv.ID)
+	}
+	now := p.region.Slice()
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	if r.kind == proto.KindSend && len(rc.reads) == 1 {
+		if lo, hi, k, ok := p.blk.Written(r.slot); ok {
+			from, to := check.Range(lo, hi, len(rc.reads[0]))
+			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: the bytes the runtime read in slice %d differ from the buffer at the post (slice %d) in bytes [%d, %d) (4 KiB blocks %d .. %d)",
+				r.gen, rc.peer, len(rc.reads[0]), k, rc.post, from, to, lo, hi))
+		}
+	}
+	// A request released with MPI_Request_free has no completion call: the
+	// program may reuse its send buffer once it knows, by other means, that
+	// the send completed, which may be before this rank reads the record;
+	// only the agent's comparison of what it read applies to it.
+	freed := r.retiredBy != "" || rc.detached
+	for i, b := range rc.reads {
+		if freed {
+			break
+		}
+		if lo, hi, n := check.DiffCount(rc.sums[i], b, 0); n > 0 {
+			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: %s differ between the post (slice %d) and the completion (slice %d)",
+				r.gen, rc.peer, len(b), check.Describe(lo, hi, n, len(b)), rc.post, now))
+		}
+	}
+	if rc.recv != nil {
+		if lo, hi, k, ok := p.blk.Written(r.slot); ok {
+			keep(p.written(r, rc, lo, hi, k, "the runtime wrote into them (agent)"))
+		}
+		if rc.pulled[0] > 0 {
+			keep(p.written(r, rc, rc.pulled[0]-1, rc.pulled[1]-1, rc.pullK, "this rank copied into them (pull order)"))
+		}
+		n := int(r.comp.Count)
+		if r.comp.Err == proto.ErrTruncate {
+			n = len(rc.recv)
+		}
+		b0 := check.Blocks(n) // the first block the delivery did not touch
+		if b0 < len(rc.hdr)-check.HeaderWords {
+			if lo, hi, nd := check.DiffCount(check.HeaderSums(rc.hdr)[b0:], rc.recv, b0); nd > 0 {
+				keep(p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: %s, past the %d bytes delivered, changed between the post (slice %d) and the completion (slice %d)",
+					r.gen, rc.peer, len(rc.recv), check.Describe(lo, hi, nd, len(rc.recv)), n, rc.post, now))
+			}
+		}
+	}
+	return first
+}
+
+func (p *process) written(r *Request, rc *reqCheck, lo, hi int, k proto.SliceID, by string) error {
+	from, to := check.Range(lo, hi, len(rc.recv))
+	what := fmt.Sprintf("bytes [%d, %d) (4 KiB blocks %d .. %d)", from, to, lo, hi)
+	if lo == hi {
+		what = check.Describe(lo, hi, 1, len(rc.recv))
+	}
+	return p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: %s changed between the post (slice %d) and slice %d, when %s; the program's writes there are lost",
+		r.gen, rc.peer, len(rc.recv), what, rc.post, k, by)
+}
+
+// checkPull is the pre-write check of a pull entry: dst (part of r's receive
+// buffer) is about to be overwritten by this rank's copy.
+func (p *process) checkPull(r *Request, dst []byte) {
+	rc := r.chk
+	if rc == nil || rc.hdr == nil {
+		return
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(dst))) - uintptr(unsafe.Pointer(unsafe.SliceData(rc.recv))))
+	b0, b1 := check.Touched(off, len(dst), len(rc.recv))
+	if b0 > b1 {
+		return
+	}
+	if lo, hi, ok := check.Diff(check.HeaderSums(rc.hdr)[b0:b1+1], rc.recv, b0); ok {
+		if rc.pulled[0] == 0 || lo+1 < rc.pulled[0] {
+			rc.pulled[0] = lo + 1
+		}
+		if hi+1 > rc.pulled[1] {
+			rc.pulled[1] = hi + 1
+		}
+		if rc.pullK == 0 {
+			rc.pullK = p.region.Slice()
+		}
+	}
+}
+
+// collBuffers are the buffers of a collective's keep value: a slice (a
+// broadcast's buffer, read at the root and written elsewhere; a member
+// list, written) or [2]slice{send, recv}.
+func collBuffers(c *Comm, a *coll) []buffer {
+	v := reflect.ValueOf(a.keep)
+	bytesOf := func(s reflect.Value) []byte {
+		if s.Kind() != reflect.Slice || s.Len() == 0 {
+			return nil
+		}
+		return unsafe.Slice((*byte)(s.UnsafePointer()), s.Len()*int(s.Type().Elem().Size()))
+	}
+	switch v.Kind() {
+	case reflect.Slice:
+		return []buffer{{b: bytesOf(v), write: a.kind != proto.CollBcast || c.rank != a.root}}
+	case reflect.Array:
+		if v.Len() == 2 {
+			send, recv := buffer{b: bytesOf(v.Index(0))}, buffer{b: bytesOf(v.Index(1)), write: true}
+			send.inside = a.inPlace || (len(send.b) > 0 && len(recv.b) > 0 &&
+				uintptr(unsafe.Pointer(&send.b[0])) < uintptr(unsafe.Pointer(&recv.b[0]))+uintptr(len(recv.b)) &&
+				uintptr(unsafe.Pointer(&recv.b[0])) < uintptr(unsafe.Pointer(&send.b[0]))+uintptr(len(send.b)))
+			return []buffer{send, recv}
+		}
+	}
+	return nil
+}
+
+func peerText(recv bool, peer, tag int) string {
+	if recv {
+		src, tg := fmt.Sprint(peer), fmt.Sprint(tag)
+		if peer == AnySource {
+			src = "MPI_ANY_SOURCE"
+		}
+		if tag == AnyTag {
+			tg = "MPI_ANY_TAG"
+		}
+		return "from rank " + src + " tag " + tg
+	}
+	return fmt.Sprintf("to rank %d tag %d", peer, tag)
+}
+
+// freedFinding prints a finding on a request released with
+// MPI_Request_free: no call is left to return it.
+func (p *process) freedFinding(r *Request, err error) {
+	fmt.Fprintf(os.Stderr, "bcsmpi: %v (request #%d was released by %s: reported here, not returned)\n", err, r.gen, r.retiredBy)
+}
+
+// Detach tells the buffer checks that the program has released r
+// (MPI_Request_free) although the caller goes on to complete it itself (the
+// C ABI waits for such requests at MPI_Finalize): the completion call is
+// then not the program's, and r's send buffer is compared only when the
+// runtime reads it. A no-op without checks, on nil and on completed requests.
+func (r *Request) Detach() {
+	if r != nil && r.chk != nil {
+		r.chk.detached = true
+	}
+}

@@ -1,0 +1,170 @@
+package mpiapi
+
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/mds"
+)
+
+// Matched probes (MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv). A
+// matched probe claims the message it finds: as soon as the probe reports
+// it, the rank posts a receive for exactly that message (its source and tag,
+// its size) into a buffer of the Message, so no later receive of the rank
+// can take it; Mrecv and Imrecv wait for that receive and copy the data into
+// the caller's buffer. MPI's non-overtaking rule makes the claim exact: the
+// probed message is the earliest pending one from its source with its tag,
+// and no other receive of the rank is posted in between (bcsmpi provides at
+// most MPI_THREAD_FUNNELED). The MMDS counts Mprobe and Improbe as Probe and
+// Iprobe.
+
+// Message is a message matched by Mprobe or Improbe (MPI_Message). It is
+// received once, by Mrecv or Imrecv; a Message for MPI_PROC_NULL
+// (MPI_MESSAGE_NO_PROC) receives nothing.
+type Message struct {
+	recv     *Request // the claiming receive; nil for MPI_PROC_NULL
+	buf      []byte
+	status   Status
+	received string // the call that received it; "" until then
+}
+
+// NoProc reports whether m is MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL).
+func (m *Message) NoProc() bool { return m.recv == nil }
+
+func (p *process) claim(call string, c *Comm, st Status) (*Message, error) {
+	buf := make([]byte, st.Bytes())
+	r, err := startMode(p, call, proto.KindRecv, c, buf, st.Source, st.Tag, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Message{recv: r, buf: buf, status: st}, nil
+}
+
+// Mprobe blocks until a message from source with tag is pending, claims it
+// and returns it with its envelope (Count in bytes).
+func Mprobe(c *Comm, source, tag int) (*Message, Status, error) {
+	const call = "MPI_Mprobe"
+	p, err := current(call)
+	if err != nil {
+		return nil, Status{}, err
+	}
+	if source == ProcNull {
+		return &Message{}, Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	t0 := p.mmds.begin(true)
+	defer p.mmds.end(mds.Probe, t0, 0, true)
+	r, err := probe(p, call, proto.KindProbe, c, source, tag)
+	if err != nil {
+		return nil, Status{}, err
+	}
+	st, err := p.wait(r, call)
+	if err != nil {
+		return nil, st, err
+	}
+	m, err := p.claim(call, c, st)
+	return m, st, err
+}
+
+// Improbe asks whether a message from source with tag is pending; if one
+// is, it claims it and returns it (found true).
+func Improbe(c *Comm, source, tag int) (*Message, bool, Status, error) {
+	const call = "MPI_Improbe"
+	p, err := current(call)
+	if err != nil {
+		return nil, false, Status{}, err
+	}
+	if source == ProcNull {
+		return &Message{}, true, Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	t0 := p.mmds.begin(true)
+	defer p.mmds.end(mds.Iprobe, t0, 0, true)
+	r, err := probe(p, call, proto.KindIprobe, c, source, tag)
+	if err != nil {
+		return nil, false, Status{}, err
+	}
+	st, err := p.wait(r, call)
+	if err != nil || st.Source == AnySource {
+		return nil, false, st, err
+	}
+	m, err := p.claim(call, c, st)
+	return m, err == nil, st, err
+}
+
+func (p *process) takeMessage(call string, m *Message) error {
+	if m == nil {
+		return p.errf(ErrRequest, call, "message = nil (MPI_MESSAGE_NULL), want one returned by Mprobe or Improbe")
+	}
+	if m.received != "" {
+		return p.errf(ErrRequest, call, "the message was already received by %s; a matched message is received once", m.received)
+	}
+	m.received = call
+	return nil
+}
+
+// deliver copies the claimed data into buf and returns the status.
+func (m *Message) deliver(p *process, call string, buf []byte, elem int) (Status, error) {
+	st := m.recv.status
+	st.elem = elem
+	n := copy(buf, m.buf)
+	st.bytes = uint64(n)
+	m.buf = nil
+	if n < int(m.status.bytes) {
+		return st, p.errf(ErrTruncate, call, "message from rank %d tag %d is longer than the receive buffer (%d bytes sent, %d received)", st.Source, st.Tag, m.status.bytes, n)
+	}
+	return st, nil
+}
+
+func asBytes[T Elem](buf []T) ([]byte, int) {
+	addr, n, es := bytesOf(buf)
+	if n == 0 {
+		return nil, es
+	}
+	return unsafe.Slice((*byte)(addr), n), es
+}
+
+// Mrecv receives the message m into buf.
+func Mrecv[T Elem](m *Message, buf []T) (Status, error) {
+	const call = "MPI_Mrecv"
+	p, err := current(call)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := p.takeMessage(call, m); err != nil {
+		return Status{}, err
+	}
+	if m.NoProc() {
+		return Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	b, es := asBytes(buf)
+	t0 := p.mmds.begin(true)
+	defer p.mmds.end(mds.Recv, t0, nbytes(buf), true)
+	if _, err := p.wait(m.recv, call); err != nil {
+		return Status{}, err
+	}
+	return m.deliver(p, call, b, es)
+}
+
+// Imrecv starts receiving the message m into buf; the request completes
+// when the claimed data has arrived and been copied into buf.
+func Imrecv[T Elem](m *Message, buf []T) (*Request, error) {
+	const call = "MPI_Imrecv"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.takeMessage(call, m); err != nil {
+		return nil, err
+	}
+	if m.NoProc() {
+		return p.track(&Request{done: true, call: call, kind: proto.KindRecv, peer: ProcNull, status: Status{Source: ProcNull, Tag: AnyTag}}), nil
+	}
+	b, es := asBytes(buf)
+	r := &Request{call: call, kind: proto.KindRecv, active: true, comm: m.recv.comm, peer: m.status.Source, tag: m.status.Tag, buf: buf}
+	copyOut := func() (*Request, error) {
+		var err error
+		r.status, err = m.deliver(p, call, b, es)
+		return nil, err
+	}
+	r.chain = &chain{inner: m.recv, steps: []func() (*Request, error){copyOut}}
+	return p.track(r), nil
+}

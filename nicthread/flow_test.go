@@ -1,0 +1,161 @@
+package nicthread
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/check"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/scheduler"
+)
+
+// checkNodes makes one node with two ranks (cross false) or two nodes with
+// one rank each, all played by this process, with the checks of mode on.
+func checkNodes(t *testing.T, cross bool, mode check.Mode) []*testNode {
+	t.Helper()
+	nodeOf := []proto.NodeID{0, 0}
+	if cross {
+		nodeOf = []proto.NodeID{0, 1}
+	}
+	var nodes []*testNode
+	send := func(to proto.NodeID, m *proto.Msg) error { return nodes[to].a.OnData(m.Node, m) }
+	me := os.Getpid()
+	for n := range int(nodeOf[1]) + 1 {
+		g := testGeometry
+		g.Ranks = 2 - int(nodeOf[1])
+		mem := make([]byte, g.Size())
+		region, err := shm.Init(mem, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn := &testNode{a: NewAgent(AgentConfig{Node: proto.NodeID(n), NodeOf: nodeOf, Sched: scheduler.DefaultConfig, Region: region, Send: send, Check: mode}), mem: mem}
+		for l := range g.Ranks {
+			tn.rank = append(tn.rank, region.Block(l))
+			tn.attach(t, l, me, me)
+		}
+		nodes = append(nodes, tn)
+	}
+	return nodes
+}
+
+// rankBlock is the block of world rank r.
+func rankBlock(nodes []*testNode, r int) *shm.RankBlock {
+	if len(nodes) == 1 {
+		return nodes[0].rank[r]
+	}
+	return nodes[r].rank[0]
+}
+
+// postPair posts a send of src from rank 0 and a receive into dst on rank 1.
+func postPair(nodes []*testNode, src, dst []byte) {
+	rankBlock(nodes, 0).Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(src), Len: uint64(len(src))}, nil)
+	rankBlock(nodes, 1).Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(dst), Len: uint64(len(dst))}, nil)
+}
+
+func message(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i>>12)
+	}
+	return b
+}
+
+// A fault injected into the agent's copy path — a byte flipped between the
+// read and the write, a chunk skipped, a chunk moved twice — is caught by
+// the flow check, within the node and across nodes, with a report naming
+// the slice, the plan entry and the nodes. Without the check the corrupted
+// message is delivered silently (the first case shows it).
+func TestFlowCatchesCopyFault(t *testing.T) {
+	const size = 5<<19 + 100 // three chunks at 1 MiB per slice
+	faults := map[string]func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int{
+		"corrupt": func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int {
+			if c.Off > 0 {
+				data[len(data)/2] ^= 0x40
+			}
+			return 1
+		},
+		"skip": func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int {
+			if c.Off > 0 && !c.Last {
+				return 0
+			}
+			return 1
+		},
+		"twice": func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int {
+			if c.Last {
+				return 2
+			}
+			return 1
+		},
+	}
+	t.Cleanup(func() { copyFault = nil })
+	for _, cross := range []bool{false, true} {
+		where := "within a node"
+		if cross {
+			where = "across nodes"
+		}
+		copyFault = faults["corrupt"]
+		src, dst := message(size), make([]byte, size)
+		nodes := checkNodes(t, cross, check.Mode{})
+		postPair(nodes, src, dst)
+		if err := runSlices(nodes, 6); err != nil || !rankBlock(nodes, 1).Done(0) || bytes.Equal(src, dst) {
+			t.Fatalf("%s, no check: err %v, done %v, delivered intact %v; want the corrupted message delivered without a word", where, err, rankBlock(nodes, 1).Done(0), bytes.Equal(src, dst))
+		}
+		for name, fault := range faults {
+			copyFault = fault
+			src, dst := message(size), make([]byte, size)
+			nodes := checkNodes(t, cross, check.Mode{Flow: true})
+			postPair(nodes, src, dst)
+			err := runSlices(nodes, 6)
+			if err == nil {
+				t.Fatalf("%s, fault %s: no error; want the flow check's report", where, name)
+			}
+			msg := err.Error()
+			for _, want := range []string{"flow check: runtime bug in slice", "plan entry", "r0->r1", "node 0 -> node "} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s, fault %s: %q does not name %q", where, name, msg, want)
+				}
+			}
+			t.Logf("%s, %s: %v", where, name, err)
+		}
+		copyFault = nil
+		src, dst = message(size), make([]byte, size)
+		nodes = checkNodes(t, cross, check.Mode{Flow: true, Buffers: true})
+		postPair(nodes, src, dst)
+		if err := runSlices(nodes, 6); err != nil || !bytes.Equal(src, dst) {
+			t.Fatalf("%s, no fault, flow on: %v (delivered intact: %v); want a clean run", where, err, bytes.Equal(src, dst))
+		}
+	}
+}
+
+// Before the agent writes a chunk into a receive buffer, it compares the
+// blocks starting in the chunk with their sums at post (read from the
+// rank's check header) and records the blocks the program wrote in the
+// request's completion record; blocks the message does not reach are left
+// to the rank (checked at completion).
+func TestPreWriteFindsProgramWrites(t *testing.T) {
+	const size = 5<<19 + 100
+	for _, cross := range []bool{false, true} {
+		nodes := checkNodes(t, cross, check.Mode{Buffers: true})
+		src, dst := message(size), make([]byte, size+3*check.BlockSize)
+		hdr := check.NewHeader(dst)
+		rankBlock(nodes, 1).SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+		dst[1<<20+5] = 1                 // block 256: second chunk
+		dst[2<<20+3*check.BlockSize] = 1 // block 515: third chunk
+		dst[size+check.BlockSize] = 1    // past the message: not the agent's to see
+		postPair(nodes, src, dst)
+		if err := runSlices(nodes, 6); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi, k, ok := rankBlock(nodes, 1).Written(0)
+		if !ok || lo != 256 || hi != 515 || k < 2 {
+			t.Fatalf("cross %v: Written = %d, %d, slice %d, %v; want blocks 256 .. 515 from slice 2 on", cross, lo, hi, k, ok)
+		}
+		if !bytes.Equal(src, dst[:size]) {
+			t.Fatalf("cross %v: message not delivered intact", cross)
+		}
+	}
+}
