@@ -326,6 +326,13 @@ static void pointtopoint(MPI_Comm comm) {
         else
             for (int k = 0; k < 6; k++)
                 OK(MPI_Request_free(&q[k]));
+        int four[4] = {41, 42, 43, 44};
+        MPI_Request q4;
+        OK(MPI_Isend(four, 4, MPI_INT, peer, 10, comm, &q4));
+        if (peer != 0)
+            OK(MPI_Wait(&q4, MPI_STATUS_IGNORE));
+        else
+            OK(MPI_Request_free(&q4));
     }
     if (me == peer) {
         for (int i = 0; i < 20; i++)
@@ -381,6 +388,16 @@ static void pointtopoint(MPI_Comm comm) {
             CHECK(rrecs[i].s == recs[i].s && rrecs[i].d == recs[i].d, "rec %d: %d %g", i, rrecs[i].s, rrecs[i].d);
         OK(MPI_Get_count(&status, st, &count));
         CHECK(count == 3, "count of records %d", count);
+        /* a matched probe, then the matched receive into a column */
+        MPI_Message msg;
+        OK(MPI_Mprobe(0, 10, comm, &msg, &status));
+        OK(MPI_Get_count(&status, col, &count));
+        CHECK(count == 1, "probed count of columns %d", count);
+        for (int i = 0; i < 20; i++)
+            r[i] = -1;
+        OK(MPI_Mrecv(r + 2, 1, col, &msg, &status));
+        CHECK(r[2] == 41 && r[7] == 42 && r[12] == 43 && r[17] == 44 && r[3] == -1, "mrecv column %d %d %d %d", r[2], r[7], r[12],
+              r[17]);
     }
     /* Sendrecv_replace through a vector; a persistent receive through one */
     if (n == 1 || me <= 1) {
