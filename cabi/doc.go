@@ -217,9 +217,9 @@
 // implemented by bcsmpi ...". The MPI_T stubs return the class without a
 // handler, as MPI_T functions do. By family: the large-count _c forms (but
 // those of the datatype calls); Pack_external and Unpack_external,
-// Type_create_f90_*, Type_match_size, Type_get_value_index; one-sided windows and RMA (Win_*, Put,
-// Get, Rput, Rget, Raccumulate, Rget_accumulate, Fetch_and_op,
-// Compare_and_swap); file I/O (File_*, Register_datarep); sessions
+// Type_create_f90_*, Type_match_size, Type_get_value_index; one-sided
+// windows and RMA (Win_*, Put, Get, Rput, Rget, Raccumulate,
+// Rget_accumulate, Fetch_and_op, Compare_and_swap); file I/O (File_*, Register_datarep); sessions
 // (Session_* but Session_init); intercommunicators, spawn and ports
 // (Intercomm_*, Comm_spawn*, Comm_remote_*, Comm_accept/connect/join/
 // disconnect/get_parent, Open/Close_port, Publish/Lookup/Unpublish_name);
