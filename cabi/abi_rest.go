@@ -8,7 +8,7 @@ package main
 import "C"
 
 // Handle kinds of the objects this file family adds (kinds 1-5 are in
-// handles.go, errors.go, group.go, ops.go; 6-8 are left to datatypes).
+// handles.go, errors.go, group.go, ops.go; 8 is datatype.go's).
 const (
 	kindInfo = 9
 	kindMsg  = 10
@@ -46,6 +46,8 @@ func bcs_fromint(v C.int) C.uintptr_t {
 		gen = infos[i].gen
 	case kind == kindMsg && i < len(msgs):
 		gen = msgs[i].gen
+	case kind == kindType && i < len(typeSlots):
+		gen = typeSlots[i].gen
 	}
 	return C.uintptr_t(userHandle(kind, i, gen))
 }

@@ -99,6 +99,7 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 		if a.c == nil {
 			localSend(a) // copies the message
 		}
+		a.release()
 		return done()
 	}
 	if !bsendOn {
@@ -122,6 +123,7 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 		return fail(a.ci, call, errBuffer, "the attached buffer of %d bytes holds %d bytes of pending messages; %d more (the message and MPI_BSEND_OVERHEAD) do not fit", bsendSize, used, need)
 	}
 	msg := append([]byte(nil), a.buf...)
+	a.release()
 	r, err := mpiapi.Isend(a.c, msg, a.peer, a.tag)
 	if err != nil {
 		return failErr(a.ci, err)

@@ -15,6 +15,16 @@ import (
 // collectives with the datatype's Go element type (types.go); on a local
 // communicator (one process) they are copies. Each entry serves the
 // blocking call and, when out is not nil, the non-blocking one.
+//
+// Each entry checks its arguments in items of the caller's datatypes, then
+// lowers them to the element space of the runtime (stage): counts and
+// displacements become elements of one kind, and the buffer of a
+// non-contiguous datatype becomes a staging buffer that mirrors the caller's
+// items packed (item i at i * wire bytes), packed before the call where it
+// is read and unpacked, block by block, when the call completes where it is
+// written. The send and receive types may differ (a column vector sent, a
+// row received) as long as they move elements of one kind and the counts
+// in elements agree.
 
 var collNames = [C.BCS_NCOLLS][2]string{
 	C.BCS_BARRIER: {"MPI_Barrier", "MPI_Ibarrier"}, C.BCS_BCAST: {"MPI_Bcast", "MPI_Ibcast"},
@@ -35,6 +45,7 @@ type collCall struct {
 	size, rank int
 	a          collArgs
 	out        *C.uintptr_t
+	post       []func() // unpacks of staged receive buffers, run at completion
 }
 
 func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t) (*collCall, C.int) {
@@ -118,29 +129,101 @@ func span(counts, displs []int) int {
 	return n
 }
 
-// sameKind checks that the send and receive types are one element type.
+// sameKind checks that the send and receive types move elements of one kind.
 func (k *collCall) sameKind(st, rt dtype) C.int {
-	if kinds[st.kind] != kinds[rt.kind] || st.kind == C.BCS_NONE {
-		return k.fail(errType, "sendtype %s and recvtype %s differ; bcsmpi needs the same predefined element type on both sides for now", st.name, rt.name)
+	if st.kind != rt.kind {
+		return k.fail(errType, "sendtype %s and recvtype %s have different type signatures (bcsmpi needs their basic elements to be of one type, or both to be moved as bytes)", st.name, rt.name)
 	}
 	return 0
 }
 
-// start runs the checked call: through the element type's collectives on a
-// communicator of the runtime, or as local, the copies of a one-process
-// communicator.
-func (k *collCall) start(t dtype, local func()) C.int {
+// item is a run of n items of a buffer starting at item first.
+type item struct{ first, n int }
+
+// stage lowers a buffer of span items of t at p to the element space of the
+// runtime: p itself (at its true lower bound) when t is contiguous, else a
+// staging buffer; the runs of in are packed now, those of out unpacked at
+// completion. A NULL p stays NULL unless t is a derived type with absolute
+// displacements (MPI_BOTTOM).
+func (k *collCall) stage(p unsafe.Pointer, t dtype, span int, in, out []item) unsafe.Pointer {
+	if t.info == nil || span == 0 || p == nil && !t.bottom() {
+		return p
+	}
+	if t.info.contig {
+		return unsafe.Add(p, t.info.trueLB)
+	}
+	wire := int(t.info.wire)
+	buf := make([]uint64, (span*wire+7)/8) // 8-aligned for the runtime's element types
+	if len(buf) == 0 {
+		return p
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), span*wire)
+	for _, r := range in {
+		t.info.pack(b[r.first*wire:(r.first+r.n)*wire], at(p, r.first, t.extent), r.n)
+	}
+	if out != nil {
+		k.post = append(k.post, func() {
+			for _, r := range out {
+				t.info.unpack(at(p, r.first, t.extent), b[r.first*wire:(r.first+r.n)*wire], r.n)
+			}
+		})
+	}
+	return unsafe.Pointer(&buf[0])
+}
+
+// whole is the one run of a buffer of n items.
+func whole(n int) []item { return []item{{0, n}} }
+
+// when is r if b, else nil.
+func when(b bool, r []item) []item {
+	if b {
+		return r
+	}
+	return nil
+}
+
+// runsOf lists the runs of a (counts, displs) buffer.
+func runsOf(counts, displs []int) []item {
+	r := make([]item, 0, len(counts))
+	for i, c := range counts {
+		if c > 0 {
+			r = append(r, item{displs[i], c})
+		}
+	}
+	return r
+}
+
+func scaled(xs []int, per int) []int {
+	if xs == nil {
+		return nil
+	}
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = x * per
+	}
+	return out
+}
+
+// finish runs the unpacks of a completed call.
+func (k *collCall) finish() {
+	for _, f := range k.post {
+		f()
+	}
+}
+
+// start runs the checked call, lowered to elements of kind: through the
+// kind's collectives on a communicator of the runtime, or as local, the
+// copies of a one-process communicator.
+func (k *collCall) start(kind int, local func()) C.int {
 	var impl collective
 	if k.a.which != C.BCS_BARRIER {
-		var rc C.int
-		if impl, rc = collectiveOf(k.ci, k.name, t); rc != 0 {
-			return rc
-		}
+		impl = collectiveOf(kind)
 	}
 	if k.a.c == nil {
 		if local != nil {
 			local()
 		}
+		k.finish()
 		if k.out != nil {
 			*k.out = C.uintptr_t(newReq(nil, &localReq{ci: k.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, k.ci))
 		}
@@ -162,18 +245,24 @@ func (k *collCall) start(t dtype, local func()) C.int {
 	}
 	if k.out != nil {
 		*k.out = C.uintptr_t(newReq(r, nil, k.ci))
+		if len(k.post) > 0 {
+			setUnpack(*k.out, func(int) { k.finish() })
+		}
+	} else {
+		k.finish()
 	}
 	return 0
 }
 
-// copyElems copies n elements of t from src to dst (a no-op in place).
-func copyElems(dst, src unsafe.Pointer, n int, t dtype) {
+// copyElems copies n elements of es bytes from src to dst (a no-op in place).
+func copyElems(dst, src unsafe.Pointer, n, es int) {
 	if dst != src && n > 0 {
-		copy(unsafe.Slice((*byte)(dst), n*t.extent), unsafe.Slice((*byte)(src), n*t.extent))
+		copy(unsafe.Slice((*byte)(dst), n*es), unsafe.Slice((*byte)(src), n*es))
 	}
 }
 
-func at(p unsafe.Pointer, i int, t dtype) unsafe.Pointer { return unsafe.Add(p, i*t.extent) }
+// at is item (or element) i of a buffer of es-byte items.
+func at(p unsafe.Pointer, i, es int) unsafe.Pointer { return unsafe.Add(p, i*es) }
 
 //export bcs_barrier
 func bcs_barrier(h C.uintptr_t, out *C.uintptr_t) C.int {
@@ -181,7 +270,7 @@ func bcs_barrier(h C.uintptr_t, out *C.uintptr_t) C.int {
 	if rc != 0 {
 		return rc
 	}
-	return k.start(dtype{}, nil)
+	return k.start(C.BCS_NONE, nil)
 }
 
 //export bcs_bcast
@@ -200,11 +289,13 @@ func bcs_bcast(buf unsafe.Pointer, n C.int, dt C.uintptr_t, root C.int, h C.uint
 	if rc := k.root(root); rc != 0 {
 		return rc
 	}
-	if rc := k.nonNull("buffer", buf, int(n)); rc != 0 {
+	isRoot := k.rank == int(root)
+	p := k.stage(buf, t, int(n), when(isRoot, whole(int(n))), when(!isRoot, whole(int(n))))
+	if rc := k.nonNull("buffer", p, int(n)); rc != 0 {
 		return rc
 	}
-	k.a.send, k.a.sendLen = buf, int(n)
-	return k.start(t, nil)
+	k.a.send, k.a.sendLen = p, int(n)*t.per
+	return k.start(t.kind, nil)
 }
 
 // bcs_reduce is Reduce, Allreduce, Scan, Exscan, Reduce_scatter_block (n is
@@ -226,7 +317,7 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.int, counts *C.int, 
 	}
 	k.a.op = o
 	isRoot := true
-	sendLen, recvLen := int(n), int(n)
+	sendLen, recvLen := int(n), int(n) // items
 	switch which {
 	case C.BCS_REDUCE:
 		if rc := k.root(root); rc != 0 {
@@ -252,43 +343,80 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.int, counts *C.int, 
 			sendLen += c
 		}
 		recvLen = k.a.counts[k.rank]
+		k.a.counts = scaled(k.a.counts, t.per)
 	}
 	if which != C.BCS_REDUCE_SCATTER {
 		if rc := k.count("count", n); rc != 0 {
 			return rc
 		}
 	}
-	if uintptr(send) == hInPlace {
-		if !isRoot {
-			return k.fail(errBuffer, "sendbuf = MPI_IN_PLACE is only allowed at the root")
-		}
-		send = recv
+	inPlace := uintptr(send) == hInPlace
+	if inPlace && !isRoot {
+		return k.fail(errBuffer, "sendbuf = MPI_IN_PLACE is only allowed at the root")
 	}
 	if !isRoot {
 		recv = nil
 	} else if uintptr(recv) == hInPlace {
 		return k.fail(errBuffer, "recvbuf = MPI_IN_PLACE is not allowed")
 	}
-	if rc := k.nonNull("sendbuf", send, sendLen); rc != 0 {
+	// Exscan leaves member 0's recvbuf alone.
+	recvWritten := isRoot && (which != C.BCS_EXSCAN || k.rank > 0)
+	var sp, rp unsafe.Pointer
+	recvOut := when(recvWritten, whole(recvLen))
+	switch {
+	case inPlace && (which == C.BCS_REDUCE_SCATTER || which == C.BCS_REDUCE_SCATTER_BLOCK):
+		// the whole vector is in recvbuf; the result is its first block
+		sp = k.stage(recv, t, sendLen, whole(sendLen), recvOut)
+		rp = sp
+	case inPlace:
+		rp = k.stage(recv, t, recvLen, whole(recvLen), recvOut)
+		sp = rp
+	default:
+		if isRoot {
+			rp = k.stage(recv, t, recvLen, nil, recvOut)
+		}
+		sp = k.stage(send, t, sendLen, whole(sendLen), nil)
+	}
+	if rc := k.nonNull("sendbuf", sp, sendLen); rc != 0 {
 		return rc
 	}
-	if isRoot && (which != C.BCS_EXSCAN || k.rank > 0) { // Exscan leaves member 0's recvbuf alone
-		if rc := k.nonNull("recvbuf", recv, recvLen); rc != 0 {
+	if recvWritten {
+		if rc := k.nonNull("recvbuf", rp, recvLen); rc != 0 {
 			return rc
 		}
 	}
-	k.a.send, k.a.recv, k.a.sendLen, k.a.recvLen = send, recv, sendLen, recvLen
-	return k.start(t, func() {
+	es := int(kindSize[t.kind])
+	k.a.send, k.a.recv, k.a.sendLen, k.a.recvLen = sp, rp, sendLen*t.per, recvLen*t.per
+	return k.start(t.kind, func() {
 		if which != C.BCS_EXSCAN {
-			copyElems(recv, send, recvLen, t)
+			copyElems(rp, sp, recvLen*t.per, es)
 		}
 	})
 }
 
+// blockKind is the element kind and the per-member block length in elements
+// of a collective whose members send blocks of scount items of st and
+// receive blocks of rcount items of rt (where significant).
+func (k *collCall) blockKind(st, rt dtype, scount, rcount int, sendSig, recvSig bool) (kind, n int, rc C.int) {
+	switch {
+	case sendSig && recvSig:
+		if rc := k.sameKind(st, rt); rc != 0 {
+			return 0, 0, rc
+		}
+		if scount*st.per != rcount*rt.per {
+			return 0, 0, k.fail(errCount, "sendcount = %d of %s and recvcount = %d of %s are %d and %d basic elements; bcsmpi needs them equal", scount, st.name, rcount, rt.name, scount*st.per, rcount*rt.per)
+		}
+		return st.kind, scount * st.per, 0
+	case sendSig:
+		return st.kind, scount * st.per, 0
+	}
+	return rt.kind, rcount * rt.per, 0
+}
+
 // bcs_blocks is Gather, Scatter, Allgather and Alltoall: blocks of n
 // elements, one per member. mpiapi needs one element type on both sides, so
-// the send and receive types must have the same element kind and the counts
-// must be equal where both sides are significant.
+// the send and receive types must move elements of one kind and the counts
+// in elements must be equal where both sides are significant.
 //
 //export bcs_blocks
 func bcs_blocks(which C.int, send unsafe.Pointer, scount C.int, stype C.uintptr_t,
@@ -311,7 +439,8 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.int, stype C.uintptr_
 		return rc
 	}
 	var st, rt dtype
-	if sendUsed && !sendInPlace {
+	sendSig, recvSig := sendUsed && !sendInPlace, recvUsed && !recvInPlace
+	if sendSig {
 		if st, rc = k.datatype("sendtype", stype); rc != 0 {
 			return rc
 		}
@@ -319,7 +448,7 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.int, stype C.uintptr_
 			return rc
 		}
 	}
-	if recvUsed && !recvInPlace {
+	if recvSig {
 		if rt, rc = k.datatype("recvtype", rtype); rc != 0 {
 			return rc
 		}
@@ -327,41 +456,48 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.int, stype C.uintptr_
 			return rc
 		}
 	}
-	// t and n: the element type and the block length of this member's call.
-	t, n := st, int(scount)
-	switch {
-	case sendInPlace || !sendUsed:
-		t, n = rt, int(rcount)
-	case recvUsed && !recvInPlace:
-		if rc := k.sameKind(st, rt); rc != 0 {
-			return rc
-		}
-		if scount != rcount {
-			return k.fail(errCount, "sendcount = %d and recvcount = %d differ; bcsmpi needs equal counts for now", int(scount), int(rcount))
-		}
+	kind, n, rc := k.blockKind(st, rt, int(scount), int(rcount), sendSig, recvSig)
+	if rc != 0 {
+		return rc
 	}
+	es, P := int(kindSize[kind]), k.size
+	ns, nr := int(scount), int(rcount) // items
+	var sp, rp unsafe.Pointer
 	sendLen, recvLen := n, n
 	switch which {
 	case C.BCS_GATHER, C.BCS_ALLGATHER:
-		recvLen = k.size * n
+		recvLen = P * n
+		if recvUsed {
+			rp = k.stage(recv, rt, P*nr, when(sendInPlace, whole(P*nr)), whole(P*nr))
+		}
 		if sendInPlace {
-			send = at(recv, k.rank*n, t)
+			sp = at(rp, k.rank*n, es)
+		} else {
+			sp = k.stage(send, st, ns, whole(ns), nil)
 		}
 	case C.BCS_SCATTER:
-		sendLen = k.size * n
+		sendLen = P * n
+		if sendUsed {
+			sp = k.stage(send, st, P*ns, whole(P*ns), nil)
+		}
 		if recvInPlace {
-			recv = at(send, k.rank*n, t)
+			rp = at(sp, k.rank*n, es)
+		} else {
+			rp = k.stage(recv, rt, nr, nil, whole(nr))
 		}
 	case C.BCS_ALLTOALL:
-		sendLen, recvLen = k.size*n, k.size*n
+		sendLen, recvLen = P*n, P*n
+		rp = k.stage(recv, rt, P*nr, when(sendInPlace, whole(P*nr)), whole(P*nr))
 		if sendInPlace {
-			send = recv
+			sp = rp
+		} else {
+			sp = k.stage(send, st, P*ns, whole(P*ns), nil)
 		}
 	}
-	if rc := k.buffers(&send, &recv, sendLen, recvLen, sendUsed, recvUsed); rc != 0 {
+	if rc := k.buffers(&sp, &rp, sendLen, recvLen, sendUsed, recvUsed); rc != 0 {
 		return rc
 	}
-	return k.start(t, func() { copyElems(recv, send, n, t) })
+	return k.start(kind, func() { copyElems(rp, sp, n, es) })
 }
 
 // inPlace checks where MPI_IN_PLACE is given against where it is allowed.
@@ -418,79 +554,105 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.int, scounts, sdispl
 		return rc
 	}
 	var st, rt dtype
-	sendLen, recvLen := int(scount), int(rcount)
-	if sendUsed && !sendInPlace {
+	// In items of the caller's types: the single counts, the v-counts and
+	// displacements, the spans.
+	var sc, sd, rc_, rd []int
+	sendSpan, recvSpan := int(scount), int(rcount)
+	sendSig, recvSig := sendUsed && !sendInPlace, recvUsed && !recvInPlace
+	if sendSig {
 		if st, rc = k.datatype("sendtype", stype); rc != 0 {
 			return rc
 		}
 		if sendV {
-			if k.a.scounts, rc = k.ints("sendcounts", scounts, true); rc != 0 {
+			if sc, rc = k.ints("sendcounts", scounts, true); rc != 0 {
 				return rc
 			}
-			if k.a.sdispls, rc = k.ints("sdispls", sdispls, false); rc != 0 {
+			if sd, rc = k.ints("sdispls", sdispls, false); rc != 0 {
 				return rc
 			}
-			sendLen = span(k.a.scounts, k.a.sdispls)
+			sendSpan = span(sc, sd)
 		} else if rc := k.count("sendcount", scount); rc != 0 {
 			return rc
 		}
 	}
-	if recvUsed && !recvInPlace {
+	if recvSig {
 		if rt, rc = k.datatype("recvtype", rtype); rc != 0 {
 			return rc
 		}
 		if recvV {
-			if k.a.counts, rc = k.ints("recvcounts", rcounts, true); rc != 0 {
+			if rc_, rc = k.ints("recvcounts", rcounts, true); rc != 0 {
 				return rc
 			}
-			if k.a.displs, rc = k.ints("rdispls", rdispls, false); rc != 0 {
+			if rd, rc = k.ints("rdispls", rdispls, false); rc != 0 {
 				return rc
 			}
-			recvLen = span(k.a.counts, k.a.displs)
+			recvSpan = span(rc_, rd)
 		} else if rc := k.count("recvcount", rcount); rc != 0 {
 			return rc
 		}
 	}
-	t := st
+	var kind int
 	switch {
-	case sendInPlace || !sendUsed:
-		t = rt
-	case recvUsed && !recvInPlace:
+	case sendSig && recvSig:
 		if rc := k.sameKind(st, rt); rc != 0 {
 			return rc
 		}
+		kind = st.kind
+	case sendSig:
+		kind = st.kind
+	default:
+		kind = rt.kind
 	}
+	es := int(kindSize[kind])
+	var sp, rp unsafe.Pointer
+	var sendLen, recvLen int // elements
 	switch which {
 	case C.BCS_GATHERV, C.BCS_ALLGATHERV:
+		if recvUsed {
+			rp = k.stage(recv, rt, recvSpan, when(sendInPlace, runsOf(rc_, rd)), runsOf(rc_, rd))
+			k.a.counts, k.a.displs, recvLen = scaled(rc_, rt.per), scaled(rd, rt.per), recvSpan*rt.per
+		}
 		if sendInPlace {
-			send, sendLen = at(recv, k.a.displs[k.rank], t), k.a.counts[k.rank]
+			sp, sendLen = at(rp, k.a.displs[k.rank], es), k.a.counts[k.rank]
+		} else {
+			sp, sendLen = k.stage(send, st, sendSpan, whole(sendSpan), nil), sendSpan*st.per
 		}
 	case C.BCS_SCATTERV:
-		k.a.counts, k.a.displs = k.a.scounts, k.a.sdispls // mpiapi's Scatterv takes the send side's
+		if sendUsed { // mpiapi's Scatterv takes the send side's counts
+			sp = k.stage(send, st, sendSpan, runsOf(sc, sd), nil)
+			k.a.counts, k.a.displs, sendLen = scaled(sc, st.per), scaled(sd, st.per), sendSpan*st.per
+		}
 		if recvInPlace {
-			recv, recvLen = at(send, k.a.sdispls[k.rank], t), k.a.scounts[k.rank]
+			rp, recvLen = at(sp, k.a.displs[k.rank], es), k.a.counts[k.rank]
+		} else {
+			rp, recvLen = k.stage(recv, rt, recvSpan, nil, whole(recvSpan)), recvSpan*rt.per
 		}
 	case C.BCS_ALLTOALLV:
+		rp = k.stage(recv, rt, recvSpan, when(sendInPlace, runsOf(rc_, rd)), runsOf(rc_, rd))
+		k.a.counts, k.a.displs, recvLen = scaled(rc_, rt.per), scaled(rd, rt.per), recvSpan*rt.per
 		if sendInPlace { // mpiapi has no in-place Alltoallv: send from a copy
 			k.a.scounts, k.a.sdispls, sendLen = k.a.counts, k.a.displs, recvLen
-			cp := make([]byte, recvLen*t.extent)
-			copy(cp, unsafe.Slice((*byte)(recv), len(cp)))
+			cp := make([]uint64, (recvLen*es+7)/8)
 			if len(cp) > 0 {
-				send = unsafe.Pointer(&cp[0])
+				copy(unsafe.Slice((*byte)(unsafe.Pointer(&cp[0])), recvLen*es), unsafe.Slice((*byte)(rp), recvLen*es))
+				sp = unsafe.Pointer(&cp[0])
 			}
+		} else {
+			sp = k.stage(send, st, sendSpan, runsOf(sc, sd), nil)
+			k.a.scounts, k.a.sdispls, sendLen = scaled(sc, st.per), scaled(sd, st.per), sendSpan*st.per
 		}
 	}
-	if rc := k.buffers(&send, &recv, sendLen, recvLen, sendUsed, recvUsed); rc != 0 {
+	if rc := k.buffers(&sp, &rp, sendLen, recvLen, sendUsed, recvUsed); rc != 0 {
 		return rc
 	}
-	return k.start(t, func() {
+	return k.start(kind, func() {
 		switch which {
 		case C.BCS_GATHERV, C.BCS_ALLGATHERV:
-			copyElems(at(recv, k.a.displs[0], t), send, min(sendLen, k.a.counts[0]), t)
+			copyElems(at(rp, k.a.displs[0], es), sp, min(sendLen, k.a.counts[0]), es)
 		case C.BCS_SCATTERV:
-			copyElems(recv, at(send, k.a.sdispls[0], t), min(recvLen, k.a.scounts[0]), t)
+			copyElems(rp, at(sp, k.a.displs[0], es), min(recvLen, k.a.counts[0]), es)
 		case C.BCS_ALLTOALLV:
-			copyElems(at(recv, k.a.displs[0], t), at(send, k.a.sdispls[0], t), min(k.a.scounts[0], k.a.counts[0]), t)
+			copyElems(at(rp, k.a.displs[0], es), at(sp, k.a.sdispls[0], es), min(k.a.scounts[0], k.a.counts[0]), es)
 		}
 	})
 }

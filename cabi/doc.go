@@ -36,17 +36,59 @@
 //     go to mpiapi as bytes; collectives as []T of the datatype's Go element
 //     type (types.go), so the runtime still checks element types and counts
 //     across members and reduces with the type's arithmetic.
+//   - datatype.go: derived datatypes (see Datatypes below).
 //
 // # Handles
 //
 // Predefined handles are the standard's values (< 0x400). Handles this
-// library makes (communicators, requests) are kind<<48 | generation<<24 |
-// index, never below 0x1000: a null, freed or wrong-kind handle is told
-// apart exactly and gets MPI_ERR_COMM or MPI_ERR_REQUEST with a message
+// library makes (communicators, requests, derived datatypes) are
+// kind<<48 | generation<<24 | index, never below 0x1000: a null, freed or
+// wrong-kind handle is told apart exactly and gets MPI_ERR_COMM,
+// MPI_ERR_REQUEST or MPI_ERR_TYPE with a message
 // naming it ("comm = MPI_INT (0x209, a datatype) is not a communicator").
 // MPI_REQUEST_NULL is accepted in request arrays. A request handle is freed,
 // and the caller's handle set to MPI_REQUEST_NULL, as soon as Wait or Test
 // sees it complete.
+//
+// # Datatypes
+//
+// A derived datatype records its constructor's arguments as
+// MPI_Type_get_contents returns them (the shim lays them out so) and keeps
+// its children by pointer, so freeing a child leaves its parents intact.
+// Size, bounds and true bounds are computed at construction (a struct is
+// padded to its strictest member's alignment, as a C compiler pads it); the
+// layout is compiled at MPI_Type_commit into segments (n runs of len bytes
+// at off, off+stride, ...), adjacent runs merged, plus the run-length
+// encoded signature; at most 2^20 of each per type.
+//
+//   - Moving data: a type whose layout is one run equal to its extent is
+//     contiguous and goes to the runtime with no copy. Any other is packed
+//     into a staging buffer at post time and, for a receive, unpacked when
+//     Wait or Test sees the request complete (blocking calls: on return).
+//     Point-to-point staging buffers are reused once their call completes
+//     (up to 16 of up to 16 MiB); collectives allocate theirs per call.
+//     A basic element moves with its extent, so the pair types
+//     (MPI_DOUBLE_INT, ...) carry their padding, as they do contiguously.
+//   - Collectives: a type whose basic elements are all of one kind moves as
+//     that Go element type (a vector of MPI_DOUBLE as float64s), so the
+//     runtime checks element types and counts across members, and
+//     predefined operations reduce it; any other type moves as its packed
+//     bytes (and only user operations reduce it: the C function sees the
+//     items in the type's layout). Send and receive types may differ where
+//     they move the same number of elements of one kind (a column vector
+//     gathered into rows).
+//   - MPI_Get_count divides the bytes received by the type's packed size
+//     (MPI_UNDEFINED when not whole); MPI_Get_elements walks the signature.
+//     MPI_Pack/Unpack use the same packed form, MPI_Pack_size is exact.
+//   - Type signatures are not checked in point-to-point calls: the runtime
+//     matches and moves bytes, so a receive whose type signature differs
+//     from the send's is only caught when the byte counts disagree
+//     (MPI_ERR_TRUNCATE when the message is longer than the receive;
+//     MPI_Get_count MPI_UNDEFINED when it is not whole). Carrying a
+//     signature hash in the descriptor (NEXT.md 1.6) needs mpiapi, the
+//     descriptor and the scheduler's match to take it.
+//   - An uncommitted type is refused (MPI_ERR_TYPE) by every call that
+//     moves data or packs; a freed one by every call.
 //
 // # Errors
 //
@@ -88,7 +130,7 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented (200 functions, each as MPI_ and PMPI_)
+// # Implemented (248 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -122,7 +164,16 @@
 //   - Error handlers: Comm_set_errhandler, Comm_get_errhandler,
 //     Comm_create_errhandler (C functions, called through a shim
 //     trampoline), Comm_call_errhandler, Errhandler_free.
-//   - Datatypes (predefined only): Type_size, Type_size_c, Type_get_extent,
+//   - Datatypes (datatype.go): Type_contiguous, Type_vector,
+//     Type_create_hvector, Type_indexed, Type_create_hindexed,
+//     Type_create_indexed_block, Type_create_hindexed_block,
+//     Type_create_struct, Type_create_subarray, Type_create_darray,
+//     Type_create_resized, Type_dup and their _c forms, Type_commit, Type_free,
+//     Type_get_true_extent(_c, _x), Type_get_extent_c/_x, Type_size_x,
+//     Type_get_envelope(_c), Type_get_contents(_c), Type_set_name, Pack,
+//     Unpack, Pack_size (and _c), Get_count_c, Get_elements_c/_x,
+//     Status_set_elements(_c, _x);
+//     Type_size, Type_size_c, Type_get_extent,
 //     Type_get_name, Get_count, Get_elements, Get_address, Aint_add, Aint_diff.
 //   - Status: Status_get/set_source, _tag, _error, Status_set_cancelled,
 //     Test_cancelled.
@@ -155,7 +206,7 @@
 //   - The tool information interface, empty: T_init_thread, T_finalize and
 //     the T_*_get_num calls (0 variables, categories, events, sources).
 //
-// # Stubs (459 functions)
+// # Stubs (411 functions)
 //
 // Every other function of the ABI is a stub in shim_stubs.c, generated by
 // genstubs from mpi.h (run go generate ./cabi after implementing one; a
@@ -165,10 +216,10 @@
 // with MPI_ERR_UNSUPPORTED_OPERATION and the message "MPI_X is not
 // implemented by bcsmpi ...". The MPI_T stubs return the class without a
 // handler, as MPI_T functions do. By family: the large-count _c forms (but
-// Type_size_c); derived datatypes, Pack/Unpack and Get_elements_x (another
-// part of the work: cabi/types.go); one-sided windows and RMA (Win_*, Put,
-// Get, Rput, Rget, Raccumulate, Rget_accumulate, Fetch_and_op,
-// Compare_and_swap); file I/O (File_*, Register_datarep); sessions
+// those of the datatype calls); Pack_external and Unpack_external,
+// Type_create_f90_*, Type_match_size, Type_get_value_index; one-sided
+// windows and RMA (Win_*, Put, Get, Rput, Rget, Raccumulate,
+// Rget_accumulate, Fetch_and_op, Compare_and_swap); file I/O (File_*, Register_datarep); sessions
 // (Session_* but Session_init); intercommunicators, spawn and ports
 // (Intercomm_*, Comm_spawn*, Comm_remote_*, Comm_accept/connect/join/
 // disconnect/get_parent, Open/Close_port, Publish/Lookup/Unpublish_name);
@@ -182,7 +233,7 @@
 // Remove_error_*); attributes of datatypes and windows (Type_ and Win_
 // keyvals); Comm_create_group, Comm_create_from_group,
 // Group_from_session_pset; Get_hw_resource_info and the Abi_ info and
-// Fortran calls; Status_set_elements(_x); the rest of MPI_T.
+// Fortran calls; the rest of MPI_T.
 //
 // Not defined at all, so that configure scripts that probe for them do not
 // switch features on: MPI_Session_init, MPI_Accumulate, MPI_Accumulate_c,
@@ -190,9 +241,11 @@
 //
 // # Not yet
 //
-//   - Derived datatypes: only predefined ones; complex, long double and the
-//     Fortran pair types move in point-to-point calls but not in collectives.
-//     Collectives need the same element type and count on both sides.
+//   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
+//     forms, point-to-point type signature checks (see Datatypes). Complex,
+//     long double and the Fortran pair types move in every call but have no
+//     predefined reductions. A receive freed with MPI_Request_free while
+//     active is never unpacked from its staging buffer.
 //   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
 //     under Stubs.
 //   - Testany is composed of Test, and Waitsome and Testsome of Waitany and

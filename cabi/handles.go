@@ -63,7 +63,8 @@ type reqEntry struct {
 	comm    int
 	gen     uint32
 	live    bool
-	mark    uint64 // the array call that last saw this slot (duplicate check)
+	mark    uint64          // the array call that last saw this slot (duplicate check)
+	unpack  func(bytes int) // run at completion: a staged receive unpacks (datatype.go)
 }
 
 var (
@@ -110,7 +111,7 @@ func newReq(r *mpiapi.Request, loc *localReq, comm int) uintptr {
 
 func freeReq(i int) {
 	e := &reqs[i]
-	e.r, e.loc, e.persist, e.live = nil, nil, nil, false
+	e.r, e.loc, e.persist, e.unpack, e.live = nil, nil, nil, nil, false
 	e.gen = (e.gen + 1) & genMask
 	freeReqs = append(freeReqs, i)
 }
@@ -162,6 +163,8 @@ func describe(h uintptr) string {
 		return fmt.Sprintf("0x%x (an error handler)", h)
 	case kindOp:
 		return fmt.Sprintf("0x%x (a user operation)", h)
+	case kindType:
+		return describeType(h)
 	}
 	return fmt.Sprintf("0x%x", h)
 }

@@ -36,6 +36,9 @@ func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
 		if pair, loc := t.kind >= C.BCS_F32I, o == mpiapi.Minloc || o == mpiapi.Maxloc; loc && !pair {
 			return nil, fail(ci, call, errOp, "%s needs a value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...), not %s", o, t.name)
 		}
+		if t.info.kind == C.BCS_NONE {
+			return nil, fail(ci, call, errOp, "%s is not defined on %s: bcsmpi's predefined operations need a datatype whose basic elements are all of one integer, floating-point or pair type", o, t.name)
+		}
 		return o, 0
 	}
 	kind, i, _ := splitHandle(h)
@@ -49,11 +52,7 @@ func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
 	if o := e.byType[t.h]; o != nil {
 		return o, 0
 	}
-	k, rc := collectiveOf(ci, call, t)
-	if rc != 0 {
-		return nil, rc
-	}
-	o := k.userOp(fmt.Sprintf("user operation %d on %s", i, t.name), e.fn, t.h, e.commute)
+	o := collectiveOf(t.kind).userOp(fmt.Sprintf("user operation %d on %s", i, t.name), e.fn, t, e.commute)
 	e.byType[t.h] = o
 	return o, 0
 }

@@ -13,7 +13,9 @@ import (
 
 // Point-to-point buffers go to mpiapi as bytes: the runtime matches sends
 // and receives by envelope and moves bytes, and the status counts bytes,
-// which MPI_Get_count divides by the datatype's extent.
+// which MPI_Get_count divides by the datatype's wire size (its extent for a
+// contiguous type). A non-contiguous datatype moves through a staging
+// buffer (p2p.buffer in types.go).
 
 // peer converts a rank argument from the ABI's sentinels to mpiapi's.
 func peer(ci int, call, what string, r C.int, size int, wildcard bool) (int, C.int) {
@@ -76,9 +78,17 @@ func emptyStatus(st *C.MPI_Status)    { putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_T
 type p2p struct {
 	ci   int
 	c    *mpiapi.Comm // nil: a local communicator
-	buf  []byte
+	buf  []byte       // the bytes the runtime moves
 	peer int
 	tag  int
+
+	// The caller's buffer; staged: buf is a staging buffer for it.
+	t      dtype
+	user   unsafe.Pointer
+	count  int
+	recv   bool
+	staged bool
+	keep   bool // a persistent request's: never released
 }
 
 // p2pArgs checks the arguments of a point-to-point call.
@@ -96,7 +106,7 @@ func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt
 	if rc != 0 {
 		return a, rc
 	}
-	if a.buf, rc = buffer(ci, call, "buf", buf, count, typ); rc != 0 {
+	if rc = a.buffer(call, "buf", buf, count, typ, recv); rc != 0 {
 		return a, rc
 	}
 	size := 1
@@ -130,10 +140,13 @@ func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, co
 		return rc
 	}
 	if a.c == nil {
-		localSend(a)
+		localSend(a) // copies the message
+		a.release()
 		return 0
 	}
-	return failErr(a.ci, mpiapi.Send(a.c, a.buf, a.peer, a.tag))
+	err := mpiapi.Send(a.c, a.buf, a.peer, a.tag)
+	a.release()
+	return failErr(a.ci, err)
 }
 
 //export bcs_recv
@@ -150,6 +163,8 @@ func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, 
 		return localBlockingRecv(call, a, st)
 	}
 	s, err := mpiapi.Recv(a.c, a.buf, a.peer, a.tag)
+	a.drain(s.Bytes())
+	a.release()
 	rc = failErr(a.ci, err)
 	putStatus(st, s, int(rc))
 	return rc
@@ -169,6 +184,7 @@ func istart(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C
 			loc = func(a p2p) *localReq { return localRecv(call, a) }
 		}
 		*out = C.uintptr_t(newReq(nil, loc(a), a.ci))
+		setUnpack(*out, a.unpacker())
 		return 0
 	}
 	var q *mpiapi.Request
@@ -182,7 +198,17 @@ func istart(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C
 		return failErr(a.ci, err)
 	}
 	*out = C.uintptr_t(newReq(q, nil, a.ci))
+	setUnpack(*out, a.unpacker())
 	return 0
+}
+
+// setUnpack makes the request behind h run f with the bytes received when
+// it completes (a staged receive unpacks).
+func setUnpack(h C.uintptr_t, f func(int)) {
+	if f != nil {
+		_, i, _ := splitHandle(uintptr(h))
+		reqs[i].unpack = f
+	}
 }
 
 //export bcs_isend
@@ -210,14 +236,45 @@ func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, st
 	if rc != 0 {
 		return rc
 	}
+	return sendrecv(call, s, r, st)
+}
+
+func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 	if r.c == nil {
 		localSend(s)
+		s.release()
 		return localBlockingRecv(call, r, st)
 	}
 	status, err := mpiapi.Sendrecv(s.c, s.buf, s.peer, s.tag, r.buf, r.peer, r.tag)
-	rc = failErr(r.ci, err)
+	r.drain(status.Bytes())
+	s.release()
+	r.release()
+	rc := failErr(r.ci, err)
 	putStatus(st, status, int(rc))
 	return rc
+}
+
+// bcs_sendrecv_replace sends from buf and receives into it: the send's
+// bytes are copied (or packed) out first.
+//
+//export bcs_sendrecv_replace
+func bcs_sendrecv_replace(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, stag, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
+	const call = "MPI_Sendrecv_replace"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	s, rc := p2pArgs(call, commH, buf, count, dt, dest, stag, false)
+	if rc != 0 {
+		return rc
+	}
+	r, rc := p2pArgs(call, commH, buf, count, dt, source, rtag, true)
+	if rc != 0 {
+		return rc
+	}
+	if !s.staged {
+		s.buf = append([]byte(nil), s.buf...)
+	}
+	return sendrecv(call, s, r, st)
 }
 
 func probeArgs(call string, source, t C.int, commH C.uintptr_t) (p2p, C.int) {
@@ -294,6 +351,8 @@ func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
 		localPosted = localPosted[:len(localPosted)-1] // the receive just posted
 		return localDeadlock(call, r)
 	}
+	a.drain(int(r.bytes))
+	a.release()
 	rc := r.result(call)
 	r.status(st, int(rc))
 	return rc

@@ -360,58 +360,534 @@ void bcs_call_errhandler(void *fn, uintptr_t comm, int code) {
 }
 
 // ---- Datatypes ----
+// Predefined datatypes are answered here from bcs_types; derived ones
+// (datatype.go) in Go. Each constructor hands Go its arguments laid out as
+// MPI_Type_get_contents returns them (integers, addresses, large counts,
+// datatypes), so the envelope and contents are the constructor's record.
 
-static int bcs_bad_type(const char *call) {
-    return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_TYPE,
-                     "datatype is not a predefined datatype of the standard ABI (derived datatypes are not implemented yet)");
+#define DT_GUARD(call) GUARD(call)
+#define DT_NOMEM(call) bcs_error(H(MPI_COMM_WORLD), (char *)(call), MPI_ERR_NO_MEM, "no memory for the constructor's arguments")
+
+static int bcs_dt_create(const char *call, int combiner, int large, int ni, const int *ints, int na, const MPI_Aint *aints,
+                         int nc, const MPI_Count *counts, int nt, const MPI_Datatype *types, MPI_Datatype *newtype) {
+    DT_GUARD(call);
+    return bcs_type_create(combiner, large, ni, (int *)ints, na, (MPI_Aint *)aints, nc, (MPI_Count *)counts, nt,
+                           (uintptr_t *)types, (uintptr_t *)newtype);
 }
 
-int PMPI_Type_size(MPI_Datatype datatype, int *size) {
+// bcs_dt_ints lays out count, then up to three int arrays (NULL: skipped,
+// n < 0: a single value v) in one malloc'd array of ni ints.
+static int *bcs_dt_ints(int count, const int *a, int an, const int *b, int bn, const int *c, int cn, int *ni) {
+    if (count < 0 || an < 0 || bn < 0 || cn < 0)
+        return NULL;
+    int n = 1 + (a ? an : 0) + (b ? bn : 0) + (c ? cn : 0);
+    int *v = malloc(sizeof(int) * (size_t)n);
+    if (v == NULL)
+        return NULL;
+    int k = 0;
+    v[k++] = count;
+    if (a) { memcpy(v + k, a, sizeof(int) * (size_t)an); k += an; }
+    if (b) { memcpy(v + k, b, sizeof(int) * (size_t)bn); k += bn; }
+    if (c) { memcpy(v + k, c, sizeof(int) * (size_t)cn); k += cn; }
+    *ni = n;
+    return v;
+}
+
+static MPI_Count *bcs_dt_counts(MPI_Count count, const MPI_Count *a, MPI_Count an, const MPI_Count *b, MPI_Count bn, int *nc) {
+    MPI_Count n = 1 + (a ? an : 0) + (b ? bn : 0);
+    if (count < 0 || an < 0 || bn < 0 || n > 0x7fffffff)
+        return NULL;
+    MPI_Count *v = malloc(sizeof(MPI_Count) * (size_t)n);
+    if (v == NULL)
+        return NULL;
+    int k = 0;
+    v[k++] = count;
+    if (a) { memcpy(v + k, a, sizeof(MPI_Count) * (size_t)an); k += (int)an; }
+    if (b) { memcpy(v + k, b, sizeof(MPI_Count) * (size_t)bn); k += (int)bn; }
+    *nc = (int)n;
+    return v;
+}
+
+static int bcs_dt_negative(const char *call, MPI_Count count) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "count = %lld, want >= 0", (long long)count);
+    return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_COUNT, msg);
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create("MPI_Type_contiguous", MPI_COMBINER_CONTIGUOUS, 0, 1, &count, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    int v[3] = {count, blocklength, stride};
+    return bcs_dt_create("MPI_Type_vector", MPI_COMBINER_VECTOR, 0, 3, v, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    int v[2] = {count, blocklength};
+    return bcs_dt_create("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, 0, 2, v, 1, &stride, 0, NULL, 1, &oldtype, newtype);
+}
+
+// count arrays of ints or addresses: a negative count is refused before
+// the arrays are read.
+#define DT_COUNT(call, count) do { if ((count) < 0) { DT_GUARD(call); return bcs_dt_negative(call, count); } } while (0)
+
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype) {
+    DT_COUNT("MPI_Type_indexed", count);
+    int ni, *v = bcs_dt_ints(count, array_of_blocklengths, count, array_of_displacements, count, NULL, 0, &ni);
+    if (v == NULL)
+        return DT_NOMEM("MPI_Type_indexed");
+    int rc = bcs_dt_create("MPI_Type_indexed", MPI_COMBINER_INDEXED, 0, ni, v, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                              MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    DT_COUNT("MPI_Type_create_hindexed", count);
+    int ni, *v = bcs_dt_ints(count, array_of_blocklengths, count, NULL, 0, NULL, 0, &ni);
+    if (v == NULL)
+        return DT_NOMEM("MPI_Type_create_hindexed");
+    int rc = bcs_dt_create("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, 0, ni, v, count, array_of_displacements, 0, NULL,
+                           1, &oldtype, newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype) {
+    DT_COUNT("MPI_Type_create_indexed_block", count);
+    int ni, *v = bcs_dt_ints(count, &blocklength, 1, array_of_displacements, count, NULL, 0, &ni);
+    if (v == NULL)
+        return DT_NOMEM("MPI_Type_create_indexed_block");
+    int rc = bcs_dt_create("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, 0, ni, v, 0, NULL, 0, NULL, 1,
+                           &oldtype, newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype) {
+    DT_COUNT("MPI_Type_create_hindexed_block", count);
+    int v[2] = {count, blocklength};
+    return bcs_dt_create("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, 0, 2, v, count, array_of_displacements,
+                         0, NULL, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    DT_COUNT("MPI_Type_create_struct", count);
+    int ni, *v = bcs_dt_ints(count, array_of_blocklengths, count, NULL, 0, NULL, 0, &ni);
+    if (v == NULL)
+        return DT_NOMEM("MPI_Type_create_struct");
+    int rc = bcs_dt_create("MPI_Type_create_struct", MPI_COMBINER_STRUCT, 0, ni, v, count, array_of_displacements, 0, NULL,
+                           count, array_of_types, newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[],
+                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    if (ndims <= 0) {
+        DT_GUARD("MPI_Type_create_subarray");
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Type_create_subarray", MPI_ERR_ARG, "ndims <= 0, want >= 1");
+    }
+    int ni, *v = bcs_dt_ints(ndims, array_of_sizes, ndims, array_of_subsizes, ndims, array_of_starts, ndims, &ni);
+    if (v == NULL)
+        return DT_NOMEM("MPI_Type_create_subarray");
+    int *w = realloc(v, sizeof(int) * (size_t)(ni + 1));
+    if (w == NULL) {
+        free(v);
+        return DT_NOMEM("MPI_Type_create_subarray");
+    }
+    w[ni] = order;
+    int rc = bcs_dt_create("MPI_Type_create_subarray", MPI_COMBINER_SUBARRAY, 0, ni + 1, w, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+    free(w);
+    return rc;
+}
+
+static int bcs_dt_darray(const char *call, int size, int rank, int ndims, const int *gsizes, const MPI_Count *cgsizes,
+                         const int distribs[], const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
+                         MPI_Datatype *newtype) {
+    if (ndims <= 0) {
+        DT_GUARD(call);
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "ndims <= 0, want >= 1");
+    }
+    int nd = ndims, ni = gsizes ? 4 * nd + 4 : 3 * nd + 4, *v = malloc(sizeof(int) * (size_t)ni), k = 0;
+    if (v == NULL)
+        return DT_NOMEM(call);
+    v[k++] = size, v[k++] = rank, v[k++] = ndims;
+    if (gsizes) {
+        memcpy(v + k, gsizes, sizeof(int) * (size_t)nd);
+        k += nd;
+    }
+    memcpy(v + k, distribs, sizeof(int) * (size_t)nd), k += nd;
+    memcpy(v + k, dargs, sizeof(int) * (size_t)nd), k += nd;
+    memcpy(v + k, psizes, sizeof(int) * (size_t)nd), k += nd;
+    v[k++] = order;
+    int rc = bcs_dt_create(call, MPI_COMBINER_DARRAY, gsizes == NULL, ni, v, 0, NULL, gsizes ? 0 : nd, cgsizes, 1, &oldtype,
+                           newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
+                            const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype) {
+    return bcs_dt_darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, NULL, array_of_distribs, array_of_dargs,
+                         array_of_psizes, order, oldtype, newtype);
+}
+
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[],
+                              const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    return bcs_dt_darray("MPI_Type_create_darray_c", size, rank, ndims, NULL, array_of_gsizes, array_of_distribs,
+                         array_of_dargs, array_of_psizes, order, oldtype, newtype);
+}
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
+    MPI_Aint a[2] = {lb, extent};
+    return bcs_dt_create("MPI_Type_create_resized", MPI_COMBINER_RESIZED, 0, 0, NULL, 2, a, 0, NULL, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create("MPI_Type_dup", MPI_COMBINER_DUP, 0, 0, NULL, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+}
+
+// The large-count constructors: every count, length and displacement is in
+// the large counts.
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create("MPI_Type_contiguous_c", MPI_COMBINER_CONTIGUOUS, 1, 0, NULL, 0, NULL, 1, &count, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    MPI_Count v[3] = {count, blocklength, stride};
+    return bcs_dt_create("MPI_Type_vector_c", MPI_COMBINER_VECTOR, 1, 0, NULL, 0, NULL, 3, v, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype) {
+    MPI_Count v[3] = {count, blocklength, stride};
+    return bcs_dt_create("MPI_Type_create_hvector_c", MPI_COMBINER_HVECTOR, 1, 0, NULL, 0, NULL, 3, v, 1, &oldtype, newtype);
+}
+
+static int bcs_dt_create_c(const char *call, int combiner, MPI_Count count, const MPI_Count *a, MPI_Count an,
+                           const MPI_Count *b, MPI_Count bn, int nt, const MPI_Datatype *types, MPI_Datatype *newtype) {
+    DT_COUNT(call, count);
+    int nc;
+    MPI_Count *v = bcs_dt_counts(count, a, an, b, bn, &nc);
+    if (v == NULL)
+        return DT_NOMEM(call);
+    int rc = bcs_dt_create(call, combiner, 1, 0, NULL, 0, NULL, nc, v, nt, types, newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+                        MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create_c("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, array_of_blocklengths, count,
+                           array_of_displacements, count, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+                                MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create_c("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, count,
+                           array_of_displacements, count, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create_c("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, &blocklength, 1,
+                           array_of_displacements, count, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return bcs_dt_create_c("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, &blocklength, 1,
+                           array_of_displacements, count, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    if (count > 0x7fffffff) {
+        DT_GUARD("MPI_Type_create_struct_c");
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Type_create_struct_c", MPI_ERR_COUNT, "count > 2^31-1 datatypes");
+    }
+    return bcs_dt_create_c("MPI_Type_create_struct_c", MPI_COMBINER_STRUCT, count, array_of_blocklengths, count,
+                           array_of_displacements, count, (int)count, array_of_types, newtype);
+}
+
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
+                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_create_subarray_c";
+    if (ndims <= 0) {
+        DT_GUARD(call);
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "ndims <= 0, want >= 1");
+    }
+    MPI_Count *v = malloc(sizeof(MPI_Count) * 3 * (size_t)ndims);
+    if (v == NULL)
+        return DT_NOMEM(call);
+    memcpy(v, array_of_sizes, sizeof(MPI_Count) * (size_t)ndims);
+    memcpy(v + ndims, array_of_subsizes, sizeof(MPI_Count) * (size_t)ndims);
+    memcpy(v + 2 * ndims, array_of_starts, sizeof(MPI_Count) * (size_t)ndims);
+    int ints[2] = {ndims, order};
+    int rc = bcs_dt_create(call, MPI_COMBINER_SUBARRAY, 1, 2, ints, 0, NULL, 3 * ndims, v, 1, &oldtype, newtype);
+    free(v);
+    return rc;
+}
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) {
+    MPI_Count v[2] = {lb, extent};
+    return bcs_dt_create("MPI_Type_create_resized_c", MPI_COMBINER_RESIZED, 1, 0, NULL, 0, NULL, 2, v, 1, &oldtype, newtype);
+}
+
+int PMPI_Type_commit(MPI_Datatype *datatype) {
+    GUARD("MPI_Type_commit");
+    return bcs_type_commit((uintptr_t *)datatype);
+}
+
+int PMPI_Type_free(MPI_Datatype *datatype) {
+    GUARD("MPI_Type_free");
+    return bcs_type_free((uintptr_t *)datatype);
+}
+
+// bcs_dt_scalars answers the size and extents of any datatype.
+static int bcs_dt_scalars(const char *call, MPI_Datatype datatype, MPI_Count *size, MPI_Count *lb, MPI_Count *extent,
+                          MPI_Count *tlb, MPI_Count *textent) {
     const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t == NULL)
-        return bcs_bad_type("MPI_Type_size");
-    *size = t->size;
+    if (t != NULL) {
+        *size = t->size, *lb = 0, *extent = t->extent, *tlb = 0;
+        *textent = t->extent;
+        if (t->size != t->extent && datatype != MPI_SHORT_INT)
+            *textent = t->size; // the pair types' data ends before their padding
+        return MPI_SUCCESS;
+    }
+    GUARD(call);
+    return bcs_type_extent((char *)call, H(datatype), size, lb, extent, tlb, textent);
+}
+
+#define DT_SCALARS(call, datatype) \
+    MPI_Count s_, lb_, ext_, tlb_, text_; \
+    int rc_ = bcs_dt_scalars(call, datatype, &s_, &lb_, &ext_, &tlb_, &text_); \
+    if (rc_ != MPI_SUCCESS) \
+        return rc_
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size) {
+    DT_SCALARS("MPI_Type_size", datatype);
+    *size = s_ > 0x7fffffff ? MPI_UNDEFINED : (int)s_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) {
-    const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t == NULL)
-        return bcs_bad_type("MPI_Type_size_c");
-    *size = t->size;
+    DT_SCALARS("MPI_Type_size_c", datatype);
+    *size = s_;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
+    DT_SCALARS("MPI_Type_size_x", datatype);
+    *size = s_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
-    const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t == NULL)
-        return bcs_bad_type("MPI_Type_get_extent");
-    *lb = 0;
-    *extent = t->extent;
+    DT_SCALARS("MPI_Type_get_extent", datatype);
+    *lb = (MPI_Aint)lb_, *extent = (MPI_Aint)ext_;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    DT_SCALARS("MPI_Type_get_extent_c", datatype);
+    *lb = lb_, *extent = ext_;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    DT_SCALARS("MPI_Type_get_extent_x", datatype);
+    *lb = lb_, *extent = ext_;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
+    DT_SCALARS("MPI_Type_get_true_extent", datatype);
+    *true_lb = (MPI_Aint)tlb_, *true_extent = (MPI_Aint)text_;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    DT_SCALARS("MPI_Type_get_true_extent_c", datatype);
+    *true_lb = tlb_, *true_extent = text_;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    DT_SCALARS("MPI_Type_get_true_extent_x", datatype);
+    *true_lb = tlb_, *true_extent = text_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
     const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t == NULL)
-        return bcs_bad_type("MPI_Type_get_name");
-    return bcs_copy_string(t->name, type_name, MPI_MAX_OBJECT_NAME, resultlen);
+    if (t != NULL)
+        return bcs_copy_string(t->name, type_name, MPI_MAX_OBJECT_NAME, resultlen);
+    GUARD("MPI_Type_get_name");
+    return bcs_type_get_name(H(datatype), type_name, resultlen);
 }
 
-// A status carries the bytes received; counts are in the type's extent
-// (the bytes a contiguous predefined element occupies in the buffer).
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
+    GUARD("MPI_Type_set_name");
+    return bcs_type_set_name(H(datatype), (char *)type_name);
+}
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) {
+    GUARD("MPI_Type_get_envelope");
+    MPI_Count ni, na, nt, comb;
+    int rc = bcs_type_envelope(H(datatype), &ni, &na, NULL, &nt, &comb);
+    if (rc == MPI_SUCCESS)
+        *num_integers = (int)ni, *num_addresses = (int)na, *num_datatypes = (int)nt, *combiner = (int)comb;
+    return rc;
+}
+
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) {
+    GUARD("MPI_Type_get_envelope_c");
+    MPI_Count comb;
+    int rc = bcs_type_envelope(H(datatype), num_integers, num_addresses, num_large_counts, num_datatypes, &comb);
+    if (rc == MPI_SUCCESS)
+        *combiner = (int)comb;
+    return rc;
+}
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                           int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
+    GUARD("MPI_Type_get_contents");
+    return bcs_type_contents(H(datatype), max_integers, max_addresses, 0, max_datatypes, array_of_integers,
+                             array_of_addresses, NULL, (uintptr_t *)array_of_datatypes);
+}
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                             MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                             MPI_Datatype array_of_datatypes[]) {
+    GUARD("MPI_Type_get_contents_c");
+    return bcs_type_contents(H(datatype), max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers,
+                             array_of_addresses, array_of_large_counts, (uintptr_t *)array_of_datatypes);
+}
+
+// A status carries the packed bytes received; a count is in items of the
+// datatype (for a predefined type, its extent: the bytes a contiguous
+// element occupies), MPI_UNDEFINED when the bytes are not a whole number.
+static int bcs_count(const char *call, const MPI_Status *status, MPI_Datatype datatype, int elements, MPI_Count *count) {
     const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t == NULL)
-        return bcs_bad_type("MPI_Get_count");
-    uint64_t bytes = (uint64_t)(uint32_t)status->MPI_internal[0] | (uint64_t)(uint32_t)status->MPI_internal[1] << 32;
-    *count = bytes % (uint64_t)t->extent ? MPI_UNDEFINED : (int)(bytes / (uint64_t)t->extent);
-    return MPI_SUCCESS;
+    if (t != NULL && status != NULL) {
+        uint64_t bytes = (uint64_t)(uint32_t)status->MPI_internal[0] | (uint64_t)(uint32_t)status->MPI_internal[1] << 32;
+        *count = bytes % (uint64_t)t->extent ? MPI_UNDEFINED : (MPI_Count)(bytes / (uint64_t)t->extent);
+        return MPI_SUCCESS;
+    }
+    GUARD(call);
+    return bcs_get_count((char *)call, (MPI_Status *)status, H(datatype), elements, count);
+}
+
+static int bcs_count_int(const char *call, const MPI_Status *status, MPI_Datatype datatype, int elements, int *count) {
+    MPI_Count n;
+    int rc = bcs_count(call, status, datatype, elements, &n);
+    if (rc == MPI_SUCCESS)
+        *count = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    return bcs_count_int("MPI_Get_count", status, datatype, 0, count);
 }
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
-    return PMPI_Get_count(status, datatype, count);
+    return bcs_count_int("MPI_Get_elements", status, datatype, 1, count);
 }
+
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    return bcs_count("MPI_Get_count_c", status, datatype, 0, count);
+}
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    return bcs_count("MPI_Get_elements_c", status, datatype, 1, count);
+}
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    return bcs_count("MPI_Get_elements_x", status, datatype, 1, count);
+}
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    GUARD("MPI_Status_set_elements");
+    return bcs_status_set_elements("MPI_Status_set_elements", status, H(datatype), count);
+}
+
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    GUARD("MPI_Status_set_elements_c");
+    return bcs_status_set_elements("MPI_Status_set_elements_c", status, H(datatype), count);
+}
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    GUARD("MPI_Status_set_elements_x");
+    return bcs_status_set_elements("MPI_Status_set_elements_x", status, H(datatype), count);
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) {
+    GUARD("MPI_Pack");
+    MPI_Count pos = position ? *position : 0;
+    int rc = bcs_pack("MPI_Pack", (void *)inbuf, incount, H(datatype), outbuf, outsize, position ? &pos : NULL, H(comm), 0);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) {
+    GUARD("MPI_Unpack");
+    MPI_Count pos = position ? *position : 0;
+    int rc = bcs_pack("MPI_Unpack", outbuf, outcount, H(datatype), (void *)inbuf, insize, position ? &pos : NULL, H(comm), 1);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
+    GUARD("MPI_Pack_size");
+    MPI_Count n;
+    int rc = bcs_pack_size("MPI_Pack_size", incount, H(datatype), H(comm), &n);
+    if (rc == MPI_SUCCESS)
+        *size = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                MPI_Count *position, MPI_Comm comm) {
+    GUARD("MPI_Pack_c");
+    return bcs_pack("MPI_Pack_c", (void *)inbuf, incount, H(datatype), outbuf, outsize, position, H(comm), 0);
+}
+
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+                  MPI_Datatype datatype, MPI_Comm comm) {
+    GUARD("MPI_Unpack_c");
+    return bcs_pack("MPI_Unpack_c", outbuf, outcount, H(datatype), (void *)inbuf, insize, position, H(comm), 1);
+}
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) {
+    GUARD("MPI_Pack_size_c");
+    return bcs_pack_size("MPI_Pack_size_c", incount, H(datatype), H(comm), size);
+}
+
+#define DW(name) _Pragma(BCS_DT_STR(weak MPI_##name = PMPI_##name))
+#define BCS_DT_STR(x) #x
+DW(Type_contiguous) DW(Type_vector) DW(Type_create_hvector) DW(Type_indexed) DW(Type_create_hindexed)
+DW(Type_create_indexed_block) DW(Type_create_hindexed_block) DW(Type_create_struct) DW(Type_create_subarray)
+DW(Type_create_resized) DW(Type_dup) DW(Type_create_darray) DW(Type_create_darray_c) DW(Type_contiguous_c) DW(Type_vector_c) DW(Type_create_hvector_c) DW(Type_indexed_c)
+DW(Type_create_hindexed_c) DW(Type_create_indexed_block_c) DW(Type_create_hindexed_block_c) DW(Type_create_struct_c)
+DW(Type_create_subarray_c) DW(Type_create_resized_c) DW(Type_commit) DW(Type_free)
+DW(Type_size_x) DW(Type_get_extent_c) DW(Type_get_extent_x) DW(Type_get_true_extent) DW(Type_get_true_extent_c)
+DW(Type_get_true_extent_x) DW(Type_set_name) DW(Type_get_envelope) DW(Type_get_envelope_c) DW(Type_get_contents)
+DW(Type_get_contents_c) DW(Get_count_c) DW(Get_elements_c) DW(Get_elements_x)
+DW(Status_set_elements) DW(Status_set_elements_c) DW(Status_set_elements_x)
+DW(Pack) DW(Unpack) DW(Pack_size) DW(Pack_c) DW(Unpack_c) DW(Pack_size_c)
 
 // ---- Point to point ----
 
@@ -480,21 +956,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size) {
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Status *status) {
     GUARD("MPI_Sendrecv_replace");
-    const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t == NULL)
-        return bcs_bad_type("MPI_Sendrecv_replace");
-    if (count < 0)
-        return bcs_error(H(comm), "MPI_Sendrecv_replace", MPI_ERR_COUNT, "count < 0");
-    size_t n = (size_t)count * (size_t)t->extent;
-    void *copy = malloc(n > 0 ? n : 1);
-    if (copy == NULL)
-        return bcs_error(H(comm), "MPI_Sendrecv_replace", MPI_ERR_NO_MEM, "no memory for the send copy");
-    if (n > 0)
-        memcpy(copy, buf, n);
-    int rc = bcs_sendrecv(count > 0 ? copy : NULL, count, H(datatype), dest, sendtag, buf, count, H(datatype), source,
-                          recvtag, H(comm), status);
-    free(copy);
-    return rc;
+    return bcs_sendrecv_replace(buf, count, H(datatype), dest, sendtag, source, recvtag, H(comm), status);
 }
 
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {

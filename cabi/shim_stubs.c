@@ -501,15 +501,6 @@ STUB int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_dataty
 STUB int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_c"); }
 STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
 
-STUB int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) { (void)count; (void)datatype; (void)status; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_count_c"); }
-STUB int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) { return PMPI_Get_count_c(status, datatype, count); }
-
-STUB int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) { (void)count; (void)datatype; (void)status; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_elements_c"); }
-STUB int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) { return PMPI_Get_elements_c(status, datatype, count); }
-
-STUB int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) { (void)count; (void)datatype; (void)status; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_elements_x"); }
-STUB int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) { return PMPI_Get_elements_x(status, datatype, count); }
-
 STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
 STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
 
@@ -732,12 +723,6 @@ STUB int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) 
 STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
 STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
 
-STUB int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) { (void)comm; (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Pack"); }
-STUB int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) { return PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm); }
-
-STUB int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) { (void)comm; (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Pack_c"); }
-STUB int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) { return PMPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm); }
-
 STUB int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external"); }
 STUB int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position); }
 
@@ -749,12 +734,6 @@ STUB int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype d
 
 STUB int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size_c"); }
 STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { return PMPI_Pack_external_size_c(datarep, incount, datatype, size); }
-
-STUB int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) { (void)size; (void)comm; (void)datatype; (void)incount; return bcs_unsupported((uintptr_t)comm, "MPI_Pack_size"); }
-STUB int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) { return PMPI_Pack_size(incount, datatype, comm, size); }
-
-STUB int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) { (void)size; (void)comm; (void)datatype; (void)incount; return bcs_unsupported((uintptr_t)comm, "MPI_Pack_size_c"); }
-STUB int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) { return PMPI_Pack_size_c(incount, datatype, comm, size); }
 
 STUB int PMPI_Parrived(MPI_Request request, int partition, int *flag) { (void)flag; (void)partition; (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Parrived"); }
 STUB int MPI_Parrived(MPI_Request request, int partition, int *flag) { return PMPI_Parrived(request, partition, flag); }
@@ -975,15 +954,6 @@ STUB int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 STUB int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend_init_c"); }
 STUB int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request); }
 
-STUB int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) { (void)count; (void)datatype; (void)status; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Status_set_elements"); }
-STUB int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) { return PMPI_Status_set_elements(status, datatype, count); }
-
-STUB int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) { (void)count; (void)datatype; (void)status; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Status_set_elements_c"); }
-STUB int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) { return PMPI_Status_set_elements_c(status, datatype, count); }
-
-STUB int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) { (void)count; (void)datatype; (void)status; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Status_set_elements_x"); }
-STUB int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) { return PMPI_Status_set_elements_x(status, datatype, count); }
-
 STUB int PMPI_T_category_changed(int *update_number) { (void)update_number; return bcs_unsupported_t("MPI_T_category_changed"); }
 STUB int MPI_T_category_changed(int *update_number) { return PMPI_T_category_changed(update_number); }
 
@@ -1116,21 +1086,6 @@ STUB int MPI_T_source_get_info(int source_index, char *name, int *name_len, char
 STUB int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) { (void)timestamp; (void)source_index; return bcs_unsupported_t("MPI_T_source_get_timestamp"); }
 STUB int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) { return PMPI_T_source_get_timestamp(source_index, timestamp); }
 
-STUB int PMPI_Type_commit(MPI_Datatype *datatype) { (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_commit"); }
-STUB int MPI_Type_commit(MPI_Datatype *datatype) { return PMPI_Type_commit(datatype); }
-
-STUB int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_contiguous"); }
-STUB int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_contiguous(count, oldtype, newtype); }
-
-STUB int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_contiguous_c"); }
-STUB int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_contiguous_c(count, oldtype, newtype); }
-
-STUB int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)order; (void)array_of_psizes; (void)array_of_dargs; (void)array_of_distribs; (void)array_of_gsizes; (void)ndims; (void)rank; (void)size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_darray"); }
-STUB int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype); }
-
-STUB int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)order; (void)array_of_psizes; (void)array_of_dargs; (void)array_of_distribs; (void)array_of_gsizes; (void)ndims; (void)rank; (void)size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_darray_c"); }
-STUB int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype); }
-
 STUB int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_complex"); }
 STUB int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_complex(p, r, newtype); }
 
@@ -1140,59 +1095,11 @@ STUB int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { return PMPI
 STUB int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_real"); }
 STUB int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_real(p, r, newtype); }
 
-STUB int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)array_of_blocklengths; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_hindexed"); }
-STUB int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype); }
-
-STUB int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_hindexed_block"); }
-STUB int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype); }
-
-STUB int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_hindexed_block_c"); }
-STUB int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype); }
-
-STUB int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)array_of_blocklengths; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_hindexed_c"); }
-STUB int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype); }
-
-STUB int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)stride; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_hvector"); }
-STUB int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype); }
-
-STUB int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)stride; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_hvector_c"); }
-STUB int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype); }
-
-STUB int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_indexed_block"); }
-STUB int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype); }
-
-STUB int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_indexed_block_c"); }
-STUB int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype); }
-
 STUB int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) { (void)extra_state; (void)type_keyval; (void)type_delete_attr_fn; (void)type_copy_attr_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_keyval"); }
 STUB int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) { return PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state); }
 
-STUB int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) { (void)newtype; (void)extent; (void)lb; (void)oldtype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_resized"); }
-STUB int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) { return PMPI_Type_create_resized(oldtype, lb, extent, newtype); }
-
-STUB int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) { (void)newtype; (void)extent; (void)lb; (void)oldtype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_resized_c"); }
-STUB int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) { return PMPI_Type_create_resized_c(oldtype, lb, extent, newtype); }
-
-STUB int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) { (void)newtype; (void)array_of_types; (void)array_of_displacements; (void)array_of_blocklengths; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_struct"); }
-STUB int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) { return PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype); }
-
-STUB int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) { (void)newtype; (void)array_of_types; (void)array_of_displacements; (void)array_of_blocklengths; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_struct_c"); }
-STUB int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) { return PMPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype); }
-
-STUB int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)order; (void)array_of_starts; (void)array_of_subsizes; (void)array_of_sizes; (void)ndims; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_subarray"); }
-STUB int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype); }
-
-STUB int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)order; (void)array_of_starts; (void)array_of_subsizes; (void)array_of_sizes; (void)ndims; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_subarray_c"); }
-STUB int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype); }
-
 STUB int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) { (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_delete_attr"); }
 STUB int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) { return PMPI_Type_delete_attr(datatype, type_keyval); }
-
-STUB int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_dup"); }
-STUB int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_dup(oldtype, newtype); }
-
-STUB int PMPI_Type_free(MPI_Datatype *datatype) { (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_free"); }
-STUB int MPI_Type_free(MPI_Datatype *datatype) { return PMPI_Type_free(datatype); }
 
 STUB int PMPI_Type_free_keyval(int *type_keyval) { (void)type_keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_free_keyval"); }
 STUB int MPI_Type_free_keyval(int *type_keyval) { return PMPI_Type_free_keyval(type_keyval); }
@@ -1200,65 +1107,14 @@ STUB int MPI_Type_free_keyval(int *type_keyval) { return PMPI_Type_free_keyval(t
 STUB int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) { (void)flag; (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_attr"); }
 STUB int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) { return PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag); }
 
-STUB int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) { (void)array_of_datatypes; (void)array_of_addresses; (void)array_of_integers; (void)max_datatypes; (void)max_addresses; (void)max_integers; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_contents"); }
-STUB int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) { return PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes); }
-
-STUB int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) { (void)array_of_datatypes; (void)array_of_large_counts; (void)array_of_addresses; (void)array_of_integers; (void)max_datatypes; (void)max_large_counts; (void)max_addresses; (void)max_integers; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_contents_c"); }
-STUB int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) { return PMPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes); }
-
-STUB int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) { (void)combiner; (void)num_datatypes; (void)num_addresses; (void)num_integers; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_envelope"); }
-STUB int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) { return PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner); }
-
-STUB int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) { (void)combiner; (void)num_datatypes; (void)num_large_counts; (void)num_addresses; (void)num_integers; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_envelope_c"); }
-STUB int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) { return PMPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner); }
-
-STUB int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) { (void)extent; (void)lb; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_extent_c"); }
-STUB int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) { return PMPI_Type_get_extent_c(datatype, lb, extent); }
-
-STUB int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) { (void)extent; (void)lb; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_extent_x"); }
-STUB int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) { return PMPI_Type_get_extent_x(datatype, lb, extent); }
-
-STUB int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) { (void)true_extent; (void)true_lb; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_true_extent"); }
-STUB int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) { return PMPI_Type_get_true_extent(datatype, true_lb, true_extent); }
-
-STUB int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) { (void)true_extent; (void)true_lb; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_true_extent_c"); }
-STUB int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) { return PMPI_Type_get_true_extent_c(datatype, true_lb, true_extent); }
-
-STUB int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) { (void)true_extent; (void)true_lb; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_true_extent_x"); }
-STUB int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) { return PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent); }
-
 STUB int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { (void)pair_type; (void)index_type; (void)value_type; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_value_index"); }
 STUB int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { return PMPI_Type_get_value_index(value_type, index_type, pair_type); }
-
-STUB int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)array_of_blocklengths; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_indexed"); }
-STUB int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype); }
-
-STUB int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)array_of_displacements; (void)array_of_blocklengths; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_indexed_c"); }
-STUB int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype); }
 
 STUB int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) { (void)datatype; (void)size; (void)typeclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_match_size"); }
 STUB int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) { return PMPI_Type_match_size(typeclass, size, datatype); }
 
 STUB int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_set_attr"); }
 STUB int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { return PMPI_Type_set_attr(datatype, type_keyval, attribute_val); }
-
-STUB int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) { (void)type_name; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_set_name"); }
-STUB int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name) { return PMPI_Type_set_name(datatype, type_name); }
-
-STUB int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_size_x"); }
-STUB int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) { return PMPI_Type_size_x(datatype, size); }
-
-STUB int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)stride; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_vector"); }
-STUB int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_vector(count, blocklength, stride, oldtype, newtype); }
-
-STUB int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { (void)newtype; (void)oldtype; (void)stride; (void)blocklength; (void)count; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_vector_c"); }
-STUB int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) { return PMPI_Type_vector_c(count, blocklength, stride, oldtype, newtype); }
-
-STUB int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) { (void)comm; (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Unpack"); }
-STUB int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) { return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm); }
-
-STUB int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) { (void)comm; (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Unpack_c"); }
-STUB int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) { return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm); }
 
 STUB int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external"); }
 STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype); }

@@ -263,10 +263,11 @@ func bcs_mrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, mh *C.uintptr_t,
 	if rc != 0 {
 		return rc
 	}
-	b, rc := buffer(e.ci, call, "buf", buf, count, typ)
-	if rc != 0 {
+	a := p2p{ci: e.ci}
+	if rc := a.buffer(call, "buf", buf, count, typ, true); rc != 0 {
 		return rc
 	}
+	b := a.buf // a staging buffer for a non-contiguous datatype (types.go)
 	m, loc, ci := e.m, e.loc, e.ci
 	e.m, e.loc, e.live = nil, nil, false
 	e.gen = (e.gen + 1) & genMask
@@ -277,8 +278,11 @@ func bcs_mrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, mh *C.uintptr_t,
 		r.deliver(call, *loc)
 		if out != nil {
 			*out = C.uintptr_t(newReq(nil, r, ci))
+			setUnpack(*out, a.unpacker())
 			return 0
 		}
+		a.drain(int(r.bytes))
+		a.release()
 		rc := r.result(call)
 		r.status(st, int(rc))
 		return rc
@@ -289,9 +293,12 @@ func bcs_mrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, mh *C.uintptr_t,
 			return failErr(ci, err)
 		}
 		*out = C.uintptr_t(newReq(q, nil, ci))
+		setUnpack(*out, a.unpacker())
 		return 0
 	}
 	s, err := mpiapi.Mrecv(m, b)
+	a.drain(s.Bytes())
+	a.release()
 	rc = failErr(ci, err)
 	putStatus(st, s, int(rc))
 	return rc

@@ -1,6 +1,7 @@
 package main
 
 /*
+#include <stdlib.h>
 #include "shim.h"
 */
 import "C"
@@ -19,42 +20,144 @@ var ops = map[uintptr]*mpiapi.Op{
 	0x38: mpiapi.Minloc, 0x39: mpiapi.Maxloc,
 }
 
-// dtype is a resolved predefined datatype.
+// dtype is a committed datatype as the calls that move data see it: items
+// of extent bytes in the caller's buffer, moved by the runtime as per
+// elements of kind (a Go element type, see kinds). A type whose basic
+// elements are all of one kind moves as that kind, so the runtime still
+// checks element types and counts across the members of a collective and
+// reduces with the type's arithmetic; any other type moves as its packed
+// bytes (C.BCS_U8, per = its wire bytes).
 type dtype struct {
 	h      uintptr
 	name   string
-	size   int
+	info   *dtInfo
 	extent int
 	kind   int
+	per    int
 }
 
-// datatype resolves a datatype handle; what names the argument.
+// datatype resolves a datatype handle for a call that moves data: it must
+// be committed; what names the argument.
 func datatype(ci int, call, what string, h uintptr) (dtype, C.int) {
-	t := C.bcs_type_of(C.uintptr_t(h))
-	if t == nil {
-		if h == hTypeNull {
-			return dtype{}, fail(ci, call, errType, "%s = MPI_DATATYPE_NULL, want a datatype such as MPI_INT", what)
-		}
-		return dtype{}, fail(ci, call, errType, "%s = %s is not a predefined datatype (derived datatypes are not implemented yet)", what, describe(h))
+	t, rc := committedType(ci, call, what, h)
+	if rc != 0 {
+		return dtype{}, rc
 	}
-	return dtype{h: h, name: C.GoString(t.name), size: int(t.size), extent: int(t.extent), kind: int(t.kind)}, 0
+	d := dtype{h: h, name: t.describe(), info: t, extent: int(t.extent()), kind: t.kind, per: int(t.elems)}
+	if d.kind == C.BCS_NONE || kinds[d.kind] == nil {
+		d.kind, d.per = C.BCS_U8, int(t.wire)
+	}
+	return d, 0
 }
 
-// buffer checks a (buf, count, datatype) triple and returns the bytes it spans.
-func buffer(ci int, call, what string, p unsafe.Pointer, count C.int, t dtype) ([]byte, C.int) {
+// bottom reports whether a NULL buffer is MPI_BOTTOM for t: a derived
+// type whose displacements are absolute addresses.
+func (t dtype) bottom() bool { return !t.info.predefined() && t.info.trueLB != 0 }
+
+// buffer checks a (buf, count, datatype) triple of a point-to-point call and
+// sets the bytes the runtime moves: the caller's buffer itself when the type
+// is contiguous, else a staging buffer, packed now for a send and unpacked
+// by drain when a receive completes.
+func (a *p2p) buffer(call, what string, p unsafe.Pointer, count C.int, t dtype, recv bool) C.int {
+	ci := a.ci
 	if count < 0 {
-		return nil, fail(ci, call, errCount, "count = %d, want >= 0", int(count))
+		return fail(ci, call, errCount, "count = %d, want >= 0", int(count))
 	}
 	if uintptr(p) == hInPlace {
-		return nil, fail(ci, call, errBuffer, "%s = MPI_IN_PLACE is not allowed here", what)
+		return fail(ci, call, errBuffer, "%s = MPI_IN_PLACE is not allowed here", what)
 	}
-	if p == nil {
-		if count > 0 {
-			return nil, fail(ci, call, errBuffer, "%s = NULL with count = %d", what, int(count))
+	n := int(count) * int(t.info.wire)
+	if p == nil && n > 0 && !t.bottom() {
+		return fail(ci, call, errBuffer, "%s = NULL with count = %d", what, int(count))
+	}
+	a.t, a.user, a.count, a.recv = t, p, int(count), recv
+	switch {
+	case n == 0:
+		a.buf = nil
+	case t.info.contig:
+		a.buf = unsafe.Slice((*byte)(unsafe.Add(p, t.info.trueLB)), n)
+	default:
+		a.buf, a.staged = takeStage(n), true
+		a.fill()
+	}
+	return 0
+}
+
+// Staging buffers of point-to-point calls are reused: a call takes one and
+// gives it back when it completes (a persistent request keeps its own), so
+// a loop of sends with a non-contiguous datatype allocates nothing once
+// warm. At most stagesMax buffers of at most stageBytesMax bytes are kept.
+const (
+	stagesMax     = 16
+	stageBytesMax = 16 << 20
+)
+
+var stages [][]byte
+
+func takeStage(n int) []byte {
+	for i := len(stages) - 1; i >= 0; i-- {
+		if b := stages[i]; cap(b) >= n {
+			stages[i] = stages[len(stages)-1]
+			stages[len(stages)-1] = nil
+			stages = stages[:len(stages)-1]
+			return b[:n]
 		}
-		return nil, 0
 	}
-	return unsafe.Slice((*byte)(p), int(count)*t.extent), 0
+	return make([]byte, n)
+}
+
+func giveStage(b []byte) {
+	if cap(b) == 0 || cap(b) > stageBytesMax {
+		return
+	}
+	if len(stages) == stagesMax { // keep the larger ones
+		i := 0
+		for k, s := range stages {
+			if cap(s) < cap(stages[i]) {
+				i = k
+			}
+		}
+		if cap(stages[i]) >= cap(b) {
+			return
+		}
+		stages[i] = b
+		return
+	}
+	stages = append(stages, b)
+}
+
+// release gives a staged buffer back once the runtime is done with it (the
+// call returned, or its request completed).
+func (a *p2p) release() {
+	if a.staged && !a.keep {
+		giveStage(a.buf)
+	}
+}
+
+// fill packs a staged send's data (at every start of a persistent send).
+func (a *p2p) fill() {
+	if a.staged && !a.recv {
+		a.t.info.pack(a.buf, a.user, a.count)
+	}
+}
+
+// drain unpacks the n bytes a staged receive got.
+func (a *p2p) drain(n int) {
+	if a.staged && a.recv {
+		a.t.info.unpack(a.user, a.buf[:min(n, len(a.buf))], a.count)
+	}
+}
+
+// unpacker is what a request does when it completes: nil, or drain (a
+// receive) and release the staging buffer.
+func (a *p2p) unpacker() func(int) {
+	if !a.staged {
+		return nil
+	}
+	return func(n int) {
+		a.drain(n)
+		a.release()
+	}
 }
 
 // collective runs the collectives of one element type: the predefined
@@ -64,17 +167,34 @@ func buffer(ci int, call, what string, p unsafe.Pointer, count C.int, t dtype) (
 type collective interface {
 	run(a *collArgs) (*mpiapi.Request, error)
 	// userOp makes the mpiapi operation that applies the C function fn
-	// to elements of datatype dt.
-	userOp(name string, fn unsafe.Pointer, dt uintptr, commute bool) *mpiapi.Op
+	// to items of datatype t.
+	userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *mpiapi.Op
 }
 
-func (elems[T]) userOp(name string, fn unsafe.Pointer, dt uintptr, commute bool) *mpiapi.Op {
+func (elems[T]) userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *mpiapi.Op {
 	return mpiapi.NewOp(name, func(in, inout []T) {
-		if len(in) == 0 {
+		if len(in) == 0 || t.per == 0 {
 			return
 		}
-		n := C.int(len(in))
-		C.bcs_call_op(fn, unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0]), &n, C.uintptr_t(dt))
+		n := C.int(len(in) / t.per)
+		pin, pio := unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0])
+		if t.info.contig && t.info.trueLB == 0 {
+			C.bcs_call_op(fn, pin, pio, &n, C.uintptr_t(t.h))
+			return
+		}
+		// The C function sees items in the type's layout: unpack both
+		// operands into C memory laid out so, and pack the result back.
+		lo, hi := t.info.span(int(n))
+		bi, bo := C.malloc(C.size_t(hi-lo)), C.malloc(C.size_t(hi-lo))
+		defer C.free(bi)
+		defer C.free(bo)
+		li, lio := unsafe.Add(bi, -lo), unsafe.Add(bo, -lo)
+		packedIn := unsafe.Slice((*byte)(pin), len(in)*int(unsafe.Sizeof(in[0])))
+		packedIO := unsafe.Slice((*byte)(pio), len(inout)*int(unsafe.Sizeof(inout[0])))
+		t.info.unpack(li, packedIn, int(n))
+		t.info.unpack(lio, packedIO, int(n))
+		C.bcs_call_op(fn, li, lio, &n, C.uintptr_t(t.h))
+		t.info.pack(packedIO, lio, int(n))
 	}, commute)
 }
 
@@ -194,10 +314,5 @@ var kinds = [C.BCS_NKINDS]collective{
 	C.BCS_I32I: elems[mpiapi.ValIdx[int32]]{}, C.BCS_I64I: elems[mpiapi.ValIdx[int64]]{},
 }
 
-// collectiveOf is the collective implementation of t, or an error.
-func collectiveOf(ci int, call string, t dtype) (collective, C.int) {
-	if k := kinds[t.kind]; k != nil {
-		return k, 0
-	}
-	return nil, fail(ci, call, errType, "datatype %s is not supported in collectives yet (point-to-point only)", t.name)
-}
+// collectiveOf is the collective implementation of elements of kind.
+func collectiveOf(kind int) collective { return kinds[kind] }

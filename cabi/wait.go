@@ -66,6 +66,14 @@ func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
 // handle; a persistent request only becomes inactive.
 func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 	e := &reqs[i]
+	if f := e.unpack; f != nil {
+		e.unpack = nil
+		if e.r != nil {
+			f(e.r.Status().Bytes())
+		} else {
+			f(int(e.loc.bytes))
+		}
+	}
 	if e.r != nil {
 		putStatus(st, e.r.Status(), class)
 	} else {
@@ -416,6 +424,7 @@ func initRequest(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r
 	if rc != 0 {
 		return rc
 	}
+	a.keep = true // its staging buffer serves every start
 	i := newReq(nil, nil, a.ci)
 	_, slot, _ := splitHandle(i)
 	reqs[slot].persist = &persistent{call: call, recv: recv, a: a}
@@ -443,6 +452,8 @@ func startOne(call string, i int) C.int {
 	if !e.inactive() {
 		return fail(e.comm, call, errRequest, "the persistent request is already active; complete it with a Wait or Test call first")
 	}
+	p.a.fill()
+	e.unpack = p.a.unpacker()
 	if p.a.c == nil {
 		if p.recv {
 			e.loc = localRecv(p.call, p.a)
