@@ -55,6 +55,7 @@ type Request struct {
 	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
 	cancelPosted bool
 	chk          *reqCheck // the buffer checks' record (check.go); nil when off
+	logSeq       uint64    // a logged wildcard receive or probe: its number (replay.go); 0: none
 }
 
 // chain is a request made of several runtime requests one after another,
@@ -168,6 +169,7 @@ func (p *process) finish(r *Request) {
 			r.err = err
 		}
 	}
+	p.noteMatch(r)
 	r.done, r.active, r.buf = true, false, nil
 	p.free = append(p.free, r.slot)
 	if r.after != nil && r.err == nil {
@@ -441,6 +443,9 @@ func Test(r *Request) (bool, Status, error) {
 	}
 	t0 := p.mmds.begin(false)
 	done := p.poll(r)
+	if p.rr.on() {
+		done = p.testLogged(call, []*Request{r}, done)
+	}
 	p.mmds.end(mds.Test, t0, 0, false)
 	if !done {
 		return false, Status{}, nil
@@ -488,6 +493,9 @@ func Testall(rs ...*Request) (bool, error) {
 			all = p.poll(r) && all
 		}
 	}
+	if p.rr.on() {
+		all = p.testLogged(call, rs, all)
+	}
 	p.mmds.end(mds.Testall, t0, 0, false)
 	if !all {
 		return false, nil
@@ -523,10 +531,15 @@ func Waitany(rs ...*Request) (int, Status, error) {
 	}
 	t0 := p.mmds.begin(true)
 	idx := -1
-	p.block(call, func() bool {
-		idx = p.firstDone(rs)
-		return idx >= 0
-	})
+	if p.rr.log == nil {
+		p.block(call, func() bool {
+			idx = p.firstDone(rs)
+			return idx >= 0
+		})
+	}
+	if p.rr.on() {
+		idx = p.anyLogged(call, rs, idx)
+	}
 	r := rs[idx]
 	p.retire(r, call)
 	rs[idx] = nil
@@ -552,6 +565,9 @@ func Testany(rs ...*Request) (int, bool, Status, error) {
 	}
 	t0 := p.mmds.begin(false)
 	idx := p.firstDone(rs)
+	if p.rr.on() {
+		idx = p.anyLogged(call, rs, idx)
+	}
 	p.mmds.end(mds.Test, t0, 0, false)
 	if idx < 0 {
 		return Undefined, false, Status{}, nil
@@ -579,8 +595,14 @@ func Waitsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 		return Undefined, nil, nil, nil
 	}
 	t0 := p.mmds.begin(true)
-	p.block(call, func() bool { return p.someDone(rs) })
-	outcount, indices, statuses, err = p.collect(call, rs)
+	if p.rr.log == nil {
+		p.block(call, func() bool { return p.someDone(rs) })
+	}
+	if p.rr.on() {
+		outcount, indices, statuses, err = p.someLogged(call, rs)
+	} else {
+		outcount, indices, statuses, err = p.collect(call, rs)
+	}
 	p.mmds.end(mds.Waitany, t0, 0, true)
 	return outcount, indices, statuses, err
 }
@@ -601,7 +623,11 @@ func Testsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 	}
 	t0 := p.mmds.begin(false)
 	p.someDone(rs)
-	outcount, indices, statuses, err = p.collect(call, rs)
+	if p.rr.on() {
+		outcount, indices, statuses, err = p.someLogged(call, rs)
+	} else {
+		outcount, indices, statuses, err = p.collect(call, rs)
+	}
 	p.mmds.end(mds.Test, t0, 0, false)
 	return outcount, indices, statuses, err
 }
