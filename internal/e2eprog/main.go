@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -178,6 +179,10 @@ func main() {
 		impersonate()
 	case "contend", "spin": // the kernel monitor's scenarios (kernel.go)
 		contend(os.Args[1] == "contend")
+	case "race": // record and replay: every timing-dependent call against racing senders (race.go)
+		k, err := strconv.Atoi(os.Args[2])
+		check(err)
+		race(k)
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

@@ -34,7 +34,11 @@ const logRingBytes = 64 << 10
 // manifestOf describes the job for a recording (cfg: as given, before the
 // launcher resolves automatic values, so that it hashes the same every run).
 func manifestOf(job Job, prog, jobID string) (replay.Manifest, error) {
-	m := replay.Manifest{Program: prog, Args: append([]string{}, job.Args...), Ranks: job.Ranks, Nodes: job.Config.Nodes,
+	abs, err := filepath.Abs(prog)
+	if err != nil {
+		return replay.Manifest{}, fmt.Errorf("bcsrun: %w", err)
+	}
+	m := replay.Manifest{Program: abs, Args: append([]string{}, job.Args...), Ranks: job.Ranks, Nodes: job.Config.Nodes,
 		TimesliceNS: job.Config.Timeslice.Nanoseconds(), Restart: job.Config.Restart, Job: jobID, Started: time.Now().UTC().Format(time.RFC3339)}
 	f, err := os.Open(prog)
 	if err != nil {
