@@ -319,17 +319,30 @@ func (p *process) anyLogged(call string, rs []*Request, found int) int {
 	return rec.Index
 }
 
-// someLogged gives Testsome's or Waitsome's completed indices over rs in a
-// recorded or replayed job (rs polled: what is done is marked done). On
-// replay it waits for the recorded indices and returns only those.
-func (p *process) someLogged(call string, rs []*Request) (int, []int, []Status, error) {
+// waitanyReplay is MPI_Waitany on replay: the recorded index, waited for.
+func (p *process) waitanyReplay(call string, rs []*Request, t0 int64) (int, Status, error) {
+	idx := p.anyLogged(call, rs, -1)
+	r := rs[idx]
+	p.retire(r, call)
+	rs[idx] = nil
+	p.mmds.end(mds.Waitany, t0, int64(r.status.bytes), true)
+	return idx, r.status, r.err
+}
+
+// noteSome records the indices Testsome or Waitsome returned over rs
+// (recording only; rs's completed entries are nil by now).
+func (p *process) noteSome(call string, rs []*Request, idx []int) {
+	if p.rr.rec != nil {
+		p.note(replay.Record{Op: replay.OpSome, Call: replay.CallOf(call), Seq: p.logged(), NReq: len(rs), Indices: idx})
+	}
+}
+
+// someReplay is Testsome or Waitsome on replay: it polls rs (progress),
+// waits for the recorded indices and returns only those.
+func (p *process) someReplay(call string, rs []*Request) (int, []int, []Status, error) {
 	seq := p.logged()
 	c := replay.CallOf(call)
-	if p.rr.log == nil {
-		n, idx, sts, err := p.collect(call, rs)
-		p.note(replay.Record{Op: replay.OpSome, Call: c, Seq: seq, NReq: len(rs), Indices: idx})
-		return n, idx, sts, err
-	}
+	p.someDone(rs)
 	rec := p.expect(seq, c, call)
 	if rec.NReq != len(rs) {
 		p.diverge(seq, call, "recorded over %d requests (%s); the program passed %d", rec.NReq, rec.Outcome(), len(rs))

@@ -530,19 +530,20 @@ func Waitany(rs ...*Request) (int, Status, error) {
 		return Undefined, emptyStatus, nil
 	}
 	t0 := p.mmds.begin(true)
+	if p.rr.log != nil {
+		return p.waitanyReplay(call, rs, t0)
+	}
 	idx := -1
-	if p.rr.log == nil {
-		p.block(call, func() bool {
-			idx = p.firstDone(rs)
-			return idx >= 0
-		})
-	}
-	if p.rr.on() {
-		idx = p.anyLogged(call, rs, idx)
-	}
+	p.block(call, func() bool {
+		idx = p.firstDone(rs)
+		return idx >= 0
+	})
 	r := rs[idx]
 	p.retire(r, call)
 	rs[idx] = nil
+	if p.rr.rec != nil {
+		p.anyLogged(call, rs, idx)
+	}
 	p.mmds.end(mds.Waitany, t0, int64(r.status.bytes), true)
 	return idx, r.status, r.err
 }
@@ -595,14 +596,14 @@ func Waitsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 		return Undefined, nil, nil, nil
 	}
 	t0 := p.mmds.begin(true)
-	if p.rr.log == nil {
-		p.block(call, func() bool { return p.someDone(rs) })
+	if p.rr.log != nil {
+		outcount, indices, statuses, err = p.someReplay(call, rs)
+		p.mmds.end(mds.Waitany, t0, 0, true)
+		return outcount, indices, statuses, err
 	}
-	if p.rr.on() {
-		outcount, indices, statuses, err = p.someLogged(call, rs)
-	} else {
-		outcount, indices, statuses, err = p.collect(call, rs)
-	}
+	p.block(call, func() bool { return p.someDone(rs) })
+	outcount, indices, statuses, err = p.collect(call, rs)
+	p.noteSome(call, rs, indices)
 	p.mmds.end(mds.Waitany, t0, 0, true)
 	return outcount, indices, statuses, err
 }
@@ -621,13 +622,16 @@ func Testsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 	if !anyActive(rs) {
 		return Undefined, nil, nil, nil
 	}
+	if p.rr.log != nil {
+		t0 := p.mmds.begin(false)
+		outcount, indices, statuses, err = p.someReplay(call, rs)
+		p.mmds.end(mds.Test, t0, 0, false)
+		return outcount, indices, statuses, err
+	}
 	t0 := p.mmds.begin(false)
 	p.someDone(rs)
-	if p.rr.on() {
-		outcount, indices, statuses, err = p.someLogged(call, rs)
-	} else {
-		outcount, indices, statuses, err = p.collect(call, rs)
-	}
+	outcount, indices, statuses, err = p.collect(call, rs)
+	p.noteSome(call, rs, indices)
 	p.mmds.end(mds.Test, t0, 0, false)
 	return outcount, indices, statuses, err
 }

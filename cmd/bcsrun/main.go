@@ -1,7 +1,6 @@
 // Command bcsrun launches a BCS-MPI job on this machine:
 //
-//	bcsrun -n 8 [--nodes 2] [--timeslice 500us] [--restart slice|early] [--tag-output]
-//	       [--record DIR | --replay DIR] PROGRAM [ARGS...]
+//	bcsrun -n 8 [--nodes 2] [--timeslice 500us] [--restart slice|early] [--tag-output] PROGRAM [ARGS...]
 //
 // It hosts the master and the node agents itself (nothing else to install or
 // start), runs N rank processes spread over the logical nodes, forwards its
@@ -12,6 +11,12 @@
 // Scripts written for mpirun keep working: "-np N" is accepted, and Open
 // MPI's --allow-run-as-root and --oversubscribe are accepted and ignored, so
 // bcsrun can stand in as mpirun or mpiexec (a symbolic link will do).
+//
+// bcsrun --record DIR writes a log of every timing-dependent outcome the
+// ranks see (wildcard matches, Iprobe answers, the test family) into DIR;
+// bcsrun --replay DIR runs the job again with those outcomes and stops it,
+// naming the rank and the call, where the program no longer makes the
+// recorded calls (package internal/replay).
 package main
 
 import (

@@ -17,7 +17,7 @@ import (
 func TestRecordReplay(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "rec")
 	t.Setenv("E2E_DELAY", "random:2000")
-	first := bcsrun(t, "-n", "4", "--record", rec, "./e2eprog", "race", "2")
+	first := bcsrun(t, "-n", "4", "--record", rec, "./e2eprog", "replayrace", "2")
 	if first.code != 0 || strings.Count(first.stdout, "\n") != 4 {
 		t.Fatalf("recording: exit %d\nstdout:\n%s\nstderr:\n%s", first.code, first.stdout, first.stderr)
 	}
@@ -30,7 +30,7 @@ func TestRecordReplay(t *testing.T) {
 		{"up:1000", []string{"--nodes", "2"}},
 	} {
 		t.Setenv("E2E_DELAY", c.delay)
-		r := bcsrun(t, append(append([]string{"-n", "4", "--replay", rec}, c.flags...), "./e2eprog", "race", "2")...)
+		r := bcsrun(t, append(append([]string{"-n", "4", "--replay", rec}, c.flags...), "./e2eprog", "replayrace", "2")...)
 		if r.code != 0 || r.stdout != first.stdout {
 			t.Fatalf("replay with E2E_DELAY=%s %v: exit %d\nstdout:\n%s\nrecorded:\n%s\nstderr:\n%s", c.delay, c.flags, r.code, r.stdout, first.stdout, r.stderr)
 		}
@@ -42,9 +42,9 @@ func TestRecordReplay(t *testing.T) {
 	// Three messages per sender instead of two: rank 0's seventh logged
 	// call is the seventh wildcard receive, where the recording has the
 	// first Iprobe.
-	r := bcsrun(t, "-n", "4", "--replay", rec, "./e2eprog", "race", "3")
+	r := bcsrun(t, "-n", "4", "--replay", rec, "./e2eprog", "replayrace", "3")
 	for _, want := range []string{
-		`bcsrun: warning: replaying ` + rec + `: arguments: recorded ["race" "2"], now ["race" "3"]`,
+		`bcsrun: warning: replaying ` + rec + `: arguments: recorded ["replayrace" "2"], now ["replayrace" "3"]`,
 		"bcsmpi: replay diverged from the recording " + rec + ": rank 0, call 7 MPI_Recv(source ANY_SOURCE, tag ANY_TAG): recorded MPI_Iprobe (",
 		"bcsrun: rank 0 exited with status 1; job aborted",
 	} {

@@ -67,6 +67,10 @@ func main() {
 		staleRequest()
 	case "waitany":
 		waitanyTwice()
+	case "replayrace": // record and replay: every timing-dependent call against racing senders (replay.go)
+		k, err := strconv.Atoi(os.Args[2])
+		check(err)
+		replayRace(k)
 	case "leaks":
 		leaks()
 	case "commfree": // a communicator used after MPI_Comm_free
@@ -179,10 +183,6 @@ func main() {
 		impersonate()
 	case "contend", "spin": // the kernel monitor's scenarios (kernel.go)
 		contend(os.Args[1] == "contend")
-	case "race": // record and replay: every timing-dependent call against racing senders (race.go)
-		k, err := strconv.Atoi(os.Args[2])
-		check(err)
-		race(k)
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

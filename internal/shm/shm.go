@@ -137,7 +137,7 @@ func Init(mem []byte, g Geometry) (*Region, error) {
 	le.PutUint32(mem[24:], uint32(g.RingSlots))
 	le.PutUint32(mem[28:], uint32(g.ReqMax))
 	le.PutUint32(mem[32:], uint32(g.InlineMax))
-	le.PutUint32(mem[36:], uint32(g.LogBytes))
+	le.PutUint32(mem[40:], uint32(g.LogBytes))
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), Magic)
 	return &Region{Mem: mem, G: g}, nil
 }
@@ -154,7 +154,7 @@ func Attach(mem []byte) (*Region, error) {
 	if v := le.Uint32(mem[8:]); v != Version {
 		return nil, fmt.Errorf("shm: layout version %d, this library speaks %d", v, Version)
 	}
-	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:])), LogBytes: int(le.Uint32(mem[36:]))}
+	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:])), LogBytes: int(le.Uint32(mem[40:]))}
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}

@@ -11,11 +11,11 @@ import (
 	mpi "github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
-// delay is the race scenario's injected timing (E2E_DELAY): "up:US" makes
+// replayDelay is the replayrace scenario's injected timing (E2E_DELAY): "up:US" makes
 // rank r sleep r×US µs before each send, "down:US" (size-r)×US, "random:US"
 // a random 0 .. US µs (seeded from the clock: different every run), and
 // nothing sleeps without it. It creates the races; replay must not care.
-func delay() func() {
+func replayDelay() func() {
 	mode, v, _ := strings.Cut(os.Getenv("E2E_DELAY"), ":")
 	us, _ := strconv.Atoi(v)
 	me, n := w.Rank(), w.Size()
@@ -34,7 +34,7 @@ func delay() func() {
 	}
 }
 
-// race: every timing-dependent call of the Go API, each racing the other
+// replayRace: every timing-dependent call of the Go API, each racing the other
 // ranks' sends into rank 0, which prints every outcome it sees on one line
 // per phase (the output record and replay compare). k is the number of
 // messages each sender sends in the wildcard phase.
@@ -46,9 +46,9 @@ func delay() func() {
 //     Waitany until all are done;
 //  4. Irecv from every sender, then Testsome polled until all are done, and
 //     Test and Testall over fresh receives.
-func race(k int) {
+func replayRace(k int) {
 	me, n := w.Rank(), w.Size()
-	sleep := delay()
+	sleep := replayDelay()
 	buf := []int64{0}
 	out := func(format string, a ...any) {
 		if me == 0 {
