@@ -267,10 +267,10 @@ func (p *process) iprobeLogged(c *Comm, source, tag int) (bool, Status, error) {
 	return found, st, err
 }
 
-// testLogged gives Test's or Testall's answer over rs (all polled: done) in
-// a recorded or replayed job; on replay it waits for rs if the recorded flag
-// is true.
-func (p *process) testLogged(call string, rs []*Request, done bool) bool {
+// testLogged gives Test's answer over one (rs nil) or Testall's over rs
+// (all polled: done) in a recorded or replayed job; on replay it waits for
+// them if the recorded flag is true.
+func (p *process) testLogged(call string, one *Request, rs []*Request, done bool) bool {
 	seq := p.logged()
 	c := replay.CallOf(call)
 	if p.rr.log == nil {
@@ -280,6 +280,9 @@ func (p *process) testLogged(call string, rs []*Request, done bool) bool {
 	rec := p.expect(seq, c, call)
 	if rec.Flag && !done {
 		p.block(call, func() bool {
+			if one != nil {
+				return p.poll(one)
+			}
 			all := true
 			for _, r := range rs {
 				if r != nil {

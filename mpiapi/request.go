@@ -444,7 +444,7 @@ func Test(r *Request) (bool, Status, error) {
 	t0 := p.mmds.begin(false)
 	done := p.poll(r)
 	if p.rr.on() {
-		done = p.testLogged(call, []*Request{r}, done)
+		done = p.testLogged(call, r, nil, done)
 	}
 	p.mmds.end(mds.Test, t0, 0, false)
 	if !done {
@@ -494,7 +494,7 @@ func Testall(rs ...*Request) (bool, error) {
 		}
 	}
 	if p.rr.on() {
-		all = p.testLogged(call, rs, all)
+		all = p.testLogged(call, nil, rs, all)
 	}
 	p.mmds.end(mds.Testall, t0, 0, false)
 	if !all {

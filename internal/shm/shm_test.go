@@ -189,3 +189,23 @@ func TestLogRing(t *testing.T) {
 		t.Error("a log ring of 5000 bytes accepted")
 	}
 }
+
+// BenchmarkLogAppend: a rank appending a 5-byte record (a wildcard match)
+// to its log ring, drained every 1000 records.
+func BenchmarkLogAppend(b *testing.B) {
+	g := Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, LogBytes: 64 << 10}
+	mem := make([]byte, g.Size())
+	r, _ := Init(mem, g)
+	rank, agent := r.Block(0), r.Block(0)
+	rec := []byte{1, 2, 1, 6, 4}
+	buf := make([]byte, 0, g.LogBytes)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !rank.LogAppend(rec) {
+			b.Fatal("ring full")
+		}
+		if i%1000 == 999 {
+			buf, _ = agent.LogDrain(buf[:0])
+		}
+	}
+}
