@@ -56,6 +56,22 @@ func TestRecordReplay(t *testing.T) {
 	if r.code == 0 {
 		t.Errorf("changed program under replay: exit 0")
 	}
+
+	// The same arguments, but the first receive asks for tag 7 (the
+	// recording matched tag 0 or 1 there): the program changed outside MPI.
+	t.Setenv("E2E_TAG", "7")
+	r = bcsrun(t, "-n", "4", "--nodes", "2", "--replay", rec, "./e2eprog", "replayrace", "2")
+	for _, want := range []string{
+		"bcsmpi: replay diverged from the recording " + rec + ": rank 0, call 1 MPI_Recv(source ANY_SOURCE, tag 7): recorded source ",
+		"; the program posted a receive for tag 7",
+	} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("tag changed under replay: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "warning: replaying") {
+		t.Errorf("same program and arguments, yet a warning:\n%s", r.stderr)
+	}
 }
 
 // TestRecordEmptyLog: a program without wildcards, Iprobe or the test
