@@ -97,7 +97,7 @@ func TestRecordEmptyLog(t *testing.T) {
 
 // TestReplayBadRecording: --replay of a directory that is missing, holds no
 // recording, a recording of another version or rank count, or lacks a rank's
-// file fails before any rank starts, saying why.
+// file, or that comes with --record, fails before any rank starts, saying why.
 func TestReplayBadRecording(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "rec")
 	if r := bcsrun(t, "-n", "2", "--record", rec, "./ring"); r.code != 0 {
@@ -121,6 +121,9 @@ func TestReplayBadRecording(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("--replay %s -n %s: exit %d, want 2 and %q\nstderr:\n%s", c.dir, c.n, r.code, c.want, r.stderr)
 		}
+	}
+	if r := bcsrun(t, "-n", "2", "--replay", rec, "--record", filepath.Join(empty, "again"), "./ring"); r.code != 2 || !strings.Contains(r.stderr, "a job is recorded or replayed, not both") {
+		t.Errorf("--record with --replay: exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
 	os.Remove(filepath.Join(rec, "rank1.rpl"))
 	if r := bcsrun(t, "-n", "2", "--replay", rec, "./ring"); r.code != 2 || !strings.Contains(r.stderr, "rank 1's records: open ") {
