@@ -11,7 +11,7 @@ import (
 // MPI_Waitsome (which the ABI composes from mpiapi's Test and Waitany)
 // replay to the recorded outcomes with the senders' delays reversed or new.
 func TestRecordReplayC(t *testing.T) {
-	exe := compile(t, "bcscc", "testdata/race.c")
+	exe := compile(t, "bcscc", "testdata/replayrace.c")
 	rec := filepath.Join(t.TempDir(), "rec")
 	t.Setenv("E2E_DELAY", "random:2000")
 	first := bcsrun(t, "-n", "4", "--record", rec, exe, "2")

@@ -1,4 +1,4 @@
-/* race.c: timing-dependent MPI calls against racing senders, for record and
+/* replayrace.c: timing-dependent MPI calls against racing senders, for record and
  * replay through the C ABI (replay_test.go). Rank 0 prints every outcome it
  * sees; E2E_DELAY=down:US or random:US makes the senders sleep before each
  * send (down: (size-rank)*US, random: 0..US, seeded per run). */
