@@ -538,10 +538,12 @@ func Iprobe(c *Comm, source, tag int) (bool, Status, error) {
 	if source == ProcNull {
 		return true, Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
-	if p.rr.on() {
-		return p.iprobeLogged(c, source, tag)
-	}
 	t0 := p.mmds.begin(true)
+	if p.rr.on() {
+		found, st, err := p.iprobeLogged("MPI_Iprobe", c, source, tag)
+		p.mmds.end(mds.Iprobe, t0, 0, true)
+		return found, st, err
+	}
 	var st Status
 	r, err := probe(p, "MPI_Iprobe", proto.KindIprobe, c, source, tag)
 	if err == nil {

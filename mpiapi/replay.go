@@ -222,10 +222,10 @@ func (p *process) noteMatch(r *Request) {
 	p.note(replay.Record{Op: replay.OpMatch, Call: replay.CallOf(r.call), Seq: r.logSeq, Source: r.status.Source, Tag: r.status.Tag})
 }
 
-// iprobeLogged is MPI_Iprobe in a recorded or replayed job (arguments not
-// yet checked; source is not MPI_PROC_NULL).
-func (p *process) iprobeLogged(c *Comm, source, tag int) (bool, Status, error) {
-	const call = "MPI_Iprobe"
+// iprobeLogged is MPI_Iprobe or MPI_Improbe (call) in a recorded or replayed
+// job, up to the answer (arguments not yet checked; source is not
+// MPI_PROC_NULL; the caller counts it in the MMDS).
+func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Status, error) {
 	if err := p.checkComm(call, c); err != nil {
 		return false, Status{}, err
 	}
@@ -235,12 +235,10 @@ func (p *process) iprobeLogged(c *Comm, source, tag int) (bool, Status, error) {
 	if err := p.checkTag(call, tag, true); err != nil {
 		return false, Status{}, err
 	}
-	t0 := p.mmds.begin(true)
-	defer p.mmds.end(mds.Iprobe, t0, 0, true)
 	seq := p.logged()
 	if p.rr.log != nil {
 		what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(source), tagName(tag))
-		rec := p.expect(seq, replay.CallIprobe, what)
+		rec := p.expect(seq, replay.CallOf(call), what)
 		if !rec.Flag {
 			return false, Status{Source: AnySource, Tag: AnyTag}, nil
 		}
@@ -262,7 +260,7 @@ func (p *process) iprobeLogged(c *Comm, source, tag int) (bool, Status, error) {
 	st, err := p.wait(r, call)
 	found := err == nil && st.Source != AnySource
 	if err == nil {
-		p.note(replay.Record{Op: replay.OpProbe, Call: replay.CallIprobe, Seq: seq, Flag: found, Source: max(st.Source, 0), Tag: max(st.Tag, 0)})
+		p.note(replay.Record{Op: replay.OpProbe, Call: replay.CallOf(call), Seq: seq, Flag: found, Source: max(st.Source, 0), Tag: max(st.Tag, 0)})
 	}
 	return found, st, err
 }

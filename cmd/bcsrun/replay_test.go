@@ -8,7 +8,7 @@ import (
 )
 
 // TestRecordReplay: a program of races (wildcard receives, Iprobe and Probe,
-// Testany/Waitany, Testsome, Test, Testall against senders that sleep at
+// Improbe and Mprobe, Testany/Waitany, Testsome, Test, Testall against senders that sleep at
 // random) is recorded once on two nodes (whose agents write their ranks'
 // files concurrently) and replayed with other delays — senders in the
 // opposite order, new random ones, and on one node — and prints the recorded
@@ -19,7 +19,7 @@ func TestRecordReplay(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "rec")
 	t.Setenv("E2E_DELAY", "random:2000")
 	first := bcsrun(t, "-n", "4", "--nodes", "2", "--record", rec, "./e2eprog", "replayrace", "2")
-	if first.code != 0 || strings.Count(first.stdout, "\n") != 4 {
+	if first.code != 0 || strings.Count(first.stdout, "\n") != 5 {
 		t.Fatalf("recording: exit %d\nstdout:\n%s\nstderr:\n%s", first.code, first.stdout, first.stderr)
 	}
 	for _, c := range []struct {

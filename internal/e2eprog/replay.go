@@ -42,6 +42,7 @@ func replayDelay() func() {
 //  1. Recv(ANY_SOURCE, ANY_TAG) of k messages from every other rank;
 //  2. Iprobe(ANY_SOURCE) polled until found (the misses are counted), then
 //     Probe(ANY_SOURCE) and a Recv from the source found, once per sender;
+//     then Improbe(ANY_SOURCE) polled or Mprobe(ANY_SOURCE), and Mrecv;
 //  3. Irecv from every sender, then Testany polled (misses counted) and
 //     Waitany until all are done;
 //  4. Irecv from every sender, then Testsome polled until all are done, and
@@ -103,6 +104,42 @@ func replayRace(k int) {
 	} else {
 		sleep()
 		check(mpi.Send(w, []int64{int64(me)}, 0, 50))
+	}
+	check(mpi.Barrier(w))
+	// 2b. matched probes: Improbe polled until found, or Mprobe; then Mrecv
+	if me == 0 {
+		var got []string
+		for i := 1; i < n; i++ {
+			var m *mpi.Message
+			var st mpi.Status
+			if i%2 == 1 {
+				misses := 0
+				for {
+					mm, found, s, err := mpi.Improbe(w, mpi.AnySource, 51)
+					check(err)
+					if found {
+						m, st = mm, s
+						break
+					}
+					misses++
+				}
+				got = append(got, fmt.Sprintf("improbe %d after %d", st.Source, misses))
+			} else {
+				mm, s, err := mpi.Mprobe(w, mpi.AnySource, 51)
+				check(err)
+				m, st = mm, s
+				got = append(got, fmt.Sprintf("mprobe %d", st.Source))
+			}
+			_, err := mpi.Mrecv(m, buf)
+			check(err)
+			if buf[0] != int64(st.Source) {
+				fail("matched message %d from %d", buf[0], st.Source)
+			}
+		}
+		out("%s\n", strings.Join(got, ", "))
+	} else {
+		sleep()
+		check(mpi.Send(w, []int64{int64(me)}, 0, 51))
 	}
 	check(mpi.Barrier(w))
 	// 3. Testany and Waitany

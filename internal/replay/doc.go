@@ -11,15 +11,17 @@
 // logged call, counted from 1 per rank; calls whose outcome follows from
 // their arguments are not counted):
 //
-//	wildcard receive or probe   MPI_Recv, MPI_Irecv, MPI_Sendrecv, MPI_Probe with
-//	                            MPI_ANY_SOURCE or MPI_ANY_TAG: the matched source and tag
-//	MPI_Iprobe (any arguments)  found or not; if found, source and tag
+//	wildcard receive or probe   MPI_Recv, MPI_Irecv, MPI_Sendrecv, MPI_Probe, MPI_Mprobe
+//	                            with MPI_ANY_SOURCE or MPI_ANY_TAG: the matched source and tag
+//	MPI_Iprobe, MPI_Improbe     found or not; if found, source and tag (any arguments)
 //	MPI_Test, MPI_Testall       the flag
 //	MPI_Testany, MPI_Waitany    the index (-1: none completed)
 //	MPI_Testsome, MPI_Waitsome  the completed indices
 //
 // A call over no active request, or over MPI_PROC_NULL, answers from its
-// arguments and is not logged. With those outcomes fixed, everything else a
+// arguments and is not logged. Not logged either, and so not replayed:
+// whether an MPI_Cancel succeeded (it races the match), and anything outside
+// MPI (clocks, MPI_Wtime). With those outcomes fixed, everything else a
 // program sees is determined (non-overtaking, collectives folded in rank
 // order): a program with none of these calls has an empty log.
 //
@@ -43,7 +45,7 @@
 // Every record is an op byte and unsigned varints (signed values zigzag):
 //
 //	0x01 MATCH  dseq call source tag             a wildcard receive or probe, at its post's number
-//	0x02 PROBE  dseq run found [source tag]      Iprobe; run: this many calls in a row answered alike
+//	0x02 PROBE  dseq call run found [source tag] Iprobe, Improbe; run: this many calls in a row answered alike
 //	0x03 FLAG   dseq call run flag               Test, Testall
 //	0x04 INDEX  dseq call run nreq index         Testany, Waitany (index -1: none completed)
 //	0x05 SOME   dseq call run nreq k k×dindex    Testsome, Waitsome: k ≤ MaxIndices indices, ascending,
@@ -66,7 +68,7 @@
 // # Who writes what
 //
 // A rank appends its records to a byte ring in its shared-memory block
-// (package shm, version 6: the log ring), keeping a run of identical
+// (package shm, version 7: the log ring), keeping a run of identical
 // not-found answers (Test false, Iprobe not found, …) open until the answer
 // changes, and its agent drains the ring at every strobe, checks every record
 // (Decoder: op, call, run, ranges, order) and appends it to the rank's file.

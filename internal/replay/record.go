@@ -53,11 +53,13 @@ const (
 	CallWaitany
 	CallTestsome
 	CallWaitsome
+	CallMprobe
+	CallImprobe
 	callEnd
 )
 
 var callNames = [...]string{"", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe", "MPI_Test",
-	"MPI_Testall", "MPI_Testany", "MPI_Waitany", "MPI_Testsome", "MPI_Waitsome"}
+	"MPI_Testall", "MPI_Testany", "MPI_Waitany", "MPI_Testsome", "MPI_Waitsome", "MPI_Mprobe", "MPI_Improbe"}
 
 func (c Call) String() string {
 	if c > 0 && c < callEnd {
@@ -79,9 +81,9 @@ func CallOf(name string) Call {
 // OpOf is the op that answers call c.
 func OpOf(c Call) Op {
 	switch c {
-	case CallRecv, CallIrecv, CallSendrecv, CallProbe:
+	case CallRecv, CallIrecv, CallSendrecv, CallProbe, CallMprobe:
 		return OpMatch
-	case CallIprobe:
+	case CallIprobe, CallImprobe:
 		return OpProbe
 	case CallTest, CallTestall:
 		return OpFlag
@@ -172,6 +174,7 @@ func (e *Encoder) Append(b []byte, r Record) []byte {
 		b = binary.AppendVarint(b, int64(r.Source))
 		b = binary.AppendVarint(b, int64(r.Tag))
 	case OpProbe:
+		b = append(b, byte(r.Call))
 		b = binary.AppendUvarint(b, r.Run)
 		b = appendBool(b, r.Flag)
 		if r.Flag {
@@ -376,7 +379,7 @@ func (d *Decoder) Next(b []byte) (Record, int, error) {
 		rec.Call = r.call(OpMatch)
 		src()
 	case OpProbe:
-		rec.Call = CallIprobe
+		rec.Call = r.call(OpProbe)
 		run()
 		if rec.Flag = r.bool1("found"); rec.Flag {
 			src()
