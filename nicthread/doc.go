@@ -122,6 +122,8 @@
 // that rank's own memory. Off, each hook is a nil test. copyFault is the
 // tests' fault injector in the copy path.
 //
+// # Recorded jobs
+//
 // In a recorded job (bcsrun --record; OnLog set, the region has log rings)
 // the agent also drains each attached rank's replay log ring at every strobe
 // and once more after the job (DrainLogs), decodes every record with
