@@ -74,6 +74,7 @@ type Config struct {
 	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // upper bound of the master's busy-wait before a strobe, 0 .. timeslice; default DefaultStrobeSpin(timeslice)
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
 	TagOutput         bool          `mapstructure:"tag_output"`           // prefix rank output with "[rank]"
+	Deterministic     bool          `mapstructure:"deterministic"`        // wildcards, probes and the Test family answered by logical time (scheduler/doc.go)
 	TXTimeout         time.Duration `mapstructure:"tx_timeout"`           // bound on one slice's transmission, 1ms .. 10m
 	NodeTimeout       time.Duration `mapstructure:"node_timeout"`         // a node silent this long (missed microphase reports) aborts the job, 10ms .. 10m
 	DeadlockSlices    uint64        `mapstructure:"deadlock_slices"`      // stuck slices before a deadlock is declared; 0: off; default DefaultDeadlockSlices(timeslice)
@@ -234,11 +235,12 @@ func Flags(fs *pflag.FlagSet) {
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
 	fs.String("check", d.Check, `opt-in checks: none, or a comma list of buffers, buffers:warn, flow, all (key check)`)
+	fs.Bool("deterministic", d.Deterministic, "deterministic mode: wildcard receives, probes and Test-family results depend on the program alone, not on timing (key deterministic)")
 	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
 }
 
 // flagKeys maps a key to the command-line flag that sets it.
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check"}
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check", "deterministic": "deterministic"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
 // wrong without being an error.
@@ -689,12 +691,12 @@ func (c Config) EMDSSelection() (global, local []bool, err error) {
 
 // Sched is the scheduler part.
 func (c Config) Sched() scheduler.Config {
-	return scheduler.Config{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax}
+	return scheduler.Config{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax, Deterministic: c.Deterministic}
 }
 
 // Geometry is the shared-memory geometry of a node with ranks ranks.
 func (c Config) Geometry(ranks int) shm.Geometry {
-	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax}
+	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax, Deterministic: c.Deterministic}
 }
 
 // CheckMode is the parsed check key.

@@ -68,6 +68,31 @@ func TestFlagsAndEmptyEnv(t *testing.T) {
 	}
 }
 
+func TestDeterministicKey(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		env  map[string]string
+		args []string
+	}{
+		{yaml: "deterministic: true\n"},
+		{env: map[string]string{"BCS_DETERMINISTIC": "true"}},
+		{args: []string{"--deterministic"}},
+	} {
+		t.Run("", func(t *testing.T) { // t.Setenv lasts for the subtest only
+			c, err := load(t, tc.yaml, tc.env, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.Deterministic || !c.Sched().Deterministic || !c.Geometry(1).Deterministic {
+				t.Fatalf("%+v: deterministic not set through to the scheduler and the region", tc)
+			}
+		})
+	}
+	if c, err := load(t, "", nil); err != nil || c.Deterministic {
+		t.Fatalf("default: deterministic %v, %v; want off", c.Deterministic, err)
+	}
+}
+
 func TestRejects(t *testing.T) {
 	cases := []struct {
 		yaml string
@@ -97,6 +122,7 @@ func TestRejects(t *testing.T) {
 		// An unparsable BCS_* value names the variable and the value.
 		{env: map[string]string{"BCS_TIMESLICE": "fast"}, want: `timeslice = "fast", want a duration such as 500us, 10ms or 5s (from BCS_TIMESLICE)`},
 		{env: map[string]string{"BCS_FIFO": "maybe"}, want: `fifo = "maybe", want true or false (from BCS_FIFO)`},
+		{env: map[string]string{"BCS_DETERMINISTIC": "sometimes"}, want: `deterministic = "sometimes", want true or false (from BCS_DETERMINISTIC)`},
 		{yaml: "timeslice: 500\n", want: "timeslice = 500, want a duration with a unit"},
 		{yaml: "timeslice: [1, 2]\n", want: "timeslice = [1 2], want a duration"},
 		{yaml: "mds_file_mode: \"0400\"\n", want: `mds_file_mode: mds: file mode "0400", want octal permissions 0600 .. 0777`},

@@ -25,6 +25,14 @@
 // in the next slice, and Status.Cancelled tells; Mprobe and Improbe
 // (mprobe.go) claim the message they find for a later Mrecv or Imrecv.
 //
+// Deterministic mode (determ.go; bcsrun --deterministic): the scheduler
+// answers ANY_SOURCE receives and probes and every Iprobe by logical time
+// (scheduler/doc.go), and the Test family (Test, Testany, Testall,
+// Testsome, and Waitany and Waitsome after their first completion) settles
+// before it answers: it waits until every request it was given has
+// completed or the runtime releases it at a quiescent point, so what it
+// returns does not depend on timing. Nothing else changes.
+//
 // Buffers are typed slices of the Numeric types ([]byte included) or of
 // ValIdx value–index pairs (the Elem constraint). A buffer
 // given to a non-blocking call is referenced by its Request until completion

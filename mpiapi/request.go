@@ -442,6 +442,7 @@ func Test(r *Request) (bool, Status, error) {
 		return false, Status{}, err
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone([]*Request{r}) })
 	done := p.poll(r)
 	if p.rr.on() {
 		done = p.testLogged(call, r, nil, done)
@@ -487,6 +488,7 @@ func Testall(rs ...*Request) (bool, error) {
 		return false, err
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone(rs) })
 	all := true
 	for _, r := range rs {
 		if r != nil {
@@ -538,6 +540,10 @@ func Waitany(rs ...*Request) (int, Status, error) {
 		idx = p.firstDone(rs)
 		return idx >= 0
 	})
+	if p.region.G.Deterministic {
+		p.settle("MPI_Testany", func() bool { return p.allDone(rs) })
+		idx = p.firstDone(rs)
+	}
 	r := rs[idx]
 	p.retire(r, call)
 	rs[idx] = nil
@@ -565,6 +571,7 @@ func Testany(rs ...*Request) (int, bool, Status, error) {
 		return Undefined, true, emptyStatus, nil
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone(rs) })
 	idx := p.firstDone(rs)
 	if p.rr.on() {
 		idx = p.anyLogged(call, rs, idx)
@@ -602,6 +609,7 @@ func Waitsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 		return outcount, indices, statuses, err
 	}
 	p.block(call, func() bool { return p.someDone(rs) })
+	p.settle("MPI_Testsome", func() bool { return p.allDone(rs) })
 	outcount, indices, statuses, err = p.collect(call, rs)
 	p.noteSome(call, rs, indices)
 	p.mmds.end(mds.Waitany, t0, 0, true)
@@ -629,6 +637,7 @@ func Testsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 		return outcount, indices, statuses, err
 	}
 	t0 := p.mmds.begin(false)
+	p.settle(call, func() bool { return p.allDone(rs) })
 	p.someDone(rs)
 	outcount, indices, statuses, err = p.collect(call, rs)
 	p.noteSome(call, rs, indices)

@@ -783,7 +783,11 @@ func (a *Agent) publish(cs []proto.Completion) {
 	}
 	for _, c := range cs {
 		l := a.localOf[c.Rank]
-		a.blocks[l].Complete(c)
+		if c.Kind == proto.KindRelease { // deterministic mode: no request slot
+			a.blocks[l].BumpRelease()
+		} else {
+			a.blocks[l].Complete(c)
+		}
 		a.woken[l] = true
 	}
 	for l, w := range a.woken {

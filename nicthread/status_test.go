@@ -67,3 +67,24 @@ func TestRankStatus(t *testing.T) {
 		}
 	}
 }
+
+// A release (deterministic mode) bumps the rank's release word and wakes
+// it; it writes no completion record (it names no request slot).
+func TestPublishRelease(t *testing.T) {
+	g := shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, InlineMax: 64, Deterministic: true}
+	region, err := shm.Init(make([]byte, g.Size()), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0}, Sched: scheduler.DefaultConfig, Region: region})
+	b := a.Blocks()[0]
+	b.ClearCompletion(0)
+	w0 := atomic.LoadUint32(b.Wake())
+	a.publish([]proto.Completion{{Rank: 0, Kind: proto.KindRelease}})
+	if b.Release() != 1 || atomic.LoadUint32(b.Wake()) != w0+1 {
+		t.Fatalf("release %d, wake %d: want 1 and %d", b.Release(), atomic.LoadUint32(b.Wake()), w0+1)
+	}
+	if b.Done(0) {
+		t.Fatal("a release wrote request slot 0's completion record")
+	}
+}

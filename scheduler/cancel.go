@@ -42,6 +42,9 @@ func (s *Scheduler) cancels() {
 				continue
 			}
 			table[k] = slices.Delete(q, i, i+1)
+			if s.det.on && s.det.held(t) {
+				s.det.heldN[k]-- // a withdrawn wildcard is no longer held (determ.go)
+			}
 			s.complete(proto.Completion{Rank: t.Rank, Req: t.Req, Kind: t.Kind, Source: proto.AnySource, Tag: proto.AnyTag, Err: proto.ErrCancelled})
 			break
 		}

@@ -94,3 +94,30 @@ func TestCheckCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelHeldWildcard: in deterministic mode a cancelled ANY_SOURCE
+// receive (held for logical time) is withdrawn and stops being held, so a
+// later receive for the same message is matched at once.
+func TestCancelHeldWildcard(t *testing.T) {
+	s := New(Config{BytesPerSliceMax: 1 << 20, ChunksPerSliceMax: 16, Deterministic: true}, make([]proto.NodeID, 2))
+	status := []uint8{proto.StatusRunning, proto.StatusRunning}
+	w := recv(1, proto.AnySource, 5, 1, 8)
+	s.SetView(status, false)
+	if p := s.Schedule(1, []proto.Descriptor{w}); len(p.Completions) != 0 {
+		t.Fatalf("the wildcard completed at once: %s", describe(p))
+	}
+	s.SetView(status, false)
+	p := s.Schedule(2, []proto.Descriptor{cancelOf(w, 2)})
+	if got := describe(p); got != "done r1 req=1 recv src=-1 tag=-1 count=0 err=cancelled" {
+		t.Fatalf("cancel of a held wildcard: %q", got)
+	}
+	if n := s.det.heldN[key{0, 1}]; n != 0 {
+		t.Fatalf("held count %d after the cancel, want 0", n)
+	}
+	// A receive from rank 0 is not held behind the withdrawn wildcard.
+	s.SetView(status, false)
+	p = s.Schedule(3, []proto.Descriptor{send(0, 1, 5, 1, 8), recv(1, 0, 5, 3, 8)})
+	if len(p.Matches) != 1 {
+		t.Fatalf("a specific receive after the cancelled wildcard: %s", describe(p))
+	}
+}

@@ -29,6 +29,85 @@
 // every run and on every node, which is what lets every agent run MSM over the
 // same global descriptor set and arrive at the same plan without further talk.
 //
+// # Deterministic mode (issue 13)
+//
+// The rule above is deterministic given the slice each descriptor arrives
+// in, but that slice depends on timing (OS noise, start-up, wake-up
+// lateness), so a wildcard race can go either way from run to run. With
+// Config.Deterministic (bcsrun --deterministic, key deterministic) the
+// outcome of every ANY_SOURCE receive and probe, every Iprobe and (with
+// package mpiapi) every Test-family call is a function of the program and
+// its input alone, whatever the timing, the number of nodes and the slice
+// length. The design is dMPI's (../shared/papers/dmpi-determinism.txt)
+// fitted to the slices:
+//
+//   - logical clock: a rank's Seq, the count of descriptors it has posted.
+//     Every descriptor already carries it, so no field, no wire or shm
+//     change; it is a function of the program as long as every outcome the
+//     rank saw before was (induction over the run). MSM knows each rank's
+//     clock as the highest Seq exchanged (ranks drain in post order), and
+//     every rank's status byte from the DEM: a finalized rank's clock is
+//     final (infinite bound).
+//   - held entry: an ANY_SOURCE receive or probe, or any Iprobe. It joins
+//     the pending queue without matching, and a queue with held entries
+//     matches only in resolve (after step 2), in post order: an entry is
+//     unsettled while what it gets is not known yet, and a later entry that
+//     could take a send an earlier unsettled one may be owed (sources and
+//     tags overlap: MPI gives a message to the earliest posted receive that
+//     accepts it) waits too; every other entry matches as usual, so a
+//     receive for another tag is not held behind a wildcard (holding it
+//     could deadlock a program that needs it first). Queues without held
+//     entries, and so programs without wildcards or Iprobe, run exactly the
+//     rule above: nothing else changes.
+//   - answer (keys in (communicator, rank) order): the candidate of a held
+//     entry is the accepted unexpected send with the least (Seq, source);
+//     for an Iprobe only sends with a Seq below the
+//     Iprobe's count (it answers as at its own logical time). The entry is
+//     answered once no rank it accepts sends from can still post a send
+//     with a smaller key: rank r's future sends have Seq >= last(r)+1, so
+//     it must hold (last(r)+1, r) > (Seq, source) for every member r of the
+//     communicator. The receiving rank itself is a member (it may send to
+//     itself); it is left out when its status shows it blocked in this
+//     slice and the previous one with no completion in between (it has not
+//     run since, so everything it posted has been exchanged) and the held
+//     entry is its only unfinished operation: its next post comes after the
+//     answer. An Iprobe never waits for its own rank (its later posts have
+//     larger Seqs).
+//   - quiescent point (internal/core, with SetView's force): when the
+//     previous slice and this one exchanged, moved and completed nothing and
+//     no rank can progress (the facts of deadlock detection), the state is
+//     the same however the run was timed, so every held entry with a
+//     candidate is answered with the least one posted so far and every held
+//     Iprobe with what has been posted. This is dMPI's deadlock escape: a
+//     wildcard whose potential sender waits (transitively) for the
+//     wildcard's own rank. If nothing can be answered, the core releases the
+//     ranks waiting in a Test-family call (proto.KindRelease); if there are
+//     none either, the job is deadlocked and reported as such.
+//
+// Why this is deterministic: non-wildcard matching is already (MPI's
+// non-overtaking order), collectives are; an answer given before a
+// quiescent point is the least key among every send that will ever be
+// posted, which no timing changes; and the state at a quiescent point is
+// unique, because each rank's progress is a function of the outcomes it
+// saw, and those are the same. The tests check it: TestDeterministicRace
+// (random slice splits), internal/sim's TestDeterministicModeTiming
+// (random descheduling on 32 nodes) and cmd/bcsrun's TestDeterministicRaces
+// (real processes with random sleeps, 1 to 3 nodes, 200 µs to 2 ms slices).
+//
+// The cost falls on the held entries only: a wildcard waits until every
+// potential sender's clock has passed the candidate's (a rank computing
+// for long delays the wildcard as long), or for a quiescent point (two
+// quiet slices). A master-worker farm therefore serves results in order of
+// the workers' post counts, not of their arrival. Rejected: Lamport clocks
+// (merging the matched send's clock into the receiver's). They would let
+// a blocked rank's bound follow the ranks it waits for, but the merge
+// must happen at a point of the program, not when a completion happens
+// to be read, which needs a new descriptor field, a shm layout change and
+// bookkeeping in every Wait; and the order they give (by assignment) is no
+// fairer in a task farm. Rejected too: dMPI's fixed delays (a completion
+// visible K calls after the post, waiting there if late), which deadlock
+// programs that poll with Test while producing what the request needs.
+//
 // # Chunking rule
 //
 // Active transfers are served in match order. Each node may copy at most

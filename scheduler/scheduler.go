@@ -15,6 +15,10 @@ type Config struct {
 	BytesPerSliceMax uint64
 	// ChunksPerSliceMax is how many chunks a node may handle in one slice. At least 1.
 	ChunksPerSliceMax int
+	// Deterministic resolves ANY_SOURCE receives and probes and every
+	// Iprobe by logical time instead of by the slice their descriptors
+	// arrived in (see "Deterministic mode" in doc.go).
+	Deterministic bool
 }
 
 // DefaultConfig is a budget that fits a 500 µs slice on a laptop-class core.
@@ -103,6 +107,8 @@ type Scheduler struct {
 	landing    []uint64 // per node, scratch of fanout
 	recip      []recipient
 	stageUsed  []uint64 // per node, staging bytes allotted this slice
+
+	det determ // deterministic mode's state (determ.go)
 }
 
 // New returns a scheduler for a job whose world rank r lives on node nodeOf[r].
@@ -134,6 +140,9 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		world[i] = proto.Rank(i)
 	}
 	s.comms[0] = newComm(0, world, len(nodeOf))
+	if cfg.Deterministic {
+		s.det.init(len(nodeOf))
+	}
 	return s
 }
 
@@ -242,6 +251,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		}
 		return 0
 	})
+	if s.det.on {
+		s.det.observe(s.order)
+	}
 
 	// Step 1: new sends against receives and probes posted in earlier slices.
 	for _, d := range s.order {
@@ -253,6 +265,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 		}
 		k := key{d.Comm, d.Peer}
 		q := s.pending[k]
+		if s.det.on && s.det.heldN[k] > 0 {
+			q = nil // a queue with held entries matches in resolve
+		}
 		matched := false
 		for i := 0; i < len(q); i++ {
 			r := q[i].d
@@ -268,7 +283,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 			matched = true
 			break
 		}
-		s.pending[k] = q
+		if q != nil {
+			s.pending[k] = q
+		}
 		if !matched {
 			s.unexpected[k] = append(s.unexpected[k], op{d: d, slice: slice})
 		}
@@ -284,6 +301,10 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 			continue
 		}
 		k := key{d.Comm, d.Rank}
+		if s.det.on && (s.det.held(d) || s.det.heldN[k] > 0) {
+			s.hold(k, d, slice)
+			continue
+		}
 		u := s.unexpected[k]
 		found := -1
 		for i := range u {
@@ -310,6 +331,9 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 				s.pending[k] = append(s.pending[k], op{d: d, slice: slice})
 			}
 		}
+	}
+	if s.det.on {
+		s.resolveAll(slice)
 	}
 	// Step 3: cancels, after the receives and sends of this slice were
 	// matched (a target matched by now is not withdrawn).

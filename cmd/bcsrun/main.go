@@ -1,6 +1,6 @@
 // Command bcsrun launches a BCS-MPI job on this machine:
 //
-//	bcsrun -n 8 [--nodes 2] [--timeslice 500us] [--restart slice|early] [--tag-output] PROGRAM [ARGS...]
+//	bcsrun -n 8 [--nodes 2] [--timeslice 500us] [--restart slice|early] [--tag-output] [--deterministic] PROGRAM [ARGS...]
 //
 // It hosts the master and the node agents itself (nothing else to install or
 // start), runs N rank processes spread over the logical nodes, forwards its

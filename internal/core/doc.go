@@ -38,5 +38,14 @@
 // post made during slice k is exchanged in k+1) are a guard, not the criterion;
 // time is counted in slices the master ran, never read from a clock.
 //
+// Deterministic mode (scheduler/doc.go): the same facts mark a quiescent
+// point. When the previous slice counted as stuck and this one has exchanged
+// nothing and no rank can progress, MSM runs with SetView's force, so held
+// wildcards and Iprobes are answered with what has been posted; if that
+// answers nothing, every rank waiting in a Test-family call (its status byte
+// is proto.Settling) gets a proto.KindRelease completion; only when neither
+// applies does the stuck count go on towards a deadlock report. The count of
+// stuck slices is kept in this mode even with deadlock detection off.
+//
 // No clock, goroutine or I/O. Not safe for concurrent use.
 package core

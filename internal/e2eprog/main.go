@@ -183,6 +183,8 @@ func main() {
 		impersonate()
 	case "contend", "spin": // the kernel monitor's scenarios (kernel.go)
 		contend(os.Args[1] == "contend")
+	case "race": // deterministic mode's race programs (race.go)
+		race(os.Args[2])
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

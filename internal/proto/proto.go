@@ -45,6 +45,13 @@ const (
 	// cancel does nothing and the target completes as it would have. A
 	// cancel has no completion of its own.
 	KindCancel Kind = 7
+
+	// KindRelease is never posted: it is a completion the runtime sends a
+	// rank waiting in a Test-family call in deterministic mode (Req 0, no
+	// request slot) when the job is quiescent, telling the call to return
+	// with the requests complete so far (see scheduler/doc.go,
+	// "Deterministic mode").
+	KindRelease Kind = 8
 )
 
 // Tag values of a KindCancel: what it withdraws.
@@ -75,6 +82,8 @@ func (k Kind) String() string {
 		return "collpart"
 	case KindCancel:
 		return "cancel"
+	case KindRelease:
+		return "release"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -406,7 +415,24 @@ var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wai
 	"MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
 	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Comm_split",
 	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test", "MPI_Waitsome",
-	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv"}
+	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv", "MPI_Testany", "MPI_Testsome"}
+
+// Settling reports whether status byte s is a rank blocked in a Test-family
+// call that, in deterministic mode, waits until its requests complete or the
+// job is quiescent (MPI_Test, MPI_Testall, MPI_Testany, MPI_Testsome; mpiapi
+// also shows MPI_Waitany and MPI_Waitsome as MPI_Testany and MPI_Testsome
+// once one of their requests has completed). The runtime releases such a
+// rank with a KindRelease completion when nothing else can progress.
+func Settling(s uint8) bool {
+	if !StatusBlocked(s) {
+		return false
+	}
+	switch CallNames[s] {
+	case "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome":
+		return true
+	}
+	return false
+}
 
 // CallCode is the status byte of a rank blocked in call (0 if unknown).
 func CallCode(call string) uint8 {

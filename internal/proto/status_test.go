@@ -42,3 +42,21 @@ func TestStatusBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestSettling(t *testing.T) {
+	for _, c := range []struct {
+		s    uint8
+		want bool
+	}{
+		{CallCode("MPI_Test"), true}, {CallCode("MPI_Testall"), true}, {CallCode("MPI_Testany"), true}, {CallCode("MPI_Testsome"), true},
+		{CallCode("MPI_Waitany"), false}, {CallCode("MPI_Recv"), false}, {StatusWoken | CallCode("MPI_Test"), false},
+		{StatusRunning, false}, {StatusFinalized, false},
+	} {
+		if got := Settling(c.s); got != c.want {
+			t.Errorf("Settling(%s) = %v, want %v", DescribeStatus(c.s), got, c.want)
+		}
+	}
+	if KindRelease.String() != "release" {
+		t.Errorf("KindRelease is %q", KindRelease)
+	}
+}

@@ -47,7 +47,10 @@
 // version 6 added the cancel descriptor (proto.KindCancel) and the cancelled
 // completion (proto.ErrCancelled), which an older agent or rank refuses, and
 // the check words of completion records and pull entries' sums (BCS_CHECK,
-// below); version 7 added the replay log ring (below) and Geometry.LogBytes.
+// below), and the header's flags word (bit 0: deterministic mode) and the
+// control page's release word (offset 28: bumped by the agent, before wake,
+// when it releases the rank from a Test-family call in deterministic mode);
+// version 7 added the replay log ring (below) and Geometry.LogBytes.
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -69,6 +72,8 @@ const (
 	controlSize = 4096
 	SlotHeader  = 128
 	CompSize    = 64
+
+	flagDeterministic = 1 // header flags: Geometry.Deterministic
 )
 
 // FieldError is a value a rank wrote into the region that the agent refuses.
@@ -87,6 +92,10 @@ type Geometry struct {
 	ReqMax    int // request slots per rank, 16 .. 1<<20
 	InlineMax int // bytes of a send copied into its ring slot, 0 .. 65536, multiple of 64
 	LogBytes  int // bytes of each rank's replay log ring: 0 (none: the job is not recorded) or a power of two, 4096 .. 1<<20
+	// Deterministic: the job runs in deterministic mode (header flags bit
+	// 0), which changes what the ranks' Test-family calls do (package
+	// mpiapi).
+	Deterministic bool
 }
 
 // DefaultGeometry is used unless configured otherwise.
@@ -137,6 +146,11 @@ func Init(mem []byte, g Geometry) (*Region, error) {
 	le.PutUint32(mem[24:], uint32(g.RingSlots))
 	le.PutUint32(mem[28:], uint32(g.ReqMax))
 	le.PutUint32(mem[32:], uint32(g.InlineMax))
+	var flags uint32
+	if g.Deterministic {
+		flags |= flagDeterministic
+	}
+	le.PutUint32(mem[36:], flags)
 	le.PutUint32(mem[40:], uint32(g.LogBytes))
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), Magic)
 	return &Region{Mem: mem, G: g}, nil
@@ -154,7 +168,12 @@ func Attach(mem []byte) (*Region, error) {
 	if v := le.Uint32(mem[8:]); v != Version {
 		return nil, fmt.Errorf("shm: layout version %d, this library speaks %d", v, Version)
 	}
-	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:])), LogBytes: int(le.Uint32(mem[40:]))}
+	flags := le.Uint32(mem[36:])
+	if flags&^flagDeterministic != 0 {
+		return nil, fmt.Errorf("shm: header flags %#x, want bits of %#x (deterministic)", flags, flagDeterministic)
+	}
+	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:])),
+		Deterministic: flags&flagDeterministic != 0, LogBytes: int(le.Uint32(mem[40:]))}
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
@@ -230,6 +249,15 @@ func (b *RankBlock) SetBlocked(c uint8) { atomic.StoreUint32(b.r.u32(b.base+20),
 // look, before it sleeps; read by the agent for deadlock detection).
 func (b *RankBlock) Seen() uint32     { return atomic.LoadUint32(b.r.u32(b.base + 24)) }
 func (b *RankBlock) SetSeen(w uint32) { atomic.StoreUint32(b.r.u32(b.base+24), w) }
+
+// Release is the word the agent bumps (then wake) to release the rank from
+// a Test-family call in deterministic mode (a proto.KindRelease completion):
+// the rank reads it when it enters the call and returns, with what has
+// completed, once it changes.
+func (b *RankBlock) Release() uint32 { return atomic.LoadUint32(b.r.u32(b.base + 28)) }
+
+// BumpRelease releases the rank (agent).
+func (b *RankBlock) BumpRelease() { atomic.AddUint32(b.r.u32(b.base+28), 1) }
 
 func (b *RankBlock) head() *uint64      { return b.r.u64(b.base + 64) }
 func (b *RankBlock) tail() *uint64      { return b.r.u64(b.base + 128) }

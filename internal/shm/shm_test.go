@@ -145,3 +145,27 @@ func TestCompleteOutsideTablePanics(t *testing.T) {
 	}()
 	r.Block(0).Complete(proto.Completion{Req: 16})
 }
+
+// TestDeterministicFlagAndRelease: the header carries deterministic mode to
+// the ranks; unknown flag bits are refused; the release word counts.
+func TestDeterministicFlagAndRelease(t *testing.T) {
+	g := Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, Deterministic: true}
+	r := newRegion(t, g)
+	a, err := Attach(r.Mem)
+	if err != nil || !a.G.Deterministic {
+		t.Fatalf("attach: %+v, %v; want deterministic", a, err)
+	}
+	b := a.Block(0)
+	b.BumpRelease()
+	if b.Release() != 1 || r.Block(0).Release() != 1 {
+		t.Fatalf("release %d, want 1", b.Release())
+	}
+	r.Mem[36] |= 2
+	if _, err := Attach(r.Mem); err == nil || !strings.Contains(err.Error(), "flags 0x3") {
+		t.Fatalf("unknown flag accepted: %v", err)
+	}
+	g.Deterministic = false
+	if a, err := Attach(newRegion(t, g).Mem); err != nil || a.G.Deterministic {
+		t.Fatalf("attach: %+v, %v; want not deterministic", a, err)
+	}
+}

@@ -191,3 +191,21 @@ func (c RecvCycle) Inject(p Point, e *Effect) {
 func (c RecvCycle) String() string {
 	return fmt.Sprintf("recv-cycle(r%d<->r%d@round%d)", c.A, c.B, c.Round)
 }
+
+// Deschedule keeps each rank from running in a slice with probability
+// Percent/100, drawn from a hash of (Seed, slice, rank): timing noise (the
+// OS running something else) that changes when ranks post, never what they
+// post.
+type Deschedule struct {
+	Seed    uint64
+	Percent uint64 // 0 .. 100
+}
+
+func (d Deschedule) Inject(p Point, e *Effect) {
+	if p.Op == OpRank && mix(d.Seed^mix(uint64(p.Slice)<<20^uint64(p.Rank)))%100 < d.Percent {
+		e.Hold = true
+	}
+}
+func (d Deschedule) String() string {
+	return fmt.Sprintf("deschedule(%d%%, seed %d)", d.Percent, d.Seed)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // Workload shapes the program every simulated rank runs: MPI_Init, two
@@ -24,6 +25,13 @@ type Workload struct {
 	Group   int    // ranks per contiguous sub-communicator, 1 ..
 	Strided int    // ranks per strided sub-communicator (about), 1 ..
 	Compute int    // a rank computes up to Compute-1 slices before each round
+	// Wildcard, if > 0, makes every Wildcard-th round a wildcard gather on
+	// the contiguous sub-communicator: its first member receives one
+	// 8-byte message from each other member with MPI_Recv(ANY_SOURCE),
+	// one receive at a time; which source each receive matched is the
+	// run's Outcome (deterministic mode makes it the same whatever the
+	// timing).
+	Wildcard int
 }
 
 // DefaultWorkload is a mixed workload of small messages.
@@ -41,6 +49,8 @@ func (w Workload) validate() error {
 		return fmt.Errorf("sim: workload strided = %d, want 1 or more", w.Strided)
 	case w.Compute < 1:
 		return fmt.Errorf("sim: workload compute = %d, want 1 or more", w.Compute)
+	case w.Wildcard < 0:
+		return fmt.Errorf("sim: workload wildcard = %d, want 0 (none) or more", w.Wildcard)
 	}
 	return nil
 }
@@ -63,10 +73,11 @@ const (
 	rBcast
 	rRelay // pairs (2i, 2i+1): a chain of calls where each waits on the other
 	rCycle // injected: a receive nobody will ever match
+	rWild  // Workload.Wildcard: a gather by wildcard receives
 )
 
 func (k roundKind) String() string {
-	return [...]string{"exchange", "allreduce", "barrier", "bcast", "relay", "recv-cycle"}[k]
+	return [...]string{"exchange", "allreduce", "barrier", "bcast", "relay", "recv-cycle", "wildcard"}[k]
 }
 
 // round is one round of the program, the same on every rank but for rCycle.
@@ -116,6 +127,9 @@ func (s *Sim) roundOf(j int) round {
 	default:
 		rd.kind = rBcast
 	}
+	if w.Wildcard > 0 && j%w.Wildcard == w.Wildcard-1 {
+		rd.kind, rd.comm = rWild, cGroup
+	}
 	return rd
 }
 
@@ -157,6 +171,8 @@ type rank struct {
 	waits   []uint32           // the requests the blocking call waits for
 	inbox   []proto.Completion // published, not yet looked at
 	seq     uint64
+	wildN   int    // receives (first member) or sends (others) of a wildcard round
+	outcome hasher // wildcard matches, in completion order (Sim.Outcome)
 	collSeq [nComms]uint32
 	comm    [nComms]proto.CommID
 	mem     []byte
@@ -292,6 +308,10 @@ func (rk *rank) advance() {
 		rk.sub++
 		return
 	}
+	if rk.step == 3 && rk.cur.kind == rWild && rk.sub+1 < rk.wildN {
+		rk.sub++
+		return
+	}
 	if rk.step == 3 {
 		rk.sub = 0
 		rk.step = 2
@@ -322,6 +342,10 @@ func (s *Sim) next(rk *rank) {
 		return
 	}
 	if rk.sub > 0 {
+		if rk.cur.kind == rWild {
+			s.wild(rk)
+			return
+		}
 		s.relay(rk)
 		return
 	}
@@ -353,6 +377,8 @@ func (s *Sim) next(rk *rank) {
 		s.block(rk, "MPI_Allreduce")
 	case rRelay:
 		s.relay(rk)
+	case rWild:
+		s.wild(rk)
 	case rBarrier:
 		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBarrier, Comm: rk.comm[rd.comm]})
 		s.block(rk, "MPI_Barrier")
@@ -423,6 +449,44 @@ func (s *Sim) relay(rk *rank) {
 	case 2:
 		s.block(rk, "MPI_Send", sendTo(2))
 	}
+}
+
+// wildTag is the first tag of wildcard rounds.
+const wildTag = 1 << 26
+
+// wild runs step rk.sub of a wildcard round: the first member of rk's group
+// receives from ANY_SOURCE once per other member; the others send it one
+// 8-byte message. A member of a group of one skips the round.
+func (s *Sim) wild(rk *rank) {
+	j := rk.round
+	send, recv, _, _, _ := s.addrs()
+	ms := s.members(rk.id, cGroup)
+	rk.wildN = len(ms) - 1
+	if rk.wildN == 0 || ms[0] != rk.id {
+		rk.wildN = 1
+	}
+	if len(ms) == 1 {
+		rk.state = sRunning
+		rk.advance()
+		return
+	}
+	if ms[0] == rk.id {
+		s.block(rk, "MPI_Recv", s.post(rk, proto.Descriptor{Kind: proto.KindRecv, Comm: rk.comm[cGroup], Peer: proto.AnySource, Tag: int32(wildTag + j), Addr: recv, Len: 8}))
+		return
+	}
+	s.fill(rk.mem[send:send+8], rk.id, j)
+	s.block(rk, "MPI_Send", s.post(rk, proto.Descriptor{Kind: proto.KindSend, Comm: rk.comm[cGroup], Peer: ms[0], Tag: int32(wildTag + j), Addr: send, Len: 8}))
+}
+
+// Outcome is a hash of every wildcard receive's match, per rank in the
+// order its receives completed: what deterministic mode makes independent
+// of timing.
+func (s *Sim) Outcome() uint64 {
+	h := hasher(fnvOffset)
+	for _, rk := range s.ranks {
+		h.u64(uint64(rk.outcome))
+	}
+	return uint64(h)
 }
 
 // rounds returns round j, drawn once for all ranks.
@@ -499,6 +563,14 @@ func (s *Sim) consume(rk *rank, c proto.Completion) error {
 		ms := s.members(rk.id, rd.comm)
 		root := ms[rd.rootAt%uint64(len(ms))]
 		return s.check(rk.mem[csend:csend+rd.len], root, j, fail)
+	case rWild:
+		if c.Kind == proto.KindRecv {
+			if c.Tag != int32(wildTag+j) || c.Count != 8 || c.Source == rk.id || !slices.Contains(s.members(rk.id, cGroup), c.Source) {
+				return fail("want 8 bytes with tag %d from another member of the group", wildTag+j)
+			}
+			rk.outcome.u64(uint64(j)<<32 | uint64(uint32(c.Source)))
+			return s.check(rk.mem[recv:recv+8], c.Source, j, fail)
+		}
 	}
 	return nil
 }
@@ -562,3 +634,8 @@ func (rk *rank) status() uint8 {
 	}
 	return proto.StatusRunning
 }
+
+// DetStats are deterministic mode's counters of the first replica (every
+// replica counts the same): wildcard answers decided by the clocks, forced
+// at quiescent points, and Test-family releases.
+func (s *Sim) DetStats() (scheduler.DetStats, uint64) { return s.cores[0].DetStats() }
