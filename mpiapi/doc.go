@@ -95,6 +95,17 @@
 // the request, through the error handler (a warning under buffers:warn).
 // With no check selected the hooks are one nil test each.
 //
+// Record and replay (replay.go; bcsrun --record DIR, --replay DIR; the log is
+// package internal/replay's): in a recorded job the rank numbers its calls
+// whose outcome depends on timing — receives and probes with a wildcard,
+// every Iprobe, the test family over active requests — and appends each
+// outcome to a log ring its agent drains. In a replayed job it reads its
+// recording at MPI_Init, posts each wildcard receive or probe for the
+// recorded source and tag, answers Iprobe and the test family from the log
+// (waiting where the recorded answer says a request had completed), and
+// stops with a message naming the rank and the call at the first call that
+// cannot get its recorded answer.
+//
 // Handles (communicators, requests) are small values so that a C layer can
 // index them later.
 //

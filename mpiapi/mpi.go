@@ -60,7 +60,8 @@ type process struct {
 	env        jobenv.Env // as the launcher started the rank
 	finalized  bool
 	mmds       mmds
-	chk        *checker // the opt-in checks (check.go); nil: none
+	chk        *checker     // the opt-in checks (check.go); nil: none
+	rr         recordReplay // bcsrun --record / --replay (replay.go)
 }
 
 var self *process
@@ -168,6 +169,10 @@ func Init() error {
 		unix.Unmap(mem)
 		return p.errf(ErrArg, call, "%s: %v", jobenv.VarCheck, err)
 	}
+	if err := p.initRecordReplay(env); err != nil {
+		unix.Unmap(mem)
+		return p.errf(ErrOther, call, "%v", err)
+	}
 	if env.ReportFD > 2 {
 		unix.CloseOnExec(env.ReportFD) // the report pipe must close when the rank exits, not live on in its children
 	}
@@ -197,6 +202,7 @@ func Finalize() error {
 		return err
 	}
 	p.reap()
+	p.finishLog()
 	p.reportLeaks()
 	p.mmds.finish()
 	p.blk.SetState(shm.StateFinalized)
@@ -366,11 +372,15 @@ func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []
 			return nil, err
 		}
 	}
+	var logSeq uint64
+	if recv {
+		peer, tag, logSeq = p.wildcard(call, c, peer, tag) // replay: the recorded source and tag
+	}
 	r, err := p.newRequest(call, kind, buf, es)
 	if err != nil {
 		return nil, err
 	}
-	r.comm, r.peer, r.tag = c, peer, tag
+	r.comm, r.peer, r.tag, r.logSeq = c, peer, tag, logSeq
 	if kind == proto.KindRecv && n > 0 {
 		r.mem = unsafe.Slice((*byte)(addr), n)
 	}
@@ -486,11 +496,15 @@ func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (
 	if err := p.checkTag(call, tag, true); err != nil {
 		return nil, err
 	}
+	var logSeq uint64
+	if kind == proto.KindProbe {
+		source, tag, logSeq = p.wildcard(call, c, source, tag) // replay: the recorded source and tag
+	}
 	r, err := p.newRequest(call, kind, nil, 1)
 	if err != nil {
 		return nil, err
 	}
-	r.comm, r.peer, r.tag = c, source, tag
+	r.comm, r.peer, r.tag, r.logSeq = c, source, tag, logSeq
 	return r, p.post(proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(source), Tag: int32(tag), Req: r.slot}, nil)
 }
 
@@ -525,6 +539,11 @@ func Iprobe(c *Comm, source, tag int) (bool, Status, error) {
 		return true, Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
 	t0 := p.mmds.begin(true)
+	if p.rr.on() {
+		found, st, err := p.iprobeLogged("MPI_Iprobe", c, source, tag)
+		p.mmds.end(mds.Iprobe, t0, 0, true)
+		return found, st, err
+	}
 	var st Status
 	r, err := probe(p, "MPI_Iprobe", proto.KindIprobe, c, source, tag)
 	if err == nil {

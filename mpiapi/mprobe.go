@@ -78,6 +78,14 @@ func Improbe(c *Comm, source, tag int) (*Message, bool, Status, error) {
 	}
 	t0 := p.mmds.begin(true)
 	defer p.mmds.end(mds.Iprobe, t0, 0, true)
+	if p.rr.on() { // recorded or replayed: the answer is logged (replay.go)
+		found, st, err := p.iprobeLogged(call, c, source, tag)
+		if err != nil || !found {
+			return nil, false, st, err
+		}
+		m, err := p.claim(call, c, st)
+		return m, err == nil, st, err
+	}
 	r, err := probe(p, call, proto.KindIprobe, c, source, tag)
 	if err != nil {
 		return nil, false, Status{}, err

@@ -55,6 +55,7 @@ type Request struct {
 	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
 	cancelPosted bool
 	chk          *reqCheck // the buffer checks' record (check.go); nil when off
+	logSeq       uint64    // a logged wildcard receive or probe: its number (replay.go); 0: none
 }
 
 // chain is a request made of several runtime requests one after another,
@@ -168,6 +169,7 @@ func (p *process) finish(r *Request) {
 			r.err = err
 		}
 	}
+	p.noteMatch(r)
 	r.done, r.active, r.buf = true, false, nil
 	p.free = append(p.free, r.slot)
 	if r.after != nil && r.err == nil {
@@ -442,6 +444,9 @@ func Test(r *Request) (bool, Status, error) {
 	t0 := p.mmds.begin(false)
 	p.settle(call, func() bool { return p.allDone([]*Request{r}) })
 	done := p.poll(r)
+	if p.rr.on() {
+		done = p.testLogged(call, r, nil, done)
+	}
 	p.mmds.end(mds.Test, t0, 0, false)
 	if !done {
 		return false, Status{}, nil
@@ -490,6 +495,9 @@ func Testall(rs ...*Request) (bool, error) {
 			all = p.poll(r) && all
 		}
 	}
+	if p.rr.on() {
+		all = p.testLogged(call, nil, rs, all)
+	}
 	p.mmds.end(mds.Testall, t0, 0, false)
 	if !all {
 		return false, nil
@@ -524,6 +532,9 @@ func Waitany(rs ...*Request) (int, Status, error) {
 		return Undefined, emptyStatus, nil
 	}
 	t0 := p.mmds.begin(true)
+	if p.rr.log != nil {
+		return p.waitanyReplay(call, rs, t0)
+	}
 	idx := -1
 	p.block(call, func() bool {
 		idx = p.firstDone(rs)
@@ -536,6 +547,9 @@ func Waitany(rs ...*Request) (int, Status, error) {
 	r := rs[idx]
 	p.retire(r, call)
 	rs[idx] = nil
+	if p.rr.rec != nil {
+		p.anyLogged(call, rs, idx)
+	}
 	p.mmds.end(mds.Waitany, t0, int64(r.status.bytes), true)
 	return idx, r.status, r.err
 }
@@ -559,6 +573,9 @@ func Testany(rs ...*Request) (int, bool, Status, error) {
 	t0 := p.mmds.begin(false)
 	p.settle(call, func() bool { return p.allDone(rs) })
 	idx := p.firstDone(rs)
+	if p.rr.on() {
+		idx = p.anyLogged(call, rs, idx)
+	}
 	p.mmds.end(mds.Test, t0, 0, false)
 	if idx < 0 {
 		return Undefined, false, Status{}, nil
@@ -586,9 +603,15 @@ func Waitsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 		return Undefined, nil, nil, nil
 	}
 	t0 := p.mmds.begin(true)
+	if p.rr.log != nil {
+		outcount, indices, statuses, err = p.someReplay(call, rs)
+		p.mmds.end(mds.Waitany, t0, 0, true)
+		return outcount, indices, statuses, err
+	}
 	p.block(call, func() bool { return p.someDone(rs) })
 	p.settle("MPI_Testsome", func() bool { return p.allDone(rs) })
 	outcount, indices, statuses, err = p.collect(call, rs)
+	p.noteSome(call, rs, indices)
 	p.mmds.end(mds.Waitany, t0, 0, true)
 	return outcount, indices, statuses, err
 }
@@ -607,10 +630,17 @@ func Testsome(rs ...*Request) (outcount int, indices []int, statuses []Status, e
 	if !anyActive(rs) {
 		return Undefined, nil, nil, nil
 	}
+	if p.rr.log != nil {
+		t0 := p.mmds.begin(false)
+		outcount, indices, statuses, err = p.someReplay(call, rs)
+		p.mmds.end(mds.Test, t0, 0, false)
+		return outcount, indices, statuses, err
+	}
 	t0 := p.mmds.begin(false)
 	p.settle(call, func() bool { return p.allDone(rs) })
 	p.someDone(rs)
 	outcount, indices, statuses, err = p.collect(call, rs)
+	p.noteSome(call, rs, indices)
 	p.mmds.end(mds.Test, t0, 0, false)
 	return outcount, indices, statuses, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -123,6 +124,9 @@ type Agent struct {
 	stats          SliceStats
 	onSlice        func(*SliceStats)
 	onPlan         func(*scheduler.Plan)
+	onLog          func(proto.Rank, []byte)
+	logDec         []replay.Decoder // per local rank: the records drained so far
+	logBuf         []byte
 }
 
 // AgentConfig describes a node.
@@ -146,6 +150,11 @@ type AgentConfig struct {
 	// Check selects the opt-in checks (BCS_CHECK; flow.go): flow verifies
 	// every chunk, buffers compares receive buffers before writing them.
 	Check check.Mode
+	// OnLog, if set, receives every rank's replay records (a recorded job:
+	// the region has a log ring) as the agent drains them at each strobe and
+	// in DrainLogs, checked and whole (package internal/replay); the bytes
+	// are valid only during the call.
+	OnLog func(r proto.Rank, records []byte)
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
@@ -169,6 +178,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		send:    cfg.Send,
 		onSlice: cfg.OnSlice,
 		onPlan:  cfg.OnPlan,
+		onLog:   cfg.OnLog,
 		t0:      time.Duration(unix.Now()),
 		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax),
 	}
@@ -193,6 +203,13 @@ func NewAgent(cfg AgentConfig) *Agent {
 	a.pullSeq, a.pullNext, a.posted, a.took, a.noPull = make([]uint32, n), make([]int, n), make([]int, 0, n), make([]bool, n), make([]bool, n)
 	a.status = make([]uint8, len(a.blocks))
 	a.exited = make([]atomic.Bool, len(a.blocks))
+	if a.onLog != nil && cfg.Region.G.LogBytes > 0 {
+		a.logDec = make([]replay.Decoder, n)
+		for l := range a.logDec {
+			a.logDec[l].Ranks = a.size
+		}
+		a.logBuf = make([]byte, 0, cfg.Region.G.LogBytes)
+	}
 	return a
 }
 
@@ -312,6 +329,11 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 				return nil, a.violation(i, fe)
 			}
 			return nil, a.fail(a.rankOf[i], "shared memory: descriptor ring: %v", err)
+		}
+		if a.logDec != nil {
+			if err := a.drainLog(i); err != nil {
+				return nil, err
+			}
 		}
 	}
 	end := a.now()

@@ -122,6 +122,17 @@
 // that rank's own memory. Off, each hook is a nil test. copyFault is the
 // tests' fault injector in the copy path.
 //
+// # Recorded jobs
+//
+// In a recorded job (bcsrun --record; OnLog set, the region has log rings)
+// the agent also drains each attached rank's replay log ring at every strobe
+// and once more after the job (DrainLogs), decodes every record with
+// replay.Decoder — whole records, known ops and calls, runs of at least one,
+// sources below the job's size, indices inside their arrays, no call
+// numbers that wrap, nothing after END — and only then hands the drained
+// bytes to OnLog (validate.go: drainLog). A refused record fails the job like
+// any other violation, and nothing of that drain is written.
+//
 // # Master
 //
 // RunMaster strobes on the absolute schedule of strobe.Master

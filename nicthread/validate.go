@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -127,4 +128,54 @@ func (a *Agent) checkDescriptor(l int, k proto.SliceID, d proto.Descriptor) erro
 	}
 	a.lastSeq[l], a.lastPost[l] = d.Seq, d.PostSlice
 	return nil
+}
+
+// drainLog drains block l's replay log ring (a recorded job), checks every
+// record the rank wrote — whole records, known ops and calls, runs of at
+// least one, sources below the job's size, indices inside their arrays, call
+// numbers that do not wrap, nothing after END (replay.Decoder) — and hands
+// them to OnLog. A refused record fails the job naming the rank and the
+// field, before anything of the drain reaches the recording.
+func (a *Agent) drainLog(l int) error {
+	buf, err := a.blocks[l].LogDrain(a.logBuf[:0])
+	a.logBuf = buf[:0]
+	var fe *shm.FieldError
+	if errors.As(err, &fe) {
+		return a.violation(l, fe)
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if _, err := a.logDec[l].Check(buf); err != nil {
+		var re *replay.FieldError
+		switch {
+		case errors.Is(err, replay.ErrShort):
+			return a.violation(l, &shm.FieldError{Field: "log ring head", Value: "inside a record", Want: "at a record boundary (a rank appends whole records)"})
+		case errors.As(err, &re):
+			return a.violation(l, &shm.FieldError{Field: "log record (" + re.Op.String() + ") " + re.Field, Value: re.Value, Want: re.Want})
+		}
+		return a.fail(a.rankOf[l], "shared memory: log ring: %v", err)
+	}
+	a.onLog(a.rankOf[l], buf)
+	return nil
+}
+
+// DrainLogs drains the log rings of the attached ranks once more: what they
+// logged after the last strobe (MPI_Finalize's END, a rank's last records
+// before it was stopped). Call it after the agent has stopped, from the
+// goroutine that owns it; without OnLog it does nothing.
+func (a *Agent) DrainLogs() error {
+	if a.logDec == nil {
+		return nil
+	}
+	var first error
+	for l := range a.blocks {
+		if a.pids[l].Load() == 0 {
+			continue // never attached and checked: nothing of it is read
+		}
+		if err := a.drainLog(l); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

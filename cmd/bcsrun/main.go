@@ -11,6 +11,12 @@
 // Scripts written for mpirun keep working: "-np N" is accepted, and Open
 // MPI's --allow-run-as-root and --oversubscribe are accepted and ignored, so
 // bcsrun can stand in as mpirun or mpiexec (a symbolic link will do).
+//
+// bcsrun --record DIR writes a log of every timing-dependent outcome the
+// ranks see (wildcard matches, Iprobe answers, the test family) into DIR;
+// bcsrun --replay DIR runs the job again with those outcomes and stops it,
+// naming the rank and the call, where the program no longer makes the
+// recorded calls (package internal/replay).
 package main
 
 import (
@@ -36,6 +42,8 @@ func main() {
 	fs.SetInterspersed(false)
 	n := fs.IntP("np", "n", 1, "number of ranks")
 	verbose := fs.BoolP("verbose", "v", false, "print a summary of the runtime after the job")
+	record := fs.String("record", "", "record the job's wildcard matches, Iprobe answers and test results into this directory (new, or without a recording)")
+	replayDir := fs.String("replay", "", "replay the recording in this directory (written by --record)")
 	configs.Flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsrun -n N [flags] PROGRAM [ARGS...]\n\nflags:\n%s", fs.FlagUsages())
@@ -69,7 +77,7 @@ func main() {
 	if _, err := stdin.Stat(); err != nil {
 		stdin = nil
 	}
-	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs})
+	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -79,6 +87,9 @@ func main() {
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
 		fmt.Fprintf(os.Stderr, "bcsrun: bytes_per_slice_max %d; pull orders: %d served (%d bytes copied by the receivers), %d revoked, %d unfinished\n",
 			res.BytesPerSliceMax, res.Pulls.Served, res.Pulls.Bytes, res.Pulls.Revoked, res.Pulls.Unfinished)
+		if *record != "" {
+			fmt.Fprintf(os.Stderr, "bcsrun: recorded into %s: %d bytes of rank files\n", *record, res.RecordBytes)
+		}
 	}
 	pprof.StopCPUProfile()
 	os.Exit(res.ExitCode)

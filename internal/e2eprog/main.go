@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -66,6 +67,10 @@ func main() {
 		staleRequest()
 	case "waitany":
 		waitanyTwice()
+	case "replayrace": // record and replay: every timing-dependent call against racing senders (replay.go)
+		k, err := strconv.Atoi(os.Args[2])
+		check(err)
+		replayRace(k)
 	case "leaks":
 		leaks()
 	case "commfree": // a communicator used after MPI_Comm_free

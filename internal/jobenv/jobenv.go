@@ -28,6 +28,11 @@
 //	BCS_MDS_INTERVAL    periodic MMDS dump interval, a Go duration >= 0                (empty: none)
 //	BCS_MDS_FILE_MODE   octal permissions of the MMDS files, owner read+write          (empty: default)
 //	BCS_CHECK           the opt-in checks, as the check key (package internal/check)   (empty: none)
+//	BCS_RECORD          1: log the rank's replay records into its log ring (--record)  (empty: not recorded)
+//	BCS_REPLAY          absolute path of the recording the rank replays (--replay)     (empty: no replay)
+//
+// BCS_RECORD and BCS_REPLAY exclude each other (package internal/replay
+// describes both).
 //
 // Several of these are also configuration keys of bcsrun (BCS_MDS,
 // BCS_MDS_RANKS, BCS_LEAK_CHECK, …: see package configs): the launcher reads
@@ -52,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -77,7 +83,9 @@ const (
 	VarMDSInterval   = "BCS_MDS_INTERVAL"
 	VarMDSFileMode   = "BCS_MDS_FILE_MODE"
 
-	VarCheck = "BCS_CHECK"
+	VarCheck  = "BCS_CHECK"
+	VarRecord = "BCS_RECORD"
+	VarReplay = "BCS_REPLAY"
 )
 
 // Variables a user sets that the runtime reads; no launcher sets them.
@@ -98,6 +106,7 @@ var launcherVars = []string{
 	VarShmFD, VarRank, VarSize, VarLocalRank, VarNode, VarJob, VarTimeslice, VarSpin, VarLeakCheck, VarReportFD,
 	VarMDS, VarMDSJobDir, VarMDSRanks, VarMDSPrimitives, VarMDSDigits, VarMDSInterval, VarMDSFileMode,
 	VarCheck,
+	VarRecord, VarReplay,
 }
 
 // Names returns every BCS_* variable of the contract: those a launcher sets
@@ -127,6 +136,8 @@ type Env struct {
 	ReportFD  int           // inherited leak-report pipe, > 2; 0: none
 	MDS       MDS
 	Check     string // the check selection, internal/check syntax (parsed by the rank); "": none
+	Record    bool   // log replay records (bcsrun --record)
+	Replay    string // the recording to replay, an absolute directory path; "": none
 }
 
 // MDS is the rank's part of the monitoring selection. Mode, Ranks and
@@ -192,6 +203,10 @@ func (e Env) Environ() []string {
 		VarMDSDigits:     opt(e.MDS.Digits),
 		VarCheck:         e.Check,
 	}
+	if e.Record {
+		vals[VarRecord] = "1"
+	}
+	vals[VarReplay] = e.Replay
 	if e.MDS.Interval != 0 {
 		vals[VarMDSInterval] = e.MDS.Interval.String()
 	}
@@ -245,6 +260,19 @@ func Decode(getenv func(string) string) (Env, error) {
 			d.fail(VarMDSFileMode, v, "octal permissions 0600 .. 0777 that let the owner read and write, or empty")
 		}
 		e.MDS.FileMode = os.FileMode(m)
+	}
+	switch v := d.str(VarRecord, false); v {
+	case "":
+	case "1":
+		e.Record = true
+	default:
+		d.fail(VarRecord, v, `"1" or empty`)
+	}
+	if e.Replay = d.str(VarReplay, false); e.Replay != "" && !filepath.IsAbs(e.Replay) {
+		d.fail(VarReplay, e.Replay, "an absolute directory path (of a recording), or empty")
+	}
+	if d.err == nil && e.Record && e.Replay != "" {
+		d.fail(VarReplay, e.Replay, fmt.Sprintf("empty while %s=1 (a job is recorded or replayed, not both)", VarRecord))
 	}
 	if d.err == nil && e.Rank >= e.Size {
 		d.fail(VarRank, strconv.Itoa(e.Rank), fmt.Sprintf("0 .. %d (%s=%d)", e.Size-1, VarSize, e.Size))

@@ -29,7 +29,9 @@ func full() Env {
 
 func TestRoundTrip(t *testing.T) {
 	minimal := Env{ShmFD: 3, Size: 1, Job: "j", Timeslice: time.Millisecond}
-	for _, e := range []Env{full(), minimal} {
+	recorded, replayed := minimal, minimal
+	recorded.Record, replayed.Replay = true, "/tmp/rec"
+	for _, e := range []Env{full(), minimal, recorded, replayed} {
 		env := e.Environ()
 		got, err := Decode(lookup(env))
 		if err != nil {
@@ -86,6 +88,9 @@ func TestDecodeErrors(t *testing.T) {
 		{map[string]string{VarMDSInterval: "-1s"}, `BCS_MDS_INTERVAL="-1s"`, false, VarMDSInterval},
 		{map[string]string{VarMDSFileMode: "0400"}, `BCS_MDS_FILE_MODE="0400", want octal permissions 0600 .. 0777`, false, VarMDSFileMode},
 		{map[string]string{VarMDSFileMode: "0689"}, `BCS_MDS_FILE_MODE="0689"`, false, VarMDSFileMode},
+		{map[string]string{VarRecord: "yes"}, `BCS_RECORD="yes", want "1" or empty`, false, VarRecord},
+		{map[string]string{VarReplay: "rec"}, `BCS_REPLAY="rec", want an absolute directory path`, false, VarReplay},
+		{map[string]string{VarRecord: "1", VarReplay: "/tmp/rec"}, `BCS_REPLAY="/tmp/rec", want empty while BCS_RECORD=1`, false, VarReplay},
 		// The first bad variable, in the contract's order, is the one named.
 		{map[string]string{VarSpin: "x", VarRank: "y"}, `BCS_RANK="y"`, false, VarRank},
 	} {

@@ -77,6 +77,9 @@ type Job struct {
 	OnSlice func(*strobe.SliceRecord)
 	// OnAgentSlice receives every agent's local record of every slice.
 	OnAgentSlice func(*nicthread.SliceStats)
+	// Record, if set, is a directory to record the job into; Replay, if
+	// set, one to replay (replay.go). Not both.
+	Record, Replay string
 }
 
 // Result says how the job ended.
@@ -92,6 +95,8 @@ type Result struct {
 	Pulls      nicthread.PullStats // summed over the agents
 	// BytesPerSliceMax is the budget the job ran with (auto resolved).
 	BytesPerSliceMax uint64
+	// RecordBytes is the size of the recording's rank files (--record).
+	RecordBytes int64
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -178,6 +183,9 @@ func Run(job Job) (res Result, err error) {
 	if err != nil {
 		return res, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
 	}
+	if job.Record != "" && job.Replay != "" {
+		return res, fmt.Errorf("bcsrun: --record %s and --replay %s: a job is recorded or replayed, not both", job.Record, job.Replay)
+	}
 	stdout, stderr := job.Stdout, job.Stderr
 	if stdout == nil {
 		stdout = os.Stdout
@@ -203,6 +211,30 @@ func Run(job Job) (res Result, err error) {
 	var idb [6]byte
 	rand.Read(idb[:])
 	res.JobID = strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(idb[:])
+	var rec *recording
+	var replayDir string
+	if job.Replay != "" {
+		var diffs []string
+		if replayDir, diffs, err = checkReplay(job, prog); err != nil {
+			return res, err
+		}
+		for _, d := range diffs {
+			fmt.Fprintf(stderr, "bcsrun: warning: replaying %s: %s; the ranks check every logged call against the recording\n", job.Replay, d)
+		}
+	}
+	if job.Record != "" {
+		if rec, err = startRecording(job, prog, res.JobID); err != nil {
+			return res, err
+		}
+		defer func() {
+			if cerr := rec.close(); cerr != nil {
+				fmt.Fprintln(stderr, cerr)
+				if res.ExitCode == 0 {
+					res.ExitCode, res.Message = 1, cerr.Error()
+				}
+			}
+		}()
+	}
 	start := time.Now()
 	cpu0 := unix.ProcessCPUTime()
 
@@ -256,6 +288,9 @@ func Run(job Job) (res Result, err error) {
 	}()
 	for i, n := range nodes {
 		g := cfg.Geometry(len(n.ranks))
+		if rec != nil {
+			g.LogBytes = logRingBytes
+		}
 		if signalled() {
 			return sigResult(startSig), nil
 		}
@@ -293,6 +328,10 @@ func Run(job Job) (res Result, err error) {
 
 	// Master and agents.
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
+	var onLog func(proto.Rank, []byte)
+	if rec != nil {
+		onLog = rec.onLog
+	}
 	stop := make(chan struct{})
 	var nodeSet nicthread.Nodes
 	var wg sync.WaitGroup
@@ -306,7 +345,7 @@ func Run(job Job) (res Result, err error) {
 	if cfg.Nodes == 1 {
 		n := nodes[0]
 		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0), OnPlan: onPlan, Check: cfg.CheckMode(),
-			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
+			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn, OnLog: onLog})
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
 		addrs := make([]string, cfg.Nodes+1)
@@ -328,7 +367,7 @@ func Run(job Job) (res Result, err error) {
 			ep := &nicthread.AgentEndpoint{}
 			n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region,
 				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i), OnPlan: onPlanIf(i == 0, onPlan), Check: cfg.CheckMode(),
-				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn})
+				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn, OnLog: onLog})
 			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
 			if i == stallNode {
 				ep.StallAt = stallAt
@@ -394,7 +433,8 @@ func Run(job Job) (res Result, err error) {
 			}
 			cmd := exec.Command(prog, job.Args...)
 			renv := jobenv.Env{ShmFD: 3, Rank: r, Size: job.Ranks, LocalRank: li, Node: ni, Job: res.JobID,
-				Timeslice: cfg.Timeslice, Spin: cfg.Spin, LeakCheck: cfg.LeakCheck, MDS: mon.env(cfg), Check: cfg.CheckMode().String()}
+				Timeslice: cfg.Timeslice, Spin: cfg.Spin, LeakCheck: cfg.LeakCheck, MDS: mon.env(cfg), Check: cfg.CheckMode().String(),
+				Record: rec != nil, Replay: replayDir}
 			cmd.ExtraFiles = []*os.File{n.file} // descriptor 3
 			if reportW != nil {
 				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW) // descriptor 4
@@ -541,6 +581,21 @@ func Run(job Job) (res Result, err error) {
 	}
 	res.Elapsed = time.Since(start)
 	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
+	if rec != nil { // the agents have stopped: what the ranks logged after the last strobe
+		for _, n := range nodes {
+			if n.agent == nil {
+				continue
+			}
+			if err := n.agent.DrainLogs(); err != nil && res.ExitCode == 0 {
+				res.ExitCode, res.Message = 1, err.Error()
+				fmt.Fprintln(stderr, "bcsmpi:", err)
+			}
+		}
+		res.RecordBytes = rec.bytes()
+	}
+	if replayDir != "" && res.ExitCode != 0 {
+		fmt.Fprintf(stderr, "bcsrun: note: the job replayed %s; a rank that waits for ever (a deadlock report) can mean that the program no longer makes the recorded calls\n", job.Replay)
+	}
 	for _, n := range nodes { // the agents have stopped (wg.Wait above)
 		if n.agent != nil {
 			ps := n.agent.Pulls()

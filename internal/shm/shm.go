@@ -7,7 +7,7 @@
 // 8-byte aligned):
 //
 //	0       header, 4096 bytes: magic, version, geometry, current slice, abort word
-//	4096    rank block 0: control page, descriptor ring, completion table
+//	4096    rank block 0: control page, descriptor ring, completion table, log ring (recorded jobs)
 //	...     rank block 1 .. nlocal-1
 //
 // Control page of a rank block (4096 bytes): pid (the attach word: 0 until a
@@ -49,7 +49,8 @@
 // the check words of completion records and pull entries' sums (BCS_CHECK,
 // below), and the header's flags word (bit 0: deterministic mode) and the
 // control page's release word (offset 28: bumped by the agent, before wake,
-// when it releases the rank from a Test-family call in deterministic mode).
+// when it releases the rank from a Test-family call in deterministic mode);
+// version 7 added the replay log ring (below) and Geometry.LogBytes.
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -66,7 +67,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 6
+	Version     = 7
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
@@ -90,6 +91,7 @@ type Geometry struct {
 	RingSlots int // descriptors in flight per rank, power of two, 8 .. 65536
 	ReqMax    int // request slots per rank, 16 .. 1<<20
 	InlineMax int // bytes of a send copied into its ring slot, 0 .. 65536, multiple of 64
+	LogBytes  int // bytes of each rank's replay log ring: 0 (none: the job is not recorded) or a power of two, 4096 .. 1<<20
 	// Deterministic: the job runs in deterministic mode (header flags bit
 	// 0), which changes what the ranks' Test-family calls do (package
 	// mpiapi).
@@ -110,6 +112,8 @@ func (g Geometry) Validate() error {
 		return fmt.Errorf("shm: requests_max = %d, want 16 .. 1048576", g.ReqMax)
 	case g.InlineMax < 0 || g.InlineMax > 65536 || g.InlineMax%64 != 0:
 		return fmt.Errorf("shm: inline_max = %d, want a multiple of 64 in 0 .. 65536", g.InlineMax)
+	case g.LogBytes != 0 && (g.LogBytes < 4096 || g.LogBytes > 1<<20 || g.LogBytes&(g.LogBytes-1) != 0):
+		return fmt.Errorf("shm: log ring = %d bytes, want 0 or a power of two in 4096 .. 1048576", g.LogBytes)
 	}
 	return nil
 }
@@ -118,7 +122,7 @@ func (g Geometry) Validate() error {
 func (g Geometry) SlotSize() int { return SlotHeader + g.InlineMax }
 
 func (g Geometry) blockSize() int {
-	n := controlSize + g.RingSlots*g.SlotSize() + g.ReqMax*CompSize
+	n := controlSize + g.RingSlots*g.SlotSize() + g.ReqMax*CompSize + g.LogBytes
 	return (n + 4095) &^ 4095
 }
 
@@ -147,6 +151,7 @@ func Init(mem []byte, g Geometry) (*Region, error) {
 		flags |= flagDeterministic
 	}
 	le.PutUint32(mem[36:], flags)
+	le.PutUint32(mem[40:], uint32(g.LogBytes))
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), Magic)
 	return &Region{Mem: mem, G: g}, nil
 }
@@ -168,7 +173,7 @@ func Attach(mem []byte) (*Region, error) {
 		return nil, fmt.Errorf("shm: header flags %#x, want bits of %#x (deterministic)", flags, flagDeterministic)
 	}
 	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:])),
-		Deterministic: flags&flagDeterministic != 0}
+		Deterministic: flags&flagDeterministic != 0, LogBytes: int(le.Uint32(mem[40:]))}
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
@@ -206,6 +211,9 @@ type RankBlock struct {
 	// in its own memory, so a rank that overwrites the shared tail cannot
 	// make it read a slot twice.
 	taken uint64
+	// logTaken is the agent's own count of log bytes drained (the same for
+	// the log ring).
+	logTaken uint64
 }
 
 // PID is the attach word: the pid of the process that claimed the block, or 0.
@@ -590,4 +598,79 @@ func (b *RankBlock) SetPullSum(i int, sum uint32) {
 // PullSum reads the rank's sum of entry i of a served order (agent side).
 func (b *RankBlock) PullSum(i int) uint32 {
 	return binary.LittleEndian.Uint32(b.r.Mem[b.base+pullSums+(i%PullMax)*4:])
+}
+
+// The replay log ring (version 7; present when Geometry.LogBytes > 0, i.e.
+// when the job is recorded): a byte ring of LogBytes after the completion
+// table, holding the rank's replay records (package internal/replay) for its
+// agent to drain at every strobe. Control page:
+//
+//	2752  log head: bytes the rank has appended (rank only, stored after the bytes)
+//	2816  log tail: bytes the agent has drained (agent only; published for the rank)
+//	2880  log waits: times the rank found the ring full (rank, counter)
+//
+// Single producer (the rank), single consumer (the agent). The rank appends
+// whole records only, so head is always at a record boundary; the agent reads
+// from its own count of drained bytes, refuses a head more than LogBytes
+// ahead of it, and checks every record it drains (package nicthread) before
+// it writes it anywhere.
+const (
+	logHead  = 2752 // after the pull orders' check sums (pullSums .. +PullMax*4)
+	logTail  = 2816
+	logWaits = 2880
+)
+
+func (b *RankBlock) logBase() int {
+	return b.base + controlSize + b.r.G.RingSlots*b.r.G.SlotSize() + b.r.G.ReqMax*CompSize
+}
+
+// LogWaits counts the rank's waits for room in the log ring.
+func (b *RankBlock) LogWaits() *uint64 { return b.r.u64(b.base + logWaits) }
+
+// LogAppend appends rec to the log ring (rank side). It returns false, writing
+// nothing, if the ring has no room for it; the caller waits a slice and
+// retries. rec must be shorter than the ring (a record is at most
+// replay.MaxRecord bytes, the ring at least 4096) and the region must have a
+// log ring.
+func (b *RankBlock) LogAppend(rec []byte) bool {
+	size := uint64(b.r.G.LogBytes)
+	if uint64(len(rec)) > size {
+		panic(fmt.Sprintf("shm: log record of %d bytes for a ring of %d: records are bounded by replay.MaxRecord, rings by Geometry.Validate", len(rec), size))
+	}
+	h := atomic.LoadUint64(b.r.u64(b.base + logHead))
+	if h-atomic.LoadUint64(b.r.u64(b.base+logTail))+uint64(len(rec)) > size {
+		return false
+	}
+	base := b.logBase()
+	at := int(h & (size - 1))
+	n := copy(b.r.Mem[base+at:base+int(size)], rec)
+	copy(b.r.Mem[base:], rec[n:])
+	atomic.StoreUint64(b.r.u64(b.base+logHead), h+uint64(len(rec)))
+	return true
+}
+
+// LogDrain appends the bytes the rank has logged since the last drain to buf
+// and frees them (agent side: one drainer per block). A head more than
+// LogBytes ahead of the agent's count is a *FieldError. With no log ring it
+// returns buf unchanged.
+func (b *RankBlock) LogDrain(buf []byte) ([]byte, error) {
+	size := uint64(b.r.G.LogBytes)
+	if size == 0 {
+		return buf, nil
+	}
+	t := b.logTaken
+	h := atomic.LoadUint64(b.r.u64(b.base + logHead))
+	if h-t > size {
+		return buf, &FieldError{Field: "log ring head", Value: h, Want: fmt.Sprintf("%d .. %d (the drained count %d plus at most the ring's %d bytes)", t, t+size, t, size)}
+	}
+	base := b.logBase()
+	for t < h {
+		at := int(t & (size - 1))
+		end := min(int(size), at+int(h-t))
+		buf = append(buf, b.r.Mem[base+at:base+end]...)
+		t += uint64(end - at)
+	}
+	b.logTaken = t
+	atomic.StoreUint64(b.r.u64(b.base+logTail), t)
+	return buf, nil
 }

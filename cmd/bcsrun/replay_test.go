@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRecordReplay: a program of races (wildcard receives, Iprobe and Probe,
+// Improbe and Mprobe, Testany/Waitany, Testsome, Test, Testall against senders that sleep at
+// random) is recorded once on two nodes (whose agents write their ranks'
+// files concurrently) and replayed with other delays — senders in the
+// opposite order, new random ones, and on one node — and prints the recorded
+// outcomes every time, down to the number of polls that found nothing. The
+// same program with other arguments under replay stops at the first call
+// that differs, naming the rank and the call.
+func TestRecordReplay(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec")
+	t.Setenv("E2E_DELAY", "random:2000")
+	first := bcsrun(t, "-n", "4", "--nodes", "2", "--record", rec, "./e2eprog", "replayrace", "2")
+	if first.code != 0 || strings.Count(first.stdout, "\n") != 5 {
+		t.Fatalf("recording: exit %d\nstdout:\n%s\nstderr:\n%s", first.code, first.stdout, first.stderr)
+	}
+	for _, c := range []struct {
+		delay string
+		flags []string
+	}{
+		{"down:3000", []string{"--nodes", "2"}},
+		{"random:3000", []string{"--nodes", "2"}},
+		{"up:1000", nil},
+	} {
+		t.Setenv("E2E_DELAY", c.delay)
+		r := bcsrun(t, append(append([]string{"-n", "4", "--replay", rec}, c.flags...), "./e2eprog", "replayrace", "2")...)
+		if r.code != 0 || r.stdout != first.stdout {
+			t.Fatalf("replay with E2E_DELAY=%s %v: exit %d\nstdout:\n%s\nrecorded:\n%s\nstderr:\n%s", c.delay, c.flags, r.code, r.stdout, first.stdout, r.stderr)
+		}
+		if c.flags == nil && !strings.Contains(r.stderr, "bcsrun: warning: replaying "+rec+": nodes: recorded 2, now 1;") {
+			t.Errorf("replay on 1 node: no warning about the nodes\nstderr:\n%s", r.stderr)
+		}
+	}
+
+	// Three messages per sender instead of two: rank 0's seventh logged
+	// call is the seventh wildcard receive, where the recording has the
+	// first Iprobe.
+	r := bcsrun(t, "-n", "4", "--nodes", "2", "--replay", rec, "./e2eprog", "replayrace", "3")
+	for _, want := range []string{
+		`bcsrun: warning: replaying ` + rec + `: arguments: recorded ["replayrace" "2"], now ["replayrace" "3"]`,
+		"bcsmpi: replay diverged from the recording " + rec + ": rank 0, call 7 MPI_Recv(source ANY_SOURCE, tag ANY_TAG): recorded MPI_Iprobe (",
+		"bcsrun: rank 0 exited with status 1; job aborted",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("changed program under replay: stderr lacks %q\nexit %d, stderr:\n%s", want, r.code, r.stderr)
+		}
+	}
+	if r.code == 0 {
+		t.Errorf("changed program under replay: exit 0")
+	}
+
+	// The same arguments, but the first receive asks for tag 7 (the
+	// recording matched tag 0 or 1 there): the program changed outside MPI.
+	t.Setenv("E2E_TAG", "7")
+	r = bcsrun(t, "-n", "4", "--nodes", "2", "--replay", rec, "./e2eprog", "replayrace", "2")
+	for _, want := range []string{
+		"bcsmpi: replay diverged from the recording " + rec + ": rank 0, call 1 MPI_Recv(source ANY_SOURCE, tag 7): recorded source ",
+		"; the program posted a receive for tag 7",
+	} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("tag changed under replay: exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "warning: replaying") {
+		t.Errorf("same program and arguments, yet a warning:\n%s", r.stderr)
+	}
+}
+
+// TestRecordEmptyLog: a program without wildcards, Iprobe or the test
+// family has an empty log: each rank's file is its header and END. A second
+// recording into the same directory is refused.
+func TestRecordEmptyLog(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec")
+	r := bcsrun(t, "-n", "3", "--record", rec, "./ring")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	for i := range 3 {
+		st, err := os.Stat(filepath.Join(rec, "rank"+string(rune('0'+i))+".rpl"))
+		if err != nil || st.Size() != 32+2 {
+			t.Errorf("rank %d's file: %v, want 34 bytes (header and END)", i, err)
+		}
+	}
+	r = bcsrun(t, "-n", "3", "--record", rec, "./ring")
+	if r.code != 2 || !strings.Contains(r.stderr, "the directory already holds a recording (replay.json)") {
+		t.Errorf("second recording: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestReplayBadRecording: --replay of a directory that is missing, holds no
+// recording, a recording of another version or rank count, or lacks a rank's
+// file, or that comes with --record, fails before any rank starts, saying why.
+func TestReplayBadRecording(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec")
+	if r := bcsrun(t, "-n", "2", "--record", rec, "./ring"); r.code != 0 {
+		t.Fatalf("recording: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	empty := t.TempDir()
+	manifest, _ := os.ReadFile(filepath.Join(rec, "replay.json"))
+	v7 := t.TempDir()
+	os.WriteFile(filepath.Join(v7, "replay.json"), []byte(strings.Replace(string(manifest), `"version": 1`, `"version": 7`, 1)), 0o644)
+	for _, c := range []struct {
+		dir  string
+		n    string
+		want string
+	}{
+		{filepath.Join(empty, "missing"), "2", "is not a directory (want one written by bcsrun --record)"},
+		{empty, "2", "has no replay.json (want a directory written by bcsrun --record)"},
+		{v7, "2", "version 7, this bcsrun reads version 1"},
+		{rec, "3", "the recording has 2 ranks, this job -n 3"},
+	} {
+		r := bcsrun(t, "-n", c.n, "--replay", c.dir, "./ring")
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("--replay %s -n %s: exit %d, want 2 and %q\nstderr:\n%s", c.dir, c.n, r.code, c.want, r.stderr)
+		}
+	}
+	if r := bcsrun(t, "-n", "2", "--replay", rec, "--record", filepath.Join(empty, "again"), "./ring"); r.code != 2 || !strings.Contains(r.stderr, "a job is recorded or replayed, not both") {
+		t.Errorf("--record with --replay: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	os.Remove(filepath.Join(rec, "rank1.rpl"))
+	if r := bcsrun(t, "-n", "2", "--replay", rec, "./ring"); r.code != 2 || !strings.Contains(r.stderr, "rank 1's records: open ") {
+		t.Errorf("missing rank file: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,141 @@
+package launch
+
+// Record and replay (bcsrun --record DIR, --replay DIR; the format is package
+// internal/replay's). Recording: Run writes DIR's manifest, gives every
+// node's region a log ring, tells each rank to log (BCS_RECORD) and hands
+// every agent a writer per rank for the records it drains; after the agents
+// stop it drains the rings once more (MPI_Finalize's END) and closes the
+// files. Replaying: Run reads DIR's manifest, refuses a recording of another
+// number of ranks or with a missing or foreign rank file, warns about every
+// other difference from the recorded job (program, arguments, nodes,
+// timeslice, configuration; a program rebuilt with extra prints is a fair
+// thing to replay), and tells each rank the directory (BCS_REPLAY); the
+// ranks check their calls against the recording as they make them.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/replay"
+)
+
+// logRingBytes is each rank's log ring in a recorded job: a slice's worth of
+// records for any program that does not poll in a tight loop of changing
+// answers (runs of the same answer are one record).
+const logRingBytes = 64 << 10
+
+// manifestOf describes the job for a recording (cfg: as given, before the
+// launcher resolves automatic values, so that it hashes the same every run).
+func manifestOf(job Job, prog, jobID string) (replay.Manifest, error) {
+	abs, err := filepath.Abs(prog)
+	if err != nil {
+		return replay.Manifest{}, fmt.Errorf("bcsrun: %w", err)
+	}
+	m := replay.Manifest{Program: abs, Args: append([]string{}, job.Args...), Ranks: job.Ranks, Nodes: job.Config.Nodes,
+		TimesliceNS: job.Config.Timeslice.Nanoseconds(), Restart: job.Config.Restart, Job: jobID, Started: time.Now().UTC().Format(time.RFC3339)}
+	f, err := os.Open(prog)
+	if err != nil {
+		return m, fmt.Errorf("bcsrun: reading the program for the recording: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return m, fmt.Errorf("bcsrun: reading the program for the recording: %w", err)
+	}
+	m.ProgramSHA256 = hex.EncodeToString(h.Sum(nil))
+	cb, _ := json.Marshal(job.Config)
+	ch := sha256.Sum256(cb)
+	m.ConfigHash = hex.EncodeToString(ch[:])
+	return m, nil
+}
+
+// recording is a job being recorded: one writer per rank, each written by
+// its node's agent only (and by Run after the agents have stopped).
+type recording struct {
+	dir     string
+	writers []*replay.Writer
+}
+
+func startRecording(job Job, prog, jobID string) (*recording, error) {
+	m, err := manifestOf(job, prog, jobID)
+	if err != nil {
+		return nil, err
+	}
+	if err := replay.CreateDir(job.Record, m); err != nil {
+		return nil, fmt.Errorf("bcsrun: %w", err)
+	}
+	rec := &recording{dir: job.Record}
+	for r := 0; r < job.Ranks; r++ {
+		w, err := replay.Create(job.Record, r, job.Ranks, replay.IDOf(jobID))
+		if err != nil {
+			rec.close()
+			return nil, fmt.Errorf("bcsrun: --record %s: %w", job.Record, err)
+		}
+		rec.writers = append(rec.writers, w)
+	}
+	return rec, nil
+}
+
+// onLog is the agents' OnLog: the records are checked and whole.
+func (r *recording) onLog(rank proto.Rank, b []byte) { r.writers[rank].Write(b) }
+
+// close flushes and closes every file; the first error names its file.
+func (r *recording) close() error {
+	var first error
+	for i, w := range r.writers {
+		if err := w.Close(); err != nil && first == nil {
+			first = fmt.Errorf("bcsrun: recording %s: %w", replay.RankFile(r.dir, i), err)
+		}
+	}
+	return first
+}
+
+// checkReplay checks the recording in job.Replay against the job and
+// returns its absolute path and the differences worth a warning.
+func checkReplay(job Job, prog string) (string, []string, error) {
+	dir, err := filepath.Abs(job.Replay)
+	if err != nil {
+		return "", nil, fmt.Errorf("bcsrun: --replay %s: %w", job.Replay, err)
+	}
+	m, err := replay.ReadManifest(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("bcsrun: %w", err)
+	}
+	if m.Ranks != job.Ranks {
+		return "", nil, fmt.Errorf("bcsrun: --replay %s: the recording has %d ranks, this job -n %d; replay needs the same number", job.Replay, m.Ranks, job.Ranks)
+	}
+	for r := 0; r < job.Ranks; r++ {
+		path := replay.RankFile(dir, r)
+		f, err := os.Open(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("bcsrun: --replay %s: rank %d's records: %w", job.Replay, r, err)
+		}
+		h := make([]byte, replay.HeaderSize)
+		n, _ := io.ReadFull(f, h)
+		f.Close()
+		if err := replay.CheckHeader(h[:n], path, r, job.Ranks, replay.IDOf(m.Job)); err != nil {
+			return "", nil, fmt.Errorf("bcsrun: --replay %s: %w", job.Replay, err)
+		}
+	}
+	now, err := manifestOf(job, prog, m.Job)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, m.Diff(now), nil
+}
+
+// bytes is the size of a recording's rank files (records and headers).
+func (r *recording) bytes() int64 {
+	var n int64
+	for _, w := range r.writers {
+		n += w.Size()
+	}
+	return n
+}

@@ -1,0 +1,197 @@
+package replay
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func many(n, step int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i * step
+	}
+	return out
+}
+
+// sample is one record of every kind, out of call order as a rank writes
+// them (a MATCH when its receive completes), with a SOME answer long enough
+// to be split.
+var sample = []Record{
+	{Op: OpFlag, Call: CallTest, Seq: 2, Run: 1000, Flag: false},
+	{Op: OpMatch, Call: CallIrecv, Seq: 1, Run: 1, Source: 3, Tag: 5},
+	{Op: OpFlag, Call: CallTest, Seq: 1002, Run: 1, Flag: true},
+	{Op: OpProbe, Call: CallIprobe, Seq: 1003, Run: 7},
+	{Op: OpProbe, Call: CallIprobe, Seq: 1010, Run: 1, Flag: true, Source: 0, Tag: MaxTag},
+	{Op: OpIndex, Call: CallTestany, Seq: 1011, Run: 2, NReq: 4, Index: -1},
+	{Op: OpIndex, Call: CallWaitany, Seq: 1013, Run: 1, NReq: 4, Index: 3},
+	{Op: OpSome, Call: CallWaitsome, Seq: 1014, Run: 1, NReq: 2000, Indices: many(600, 3)},
+	{Op: OpSome, Call: CallTestsome, Seq: 1015, Run: 5, NReq: 2},
+	{Op: OpFlag, Call: CallTestall, Seq: 1020, Run: 1, Flag: true},
+}
+
+func encode(recs []Record, end uint64) []byte {
+	b := header(1, 4, IDOf("job"))
+	var e Encoder
+	for _, r := range recs {
+		for _, c := range Split(r) {
+			b = e.Append(b, c)
+		}
+	}
+	return e.Append(b, Record{Op: OpEnd, Seq: end})
+}
+
+// What a rank writes reads back as its calls in order, the split SOME answer
+// whole again, and At answers every call a run covers.
+func TestRoundTrip(t *testing.T) {
+	l, err := Parse(encode(sample, 1020), "rank1.rpl", 1, 4, IDOf("job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Ended || l.End != 1020 || l.Last() != 1020 {
+		t.Fatalf("end %d ended %v last %d, want 1020 true 1020", l.End, l.Ended, l.Last())
+	}
+	if len(l.Records) != len(sample) {
+		t.Fatalf("%d records, want %d", len(l.Records), len(sample))
+	}
+	for _, want := range sample {
+		for _, seq := range []uint64{want.Seq, want.Seq + want.Run - 1} {
+			got, ok := l.At(seq)
+			if !ok || !got.Same(want) || got.Seq != want.Seq || got.Run != want.Run {
+				t.Errorf("At(%d) = %+v %v, want %+v", seq, got, ok, want)
+			}
+		}
+	}
+	if _, ok := l.At(1021); ok {
+		t.Error("At(1021) answered past the end")
+	}
+}
+
+// A program without logged calls has a file of the header and END.
+func TestEmptyLog(t *testing.T) {
+	b := encode(nil, 0)
+	if len(b) != HeaderSize+2 {
+		t.Fatalf("empty log of %d bytes, want %d", len(b), HeaderSize+2)
+	}
+	l, err := Parse(b, "x", 1, 4, IDOf("job"))
+	if err != nil || len(l.Records) != 0 || !l.Ended {
+		t.Fatalf("%+v %v", l, err)
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	good := encode(sample[:2], 1002)
+	twice := encode([]Record{{Op: OpFlag, Call: CallTest, Seq: 1, Run: 3}, {Op: OpMatch, Call: CallRecv, Seq: 2, Run: 1, Source: 1}}, 5)
+	for _, c := range []struct {
+		name string
+		b    []byte
+		id   uint64
+		want string
+	}{
+		{"short header", good[:10], IDOf("job"), "shorter than the 32-byte header"},
+		{"magic", append([]byte("BCSRPL99"), good[8:]...), IDOf("job"), `magic "BCSRPL99"`},
+		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 1"},
+		{"other recording", good, IDOf("other"), "belongs to another recording"},
+		{"two records for a call", twice, IDOf("job"), "two records answer logged call 2"},
+		{"record past END", encode(sample[:3], 100), IDOf("job"), "END record: calls = 100, want at least 1002"},
+		{"cut short", good[:len(good)-2], IDOf("job"), "record cut short"},
+	} {
+		_, err := Parse(c.b, "rank1.rpl", 1, 4, c.id)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// The manifest round-trips; a missing directory or manifest, another
+// format or version are errors naming the directory and what is wanted.
+func TestManifest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	m := Manifest{Program: "/bin/app", Args: []string{"a"}, Ranks: 4, Nodes: 2, Job: "j"}
+	if err := CreateDir(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateDir(dir, m); err == nil || !strings.Contains(err.Error(), "already holds a recording") {
+		t.Fatalf("second recording into %s: %v", dir, err)
+	}
+	got, err := ReadManifest(dir)
+	m.Format, m.Version = FormatName, Version
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("ReadManifest = %+v, %v; want %+v", got, err, m)
+	}
+	now := m
+	now.Args = []string{"b"}
+	if d := m.Diff(now); len(d) != 1 || !strings.Contains(d[0], `arguments: recorded ["a"], now ["b"]`) {
+		t.Errorf("Diff = %q", d)
+	}
+	if _, err := ReadManifest(filepath.Join(dir, "nope")); !errors.Is(err, ErrNoRecording) {
+		t.Errorf("missing dir: %v", err)
+	}
+	if _, err := ReadManifest(t.TempDir()); !errors.Is(err, ErrNoRecording) || !strings.Contains(err.Error(), "has no replay.json") {
+		t.Errorf("empty dir: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 1`, `"version": 7`, 1)), 0o644)
+	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 1") {
+		t.Errorf("version 7: %v", err)
+	}
+}
+
+// FuzzParse: whatever the bytes, Parse returns a log or an error, never
+// panics, and a log it returns answers At without overlaps.
+func FuzzParse(f *testing.F) {
+	f.Add(encode(sample, 1020))
+	f.Add(encode(nil, 0))
+	f.Add(encode(sample[:3], 1002)[:40])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) >= HeaderSize {
+			copy(b, header(1, 4, IDOf("job"))) // get past the header
+		}
+		l, err := Parse(b, "fuzz", 1, 4, IDOf("job"))
+		if err != nil {
+			return
+		}
+		for i, r := range l.Records {
+			if r.Run < 1 || (i > 0 && l.Records[i-1].Seq+l.Records[i-1].Run > r.Seq) {
+				t.Fatalf("record %d %+v overlaps or has no run", i, r)
+			}
+			if got, ok := l.At(r.Seq); !ok || got.Seq != r.Seq {
+				t.Fatalf("At(%d) = %+v %v", r.Seq, got, ok)
+			}
+			if r.Source < 0 || r.Source >= 4 || (r.Op == OpIndex && r.Index >= r.NReq) {
+				t.Fatalf("record %+v out of range", r)
+			}
+		}
+	})
+}
+
+// BenchmarkAppendMatch: encoding one wildcard receive's record, what a
+// recording rank adds to each such receive (besides the ring copy).
+func BenchmarkAppendMatch(b *testing.B) {
+	var e Encoder
+	buf := make([]byte, 0, MaxRecord)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = e.Append(buf[:0], Record{Op: OpMatch, Call: CallRecv, Seq: uint64(i + 1), Source: i & 15, Tag: 2})
+	}
+}
+
+// BenchmarkDecodeMatch: the agent's check of one such record.
+func BenchmarkDecodeMatch(b *testing.B) {
+	var e Encoder
+	var buf []byte
+	for i := 0; i < 1000; i++ {
+		buf = e.Append(buf, Record{Op: OpMatch, Call: CallRecv, Seq: uint64(i + 1), Source: i & 15, Tag: 2})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 1000 {
+		d := Decoder{Ranks: 16}
+		if _, err := d.Check(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
