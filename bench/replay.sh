@@ -3,7 +3,7 @@
 # calls) and the wildcard-heavy master-worker, each run plainly, recorded and
 # replayed, alternating, REPS times; prints each run's own wall time and the
 # recording's size. Run from a directory holding bcsrun, stencil and
-# masterworker (go build -o DIR/ ./cmd/bcsrun ./examples/stencil ./bench/masterworker).
+# masterworker (go build -o DIR/ ./cmd/bcsrun ./examples/stencil ./examples/masterworker).
 #
 #	sh bench/replay.sh [REPS] [RANKS]
 set -e
