@@ -36,6 +36,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -90,6 +91,7 @@ type Config struct {
 	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
+	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
 }
 
 // Default is the embedded default configuration.
@@ -121,6 +123,7 @@ func Default() Config {
 		EMDSMetrics:       "all",
 		MDSFileMode:       "0600",
 		MDSKernelBTF:      "/sys/kernel/btf/vmlinux",
+		Address:           "auto",
 	}
 }
 
@@ -229,12 +232,13 @@ func Flags(fs *pflag.FlagSet) {
 	fs.Duration("timeslice", d.Timeslice, fmt.Sprintf("time slice length, %s (key timeslice)", bounds["timeslice"].String(true)))
 	fs.Int("nodes", d.Nodes, fmt.Sprintf("logical nodes on this machine, %s; >1 runs agents over loopback TCP (key nodes)", bounds["nodes"].String(false)))
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
+	fs.String("address", d.Address, `across hosts: "auto", an IP address or an interface name for bcsd to listen on (key address)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
 	fs.String("config", "", "configuration file (default: bcs.yaml in ., $HOME/.config/bcsmpi, /etc/bcsmpi)")
 }
 
 // flagKeys maps a key to the command-line flag that sets it.
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output"}
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "address": "address"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
 // wrong without being an error.
@@ -640,6 +644,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := mds.ParseFileMode(c.MDSFileMode); err != nil {
 		return fmt.Errorf("configs: mds_file_mode: %w", err)
+	}
+	if c.Address == "" || strings.ContainsAny(c.Address, " \t\n/:") && net.ParseIP(c.Address) == nil {
+		return fmt.Errorf("configs: address = %q, want \"auto\", an IP address (10.0.0.5) or an interface name (eth0)", c.Address)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	for _, pkg := range [][]string{{"."}, {"../../examples/...", "../../internal/e2eprog", "../../tools/..."}} {
+	for _, pkg := range [][]string{{".", "../bcsd"}, {"../../examples/...", "../../internal/e2eprog", "../../tools/..."}} {
 		cmd := exec.Command("go", append(args, pkg...)...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {

@@ -7,6 +7,12 @@
 // standard input to rank 0 and the ranks' output to its own, and exits with
 // the job's status. SIGINT, SIGTERM and SIGHUP end the job at any moment,
 // start-up included, with a message and status 128+signal.
+//
+// Inside a Slurm allocation (SLURM_JOB_ID set: salloc, sbatch), or with
+// --launcher slurm, it runs the job across the allocation's hosts instead:
+// srun starts one bcsd per host (bcsd beside bcsrun, else on PATH), the
+// ranks are placed by block, and bcsrun exits with srun's status
+// (internal/launch.RunSlurm). --launcher local keeps the job on this machine.
 package main
 
 import (
@@ -31,6 +37,7 @@ func main() {
 	fs.SetInterspersed(false)
 	n := fs.IntP("np", "n", 1, "number of ranks")
 	verbose := fs.BoolP("verbose", "v", false, "print a summary of the runtime after the job")
+	launcher := fs.String("launcher", "auto", `"local" (this machine), "slurm" (one bcsd per host of the allocation, through srun) or "auto" (slurm when SLURM_JOB_ID is set)`)
 	configs.Flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsrun -n N [flags] PROGRAM [ARGS...]\n\nflags:\n%s", fs.FlagUsages())
@@ -64,7 +71,18 @@ func main() {
 	if _, err := stdin.Stat(); err != nil {
 		stdin = nil
 	}
-	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs})
+	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs}
+	var res launch.Result
+	switch {
+	case *launcher == "slurm" || *launcher == "auto" && launch.InSlurm():
+		res, err = launch.RunSlurm(job)
+		cfg.Nodes = res.Hosts
+	case *launcher == "local" || *launcher == "auto":
+		res, err = launch.Run(job)
+	default:
+		fmt.Fprintf(os.Stderr, "bcsrun: --launcher %q, want auto, local or slurm\n", *launcher)
+		os.Exit(2)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -90,6 +90,9 @@ type Result struct {
 	Pulls      nicthread.PullStats // summed over the agents
 	// BytesPerSliceMax is the budget the job ran with (auto resolved).
 	BytesPerSliceMax uint64
+	// Hosts is the number of hosts a job across hosts ran on (RunSlurm);
+	// 0 for a job on this machine.
+	Hosts int
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
