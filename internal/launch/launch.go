@@ -1,8 +1,40 @@
-// Package launch runs one job on this machine: it creates a shared-memory
-// region and an agent per logical node, starts the master, spawns the rank
-// processes, forwards their output, watches them, and tears everything down on
-// every path (normal end, a failing rank, a runtime error, SIGINT, SIGTERM or
-// SIGHUP, at any moment from the start).
+// Package launch runs one job: it creates a shared-memory region and an
+// agent per node, starts the master, spawns the rank processes, forwards
+// their output, watches them, and tears everything down on every path
+// (normal end, a failing rank, a runtime error, SIGINT, SIGTERM or SIGHUP,
+// at any moment from the start).
+//
+// Two launchers share what one node needs (node.go: the region, the agent
+// and its mesh endpoint, rank spawning with the jobenv contract, judging a
+// rank's exit):
+//
+//   - Run, the embedded launcher: every node is a logical node of this
+//     process (over loopback TCP when there are several), and so is the
+//     master.
+//   - Across hosts under Slurm (slurm.go, host.go): RunSlurm, in bcsrun,
+//     starts one bcsd per host of the allocation with srun --mpi=pmi2, and
+//     RunHost, in each bcsd, runs that host's node. The bcsds exchange their
+//     endpoints through the PMI key/value space (put, fence, get) and build
+//     the authenticated mesh on the address key's interface; the job's
+//     secret comes in the environment, never on a command line.
+//
+// Where the master runs across hosts: in node 0's bcsd, not in bcsrun. The
+// strobe is the job's heartbeat, a round trip to every node each slice: it
+// belongs on the compute hosts' network, one hop from every agent, not on the
+// host where the user typed salloc (a login node that may not even be
+// reachable from the compute hosts, and is loaded by other users). It also
+// ties the master's life to the Slurm step, which Slurm ends and cleans up
+// as a whole; bcsrun is then only srun's caller, and its death ends the
+// step without leaving a master behind.
+//
+// Job end across hosts: a bcsd whose ranks all ended well enters a second
+// PMI fence; it completes when every host's ranks have, and node 0 then
+// stops the master, whose stop ends every agent. A bcsd that judges a rank's
+// exit a failure prints the job message (naming the rank and its host) and
+// exits with the rank's status; srun (--kill-on-bad-exit) ends the other
+// hosts' bcsds, whose ranks die with them (PDEATHSIG), and bcsrun exits
+// with srun's status. Each bcsd, like Run, is the reaper of its ranks'
+// orphans. MDS is not collected across hosts yet: RunSlurm refuses mds.
 //
 // Ownership: Run owns every resource it creates — regions (anonymous memfd
 // files with no name in any file system, inherited by the ranks as fd 3, so
