@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,15 +28,24 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		t.Skip("starts a Slurm cluster")
 	}
 	cl := slurmtest.Start(t, 3, 2)
-	salloc := func(t *testing.T, args ...string) run {
+	// sallocHook runs bcsrun in `salloc -N3`; during, if not nil, runs while
+	// the job runs, with the job's output so far.
+	sallocHook := func(t *testing.T, env []string, during func(o, e *watched), args ...string) run {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		cmd := cl.CommandContext(ctx, "salloc", append([]string{"-N3", "--quiet", filepath.Join(bin, "bcsrun")}, args...)...)
+		cmd.Env = append(cmd.Env, env...)
 		cmd.Dir = bin
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		err := cmd.Start()
+		if err == nil {
+			if during != nil {
+				during(o, e)
+			}
+			err = cmd.Wait()
+		}
 		if ctx.Err() != nil {
 			t.Fatalf("salloc bcsrun %v hung (killed after 120s)\nstdout:\n%s\nstderr:\n%s\n%s", args, o.String(), e.String(), cl.Logs())
 		}
@@ -57,6 +70,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		nothingLeft(t, map[string]string{})
 		return r
 	}
+	salloc := func(t *testing.T, args ...string) run { t.Helper(); return sallocHook(t, nil, nil, args...) }
 
 	// Where the ranks ran: block placement over the three hosts.
 	r := salloc(t, "-n", "5", "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE host $SLURMD_NODENAME"`)
@@ -106,6 +120,59 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
 		})
 	}
+
+	// Hosts failing under a running job (every rank blocked in a receive
+	// after printing "ready"): detected within node_timeout, the job ends
+	// non-zero naming the host, and nothing is left.
+	fast := []string{"BCS_NODE_TIMEOUT=1s"}
+	t.Run("bcsd killed", func(t *testing.T) {
+		var killed time.Time
+		r := sallocHook(t, fast, func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			pid := bcsdIn("bcsslurm3")
+			if pid == 0 {
+				t.Errorf("no bcsd in host h3's namespace")
+				return
+			}
+			killed = time.Now()
+			syscall.Kill(pid, syscall.SIGKILL)
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code == 0 || !strings.Contains(r.stderr, "h3") {
+			t.Fatalf("exit %d, want non-zero and stderr naming h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw (%v after the kill, teardown included): exit %d\n%s", time.Since(killed).Round(time.Millisecond), r.code, r.stderr)
+	})
+	t.Run("link cut", func(t *testing.T) {
+		var cut time.Time
+		r := sallocHook(t, fast, func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if out, err := exec.Command("ip", "link", "set", "vbcs3", "down").CombinedOutput(); err != nil {
+				t.Errorf("ip link set vbcs3 down: %v: %s", err, out)
+				return
+			}
+			cut = time.Now()
+			seen := e.waitFor("stopped answering", 1, 60*time.Second)
+			t.Logf("detected after %v", time.Since(cut).Round(time.Millisecond))
+			// Up again, so that Slurm can end the step on h3 (a host cut
+			// for good is Slurm's to declare down).
+			if out, err := exec.Command("ip", "link", "set", "vbcs3", "up").CombinedOutput(); err != nil {
+				t.Errorf("ip link set vbcs3 up: %v: %s", err, out)
+			}
+			if !seen {
+				t.Errorf("the cut was not detected in 60 s:\n%s", e.String())
+			}
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code == 0 || !strings.Contains(r.stderr, "node 2 is host h3") {
+			t.Fatalf("exit %d, want non-zero and stderr naming host h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw (%v after the cut, teardown included): exit %d\n%s", time.Since(cut).Round(time.Millisecond), r.code, r.stderr)
+	})
 }
 
 // TestBcsdRefusesPMIx: under a launcher that offers only PMIx, bcsd says to
@@ -122,4 +189,68 @@ func TestBcsdRefusesPMIx(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "--mpi=pmi2") {
 		t.Fatalf("bcsd under PMIx only: %v, want a failure saying --mpi=pmi2:\n%s", err, out)
 	}
+}
+
+// watched is an output buffer that a test can wait on.
+type watched struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{} // closed and replaced at every write
+}
+
+func newWatched() *watched { return &watched{more: make(chan struct{})} }
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	close(w.more)
+	w.more = make(chan struct{})
+	return len(p), nil
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitFor waits until the output holds want count times, at most d (a
+// bound on a hang, not a speed requirement), and says whether it did.
+func (w *watched) waitFor(want string, count int, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		w.mu.Lock()
+		n, more := strings.Count(w.buf.String(), want), w.more
+		w.mu.Unlock()
+		if n >= count {
+			return true
+		}
+		select {
+		case <-more:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// bcsdIn returns the pid of the bcsd running in network namespace ns ("" if none).
+func bcsdIn(ns string) int {
+	var want syscall.Stat_t
+	if syscall.Stat("/run/netns/"+ns, &want) != nil {
+		return 0
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		exe, err := os.Readlink(d + "/exe")
+		if err != nil || exe != filepath.Join(bin, "bcsd") {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(d+"/ns/net", &st) == nil && st.Ino == want.Ino {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			return pid
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,6 +43,7 @@ const (
 const (
 	kvsEndpoint = "bcs-ep-"
 	kvsMaster   = "bcs-master"
+	kvsHost     = "bcs-host-" // node n's host name, for messages
 )
 
 // HostJob is one host's part of a job across hosts: what bcsd runs.
@@ -166,6 +168,9 @@ func RunHost(job HostJob) (code int, err error) {
 	if err := c.Put(kvsEndpoint+strconv.Itoa(me), agentMesh.Addr()); err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
+	if err := c.Put(kvsHost+strconv.Itoa(me), pmi.EncodeValue([]byte(job.Host))); err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
 	if err := c.Fence(); err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
@@ -186,6 +191,22 @@ func RunHost(job HostJob) (code int, err error) {
 			return 1, fmt.Errorf("%s: PMI %s = %q, want host:port: %v", who, key, v, err)
 		}
 		addrs[i] = v
+	}
+	hostNames := make([]string, hosts)
+	for i := range hostNames {
+		if v, ok, err := c.Get(kvsHost + strconv.Itoa(i)); err == nil && ok {
+			if b, err := pmi.DecodeValue(v); err == nil {
+				hostNames[i] = string(b)
+			}
+		}
+	}
+	// describe names the host of the node a job error is about.
+	describe := func(err error) string {
+		var je *nicthread.JobError
+		if errors.As(err, &je) && je.Node >= 0 && int(je.Node) < hosts && hostNames[je.Node] != "" {
+			return fmt.Sprintf("%s: %v [node %d is host %s]; job aborted", who, err, je.Node, hostNames[je.Node])
+		}
+		return fmt.Sprintf("%s: %v; job aborted", who, err)
 	}
 
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
@@ -324,23 +345,29 @@ func RunHost(job HostJob) (code int, err error) {
 		case err := <-fenced:
 			fenceDone = true
 			if err != nil {
-				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v", who, err))
+				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
 			} else {
 				stopOnce() // node 0: the master says stop to every agent
 			}
 		case err := <-masterCh:
 			masterDone = true
 			if err != nil {
-				abort(1, fmt.Sprintf("%s: %v", who, err))
+				abort(1, describe(err))
 			} else if !aborting && len(procs) > 0 {
 				abort(1, who+": the master stopped before the ranks finished")
 			}
 		case err := <-served:
 			agentDone = true
+			if err == nil && !masterDone && len(procs) > 0 {
+				// Node 0: the master stops every agent, ours included, when
+				// it fails; its error (about to come) says why.
+				err = <-masterCh
+				masterDone = true
+			}
 			if err != nil {
-				abort(1, fmt.Sprintf("%s: %v", who, err))
+				abort(1, describe(err))
 			} else if len(procs) > 0 {
-				abort(1, who+": the master stopped the job before this host's ranks finished")
+				abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
 			}
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), "") // bcsrun (or Slurm) says why
