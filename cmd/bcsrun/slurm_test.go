@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,7 +36,11 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
-		cmd := cl.CommandContext(ctx, "salloc", append([]string{"-N3", "--quiet", filepath.Join(bin, "bcsrun")}, args...)...)
+		hosts := "-N3"
+		if len(args) > 0 && strings.HasPrefix(args[0], "-N") {
+			hosts, args = args[0], args[1:]
+		}
+		cmd := cl.CommandContext(ctx, "salloc", append([]string{hosts, "--quiet", filepath.Join(bin, "bcsrun")}, args...)...)
 		cmd.Env = append(cmd.Env, env...)
 		cmd.Dir = bin
 		o, e := newWatched(), newWatched()
@@ -121,6 +127,28 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		})
 	}
 
+	// Start-up, measured on request (BCS_SLURM_MEASURE=1): bcsrun's wall
+	// time (srun and every bcsd, to the job's end) for a one-barrier job on
+	// 1 and 3 hosts; the local launcher for comparison.
+	if os.Getenv("BCS_SLURM_MEASURE") != "" {
+		t.Run("start-up", func(t *testing.T) {
+			wall := regexp.MustCompile(`([0-9.]+)s wall`)
+			for _, c := range [][]string{{"-N1", "-n", "1"}, {"-N3", "-n", "3"}, {"-N1", "--launcher", "local", "-n", "3", "--nodes", "3"}} {
+				var ts []string
+				for i := 0; i < 5; i++ {
+					start := time.Now()
+					r := salloc(t, append(c, "-v", "./barrier", "-iters", "1")...)
+					m := wall.FindStringSubmatch(r.stderr)
+					if r.code != 0 || m == nil {
+						t.Fatalf("exit %d\n%s", r.code, r.stderr)
+					}
+					ts = append(ts, fmt.Sprintf("%ss (salloc %.3fs)", m[1], time.Since(start).Seconds()))
+				}
+				t.Logf("%v: bcsrun wall %v", c, ts)
+			}
+		})
+	}
+
 	// Hosts failing under a running job (every rank blocked in a receive
 	// after printing "ready"): detected within node_timeout, the job ends
 	// non-zero naming the host, and nothing is left.
@@ -144,6 +172,24 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			t.Fatalf("exit %d, want non-zero and stderr naming h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
 		t.Logf("what the user saw (%v after the kill, teardown included): exit %d\n%s", time.Since(killed).Round(time.Millisecond), r.code, r.stderr)
+	})
+	t.Run("SIGTERM to bcsrun", func(t *testing.T) {
+		r := sallocHook(t, nil, func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			pid := processOf(filepath.Join(bin, "bcsrun"))
+			if pid == 0 {
+				t.Errorf("no bcsrun running")
+				return
+			}
+			syscall.Kill(pid, syscall.SIGTERM)
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code != 143 || !strings.Contains(r.stderr, "bcsrun: terminated received, job terminated") {
+			t.Fatalf("exit %d, want 143 and the signal named\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
 	})
 	t.Run("link cut", func(t *testing.T) {
 		var cut time.Time
@@ -248,6 +294,18 @@ func bcsdIn(ns string) int {
 		}
 		var st syscall.Stat_t
 		if syscall.Stat(d+"/ns/net", &st) == nil && st.Ino == want.Ino {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			return pid
+		}
+	}
+	return 0
+}
+
+// processOf returns the pid of a live process running exe (0 if none).
+func processOf(exe string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if e, err := os.Readlink(d + "/exe"); err == nil && e == exe {
 			pid, _ := strconv.Atoi(filepath.Base(d))
 			return pid
 		}
