@@ -110,6 +110,7 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_DEADLOCK_ACTION": "ignore"}, want: `deadlock_action = "ignore", want "abort" or "warn"`},
 		{yaml: "emds_slices: 0\n", want: "emds_slices = 0"},
 		{env: map[string]string{"BCS_LEAK_CHECK": "strict"}, want: `leak_check = "strict", want "warn", "error" or "off"`},
+		{env: map[string]string{"BCS_ADDRESS": "10.0.0.1:80"}, want: `address = "10.0.0.1:80", want "auto", an IP address (10.0.0.5) or an interface name (eth0)`},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {

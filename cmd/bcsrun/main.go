@@ -76,7 +76,6 @@ func main() {
 	switch {
 	case *launcher == "slurm" || *launcher == "auto" && launch.InSlurm():
 		res, err = launch.RunSlurm(job)
-		cfg.Nodes = res.Hosts
 	case *launcher == "local" || *launcher == "auto":
 		res, err = launch.Run(job)
 	default:
@@ -87,7 +86,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if *verbose {
+	if *verbose && res.Hosts > 0 {
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %.3fs wall\n", res.JobID, *n, res.Hosts, res.Elapsed.Seconds())
+	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
 		fmt.Fprintf(os.Stderr, "bcsrun: bytes_per_slice_max %d; pull orders: %d served (%d bytes copied by the receivers), %d revoked, %d unfinished\n",

@@ -32,7 +32,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	cl := slurmtest.Start(t, 3, 2)
 	// sallocHook runs bcsrun in `salloc -N3`; during, if not nil, runs while
 	// the job runs, with the job's output so far.
-	sallocHook := func(t *testing.T, env []string, during func(o, e *watched), args ...string) run {
+	sallocHook := func(t *testing.T, env []string, stdin string, during func(o, e *watched), args ...string) run {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
@@ -45,6 +45,9 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		cmd.Dir = bin
 		o, e := newWatched(), newWatched()
 		cmd.Stdout, cmd.Stderr = o, e
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
 		err := cmd.Start()
 		if err == nil {
 			if during != nil {
@@ -76,7 +79,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		nothingLeft(t, map[string]string{})
 		return r
 	}
-	salloc := func(t *testing.T, args ...string) run { t.Helper(); return sallocHook(t, nil, nil, args...) }
+	salloc := func(t *testing.T, args ...string) run { t.Helper(); return sallocHook(t, nil, "", nil, args...) }
 
 	// Where the ranks ran: block placement over the three hosts.
 	r := salloc(t, "-n", "5", "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE host $SLURMD_NODENAME"`)
@@ -88,6 +91,11 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, "BCSD_SECRET") {
 		t.Errorf("the secret's variable leaked into the output")
+	}
+	// Standard input reaches rank 0 (on h1) only, through srun and bcsd.
+	r = sallocHook(t, nil, "hi\n", nil, "-n", "3", "cat")
+	if r.code != 0 || r.stdout != "hi\n" {
+		t.Errorf("stdin: exit %d, stdout %q, want \"hi\\n\" once\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 
 	for _, c := range []struct {
@@ -155,7 +163,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	fast := []string{"BCS_NODE_TIMEOUT=1s"}
 	t.Run("bcsd killed", func(t *testing.T) {
 		var killed time.Time
-		r := sallocHook(t, fast, func(o, e *watched) {
+		r := sallocHook(t, fast, "", func(o, e *watched) {
 			if !o.waitFor("ready", 3, 60*time.Second) {
 				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
 				return
@@ -174,7 +182,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		t.Logf("what the user saw (%v after the kill, teardown included): exit %d\n%s", time.Since(killed).Round(time.Millisecond), r.code, r.stderr)
 	})
 	t.Run("SIGTERM to bcsrun", func(t *testing.T) {
-		r := sallocHook(t, nil, func(o, e *watched) {
+		r := sallocHook(t, nil, "", func(o, e *watched) {
 			if !o.waitFor("ready", 3, 60*time.Second) {
 				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
 				return
@@ -193,7 +201,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	})
 	t.Run("link cut", func(t *testing.T) {
 		var cut time.Time
-		r := sallocHook(t, fast, func(o, e *watched) {
+		r := sallocHook(t, fast, "", func(o, e *watched) {
 			if !o.waitFor("ready", 3, 60*time.Second) {
 				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
 				return

@@ -1,0 +1,62 @@
+package launch
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
+// and the program, one bcsd per host, and nothing of the job's secret.
+func TestSlurmArgsKeepSecretsOff(t *testing.T) {
+	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false)
+	line := strings.Join(a, " ")
+	for _, want := range []string{"--mpi=pmi2", "-N 3 -n 3", "--ntasks-per-node=1", "--kill-on-bad-exit=1", "--input=0", "/opt/bcs/bcsd --ranks 7 -- /home/u/ring -laps 2"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("srun %s: missing %q", line, want)
+		}
+	}
+	if strings.Contains(line, "BCSD_") || slices.Contains(a, "--overlap") {
+		t.Errorf("srun %s: secret variables or --overlap outside a step", line)
+	}
+	if a := SlurmArgs(1, 1, "b", "p", nil, true); !slices.Contains(a, "--overlap") {
+		t.Errorf("inside a step: %v, want --overlap", a)
+	}
+}
+
+// TestRankEnvironDropsBcsdAndPMI: the ranks inherit neither the job's
+// secret nor srun's PMI descriptor.
+func TestRankEnvironDropsBcsdAndPMI(t *testing.T) {
+	got := rankEnviron([]string{"PATH=/bin", VarSecret + "=00", VarConfig + "={}", "PMI_FD=5", "PMI_RANK=0", "SLURM_NODEID=1", "BCS_TIMESLICE=1ms"})
+	want := []string{"PATH=/bin", "SLURM_NODEID=1", "BCS_TIMESLICE=1ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rankEnviron = %q, want %q", got, want)
+	}
+}
+
+func TestParseSecret(t *testing.T) {
+	if b, err := ParseSecret("00112233445566778899aabbccddeeff"); err != nil || len(b) != 16 {
+		t.Errorf("ParseSecret(16 bytes) = %x, %v", b, err)
+	}
+	for _, bad := range []string{"", "zz", "0011"} {
+		if _, err := ParseSecret(bad); err == nil || !strings.Contains(err.Error(), VarSecret) {
+			t.Errorf("ParseSecret(%q) = %v, want an error naming %s", bad, err, VarSecret)
+		}
+	}
+}
+
+func TestListenAddress(t *testing.T) {
+	if ip, err := ListenAddress("10.1.2.3"); err != nil || ip != "10.1.2.3" {
+		t.Errorf("ListenAddress(IP) = %q, %v", ip, err)
+	}
+	if ip, err := ListenAddress("lo"); err != nil || ip != "127.0.0.1" {
+		t.Errorf("ListenAddress(lo) = %q, %v, want 127.0.0.1", ip, err)
+	}
+	if _, err := ListenAddress("nosuchif0"); err == nil || !strings.Contains(err.Error(), `"nosuchif0"`) || !strings.Contains(err.Error(), "auto") {
+		t.Errorf("ListenAddress(nosuchif0) = %v, want an error naming it and the valid forms", err)
+	}
+	t.Setenv("SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1")
+	if ip, err := ListenAddress("auto"); err != nil || ip != "127.0.0.1" {
+		t.Errorf("ListenAddress(auto) routing to 127.0.0.1 = %q, %v", ip, err)
+	}
+}
