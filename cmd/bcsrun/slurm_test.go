@@ -181,6 +181,15 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		}
 		t.Logf("what the user saw (%v after the kill, teardown included): exit %d\n%s", time.Since(killed).Round(time.Millisecond), r.code, r.stderr)
 	})
+	t.Run("deadlock while other hosts wait at the end", func(t *testing.T) {
+		// Ranks 2 and 3 (h2, h3) finish, so their bcsds wait in the
+		// end-of-job fence; ranks 0 and 1 (h1) receive from each other.
+		r := sallocHook(t, []string{"BCS_DEADLOCK_SLICES=50"}, "", nil, "-n", "4", "./e2eprog", "deadlock")
+		if r.code == 0 || !strings.Contains(r.stderr, "wait-for cycle: 0 -> 1 -> 0") {
+			t.Fatalf("exit %d, want non-zero and the deadlock report\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+	})
 	t.Run("SIGTERM to bcsrun", func(t *testing.T) {
 		r := sallocHook(t, nil, "", func(o, e *watched) {
 			if !o.waitFor("ready", 3, 60*time.Second) {

@@ -77,9 +77,22 @@ type HostJob struct {
 // When every local rank has ended well, bcsd enters a PMI fence; the fence
 // completes when every host's ranks have ended, and node 0 then stops the
 // master, whose stop ends every agent.
+//
+// Call it once, from bcsd's main flow: like Run, it makes the process the
+// reaper of its ranks' orphans; and when the job fails elsewhere while this
+// host waits in the fence, it leaves the PMI conversation to the process's
+// exit.
 func RunHost(job HostJob) (code int, err error) {
 	c := job.PMI
-	defer c.Close()
+	fencing, fenceDone, fenceOK := false, false, false // the end-of-job fence (below)
+	defer func() {
+		// A fence still waiting (the job failed elsewhere) keeps the
+		// conversation: closing it under the waiting goroutine would race.
+		// bcsd exits next, which closes it.
+		if !fencing || fenceDone {
+			c.Close()
+		}
+	}()
 	who := "bcsd"
 	if job.Host != "" {
 		who = "bcsd on " + job.Host
@@ -316,7 +329,6 @@ func RunHost(job HostJob) (code int, err error) {
 	defer signal.Stop(chld)
 	var reapTimer <-chan time.Time
 	fenced := make(chan error, 1)
-	fencing, fenceDone := false, false
 	agentDone := false
 	for len(procs) > 0 || !aborting && !agentDone {
 		if len(procs) == 0 && !aborting && !fencing {
@@ -343,7 +355,7 @@ func RunHost(job HostJob) (code int, err error) {
 				abort(c, msg)
 			}
 		case err := <-fenced:
-			fenceDone = true
+			fenceDone, fenceOK = true, err == nil
 			if err != nil {
 				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
 			} else {
@@ -358,6 +370,17 @@ func RunHost(job HostJob) (code int, err error) {
 			}
 		case err := <-served:
 			agentDone = true
+			if err != nil && fencing && !fenceDone {
+				// Our ranks are done: did every host's end well? Then the
+				// error is the teardown at the end (another host closed its
+				// connections just after the master's stop, and the agent
+				// saw that before the stop).
+				ferr := <-fenced
+				fenceDone, fenceOK = true, ferr == nil
+			}
+			if err != nil && fenceOK {
+				err = nil
+			}
 			if err == nil && !masterDone && len(procs) > 0 {
 				// Node 0: the master stops every agent, ours included, when
 				// it fails; its error (about to come) says why.
@@ -418,6 +441,7 @@ func RunHost(job HostJob) (code int, err error) {
 			if err := <-fenced; err != nil {
 				fmt.Fprintf(stderr, "%s: warning: %v\n", who, err)
 			}
+			fenceDone = true
 		}
 		if err := c.Finalize(); err != nil {
 			fmt.Fprintf(stderr, "%s: warning: %v\n", who, err)
