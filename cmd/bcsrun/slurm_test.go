@@ -154,6 +154,17 @@ func TestSlurmAcrossHosts(t *testing.T) {
 				}
 				t.Logf("%v: bcsrun wall %v", c, ts)
 			}
+			for _, n := range []string{"1", "3"} { // Slurm's own share: a step of /bin/true
+				var ts []string
+				for i := 0; i < 5; i++ {
+					start := time.Now()
+					if out, err := cl.Command("salloc", "-N"+n, "--quiet", "srun", "--mpi=pmi2", "-N"+n, "-n"+n, "--quiet", "/bin/true").CombinedOutput(); err != nil {
+						t.Fatalf("salloc srun /bin/true: %v\n%s", err, out)
+					}
+					ts = append(ts, fmt.Sprintf("%.3fs", time.Since(start).Seconds()))
+				}
+				t.Logf("salloc -N%s srun --mpi=pmi2 /bin/true: %v", n, ts)
+			}
 		})
 	}
 
