@@ -92,6 +92,7 @@ type Config struct {
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
 	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
+	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
 }
 
 // Default is the embedded default configuration.
@@ -124,6 +125,7 @@ func Default() Config {
 		MDSFileMode:       "0600",
 		MDSKernelBTF:      "/sys/kernel/btf/vmlinux",
 		Address:           "auto",
+		SSH:               "ssh",
 	}
 }
 
@@ -644,6 +646,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := mds.ParseFileMode(c.MDSFileMode); err != nil {
 		return fmt.Errorf("configs: mds_file_mode: %w", err)
+	}
+	if len(strings.Fields(c.SSH)) == 0 {
+		return fmt.Errorf("configs: ssh is empty, want the ssh command (default \"ssh\"), e.g. \"ssh -i /path/key\"")
 	}
 	if c.Address == "" || strings.ContainsAny(c.Address, " \t\n/:") && net.ParseIP(c.Address) == nil {
 		return fmt.Errorf("configs: address = %q, want \"auto\", an IP address (10.0.0.5) or an interface name (eth0)", c.Address)

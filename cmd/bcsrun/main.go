@@ -13,6 +13,8 @@
 // srun starts one bcsd per host (bcsd beside bcsrun, else on PATH), the
 // ranks are placed by block, and bcsrun exits with srun's status
 // (internal/launch.RunSlurm). --launcher local keeps the job on this machine.
+// With --hosts a,b,c or --hostfile FILE it starts one bcsd per host over ssh
+// instead, and is their PMI server (internal/launch.RunSSH).
 package main
 
 import (
@@ -37,6 +39,8 @@ func main() {
 	fs.SetInterspersed(false)
 	n := fs.IntP("np", "n", 1, "number of ranks")
 	verbose := fs.BoolP("verbose", "v", false, "print a summary of the runtime after the job")
+	hostList := fs.String("hosts", "", "run across these hosts (a,b,c), one bcsd each, started over ssh (key ssh)")
+	hostfile := fs.String("hostfile", "", `run across the hosts of this file ("host [slots=N]" per line), started over ssh`)
 	launcher := fs.String("launcher", "auto", `"local" (this machine), "slurm" (one bcsd per host of the allocation, through srun) or "auto" (slurm when SLURM_JOB_ID is set)`)
 	configs.Flags(fs)
 	fs.Usage = func() {
@@ -74,6 +78,21 @@ func main() {
 	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs}
 	var res launch.Result
 	switch {
+	case *hostList != "" || *hostfile != "":
+		var hosts []string
+		if *hostList != "" && *hostfile != "" {
+			err = fmt.Errorf("bcsrun: --hosts and --hostfile both given; want one")
+		} else if *hostList != "" {
+			hosts, err = launch.ParseHosts(*hostList)
+		} else if f, ferr := os.Open(*hostfile); ferr != nil {
+			err = fmt.Errorf("bcsrun: --hostfile: %w", ferr)
+		} else {
+			hosts, err = launch.ParseHostfile(f, *hostfile)
+			f.Close()
+		}
+		if err == nil {
+			res, err = launch.RunSSH(job, hosts)
+		}
 	case *launcher == "slurm" || *launcher == "auto" && launch.InSlurm():
 		res, err = launch.RunSlurm(job)
 	case *launcher == "local" || *launcher == "auto":

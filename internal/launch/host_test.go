@@ -1,8 +1,11 @@
 package launch
 
 import (
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -58,5 +61,55 @@ func TestListenAddress(t *testing.T) {
 	t.Setenv("SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1")
 	if ip, err := ListenAddress("auto"); err != nil || ip != "127.0.0.1" {
 		t.Errorf("ListenAddress(auto) routing to 127.0.0.1 = %q, %v", ip, err)
+	}
+}
+
+func TestParseHostfile(t *testing.T) {
+	hosts, err := ParseHostfile(strings.NewReader("# cluster\nn1 slots=4\n\nn2   # spare\nn3 slots=1\n"), "hf")
+	if err != nil || !slices.Equal(hosts, []string{"n1", "n2", "n3"}) {
+		t.Errorf("ParseHostfile = %q, %v", hosts, err)
+	}
+	for in, want := range map[string]string{
+		"n1 slots=0\n":    `hf:1: "n1 slots=0", want "host" or "host slots=N" with N >= 1`,
+		"n1\nn2 cpus=2\n": `hf:2: "n2 cpus=2"`,
+		"n1\nn1\n":        "hf:2: host n1 is named twice",
+		"# none\n":        "hf: no host",
+	} {
+		if _, err := ParseHostfile(strings.NewReader(in), "hf"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHostfile(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+	if h, err := ParseHosts("a,b"); err != nil || !slices.Equal(h, []string{"a", "b"}) {
+		t.Errorf("ParseHosts(a,b) = %q, %v", h, err)
+	}
+}
+
+// TestPMIPortAdmitsOnlyTheJobsBcsds: bcsrun's PMI port over ssh admits a
+// connection only with the proof of the job's secret, once per node.
+func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
+	a := &across{jobID: "j1", secret: []byte("0123456789abcdef")}
+	claimed := make([]bool, 2)
+	var mu sync.Mutex
+	try := func(line string) (int, error) {
+		c, s := net.Pipe()
+		defer c.Close()
+		defer s.Close()
+		go io.WriteString(c, line)
+		return a.admit(s, claimed, &mu)
+	}
+	if _, err := try(pmiAuth([]byte("fedcba9876543210"), "j1", 1)); err == nil {
+		t.Errorf("a wrong secret was admitted")
+	}
+	if _, err := try(pmiAuth(a.secret, "j2", 1)); err == nil {
+		t.Errorf("another job's proof was admitted")
+	}
+	if _, err := try("bcsd 7 00\n"); err == nil {
+		t.Errorf("node 7 of 2 was admitted")
+	}
+	if n, err := try(pmiAuth(a.secret, "j1", 1)); err != nil || n != 1 {
+		t.Errorf("the right proof: node %d, %v", n, err)
+	}
+	if _, err := try(pmiAuth(a.secret, "j1", 1)); err == nil {
+		t.Errorf("node 1 was admitted twice")
 	}
 }

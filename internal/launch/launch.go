@@ -17,6 +17,9 @@
 //     endpoints through the PMI key/value space (put, fence, get) and build
 //     the authenticated mesh on the address key's interface; the job's
 //     secret comes in the environment, never on a command line.
+//   - Across hosts over ssh (ssh.go): RunSSH starts one bcsd per host with
+//     ssh and is itself the PMI server they meet at; the secret comes on
+//     ssh's standard input. Each bcsd runs RunHost as under Slurm.
 //
 // Where the master runs across hosts: in node 0's bcsd, not in bcsrun. The
 // strobe is the job's heartbeat, a round trip to every node each slice: it

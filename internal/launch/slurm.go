@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/transport"
@@ -77,55 +78,20 @@ func RunSlurm(job Job) (res Result, err error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	cfg := job.Config
 	avail, err := SlurmHosts()
 	if err != nil {
 		return res, err
 	}
-	if job.Ranks < 1 || job.Ranks > 4096 {
-		return res, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
-	}
-	hosts := min(avail, job.Ranks)
-	if cfg.Nodes > 1 { // the user asked for fewer hosts than the allocation has
-		if cfg.Nodes > avail {
-			return res, fmt.Errorf("bcsrun: --nodes %d, but the Slurm allocation has %d host(s); want 1 .. %d", cfg.Nodes, avail, avail)
-		}
-		hosts = min(cfg.Nodes, job.Ranks)
-	}
-	cfg.Nodes = hosts
-	res.Hosts = hosts
-	if err := cfg.Validate(); err != nil {
-		return res, err
-	}
-	if m := cfg.MDSMode(); m != (mds.Mode{}) {
-		return res, fmt.Errorf("bcsrun: mds = %q is not collected across hosts yet; run with mds: none under Slurm, or --launcher local", cfg.MDS)
-	}
-	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
-		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
-	}
-	res.BytesPerSliceMax = cfg.BytesPerSliceMax
-	prog, err := exec.LookPath(job.Program)
-	if err != nil {
-		return res, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
-	}
-	if prog, err = filepath.Abs(prog); err != nil {
-		return res, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
-	}
-	bcsd, err := findBcsd()
+	a, err := prepareAcross(job, avail)
 	if err != nil {
 		return res, err
 	}
-	conf, err := json.Marshal(cfg)
-	if err != nil {
-		return res, fmt.Errorf("bcsrun: encoding the configuration for bcsd: %w", err)
-	}
-	var idb [6]byte
-	rand.Read(idb[:])
-	res.JobID = "slurm" + os.Getenv("SLURM_JOB_ID") + "-" + hex.EncodeToString(idb[:])
+	res.JobID, res.Hosts, res.BytesPerSliceMax = a.jobID, a.hosts, a.cfg.BytesPerSliceMax
+	res.JobID = "slurm" + os.Getenv("SLURM_JOB_ID") + "-" + a.jobID
 	start := time.Now()
 
-	cmd := exec.Command("srun", SlurmArgs(hosts, job.Ranks, bcsd, prog, job.Args, os.Getenv("SLURM_STEP_ID") != "")...)
-	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(transport.NewSecret()), VarJob+"="+res.JobID, VarConfig+"="+string(conf))
+	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "")...)
+	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf))
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if job.Stdin != nil {
 		cmd.Stdin = job.Stdin
@@ -192,4 +158,59 @@ func findBcsd() (string, error) {
 		return "", fmt.Errorf("bcsrun: bcsd is neither beside bcsrun nor on PATH: %w", err)
 	}
 	return filepath.Abs(p)
+}
+
+// across is what a job across hosts needs before its launcher starts bcsds.
+type across struct {
+	cfg    configs.Config // resolved: Nodes = hosts, the slice budget measured
+	hosts  int
+	prog   string // absolute
+	bcsd   string
+	conf   []byte // cfg as JSON, for bcsd
+	jobID  string
+	secret []byte
+}
+
+// prepareAcross checks a job across up to avail hosts and resolves what
+// every bcsd must agree on.
+func prepareAcross(job Job, avail int) (*across, error) {
+	cfg := job.Config
+	if job.Ranks < 1 || job.Ranks > 4096 {
+		return nil, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
+	}
+	hosts := min(avail, job.Ranks)
+	if cfg.Nodes > 1 { // the user asked for fewer hosts than there are
+		if cfg.Nodes > avail {
+			return nil, fmt.Errorf("bcsrun: --nodes %d, but there are %d host(s); want 1 .. %d", cfg.Nodes, avail, avail)
+		}
+		hosts = min(cfg.Nodes, job.Ranks)
+	}
+	cfg.Nodes = hosts
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m := cfg.MDSMode(); m != (mds.Mode{}) {
+		return nil, fmt.Errorf("bcsrun: mds = %q is not collected across hosts yet; run with mds: none across hosts, or --launcher local", cfg.MDS)
+	}
+	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
+		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
+	}
+	prog, err := exec.LookPath(job.Program)
+	if err != nil {
+		return nil, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
+	}
+	if prog, err = filepath.Abs(prog); err != nil {
+		return nil, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
+	}
+	bcsd, err := findBcsd()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bcsrun: encoding the configuration for bcsd: %w", err)
+	}
+	var idb [6]byte
+	rand.Read(idb[:])
+	return &across{cfg: cfg, hosts: hosts, prog: prog, bcsd: bcsd, conf: conf, jobID: hex.EncodeToString(idb[:]), secret: transport.NewSecret()}, nil
 }
