@@ -105,7 +105,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	}{
 		{"collectives", []string{"-n", "6", "./e2eprog", "collectives"}, "collectives ok: 6 ranks"},
 		{"ring", []string{"-n", "4", "./ring"}, "ring: lap 2 ok, token 6"},
-		{"exchange", []string{"-n", "3", "--tag-output", "./e2eprog", "exchange"}, "exchange ok: 3 ranks"},
+		{"exchange", []string{"-n", "3", "--tag-output", "./e2eprog", "exchange"}, "[0@h1] exchange ok: 3 ranks"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := salloc(t, c.args...)

@@ -280,7 +280,7 @@ func RunHost(job HostJob) (code int, err error) {
 	defer runtime.UnlockOSThread()
 	exits := make(chan exit, len(n.ranks))
 	procs := map[int]*os.Process{}
-	out := &output{tag: cfg.TagOutput}
+	out := &output{tag: cfg.TagOutput, host: job.Host}
 	notJob := pidSet(others)
 	stdin := job.Stdin
 	if me != 0 {
