@@ -24,7 +24,7 @@ const lineHoldMax = 16 << 20
 // the reader goroutines it starts itself.
 type output struct {
 	tag   bool
-	host  string // with tag, across hosts: lines read "[rank@host] "
+	host  string     // with tag, across hosts: lines read "[rank@host] "
 	mu    sync.Mutex // one line (or chunk) at a time on the destinations
 	wg    sync.WaitGroup
 	pipes []pipeEnd
