@@ -23,6 +23,11 @@ var raceEnabled bool
 var bin string
 
 func TestMain(m *testing.M) {
+	// The tests run jobs on this machine even when the test itself runs in
+	// a Slurm allocation (bcsrun would take it); the Slurm tests set up their own.
+	for _, v := range []string{"SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"} {
+		os.Unsetenv(v)
+	}
 	dir, err := os.MkdirTemp("", "bcsrun-e2e-")
 	if err != nil {
 		panic(err)
