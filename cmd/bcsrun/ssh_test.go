@@ -114,4 +114,42 @@ func TestSSHAcrossHosts(t *testing.T) {
 		t.Fatalf("failing rank: exit %d, want non-zero naming rank 2 and its host\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+
+	// bcsrun SIGKILLed mid-job: its ssh clients die with it, and with them
+	// every host's bcsd and ranks (nothingLeft in run1's place).
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), "--hosts", hosts, "-n", "3", "./e2eprog", "hang")
+	cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd)
+	cmd.Dir = bin
+	o, e := newWatched(), newWatched()
+	cmd.Stdout, cmd.Stderr = o, e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !o.waitFor("ready", 3, 60*time.Second) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	nothingLeftWithin(t, 30*time.Second)
+}
+
+// nothingLeftWithin waits (bounded) until no process of the test binaries
+// runs, as the ends of remote sessions take a moment to propagate.
+func nothingLeftWithin(t *testing.T, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); len(ourProcesses()) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("processes left %v after bcsrun was killed: %v", d, ourProcesses())
+			for _, p := range ourProcesses() {
+				var pid int
+				fmt.Sscan(p, &pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+	}
 }
