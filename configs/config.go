@@ -36,6 +36,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -93,6 +94,8 @@ type Config struct {
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
 	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
+	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
+	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
 }
 
 // Default is the embedded default configuration.
@@ -125,6 +128,8 @@ func Default() Config {
 		MDSFileMode:       "0600",
 		MDSKernelBTF:      "/sys/kernel/btf/vmlinux",
 		Check:             "none",
+		Address:           "auto",
+		SSH:               "ssh",
 	}
 }
 
@@ -233,6 +238,7 @@ func Flags(fs *pflag.FlagSet) {
 	fs.Duration("timeslice", d.Timeslice, fmt.Sprintf("time slice length, %s (key timeslice)", bounds["timeslice"].String(true)))
 	fs.Int("nodes", d.Nodes, fmt.Sprintf("logical nodes on this machine, %s; >1 runs agents over loopback TCP (key nodes)", bounds["nodes"].String(false)))
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
+	fs.String("address", d.Address, `across hosts: "auto", an IP address or an interface name for bcsd to listen on (key address)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
 	fs.String("check", d.Check, `opt-in checks: none, or a comma list of buffers, buffers:warn, flow, all (key check)`)
 	fs.Bool("deterministic", d.Deterministic, "deterministic mode: wildcard receives, probes and Test-family results depend on the program alone, not on timing (key deterministic)")
@@ -240,7 +246,7 @@ func Flags(fs *pflag.FlagSet) {
 }
 
 // flagKeys maps a key to the command-line flag that sets it.
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check", "deterministic": "deterministic"}
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check", "deterministic": "deterministic", "address": "address"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
 // wrong without being an error.
@@ -649,6 +655,12 @@ func (c Config) Validate() error {
 	}
 	if _, err := mds.ParseFileMode(c.MDSFileMode); err != nil {
 		return fmt.Errorf("configs: mds_file_mode: %w", err)
+	}
+	if len(strings.Fields(c.SSH)) == 0 {
+		return fmt.Errorf("configs: ssh is empty, want the ssh command (default \"ssh\"), e.g. \"ssh -i /path/key\"")
+	}
+	if c.Address == "" || strings.ContainsAny(c.Address, " \t\n/:") && net.ParseIP(c.Address) == nil {
+		return fmt.Errorf("configs: address = %q, want \"auto\", an IP address (10.0.0.5) or an interface name (eth0)", c.Address)
 	}
 	return nil
 }

@@ -23,6 +23,11 @@ var raceEnabled bool
 var bin string
 
 func TestMain(m *testing.M) {
+	// The tests run jobs on this machine even when the test itself runs in
+	// a Slurm allocation (bcsrun would take it); the Slurm tests set up their own.
+	for _, v := range []string{"SLURM_JOB_ID", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"} {
+		os.Unsetenv(v)
+	}
 	dir, err := os.MkdirTemp("", "bcsrun-e2e-")
 	if err != nil {
 		panic(err)
@@ -32,7 +37,7 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	for _, pkg := range [][]string{{"."}, {"../../examples/...", "../../internal/e2eprog", "../../tools/..."}} {
+	for _, pkg := range [][]string{{".", "../bcsd"}, {"../../examples/...", "../../internal/e2eprog", "../../tools/..."}} {
 		cmd := exec.Command("go", append(args, pkg...)...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {

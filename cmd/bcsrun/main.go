@@ -17,6 +17,14 @@
 // bcsrun --replay DIR runs the job again with those outcomes and stops it,
 // naming the rank and the call, where the program no longer makes the
 // recorded calls (package internal/replay).
+//
+// Inside a Slurm allocation (SLURM_JOB_ID set: salloc, sbatch), or with
+// --launcher slurm, it runs the job across the allocation's hosts instead:
+// srun starts one bcsd per host (bcsd beside bcsrun, else on PATH), the
+// ranks are placed by block, and bcsrun exits with srun's status
+// (internal/launch.RunSlurm). --launcher local keeps the job on this machine.
+// With --hosts a,b,c or --hostfile FILE it starts one bcsd per host over ssh
+// instead, and is their PMI server (internal/launch.RunSSH).
 package main
 
 import (
@@ -44,6 +52,9 @@ func main() {
 	verbose := fs.BoolP("verbose", "v", false, "print a summary of the runtime after the job")
 	record := fs.String("record", "", "record the job's wildcard matches, Iprobe answers and test results into this directory (new, or without a recording)")
 	replayDir := fs.String("replay", "", "replay the recording in this directory (written by --record)")
+	hostList := fs.String("hosts", "", "run across these hosts (a,b,c), one bcsd each, started over ssh (key ssh)")
+	hostfile := fs.String("hostfile", "", `run across the hosts of this file ("host [slots=N]" per line), started over ssh`)
+	launcher := fs.String("launcher", "auto", `"local" (this machine), "slurm" (one bcsd per host of the allocation, through srun) or "auto" (slurm when SLURM_JOB_ID is set)`)
 	configs.Flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsrun -n N [flags] PROGRAM [ARGS...]\n\nflags:\n%s", fs.FlagUsages())
@@ -77,12 +88,41 @@ func main() {
 	if _, err := stdin.Stat(); err != nil {
 		stdin = nil
 	}
-	res, err := launch.Run(launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir})
+	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir}
+	var res launch.Result
+	switch {
+	case (*record != "" || *replayDir != "") && (*hostList != "" || *hostfile != "" || *launcher == "slurm" || *launcher == "auto" && launch.InSlurm()):
+		err = fmt.Errorf("bcsrun: --record and --replay run on this machine only (--launcher local); across hosts they are not supported yet")
+	case *hostList != "" || *hostfile != "":
+		var hosts []string
+		if *hostList != "" && *hostfile != "" {
+			err = fmt.Errorf("bcsrun: --hosts and --hostfile both given; want one")
+		} else if *hostList != "" {
+			hosts, err = launch.ParseHosts(*hostList)
+		} else if f, ferr := os.Open(*hostfile); ferr != nil {
+			err = fmt.Errorf("bcsrun: --hostfile: %w", ferr)
+		} else {
+			hosts, err = launch.ParseHostfile(f, *hostfile)
+			f.Close()
+		}
+		if err == nil {
+			res, err = launch.RunSSH(job, hosts)
+		}
+	case *launcher == "slurm" || *launcher == "auto" && launch.InSlurm():
+		res, err = launch.RunSlurm(job)
+	case *launcher == "local" || *launcher == "auto":
+		res, err = launch.Run(job)
+	default:
+		fmt.Fprintf(os.Stderr, "bcsrun: --launcher %q, want auto, local or slurm\n", *launcher)
+		os.Exit(2)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if *verbose {
+	if *verbose && res.Hosts > 0 {
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %.3fs wall\n", res.JobID, *n, res.Hosts, res.Elapsed.Seconds())
+	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
 		fmt.Fprintf(os.Stderr, "bcsrun: bytes_per_slice_max %d; pull orders: %d served (%d bytes copied by the receivers), %d revoked, %d unfinished\n",

@@ -1,8 +1,43 @@
-// Package launch runs one job on this machine: it creates a shared-memory
-// region and an agent per logical node, starts the master, spawns the rank
-// processes, forwards their output, watches them, and tears everything down on
-// every path (normal end, a failing rank, a runtime error, SIGINT, SIGTERM or
-// SIGHUP, at any moment from the start).
+// Package launch runs one job: it creates a shared-memory region and an
+// agent per node, starts the master, spawns the rank processes, forwards
+// their output, watches them, and tears everything down on every path
+// (normal end, a failing rank, a runtime error, SIGINT, SIGTERM or SIGHUP,
+// at any moment from the start).
+//
+// Two launchers share what one node needs (node.go: the region, the agent
+// and its mesh endpoint, rank spawning with the jobenv contract, judging a
+// rank's exit):
+//
+//   - Run, the embedded launcher: every node is a logical node of this
+//     process (over loopback TCP when there are several), and so is the
+//     master.
+//   - Across hosts under Slurm (slurm.go, host.go): RunSlurm, in bcsrun,
+//     starts one bcsd per host of the allocation with srun --mpi=pmi2, and
+//     RunHost, in each bcsd, runs that host's node. The bcsds exchange their
+//     endpoints through the PMI key/value space (put, fence, get) and build
+//     the authenticated mesh on the address key's interface; the job's
+//     secret comes in the environment, never on a command line.
+//   - Across hosts over ssh (ssh.go): RunSSH starts one bcsd per host with
+//     ssh and is itself the PMI server they meet at; the secret comes on
+//     ssh's standard input. Each bcsd runs RunHost as under Slurm.
+//
+// Where the master runs across hosts: in node 0's bcsd, not in bcsrun. The
+// strobe is the job's heartbeat, a round trip to every node each slice: it
+// belongs on the compute hosts' network, one hop from every agent, not on the
+// host where the user typed salloc (a login node that may not even be
+// reachable from the compute hosts, and is loaded by other users). It also
+// ties the master's life to the Slurm step, which Slurm ends and cleans up
+// as a whole; bcsrun is then only srun's caller, and its death ends the
+// step without leaving a master behind.
+//
+// Job end across hosts: a bcsd whose ranks all ended well enters a second
+// PMI fence; it completes when every host's ranks have, and node 0 then
+// stops the master, whose stop ends every agent. A bcsd that judges a rank's
+// exit a failure prints the job message (naming the rank and its host) and
+// exits with the rank's status; srun (--kill-on-bad-exit) ends the other
+// hosts' bcsds, whose ranks die with them (PDEATHSIG), and bcsrun exits
+// with srun's status. Each bcsd, like Run, is the reaper of its ranks'
+// orphans. MDS is not collected across hosts yet: RunSlurm refuses mds.
 //
 // Ownership: Run owns every resource it creates — regions (anonymous memfd
 // files with no name in any file system, inherited by the ranks as fd 3, so
@@ -35,7 +70,6 @@ package launch
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +85,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
-	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -97,6 +130,9 @@ type Result struct {
 	BytesPerSliceMax uint64
 	// RecordBytes is the size of the recording's rank files (--record).
 	RecordBytes int64
+	// Hosts is the number of hosts a job across hosts ran on (RunSlurm);
+	// 0 for a job on this machine.
+	Hosts int
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -127,20 +163,6 @@ func NodeOf(ranks, nodes int) []proto.NodeID {
 		}
 	}
 	return out
-}
-
-type node struct {
-	file   *os.File // the region's memfd
-	mem    []byte
-	region *shm.Region
-	agent  *nicthread.Agent
-	ranks  []int
-}
-
-type exit struct {
-	rank  int
-	state *os.ProcessState
-	err   error
 }
 
 // Run runs the job and returns how it ended. An error means the job could
@@ -269,41 +291,26 @@ func Run(job Job) (res Result, err error) {
 	if mon.msgs != nil {
 		onDEM, onPlan = mon.onDEM, mon.onPlan
 	}
-	nodes := make([]*node, cfg.Nodes)
-	for r, n := range nodeOf {
-		if nodes[n] == nil {
-			nodes[n] = &node{}
-		}
-		nodes[n].ranks = append(nodes[n].ranks, r)
-	}
+	rankLists := ranksOfNodes(nodeOf, cfg.Nodes)
+	nodes := make([]*node, 0, cfg.Nodes)
 	defer func() {
 		for _, n := range nodes {
-			if n.mem != nil {
-				unix.Unmap(n.mem)
-			}
-			if n.file != nil {
-				n.file.Close()
-			}
+			n.close()
 		}
 	}()
-	for i, n := range nodes {
-		g := cfg.Geometry(len(n.ranks))
-		if rec != nil {
-			g.LogBytes = logRingBytes
-		}
+	for i := range cfg.Nodes {
 		if signalled() {
 			return sigResult(startSig), nil
 		}
-		name := fmt.Sprintf("bcs-%s-node%d", res.JobID, i)
-		if n.file, err = unix.CreateRegion(name, g.Size()); err != nil {
-			return res, fmt.Errorf("bcsrun: %w", err)
+		logBytes := 0
+		if rec != nil {
+			logBytes = logRingBytes
 		}
-		if n.mem, err = unix.Map(int(n.file.Fd()), g.Size()); err != nil {
-			return res, fmt.Errorf("bcsrun: %w", err)
-		}
-		if n.region, err = shm.Init(n.mem, g); err != nil {
+		n, err := openNode(res.JobID, i, rankLists[i], cfg, logBytes, "bcsrun")
+		if err != nil {
 			return res, err
 		}
+		nodes = append(nodes, n)
 	}
 
 	// The leak report pipe: every rank inherits the write end as fd 4.
@@ -344,8 +351,9 @@ func Run(job Job) (res Result, err error) {
 	}()
 	if cfg.Nodes == 1 {
 		n := nodes[0]
-		n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: 0, NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region, OnSlice: agentHook(0), OnPlan: onPlan, Check: cfg.CheckMode(),
-			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn, OnLog: onLog})
+		ac := n.agentConfig(cfg, nodeOf)
+		ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(0), onPlan, onWarn, onLog
+		n.agent = nicthread.NewAgent(ac)
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
 		addrs := make([]string, cfg.Nodes+1)
@@ -364,11 +372,9 @@ func Run(job Job) (res Result, err error) {
 		direct := [][]bool{remote.Direct()}
 		var eps []*nicthread.AgentEndpoint
 		for i, n := range nodes {
-			ep := &nicthread.AgentEndpoint{}
-			n.agent = nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: nodeOf, Sched: cfg.Sched(), Restart: cfg.RestartPolicy(), Region: n.region,
-				Send: func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }, OnSlice: agentHook(i), OnPlan: onPlanIf(i == 0, onPlan), Check: cfg.CheckMode(),
-				DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockAction == "warn", OnWarn: onWarn, OnLog: onLog})
-			*ep = *nicthread.NewAgentEndpoint(n.agent, meshes[i+1], cfg.TXTimeout)
+			ac := n.agentConfig(cfg, nodeOf)
+			ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(i), onPlanIf(i == 0, onPlan), onWarn, onLog
+			ep := n.remoteAgent(ac, meshes[i+1], cfg.TXTimeout)
 			if i == stallNode {
 				ep.StallAt = stallAt
 			}
@@ -425,50 +431,16 @@ func Run(job Job) (res Result, err error) {
 	notJob := pidSet(others) // grows by the ranks: children that reapZombies leaves alone
 	started := 0
 	var startErr error
-	var closeWriters []*os.File
-	for ni, n := range nodes {
+	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: os.Environ(), jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
+		record: rec != nil, replay: replayDir,
+		reportW: reportW, stdin: job.Stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
+	for _, n := range nodes {
 		for li, r := range n.ranks {
 			if signalled() {
 				break
 			}
-			cmd := exec.Command(prog, job.Args...)
-			renv := jobenv.Env{ShmFD: 3, Rank: r, Size: job.Ranks, LocalRank: li, Node: ni, Job: res.JobID,
-				Timeslice: cfg.Timeslice, Spin: cfg.Spin, LeakCheck: cfg.LeakCheck, MDS: mon.env(cfg), Check: cfg.CheckMode().String(),
-				Record: rec != nil, Replay: replayDir}
-			cmd.ExtraFiles = []*os.File{n.file} // descriptor 3
-			if reportW != nil {
-				cmd.ExtraFiles = append(cmd.ExtraFiles, reportW) // descriptor 4
-				renv.ReportFD = 4
-			}
-			cmd.Env = append(os.Environ(), renv.Environ()...)
-			cmd.SysProcAttr = unix.DieWithParent()
-			if r == 0 && job.Stdin != nil {
-				cmd.Stdin = job.Stdin // the descriptor itself: no copying, EOF when the caller's input ends
-			}
-			var w [2]*os.File
-			for i, dst := range []io.Writer{stdout, stderr} {
-				if w[i], err = out.writer(r, dst); err != nil {
-					startErr = fmt.Errorf("bcsrun: output pipe for rank %d: %w", r, err)
-					break
-				}
-				if w[i] != dst {
-					closeWriters = append(closeWriters, w[i])
-				}
-			}
-			if startErr != nil {
-				for _, w := range closeWriters {
-					w.Close()
-				}
-				break
-			}
-			cmd.Stdout, cmd.Stderr = w[0], w[1]
-			startErr = cmd.Start()
-			for _, w := range closeWriters { // the child has its copies now
-				w.Close()
-			}
-			closeWriters = closeWriters[:0]
-			if startErr != nil {
-				startErr = fmt.Errorf("bcsrun: starting rank %d (%s): %w", r, prog, startErr)
+			var cmd *exec.Cmd
+			if cmd, startErr = sp.start(n, li, r); startErr != nil {
 				break
 			}
 			procs[r] = cmd.Process
@@ -476,10 +448,6 @@ func Run(job Job) (res Result, err error) {
 			mon.rankStarted(r, cmd.Process.Pid)
 			started++
 			n.agent.Spawned(proto.Rank(r), cmd.Process.Pid) // the process (tree) that may attach as r
-			go func() {
-				err := cmd.Wait()
-				exits <- exit{rank: r, state: cmd.ProcessState, err: err}
-			}()
 		}
 		if startErr != nil {
 			break
@@ -538,7 +506,7 @@ func Run(job Job) (res Result, err error) {
 			if aborting {
 				continue
 			}
-			if msg, code := judge(e, nodes, nodeOf); msg != "" {
+			if msg, code := judge(e, nodes[nodeOf[e.rank]], "bcsrun"); msg != "" {
 				abort(code, msg)
 			}
 		case md := <-masterCh:
@@ -623,30 +591,6 @@ func Run(job Job) (res Result, err error) {
 	return res, nil
 }
 
-// judge says whether a rank's exit fails the job, and with which message and code.
-func judge(e exit, nodes []*node, nodeOf []proto.NodeID) (string, int) {
-	n := nodes[nodeOf[e.rank]]
-	var state uint32
-	for li, r := range n.ranks {
-		if r == e.rank {
-			state = n.region.Block(li).State()
-		}
-	}
-	ws, _ := e.state.Sys().(syscall.WaitStatus)
-	switch {
-	case ws.Signaled():
-		return fmt.Sprintf("bcsrun: rank %d was killed by signal %v; job aborted", e.rank, ws.Signal()), 128 + int(ws.Signal())
-	case ws.ExitStatus() != 0:
-		return fmt.Sprintf("bcsrun: rank %d exited with status %d; job aborted", e.rank, ws.ExitStatus()), ws.ExitStatus()
-	case state == shm.StateInit:
-		return fmt.Sprintf("bcsrun: rank %d exited without calling MPI_Finalize; job aborted", e.rank), 1
-	}
-	if e.err != nil && !errors.As(e.err, new(*exec.ExitError)) {
-		return fmt.Sprintf("bcsrun: rank %d: %v", e.rank, e.err), 1
-	}
-	return "", 0
-}
-
 // faultStall reads BCS_FAULT_STALL_NODE=node@slice (jobenv.VarFaultStallNode), a fault injection for
 // tests: that node's agent stops answering the master from that slice on.
 func faultStall() (int, proto.SliceID) {
@@ -669,4 +613,13 @@ func onPlanIf(first bool, f func(*scheduler.Plan)) func(*scheduler.Plan) {
 		return f
 	}
 	return nil
+}
+
+// ranksOfNodes lists each node's ranks, in order, from a placement.
+func ranksOfNodes(nodeOf []proto.NodeID, nodes int) [][]int {
+	out := make([][]int, nodes)
+	for r, n := range nodeOf {
+		out[n] = append(out[n], r)
+	}
+	return out
 }

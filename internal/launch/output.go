@@ -24,6 +24,7 @@ const lineHoldMax = 16 << 20
 // the reader goroutines it starts itself.
 type output struct {
 	tag   bool
+	host  string     // with tag, across hosts: lines read "[rank@host] "
 	mu    sync.Mutex // one line (or chunk) at a time on the destinations
 	wg    sync.WaitGroup
 	pipes []pipeEnd
@@ -79,11 +80,16 @@ func (o *output) forward(rd io.Reader, dst io.Writer) {
 	}
 }
 
-// forwardLines writes every line of rd to dst prefixed with "[rank] ", each
+// forwardLines writes every line of rd to dst prefixed with "[rank] " (or
+// "[rank@host] " when o.host is set), each
 // line whole, of any length; a last line without a newline gets one.
 func (o *output) forwardLines(rank int, rd io.Reader, dst io.Writer) {
 	br := bufio.NewReaderSize(rd, 64<<10)
-	prefix := []byte("[" + strconv.Itoa(rank) + "] ")
+	label := strconv.Itoa(rank)
+	if o.host != "" {
+		label += "@" + o.host
+	}
+	prefix := []byte("[" + label + "] ")
 	line := slices.Clone(prefix)
 	held := false // mu is held: part of the current line is written already
 	for {

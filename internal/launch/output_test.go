@@ -38,6 +38,16 @@ func TestForwardLines(t *testing.T) {
 					t.Fatal("output lock still held")
 				}
 			})
+			if c.name == "lines" && r.name == "whole" {
+				t.Run("with host", func(t *testing.T) {
+					o := output{host: "h2"}
+					var dst bytes.Buffer
+					o.forwardLines(3, r.rd(c.in), &dst)
+					if want := "[3@h2] a\n[3@h2] bc\n"; dst.String() != want {
+						t.Fatalf("got %q, want %q", dst.String(), want)
+					}
+				})
+			}
 		}
 	}
 }

@@ -1,0 +1,138 @@
+// Command bcsd runs one host's node of a BCS-MPI job across hosts. bcsrun
+// starts one per host of a Slurm allocation:
+//
+//	srun --mpi=pmi2 -N M -n M --ntasks-per-node=1 --kill-on-bad-exit=1 bcsd --ranks N -- PROGRAM [ARGS...]
+//
+// Users do not start it themselves. It speaks PMI-2 to srun (its node id is
+// its PMI rank), listens on the configured address (key address), exchanges
+// endpoints with the other bcsds through the PMI key/value space, builds the
+// authenticated mesh, creates its node's shared memory, starts its block of
+// ranks, forwards their output to srun, and exits with the job's status on
+// this host (see internal/launch.RunHost). Node 0's bcsd also runs the
+// master. The job's secret, id and configuration come from the environment
+// (BCSD_SECRET, BCSD_JOB, BCSD_CONFIG), never from the command line.
+//
+// Started by bcsrun --hosts over ssh, it takes --pmi-port (bcsrun's PMI
+// server), --node and --host, reads the job as one JSON line on standard
+// input, and stops when that input ends.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/launch"
+	"github.com/bcsmpi/bcsmpi/internal/pmi"
+)
+
+func main() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, launch.TermSignals...)
+	os.Exit(run(sigs))
+}
+
+func run(sigs <-chan os.Signal) int {
+	fs := pflag.NewFlagSet("bcsd", pflag.ContinueOnError)
+	fs.SetInterspersed(false)
+	ranks := fs.Int("ranks", 0, "ranks in the whole job")
+	pmiPort := fs.String("pmi-port", "", "over ssh: bcsrun's PMI server (host:port); the job comes as one line on standard input")
+	node := fs.Int("node", -1, "over ssh: this host's node id")
+	hostName := fs.String("host", "", "over ssh: this host's name in messages")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: bcsd --ranks N -- PROGRAM [ARGS...] (started by bcsrun through srun)\n\nflags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintln(os.Stderr, "bcsd:", err)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "bcsd: no program given")
+		fs.Usage()
+		return 2
+	}
+	host := os.Getenv("SLURMD_NODENAME")
+	if *hostName != "" {
+		host = *hostName
+	}
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	if *pmiPort != "" {
+		return overSSH(sigs, *pmiPort, *node, host, *ranks, fs.Args())
+	}
+	secret, err := launch.ParseSecret(os.Getenv(launch.VarSecret))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: %v: bcsd is started by bcsrun\n", host, err)
+		return 2
+	}
+	cfg := configs.Default()
+	if err := json.Unmarshal([]byte(os.Getenv(launch.VarConfig)), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: %s: %v: bcsd is started by bcsrun\n", host, launch.VarConfig, err)
+		return 2
+	}
+	c, err := pmi.Open(pmi.V2)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
+		return 2
+	}
+	code, err := launch.RunHost(launch.HostJob{Ranks: *ranks, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg,
+		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+// overSSH is bcsd started by bcsrun --hosts over ssh: the job comes on
+// standard input, bcsrun serves PMI at pmiPort, and the end of standard
+// input (bcsrun gone, or ending the job) stops this host's part.
+func overSSH(sigs <-chan os.Signal, pmiPort string, node int, host string, ranks int, args []string) int {
+	env, err := launch.ReadSSHEnv(os.Stdin)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: %v: bcsd is started by bcsrun\n", host, err)
+		return 2
+	}
+	secret, err := launch.ParseSecret(env.Secret)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
+		return 2
+	}
+	cfg := configs.Default()
+	if err := json.Unmarshal(env.Config, &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: the job's configuration: %v\n", host, err)
+		return 2
+	}
+	c, err := launch.DialPMI(pmiPort, secret, env.Job, node)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
+		return 2
+	}
+	stop := make(chan os.Signal, 2)
+	go func() {
+		io.Copy(io.Discard, os.Stdin) // until bcsrun closes it
+		stop <- syscall.SIGTERM
+	}()
+	go func() {
+		for s := range sigs {
+			stop <- s
+		}
+	}()
+	code, err := launch.RunHost(launch.HostJob{Ranks: ranks, Program: args[0], Args: args[1:], Config: cfg,
+		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/slurmtest"
+)
+
+// TestSlurmAcrossHosts runs jobs with bcsrun inside `salloc -N3` on a real
+// Slurm of three network-namespace hosts: srun starts one bcsd per host,
+// the bcsds meet through PMI-2 and mesh over the bridge, and the ranks'
+// results are right; a failing rank fails the job naming the rank; after
+// each job the allocation is gone and no process of the job is left on any
+// host, nor a region file.
+func TestSlurmAcrossHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Slurm cluster")
+	}
+	cl := slurmtest.Start(t, 3, 2)
+	// sallocHook runs bcsrun in `salloc -N3`; during, if not nil, runs while
+	// the job runs, with the job's output so far.
+	sallocHook := func(t *testing.T, env []string, stdin string, during func(o, e *watched), args ...string) run {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		hosts := "-N3"
+		if len(args) > 0 && strings.HasPrefix(args[0], "-N") {
+			hosts, args = args[0], args[1:]
+		}
+		cmd := cl.CommandContext(ctx, "salloc", append([]string{hosts, "--quiet", filepath.Join(bin, "bcsrun")}, args...)...)
+		cmd.Env = append(cmd.Env, env...)
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		err := cmd.Start()
+		if err == nil {
+			if during != nil {
+				during(o, e)
+			}
+			err = cmd.Wait()
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("salloc bcsrun %v hung (killed after 120s)\nstdout:\n%s\nstderr:\n%s\n%s", args, o.String(), e.String(), cl.Logs())
+		}
+		r := run{stdout: o.String(), stderr: e.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		// The step and the allocation end with salloc; Slurm marks the job
+		// complete shortly after (bounded wait on that event).
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			out, err := cl.Command("squeue", "-h", "-o", "%i %T").Output()
+			if err == nil && strings.TrimSpace(string(out)) == "" {
+				break
+			}
+			if time.Now().After(end) {
+				t.Errorf("the job is still in squeue 30 s after salloc returned: %q %v", out, err)
+				break
+			}
+		}
+		nothingLeft(t, map[string]string{})
+		return r
+	}
+	salloc := func(t *testing.T, args ...string) run { t.Helper(); return sallocHook(t, nil, "", nil, args...) }
+
+	// Where the ranks ran: block placement over the three hosts.
+	r := salloc(t, "-n", "5", "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE host $SLURMD_NODENAME"`)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	sort.Strings(lines)
+	want := []string{"rank 0 node 0 host h1", "rank 1 node 0 host h1", "rank 2 node 1 host h2", "rank 3 node 1 host h2", "rank 4 node 2 host h3"}
+	if r.code != 0 || strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("placement: exit %d, lines %q, want %q\nstderr:\n%s", r.code, lines, want, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "BCSD_SECRET") {
+		t.Errorf("the secret's variable leaked into the output")
+	}
+	// Standard input reaches rank 0 (on h1) only, through srun and bcsd.
+	r = sallocHook(t, nil, "hi\n", nil, "-n", "3", "cat")
+	if r.code != 0 || r.stdout != "hi\n" {
+		t.Errorf("stdin: exit %d, stdout %q, want \"hi\\n\" once\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"collectives", []string{"-n", "6", "./e2eprog", "collectives"}, "collectives ok: 6 ranks"},
+		{"ring", []string{"-n", "4", "./ring"}, "ring: lap 2 ok, token 6"},
+		{"exchange", []string{"-n", "3", "--tag-output", "./e2eprog", "exchange"}, "[0@h1] exchange ok: 3 ranks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := salloc(t, c.args...)
+			if r.code != 0 || !strings.Contains(r.stdout, c.want) {
+				t.Fatalf("exit %d, want stdout containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		// Rank 1 (on h1, node 0) exits 3 while the others wait for a
+		// message that never comes.
+		{"rank exits 3 on node 0", []string{"-n", "4", "./e2eprog", "exit3"}, "bcsd on h1: rank 1 exited with status 3; job aborted"},
+		// The last rank (on h3, node 2) is killed while the others wait for it.
+		{"rank killed on node 2", []string{"-n", "3", "./e2eprog", "kill"}, "bcsd on h3: rank 2 was killed by signal killed; job aborted"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := salloc(t, c.args...)
+			if r.code == 0 || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d, want non-zero and stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+			t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+		})
+	}
+
+	// Start-up, measured on request (BCS_SLURM_MEASURE=1): bcsrun's wall
+	// time (srun and every bcsd, to the job's end) for a one-barrier job on
+	// 1 and 3 hosts; the local launcher for comparison.
+	if os.Getenv("BCS_SLURM_MEASURE") != "" {
+		t.Run("start-up", func(t *testing.T) {
+			wall := regexp.MustCompile(`([0-9.]+)s wall`)
+			for _, c := range [][]string{{"-N1", "-n", "1"}, {"-N3", "-n", "3"}, {"-N1", "--launcher", "local", "-n", "3", "--nodes", "3"}} {
+				var ts []string
+				for i := 0; i < 5; i++ {
+					start := time.Now()
+					r := salloc(t, append(c, "-v", "./barrier", "-iters", "1")...)
+					m := wall.FindStringSubmatch(r.stderr)
+					if r.code != 0 || m == nil {
+						t.Fatalf("exit %d\n%s", r.code, r.stderr)
+					}
+					ts = append(ts, fmt.Sprintf("%ss (salloc %.3fs)", m[1], time.Since(start).Seconds()))
+				}
+				t.Logf("%v: bcsrun wall %v", c, ts)
+			}
+			for _, n := range []string{"1", "3"} { // Slurm's own share: a step of /bin/true
+				var ts []string
+				for i := 0; i < 5; i++ {
+					start := time.Now()
+					if out, err := cl.Command("salloc", "-N"+n, "--quiet", "srun", "--mpi=pmi2", "-N"+n, "-n"+n, "--quiet", "/bin/true").CombinedOutput(); err != nil {
+						t.Fatalf("salloc srun /bin/true: %v\n%s", err, out)
+					}
+					ts = append(ts, fmt.Sprintf("%.3fs", time.Since(start).Seconds()))
+				}
+				t.Logf("salloc -N%s srun --mpi=pmi2 /bin/true: %v", n, ts)
+			}
+		})
+	}
+
+	// Hosts failing under a running job (every rank blocked in a receive
+	// after printing "ready"): detected within node_timeout, the job ends
+	// non-zero naming the host, and nothing is left.
+	fast := []string{"BCS_NODE_TIMEOUT=1s"}
+	t.Run("bcsd killed", func(t *testing.T) {
+		var killed time.Time
+		r := sallocHook(t, fast, "", func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			pid := bcsdIn("bcsslurm3")
+			if pid == 0 {
+				t.Errorf("no bcsd in host h3's namespace")
+				return
+			}
+			killed = time.Now()
+			syscall.Kill(pid, syscall.SIGKILL)
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code == 0 || !strings.Contains(r.stderr, "h3") {
+			t.Fatalf("exit %d, want non-zero and stderr naming h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw (%v after the kill, teardown included): exit %d\n%s", time.Since(killed).Round(time.Millisecond), r.code, r.stderr)
+	})
+	t.Run("deadlock while other hosts wait at the end", func(t *testing.T) {
+		// Ranks 2 and 3 (h2, h3) finish, so their bcsds wait in the
+		// end-of-job fence; ranks 0 and 1 (h1) receive from each other.
+		r := sallocHook(t, []string{"BCS_DEADLOCK_SLICES=50"}, "", nil, "-n", "4", "./e2eprog", "deadlock")
+		if r.code == 0 || !strings.Contains(r.stderr, "wait-for cycle: 0 -> 1 -> 0") {
+			t.Fatalf("exit %d, want non-zero and the deadlock report\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+	})
+	t.Run("SIGTERM to bcsrun", func(t *testing.T) {
+		r := sallocHook(t, nil, "", func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			pid := processOf(filepath.Join(bin, "bcsrun"))
+			if pid == 0 {
+				t.Errorf("no bcsrun running")
+				return
+			}
+			syscall.Kill(pid, syscall.SIGTERM)
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code != 143 || !strings.Contains(r.stderr, "bcsrun: terminated received, job terminated") {
+			t.Fatalf("exit %d, want 143 and the signal named\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+	})
+	t.Run("link cut", func(t *testing.T) {
+		var cut time.Time
+		r := sallocHook(t, fast, "", func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if out, err := exec.Command("ip", "link", "set", "vbcs3", "down").CombinedOutput(); err != nil {
+				t.Errorf("ip link set vbcs3 down: %v: %s", err, out)
+				return
+			}
+			cut = time.Now()
+			seen := e.waitFor("stopped answering", 1, 60*time.Second)
+			t.Logf("detected after %v", time.Since(cut).Round(time.Millisecond))
+			// Up again, so that Slurm can end the step on h3 (a host cut
+			// for good is Slurm's to declare down).
+			if out, err := exec.Command("ip", "link", "set", "vbcs3", "up").CombinedOutput(); err != nil {
+				t.Errorf("ip link set vbcs3 up: %v: %s", err, out)
+			}
+			if !seen {
+				t.Errorf("the cut was not detected in 60 s:\n%s", e.String())
+			}
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code == 0 || !strings.Contains(r.stderr, "node 2 is host h3") {
+			t.Fatalf("exit %d, want non-zero and stderr naming host h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("what the user saw (%v after the cut, teardown included): exit %d\n%s", time.Since(cut).Round(time.Millisecond), r.code, r.stderr)
+	})
+}
+
+// TestBcsdRefusesPMIx: under a launcher that offers only PMIx, bcsd says to
+// use srun --mpi=pmi2 instead of hanging.
+func TestBcsdRefusesPMIx(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsd"), "--ranks", "1", "--", "/bin/true")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PMIX_RANK=0", "PMIX_VERSION=4.2", "BCSD_SECRET=00112233445566778899aabbccddeeff", "BCSD_JOB=j", "BCSD_CONFIG={}"}
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("bcsd hung under PMIx:\n%s", out)
+	}
+	if err == nil || !strings.Contains(string(out), "--mpi=pmi2") {
+		t.Fatalf("bcsd under PMIx only: %v, want a failure saying --mpi=pmi2:\n%s", err, out)
+	}
+}
+
+// watched is an output buffer that a test can wait on.
+type watched struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{} // closed and replaced at every write
+}
+
+func newWatched() *watched { return &watched{more: make(chan struct{})} }
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	close(w.more)
+	w.more = make(chan struct{})
+	return len(p), nil
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitFor waits until the output holds want count times, at most d (a
+// bound on a hang, not a speed requirement), and says whether it did.
+func (w *watched) waitFor(want string, count int, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		w.mu.Lock()
+		n, more := strings.Count(w.buf.String(), want), w.more
+		w.mu.Unlock()
+		if n >= count {
+			return true
+		}
+		select {
+		case <-more:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// bcsdIn returns the pid of the bcsd running in network namespace ns ("" if none).
+func bcsdIn(ns string) int {
+	var want syscall.Stat_t
+	if syscall.Stat("/run/netns/"+ns, &want) != nil {
+		return 0
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		exe, err := os.Readlink(d + "/exe")
+		if err != nil || exe != filepath.Join(bin, "bcsd") {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(d+"/ns/net", &st) == nil && st.Ino == want.Ino {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			return pid
+		}
+	}
+	return 0
+}
+
+// processOf returns the pid of a live process running exe (0 if none).
+func processOf(exe string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if e, err := os.Readlink(d + "/exe"); err == nil && e == exe {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			return pid
+		}
+	}
+	return 0
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/slurmtest"
+)
+
+// TestSSHAcrossHosts runs jobs with bcsrun --hosts over ssh: an sshd in
+// each of three namespace hosts (slurmtest's network; Slurm itself is not
+// used), bcsrun as the PMI server. Results are right, a failing rank fails
+// the job naming the rank, and nothing is left.
+func TestSSHAcrossHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts namespace hosts and sshd")
+	}
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd"
+		if _, err := os.Stat(sshd); err != nil {
+			t.Skip("no sshd (apt-get install openssh-server)")
+		}
+	}
+	cl := slurmtest.Start(t, 3, 2)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	for _, k := range []string{"host", "user"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+	}
+	pub, _ := os.ReadFile(filepath.Join(dir, "user.pub"))
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
+	var daemons []*exec.Cmd
+	t.Cleanup(func() { // before the cluster's Close (cleanups run last first)
+		for _, d := range daemons {
+			d.Process.Signal(syscall.SIGTERM)
+			d.Wait()
+		}
+	})
+	for i, addr := range cl.HostAddr {
+		conf := filepath.Join(dir, fmt.Sprintf("sshd%d.conf", i))
+		os.WriteFile(conf, []byte(fmt.Sprintf("ListenAddress %s\nPort 22\nHostKey %s\nAuthorizedKeysFile %s\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nAcceptEnv none\n",
+			addr, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))), 0o600)
+		d := exec.Command("nsenter", "--net=/run/netns/bcsslurm"+fmt.Sprint(i+1), sshd, "-D", "-e", "-f", conf)
+		var log bytes.Buffer
+		d.Stdout, d.Stderr = &log, &log
+		d.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := d.Start(); err != nil {
+			t.Fatalf("sshd: %v", err)
+		}
+		daemons = append(daemons, d)
+		up := false
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) { // bounded wait for the port
+			if c, err := net.DialTimeout("tcp", addr+":22", time.Second); err == nil {
+				c.Close()
+				up = true
+				break
+			}
+		}
+		if !up {
+			t.Fatalf("sshd on %s did not listen in 30 s:\n%s", addr, log.String())
+		}
+	}
+	sshCmd := "ssh -F /dev/null -i " + filepath.Join(dir, "user") + " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+	hosts := strings.Join(cl.HostAddr, ",")
+	run1 := func(t *testing.T, args ...string) run {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), append([]string{"--hosts", hosts}, args...)...)
+		cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd)
+		cmd.Dir = bin
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			t.Fatalf("bcsrun %v hung (killed after 120s)\nstdout:\n%s\nstderr:\n%s", args, o.String(), e.String())
+		}
+		r := run{stdout: o.String(), stderr: e.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		nothingLeft(t, map[string]string{})
+		return r
+	}
+	r := run1(t, "-n", "5", "./e2eprog", "collectives")
+	if r.code != 0 || !strings.Contains(r.stdout, "collectives ok: 5 ranks") {
+		t.Fatalf("collectives: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = run1(t, "-n", "3", "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE secret ${BCSD_SECRET:-none}"`)
+	for _, w := range []string{"rank 0 node 0 secret none", "rank 1 node 1 secret none", "rank 2 node 2 secret none"} {
+		if r.code != 0 || !strings.Contains(r.stdout, w) {
+			t.Errorf("placement: exit %d, want %q\nstdout:\n%s\nstderr:\n%s", r.code, w, r.stdout, r.stderr)
+		}
+	}
+	r = run1(t, "-n", "3", "./e2eprog", "kill")
+	if r.code == 0 || !strings.Contains(r.stderr, "rank 2 was killed by signal killed") || !strings.Contains(r.stderr, cl.HostAddr[2]) {
+		t.Fatalf("failing rank: exit %d, want non-zero naming rank 2 and its host\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+
+	// bcsrun SIGKILLed mid-job: its ssh clients die with it, and with them
+	// every host's bcsd and ranks (nothingLeft in run1's place).
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), "--hosts", hosts, "-n", "3", "./e2eprog", "hang")
+	cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd)
+	cmd.Dir = bin
+	o, e := newWatched(), newWatched()
+	cmd.Stdout, cmd.Stderr = o, e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !o.waitFor("ready", 3, 60*time.Second) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	nothingLeftWithin(t, 30*time.Second)
+}
+
+// nothingLeftWithin waits (bounded) until no process of the test binaries
+// runs, as the ends of remote sessions take a moment to propagate.
+func nothingLeftWithin(t *testing.T, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); len(ourProcesses()) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Errorf("processes left %v after bcsrun was killed: %v", d, ourProcesses())
+			for _, p := range ourProcesses() {
+				var pid int
+				fmt.Sscan(p, &pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+	}
+}

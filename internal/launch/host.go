@@ -1,0 +1,527 @@
+package launch
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/jobenv"
+	"github.com/bcsmpi/bcsmpi/internal/pmi"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/transport"
+)
+
+// Variables bcsrun passes to every bcsd through srun (which propagates the
+// environment): never on a command line, where every user of the host can
+// read them. They are not BCS_* variables (those are configuration keys and
+// the rank contract), and bcsd removes them from its ranks' environment.
+const (
+	// VarSecret is the job's secret, hex: the mesh's handshake proves it.
+	VarSecret = "BCSD_SECRET"
+	// VarJob is the job's id (jobenv's BCS_JOB for the ranks).
+	VarJob = "BCSD_JOB"
+	// VarConfig is the job's configuration as bcsrun resolved it (JSON).
+	VarConfig = "BCSD_CONFIG"
+)
+
+// KVS keys of the start-up exchange (PMI): node n's agent endpoint, and the
+// master's (node 0's bcsd hosts the master).
+const (
+	kvsEndpoint = "bcs-ep-"
+	kvsMaster   = "bcs-master"
+	kvsHost     = "bcs-host-" // node n's host name, for messages
+)
+
+// HostJob is one host's part of a job across hosts: what bcsd runs.
+type HostJob struct {
+	Ranks   int // in the whole job
+	Program string
+	Args    []string
+	Config  configs.Config // as bcsrun resolved it; Nodes is the number of hosts
+	JobID   string
+	Secret  []byte
+	// PMI is the step's PMI conversation, already open: its Rank is this
+	// host's node id and its Size the number of hosts. RunHost closes it.
+	PMI *pmi.Client
+	// Host names this host in messages (Slurm's node name).
+	Host    string
+	Stdin   *os.File  // rank 0's input (node 0 only); nil: /dev/null
+	Stdout  io.Writer // nil: os.Stdout
+	Stderr  io.Writer // nil: os.Stderr
+	Signals <-chan os.Signal
+}
+
+// RunHost runs this host's node of a job across hosts and returns the exit
+// status for bcsd: 0, a failing rank's status (128+signal if it was
+// killed), 1 for a runtime failure, 128+signal when bcsd was told to stop.
+// An error means the node could not be started; the caller prints it and
+// exits non-zero, which (srun --kill-on-bad-exit) ends the other hosts' too.
+//
+// The node runs as an embedded node does (region, agent, ranks, output,
+// orphans ended), behind a transport mesh to the other hosts that it builds
+// from the endpoints exchanged through PMI. Node 0 also runs the master.
+// When every local rank has ended well, bcsd enters a PMI fence; the fence
+// completes when every host's ranks have ended, and node 0 then stops the
+// master, whose stop ends every agent.
+//
+// Call it once, from bcsd's main flow: like Run, it makes the process the
+// reaper of its ranks' orphans; and when the job fails elsewhere while this
+// host waits in the fence, it leaves the PMI conversation to the process's
+// exit.
+func RunHost(job HostJob) (code int, err error) {
+	c := job.PMI
+	fencing, fenceDone, fenceOK := false, false, false // the end-of-job fence (below)
+	defer func() {
+		// A fence still waiting (the job failed elsewhere) keeps the
+		// conversation: closing it under the waiting goroutine would race.
+		// bcsd exits next, which closes it.
+		if !fencing || fenceDone {
+			c.Close()
+		}
+	}()
+	who := "bcsd"
+	if job.Host != "" {
+		who = "bcsd on " + job.Host
+	}
+	sigs := job.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, TermSignals...)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	stdout, stderr := job.Stdout, job.Stderr
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	cfg := job.Config
+	if err := cfg.Validate(); err != nil {
+		return 1, err
+	}
+	me, hosts := c.Rank, c.Size
+	if hosts != cfg.Nodes {
+		return 1, fmt.Errorf("%s: the step has %d tasks, the job's configuration %d nodes; want one bcsd per node", who, hosts, cfg.Nodes)
+	}
+	if job.Ranks < hosts || job.Ranks > 4096 {
+		return 1, fmt.Errorf("%s: --ranks %d, want %d .. 4096 (at least one per host)", who, job.Ranks, hosts)
+	}
+	if len(job.Secret) < 16 || job.JobID == "" {
+		return 1, fmt.Errorf("%s: no job secret or id in the environment (%s, %s): bcsd is started by bcsrun", who, VarSecret, VarJob)
+	}
+	prog, err := exec.LookPath(job.Program)
+	if err != nil {
+		return 1, fmt.Errorf("%s: program %q: %w", who, job.Program, err)
+	}
+	if err := unix.SetChildSubreaper(); err != nil {
+		return 1, fmt.Errorf("%s: becoming the reaper of the job's processes: %w", who, err)
+	}
+	others, err := unix.Children()
+	if err != nil {
+		return 1, fmt.Errorf("%s: listing child processes: %w", who, err)
+	}
+
+	nodeOf := NodeOf(job.Ranks, hosts)
+	n, err := openNode(job.JobID, me, ranksOfNodes(nodeOf, hosts)[me], cfg, 0, who)
+	if err != nil {
+		return 1, err
+	}
+	defer n.close()
+
+	// The meshes: this node's agent (endpoint me+1), and on node 0 the
+	// master's (endpoint 0).
+	ip, err := ListenAddress(cfg.Address)
+	if err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	var meshes []*transport.Mesh
+	var wg sync.WaitGroup // the agent's and the master's goroutines
+	defer func() {
+		for _, m := range meshes {
+			m.Close()
+		}
+		wg.Wait()
+	}()
+	listen := func() (*transport.Mesh, error) {
+		m, err := transport.Listen(net.JoinHostPort(ip, "0"), job.Secret)
+		if err == nil {
+			meshes = append(meshes, m)
+		}
+		return m, err
+	}
+	agentMesh, err := listen()
+	if err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	var masterMesh *transport.Mesh
+	if me == 0 {
+		if masterMesh, err = listen(); err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+		if err := c.Put(kvsMaster, masterMesh.Addr()); err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+	}
+	if err := c.Put(kvsEndpoint+strconv.Itoa(me), agentMesh.Addr()); err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	if err := c.Put(kvsHost+strconv.Itoa(me), pmi.EncodeValue([]byte(job.Host))); err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	if err := c.Fence(); err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	addrs := make([]string, hosts+1)
+	for i := range addrs {
+		key := kvsMaster
+		if i > 0 {
+			key = kvsEndpoint + strconv.Itoa(i-1)
+		}
+		v, ok, err := c.Get(key)
+		if err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+		if !ok {
+			return 1, fmt.Errorf("%s: PMI has no %s after the fence: a bcsd of this step did not publish its endpoint", who, key)
+		}
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return 1, fmt.Errorf("%s: PMI %s = %q, want host:port: %v", who, key, v, err)
+		}
+		addrs[i] = v
+	}
+	hostNames := make([]string, hosts)
+	for i := range hostNames {
+		if v, ok, err := c.Get(kvsHost + strconv.Itoa(i)); err == nil && ok {
+			if b, err := pmi.DecodeValue(v); err == nil {
+				hostNames[i] = string(b)
+			}
+		}
+	}
+	// describe names the host of the node a job error is about.
+	describe := func(err error) string {
+		var je *nicthread.JobError
+		if errors.As(err, &je) && je.Node >= 0 && int(je.Node) < hosts && hostNames[je.Node] != "" {
+			return fmt.Sprintf("%s: %v [node %d is host %s]; job aborted", who, err, je.Node, hostNames[je.Node])
+		}
+		return fmt.Sprintf("%s: %v; job aborted", who, err)
+	}
+
+	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
+	ac := n.agentConfig(cfg, nodeOf)
+	ac.OnWarn = onWarn
+	ep := n.remoteAgent(ac, agentMesh, cfg.TXTimeout)
+	if stallNode, stallAt := faultStall(); stallNode == me {
+		ep.StallAt = stallAt
+	}
+	var remote *nicthread.RemoteNodes
+	startErrs := make(chan error, 2)
+	go func() { startErrs <- agentMesh.Start(me+1, addrs, ep.Handler, ep.Direct()) }()
+	if me == 0 {
+		remote = nicthread.NewRemoteNodes(masterMesh, hosts, cfg.NodeTimeout, cfg.TXTimeout)
+		go func() { startErrs <- masterMesh.Start(0, addrs, remote.Handler, remote.Direct()) }()
+	}
+	for range meshes {
+		if err := <-startErrs; err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+	}
+	served := make(chan error, 1)
+	wg.Add(1)
+	go func() { defer wg.Done(); served <- ep.Serve() }()
+	stop := make(chan struct{})
+	stopOnce := sync.OnceFunc(func() { close(stop) })
+	defer stopOnce()
+	masterCh := make(chan error, 1)
+	masterDone := me != 0
+	if me == 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout}, remote, stop)
+			masterCh <- err
+		}()
+	}
+
+	// The leak report pipe, for this host's ranks.
+	var reportR, reportW *os.File
+	reportCh := make(chan []rankLeak, 1)
+	dropped := 0
+	if cfg.LeakCheck != "off" {
+		if reportR, reportW, err = os.Pipe(); err != nil {
+			return 1, fmt.Errorf("%s: leak report pipe: %w", who, err)
+		}
+		defer reportR.Close()
+		defer reportW.Close()
+		go func() {
+			l, d := readLeaks(reportR, job.Ranks)
+			dropped = d
+			reportCh <- l
+		}()
+	}
+
+	// Ranks.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	exits := make(chan exit, len(n.ranks))
+	procs := map[int]*os.Process{}
+	out := &output{tag: cfg.TagOutput, host: job.Host}
+	notJob := pidSet(others)
+	stdin := job.Stdin
+	if me != 0 {
+		stdin = nil
+	}
+	sp := &spawner{who: who, prog: prog, args: job.Args, env: rankEnviron(os.Environ()), jobID: job.JobID, size: job.Ranks, cfg: cfg,
+		mds: jobenv.MDS{Mode: "none"}, reportW: reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
+	var startErr error
+	for li, r := range n.ranks {
+		cmd, err := sp.start(n, li, r)
+		if err != nil {
+			startErr = err
+			break
+		}
+		procs[r] = cmd.Process
+		notJob[cmd.Process.Pid] = true
+		n.agent.Spawned(proto.Rank(r), cmd.Process.Pid)
+	}
+	if reportW != nil {
+		reportW.Close()
+	}
+
+	// Watch.
+	aborting := false
+	var killTimer <-chan time.Time
+	abort := func(c int, msg string) {
+		if aborting {
+			return
+		}
+		aborting = true
+		code = c
+		if msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		n.agent.Abort()
+		for _, p := range procs {
+			p.Signal(syscall.SIGTERM)
+		}
+		killTimer = time.After(2 * time.Second)
+	}
+	if startErr != nil {
+		abort(1, startErr.Error())
+	}
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
+	var reapTimer <-chan time.Time
+	fenced := make(chan error, 1)
+	agentDone := false
+	for len(procs) > 0 || !aborting && !agentDone {
+		if len(procs) == 0 && !aborting && !fencing {
+			// Every local rank ended well: wait, serving the agent, for every
+			// other host's (the fence completes when all bcsds entered it).
+			fencing = true
+			go func() { fenced <- c.Fence() }()
+		}
+		select {
+		case <-chld:
+			if reapTimer == nil {
+				reapTimer = time.After(reapEvery)
+			}
+		case <-reapTimer:
+			reapTimer = nil
+			reapZombies(notJob)
+		case e := <-exits:
+			delete(procs, e.rank)
+			n.agent.RankExited(proto.Rank(e.rank))
+			if aborting {
+				continue
+			}
+			if msg, c := judge(e, n, who); msg != "" {
+				abort(c, msg)
+			}
+		case err := <-fenced:
+			fenceDone, fenceOK = true, err == nil
+			if err != nil {
+				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
+			} else {
+				stopOnce() // node 0: the master says stop to every agent
+			}
+		case err := <-masterCh:
+			masterDone = true
+			if err != nil {
+				abort(1, describe(err))
+			} else if !aborting && len(procs) > 0 {
+				abort(1, who+": the master stopped before the ranks finished")
+			}
+		case err := <-served:
+			agentDone = true
+			if err != nil && fencing && !fenceDone {
+				// Our ranks are done: did every host's end well? Then the
+				// error is the teardown at the end (another host closed its
+				// connections just after the master's stop, and the agent
+				// saw that before the stop).
+				ferr := <-fenced
+				fenceDone, fenceOK = true, ferr == nil
+			}
+			if err != nil && fenceOK {
+				err = nil
+			}
+			if err == nil && !masterDone && len(procs) > 0 {
+				// Node 0: the master stops every agent, ours included, when
+				// it fails; its error (about to come) says why.
+				err = <-masterCh
+				masterDone = true
+			}
+			if err != nil {
+				abort(1, describe(err))
+			} else if len(procs) > 0 {
+				abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
+			}
+		case s := <-sigs:
+			abort(128+int(s.(syscall.Signal)), "") // bcsrun (or Slurm) says why
+		case <-killTimer:
+			for _, p := range procs {
+				p.Kill()
+			}
+		}
+	}
+	if k, err := endOrphans(pidSet(others)); err != nil {
+		fmt.Fprintf(stderr, "%s: warning: ending the processes the ranks left behind: %v\n", who, err)
+	} else if k > 0 && code == 0 {
+		fmt.Fprintf(stderr, "%s: ended %d process(es) that the ranks left running\n", who, k)
+	}
+	stopOnce()
+	if !masterDone && code == 0 {
+		if err := <-masterCh; err != nil {
+			code = 1
+			fmt.Fprintf(stderr, "%s: %v\n", who, err)
+		}
+	}
+	for _, m := range meshes {
+		m.Close()
+	}
+	wg.Wait()
+	if held := out.drain(drainWait); len(held) > 0 {
+		fmt.Fprintf(stderr, "%s: warning: the output of rank(s) %v is still held open by a process outside the job; stopped reading it\n", who, held)
+	}
+	if reportR != nil {
+		reportR.SetReadDeadline(time.Now().Add(time.Second))
+		leaks := <-reportCh
+		if code == 0 {
+			var lost []proto.Descriptor
+			if me == 0 {
+				lost = n.agent.Unmatched() // every node plans the same: node 0 reports for all
+			}
+			text, fail := leakReport(cfg.LeakCheck, leaks, dropped, lost)
+			fmt.Fprint(stderr, text)
+			if fail {
+				code = 1
+			}
+		}
+	}
+	if code == 0 {
+		if fencing && !fenceDone {
+			// The master may stop the job once node 0's fence completes,
+			// before this host's response arrived: one conversation at a time.
+			if err := <-fenced; err != nil {
+				fmt.Fprintf(stderr, "%s: warning: %v\n", who, err)
+			}
+			fenceDone = true
+		}
+		if err := c.Finalize(); err != nil {
+			fmt.Fprintf(stderr, "%s: warning: %v\n", who, err)
+		}
+	}
+	return code, nil
+}
+
+// rankEnviron is bcsd's environment without what bcsrun passed to bcsd
+// alone (the secret above all) and without the PMI descriptor's variables:
+// ranks speak to their agent, not to Slurm.
+func rankEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "BCSD_") || strings.HasPrefix(name, "PMI_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// ParseSecret decodes VarSecret's value.
+func ParseSecret(s string) ([]byte, error) {
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) < 16 {
+		return nil, fmt.Errorf("%s is not at least 16 bytes of hex (%d characters given)", VarSecret, len(s))
+	}
+	return b, nil
+}
+
+// ListenAddress resolves the address key to an IP address to listen on:
+// an IP address as it is; an interface name to that interface's first IPv4
+// address (else its first address); "auto" to the local address of the
+// route to the host srun ran on (SLURM_LAUNCH_NODE_IPADDR), else the first
+// non-loopback IPv4 address of an interface that is up.
+func ListenAddress(key string) (string, error) {
+	if ip := net.ParseIP(key); ip != nil {
+		return ip.String(), nil
+	}
+	if key != "auto" {
+		ifc, err := net.InterfaceByName(key)
+		if err != nil {
+			return "", fmt.Errorf("address = %q: no such interface (want \"auto\", an IP address or an interface name): %v", key, err)
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil || len(addrs) == 0 {
+			return "", fmt.Errorf("address = %q: the interface has no address", key)
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+				return ipn.IP.String(), nil
+			}
+		}
+		return addrs[0].(*net.IPNet).IP.String(), nil
+	}
+	if l := os.Getenv("SLURM_LAUNCH_NODE_IPADDR"); net.ParseIP(l) != nil {
+		if u, err := net.Dial("udp", net.JoinHostPort(l, "9")); err == nil { // no packet is sent
+			ip := u.LocalAddr().(*net.UDPAddr).IP
+			u.Close()
+			if !ip.IsLoopback() || net.ParseIP(l).IsLoopback() {
+				return ip.String(), nil
+			}
+		}
+	}
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return "", fmt.Errorf("address = auto: %v", err)
+	}
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+				return ipn.IP.String(), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("address = auto: no interface other than loopback is up with an IPv4 address; set address to an IP address or an interface name")
+}

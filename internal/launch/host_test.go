@@ -1,0 +1,115 @@
+package launch
+
+import (
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
+// and the program, one bcsd per host, and nothing of the job's secret.
+func TestSlurmArgsKeepSecretsOff(t *testing.T) {
+	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false)
+	line := strings.Join(a, " ")
+	for _, want := range []string{"--mpi=pmi2", "-N 3 -n 3", "--ntasks-per-node=1", "--kill-on-bad-exit=1", "--input=0", "/opt/bcs/bcsd --ranks 7 -- /home/u/ring -laps 2"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("srun %s: missing %q", line, want)
+		}
+	}
+	if strings.Contains(line, "BCSD_") || slices.Contains(a, "--overlap") {
+		t.Errorf("srun %s: secret variables or --overlap outside a step", line)
+	}
+	if a := SlurmArgs(1, 1, "b", "p", nil, true); !slices.Contains(a, "--overlap") {
+		t.Errorf("inside a step: %v, want --overlap", a)
+	}
+}
+
+// TestRankEnvironDropsBcsdAndPMI: the ranks inherit neither the job's
+// secret nor srun's PMI descriptor.
+func TestRankEnvironDropsBcsdAndPMI(t *testing.T) {
+	got := rankEnviron([]string{"PATH=/bin", VarSecret + "=00", VarConfig + "={}", "PMI_FD=5", "PMI_RANK=0", "SLURM_NODEID=1", "BCS_TIMESLICE=1ms"})
+	want := []string{"PATH=/bin", "SLURM_NODEID=1", "BCS_TIMESLICE=1ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rankEnviron = %q, want %q", got, want)
+	}
+}
+
+func TestParseSecret(t *testing.T) {
+	if b, err := ParseSecret("00112233445566778899aabbccddeeff"); err != nil || len(b) != 16 {
+		t.Errorf("ParseSecret(16 bytes) = %x, %v", b, err)
+	}
+	for _, bad := range []string{"", "zz", "0011"} {
+		if _, err := ParseSecret(bad); err == nil || !strings.Contains(err.Error(), VarSecret) {
+			t.Errorf("ParseSecret(%q) = %v, want an error naming %s", bad, err, VarSecret)
+		}
+	}
+}
+
+func TestListenAddress(t *testing.T) {
+	if ip, err := ListenAddress("10.1.2.3"); err != nil || ip != "10.1.2.3" {
+		t.Errorf("ListenAddress(IP) = %q, %v", ip, err)
+	}
+	if ip, err := ListenAddress("lo"); err != nil || ip != "127.0.0.1" {
+		t.Errorf("ListenAddress(lo) = %q, %v, want 127.0.0.1", ip, err)
+	}
+	if _, err := ListenAddress("nosuchif0"); err == nil || !strings.Contains(err.Error(), `"nosuchif0"`) || !strings.Contains(err.Error(), "auto") {
+		t.Errorf("ListenAddress(nosuchif0) = %v, want an error naming it and the valid forms", err)
+	}
+	t.Setenv("SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1")
+	if ip, err := ListenAddress("auto"); err != nil || ip != "127.0.0.1" {
+		t.Errorf("ListenAddress(auto) routing to 127.0.0.1 = %q, %v", ip, err)
+	}
+}
+
+func TestParseHostfile(t *testing.T) {
+	hosts, err := ParseHostfile(strings.NewReader("# cluster\nn1 slots=4\n\nn2   # spare\nn3 slots=1\n"), "hf")
+	if err != nil || !slices.Equal(hosts, []string{"n1", "n2", "n3"}) {
+		t.Errorf("ParseHostfile = %q, %v", hosts, err)
+	}
+	for in, want := range map[string]string{
+		"n1 slots=0\n":    `hf:1: "n1 slots=0", want "host" or "host slots=N" with N >= 1`,
+		"n1\nn2 cpus=2\n": `hf:2: "n2 cpus=2"`,
+		"n1\nn1\n":        "hf:2: host n1 is named twice",
+		"# none\n":        "hf: no host",
+	} {
+		if _, err := ParseHostfile(strings.NewReader(in), "hf"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHostfile(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+	if h, err := ParseHosts("a,b"); err != nil || !slices.Equal(h, []string{"a", "b"}) {
+		t.Errorf("ParseHosts(a,b) = %q, %v", h, err)
+	}
+}
+
+// TestPMIPortAdmitsOnlyTheJobsBcsds: bcsrun's PMI port over ssh admits a
+// connection only with the proof of the job's secret, once per node.
+func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
+	a := &across{jobID: "j1", secret: []byte("0123456789abcdef")}
+	claimed := make([]bool, 2)
+	var mu sync.Mutex
+	try := func(line string) (int, error) {
+		c, s := net.Pipe()
+		defer c.Close()
+		defer s.Close()
+		go io.WriteString(c, line)
+		return a.admit(s, claimed, &mu)
+	}
+	if _, err := try(pmiAuth([]byte("fedcba9876543210"), "j1", 1)); err == nil {
+		t.Errorf("a wrong secret was admitted")
+	}
+	if _, err := try(pmiAuth(a.secret, "j2", 1)); err == nil {
+		t.Errorf("another job's proof was admitted")
+	}
+	if _, err := try("bcsd 7 00\n"); err == nil {
+		t.Errorf("node 7 of 2 was admitted")
+	}
+	if n, err := try(pmiAuth(a.secret, "j1", 1)); err != nil || n != 1 {
+		t.Errorf("the right proof: node %d, %v", n, err)
+	}
+	if _, err := try(pmiAuth(a.secret, "j1", 1)); err == nil {
+		t.Errorf("node 1 was admitted twice")
+	}
+}

@@ -1,0 +1,216 @@
+package launch
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/mds"
+	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/transport"
+)
+
+// InSlurm reports whether bcsrun runs inside a Slurm allocation (salloc,
+// sbatch): SLURM_JOB_ID is set.
+func InSlurm() bool { return os.Getenv("SLURM_JOB_ID") != "" }
+
+// SlurmHosts is the number of hosts of the allocation (SLURM_JOB_NUM_NODES,
+// else SLURM_NNODES).
+func SlurmHosts() (int, error) {
+	for _, name := range []string{"SLURM_JOB_NUM_NODES", "SLURM_NNODES"} {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return 0, fmt.Errorf("bcsrun: %s=%q, want a number of hosts >= 1", name, v)
+			}
+			return n, nil
+		}
+	}
+	return 0, errors.New("bcsrun: SLURM_JOB_ID is set but neither SLURM_JOB_NUM_NODES nor SLURM_NNODES: not a Slurm allocation bcsrun understands")
+}
+
+// SlurmArgs are srun's arguments for a job of hosts bcsds (Mode A of
+// docs: one bcsd per host, PMI-2 for the rendezvous). The program and its
+// arguments follow "--": bcsd takes no option after it.
+func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool) []string {
+	h := strconv.Itoa(hosts)
+	a := []string{"--mpi=pmi2", "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=1", "--cpu-bind=none",
+		"--input=0", "--quiet"}
+	if inStep { // bcsrun is itself a task of a step: share its resources
+		a = append(a, "--overlap")
+	}
+	a = append(a, bcsd, "--ranks", strconv.Itoa(ranks), "--")
+	return append(append(a, prog), args...)
+}
+
+// RunSlurm runs the job across the hosts of the Slurm allocation bcsrun
+// runs in: srun starts one bcsd per host (the program bcsd next to bcsrun's
+// executable, else on PATH), node 0's bcsd runs the master, and the job's
+// secret, id and configuration travel in bcsd's environment (VarSecret,
+// VarJob, VarConfig), never on a command line. Ranks are placed by block.
+//
+// The ranks' output reaches bcsrun through srun; a failing rank's bcsd
+// prints why the job failed and exits with the rank's status, srun
+// (--kill-on-bad-exit) ends the others, and Result.ExitCode is srun's
+// status. A terminating signal is forwarded to srun as SIGTERM.
+func RunSlurm(job Job) (res Result, err error) {
+	sigs := job.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, TermSignals...)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	stdout, stderr := job.Stdout, job.Stderr
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	avail, err := SlurmHosts()
+	if err != nil {
+		return res, err
+	}
+	a, err := prepareAcross(job, avail)
+	if err != nil {
+		return res, err
+	}
+	res.JobID, res.Hosts, res.BytesPerSliceMax = a.jobID, a.hosts, a.cfg.BytesPerSliceMax
+	res.JobID = "slurm" + os.Getenv("SLURM_JOB_ID") + "-" + a.jobID
+	start := time.Now()
+
+	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "")...)
+	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf))
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if job.Stdin != nil {
+		cmd.Stdin = job.Stdin
+	}
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("bcsrun: starting srun: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var sig os.Signal
+	var kill <-chan time.Time
+	for {
+		select {
+		case s := <-sigs:
+			if sig == nil {
+				sig = s
+				res.Message = fmt.Sprintf("bcsrun: %v received, job terminated", s)
+				fmt.Fprintln(stderr, res.Message)
+				kill = time.After(killWait)
+			}
+			cmd.Process.Signal(syscall.SIGTERM) // srun passes it to every bcsd
+			continue
+		case <-kill:
+			cmd.Process.Kill() // Slurm ends the step without srun
+			continue
+		case err = <-done:
+		}
+		break
+	}
+	res.Elapsed = time.Since(start)
+	if sig != nil {
+		res.ExitCode = 128 + int(sig.(syscall.Signal))
+		return res, nil
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal())
+		}
+		res.Message = fmt.Sprintf("bcsrun: the job failed on its hosts (srun exited with status %d)", res.ExitCode)
+	default:
+		return res, fmt.Errorf("bcsrun: srun: %w", err)
+	}
+	return res, nil
+}
+
+// killWait bounds how long bcsrun waits for srun after forwarding a
+// terminating signal.
+const killWait = 10 * time.Second
+
+// findBcsd returns bcsd beside bcsrun's executable, else bcsd on PATH.
+func findBcsd() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "bcsd")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("bcsd")
+	if err != nil {
+		return "", fmt.Errorf("bcsrun: bcsd is neither beside bcsrun nor on PATH: %w", err)
+	}
+	return filepath.Abs(p)
+}
+
+// across is what a job across hosts needs before its launcher starts bcsds.
+type across struct {
+	cfg    configs.Config // resolved: Nodes = hosts, the slice budget measured
+	hosts  int
+	prog   string // absolute
+	bcsd   string
+	conf   []byte // cfg as JSON, for bcsd
+	jobID  string
+	secret []byte
+}
+
+// prepareAcross checks a job across up to avail hosts and resolves what
+// every bcsd must agree on.
+func prepareAcross(job Job, avail int) (*across, error) {
+	cfg := job.Config
+	if job.Ranks < 1 || job.Ranks > 4096 {
+		return nil, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
+	}
+	hosts := min(avail, job.Ranks)
+	if cfg.Nodes > 1 { // the user asked for fewer hosts than there are
+		if cfg.Nodes > avail {
+			return nil, fmt.Errorf("bcsrun: --nodes %d, but there are %d host(s); want 1 .. %d", cfg.Nodes, avail, avail)
+		}
+		hosts = min(cfg.Nodes, job.Ranks)
+	}
+	cfg.Nodes = hosts
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m := cfg.MDSMode(); m != (mds.Mode{}) {
+		return nil, fmt.Errorf("bcsrun: mds = %q is not collected across hosts yet; run with mds: none across hosts, or --launcher local", cfg.MDS)
+	}
+	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
+		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
+	}
+	prog, err := exec.LookPath(job.Program)
+	if err != nil {
+		return nil, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
+	}
+	if prog, err = filepath.Abs(prog); err != nil {
+		return nil, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
+	}
+	bcsd, err := findBcsd()
+	if err != nil {
+		return nil, err
+	}
+	conf, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bcsrun: encoding the configuration for bcsd: %w", err)
+	}
+	var idb [6]byte
+	rand.Read(idb[:])
+	return &across{cfg: cfg, hosts: hosts, prog: prog, bcsd: bcsd, conf: conf, jobID: hex.EncodeToString(idb[:]), secret: transport.NewSecret()}, nil
+}
