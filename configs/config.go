@@ -66,6 +66,8 @@ type Config struct {
 	Timeslice         time.Duration `mapstructure:"timeslice"`            // 50µs .. 100ms
 	Nodes             int           `mapstructure:"nodes"`                // logical nodes on this machine, 1 .. 64
 	Restart           string        `mapstructure:"restart"`              // "slice" (paper) or "early"
+	MapBy             string        `mapstructure:"map_by"`               // rank placement over nodes: "block" (consecutive ranks together) or "cyclic" (round-robin)
+	PPN               int           `mapstructure:"ppn"`                  // ranks per node, 0 .. 4096; 0: spread the ranks over all nodes (hosts); else ceil(ranks/ppn) nodes
 	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB; 0: auto (nicthread.AutoBudget, resolved by the launcher)
 	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
@@ -104,6 +106,7 @@ func Default() Config {
 		Timeslice:         500 * time.Microsecond,
 		Nodes:             1,
 		Restart:           "slice",
+		MapBy:             "block",
 		BytesPerSliceMax:  0, // auto: sized from the host's copy rate at start-up
 		ChunksPerSliceMax: scheduler.DefaultConfig.ChunksPerSliceMax,
 		RingSlots:         shm.DefaultGeometry.RingSlots,
@@ -166,6 +169,7 @@ type bound struct {
 var bounds = map[string]bound{
 	"timeslice":            {min: int64(50 * time.Microsecond), max: int64(100 * time.Millisecond)},
 	"nodes":                {min: 1, max: 64},
+	"ppn":                  {min: 0, max: 4096, text: "0 (all nodes) or 1 .. 4096"},
 	"bytes_per_slice_max":  {min: 0, max: 1 << 32, text: "0 (auto) or 1024 .. 4294967296"},
 	"chunks_per_slice_max": {min: 1, max: 1 << 20},
 	"ring_slots":           {min: 8, max: 65536, text: "a power of two in 8 .. 65536"},
@@ -237,6 +241,8 @@ func Flags(fs *pflag.FlagSet) {
 	d := Default()
 	fs.Duration("timeslice", d.Timeslice, fmt.Sprintf("time slice length, %s (key timeslice)", bounds["timeslice"].String(true)))
 	fs.Int("nodes", d.Nodes, fmt.Sprintf("logical nodes on this machine, %s; >1 runs agents over loopback TCP (key nodes)", bounds["nodes"].String(false)))
+	fs.String("map-by", d.MapBy, `rank placement over nodes: "block" (also slot, core) or "cyclic" (also node) (key map_by)`)
+	fs.Int("ppn", d.PPN, "ranks per node (host); 0 spreads the ranks over every node (key ppn)")
 	fs.String("restart", d.Restart, `when blocked ranks wake: "slice" (next strobe) or "early" (end of transmission) (key restart)`)
 	fs.String("address", d.Address, `across hosts: "auto", an IP address or an interface name for bcsd to listen on (key address)`)
 	fs.Bool("tag-output", d.TagOutput, "prefix every output line with [rank] (key tag_output)")
@@ -246,7 +252,7 @@ func Flags(fs *pflag.FlagSet) {
 }
 
 // flagKeys maps a key to the command-line flag that sets it.
-var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check", "deterministic": "deterministic", "address": "address"}
+var flagKeys = map[string]string{"timeslice": "timeslice", "nodes": "nodes", "restart": "restart", "tag_output": "tag-output", "check": "check", "deterministic": "deterministic", "address": "address", "map_by": "map-by", "ppn": "ppn"}
 
 // Info says where a configuration came from, for bcsrun -v, and what looked
 // wrong without being an error.
@@ -604,6 +610,9 @@ func (c Config) Validate() error {
 	if _, err := core.ParseRestart(c.Restart); err != nil {
 		return fmt.Errorf("configs: restart = %q, want \"slice\" or \"early\"", c.Restart)
 	}
+	if _, ok := mapBy[c.MapBy]; !ok {
+		return fmt.Errorf("configs: map_by = %q, want \"block\" (or slot, core) or \"cyclic\" (or node)", c.MapBy)
+	}
 	if c.BytesPerSliceMax == 0 { // auto: the launcher sizes it (nicthread.AutoBudget)
 		sc := c.Sched()
 		sc.BytesPerSliceMax = 1 << 20
@@ -716,6 +725,13 @@ func (c Config) CheckMode() check.Mode {
 	m, _ := check.Parse(c.Check)
 	return m
 }
+
+// mapBy maps the map_by words, Open MPI's --map-by spellings included, to
+// whether placement is cyclic.
+var mapBy = map[string]bool{"block": false, "slot": false, "core": false, "cyclic": true, "node": true}
+
+// Cyclic reports whether map_by places ranks round-robin over the nodes.
+func (c Config) Cyclic() bool { return mapBy[c.MapBy] }
 
 // RestartPolicy is the parsed restart key.
 func (c Config) RestartPolicy() core.Restart {

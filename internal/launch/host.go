@@ -137,7 +137,7 @@ func RunHost(job HostJob) (code int, err error) {
 		return 1, fmt.Errorf("%s: listing child processes: %w", who, err)
 	}
 
-	nodeOf := NodeOf(job.Ranks, hosts)
+	nodeOf := NodeOf(job.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
 	n, err := openNode(job.JobID, me, ranksOfNodes(nodeOf, hosts)[me], cfg, 0, who)
 	if err != nil {
 		return 1, err

@@ -146,10 +146,25 @@ const drainWait = 2 * time.Second
 // reapEvery bounds how often Run looks for exited orphans during a job.
 const reapEvery = 100 * time.Millisecond
 
-// NodeOf spreads ranks over nodes in blocks: node i gets ranks/nodes ranks,
-// plus one more for the first ranks%nodes nodes.
-func NodeOf(ranks, nodes int) []proto.NodeID {
+// NodeOf places ranks on nodes. In blocks (cyclic false): with ppn > 0 node
+// i gets ranks i*ppn .. (i+1)*ppn-1; with ppn 0 the ranks are spread evenly,
+// node i getting ranks/nodes ranks and the first ranks%nodes one more.
+// Cyclic: rank r goes to node r % nodes. Every node gets at least one rank
+// when 1 <= nodes <= ranks (Nodes chooses nodes for a ppn).
+func NodeOf(ranks, nodes int, cyclic bool, ppn int) []proto.NodeID {
 	out := make([]proto.NodeID, ranks)
+	if cyclic {
+		for r := range out {
+			out[r] = proto.NodeID(r % nodes)
+		}
+		return out
+	}
+	if ppn > 0 {
+		for r := range out {
+			out[r] = proto.NodeID(r / ppn)
+		}
+		return out
+	}
 	per, extra := ranks/nodes, ranks%nodes
 	r := 0
 	for n := 0; n < nodes; n++ {
@@ -163,6 +178,20 @@ func NodeOf(ranks, nodes int) []proto.NodeID {
 		}
 	}
 	return out
+}
+
+// Nodes is how many nodes a job of ranks ranks uses when up to avail are
+// offered: ceil(ranks/ppn) with ppn > 0 (an error naming both when that is
+// more than avail), else min(avail, ranks).
+func Nodes(ranks, avail, ppn int) (int, error) {
+	if ppn <= 0 {
+		return min(avail, ranks), nil
+	}
+	n := (ranks + ppn - 1) / ppn
+	if n > avail {
+		return 0, fmt.Errorf("bcsrun: -n %d at ppn %d needs %d nodes, only %d available", ranks, ppn, n, avail)
+	}
+	return n, nil
 }
 
 // Run runs the job and returns how it ended. An error means the job could
@@ -197,6 +226,16 @@ func Run(job Job) (res Result, err error) {
 	res.BytesPerSliceMax = cfg.BytesPerSliceMax
 	if job.Ranks < 1 || job.Ranks > 4096 {
 		return res, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
+	}
+	if cfg.PPN > 0 {
+		n, err := Nodes(job.Ranks, 64, cfg.PPN)
+		if err != nil {
+			return res, err
+		}
+		if cfg.Nodes > 1 && cfg.Nodes != n {
+			return res, fmt.Errorf("bcsrun: --nodes %d and --ppn %d disagree: %d ranks at %d per node need %d nodes", cfg.Nodes, cfg.PPN, job.Ranks, cfg.PPN, n)
+		}
+		cfg.Nodes = n
 	}
 	if cfg.Nodes > job.Ranks {
 		return res, fmt.Errorf("bcsrun: --nodes %d is more than the %d ranks; want 1 .. %d", cfg.Nodes, job.Ranks, job.Ranks)
@@ -261,7 +300,7 @@ func Run(job Job) (res Result, err error) {
 	cpu0 := unix.ProcessCPUTime()
 
 	// Regions and agents.
-	nodeOf := NodeOf(job.Ranks, cfg.Nodes)
+	nodeOf := NodeOf(job.Ranks, cfg.Nodes, cfg.Cyclic(), cfg.PPN)
 	mon, err := newMonitor(job, cfg, res.JobID, nodeOf, stderr)
 	if err != nil {
 		return res, err

@@ -178,8 +178,14 @@ func prepareAcross(job Job, avail int) (*across, error) {
 	if job.Ranks < 1 || job.Ranks > 4096 {
 		return nil, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
 	}
-	hosts := min(avail, job.Ranks)
-	if cfg.Nodes > 1 { // the user asked for fewer hosts than there are
+	hosts, err := Nodes(job.Ranks, avail, cfg.PPN)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Nodes > 1 && cfg.PPN > 0 && cfg.Nodes != hosts {
+		return nil, fmt.Errorf("bcsrun: --nodes %d and --ppn %d disagree: %d ranks at %d per host need %d hosts", cfg.Nodes, cfg.PPN, job.Ranks, cfg.PPN, hosts)
+	}
+	if cfg.Nodes > 1 && cfg.PPN == 0 { // the user asked for fewer hosts than there are
 		if cfg.Nodes > avail {
 			return nil, fmt.Errorf("bcsrun: --nodes %d, but there are %d host(s); want 1 .. %d", cfg.Nodes, avail, avail)
 		}
