@@ -89,6 +89,21 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	if r.code != 0 || strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("placement: exit %d, lines %q, want %q\nstderr:\n%s", r.code, lines, want, r.stderr)
 	}
+	// --ppn 2 uses two of the three hosts; --map-by cyclic deals ranks round-robin.
+	for _, pc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--ppn", "2", "-n", "3"}, []string{"rank 0 node 0 host h1", "rank 1 node 0 host h1", "rank 2 node 1 host h2"}},
+		{[]string{"--map-by", "cyclic", "-n", "4"}, []string{"rank 0 node 0 host h1", "rank 1 node 1 host h2", "rank 2 node 2 host h3", "rank 3 node 0 host h1"}},
+	} {
+		pr := salloc(t, append(pc.args, "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE host $SLURMD_NODENAME"`)...)
+		pl := strings.Split(strings.TrimSpace(pr.stdout), "\n")
+		sort.Strings(pl)
+		if pr.code != 0 || strings.Join(pl, "\n") != strings.Join(pc.want, "\n") {
+			t.Errorf("placement %v: exit %d, lines %q, want %q\nstderr:\n%s", pc.args, pr.code, pl, pc.want, pr.stderr)
+		}
+	}
 	if strings.Contains(r.stdout+r.stderr, "BCSD_SECRET") {
 		t.Errorf("the secret's variable leaked into the output")
 	}
