@@ -507,3 +507,26 @@ func FuzzParseV2(f *testing.F) {
 		}
 	})
 }
+
+// A task's puts are bounded, node attributes are checked like KVS values,
+// and a refused put leaves the conversation intact.
+func TestServerBoundsPuts(t *testing.T) {
+	errs := step(t, 1, V2, func(c *Client) error {
+		defer c.Finalize()
+		for i := 0; i < MaxPuts; i++ {
+			if err := c.Put("k"+strconv.Itoa(i), "v"); err != nil {
+				return fmt.Errorf("put %d: %v", i, err)
+			}
+		}
+		err := c.Put("one-too-many", "v")
+		if err == nil || !strings.Contains(err.Error(), `"one-too-many"`) || !strings.Contains(err.Error(), strconv.Itoa(MaxPuts)) {
+			return fmt.Errorf("put %d: %v, want a refusal naming the key and the bound", MaxPuts+1, err)
+		}
+		r, err := c.call("info-putnodeattr", "info-putnodeattr-response", "key", strings.Repeat("k", 65), "value", "v")
+		if err == nil || !strings.Contains(err.Error(), "want 1..64") {
+			return fmt.Errorf("node attribute with a 65-byte key: %v %v", r, err)
+		}
+		return c.Fence()
+	})
+	must(t, errs[0])
+}

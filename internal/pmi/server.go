@@ -85,6 +85,7 @@ type task struct {
 	v         Version
 	rank      int
 	finalized bool
+	puts      int // puts made, bounded by MaxPuts
 }
 
 // Serve answers one task on conn until it finalizes, aborts or closes the
@@ -231,7 +232,7 @@ func (t *task) handle(m message) (done bool, err error) {
 	case "kvs-put":
 		k, _ := m.get("key")
 		v, _ := m.get("value")
-		if err := checkKV(false, k, v); err != nil {
+		if err := t.admitPut(false, k, v); err != nil {
 			return false, t.send(newMessage("kvs-put-response", "rc", "-1", "errmsg", err.Error()))
 		}
 		s.put(k, v)
@@ -258,6 +259,9 @@ func (t *task) handle(m message) (done bool, err error) {
 	case "info-putnodeattr":
 		k, _ := m.get("key")
 		v, _ := m.get("value")
+		if err := t.admitPut(false, k, v); err != nil {
+			return false, t.send(newMessage("info-putnodeattr-response", "rc", "-1", "errmsg", err.Error()))
+		}
 		s.mu.Lock()
 		s.nodeAttrs[k] = v
 		s.mu.Unlock()
@@ -303,7 +307,7 @@ func (t *task) handle1(m message) (done bool, err error) {
 	case "put":
 		k, _ := m.get("key")
 		v, _ := m.get("value")
-		if err := checkKV(true, k, v); err != nil {
+		if err := t.admitPut(true, k, v); err != nil {
 			return false, t.send(newMessage("put_result", "rc", "-1", "msg", "invalid_key_or_value"))
 		}
 		s.put(k, v)
@@ -333,6 +337,22 @@ func (t *task) handle1(m message) (done bool, err error) {
 		return true, t.send(newMessage("finalize_ack", "rc", "0"))
 	}
 	return false, t.send(newMessage(m.cmd+"_result", "rc", "-1", "msg", "unknown_command"))
+}
+
+// MaxPuts bounds the puts (KVS and node attributes) one task may make, so
+// that a task cannot grow the server without bound.
+const MaxPuts = 4096
+
+// admitPut checks a put's key and value and the task's count of puts.
+func (t *task) admitPut(v1 bool, k, v string) error {
+	if err := checkKV(v1, k, v); err != nil {
+		return err
+	}
+	if t.puts >= MaxPuts {
+		return fmt.Errorf("pmi: task %d: put of key %q refused: a task may make at most %d puts", t.rank, k, MaxPuts)
+	}
+	t.puts++
+	return nil
 }
 
 func (s *Server) put(k, v string) {
