@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"io"
 	"net"
 	"slices"
@@ -70,10 +71,12 @@ func TestParseHostfile(t *testing.T) {
 		t.Errorf("ParseHostfile = %q, %v", hosts, err)
 	}
 	for in, want := range map[string]string{
-		"n1 slots=0\n":    `hf:1: "n1 slots=0", want "host" or "host slots=N" with N >= 1`,
-		"n1\nn2 cpus=2\n": `hf:2: "n2 cpus=2"`,
-		"n1\nn1\n":        "hf:2: host n1 is named twice",
-		"# none\n":        "hf: no host",
+		"n1 slots=0\n":       `hf:1: "n1 slots=0", want "host" or "host slots=N" with N >= 1`,
+		"n1\nn2 cpus=2\n":    `hf:2: "n2 cpus=2"`,
+		"n1\nn1\n":           "hf:2: host n1 is named twice",
+		"# none\n":           "hf: no host",
+		"-oProxyCommand=x\n": `hf:1: host "-oProxyCommand=x", want a name or address`,
+		"n1\nn$(id)\n":       `hf:2: host "n$(id)"`,
 	} {
 		if _, err := ParseHostfile(strings.NewReader(in), "hf"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseHostfile(%q) = %v, want an error containing %q", in, err, want)
@@ -109,7 +112,7 @@ func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
 	if n, err := try(pmiAuth(a.secret, "j1", 1)); err != nil || n != 1 {
 		t.Errorf("the right proof: node %d, %v", n, err)
 	}
-	if _, err := try(pmiAuth(a.secret, "j1", 1)); err == nil {
-		t.Errorf("node 1 was admitted twice")
+	if _, err := try(pmiAuth(a.secret, "j1", 1)); !errors.Is(err, errJobNode) || !strings.Contains(err.Error(), "node 1 claimed twice") {
+		t.Errorf("node 1 admitted twice: %v, want errJobNode naming the node", err)
 	}
 }

@@ -107,6 +107,9 @@ func ParseHostfile(r io.Reader, name string) ([]string, error) {
 				return nil, fmt.Errorf("%s:%d: %q, want \"host\" or \"host slots=N\" with N >= 1", name, ln, strings.TrimSpace(line))
 			}
 		}
+		if !validHost(f[0]) {
+			return nil, fmt.Errorf("%s:%d: host %q, want a name or address (letters, digits, . - _ : [ ] and user@), not starting with '-'", name, ln, f[0])
+		}
 		if seen[f[0]] {
 			return nil, fmt.Errorf("%s:%d: host %s is named twice", name, ln, f[0])
 		}
@@ -120,6 +123,24 @@ func ParseHostfile(r io.Reader, name string) ([]string, error) {
 		return nil, fmt.Errorf("%s: no host", name)
 	}
 	return hosts, nil
+}
+
+// validHost reports whether h can be handed to ssh as a destination: a
+// name, an IPv4 or bracketed IPv6 address, optionally user@; never an
+// option (a leading '-').
+func validHost(h string) bool {
+	if h == "" || h[0] == '-' || len(h) > 255 {
+		return false
+	}
+	for _, c := range h {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune(".-_:[]@", c):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ParseHosts reads --hosts a,b,c.
@@ -197,7 +218,16 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 				defer served.Done()
 				node, err := a.admit(c, claimed, &mu)
 				if err != nil {
+					// Someone reached the PMI port and is not one of the
+					// job's bcsds, or a bcsd of this job was refused: say
+					// so; a refused node (bad node, duplicate claim) would
+					// leave the others waiting in the fence, so it fails
+					// the job.
+					fmt.Fprintf(stderr, "bcsrun: PMI port: refused a connection from %s: %v\n", c.RemoteAddr(), err)
 					c.Close()
+					if errors.Is(err, errJobNode) {
+						srv.Close()
+					}
 					return
 				}
 				srv.Serve(c, node)
@@ -235,9 +265,22 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 			err = cmd.Start()
 		}
 		if err != nil {
+			// The hosts already started may wait in their start-up fence:
+			// failing the PMI server ends it, closing their input stops
+			// them, and their waits (already running, in dones) are
+			// bounded by killWait.
+			srv.Close()
 			closeInputs()
-			for _, c := range cmds {
-				c.Wait()
+			stop := time.After(killWait)
+			for left := len(cmds); left > 0; {
+				select {
+				case <-dones:
+					left--
+				case <-stop:
+					for _, c := range cmds {
+						c.Process.Kill()
+					}
+				}
 			}
 			return res, fmt.Errorf("bcsrun: starting %s for host %s: %w", sshArgv[0], h, err)
 		}
@@ -290,6 +333,10 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 	return res, nil
 }
 
+// errJobNode marks a refusal of a connection that proved the job's secret:
+// one of the job's own bcsds, so the job cannot go on without it.
+var errJobNode = errors.New("a bcsd of this job was refused")
+
 // admit reads a bcsd's first line and returns its node, claimed once.
 func (a *across) admit(c net.Conn, claimed []bool, mu *sync.Mutex) (int, error) {
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -311,15 +358,15 @@ func (a *across) admit(c net.Conn, claimed []bool, mu *sync.Mutex) (int, error) 
 	}
 	node, err := strconv.Atoi(f[1])
 	if err != nil || node < 0 || node >= len(claimed) {
-		return 0, errors.New("bad node")
+		return 0, fmt.Errorf("node %q, want 0..%d", f[1], len(claimed)-1)
 	}
 	if !hmac.Equal([]byte(pmiAuth(a.secret, a.jobID, node)), []byte(string(line)+"\n")) {
-		return 0, errors.New("bad proof")
+		return 0, fmt.Errorf("node %d: wrong proof of the job's secret", node)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if claimed[node] {
-		return 0, errors.New("node claimed twice")
+		return 0, fmt.Errorf("%w: node %d claimed twice", errJobNode, node)
 	}
 	claimed[node] = true
 	return node, nil
