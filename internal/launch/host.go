@@ -330,7 +330,12 @@ func RunHost(job HostJob) (code int, err error) {
 	var reapTimer <-chan time.Time
 	fenced := make(chan error, 1)
 	agentDone := false
-	for len(procs) > 0 || !aborting && !agentDone {
+	// The agent's end, judged once what it depends on is known (the end
+	// fence's outcome, the master's error), without blocking the loop:
+	// signals and rank exits are still watched meanwhile.
+	var agentErr error
+	agentPending := false
+	for len(procs) > 0 || !aborting && (!agentDone || agentPending) {
 		if len(procs) == 0 && !aborting && !fencing {
 			// Every local rank ended well: wait, serving the agent, for every
 			// other host's (the fence completes when all bcsds entered it).
@@ -369,34 +374,35 @@ func RunHost(job HostJob) (code int, err error) {
 				abort(1, who+": the master stopped before the ranks finished")
 			}
 		case err := <-served:
-			agentDone = true
-			if err != nil && fencing && !fenceDone {
-				// Our ranks are done: did every host's end well? Then the
-				// error is the teardown at the end (another host closed its
-				// connections just after the master's stop, and the agent
-				// saw that before the stop).
-				ferr := <-fenced
-				fenceDone, fenceOK = true, ferr == nil
-			}
-			if err != nil && fenceOK {
-				err = nil
-			}
-			if err == nil && !masterDone && len(procs) > 0 {
-				// Node 0: the master stops every agent, ours included, when
-				// it fails; its error (about to come) says why.
-				err = <-masterCh
-				masterDone = true
-			}
-			if err != nil {
-				abort(1, describe(err))
-			} else if len(procs) > 0 {
-				abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
-			}
+			agentDone, agentErr, agentPending = true, err, true
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), "") // bcsrun (or Slurm) says why
 		case <-killTimer:
 			for _, p := range procs {
 				p.Kill()
+			}
+		}
+		if agentPending {
+			err := agentErr
+			switch {
+			case err != nil && fencing && !fenceDone:
+				// Our ranks are done: did every host's end well? Then the
+				// error is the teardown at the end (another host closed
+				// its connections just after the master's stop, and the
+				// agent saw that before the stop). Wait for the fence.
+			case (err == nil || fenceOK) && !masterDone && len(procs) > 0:
+				// Node 0: the master stops every agent, ours included,
+				// when it fails; its error (about to come) says why.
+			default:
+				agentPending = false
+				if err != nil && fenceOK {
+					err = nil
+				}
+				if err != nil {
+					abort(1, describe(err))
+				} else if len(procs) > 0 {
+					abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
+				}
 			}
 		}
 	}
