@@ -6,9 +6,12 @@
 # budget is fixed (2 MiB) so that the automatic one, measured at each start,
 # does not add its own noise.
 #
-#	sh bench/checks.sh [REPS]
+#	sh bench/checks.sh [REPS [BENCHMARKS]]
+#
+# BENCHMARKS is a space-separated subset of "bw bw2 stencil cg" (default all).
 set -e
 reps=${1:-5}
+benches=${2:-bw bw2 stencil cg}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go build -o "$dir/" ./cmd/bcsrun ./examples/stencil ./examples/cg ./bench/bw
@@ -24,7 +27,7 @@ run() { # name, then the command; prints one figure
 	cg) "$@" 2>&1 | sed -n 's/.* iterations in \([0-9.]*[mµ]*s\) .*/\1/p' ;;
 	esac
 }
-for bench in bw bw2 stencil cg; do
+for bench in $benches; do
 	for m in $modes; do : >"$dir/$bench.$m"; done
 	for i in $(seq "$reps"); do
 		for m in $modes; do

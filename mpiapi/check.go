@@ -8,6 +8,8 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
 
 // The opt-in buffer checks (BCS_CHECK=buffers, package internal/check). A
@@ -220,8 +222,34 @@ func (p *process) written(r *Request, rc *reqCheck, lo, hi int, k proto.SliceID,
 		r.gen, rc.peer, len(rc.recv), what, rc.post, k, by)
 }
 
-// checkPull is the pre-write check of a pull entry: dst (part of r's receive
-// buffer) is about to be overwritten by this rank's copy.
+// pullCopy is servePull's copy of entry j (e) into dst, part of r's receive
+// buffer, with the checks on: piece by piece (check.PieceSize), each
+// piece's blocks are compared with their sums at post just before the copy
+// writes them (checkPull), copied, and summed (flow) while in the cache; the
+// sum of the entry goes to the agent (shm: pull sums). False: the copy
+// failed.
+func (p *process) pullCopy(j int, r *Request, dst []byte, e shm.Pull) bool {
+	var s uint32
+	for off := 0; off < len(dst); {
+		n := min(check.PieceSize, len(dst)-off)
+		d := dst[off : off+n]
+		p.checkPull(r, d)
+		if unix.ReadFrom(int(e.PID), d, e.SrcAddr+uint64(off)) != nil {
+			return false
+		}
+		if p.chk.mode.Flow {
+			s = check.Update(s, d)
+		}
+		off += n
+	}
+	if p.chk.mode.Flow {
+		p.blk.SetPullSum(j, s)
+	}
+	return true
+}
+
+// checkPull is the pre-write check of a pull entry's piece: dst (part of r's
+// receive buffer) is about to be overwritten by this rank's copy.
 func (p *process) checkPull(r *Request, dst []byte) {
 	rc := r.chk
 	if rc == nil || rc.hdr == nil {

@@ -71,6 +71,17 @@ var table = crc32.MakeTable(crc32.Castagnoli)
 // Sum is the CRC-32C of b.
 func Sum(b []byte) uint32 { return crc32.Checksum(b, table) }
 
+// Update is the CRC-32C of the bytes summed into crc followed by b: a
+// chunk summed piece by piece (Update(Update(0, a), b)) has the Sum of the
+// whole (a then b).
+func Update(crc uint32, b []byte) uint32 { return crc32.Update(crc, table, b) }
+
+// PieceSize is the unit in which the checked copy paths move a chunk (a
+// multiple of BlockSize): each piece is summed, compared and written while
+// it is still in the cache, so a check costs passes over cached bytes, not
+// extra passes over memory.
+const PieceSize = 128 << 10
+
 // Blocks is the number of blocks of a buffer of n bytes.
 func Blocks(n int) int { return (n + BlockSize - 1) / BlockSize }
 
