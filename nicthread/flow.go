@@ -94,8 +94,10 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 }
 
 // pullSources sums the sender's bytes of each entry of block l's pull
-// order, which the rank has taken: the agent reads them while the rank
-// copies them (flow check).
+// order, which the rank has taken (flow check): the agent reads them itself
+// while the rank copies them, piece by piece into a buffer that stays in
+// the cache (measured: reading them after the rank's copy instead, when
+// they might still be cached, made the slices longer).
 func (a *Agent) pullSources(k proto.SliceID, p *scheduler.Plan, l int) error {
 	a.chk.pullSrc = a.chk.pullSrc[:0]
 	for _, i := range a.pullIdx[l] {
@@ -251,10 +253,11 @@ func (a *Agent) readBack(c *proto.Chunk, off, n int, buf []byte) ([]byte, error)
 
 // arriveChecked is OnData with the checks on: it counts the arrival of
 // frame m (plan entry i, chunk c) and writes it piece by piece, each piece
-// summed (flow: compared with the source's sum, which the frame carries),
 // compared before the write with the receive buffer's sums at post
-// (buffers), written, and read back and summed (flow). A duplicate is not
-// written. A failed write is stored in a.dataErr; a check's finding is
+// (buffers), written, and read back and summed (flow): the destination's
+// sum must equal the source's, which the frame carries; on a difference the
+// payload is summed too, to tell a frame corrupted on the way from a bad
+// write. A duplicate is not written. A failed write is stored in a.dataErr; a check's finding is
 // returned.
 func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
 	x := a.chk
@@ -268,13 +271,10 @@ func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
 	if x.mode.Buffers && c.Xfer != 0 && !c.DstAcc && c.Len > 0 {
 		dv, dok = a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, x.rxRaw, x.rxSums)
 	}
-	var src, dst uint32
+	var dst uint32
 	for off := 0; off < len(m.Payload); {
 		n := min(check.PieceSize, len(m.Payload)-off)
 		p := m.Payload[off : off+n]
-		if x.mode.Flow {
-			src = check.Update(src, p)
-		}
 		if dok {
 			a.preWrite(m.Slice, &dv, int(c.DstAddr-dv.base)+off, n, x.rxBack)
 		}
@@ -294,14 +294,14 @@ func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
 		}
 		off += n
 	}
-	switch {
-	case !x.mode.Flow:
-	case src != m.Count:
-		return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32C %#08x at the source, %#08x on arrival)", c.Len, m.Count, src)
-	case dst != m.Count:
-		return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, m.Count, dst)
+	if !x.mode.Flow || dst == m.Count {
+		return nil
 	}
-	return nil
+	// Which copy failed: the frame, or the write (the payload is still here).
+	if src := check.Sum(m.Payload); src != m.Count {
+		return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32C %#08x at the source, %#08x on arrival)", c.Len, m.Count, src)
+	}
+	return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, m.Count, dst)
 }
 
 // view is a rank's check header (internal/shm, check words) as the agent

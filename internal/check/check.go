@@ -147,7 +147,11 @@ func Range(lo, hi, n int) (from, to int) {
 const HeaderWords = 4
 
 // NewHeader makes the check header of receive buffer buf.
-func NewHeader(buf []byte) []uint32 {
+func NewHeader(buf []byte) []uint32 { return Sums(EmptyHeader(buf), buf) }
+
+// EmptyHeader is the check header of buf without its block sums, which the
+// caller appends (Sums, possibly piece by piece).
+func EmptyHeader(buf []byte) []uint32 {
 	h := make([]uint32, HeaderWords, HeaderWords+Blocks(len(buf)))
 	var addr uint64
 	if len(buf) > 0 {
@@ -155,7 +159,7 @@ func NewHeader(buf []byte) []uint32 {
 	}
 	h[0], h[1] = uint32(addr), uint32(addr>>32)
 	h[2], h[3] = uint32(len(buf)), uint32(uint64(len(buf))>>32)
-	return Sums(h, buf)
+	return h
 }
 
 // HeaderSums are the block sums of header h.
