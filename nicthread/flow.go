@@ -57,9 +57,10 @@ type checks struct {
 }
 
 // copyFault, when set (tests only), is called by the agent for every chunk
-// it copies or sends, after the source sum, with the bytes about to be
-// written: it may change them, and returns how many times to write them
-// (1 normally; 0 skips the chunk, 2 moves it twice).
+// it copies or sends, after the source sum of its first piece, with that
+// piece's bytes about to be written (the whole chunk when it is at most
+// check.PieceSize): it may change them, and returns how many times to write
+// the chunk (1 normally; 0 skips the chunk, 2 moves it twice).
 var copyFault func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int
 
 func newChecks(m check.Mode, budget uint64) *checks {
