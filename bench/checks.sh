@@ -36,7 +36,8 @@ run() { # name, then the command; prints one figure
 	case $name in
 	bw*) "$@" 2>&1 | sed -n 's/^bw: .*bytes: \([0-9]*\) MB\/s.*/\1/p' ;;
 	stencil) "$@" 2>&1 | sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' ;;
-	cg) "$@" 2>&1 | sed -n 's/.* iterations in \([0-9.]*[mµ]*s\) .*/\1/p' ;;
+	cg) "$@" 2>&1 | sed -n 's/.* iterations in \([0-9.]*[mµ]*s\) .*/\1/p' |
+		awk '/ms$/ { print $0 + 0; next } /µs$/ { print $0 / 1000; next } /s$/ { print $0 * 1000 }' ;; # in ms
 	esac
 }
 for bench in $benches; do
