@@ -27,10 +27,11 @@ import (
 // header whose address the completion record carries; or by this rank when
 // it serves a pull order, piece by piece: pullCopy), and, at completion,
 // past the bytes delivered. Large buffers are summed in pieces
-// (check.PieceSize) between which the rank serves a posted pull order (p.sums,
-// p.diffCount; arm offers orders while it sums), so a rank busy with its
-// sums still takes its orders in time. Findings are MPI_ERR_BUFFER errors under the error handler, or warnings
-// on standard error under buffers:warn.
+// (check.PieceSize) between which the rank serves a posted pull order
+// (p.sums, p.diffCount; arm offers orders while it sums), so a rank busy
+// with its sums still takes its orders in time. Findings are MPI_ERR_BUFFER
+// errors under the error handler, or warnings on standard error under
+// buffers:warn.
 
 // checker is a process's check state.
 type checker struct {

@@ -86,8 +86,9 @@
 // The rank sums in pieces of check.PieceSize and serves pull orders between
 // pieces (at post it offers them while it sums), so the checks do not keep
 // it from taking its orders; a pull order it serves is compared, copied and
-// summed piece by piece while the piece is in the cache. A finding is an MPI_ERR_BUFFER error from the call that completes or posts
-// the request, through the error handler (a warning under buffers:warn).
+// summed piece by piece while the piece is in the cache. A finding is an
+// MPI_ERR_BUFFER error from the call that completes or posts the request,
+// through the error handler (a warning under buffers:warn).
 // With no check selected the hooks are one nil test each.
 //
 // Handles (communicators, requests) are small values so that a C layer can
