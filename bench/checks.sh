@@ -2,16 +2,31 @@
 # bench/checks.sh: the cost of the opt-in checks (BCS_CHECK, issue 14) on a
 # 16 MiB bandwidth test (within a node and across two logical nodes), the
 # stencil and the conjugate gradient example. Each configuration runs REPS
-# times (default 5), interleaved, and the median is printed. The slice
-# budget is fixed (2 MiB) so that the automatic one, measured at each start,
-# does not add its own noise.
+# times (default 5), interleaved, and the median is printed with all the
+# figures. The slice budget is fixed (2 MiB) so that the automatic one,
+# measured at each start, does not add its own noise.
 #
-#	sh bench/checks.sh [REPS]
+#	sh bench/checks.sh [REPS [BENCHMARKS [BASE]]]
+#
+# BENCHMARKS is a space-separated subset of "bw bw2 stencil cg" (default
+# all). BASE, a git revision, also builds that revision (git archive) and
+# runs it interleaved with the working tree, run for run, so that a before
+# and after share the host's load: rows are then labelled "base" and "this".
 set -e
 reps=${1:-5}
+benches=${2:-bw bw2 stencil cg}
+base=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-go build -o "$dir/" ./cmd/bcsrun ./examples/stencil ./examples/cg ./bench/bw
+mkdir "$dir/this"
+go build -o "$dir/this/" ./cmd/bcsrun ./examples/stencil ./examples/cg ./bench/bw
+builds=this
+if [ -n "$base" ]; then
+	mkdir "$dir/src" "$dir/base"
+	git archive "$base" | tar -x -C "$dir/src"
+	(cd "$dir/src" && go build -o "$dir/base/" ./cmd/bcsrun ./examples/stencil ./examples/cg ./bench/bw)
+	builds="base this"
+fi
 cd "$dir"
 export BCS_BYTES_PER_SLICE_MAX=2097152
 modes="none buffers flow buffers,flow"
@@ -21,23 +36,31 @@ run() { # name, then the command; prints one figure
 	case $name in
 	bw*) "$@" 2>&1 | sed -n 's/^bw: .*bytes: \([0-9]*\) MB\/s.*/\1/p' ;;
 	stencil) "$@" 2>&1 | sed -n 's/.*wall \([0-9.]*\) s.*/\1/p' ;;
-	cg) "$@" 2>&1 | sed -n 's/.* iterations in \([0-9.]*[mµ]*s\) .*/\1/p' ;;
+	cg) "$@" 2>&1 | sed -n 's/.* iterations in \([0-9.]*[mµ]*s\) .*/\1/p' |
+		awk '/ms$/ { print $0 + 0; next } /µs$/ { print $0 / 1000; next } /s$/ { print $0 * 1000 }' ;; # in ms
 	esac
 }
-for bench in bw bw2 stencil cg; do
-	for m in $modes; do : >"$dir/$bench.$m"; done
+for bench in $benches; do
+	for b in $builds; do for m in $modes; do : >"$dir/$bench.$b.$m"; done; done
 	for i in $(seq "$reps"); do
 		for m in $modes; do
-			case $bench in
-			bw) v=$(run bw ./bcsrun --check "$m" -n 2 ./bw -size 16777216 -count 32) ;;
-			bw2) v=$(run bw ./bcsrun --check "$m" --nodes 2 -n 2 ./bw -size 16777216 -count 32) ;;
-			stencil) v=$(run stencil ./bcsrun --check "$m" -n 4 ./stencil -iters 200) ;;
-			cg) v=$(run cg ./bcsrun --check "$m" -n 4 ./cg) ;;
-			esac
-			echo "$v" >>"$dir/$bench.$m"
+			for b in $builds; do
+				d=$dir/$b
+				case $bench in
+				bw) v=$(run bw "$d/bcsrun" --check "$m" -n 2 "$d/bw" -size 16777216 -count 32) ;;
+				bw2) v=$(run bw "$d/bcsrun" --check "$m" --nodes 2 -n 2 "$d/bw" -size 16777216 -count 32) ;;
+				stencil) v=$(run stencil "$d/bcsrun" --check "$m" -n 4 "$d/stencil" -iters 200) ;;
+				cg) v=$(run cg "$d/bcsrun" --check "$m" -n 4 "$d/cg") ;;
+				esac
+				echo "$v" >>"$dir/$bench.$b.$m"
+			done
 		done
 	done
-	for m in $modes; do
-		printf '%-8s %-13s median %-10s of: %s\n' "$bench" "$m" "$(sort -g "$dir/$bench.$m" | sed -n "$(( (reps + 1) / 2 ))p")" "$(tr '\n' ' ' <"$dir/$bench.$m")"
+	for b in $builds; do
+		for m in $modes; do
+			label=$bench
+			[ -n "$base" ] && label="$bench $b"
+			printf '%-13s %-13s median %-10s of: %s\n' "$label" "$m" "$(sort -g "$dir/$bench.$b.$m" | sed -n "$(((reps + 1) / 2))p")" "$(tr '\n' ' ' <"$dir/$bench.$b.$m")"
+		done
 	done
 done

@@ -8,6 +8,8 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
 
 // The opt-in buffer checks (BCS_CHECK=buffers, package internal/check). A
@@ -23,9 +25,13 @@ import (
 // just before the runtime writes into it (by the agent, see package
 // nicthread, which reads the sums from this process through the check
 // header whose address the completion record carries; or by this rank when
-// it serves a pull order), and, at completion, past the bytes delivered.
-// Findings are MPI_ERR_BUFFER errors under the error handler, or warnings
-// on standard error under buffers:warn.
+// it serves a pull order, piece by piece: pullCopy), and, at completion,
+// past the bytes delivered. Large buffers are summed in pieces
+// (check.PieceSize) between which the rank serves a posted pull order
+// (p.sums, p.diffCount; arm offers orders while it sums), so a rank busy
+// with its sums still takes its orders in time. Findings are MPI_ERR_BUFFER
+// errors under the error handler, or warnings on standard error under
+// buffers:warn.
 
 // checker is a process's check state.
 type checker struct {
@@ -125,6 +131,13 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 		return
 	}
 	rc := &reqCheck{post: p.region.Slice(), peer: peer}
+	if p.blk.OfferPull() { // serve pull orders while summing (p.sums)
+		defer func() {
+			for !p.blk.WithdrawPull() {
+				p.servePull(false)
+			}
+		}()
+	}
 	for _, b := range bufs {
 		if len(b.b) == 0 {
 			continue
@@ -136,20 +149,59 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 		if !b.write && !b.inside {
 			rc.reads = append(rc.reads, b.b)
 			if r.kind == proto.KindSend { // the agent compares what it reads with these sums
-				rc.hdr = check.NewHeader(b.b)
+				rc.hdr = p.sums(check.EmptyHeader(b.b), b.b)
 				rc.sums = append(rc.sums, check.HeaderSums(rc.hdr))
 				p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
 			} else {
-				rc.sums = append(rc.sums, check.Sums(nil, b.b))
+				rc.sums = append(rc.sums, p.sums(make([]uint32, 0, check.Blocks(len(b.b))), b.b))
 			}
 		}
 	}
 	if p2pRecv && len(bufs) == 1 && len(bufs[0].b) > 0 {
 		rc.recv = bufs[0].b
-		rc.hdr = check.NewHeader(rc.recv)
+		rc.hdr = p.sums(check.EmptyHeader(rc.recv), rc.recv)
 		p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
 	}
 	r.chk = rc
+}
+
+// sums appends the block sums of b to dst, piece by piece
+// (check.PieceSize), serving between pieces a pull order the agent has
+// posted: a rank that sums a large buffer (at post, where arm offers pull
+// orders, or at completion, inside a blocking call) still takes its orders
+// in time, and the agent does not copy in its place.
+func (p *process) sums(dst []uint32, b []byte) []uint32 {
+	for off := 0; off < len(b); off += check.PieceSize {
+		dst = check.Sums(dst, b[off:min(off+check.PieceSize, len(b))])
+		p.servePosted()
+	}
+	return dst
+}
+
+// diffCount is check.DiffCount(sums, buf, first) piece by piece, serving
+// pull orders between pieces as sums does.
+func (p *process) diffCount(sums []uint32, buf []byte, first int) (lo, hi, n int) {
+	lo, hi = -1, -1
+	const per = check.PieceSize / check.BlockSize
+	for i := 0; i < len(sums); i += per {
+		l, h, k := check.DiffCount(sums[i:min(i+per, len(sums))], buf, first+i)
+		if k > 0 {
+			if lo < 0 {
+				lo = l
+			}
+			hi, n = h, n+k
+		}
+		p.servePosted()
+	}
+	return lo, hi, n
+}
+
+// servePosted serves the pull order the agent has posted, if any, and keeps
+// the offer on (the caller has offered).
+func (p *process) servePosted() {
+	if p.blk.PullPosted() {
+		p.servePull(true)
+	}
 }
 
 // verify runs r's completion checks (r's completion record has been read)
@@ -183,7 +235,7 @@ func (p *process) verify(r *Request) error {
 		if freed {
 			break
 		}
-		if lo, hi, n := check.DiffCount(rc.sums[i], b, 0); n > 0 {
+		if lo, hi, n := p.diffCount(rc.sums[i], b, 0); n > 0 {
 			keep(p.report(r.call, "request #%d (%s, %d bytes): send buffer modified while in flight: %s differ between the post (slice %d) and the completion (slice %d)",
 				r.gen, rc.peer, len(b), check.Describe(lo, hi, n, len(b)), rc.post, now))
 		}
@@ -201,7 +253,7 @@ func (p *process) verify(r *Request) error {
 		}
 		b0 := check.Blocks(n) // the first block the delivery did not touch
 		if b0 < len(rc.hdr)-check.HeaderWords {
-			if lo, hi, nd := check.DiffCount(check.HeaderSums(rc.hdr)[b0:], rc.recv, b0); nd > 0 {
+			if lo, hi, nd := p.diffCount(check.HeaderSums(rc.hdr)[b0:], rc.recv, b0); nd > 0 {
 				keep(p.report(r.call, "request #%d (%s, %d-byte buffer): receive buffer written by the program while in flight: %s, past the %d bytes delivered, changed between the post (slice %d) and the completion (slice %d)",
 					r.gen, rc.peer, len(rc.recv), check.Describe(lo, hi, nd, len(rc.recv)), n, rc.post, now))
 			}
@@ -220,8 +272,34 @@ func (p *process) written(r *Request, rc *reqCheck, lo, hi int, k proto.SliceID,
 		r.gen, rc.peer, len(rc.recv), what, rc.post, k, by)
 }
 
-// checkPull is the pre-write check of a pull entry: dst (part of r's receive
-// buffer) is about to be overwritten by this rank's copy.
+// pullCopy is servePull's copy of entry j (e) into dst, part of r's receive
+// buffer, with the checks on: piece by piece (check.PieceSize), each
+// piece's blocks are compared with their sums at post just before the copy
+// writes them (checkPull), copied, and summed (flow) while in the cache; the
+// sum of the entry goes to the agent (shm: pull sums). False: the copy
+// failed.
+func (p *process) pullCopy(j int, r *Request, dst []byte, e shm.Pull) bool {
+	var s uint32
+	for off := 0; off < len(dst); {
+		n := min(check.PieceSize, len(dst)-off)
+		d := dst[off : off+n]
+		p.checkPull(r, d)
+		if unix.ReadFrom(int(e.PID), d, e.SrcAddr+uint64(off)) != nil {
+			return false
+		}
+		if p.chk.mode.Flow {
+			s = check.Update(s, d)
+		}
+		off += n
+	}
+	if p.chk.mode.Flow {
+		p.blk.SetPullSum(j, s)
+	}
+	return true
+}
+
+// checkPull is the pre-write check of a pull entry's piece: dst (part of r's
+// receive buffer) is about to be overwritten by this rank's copy.
 func (p *process) checkPull(r *Request, dst []byte) {
 	rc := r.chk
 	if rc == nil || rc.hdr == nil {

@@ -91,8 +91,12 @@
 // check header the completion record names); a receive buffer is compared
 // just before the runtime writes each chunk (by the agent, or by this rank
 // when it serves a pull order) and past the delivered bytes at completion.
-// A finding is an MPI_ERR_BUFFER error from the call that completes or posts
-// the request, through the error handler (a warning under buffers:warn).
+// The rank sums in pieces of check.PieceSize and serves pull orders between
+// pieces (at post it offers them while it sums), so the checks do not keep
+// it from taking its orders; a pull order it serves is compared, copied and
+// summed piece by piece while the piece is in the cache. A finding is an
+// MPI_ERR_BUFFER error from the call that completes or posts the request,
+// through the error handler (a warning under buffers:warn).
 // With no check selected the hooks are one nil test each.
 //
 // Record and replay (replay.go; bcsrun --record DIR, --replay DIR; the log is

@@ -5,7 +5,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -301,14 +300,12 @@ func (p *process) servePull(stay bool) {
 		if dst == nil || e.PID <= 0 {
 			break
 		}
-		if p.chk != nil {
-			p.checkPull(p.owner[e.Req], dst)
-		}
-		if unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
+		if p.chk != nil { // check.go: piece by piece
+			if !p.pullCopy(copied, p.owner[e.Req], dst, e) {
+				break
+			}
+		} else if unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
 			break
-		}
-		if p.chk != nil && p.chk.mode.Flow {
-			p.blk.SetPullSum(copied, check.Sum(dst))
 		}
 	}
 	p.blk.FinishPull(seq, copied, stay)

@@ -670,45 +670,29 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		return nil
 	default:
 		data = a.staging[:c.Len]
+		if a.chk != nil || copyFault != nil { // read piece by piece there
+			err := a.moveChecked(k, i, c, data, true)
+			a.stats.LTR[routine] += a.now() - t0
+			return err
+		}
 		if err := unix.ReadFrom(a.pid(c.Src), data, c.SrcAddr); err != nil {
 			return a.moveErr(c.Src, c, "reading the send buffer", err)
 		}
-		if a.chk != nil {
-			a.checkRead(k, c, data)
-		}
+	}
+	if a.chk != nil || copyFault != nil {
+		err := a.moveChecked(k, i, c, data, false)
+		a.stats.LTR[routine] += a.now() - t0
+		return err
 	}
 	a.stats.Bytes += c.Len
-	var src uint32
-	if a.chk != nil && a.chk.mode.Flow {
-		src = check.Sum(data)
-	}
-	times := 1
-	if copyFault != nil {
-		times = copyFault(k, i, c, data)
-	}
 	if c.DstNode == a.node {
-		if a.chk != nil {
-			a.preWrite(k, c, a.chk.back, a.chk.sums)
-		}
-		for range times {
-			if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
-				return a.moveErr(c.Dst, c, "writing the receive buffer", err)
-			}
-		}
-		if a.chk != nil {
-			if err := a.flowMove(k, i, c, src, times); err != nil {
-				return err
-			}
+		if err := unix.WriteTo(a.pid(c.Dst), data, c.DstAddr); err != nil {
+			return a.moveErr(c.Dst, c, "writing the receive buffer", err)
 		}
 	} else {
-		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Count: src, Payload: data}
-		for range times {
-			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
-				return a.fail(-1, "sending %s: %v", c.Describe(), err)
-			}
-		}
-		if a.chk != nil {
-			a.chk.moved[i] += uint32(times)
+		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
+		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+			return a.fail(-1, "sending %s: %v", c.Describe(), err)
 		}
 	}
 	a.stats.LTR[routine] += a.now() - t0
@@ -747,28 +731,17 @@ func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
 		return a.fail(-1, "data frame from node %d does not fit %s", from, c.Describe())
 	}
 	if a.chk != nil {
-		if err := a.flowArrive(int(m.Index), c, m, false); err != nil {
+		if err := a.arriveChecked(int(m.Index), c, m); err != nil {
 			a.dataErr.CompareAndSwap(nil, &err)
 			if a.chk.arrived[m.Index].Load() > 1 {
 				return nil // a duplicate: the chunk was counted when it first arrived
 			}
 		}
-		if !c.DstAcc {
-			a.chk.rxMu.Lock()
-			a.preWrite(m.Slice, c, a.chk.rxBack, a.chk.rxSums)
-			a.chk.rxMu.Unlock()
-		}
-	}
-	if c.DstAcc {
+	} else if c.DstAcc {
 		copy(a.acc[c.DstAddr:][:c.Len], m.Payload)
 	} else if err := unix.WriteTo(a.pid(c.Dst), m.Payload, c.DstAddr); err != nil {
 		e := a.moveErr(c.Dst, c, "writing the receive buffer", err)
 		a.dataErr.Store(&e)
-	}
-	if a.chk != nil {
-		if err := a.flowArrive(int(m.Index), c, m, true); err != nil {
-			a.dataErr.CompareAndSwap(nil, &err)
-		}
 	}
 	if a.pending[c.Stage].Add(-1) == 0 {
 		a.arrived[c.Stage] <- struct{}{}

@@ -117,10 +117,14 @@
 // checks: before writing a point-to-point chunk it compares the receive
 // buffer's blocks with their sums at post, and after reading a send buffer
 // it compares the bytes read, recording findings in the completion record
-// (internal/shm, check words). The sums are read from the rank's memory
-// through a header whose address the rank wrote: input, used only to read
-// that rank's own memory. Off, each hook is a nil test. copyFault is the
-// tests' fault injector in the copy path.
+// (internal/shm, check words). With a check on, a chunk is moved in pieces
+// of check.PieceSize (moveChecked, arriveChecked): each piece is read,
+// summed, compared, written and read back while it is in the cache, so the
+// checks add passes over cached bytes rather than over memory. The sums are
+// read from the rank's memory through a header whose address the rank
+// wrote: input, used only to read that rank's own memory. Off, each hook is
+// a nil test. copyFault is the tests' fault injector in the copy path
+// (called with a chunk's first piece).
 //
 // # Recorded jobs
 //

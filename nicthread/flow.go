@@ -45,27 +45,33 @@ type checks struct {
 	moved   []uint32        // per plan entry: moves from this node (TX goroutine)
 	arrived []atomic.Uint32 // per plan entry: frames arrived here (reader goroutines)
 	back    []byte          // read-back and pre-write buffer of the TX goroutine
-	sums    []uint32        // pre-write sums of the TX goroutine
-	rxMu    sync.Mutex      // the reader goroutines share rxBack and rxSums
+	raw     []byte          // header sums as read, TX goroutine
+	sums    []uint32        // receive buffer sums at post, TX goroutine
+	ssums   []uint32        // send buffer sums at post, TX goroutine
+	rxMu    sync.Mutex      // the reader goroutines share rxBack, rxRaw and rxSums
 	rxBack  []byte
+	rxRaw   []byte
 	rxSums  []uint32
 	sends   map[inlineKey]uint32 // the request slot of each local rendezvous send, until its last chunk
 	pullSrc []uint32             // source sums of the pull order being served (flow)
 }
 
 // copyFault, when set (tests only), is called by the agent for every chunk
-// it copies or sends, after the source sum, with the bytes about to be
-// written: it may change them, and returns how many times to write them
-// (1 normally; 0 skips the chunk, 2 moves it twice).
+// it copies or sends, after the source sum of its first piece, with that
+// piece's bytes about to be written (the whole chunk when it is at most
+// check.PieceSize): it may change them, and returns how many times to write
+// the chunk (1 normally; 0 skips the chunk, 2 moves it twice).
 var copyFault func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int
 
 func newChecks(m check.Mode, budget uint64) *checks {
 	if !m.On() {
 		return nil
 	}
-	n := budget + check.BlockSize
-	nb := check.Blocks(int(n)) + 1
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), pullSrc: make([]uint32, 0, shm.PullMax), back: make([]byte, n), rxBack: make([]byte, n), sums: make([]uint32, 0, nb), rxSums: make([]uint32, 0, nb)}
+	nb := check.Blocks(int(budget)) + 2    // the blocks a chunk reaches
+	n := check.PieceSize + check.BlockSize // a piece and the block it ends in
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), pullSrc: make([]uint32, 0, shm.PullMax),
+		back: make([]byte, n), raw: make([]byte, 4*nb), sums: make([]uint32, 0, nb), ssums: make([]uint32, 0, nb),
+		rxBack: make([]byte, n), rxRaw: make([]byte, 4*nb), rxSums: make([]uint32, 0, nb)}
 }
 
 // reset prepares the counts for plan p (before the plan is published).
@@ -88,78 +94,26 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 		k, i, c.Describe(), c.SrcNode, c.DstNode, fmt.Sprintf(format, args...))}
 }
 
-// readBack sums the len(buf) bytes at the destination of chunk c after the
-// write: the staging area, or the receiving rank's memory read into buf.
-func (a *Agent) readBack(c *proto.Chunk, buf []byte) (uint32, error) {
-	if c.DstAcc {
-		return check.Sum(a.acc[c.DstAddr:][:c.Len]), nil
-	}
-	b := buf[:c.Len]
-	if err := unix.ReadFrom(a.pid(c.Dst), b, c.DstAddr); err != nil {
-		return 0, err
-	}
-	return check.Sum(b), nil
-}
-
-// flowMove is move's check after chunk i (c) was written within the node:
-// src is the source sum.
-func (a *Agent) flowMove(k proto.SliceID, i int, c *proto.Chunk, src uint32, times int) error {
-	a.chk.moved[i] += uint32(times)
-	if !a.chk.mode.Flow || c.DstNode != a.node {
-		return nil
-	}
-	dst, err := a.readBack(c, a.chk.back)
-	if err != nil {
-		return a.moveErr(c.Dst, c, "reading back the receive buffer", err)
-	}
-	if dst != src {
-		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, src, dst)
-	}
-	return nil
-}
-
-// flowArrive is OnData's check of frame m (plan entry i, chunk c): before
-// the write it counts the arrival and compares the payload with the
-// source's sum; after it (after true), it reads the destination back.
-func (a *Agent) flowArrive(i int, c *proto.Chunk, m *proto.Msg, after bool) error {
-	if !after {
-		if n := a.chk.arrived[i].Add(1); n != 1 {
-			return a.flowErr(m.Slice, i, c, "arrived %d times, want once", n)
-		}
-		if a.chk.mode.Flow {
-			if s := check.Sum(m.Payload); s != m.Count {
-				return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32C %#08x at the source, %#08x on arrival)", c.Len, m.Count, s)
-			}
-		}
-		return nil
-	}
-	if !a.chk.mode.Flow {
-		return nil
-	}
-	a.chk.rxMu.Lock()
-	defer a.chk.rxMu.Unlock()
-	dst, err := a.readBack(c, a.chk.rxBack)
-	if err != nil {
-		return a.moveErr(c.Dst, c, "reading back the receive buffer", err)
-	}
-	if dst != m.Count {
-		return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, m.Count, dst)
-	}
-	return nil
-}
-
 // pullSources sums the sender's bytes of each entry of block l's pull
-// order, which the rank has taken: the agent reads them while the rank
-// copies them (flow check).
+// order, which the rank has taken (flow check): the agent reads them itself
+// while the rank copies them, piece by piece into a buffer that stays in
+// the cache (measured: reading them after the rank's copy instead, when
+// they might still be cached, made the slices longer).
 func (a *Agent) pullSources(k proto.SliceID, p *scheduler.Plan, l int) error {
 	a.chk.pullSrc = a.chk.pullSrc[:0]
 	for _, i := range a.pullIdx[l] {
 		c := &p.Chunks[i]
-		b := a.chk.back[:c.Len]
-		if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr); err != nil {
-			return a.moveErr(c.Src, c, "reading the send buffer", err)
+		var s uint32
+		for off := 0; off < int(c.Len); {
+			n := min(check.PieceSize, int(c.Len)-off)
+			b := a.chk.back[:n]
+			if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr+uint64(off)); err != nil {
+				return a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+			s = check.Update(s, b)
+			off += n
 		}
-		a.chk.pullSrc = append(a.chk.pullSrc, check.Sum(b))
+		a.chk.pullSrc = append(a.chk.pullSrc, s)
 	}
 	return nil
 }
@@ -201,106 +155,247 @@ func (a *Agent) flowEnd(k proto.SliceID, p *scheduler.Plan) error {
 	return nil
 }
 
-// preWrite compares the blocks of a receive buffer that start inside chunk
-// c with their sums at post, just before the agent writes c (buffers
-// check), and records a difference in the request's completion record.
-// What the rank wrote into its record is input: a header that cannot be
-// read, or that does not contain the chunk, disables the comparison for
-// this chunk.
-func (a *Agent) preWrite(k proto.SliceID, c *proto.Chunk, buf []byte, sums []uint32) {
-	if !a.chk.mode.Buffers || c.Xfer == 0 || c.DstAcc || c.Len == 0 {
-		return
+// moveChecked is move with the checks on (or a copy fault set, tests only):
+// chunk i (c) is moved piece by piece (check.PieceSize), and each piece is
+// read from the sender (read; else data holds the chunk), compared with the
+// send buffer's block sums at post (buffers), summed at the source (flow),
+// compared before the write with the receive buffer's sums at post
+// (buffers), written, and read back and summed at the destination (flow),
+// while it is still in the cache. The pieces of a point-to-point send start
+// at its buffer's block boundaries, so every block lies in one piece.
+func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte, read bool) error {
+	x := a.chk // nil: a copy fault without checks
+	flow := x != nil && x.mode.Flow
+	local := c.DstNode == a.node
+	var sv, dv view
+	sok, dok := false, false
+	if x != nil && x.mode.Buffers && c.Xfer != 0 && c.Len > 0 {
+		if req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]; ok && read {
+			sv, sok = a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
+		}
+		if local && !c.DstAcc {
+			dv, dok = a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, x.raw, x.sums)
+		}
 	}
-	l := a.localOf[c.Dst]
-	b := a.blocks[l]
-	hdr := b.CheckHeader(c.RecvReq)
+	skew := 0
+	if sok {
+		skew = int(c.SrcAddr-sv.base) % check.BlockSize
+	}
+	times := 1
+	if c.Len == 0 && copyFault != nil {
+		times = copyFault(k, i, c, data)
+	}
+	var src, dst uint32
+	for off := 0; off < int(c.Len); {
+		n := min(check.PieceSize-skew, int(c.Len)-off)
+		skew = 0
+		p := data[off : off+n]
+		if read {
+			if err := unix.ReadFrom(a.pid(c.Src), p, c.SrcAddr+uint64(off)); err != nil {
+				return a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+		}
+		if sok {
+			a.checkRead(k, &sv, int(c.SrcAddr-sv.base)+off, p)
+		}
+		if flow {
+			src = check.Update(src, p)
+		}
+		if off == 0 && copyFault != nil {
+			times = copyFault(k, i, c, p)
+		}
+		if local {
+			if dok {
+				a.preWrite(k, &dv, int(c.DstAddr-dv.base)+off, n, x.back)
+			}
+			for range times {
+				if err := unix.WriteTo(a.pid(c.Dst), p, c.DstAddr+uint64(off)); err != nil {
+					return a.moveErr(c.Dst, c, "writing the receive buffer", err)
+				}
+			}
+			if flow {
+				b, err := a.readBack(c, off, n, x.back)
+				if err != nil {
+					return a.moveErr(c.Dst, c, "reading back the receive buffer", err)
+				}
+				dst = check.Update(dst, b)
+			}
+		}
+		off += n
+	}
+	a.stats.Bytes += c.Len
+	if !local {
+		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Count: src, Payload: data}
+		for range times {
+			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+				return a.fail(-1, "sending %s: %v", c.Describe(), err)
+			}
+		}
+	}
+	if x == nil {
+		return nil
+	}
+	x.moved[i] += uint32(times)
+	if flow && local && dst != src {
+		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, src, dst)
+	}
+	return nil
+}
+
+// readBack reads the n bytes at offset off of chunk c's destination after
+// the write: the staging area, or the receiving rank's memory read into buf.
+func (a *Agent) readBack(c *proto.Chunk, off, n int, buf []byte) ([]byte, error) {
+	if c.DstAcc {
+		return a.acc[c.DstAddr+uint64(off):][:n], nil
+	}
+	b := buf[:n]
+	return b, unix.ReadFrom(a.pid(c.Dst), b, c.DstAddr+uint64(off))
+}
+
+// arriveChecked is OnData with the checks on: it counts the arrival of
+// frame m (plan entry i, chunk c) and writes it piece by piece, each piece
+// compared before the write with the receive buffer's sums at post
+// (buffers), written, and read back and summed (flow): the destination's
+// sum must equal the source's, which the frame carries; on a difference the
+// payload is summed too, to tell a frame corrupted on the way from a bad
+// write. A duplicate is not written. A failed write is stored in a.dataErr; a check's finding is
+// returned.
+func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
+	x := a.chk
+	if n := x.arrived[i].Add(1); n != 1 {
+		return a.flowErr(m.Slice, i, c, "arrived %d times, want once", n)
+	}
+	x.rxMu.Lock()
+	defer x.rxMu.Unlock()
+	var dv view
+	dok := false
+	if x.mode.Buffers && c.Xfer != 0 && !c.DstAcc && c.Len > 0 {
+		dv, dok = a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, x.rxRaw, x.rxSums)
+	}
+	var dst uint32
+	for off := 0; off < len(m.Payload); {
+		n := min(check.PieceSize, len(m.Payload)-off)
+		p := m.Payload[off : off+n]
+		if dok {
+			a.preWrite(m.Slice, &dv, int(c.DstAddr-dv.base)+off, n, x.rxBack)
+		}
+		if c.DstAcc {
+			copy(a.acc[c.DstAddr+uint64(off):][:n], p)
+		} else if err := unix.WriteTo(a.pid(c.Dst), p, c.DstAddr+uint64(off)); err != nil {
+			e := a.moveErr(c.Dst, c, "writing the receive buffer", err)
+			a.dataErr.Store(&e)
+			return nil
+		}
+		if x.mode.Flow {
+			b, err := a.readBack(c, off, n, x.rxBack)
+			if err != nil {
+				return a.moveErr(c.Dst, c, "reading back the receive buffer", err)
+			}
+			dst = check.Update(dst, b)
+		}
+		off += n
+	}
+	if !x.mode.Flow || dst == m.Count {
+		return nil
+	}
+	// Which copy failed: the frame, or the write (the payload is still here).
+	if src := check.Sum(m.Payload); src != m.Count {
+		return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32C %#08x at the source, %#08x on arrival)", c.Len, m.Count, src)
+	}
+	return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, m.Count, dst)
+}
+
+// view is a rank's check header (internal/shm, check words) as the agent
+// reads it for one chunk: the request, the buffer's address and length, and
+// the block sums at post of the blocks the chunk reaches (from block b0).
+type view struct {
+	blk     *shm.RankBlock
+	req     uint32
+	pid     int
+	base, n uint64
+	b0      int
+	sums    []uint32
+}
+
+// readView reads the check header of request req of local rank r for the
+// chunk of length bytes at addr, once per chunk (raw and sums are the
+// caller's scratch). What the rank wrote there is input: a header that
+// cannot be read, or that does not contain the chunk, gives ok false, and
+// the chunk is not compared.
+func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []byte, sums []uint32) (v view, ok bool) {
+	v.blk, v.req = a.blocks[a.localOf[r]], req
+	hdr := v.blk.CheckHeader(req)
 	if hdr == 0 {
-		return
+		return v, false
 	}
-	pid := a.pid(c.Dst)
+	pid := a.pid(r)
+	v.pid = pid
 	var h [16]byte
 	if unix.ReadFrom(pid, h[:], hdr) != nil {
-		return
+		return v, false
 	}
-	base, n := binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
-	if c.DstAddr < base || c.Len > n || c.DstAddr-base > n-c.Len {
-		return
+	v.base, v.n = binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
+	if v.n > 1<<48 || addr < v.base || length > v.n || addr-v.base > v.n-length {
+		return v, false
 	}
-	off := int(c.DstAddr - base)
-	b0, b1 := check.Touched(off, int(c.Len), int(n))
+	off := int(addr - v.base)
+	v.b0 = off / check.BlockSize
+	nb := (off+int(length)-1)/check.BlockSize - v.b0 + 1
+	if nb > cap(sums) || nb*4 > len(raw) {
+		return v, false
+	}
+	sb := raw[:nb*4]
+	if unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+v.b0)*4) != nil {
+		return v, false
+	}
+	v.sums = sums[:0]
+	for i := 0; i < len(sb); i += 4 {
+		v.sums = append(v.sums, binary.LittleEndian.Uint32(sb[i:]))
+	}
+	return v, true
+}
+
+// preWrite compares the blocks of a receive buffer (v) that start inside
+// bytes [off, off+n) with their sums at post, just before the agent writes
+// those bytes (buffers check), and records a difference in the request's
+// completion record; buf is scratch for the buffer's bytes.
+func (a *Agent) preWrite(k proto.SliceID, v *view, off, n int, buf []byte) {
+	b0, b1 := check.Touched(off, n, int(v.n))
 	if b0 > b1 {
 		return
 	}
-	from, to := b0*check.BlockSize, min((b1+1)*check.BlockSize, int(n))
-	if to-from > len(buf) || b1-b0+1 > cap(sums) {
+	from, to := b0*check.BlockSize, min((b1+1)*check.BlockSize, int(v.n))
+	if to-from > len(buf) {
 		return
-	}
-	sb := buf[:(b1-b0+1)*4]
-	if unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+b0)*4) != nil {
-		return
-	}
-	sums = sums[:0]
-	for i := 0; i < len(sb); i += 4 {
-		sums = append(sums, binary.LittleEndian.Uint32(sb[i:]))
 	}
 	data := buf[:to-from]
-	if unix.ReadFrom(pid, data, base+uint64(from)) != nil {
+	if unix.ReadFrom(v.pid, data, v.base+uint64(from)) != nil {
 		return
 	}
-	if lo, hi, ok := check.Diff(sums, data, 0); ok {
-		b.ReportWritten(c.RecvReq, uint32(b0+lo), uint32(b0+hi), k)
+	if lo, hi, ok := check.Diff(v.sums[b0-v.b0:b1-v.b0+1], data, 0); ok {
+		v.blk.ReportWritten(v.req, uint32(b0+lo), uint32(b0+hi), k)
 	}
 }
 
-// checkRead compares the bytes the agent read for chunk c of a
-// point-to-point send (data) with the send buffer's block sums at post
-// (buffers check), read from the sending rank through its check header:
-// the blocks that lie wholly inside the chunk, so a block that straddles
-// two chunks is left to the comparison at the send's completion. A
-// difference — the program modified the buffer before the runtime read it,
-// even if it restores it before the completion — is recorded in the send's
-// completion record, and the rank reports it.
-func (a *Agent) checkRead(k proto.SliceID, c *proto.Chunk, data []byte) {
-	if !a.chk.mode.Buffers || c.Xfer == 0 || c.Len == 0 {
-		return
-	}
-	req, ok := a.chk.sends[inlineKey{c.Src, c.SendSeq}]
-	if !ok {
-		return
-	}
-	b := a.blocks[a.localOf[c.Src]]
-	hdr := b.CheckHeader(req)
-	if hdr == 0 {
-		return
-	}
-	pid := a.pid(c.Src)
-	var h [16]byte
-	if unix.ReadFrom(pid, h[:], hdr) != nil {
-		return
-	}
-	base, n := binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
-	if c.SrcAddr < base || c.Len > n || c.SrcAddr-base > n-c.Len {
-		return
-	}
-	off, end := int(c.SrcAddr-base), int(c.SrcAddr-base+c.Len)
+// checkRead compares the bytes p the agent read at offset off of a
+// point-to-point send buffer (v) with the buffer's block sums at post
+// (buffers check): the blocks that lie wholly inside p (the pieces of a
+// chunk start at block boundaries, so these are the blocks wholly inside
+// the chunk; a block that straddles two chunks is left to the comparison at
+// the send's completion). A difference — the program modified the buffer
+// before the runtime read it, even if it restores it before the completion
+// — is recorded in the send's completion record, and the rank reports it.
+func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte) {
+	end := off + len(p)
 	b0 := (off + check.BlockSize - 1) / check.BlockSize
 	b1 := end/check.BlockSize - 1
-	if end == int(n) {
-		b1 = check.Blocks(int(n)) - 1
+	if end == int(v.n) {
+		b1 = check.Blocks(int(v.n)) - 1
 	}
-	if b0 > b1 || b1-b0+1 > cap(a.chk.sums) {
+	if b0 > b1 {
 		return
 	}
-	sb := a.chk.back[:(b1-b0+1)*4]
-	if unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+b0)*4) != nil {
-		return
-	}
-	sums := a.chk.sums[:0]
-	for i := 0; i < len(sb); i += 4 {
-		sums = append(sums, binary.LittleEndian.Uint32(sb[i:]))
-	}
-	from := b0*check.BlockSize - off
-	if lo, hi, ok := check.Diff(sums, data[from:], 0); ok {
-		b.ReportWritten(req, uint32(b0+lo), uint32(b0+hi), k)
+	if lo, hi, ok := check.Diff(v.sums[b0-v.b0:b1-v.b0+1], p[b0*check.BlockSize-off:], 0); ok {
+		v.blk.ReportWritten(v.req, uint32(b0+lo), uint32(b0+hi), k)
 	}
 }

@@ -159,3 +159,35 @@ func TestPreWriteFindsProgramWrites(t *testing.T) {
 		}
 	}
 }
+
+// The agent compares the bytes it reads for a point-to-point send with the
+// send buffer's block sums at post, piece by piece. The pieces of a chunk
+// start at the buffer's block boundaries, so a block that lies wholly in a
+// chunk is compared even where the chunk starts in the middle of a block
+// (here the message starts 100 bytes into the buffer the header describes,
+// so a piece counted from the chunk's start would split block 288 and skip
+// it); a block that straddles two chunks is left to the completion check.
+func TestCheckReadFindsModifiedSendBlocks(t *testing.T) {
+	const size, skip = 5<<19 + 100, 100
+	for _, cross := range []bool{false, true} {
+		nodes := checkNodes(t, cross, check.Mode{Buffers: true})
+		buf := message(size)
+		hdr := check.NewHeader(buf) // the send buffer at post
+		rankBlock(nodes, 0).SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+		buf[1<<20+50] ^= 1           // block 256: straddles the first two chunks (1 MiB each)
+		buf[1<<20+128<<10+2048] ^= 1 // block 288: inside the second chunk
+		src, dst := buf[skip:], make([]byte, size-skip)
+		rankBlock(nodes, 0).Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(src), Len: uint64(len(src))}, nil)
+		rankBlock(nodes, 1).Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(dst), Len: uint64(len(dst))}, nil)
+		if err := runSlices(nodes, 6); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi, k, ok := rankBlock(nodes, 0).Written(0)
+		if !ok || lo != 288 || hi != 288 || k < 2 {
+			t.Fatalf("cross %v: Written = %d, %d, slice %d, %v; want block 288 .. 288 from slice 2 on", cross, lo, hi, k, ok)
+		}
+		if !bytes.Equal(src, dst) {
+			t.Fatalf("cross %v: message not delivered as read", cross)
+		}
+	}
+}

@@ -71,6 +71,17 @@ var table = crc32.MakeTable(crc32.Castagnoli)
 // Sum is the CRC-32C of b.
 func Sum(b []byte) uint32 { return crc32.Checksum(b, table) }
 
+// Update is the CRC-32C of the bytes summed into crc followed by b: a
+// chunk summed piece by piece (Update(Update(0, a), b)) has the Sum of the
+// whole (a then b).
+func Update(crc uint32, b []byte) uint32 { return crc32.Update(crc, table, b) }
+
+// PieceSize is the unit in which the checked copy paths move a chunk (a
+// multiple of BlockSize): each piece is summed, compared and written while
+// it is still in the cache, so a check costs passes over cached bytes, not
+// extra passes over memory.
+const PieceSize = 128 << 10
+
 // Blocks is the number of blocks of a buffer of n bytes.
 func Blocks(n int) int { return (n + BlockSize - 1) / BlockSize }
 
@@ -136,7 +147,11 @@ func Range(lo, hi, n int) (from, to int) {
 const HeaderWords = 4
 
 // NewHeader makes the check header of receive buffer buf.
-func NewHeader(buf []byte) []uint32 {
+func NewHeader(buf []byte) []uint32 { return Sums(EmptyHeader(buf), buf) }
+
+// EmptyHeader is the check header of buf without its block sums, which the
+// caller appends (Sums, possibly piece by piece).
+func EmptyHeader(buf []byte) []uint32 {
 	h := make([]uint32, HeaderWords, HeaderWords+Blocks(len(buf)))
 	var addr uint64
 	if len(buf) > 0 {
@@ -144,7 +159,7 @@ func NewHeader(buf []byte) []uint32 {
 	}
 	h[0], h[1] = uint32(addr), uint32(addr>>32)
 	h[2], h[3] = uint32(len(buf)), uint32(uint64(len(buf))>>32)
-	return Sums(h, buf)
+	return h
 }
 
 // HeaderSums are the block sums of header h.

@@ -27,7 +27,13 @@
 // with CRC-32C (Castagnoli, hardware-accelerated on amd64 and arm64), so a
 // difference is located to a block: reports name the byte range of the
 // first to the last differing block, not single bytes. Two buffers with
-// the same sums differ with probability about 2^-32 per block.
+// the same sums differ with probability about 2^-32 per block. A chunk's
+// flow sum is the CRC-32C of the whole chunk, which Update computes piece by
+// piece (PieceSize): the copy paths sum each piece while it is in the cache.
+// CRC-32C was kept over faster-looking hashes: measured on the development
+// host, a 4-lane 64-bit multiply-xor hash was no faster on buffers in memory
+// (both bound by the memory at about 5 GB/s, both about 25 GB/s in cache),
+// and CRC-32C detects every burst of up to 32 bits.
 //
 // The package is pure: no I/O, no clock, no goroutines. Nothing here is safe
 // for concurrent use.

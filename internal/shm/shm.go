@@ -431,9 +431,9 @@ func (b *RankBlock) pullState() *uint32 { return b.r.u32(b.base + pullBase) }
 func (b *RankBlock) PullDone() *uint32 { return b.r.u32(b.base + pullBase + 12) }
 
 // OfferPull says the rank is in a blocking call and will serve pull orders
-// until WithdrawPull (rank side).
-func (b *RankBlock) OfferPull() {
-	atomic.CompareAndSwapUint32(b.pullState(), PullIdle, PullOffered)
+// until WithdrawPull (rank side). False: an offer was already on.
+func (b *RankBlock) OfferPull() bool {
+	return atomic.CompareAndSwapUint32(b.pullState(), PullIdle, PullOffered)
 }
 
 // WithdrawPull ends the offer (rank side). It returns false if an order is
