@@ -2,10 +2,11 @@
  * contiguous, byte displacements, MPI_IN_PLACE), MPI_Request_get_status and
  * its array forms, MPI_Comm_create_group, graph, distributed-graph and
  * Cartesian topologies and the neighbourhood collectives on each (blocking
- * and non-blocking, derived types). Prints "wcoll ok <rank>". */
+ * and non-blocking, derived types), point-to-point type signatures. Prints "wcoll ok <rank>". */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static int rank, size;
@@ -331,10 +332,66 @@ static void cart(void) {
     CHECK(rc == MPI_ERR_TOPOLOGY, "no topology: rc %d", rc);
 }
 
+/* Point-to-point type signatures (through the runtime: 2 ranks or more):
+ * doubles into ints of the same byte length is MPI_ERR_TYPE on both sides
+ * (a synchronous send, which is never buffered, so the sender hears of
+ * it); a vector of 4 doubles into 4 contiguous doubles, doubles into
+ * MPI_BYTE and MPI_INT into MPI_INT32_T are accepted. */
+static void signatures(void) {
+    if (size < 2 || rank > 1)
+        return;
+    int peer = 1 - rank, rc, cls;
+    double d[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[4] = {0};
+    int ints[4];
+    MPI_Status st;
+    if (rank == 0) {
+        rc = MPI_Ssend(d, 2, MPI_DOUBLE, peer, 40, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "Ssend of doubles into ints: rc %d class %d", rc, cls);
+    } else {
+        rc = MPI_Recv(ints, 4, MPI_INT, peer, 40, MPI_COMM_WORLD, &st);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "Recv of doubles into ints: rc %d class %d", rc, cls);
+    }
+    MPI_Datatype vec;
+    OK(MPI_Type_vector(4, 1, 2, MPI_DOUBLE, &vec));
+    OK(MPI_Type_commit(&vec));
+    if (rank == 0) {
+        OK(MPI_Send(d, 1, vec, peer, 41, MPI_COMM_WORLD));
+        OK(MPI_Send(d, 2, MPI_DOUBLE, peer, 42, MPI_COMM_WORLD));
+        int x = 7;
+        OK(MPI_Send(&x, 1, MPI_INT, peer, 43, MPI_COMM_WORLD));
+    } else {
+        OK(MPI_Recv(got, 4, MPI_DOUBLE, peer, 41, MPI_COMM_WORLD, &st));
+        CHECK(got[0] == 1 && got[1] == 3 && got[2] == 5 && got[3] == 7, "vector: %g %g %g %g", got[0], got[1], got[2],
+              got[3]);
+        char bytes[16];
+        OK(MPI_Recv(bytes, 16, MPI_BYTE, peer, 42, MPI_COMM_WORLD, &st));
+        double back[2];
+        memcpy(back, bytes, 16);
+        CHECK(back[0] == 1 && back[1] == 2, "bytes: %g %g", back[0], back[1]);
+        int32_t y = 0;
+        OK(MPI_Recv(&y, 1, MPI_INT32_T, peer, 43, MPI_COMM_WORLD, &st));
+        CHECK(y == 7, "int32_t: %d", (int)y);
+    }
+    OK(MPI_Type_free(&vec));
+}
+
 int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    if (argc > 1 && strcmp(argv[1], "sigfatal") == 0) { /* under MPI_ERRORS_ARE_FATAL: the message */
+        double d[2] = {1, 2};
+        int ints[4];
+        if (rank == 0)
+            MPI_Send(d, 2, MPI_DOUBLE, 1, 40, MPI_COMM_WORLD);
+        else if (rank == 1)
+            MPI_Recv(ints, 4, MPI_INT, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Finalize();
+        printf("not reached %d\n", rank);
+        return 0;
+    }
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     alltoallw(0);
@@ -345,6 +402,7 @@ int main(int argc, char **argv) {
     graph();
     dist_graph();
     cart();
+    signatures();
     OK(MPI_Finalize());
     printf("wcoll ok %d\n", rank);
     return 0;
