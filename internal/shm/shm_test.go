@@ -97,7 +97,8 @@ func TestCompletionRoundTrip(t *testing.T) {
 	b.Complete(c)
 	if !b.Done(5) || b.Completion(5) != c {
 		t.Fatalf("got %+v", b.Completion(5))
-	}	// A type mismatch carries the other side's element type (version 7).
+	}
+	// A type mismatch carries the other side's element type (version 7).
 	c = proto.Completion{Req: 6, Kind: proto.KindSend, Source: 1, Tag: 2, Err: proto.ErrType, PeerType: 3}
 	b.Complete(c)
 	if b.Completion(6) != c {
