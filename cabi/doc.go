@@ -80,13 +80,23 @@
 //   - MPI_Get_count divides the bytes received by the type's packed size
 //     (MPI_UNDEFINED when not whole); MPI_Get_elements walks the signature.
 //     MPI_Pack/Unpack use the same packed form, MPI_Pack_size is exact.
-//   - Type signatures are not checked in point-to-point calls: the runtime
-//     matches and moves bytes, so a receive whose type signature differs
-//     from the send's is only caught when the byte counts disagree
-//     (MPI_ERR_TRUNCATE when the message is longer than the receive;
-//     MPI_Get_count MPI_UNDEFINED when it is not whole). Carrying a
-//     signature hash in the descriptor (NEXT.md 1.6) needs mpiapi, the
-//     descriptor and the scheduler's match to take it.
+//   - Point-to-point type signatures (sig.go): a datatype whose basic
+//     elements are all of one kind (predefined, or derived of one kind)
+//     gives its send or receive descriptor that element type, and MSM
+//     fails a match of two different ones with MPI_ERR_TYPE on both sides
+//     (a small standard send, which the agent buffered, has completed:
+//     only the receive fails; MPI_Ssend always hears of it), naming both
+//     types. So a vector of 4 doubles received as 4 MPI_DOUBLEs is
+//     accepted, doubles into ints of the same byte length are not, and a
+//     message shorter than its receive (a prefix) is accepted. Exactly
+//     what is compared: the element kind (C types of one size and kind are
+//     one kind: MPI_INT and MPI_INT32_T match); the counts only through
+//     the byte lengths (MPI_ERR_TRUNCATE as before). Not checked: types of
+//     several kinds (structs), one-byte unsigned types (MPI_BYTE,
+//     MPI_PACKED, MPI_UNSIGNED_CHAR, MPI_UINT8_T match anything), types
+//     with no Go element type (long double, complex), MPI_Mrecv/Imrecv
+//     (the probe claimed the message as bytes), and messages on a
+//     one-process communicator (local.go).
 //   - An uncommitted type is refused (MPI_ERR_TYPE) by every call that
 //     moves data or packs; a freed one by every call.
 //
@@ -272,7 +282,8 @@
 // # Not yet
 //
 //   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
-//     forms, point-to-point type signature checks (see Datatypes). Complex,
+//     forms; signature checks of mixed-kind types and on one-process
+//     communicators (see Datatypes). Complex,
 //     long double and the Fortran pair types move in every call but have no
 //     predefined reductions. A receive freed with MPI_Request_free while
 //     active is never unpacked from its staging buffer.
