@@ -290,8 +290,8 @@
 //   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
 //     under Stubs.
 //   - Testany is composed of Test, and Waitsome and Testsome of Waitany and
-//     Test, which the MMDS records (Ssend and Issend count as Send and
-//     Isend, Mprobe and Improbe as Probe and Iprobe, Mrecv as Recv).
+//     Test, which the MMDS records as such. Ssend, Issend, Mprobe, Improbe,
+//     Mrecv and Imrecv are primitives of their own in the MMDS.
 //     MPI_Request_free'd requests that are still running are waited for in
 //     MPI_Finalize.
 //   - A fatal error found in this package (a bad handle) exits without the

@@ -124,6 +124,8 @@ func main() {
 		}
 	case "typemismatch", "typemismatch-return": // sig.go
 		typeMismatch(os.Args[1] == "typemismatch-return")
+	case "mprims": // sig.go
+		mprims()
 	case "truncate":
 		if w.Rank() == 0 {
 			check(mpi.Send(w, make([]byte, 64), 1, 0))

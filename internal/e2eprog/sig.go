@@ -45,3 +45,39 @@ func typeMismatch(ret bool) {
 	}
 	fmt.Printf("typemismatch ok %d\n", w.Rank())
 }
+
+// mprims: the primitives the MMDS names on their own: rank 0 Ssends and
+// Issends to rank 1, which takes the first with Mprobe and Mrecv and the
+// second with Improbe and Imrecv.
+func mprims() {
+	switch w.Rank() {
+	case 0:
+		check(mpi.Ssend(w, []int32{1, 2}, 1, 5))
+		r, err := mpi.Issend(w, []int32{3, 4}, 1, 6)
+		check(err)
+		_, err = mpi.Wait(r)
+		check(err)
+	case 1:
+		buf := make([]int32, 2)
+		m, _, err := mpi.Mprobe(w, 0, 5)
+		check(err)
+		_, err = mpi.Mrecv(m, buf)
+		check(err)
+		for {
+			m, ok, _, err := mpi.Improbe(w, 0, 6)
+			check(err)
+			if ok {
+				r, err := mpi.Imrecv(m, buf)
+				check(err)
+				_, err = mpi.Wait(r)
+				check(err)
+				break
+			}
+		}
+		if buf[0] != 3 || buf[1] != 4 {
+			fmt.Printf("rank 1: got %v, want [3 4]\n", buf)
+			os.Exit(4)
+		}
+	}
+	fmt.Printf("mprims ok %d\n", w.Rank())
+}
