@@ -3,6 +3,10 @@
 // MPI_Request_get_status* (wcoll.go, graph.go, getstatus.go), with MPI_X a
 // weak alias, as in shim.c.
 
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "shim.h"
 #include "_cgo_export.h"
 
@@ -36,6 +40,73 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (int *)sendcounts, (int *)sdispls, NULL, 0,
                      (uintptr_t *)sendtypes, recvbuf, 0, (int *)recvcounts, (int *)rdispls, NULL, 0,
                      (uintptr_t *)recvtypes, H(comm), (uintptr_t *)request);
+}
+
+// The large-count forms: counts of at most INT_MAX go through the int path
+// (bcsmpi moves less than 2 GiB per peer in one call anyway); displacements
+// are already MPI_Aints.
+static int *bcs_counts_c(const char *call, MPI_Comm comm, const MPI_Count *c, int n, int *rc) {
+    *rc = MPI_SUCCESS;
+    if (c == NULL || n <= 0)
+        return NULL;
+    int *out = malloc((size_t)n * sizeof(int));
+    if (out == NULL) {
+        *rc = bcs_error(H(comm), (char *)call, MPI_ERR_NO_MEM, "no memory for the counts");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (c[i] > INT_MAX) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "count %d = %lld, want at most %d", i, (long long)c[i], INT_MAX);
+            free(out);
+            *rc = bcs_error(H(comm), (char *)call, MPI_ERR_COUNT, msg);
+            return NULL;
+        }
+        out[i] = (int)c[i];
+    }
+    return out;
+}
+
+static int bcs_alltoallw_c(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                           MPI_Request *request) {
+    int n, rc = PMPI_Comm_size(comm, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int *sc = bcs_counts_c(call, comm, sendcounts, n, &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int *rcs = bcs_counts_c(call, comm, recvcounts, n, &rc);
+    if (rc != MPI_SUCCESS) {
+        free(sc);
+        return rc;
+    }
+    static const MPI_Aint none[1];
+    rc = bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, sc, NULL, (MPI_Aint *)(sdispls ? sdispls : none), 0,
+                   (uintptr_t *)sendtypes, recvbuf, 0, rcs, NULL, (MPI_Aint *)(rdispls ? rdispls : none), 0,
+                   (uintptr_t *)recvtypes, H(comm), (uintptr_t *)request);
+    free(sc);
+    free(rcs);
+    return rc;
+}
+
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+    GUARD("MPI_Alltoallw_c");
+    return bcs_alltoallw_c("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, NULL);
+}
+
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request *request) {
+    GUARD("MPI_Ialltoallw_c");
+    REQ("MPI_Ialltoallw_c", comm, request);
+    return bcs_alltoallw_c("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, request);
 }
 
 // ---- Neighbourhood collectives ----
@@ -217,7 +288,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 
 #define W(name) _Pragma(BCS_STR(weak MPI_##name = PMPI_##name))
 #define BCS_STR(x) #x
-W(Alltoallw) W(Ialltoallw)
+W(Alltoallw) W(Ialltoallw) W(Alltoallw_c) W(Ialltoallw_c)
 W(Neighbor_allgather) W(Ineighbor_allgather) W(Neighbor_allgatherv) W(Ineighbor_allgatherv)
 W(Neighbor_alltoall) W(Ineighbor_alltoall) W(Neighbor_alltoallv) W(Ineighbor_alltoallv)
 W(Neighbor_alltoallw) W(Ineighbor_alltoallw)

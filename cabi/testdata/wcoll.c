@@ -89,6 +89,26 @@ static void alltoallw(int nonblocking) {
     for (int i = 0; i < size; i++)
         for (int k = 0; k < 2; k++)
             CHECK(rbuf[2 * i + k] == i * 1000 + rank * 10 + k, "in place from %d: got %d", i, rbuf[2 * i + k]);
+    /* The large-count form: one int to and from everyone. */
+    MPI_Count *cc = malloc(size * sizeof(MPI_Count));
+    MPI_Aint *sa = malloc(size * sizeof(MPI_Aint)), *ra = malloc(size * sizeof(MPI_Aint));
+    for (int j = 0; j < size; j++) {
+        cc[j] = 1;
+        sa[j] = ra[j] = j * (MPI_Aint)sizeof(int);
+        sbuf[j] = rank * 100 + j;
+        rbuf[j] = -1;
+        rt[j] = MPI_INT;
+    }
+    if (nonblocking) {
+        MPI_Request req;
+        OK(MPI_Ialltoallw_c(sbuf, cc, sa, rt, rbuf, cc, ra, rt, MPI_COMM_WORLD, &req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    } else {
+        OK(MPI_Alltoallw_c(sbuf, cc, sa, rt, rbuf, cc, ra, rt, MPI_COMM_WORLD));
+    }
+    for (int i = 0; i < size; i++)
+        CHECK(rbuf[i] == i * 100 + rank, "_c from %d: got %d", i, rbuf[i]);
+    free(cc), free(sa), free(ra);
     free(sbuf), free(rbuf), free(sc), free(sd), free(rc), free(rd), free(st), free(rt);
 }
 
