@@ -351,7 +351,7 @@ func (k *collCall) exchange(sendE, recvE []edge) C.int {
 		k.a.recv = unsafe.Pointer(&rbuf[0])
 	}
 	if k.a.c == nil && stot != rtot {
-		return k.fail(errTruncate, "sends %d bytes to itself and receives %d; the type signatures differ", stot, rtot)
+		return k.fail(errCount, "sends %d bytes to itself and receives %d; a collective's send and receive type signatures must agree", stot, rtot)
 	}
 	return k.start(C.BCS_U8, func() { copy(rbuf, sbuf) })
 }
