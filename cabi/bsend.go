@@ -124,6 +124,7 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 	}
 	msg := append([]byte(nil), a.buf...)
 	a.release()
+	sign(&a, nil) // sig.go
 	r, err := mpiapi.Isend(a.c, msg, a.peer, a.tag)
 	if err != nil {
 		return failErr(a.ci, err)

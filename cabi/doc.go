@@ -80,13 +80,23 @@
 //   - MPI_Get_count divides the bytes received by the type's packed size
 //     (MPI_UNDEFINED when not whole); MPI_Get_elements walks the signature.
 //     MPI_Pack/Unpack use the same packed form, MPI_Pack_size is exact.
-//   - Type signatures are not checked in point-to-point calls: the runtime
-//     matches and moves bytes, so a receive whose type signature differs
-//     from the send's is only caught when the byte counts disagree
-//     (MPI_ERR_TRUNCATE when the message is longer than the receive;
-//     MPI_Get_count MPI_UNDEFINED when it is not whole). Carrying a
-//     signature hash in the descriptor (NEXT.md 1.6) needs mpiapi, the
-//     descriptor and the scheduler's match to take it.
+//   - Point-to-point type signatures (sig.go): a datatype whose basic
+//     elements are all of one kind (predefined, or derived of one kind)
+//     gives its send or receive descriptor that element type, and MSM
+//     fails a match of two different ones with MPI_ERR_TYPE on both sides
+//     (a small standard send, which the agent buffered, has completed:
+//     only the receive fails; MPI_Ssend always hears of it), naming both
+//     types. So a vector of 4 doubles received as 4 MPI_DOUBLEs is
+//     accepted, doubles into ints of the same byte length are not, and a
+//     message shorter than its receive (a prefix) is accepted. Exactly
+//     what is compared: the element kind (C types of one size and kind are
+//     one kind: MPI_INT and MPI_INT32_T match); the counts only through
+//     the byte lengths (MPI_ERR_TRUNCATE as before). Not checked: types of
+//     several kinds (structs), one-byte unsigned types (MPI_BYTE,
+//     MPI_PACKED, MPI_UNSIGNED_CHAR, MPI_UINT8_T match anything), types
+//     with no Go element type (long double, complex), MPI_Mrecv/Imrecv
+//     (the probe claimed the message as bytes), and messages on a
+//     one-process communicator (local.go).
 //   - An uncommitted type is refused (MPI_ERR_TYPE) by every call that
 //     moves data or packs; a freed one by every call.
 //
@@ -130,7 +140,7 @@
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
 //
-// # Implemented (248 functions, each as MPI_ and PMPI_)
+// # Implemented (276 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -144,6 +154,11 @@
 //     Comm_compare, Comm_test_inter (always false: no intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),
+//     Comm_create_group (graph.go: a group of the whole communicator, in
+//     any order, is a Comm_create over it, a group of the caller alone a
+//     one-process communicator; a strict subset of two or more members is
+//     MPI_ERR_UNSUPPORTED_OPERATION, since the runtime makes communicators
+//     only collectively over an existing one; the tag is checked, not used),
 //     Group_size/rank/incl/excl/range_incl/range_excl/translate_ranks/compare/
 //     union/intersection/difference/free.
 //   - Attributes (attr.go): Comm_get_attr (the predefined attributes, served
@@ -190,23 +205,49 @@
 //     unmatched synchronous or large send, is withdrawn at the next slice; a
 //     matched one, or a small standard send, which the agent buffered,
 //     completes normally and Test_cancelled says false); Wait, Waitall,
-//     Waitany, Waitsome, Test, Testall, Testany, Testsome, Request_free.
+//     Waitany, Waitsome, Test, Testall, Testany, Testsome, Request_free;
+//     Request_get_status, Request_get_status_any/_all/_some (getstatus.go:
+//     a finished request reports its status and stays live; a staged
+//     receive is unpacked when get_status first sees it finished).
 //     Waitall, Testall, Waitsome and Testsome fail with MPI_ERR_IN_STATUS
 //     when a request they complete failed, with each status's MPI_ERROR set
 //     (errstatus.go), invoking the error handler once.
 //   - Collectives, blocking and non-blocking (I...): Barrier, Bcast, Reduce,
 //     Allreduce, Scan, Exscan, Reduce_scatter, Reduce_scatter_block, Gather,
 //     Scatter, Allgather, Alltoall, Gatherv, Scatterv, Allgatherv, Alltoallv,
-//     with MPI_IN_PLACE where the standard allows it; Op_create (C user
+//     with MPI_IN_PLACE where the standard allows it; Alltoallw and
+//     Ialltoallw and their _c forms (counts up to INT_MAX) (wcoll.go: a datatype and a byte displacement per peer,
+//     derived types on both sides, MPI_IN_PLACE; each member packs its
+//     blocks into one byte buffer and the runtime moves them as an
+//     Alltoallv of bytes, which the MMDS records as MPI_Alltoallv, and
+//     only the byte counts are checked across members); Op_create (C user
 //     functions: mpiapi folds in rank order and calls them through the shim),
 //     Op_free, Op_commutative.
 //   - Cartesian topologies: Dims_create, Cart_create (ranks keep their order),
 //     Cart_get, Cartdim_get, Cart_coords, Cart_rank, Cart_shift, Cart_sub,
 //     Topo_test.
+//   - Graph and distributed-graph topologies (graph.go): Graph_create,
+//     Graphdims_get, Graph_get, Graph_neighbors_count, Graph_neighbors,
+//     Dist_graph_create_adjacent, Dist_graph_create (every member's edges
+//     are gathered; each keeps those into and out of it, in the order of
+//     the contributing ranks), Dist_graph_neighbors_count,
+//     Dist_graph_neighbors (weights kept as given); ranks keep their order
+//     (reorder is ignored). mpi.h declares the weight parameters as
+//     pointers, not arrays, so gcc does not warn about MPI_UNWEIGHTED.
+//   - Neighbourhood collectives on graph, distributed-graph and Cartesian
+//     communicators, blocking and non-blocking: Neighbor_allgather(v),
+//     Neighbor_alltoall(v,w), Ineighbor_* (wcoll.go). The same exchange as
+//     Alltoallw, with zero bytes between members that are not neighbours:
+//     a collective of the whole communicator, so it uses no tags and cannot
+//     match user messages. A Cartesian communicator's neighbours are the
+//     source and destination of Cart_shift(d, 1) for each d; what goes to
+//     the destination arrives in the receiver's source block, even when
+//     both are one process. Several edges between two members of a graph
+//     pair in list order.
 //   - The tool information interface, empty: T_init_thread, T_finalize and
 //     the T_*_get_num calls (0 variables, categories, events, sources).
 //
-// # Stubs (411 functions)
+// # Stubs (383 functions)
 //
 // Every other function of the ABI is a stub in shim_stubs.c, generated by
 // genstubs from mpi.h (run go generate ./cabi after implementing one; a
@@ -223,15 +264,14 @@
 // (Session_* but Session_init); intercommunicators, spawn and ports
 // (Intercomm_*, Comm_spawn*, Comm_remote_*, Comm_accept/connect/join/
 // disconnect/get_parent, Open/Close_port, Publish/Lookup/Unpublish_name);
-// graph and distributed-graph topologies, Cart_map, neighbourhood
-// collectives; persistent collectives (*_init) and partitioned
-// communication (Psend_init, Precv_init, Pready*, Parrived); Alltoallw,
-// Ialltoallw, Reduce_local, Isendrecv, Isendrecv_replace; Bsend_init and
+// Cart_map, Graph_map, the _c forms of the neighbourhood collectives;
+// persistent collectives (*_init) and partitioned
+// communication (Psend_init, Precv_init, Pready*, Parrived);
+// Reduce_local, Isendrecv, Isendrecv_replace; Bsend_init and
 // the buffer calls of MPI 4.1 (Buffer_flush/iflush, Comm_/Session_
-// attach/detach/flush/iflush_buffer); generalized requests;
-// Request_get_status*; user error classes and codes (Add_error_*,
+// attach/detach/flush/iflush_buffer); generalized requests; user error classes and codes (Add_error_*,
 // Remove_error_*); attributes of datatypes and windows (Type_ and Win_
-// keyvals); Comm_create_group, Comm_create_from_group,
+// keyvals); Comm_create_from_group,
 // Group_from_session_pset; Get_hw_resource_info and the Abi_ info and
 // Fortran calls; the rest of MPI_T.
 //
@@ -242,15 +282,16 @@
 // # Not yet
 //
 //   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
-//     forms, point-to-point type signature checks (see Datatypes). Complex,
+//     forms; signature checks of mixed-kind types and on one-process
+//     communicators (see Datatypes). Complex,
 //     long double and the Fortran pair types move in every call but have no
 //     predefined reductions. A receive freed with MPI_Request_free while
 //     active is never unpacked from its staging buffer.
 //   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
 //     under Stubs.
 //   - Testany is composed of Test, and Waitsome and Testsome of Waitany and
-//     Test, which the MMDS records (Ssend and Issend count as Send and
-//     Isend, Mprobe and Improbe as Probe and Iprobe, Mrecv as Recv).
+//     Test, which the MMDS records as such. Ssend, Issend, Mprobe, Improbe,
+//     Mrecv and Imrecv are primitives of their own in the MMDS.
 //     MPI_Request_free'd requests that are still running are waited for in
 //     MPI_Finalize.
 //   - A fatal error found in this package (a bad handle) exits without the

@@ -144,6 +144,7 @@ func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, co
 		a.release()
 		return 0
 	}
+	sign(&a, nil) // sig.go
 	err := mpiapi.Send(a.c, a.buf, a.peer, a.tag)
 	a.release()
 	return failErr(a.ci, err)
@@ -162,6 +163,7 @@ func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, 
 	if a.c == nil {
 		return localBlockingRecv(call, a, st)
 	}
+	sign(nil, &a)
 	s, err := mpiapi.Recv(a.c, a.buf, a.peer, a.tag)
 	a.drain(s.Bytes())
 	a.release()
@@ -190,8 +192,10 @@ func istart(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C
 	var q *mpiapi.Request
 	var err error
 	if recv {
+		sign(nil, &a)
 		q, err = mpiapi.Irecv(a.c, a.buf, a.peer, a.tag)
 	} else {
+		sign(&a, nil)
 		q, err = mpiapi.Isend(a.c, a.buf, a.peer, a.tag)
 	}
 	if err != nil {
@@ -245,6 +249,7 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 		s.release()
 		return localBlockingRecv(call, r, st)
 	}
+	sign(&s, &r)
 	status, err := mpiapi.Sendrecv(s.c, s.buf, s.peer, s.tag, r.buf, r.peer, r.tag)
 	r.drain(status.Bytes())
 	s.release()

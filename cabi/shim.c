@@ -1606,3 +1606,6 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MP
 }
 W(Alloc_mem) W(Free_mem) W(Rsend_init) W(Comm_test_inter) W(Group_range_incl) W(Group_range_excl)
 W(Comm_idup) W(Comm_idup_with_info)
+
+// ---- abi11b: the fork guard for shim_abi11b.c ----
+int bcs_guard(const char *call) { return bcs_forked ? bcs_forked_error(call) : MPI_SUCCESS; }

@@ -83,6 +83,7 @@ func bcs_ssend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 		}
 		return 0
 	}
+	sign(&a, nil) // sig.go
 	if out == nil {
 		return failErr(a.ci, mpiapi.Ssend(a.c, a.buf, a.peer, a.tag))
 	}

@@ -267,6 +267,12 @@ func bcs_topo_test(h C.uintptr_t, status *C.int) C.int {
 	if carts[ci] != nil {
 		*status = C.MPI_CART
 	}
+	if g := graphs[ci]; g != nil { // graph.go
+		*status = C.MPI_GRAPH
+		if g.dist {
+			*status = C.MPI_DIST_GRAPH
+		}
+	}
 	return 0
 }
 
@@ -328,7 +334,7 @@ func bcs_dims_create(nnodes, ndims C.int, dims *C.int) C.int {
 }
 
 // forgetTopology drops a freed communicator's topology.
-func forgetTopology(ci int) { delete(carts, ci) }
+func forgetTopology(ci int) { delete(carts, ci); delete(graphs, ci) }
 
 //export bcs_comm_split_type
 func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, out *C.uintptr_t) C.int {

@@ -466,6 +466,11 @@ func startOne(call string, i int) C.int {
 	}
 	var err error
 	if p.recv {
+		sign(nil, &p.a) // sig.go
+	} else {
+		sign(&p.a, nil)
+	}
+	if p.recv {
 		e.r, err = mpiapi.Irecv(p.a.c, p.a.buf, p.a.peer, p.a.tag)
 	} else if p.call == "MPI_Ssend_init" {
 		e.r, err = mpiapi.Issend(p.a.c, p.a.buf, p.a.peer, p.a.tag)

@@ -66,6 +66,12 @@ const (
 	CommDup
 	CommCreate
 	CommFree
+	Ssend
+	Issend
+	Mprobe
+	Improbe
+	Mrecv
+	Imrecv
 	NumPrims
 )
 
@@ -75,7 +81,8 @@ var primNames = [NumPrims]string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv
 	"MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan",
 	"MPI_Exscan", "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Iscatter",
 	"MPI_Iallgather", "MPI_Ialltoall", "MPI_Igatherv", "MPI_Iscatterv", "MPI_Iallgatherv", "MPI_Ialltoallv",
-	"MPI_Iscan", "MPI_Iexscan", "MPI_Ireduce_scatter", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_free"}
+	"MPI_Iscan", "MPI_Iexscan", "MPI_Ireduce_scatter", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_free",
+	"MPI_Ssend", "MPI_Issend", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv"}
 
 func (p Prim) String() string { return primNames[p] }
 

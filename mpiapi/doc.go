@@ -110,6 +110,13 @@
 // stops with a message naming the rank and the call at the first call that
 // cannot get its recorded answer.
 //
+// Type signatures (sig.go): a send or receive carries its slice's element
+// type; a receive matched with a send of another element type fails with
+// MPI_ERR_TYPE on both sides (a buffered small send has completed already:
+// only the receive), naming both types, even where the byte lengths agree.
+// []byte is bytes and matches anything. SetSignatures lets a layer whose
+// buffers are bytes (package cabi) give its next send and receive a type.
+//
 // Handles (communicators, requests) are small values so that a C layer can
 // index them later.
 //

@@ -28,13 +28,14 @@ const (
 	ErrOp
 	ErrRoot
 	ErrGroup
+	ErrType // a send and its receive have different type signatures (sig.go)
 )
 
 var classNames = map[Class]string{
 	ErrOther: "MPI_ERR_OTHER", ErrBuffer: "MPI_ERR_BUFFER", ErrCount: "MPI_ERR_COUNT", ErrTag: "MPI_ERR_TAG",
 	ErrComm: "MPI_ERR_COMM", ErrRank: "MPI_ERR_RANK", ErrRequest: "MPI_ERR_REQUEST", ErrTruncate: "MPI_ERR_TRUNCATE",
 	ErrIntern: "MPI_ERR_INTERN", ErrArg: "MPI_ERR_ARG", ErrNotInitialized: "MPI_ERR_NOT_INITIALIZED",
-	ErrOp: "MPI_ERR_OP", ErrRoot: "MPI_ERR_ROOT", ErrGroup: "MPI_ERR_GROUP",
+	ErrOp: "MPI_ERR_OP", ErrRoot: "MPI_ERR_ROOT", ErrGroup: "MPI_ERR_GROUP", ErrType: "MPI_ERR_TYPE",
 }
 
 // Error makes a Class an error that every *Error of that class matches. It

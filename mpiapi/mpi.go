@@ -348,6 +348,7 @@ func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, p
 // completes only once matched and moved (ssend.go).
 func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int, sync bool) (*Request, error) {
 	recv := kind != proto.KindSend
+	sig := signature[T](recv) // sig.go: first, so that a refused call uses it up too
 	what := "dest"
 	if recv {
 		what = "source"
@@ -387,7 +388,8 @@ func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []
 	if p.chk != nil {
 		p.arm(r, bufs, recv, peerText(recv, peer, tag))
 	}
-	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n}
+	r.sig = sig
+	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n, DType: sig}
 	var inl []byte
 	if !recv && !sync && n <= uint64(p.region.G.InlineMax) {
 		d.Inline = true

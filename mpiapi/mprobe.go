@@ -52,7 +52,7 @@ func Mprobe(c *Comm, source, tag int) (*Message, Status, error) {
 		return &Message{}, Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
 	t0 := p.mmds.begin(true)
-	defer p.mmds.end(mds.Probe, t0, 0, true)
+	defer p.mmds.end(mds.Mprobe, t0, 0, true)
 	r, err := probe(p, call, proto.KindProbe, c, source, tag)
 	if err != nil {
 		return nil, Status{}, err
@@ -77,7 +77,7 @@ func Improbe(c *Comm, source, tag int) (*Message, bool, Status, error) {
 		return &Message{}, true, Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
 	t0 := p.mmds.begin(true)
-	defer p.mmds.end(mds.Iprobe, t0, 0, true)
+	defer p.mmds.end(mds.Improbe, t0, 0, true)
 	if p.rr.on() { // recorded or replayed: the answer is logged (replay.go)
 		found, st, err := p.iprobeLogged(call, c, source, tag)
 		if err != nil || !found {
@@ -145,7 +145,7 @@ func Mrecv[T Elem](m *Message, buf []T) (Status, error) {
 	}
 	b, es := asBytes(buf)
 	t0 := p.mmds.begin(true)
-	defer p.mmds.end(mds.Recv, t0, nbytes(buf), true)
+	defer p.mmds.end(mds.Mrecv, t0, nbytes(buf), true)
 	if _, err := p.wait(m.recv, call); err != nil {
 		return Status{}, err
 	}
@@ -160,6 +160,8 @@ func Imrecv[T Elem](m *Message, buf []T) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	t0 := p.mmds.begin(false)
+	defer p.mmds.end(mds.Imrecv, t0, nbytes(buf), false)
 	if err := p.takeMessage(call, m); err != nil {
 		return nil, err
 	}

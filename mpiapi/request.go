@@ -55,6 +55,7 @@ type Request struct {
 	cancelPosted bool
 	chk          *reqCheck // the buffer checks' record (check.go); nil when off
 	logSeq       uint64    // a logged wildcard receive or probe: its number (replay.go); 0: none
+	sig          uint8     // a send's or receive's type signature (sig.go)
 }
 
 // chain is a request made of several runtime requests one after another,
@@ -153,6 +154,8 @@ func (p *process) finish(r *Request) {
 	case proto.ErrNone, proto.ErrNoComm:
 	case proto.ErrCancelled:
 		r.status = Status{Source: AnySource, Tag: AnyTag, elem: r.elem, cancelled: true}
+	case proto.ErrType:
+		r.err = p.typeErr(r, comp) // sig.go
 	case proto.ErrTruncate:
 		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
 	default:

@@ -21,7 +21,7 @@ func Issend[T Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	}
 	t0 := p.mmds.begin(false)
 	r, err := startMode(p, "MPI_Issend", proto.KindSend, c, buf, dest, tag, true)
-	p.mmds.end(mds.Isend, t0, nbytes(buf), false)
+	p.mmds.end(mds.Issend, t0, nbytes(buf), false)
 	return r, err
 }
 
@@ -36,6 +36,6 @@ func Ssend[T Elem](c *Comm, buf []T, dest, tag int) error {
 	if err == nil {
 		_, err = p.wait(r, "MPI_Ssend")
 	}
-	p.mmds.end(mds.Send, t0, nbytes(buf), true)
+	p.mmds.end(mds.Ssend, t0, nbytes(buf), true)
 	return err
 }

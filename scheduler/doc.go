@@ -29,6 +29,13 @@
 // every run and on every node, which is what lets every agent run MSM over the
 // same global descriptor set and arrive at the same plan without further talk.
 //
+// Type signatures (sig.go): a matched send and receive whose descriptors
+// both carry a checked element type (DType; 0 is unchecked, Uint8 is bytes
+// and matches anything) must carry the same one; otherwise both complete
+// with proto.ErrType (a buffered inline send has already completed, so only
+// its receive does) and nothing moves. Matching itself ignores types: the
+// pair is consumed, as MPI's matching rules say.
+//
 // # Deterministic mode (issue 13)
 //
 // The rule above is deterministic given the slice each descriptor arrives

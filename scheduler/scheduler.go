@@ -207,6 +207,9 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 	default:
 		return fmt.Errorf("descriptor kind %d unknown", d.Kind)
 	}
+	if d.Kind == proto.KindSend || d.Kind == proto.KindRecv {
+		return checkSig(d) // sig.go
+	}
 	return nil
 }
 
@@ -357,6 +360,10 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Pla
 func (s *Scheduler) complete(c proto.Completion) { s.plan.Completions = append(s.plan.Completions, c) }
 
 func (s *Scheduler) match(slice proto.SliceID, send, recv proto.Descriptor) {
+	if sigMismatch(send, recv) { // sig.go
+		s.typeMismatch(send, recv)
+		return
+	}
 	var x *xfer
 	if n := len(s.free); n > 0 {
 		x, s.free = s.free[n-1], s.free[:n-1]

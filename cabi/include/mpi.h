@@ -209,6 +209,8 @@ enum {
 #define MPI_ERRCODES_IGNORE  ((int *)0)
 #define MPI_STATUS_IGNORE    ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE  ((MPI_Status *)0)
+/* The weight parameters of the Dist_graph calls are declared as pointers, not
+   arrays, so that GCC does not warn about these two sentinels. */
 #define MPI_UNWEIGHTED       ((int *)10)
 #define MPI_WEIGHTS_EMPTY    ((int *)11)
 
@@ -636,13 +638,13 @@ BCSMPI_FN(int, Comm_toint, (MPI_Comm comm))
 BCSMPI_FN(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr,
           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
 BCSMPI_FN(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-          const int destinations[], const int weights[], MPI_Info info, int reorder,
+          const int destinations[], const int *weights, MPI_Info info, int reorder,
           MPI_Comm *comm_dist_graph))
 BCSMPI_FN(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree, const int sources[],
-          const int sourceweights[], int outdegree, const int destinations[], const int destweights[],
+          const int *sourceweights, int outdegree, const int destinations[], const int *destweights,
           MPI_Info info, int reorder, MPI_Comm *comm_dist_graph))
-BCSMPI_FN(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-          int maxoutdegree, int destinations[], int destweights[]))
+BCSMPI_FN(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int *sourceweights,
+          int maxoutdegree, int destinations[], int *destweights))
 BCSMPI_FN(int, Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
 BCSMPI_FN(MPI_Errhandler, Errhandler_fromint, (int errhandler))
 BCSMPI_FN(int, Errhandler_toint, (MPI_Errhandler errhandler))

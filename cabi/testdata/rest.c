@@ -31,8 +31,8 @@ static void stubs(void) {
     rc = MPI_Send_c(&n, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
     CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Send_c returned %d", rc);
     /* The profiling name fails the same way. */
-    rc = PMPI_Graph_neighbors_count(MPI_COMM_WORLD, 0, &n);
-    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "PMPI_Graph_neighbors_count returned %d", rc);
+    rc = PMPI_Graph_map(MPI_COMM_WORLD, 0, NULL, NULL, &n);
+    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "PMPI_Graph_map returned %d", rc);
 }
 
 static void tools(void) {

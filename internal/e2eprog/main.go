@@ -127,6 +127,10 @@ func main() {
 		if w.Rank() == 0 {
 			mpi.Irecv(w, make([]byte, 4), 1, 9)
 		}
+	case "typemismatch", "typemismatch-return": // sig.go
+		typeMismatch(os.Args[1] == "typemismatch-return")
+	case "mprims": // sig.go
+		mprims()
 	case "truncate":
 		if w.Rank() == 0 {
 			check(mpi.Send(w, make([]byte, 64), 1, 0))

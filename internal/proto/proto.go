@@ -114,7 +114,7 @@ type Descriptor struct {
 	// the color and Peer the key. See Coll for what Addr, Len and RAddr mean.
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
-	DType   uint8  // element type (internal/reduce.Type)
+	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
 	InPlace bool   // MPI_IN_PLACE: the rank's own contribution is already in RAddr
 	CollSeq uint32 // per-rank count of collectives on Comm, from 1
 	RAddr   uint64 // receive buffer address
@@ -129,6 +129,16 @@ type Descriptor struct {
 	UserOp   uint16
 	UserColl Coll
 }
+
+// The type signature of a send or receive (KindSend, KindRecv) is DType:
+// the internal/reduce.Type of every element of the buffer, whose element
+// count is then Len / the type's size; 0 is unchecked (a buffer of several
+// element kinds, or one of no Go element type), and Uint8 is bytes
+// (MPI_BYTE, MPI_PACKED, a Go []byte), which match anything. MSM completes
+// a match whose two checked signatures differ with ErrType (package
+// scheduler, sig.go); a message shorter than its receive has a prefix of
+// the receive's signature, which is legal, so only the kinds are compared
+// and the lengths go through the truncation check as before.
 
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
@@ -309,6 +319,10 @@ const (
 	// ErrCancelled: a KindCancel withdrew the request (MPI_Cancel); the
 	// status says cancelled, the request itself did not fail.
 	ErrCancelled Err = 5
+	// ErrType: the send and the receive MSM matched have different type
+	// signatures (see Descriptor); both complete with it, nothing moves, and
+	// Completion.PeerType names the other side's element type.
+	ErrType Err = 6
 )
 
 func (e Err) String() string {
@@ -325,6 +339,8 @@ func (e Err) String() string {
 		return "no communicator"
 	case ErrCancelled:
 		return "cancelled"
+	case ErrType:
+		return "type signature mismatch"
 	}
 	return fmt.Sprintf("err(%d)", uint32(e))
 }
@@ -339,6 +355,8 @@ type Completion struct {
 	Count  uint64 // bytes delivered (recv), sent (send) or pending (probe)
 	Found  bool   // iprobe: a message was pending
 	Err    Err
+	// PeerType: with ErrType, the other side's element type (DType).
+	PeerType uint8
 }
 
 func (c Completion) Describe() string {

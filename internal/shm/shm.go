@@ -50,7 +50,10 @@
 // below), and the header's flags word (bit 0: deterministic mode) and the
 // control page's release word (offset 28: bumped by the agent, before wake,
 // when it releases the rank from a Test-family call in deterministic mode);
-// version 7 added the replay log ring (below) and Geometry.LogBytes.
+// version 7 added the replay log ring (below) and Geometry.LogBytes;
+// version 8 added type signatures to point-to-point descriptors (their
+// DType) and the type mismatch completion (proto.ErrType) with the other
+// side's element type at byte 6 of the completion record.
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -67,7 +70,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 7
+	Version     = 8
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
@@ -352,13 +355,14 @@ func (b *RankBlock) Completion(req uint32) proto.Completion {
 	m := b.r.Mem
 	le := binary.LittleEndian
 	return proto.Completion{
-		Req:    req,
-		Kind:   proto.Kind(m[o+4]),
-		Found:  m[o+5] != 0,
-		Err:    proto.Err(le.Uint32(m[o+8:])),
-		Source: proto.Rank(int32(le.Uint32(m[o+12:]))),
-		Tag:    int32(le.Uint32(m[o+16:])),
-		Count:  le.Uint64(m[o+24:]),
+		Req:      req,
+		Kind:     proto.Kind(m[o+4]),
+		Found:    m[o+5] != 0,
+		PeerType: m[o+6],
+		Err:      proto.Err(le.Uint32(m[o+8:])),
+		Source:   proto.Rank(int32(le.Uint32(m[o+12:]))),
+		Tag:      int32(le.Uint32(m[o+16:])),
+		Count:    le.Uint64(m[o+24:]),
 	}
 }
 
@@ -372,6 +376,7 @@ func (b *RankBlock) Complete(c proto.Completion) {
 	if c.Found {
 		m[o+5] = 1
 	}
+	m[o+6] = c.PeerType
 	le.PutUint32(m[o+8:], uint32(c.Err))
 	le.PutUint32(m[o+12:], uint32(c.Source))
 	le.PutUint32(m[o+16:], uint32(c.Tag))

@@ -98,6 +98,12 @@ func TestCompletionRoundTrip(t *testing.T) {
 	if !b.Done(5) || b.Completion(5) != c {
 		t.Fatalf("got %+v", b.Completion(5))
 	}
+	// A type mismatch carries the other side's element type (version 8).
+	c = proto.Completion{Req: 6, Kind: proto.KindSend, Source: 1, Tag: 2, Err: proto.ErrType, PeerType: 3}
+	b.Complete(c)
+	if b.Completion(6) != c {
+		t.Fatalf("got %+v, want %+v", b.Completion(6), c)
+	}
 }
 
 // A block is claimed once: a second process gets the holder's pid.
