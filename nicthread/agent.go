@@ -206,7 +206,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 	if a.onLog != nil && cfg.Region.G.LogBytes > 0 {
 		a.logDec = make([]replay.Decoder, n)
 		for l := range a.logDec {
-			a.logDec[l].Ranks = a.size
+			a.logDec[l].Ranks, a.logDec[l].CheckOnly = a.size, true
 		}
 		a.logBuf = make([]byte, 0, cfg.Region.G.LogBytes)
 	}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -56,12 +57,24 @@ func manifestOf(job Job, prog, jobID string) (replay.Manifest, error) {
 	return m, nil
 }
 
-// recording is a job being recorded: one writer per rank, each written by
-// its node's agent only (and by Run after the agents have stopped).
+// recording is a job being recorded: one writer per rank. The agents hand
+// it each slice's checked records (onLog, on their real-time threads): they
+// are appended to a per-rank buffer in memory, and a writer goroutine moves
+// the buffers to the files every flushEvery, so no file I/O happens inside a
+// slice. Once grown, the buffers are reused (swapped with the writer's).
 type recording struct {
 	dir     string
 	writers []*replay.Writer
+
+	mu    sync.Mutex
+	pend  [][]byte // per rank: records not yet handed to the writer (mu)
+	spare [][]byte // per rank: the writer's buffers (the writer goroutine only)
+	stop  chan struct{}
+	done  chan struct{}
 }
+
+// flushEvery is how often the recording's writer empties the buffers.
+const flushEvery = 20 * time.Millisecond
 
 func startRecording(job Job, prog, jobID string) (*recording, error) {
 	m, err := manifestOf(job, prog, jobID)
@@ -80,14 +93,60 @@ func startRecording(job Job, prog, jobID string) (*recording, error) {
 		}
 		rec.writers = append(rec.writers, w)
 	}
+	rec.pend, rec.spare = make([][]byte, job.Ranks), make([][]byte, job.Ranks)
+	rec.stop, rec.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(rec.done)
+		t := time.NewTicker(flushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				rec.flush()
+			case <-rec.stop:
+				return
+			}
+		}
+	}()
 	return rec, nil
 }
 
-// onLog is the agents' OnLog: the records are checked and whole.
-func (r *recording) onLog(rank proto.Rank, b []byte) { r.writers[rank].Write(b) }
+// onLog is the agents' OnLog: the records are checked and whole. It only
+// copies them into memory (see recording).
+func (r *recording) onLog(rank proto.Rank, b []byte) {
+	r.mu.Lock()
+	r.pend[rank] = append(r.pend[rank], b...)
+	r.mu.Unlock()
+}
+
+// flush hands the buffered records to the files (the writer goroutine, or
+// close after it stopped).
+func (r *recording) flush() {
+	r.mu.Lock()
+	r.pend, r.spare = r.spare, r.pend
+	r.mu.Unlock()
+	for i, b := range r.spare {
+		if len(b) > 0 {
+			r.writers[i].Write(b)
+			r.spare[i] = b[:0]
+		}
+	}
+}
+
+// finish stops the writer goroutine and flushes what is left: call it once
+// the agents have stopped. Safe to call more than once.
+func (r *recording) finish() {
+	if r.stop != nil {
+		close(r.stop)
+		<-r.done
+		r.stop = nil
+		r.flush()
+	}
+}
 
 // close flushes and closes every file; the first error names its file.
 func (r *recording) close() error {
+	r.finish()
 	var first error
 	for i, w := range r.writers {
 		if err := w.Close(); err != nil && first == nil {
@@ -133,6 +192,7 @@ func checkReplay(job Job, prog string) (string, []string, error) {
 
 // bytes is the size of a recording's rank files (records and headers).
 func (r *recording) bytes() int64 {
+	r.finish() // the agents have stopped
 	var n int64
 	for _, w := range r.writers {
 		n += w.Size()

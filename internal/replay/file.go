@@ -182,6 +182,7 @@ type Writer struct {
 	w    *bufio.Writer
 	err  error
 	size int64
+	path string // for errors
 }
 
 // Create makes rank's file in dir with its header.
@@ -190,7 +191,7 @@ func Create(dir string, rank, ranks int, id uint64) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	w := &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	w := &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10), path: RankFile(dir, rank)}
 	w.Write(header(rank, ranks, id))
 	return w, nil
 }
@@ -199,6 +200,11 @@ func Create(dir string, rank, ranks int, id uint64) (*Writer, error) {
 // (Err, Close) and later writes are dropped.
 func (w *Writer) Write(b []byte) {
 	if w.err != nil {
+		return
+	}
+	if w.size+int64(len(b)) > MaxFile {
+		// What replay cannot read back is refused now, at record time.
+		w.err = fmt.Errorf("replay: %s: the rank's log would pass %d bytes, the most a rank reads back at replay; the recording stops here and cannot be replayed", w.path, MaxFile)
 		return
 	}
 	_, w.err = w.w.Write(b)

@@ -253,9 +253,20 @@ func (e *FieldError) Error() string {
 // sources (communicator ranks are below the job's size).
 type Decoder struct {
 	Ranks int
-	prev  uint64
-	ended bool
-	some  *Record // the last SOME record: what a continuation continues
+	// CheckOnly: Next checks a SOME record's indices without returning
+	// them (Record.Indices stays nil), so checking allocates nothing: what
+	// the agent does with every drained ring.
+	CheckOnly bool
+	prev      uint64
+	ended     bool
+	// What a SOME continuation continues: the last SOME record's call
+	// (Seq, Call, Run, NReq) and its last index. Scalars only, so a rank
+	// cannot grow the decoder by continuing one call forever.
+	someOK, someHas  bool // the last record was a SOME; it had indices
+	someSeq, someRun uint64
+	someCall         Call
+	someNReq         int
+	someLast         int
 }
 
 type reader struct {
@@ -399,14 +410,14 @@ func (d *Decoder) Next(b []byte) (Record, int, error) {
 		rec.NReq = int(r.uvarint("nreq", math.MaxInt32))
 		k := int(r.uvarint("k", MaxIndices))
 		above := -1 // indices must be above this one
-		if dseq == 0 && d.some != nil && d.some.Seq == seq && r.err == nil {
-			if rec.Call != d.some.Call || rec.Run != d.some.Run || rec.NReq != d.some.NReq || len(d.some.Indices) == 0 || k == 0 {
+		if dseq == 0 && d.someOK && d.someSeq == seq && r.err == nil {
+			if rec.Call != d.someCall || rec.Run != d.someRun || rec.NReq != d.someNReq || !d.someHas || k == 0 {
 				r.err = &FieldError{Op: r.op, Field: "continuation", Value: rec.Outcome(), Want: "indices, and the call, run and nreq of the SOME record it continues"}
 			} else {
-				above = d.some.Indices[len(d.some.Indices)-1]
+				above = d.someLast
 			}
 		}
-		if r.err == nil && k > 0 {
+		if r.err == nil && k > 0 && !d.CheckOnly {
 			rec.Indices = make([]int, 0, k)
 		}
 		last := int64(0)
@@ -416,26 +427,26 @@ func (d *Decoder) Next(b []byte) (Record, int, error) {
 				r.err = &FieldError{Op: r.op, Field: "index", Value: at, Want: fmt.Sprintf("ascending, in %d .. %d (nreq %d)", above+1, rec.NReq-1, rec.NReq)}
 			}
 			last, above = at, int(at)
-			rec.Indices = append(rec.Indices, int(at))
+			if !d.CheckOnly {
+				rec.Indices = append(rec.Indices, int(at))
+			}
 		}
 		if r.err == nil && rec.Run > 1 && k > 0 {
 			r.err = &FieldError{Op: r.op, Field: "run", Value: rec.Run, Want: "1 for an answer with indices"}
+		}
+		if r.err == nil {
+			if !(dseq == 0 && d.someOK && d.someSeq == seq) { // a new call, not a continuation
+				d.someSeq, d.someCall, d.someRun, d.someNReq, d.someHas = seq, rec.Call, rec.Run, rec.NReq, false
+			}
+			if k > 0 {
+				d.someHas, d.someLast = true, above
+			}
 		}
 	}
 	if r.err != nil {
 		return Record{}, 0, r.err
 	}
-	if rec.Op == OpSome {
-		if dseq == 0 && d.some != nil && d.some.Seq == seq {
-			d.some.Indices = append(d.some.Indices, rec.Indices...)
-		} else {
-			c := rec
-			c.Indices = slices.Clone(rec.Indices)
-			d.some = &c
-		}
-	} else {
-		d.some = nil
-	}
+	d.someOK = rec.Op == OpSome
 	d.prev = seq
 	return rec, r.n, nil
 }

@@ -195,3 +195,18 @@ func BenchmarkDecodeMatch(b *testing.B) {
 		}
 	}
 }
+
+// A rank file is refused at record time once it would pass what replay
+// reads back.
+func TestWriterStopsAtMaxFile(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir, 0, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.size = MaxFile - 3 // as if the run had logged that much
+	w.Write([]byte{1, 2, 3, 4})
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), RankFile(dir, 0)) || !strings.Contains(err.Error(), "cannot be replayed") {
+		t.Fatalf("Close = %v, want an error naming the file and saying it cannot be replayed", err)
+	}
+}
