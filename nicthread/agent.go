@@ -153,7 +153,8 @@ type AgentConfig struct {
 	// OnLog, if set, receives every rank's replay records (a recorded job:
 	// the region has a log ring) as the agent drains them at each strobe and
 	// in DrainLogs, checked and whole (package internal/replay); the bytes
-	// are valid only during the call.
+	// are valid only during the call, which runs inside the slice on the
+	// agent's thread: it must copy them and return, no I/O.
 	OnLog func(r proto.Rank, records []byte)
 }
 
@@ -180,7 +181,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		onPlan:  cfg.OnPlan,
 		onLog:   cfg.OnLog,
 		t0:      time.Duration(unix.Now()),
-		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax),
+		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax, cfg.Region.G.Ranks, cfg.Region.G.ReqMax),
 	}
 	for r, n := range cfg.NodeOf {
 		a.localOf[r] = -1
@@ -316,6 +317,7 @@ func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
 				a.inline[inlineKey{d.Rank, d.Seq}] = append(a.takeInline(), inl...)
 			} else if a.chk != nil && d.Kind == proto.KindSend {
 				a.chk.sends[inlineKey{d.Rank, d.Seq}] = d.Req
+				a.chk.sendSeq[i][d.Req] = d.Seq + 1
 			}
 			a.batch = append(a.batch, d)
 			return nil

@@ -52,8 +52,13 @@ type checks struct {
 	rxBack  []byte
 	rxRaw   []byte
 	rxSums  []uint32
-	sends   map[inlineKey]uint32 // the request slot of each local rendezvous send, until its last chunk
-	pullSrc []uint32             // source sums of the pull order being served (flow)
+	sends   map[inlineKey]uint32 // the request slot of each local rendezvous send, until it completes
+	// sendSeq[l][req] is 1 + the Seq of local rank l's rendezvous send in
+	// request slot req (0: none), so that the send's entry in sends is
+	// removed when its completion is in a plan, whatever ended it (its last
+	// chunk, a zero-length match, a cancel).
+	sendSeq [][]uint64
+	pullSrc []uint32 // source sums of the pull order being served (flow)
 }
 
 // copyFault, when set (tests only), is called by the agent for every chunk
@@ -63,13 +68,17 @@ type checks struct {
 // the chunk (1 normally; 0 skips the chunk, 2 moves it twice).
 var copyFault func(k proto.SliceID, i int, c *proto.Chunk, data []byte) int
 
-func newChecks(m check.Mode, budget uint64) *checks {
+func newChecks(m check.Mode, budget uint64, ranks, reqMax int) *checks {
 	if !m.On() {
 		return nil
 	}
+	sendSeq := make([][]uint64, ranks)
+	for l := range sendSeq {
+		sendSeq[l] = make([]uint64, reqMax)
+	}
 	nb := check.Blocks(int(budget)) + 2    // the blocks a chunk reaches
 	n := check.PieceSize + check.BlockSize // a piece and the block it ends in
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), pullSrc: make([]uint32, 0, shm.PullMax),
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax),
 		back: make([]byte, n), raw: make([]byte, 4*nb), sums: make([]uint32, 0, nb), ssums: make([]uint32, 0, nb),
 		rxBack: make([]byte, n), rxRaw: make([]byte, 4*nb), rxSums: make([]uint32, 0, nb)}
 }
@@ -138,11 +147,17 @@ func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) err
 // flowEnd checks that every plan entry this node sources moved once and
 // every entry from another node arrived once (end of TX).
 func (a *Agent) flowEnd(k proto.SliceID, p *scheduler.Plan) error {
+	for _, c := range p.Completions {
+		if c.Kind != proto.KindSend || int(c.Rank) >= len(a.localOf) || a.localOf[c.Rank] < 0 || int(c.Req) >= len(a.chk.sendSeq[a.localOf[c.Rank]]) {
+			continue
+		}
+		if s := &a.chk.sendSeq[a.localOf[c.Rank]][c.Req]; *s != 0 {
+			delete(a.chk.sends, inlineKey{c.Rank, *s - 1})
+			*s = 0
+		}
+	}
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
-		if c.Last && c.SrcNode == a.node && c.Xfer != 0 {
-			delete(a.chk.sends, inlineKey{c.Src, c.SendSeq})
-		}
 		if c.SrcNode == a.node && a.chk.moved[i] != 1 {
 			return a.flowErr(k, i, c, "moved %d times by its source node, want once", a.chk.moved[i])
 		}

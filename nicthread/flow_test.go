@@ -191,3 +191,27 @@ func TestCheckReadFindsModifiedSendBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A rendezvous send that completes without a last chunk (matched by a
+// zero-length receive) leaves nothing in the checks' table of sends: the
+// entry goes when the send's completion is in a plan.
+func TestCheckSendsTableDoesNotLeak(t *testing.T) {
+	for _, cross := range []bool{false, true} {
+		nodes := checkNodes(t, cross, check.Mode{Buffers: true, Flow: true})
+		src := message(100000)
+		for i := range 5 {
+			seq := uint64(i + 1)
+			rankBlock(nodes, 0).Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: uint32(i), Seq: seq, Addr: addrOf(src), Len: uint64(len(src))}, nil)
+			rankBlock(nodes, 1).Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: uint32(i), Seq: seq}, nil)
+		}
+		if err := runSlices(nodes, 4); err != nil {
+			t.Fatal(err)
+		}
+		if !rankBlock(nodes, 0).Done(4) {
+			t.Fatalf("cross %v: the fifth send did not complete", cross)
+		}
+		if n := len(nodes[0].a.chk.sends); n != 0 {
+			t.Errorf("cross %v: %d sends left in the checks' table after they completed", cross, n)
+		}
+	}
+}
