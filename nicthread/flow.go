@@ -98,6 +98,10 @@ func (x *checks) reset(p *scheduler.Plan) {
 	}
 }
 
+// recvTouchedNote qualifies a difference found by reading back what the
+// agent wrote: the receiving program may have written there meanwhile.
+const recvTouchedNote = "; unless the receiving program wrote its receive buffer while the message was in flight (MPI forbids it; --check buffers tells the two apart and names the call)"
+
 func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, args ...any) error {
 	return &JobError{Node: a.node, Rank: -1, Why: fmt.Sprintf("flow check: runtime bug in slice %d, plan entry %d (%s, node %d -> node %d): %s",
 		k, i, c.Describe(), c.SrcNode, c.DstNode, fmt.Sprintf(format, args...))}
@@ -111,20 +115,36 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 func (a *Agent) pullSources(k proto.SliceID, p *scheduler.Plan, l int) error {
 	a.chk.pullSrc = a.chk.pullSrc[:0]
 	for _, i := range a.pullIdx[l] {
-		c := &p.Chunks[i]
-		var s uint32
-		for off := 0; off < int(c.Len); {
-			n := min(check.PieceSize, int(c.Len)-off)
-			b := a.chk.back[:n]
-			if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr+uint64(off)); err != nil {
-				return a.moveErr(c.Src, c, "reading the send buffer", err)
-			}
-			s = check.Update(s, b)
-			off += n
+		s, err := a.sumSource(&p.Chunks[i])
+		if err != nil {
+			return err
 		}
 		a.chk.pullSrc = append(a.chk.pullSrc, s)
 	}
 	return nil
+}
+
+// sumSource reads chunk c's bytes from the sender, piece by piece, and
+// returns their sum.
+func (a *Agent) sumSource(c *proto.Chunk) (uint32, error) {
+	var s uint32
+	for off := 0; off < int(c.Len); {
+		n := min(check.PieceSize, int(c.Len)-off)
+		b := a.chk.back[:n]
+		if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr+uint64(off)); err != nil {
+			return 0, a.moveErr(c.Src, c, "reading the send buffer", err)
+		}
+		s = check.Update(s, b)
+		off += n
+	}
+	return s, nil
+}
+
+// sendModified reports a program that changed its send buffer while the
+// message was in flight: the bytes differ between two reads of the sender.
+func (a *Agent) sendModified(k proto.SliceID, c *proto.Chunk) error {
+	return &JobError{Node: a.node, Rank: c.Src, Why: fmt.Sprintf("flow check: rank %d modified its send buffer while its message to rank %d was in flight (slice %d, %d bytes at offset %d of the message): MPI forbids touching a send buffer before its request completes; --check buffers names the call",
+		c.Src, c.Dst, k, c.Len, c.Off)}
 }
 
 // flowPulls checks the entries of block l's served pull order that the rank
@@ -138,6 +158,11 @@ func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) err
 			continue
 		}
 		if src, dst := a.chk.pullSrc[j], a.blocks[l].PullSum(j); src != dst {
+			// The agent and the rank read the sender at different times:
+			// if the sender's bytes changed in between, the program did it.
+			if now, err := a.sumSource(c); err == nil && now != src {
+				return a.sendModified(k, c)
+			}
 			return a.flowErr(k, int(i), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
 		}
 	}
@@ -252,7 +277,7 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	}
 	x.moved[i] += uint32(times)
 	if flow && local && dst != src {
-		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, src, dst)
+		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32C %#08x at the source, %#08x at the destination)%s", c.Len, src, dst, recvTouchedNote)
 	}
 	return nil
 }
@@ -317,7 +342,7 @@ func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
 	if src := check.Sum(m.Payload); src != m.Count {
 		return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32C %#08x at the source, %#08x on arrival)", c.Len, m.Count, src)
 	}
-	return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, m.Count, dst)
+	return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)%s", c.Len, m.Count, dst, recvTouchedNote)
 }
 
 // view is a rank's check header (internal/shm, check words) as the agent
