@@ -732,6 +732,9 @@ func (t *dtInfo) buildDarray(v []int64, old *dtInfo) *typeError {
 
 // ---- layout (compiled at commit) ----
 
+// segList is a layout being flattened. Its products (a segment's len*n,
+// an item's i*step) cannot wrap: build bounded every type's wire bytes,
+// extent and displacements (maxTypeBytes, maxTypeBound).
 type segList struct {
 	segs []seg
 	sig  []sigRun
@@ -1362,7 +1365,10 @@ func bcs_status_set_elements(call *C.char, st *C.MPI_Status, h C.uintptr_t, n C.
 		if t.elems == 0 {
 			return fail(0, name, errCount, "count = %d elements of %s, which has none", k, t.describe())
 		}
-		bytes = k / t.elems * t.wire
+		var ok bool
+		if bytes, ok = mulCheck(k/t.elems, t.wire); !ok || bytes > math.MaxInt64-t.wire {
+			return fail(0, name, errCount, "count = %d elements of %s: their bytes overflow", k, t.describe())
+		}
 		for rem, i := k%t.elems, 0; rem > 0; i++ {
 			r := t.sig[i]
 			m := min(rem, r.n)

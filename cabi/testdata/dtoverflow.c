@@ -115,6 +115,10 @@ static void packing(void) {
     rc = MPI_Unpack_c(out, sizeof out, &pos, in, ((MPI_Count)1 << 61) + 1, MPI_DOUBLE, MPI_COMM_WORLD);
     refused(rc, MPI_ERR_COUNT, "MPI_Unpack_c(2^61+1 doubles)", __LINE__);
     CHECK(pos == 0, "position = %lld after a refused unpack, want 0", (long long)pos);
+    /* elements whose bytes overflow the status */
+    MPI_Status st;
+    rc = MPI_Status_set_elements_x(&st, MPI_DOUBLE, (MPI_Count)1 << 62);
+    refused(rc, MPI_ERR_COUNT, "MPI_Status_set_elements_x(2^62 doubles)", __LINE__);
     /* the job goes on: a pack in bounds still works */
     OK(MPI_Pack_c(in, 2, MPI_DOUBLE, out, sizeof out, &pos, MPI_COMM_WORLD));
     CHECK(pos == 16 && memcmp(out, in, 16) == 0, "position = %lld after packing 2 doubles, want 16", (long long)pos);
