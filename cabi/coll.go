@@ -88,6 +88,16 @@ func (k *collCall) count(what string, n C.int) C.int {
 	return 0
 }
 
+// fits refuses n items of t (what names the count) whose bytes or span
+// exceed bcsmpi's bound (countBytes), so that no element count, offset or
+// staging size of the call overflows.
+func (k *collCall) fits(what string, n int, t dtype) C.int {
+	if _, e := t.info.countBytes(what, int64(n)); e != nil {
+		return k.fail(e.class, "%s", e.msg)
+	}
+	return 0
+}
+
 // nonNull refuses a NULL buffer that must hold n > 0 elements.
 func (k *collCall) nonNull(what string, p unsafe.Pointer, n int) C.int {
 	if p == nil && n > 0 {
@@ -286,6 +296,9 @@ func bcs_bcast(buf unsafe.Pointer, n C.int, dt C.uintptr_t, root C.int, h C.uint
 	if rc := k.count("count", n); rc != 0 {
 		return rc
 	}
+	if rc := k.fits("count", int(n), t); rc != 0 {
+		return rc
+	}
 	if rc := k.root(root); rc != 0 {
 		return rc
 	}
@@ -349,6 +362,9 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.int, counts *C.int, 
 		if rc := k.count("count", n); rc != 0 {
 			return rc
 		}
+	}
+	if rc := k.fits("count", max(sendLen, recvLen), t); rc != 0 {
+		return rc
 	}
 	inPlace := uintptr(send) == hInPlace
 	if inPlace && !isRoot {
@@ -447,12 +463,18 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.int, stype C.uintptr_
 		if rc := k.count("sendcount", scount); rc != 0 {
 			return rc
 		}
+		if rc := k.fits("sendcount times the group size", k.size*int(scount), st); rc != 0 {
+			return rc
+		}
 	}
 	if recvSig {
 		if rt, rc = k.datatype("recvtype", rtype); rc != 0 {
 			return rc
 		}
 		if rc := k.count("recvcount", rcount); rc != 0 {
+			return rc
+		}
+		if rc := k.fits("recvcount times the group size", k.size*int(rcount), rt); rc != 0 {
 			return rc
 		}
 	}
@@ -574,6 +596,9 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.int, scounts, sdispl
 		} else if rc := k.count("sendcount", scount); rc != 0 {
 			return rc
 		}
+		if rc := k.fits("sendcount (the span of sendcounts and sdispls)", sendSpan, st); rc != 0 {
+			return rc
+		}
 	}
 	if recvSig {
 		if rt, rc = k.datatype("recvtype", rtype); rc != 0 {
@@ -588,6 +613,9 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.int, scounts, sdispl
 			}
 			recvSpan = span(rc_, rd)
 		} else if rc := k.count("recvcount", rcount); rc != 0 {
+			return rc
+		}
+		if rc := k.fits("recvcount (the span of recvcounts and rdispls)", recvSpan, rt); rc != 0 {
 			return rc
 		}
 	}

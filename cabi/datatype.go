@@ -47,6 +47,46 @@ import (
 // maxSegs bounds the compiled layout and signature of one type.
 const maxSegs = 1 << 20
 
+// Bounds on the scalars of a type, checked at construction so that no sum
+// or product of them wraps: its size, wire bytes, basic elements, extent
+// and true extent are at most maxTypeBytes (128 TiB, beyond any buffer),
+// its bounds and displacements at most maxTypeBound in magnitude. The
+// calls that move count items check count times the wire bytes and the
+// extent against maxTypeBytes too (countBytes), so offsets, packed sizes
+// and element counts within one call fit an int64 with room to spare.
+const (
+	maxTypeBytes = int64(1) << 47
+	maxTypeBound = int64(1) << 60
+)
+
+// mulCheck is a*b, and whether it did not overflow.
+func mulCheck(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	p := a * b
+	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		return 0, false
+	}
+	return p, true
+}
+
+// within is |x| <= bound.
+func within(x, bound int64) bool { return x >= -bound && x <= bound }
+
+// countBytes checks that count items of t fit one call: count times its
+// wire bytes and count times its extent are at most maxTypeBytes. It
+// returns the packed bytes, or an error naming what (the count argument)
+// and the bound.
+func (t *dtInfo) countBytes(what string, count int64) (int64, *typeError) {
+	w, okW := mulCheck(count, t.wire)
+	e, okE := mulCheck(count, t.extent())
+	if !okW || !okE || w > maxTypeBytes || !within(e, maxTypeBytes) {
+		return 0, badArg(errCount, "%s = %d of %s (%d packed bytes, extent %d each) is more than bcsmpi's bound of %d bytes in one call", what, count, t.describe(), t.wire, t.extent(), maxTypeBytes)
+	}
+	return w, nil
+}
+
 // kindType is the handle kind of derived datatypes (handles.go).
 const kindType = 8
 
@@ -278,10 +318,12 @@ func badArg(class int, format string, a ...any) *typeError {
 	return &typeError{class, fmt.Sprintf(format, a...)}
 }
 
-// block is bl consecutive items of type o at byte displacement d.
+// block is bl consecutive items of type o at byte displacement d; bad
+// says why d could not be computed (it overflows).
 type block struct {
 	bl, d int64
 	o     *dtInfo
+	bad   string
 }
 
 // blocks lists the blocks of a type made by contiguous, vector, hvector,
@@ -292,14 +334,20 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 		count := v[0]
 		switch t.combiner {
 		case combContiguous:
-			yield(0, block{count, 0, old})
+			yield(0, block{bl: count, o: old})
 		case combVector, combHvector:
 			bl, stride := v[1], v[2]
+			ok := true
 			if t.combiner == combVector {
-				stride *= old.extent()
+				stride, ok = mulCheck(stride, old.extent())
 			}
 			for i := int64(0); i < count; i++ {
-				if !yield(i, block{bl, i * stride, old}) {
+				d, okD := mulCheck(i, stride)
+				b := block{bl, d, old, ""}
+				if !ok || !okD || !within(d, maxTypeBound) {
+					b.bad = fmt.Sprintf("count = %d with stride = %d: the displacement of block %d overflows bcsmpi's bound of %d bytes", count, v[2], i, maxTypeBound)
+				}
+				if !yield(i, b) || b.bad != "" {
 					return
 				}
 			}
@@ -316,9 +364,19 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 					b.o = t.types[i]
 				}
 				if t.combiner == combIndexed || t.combiner == combIndexedBlock {
-					b.d *= b.o.extent()
+					d, ok := mulCheck(b.d, b.o.extent())
+					if !ok {
+						d = math.MaxInt64
+					}
+					b.d = d
 				}
-				if !yield(i, b) {
+				if !within(b.d, maxTypeBound) {
+					b.bad = fmt.Sprintf("array_of_displacements[%d] = %d: the displacement overflows bcsmpi's bound of %d bytes", i, b.d, maxTypeBound)
+					if t.combiner == combIndexed || t.combiner == combIndexedBlock {
+						b.bad = fmt.Sprintf("array_of_displacements[%d] = %d items of extent %d: the displacement overflows bcsmpi's bound of %d bytes", i, v[len(v)-int(count)+int(i)], b.o.extent(), maxTypeBound)
+					}
+				}
+				if !yield(i, b) || b.bad != "" {
 					return
 				}
 			}
@@ -342,8 +400,11 @@ func (t *dtInfo) build() *typeError {
 			return badArg(errIntern, "%d integer arguments, want 2", len(v))
 		}
 		t.scalarsOf(old)
+		if !within(v[0], maxTypeBound) || !within(v[1], maxTypeBytes) {
+			return badArg(errArg, "lb = %d and extent = %d, want |lb| <= %d and |extent| <= %d (bcsmpi's bounds)", v[0], v[1], maxTypeBound, maxTypeBytes)
+		}
 		t.lb, t.ub = v[0], v[0]+v[1]
-		return nil
+		return t.bounded()
 	case combSubarray:
 		return t.buildSubarray(v, old)
 	case combDarray:
@@ -385,14 +446,26 @@ func (t *dtInfo) build() *typeError {
 				return badArg(errArg, "array_of_blocklengths[%d] = %d, want >= 0", i, b.bl)
 			}
 		}
+		if b.bad != "" {
+			return badArg(errArg, "%s", b.bad)
+		}
 		o := b.o
 		t.align = max(t.align, o.align)
 		if b.bl == 0 {
 			continue
 		}
-		t.size += b.bl * o.size
-		t.wire += b.bl * o.wire
-		t.elems += b.bl * o.elems
+		size, okS := mulCheck(b.bl, o.size)
+		wire, okW := mulCheck(b.bl, o.wire)
+		elems, okE := mulCheck(b.bl, o.elems)
+		span, okX := mulCheck(b.bl-1, o.extent())
+		if !okS || !okW || !okE || !okX || !within(span, maxTypeBytes) || !within(b.d, maxTypeBound) ||
+			size > maxTypeBytes || wire > maxTypeBytes || elems > maxTypeBytes {
+			return t.tooLarge(i, b)
+		}
+		t.size, t.wire, t.elems = t.size+size, t.wire+wire, t.elems+elems
+		if t.size > maxTypeBytes || t.wire > maxTypeBytes || t.elems > maxTypeBytes {
+			return t.tooLarge(i, b)
+		}
 		if o.elems > 0 {
 			if !kindSet {
 				t.kind, kindSet = o.kind, true
@@ -402,9 +475,8 @@ func (t *dtInfo) build() *typeError {
 		}
 		// An empty block (no basic elements) has no true bounds, and
 		// bounds only if it was given some (resized).
-		ext := o.extent()
-		if o.elems > 0 || ext != 0 {
-			lo, hi := b.d+o.lb+min(0, (b.bl-1)*ext), b.d+o.ub+max(0, (b.bl-1)*ext)
+		if o.elems > 0 || o.extent() != 0 {
+			lo, hi := b.d+o.lb+min(0, span), b.d+o.ub+max(0, span)
 			if first {
 				t.lb, t.ub, first = lo, hi, false
 			} else {
@@ -412,7 +484,7 @@ func (t *dtInfo) build() *typeError {
 			}
 		}
 		if o.elems > 0 {
-			tlo, thi := b.d+o.trueLB+min(0, (b.bl-1)*ext), b.d+o.trueUB+max(0, (b.bl-1)*ext)
+			tlo, thi := b.d+o.trueLB+min(0, span), b.d+o.trueUB+max(0, span)
 			if firstTrue {
 				t.trueLB, t.trueUB, firstTrue = tlo, thi, false
 			} else {
@@ -426,6 +498,34 @@ func (t *dtInfo) build() *typeError {
 		if r := (t.ub - t.lb) % t.align; r != 0 {
 			t.ub += t.align - r
 		}
+	}
+	return t.bounded()
+}
+
+// tooLarge is the error of block i, whose size, span or displacement
+// overflows bcsmpi's bounds: it names the argument that made it.
+func (t *dtInfo) tooLarge(i int64, b block) *typeError {
+	what, class := fmt.Sprintf("array_of_blocklengths[%d] = %d", i, b.bl), errArg
+	switch t.combiner {
+	case combContiguous:
+		what, class = fmt.Sprintf("count = %d", b.bl), errCount
+	case combVector, combHvector, combIndexedBlock, combHindexedBlock:
+		what = fmt.Sprintf("blocklength = %d", b.bl)
+	}
+	return badArg(class, "%s items of %s (size %d, extent %d) at displacement %d: the type would exceed bcsmpi's bound of %d bytes (size, extent) or %d (displacements)",
+		what, b.o.describe(), b.o.size, b.o.extent(), b.d, maxTypeBytes, maxTypeBound)
+}
+
+// bounded checks a built type's scalars against maxTypeBytes and
+// maxTypeBound (the inputs of every sum were in bounds, so none wrapped).
+func (t *dtInfo) bounded() *typeError {
+	for _, x := range []int64{t.lb, t.ub, t.trueLB, t.trueUB} {
+		if !within(x, maxTypeBound) {
+			return badArg(errArg, "the type's bounds [%d, %d) exceed bcsmpi's bound of %d bytes", t.lb, t.ub, maxTypeBound)
+		}
+	}
+	if !within(t.extent(), maxTypeBytes) || !within(t.trueUB-t.trueLB, maxTypeBytes) {
+		return badArg(errArg, "the type's extent %d (true extent %d) exceeds bcsmpi's bound of %d bytes", t.extent(), t.trueUB-t.trueLB, maxTypeBytes)
 	}
 	return nil
 }
@@ -463,7 +563,13 @@ func (t *dtInfo) buildSubarray(v []int64, old *dtInfo) *typeError {
 		case starts[d] < 0 || starts[d] > sizes[d]-subs[d]:
 			return badArg(errArg, "array_of_starts[%d] = %d, want 0..%d (array_of_sizes[%d] - array_of_subsizes[%d])", d, starts[d], sizes[d]-subs[d], d, d)
 		}
-		total *= sizes[d]
+		var ok bool
+		if total, ok = mulCheck(total, sizes[d]); !ok || total > maxTypeBytes {
+			return badArg(errArg, "array_of_sizes[%d] = %d: the array would have more than bcsmpi's bound of %d elements", d, sizes[d], maxTypeBytes)
+		}
+	}
+	if n, ok := mulCheck(total, old.extent()); !ok || !within(n, maxTypeBytes) {
+		return badArg(errArg, "array_of_sizes: %d elements of extent %d exceed bcsmpi's bound of %d bytes", total, old.extent(), maxTypeBytes)
 	}
 	// dims from the fastest-varying to the slowest
 	dim := func(k int64) int64 {
@@ -525,12 +631,23 @@ func (t *dtInfo) buildDarray(v []int64, old *dtInfo) *typeError {
 	if order != C.MPI_ORDER_C && order != C.MPI_ORDER_FORTRAN {
 		return badArg(errArg, "order = %d, want MPI_ORDER_C (%d) or MPI_ORDER_FORTRAN (%d)", order, C.MPI_ORDER_C, C.MPI_ORDER_FORTRAN)
 	}
-	procs := int64(1)
+	procs, elems := int64(1), int64(1)
 	for d := range nd {
 		if gsizes[d] <= 0 || psizes[d] <= 0 {
 			return badArg(errArg, "array_of_gsizes[%d] = %d and array_of_psizes[%d] = %d, want both >= 1", d, gsizes[d], d, psizes[d])
 		}
-		procs *= psizes[d]
+		var okP, okE bool
+		procs, okP = mulCheck(procs, psizes[d])
+		elems, okE = mulCheck(elems, gsizes[d])
+		if !okP || procs > size {
+			return badArg(errArg, "array_of_psizes[%d] = %d: the product of array_of_psizes exceeds size = %d", d, psizes[d], size)
+		}
+		if !okE || elems > maxTypeBytes {
+			return badArg(errArg, "array_of_gsizes[%d] = %d: the array would have more than bcsmpi's bound of %d elements", d, gsizes[d], maxTypeBytes)
+		}
+	}
+	if n, ok := mulCheck(elems, old.extent()); !ok || !within(n, maxTypeBytes) {
+		return badArg(errArg, "array_of_gsizes: %d elements of extent %d exceed bcsmpi's bound of %d bytes", elems, old.extent(), maxTypeBytes)
 	}
 	if procs != size {
 		return badArg(errArg, "the product of array_of_psizes is %d, want size = %d", procs, size)
@@ -615,6 +732,9 @@ func (t *dtInfo) buildDarray(v []int64, old *dtInfo) *typeError {
 
 // ---- layout (compiled at commit) ----
 
+// segList is a layout being flattened. Its products (a segment's len*n,
+// an item's i*step) cannot wrap: build bounded every type's wire bytes,
+// extent and displacements (maxTypeBytes, maxTypeBound).
 type segList struct {
 	segs []seg
 	sig  []sigRun
@@ -1168,7 +1288,14 @@ func bcs_pack(call *C.char, in unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t
 	case *pos < 0 || *pos > outSize:
 		return fail(ci, name, errArg, "position = %d, want 0..%d (the packed buffer's size)", int64(*pos), int64(outSize))
 	}
-	need := int64(count) * t.wire
+	what := "incount"
+	if unpack != 0 {
+		what = "outcount"
+	}
+	need, e := t.countBytes(what, int64(count))
+	if e != nil {
+		return fail(ci, name, e.class, "%s", e.msg)
+	}
 	packed, user := out, in // the C shim passes MPI_Unpack's buffers in this order too
 	if need > int64(outSize-*pos) {
 		if unpack != 0 {
@@ -1238,7 +1365,10 @@ func bcs_status_set_elements(call *C.char, st *C.MPI_Status, h C.uintptr_t, n C.
 		if t.elems == 0 {
 			return fail(0, name, errCount, "count = %d elements of %s, which has none", k, t.describe())
 		}
-		bytes = k / t.elems * t.wire
+		var ok bool
+		if bytes, ok = mulCheck(k/t.elems, t.wire); !ok || bytes > math.MaxInt64-t.wire {
+			return fail(0, name, errCount, "count = %d elements of %s: their bytes overflow", k, t.describe())
+		}
 		for rem, i := k%t.elems, 0; rem > 0; i++ {
 			r := t.sig[i]
 			m := min(rem, r.n)

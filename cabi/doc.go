@@ -61,6 +61,17 @@
 // at off, off+stride, ...), adjacent runs merged, plus the run-length
 // encoded signature; at most 2^20 of each per type.
 //
+// Bounds: a type's size, packed bytes, basic elements, extent and true
+// extent are at most 2^47 (128 TiB), its bounds and displacements at most
+// 2^60 in magnitude; a constructor whose arguments would exceed them (or
+// overflow on the way) is refused with MPI_ERR_COUNT (contiguous's count)
+// or MPI_ERR_ARG naming the argument. A call that moves count items
+// (point-to-point, collectives, MPI_Pack and MPI_Unpack) refuses, with
+// MPI_ERR_COUNT naming the count, one whose packed bytes or extent times
+// count exceed 2^47. The shim refuses a constructor count or ndims above
+// (2^31-5)/4 (MPI_ERR_COUNT, MPI_ERR_ARG), so laying out its arguments
+// cannot overflow an int.
+//
 //   - Moving data: a type whose layout is one run equal to its extent is
 //     contiguous and goes to the runtime with no copy. Any other is packed
 //     into a staging buffer at post time and, for a receive, unpacked when

@@ -7,6 +7,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -375,12 +376,31 @@ static int bcs_dt_create(const char *call, int combiner, int large, int ni, cons
                            (uintptr_t *)types, (uintptr_t *)newtype);
 }
 
+// DT_ARGS_MAX bounds a constructor's count of blocks and ndims, so that
+// the arguments laid out for Go (at most 4 per block or dimension, plus 4)
+// fit an int; a larger value is refused with class, naming it, before any
+// array is read.
+#define DT_ARGS_MAX ((INT_MAX - 4) / 4)
+
+static int bcs_dt_big(const char *call, const char *what, long long v, int class) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s = %lld, want <= %d (bcsmpi's bound on a constructor's blocks or dimensions)", what, v,
+             DT_ARGS_MAX);
+    return bcs_error(H(MPI_COMM_WORLD), (char *)call, class, msg);
+}
+
+#define DT_BIG(call, what, v, class) \
+    do { if ((long long)(v) > DT_ARGS_MAX) { DT_GUARD(call); return bcs_dt_big(call, what, (long long)(v), class); } } while (0)
+
 // bcs_dt_ints lays out count, then up to three int arrays (NULL: skipped,
 // n < 0: a single value v) in one malloc'd array of ni ints.
 static int *bcs_dt_ints(int count, const int *a, int an, const int *b, int bn, const int *c, int cn, int *ni) {
     if (count < 0 || an < 0 || bn < 0 || cn < 0)
         return NULL;
-    int n = 1 + (a ? an : 0) + (b ? bn : 0) + (c ? cn : 0);
+    long long nl = 1LL + (a ? an : 0) + (b ? bn : 0) + (c ? cn : 0);
+    if (nl > INT_MAX) // the callers refuse counts above DT_ARGS_MAX first
+        return NULL;
+    int n = (int)nl;
     int *v = malloc(sizeof(int) * (size_t)n);
     if (v == NULL)
         return NULL;
@@ -394,9 +414,9 @@ static int *bcs_dt_ints(int count, const int *a, int an, const int *b, int bn, c
 }
 
 static MPI_Count *bcs_dt_counts(MPI_Count count, const MPI_Count *a, MPI_Count an, const MPI_Count *b, MPI_Count bn, int *nc) {
-    MPI_Count n = 1 + (a ? an : 0) + (b ? bn : 0);
-    if (count < 0 || an < 0 || bn < 0 || n > 0x7fffffff)
+    if (count < 0 || an < 0 || bn < 0 || an > DT_ARGS_MAX || bn > DT_ARGS_MAX)
         return NULL;
+    MPI_Count n = 1 + (a ? an : 0) + (b ? bn : 0);
     MPI_Count *v = malloc(sizeof(MPI_Count) * (size_t)n);
     if (v == NULL)
         return NULL;
@@ -435,6 +455,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype) {
     DT_COUNT("MPI_Type_indexed", count);
+    DT_BIG("MPI_Type_indexed", "count", count, MPI_ERR_COUNT);
     int ni, *v = bcs_dt_ints(count, array_of_blocklengths, count, array_of_displacements, count, NULL, 0, &ni);
     if (v == NULL)
         return DT_NOMEM("MPI_Type_indexed");
@@ -446,6 +467,7 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int ar
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype) {
     DT_COUNT("MPI_Type_create_hindexed", count);
+    DT_BIG("MPI_Type_create_hindexed", "count", count, MPI_ERR_COUNT);
     int ni, *v = bcs_dt_ints(count, array_of_blocklengths, count, NULL, 0, NULL, 0, &ni);
     if (v == NULL)
         return DT_NOMEM("MPI_Type_create_hindexed");
@@ -458,6 +480,7 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], cons
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
                                    MPI_Datatype *newtype) {
     DT_COUNT("MPI_Type_create_indexed_block", count);
+    DT_BIG("MPI_Type_create_indexed_block", "count", count, MPI_ERR_COUNT);
     int ni, *v = bcs_dt_ints(count, &blocklength, 1, array_of_displacements, count, NULL, 0, &ni);
     if (v == NULL)
         return DT_NOMEM("MPI_Type_create_indexed_block");
@@ -478,6 +501,7 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint a
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
     DT_COUNT("MPI_Type_create_struct", count);
+    DT_BIG("MPI_Type_create_struct", "count", count, MPI_ERR_COUNT);
     int ni, *v = bcs_dt_ints(count, array_of_blocklengths, count, NULL, 0, NULL, 0, &ni);
     if (v == NULL)
         return DT_NOMEM("MPI_Type_create_struct");
@@ -493,6 +517,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
         DT_GUARD("MPI_Type_create_subarray");
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Type_create_subarray", MPI_ERR_ARG, "ndims <= 0, want >= 1");
     }
+    DT_BIG("MPI_Type_create_subarray", "ndims", ndims, MPI_ERR_ARG);
     int ni, *v = bcs_dt_ints(ndims, array_of_sizes, ndims, array_of_subsizes, ndims, array_of_starts, ndims, &ni);
     if (v == NULL)
         return DT_NOMEM("MPI_Type_create_subarray");
@@ -514,6 +539,7 @@ static int bcs_dt_darray(const char *call, int size, int rank, int ndims, const 
         DT_GUARD(call);
         return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "ndims <= 0, want >= 1");
     }
+    DT_BIG(call, "ndims", ndims, MPI_ERR_ARG);
     int nd = ndims, ni = gsizes ? 4 * nd + 4 : 3 * nd + 4, *v = malloc(sizeof(int) * (size_t)ni), k = 0;
     if (v == NULL)
         return DT_NOMEM(call);
@@ -575,6 +601,7 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 static int bcs_dt_create_c(const char *call, int combiner, MPI_Count count, const MPI_Count *a, MPI_Count an,
                            const MPI_Count *b, MPI_Count bn, int nt, const MPI_Datatype *types, MPI_Datatype *newtype) {
     DT_COUNT(call, count);
+    DT_BIG(call, "count", count, MPI_ERR_COUNT);
     int nc;
     MPI_Count *v = bcs_dt_counts(count, a, an, b, bn, &nc);
     if (v == NULL)
@@ -625,6 +652,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], con
         DT_GUARD(call);
         return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "ndims <= 0, want >= 1");
     }
+    DT_BIG(call, "ndims", ndims, MPI_ERR_ARG);
     MPI_Count *v = malloc(sizeof(MPI_Count) * 3 * (size_t)ndims);
     if (v == NULL)
         return DT_NOMEM(call);

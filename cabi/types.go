@@ -66,7 +66,11 @@ func (a *p2p) buffer(call, what string, p unsafe.Pointer, count C.int, t dtype, 
 	if uintptr(p) == hInPlace {
 		return fail(ci, call, errBuffer, "%s = MPI_IN_PLACE is not allowed here", what)
 	}
-	n := int(count) * int(t.info.wire)
+	nb, e := t.info.countBytes("count", int64(count))
+	if e != nil {
+		return fail(ci, call, e.class, "%s", e.msg)
+	}
+	n := int(nb)
 	if p == nil && n > 0 && !t.bottom() {
 		return fail(ci, call, errBuffer, "%s = NULL with count = %d", what, int(count))
 	}
