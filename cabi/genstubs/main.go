@@ -52,9 +52,7 @@ func Declared(hdr []byte) ([]fn, error) {
 		seen[f.name] = true
 		params := strings.Join(strings.Fields(string(m[3])), " ")
 		if params != "void" {
-			for _, p := range strings.Split(params, ", ") {
-				f.params = append(f.params, p)
-			}
+			f.params = append(f.params, strings.Split(params, ", ")...)
 		}
 		out = append(out, f)
 	}

@@ -2,7 +2,6 @@ package replay
 
 import "testing"
 
-
 // A rank continuing one SOME call forever cannot grow the agent's decoder,
 // and checking allocates nothing.
 func TestDecoderContinuationsAreBounded(t *testing.T) {
