@@ -279,14 +279,14 @@ func (a *Agent) fail(r proto.Rank, format string, args ...any) error {
 
 // Strobe runs the DEM microphase of slice k on this node and returns its batch
 // (valid until the next Strobe).
-func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
+func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 	start := a.now()
 	a.stats = SliceStats{Slice: k, Start: start}
 	if a.lastStrobe != 0 {
 		a.stats.LETTS = start - a.lastStrobe
 	}
 	a.lastStrobe = start
-	pub, err := a.core.Strobe(k)
+	pub, err := a.core.DEM(k)
 	if err != nil {
 		return nil, err
 	}
@@ -364,14 +364,13 @@ func (a *Agent) Unmatched() []proto.Descriptor { return a.core.Unmatched() }
 // node order) through the scheduler.
 func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
-	if err := a.core.DEM(k, all, status); err != nil {
+	p, err := a.core.MSM(k, all, status)
+	if err != nil {
 		var de *core.DescriptorError
 		if errors.As(err, &de) {
 			return a.fail(de.D.Rank, "%s", de.Why)
 		}
-		return err
 	}
-	p, err := a.core.MSM(k)
 	if se, ok := err.(*scheduler.Error); ok {
 		r := proto.Rank(-1)
 		if len(se.Ranks) == 1 {
