@@ -356,7 +356,7 @@ func (s *Sim) Step() {
 	s.k = s.master.Strobe(s.now)
 	k := s.k
 	s.stats.Slices++
-	// Strobe: publish (restart policy slice), then drain the rings and read
+	// DEM: publish (restart policy slice), then drain the rings and read
 	// the status bytes.
 	start := s.now
 	for i, c := range s.cores {
