@@ -70,7 +70,7 @@ func (s *SliceStats) Values(out []int64) []int64 {
 		int64(s.LTR[0]), int64(s.LTR[1]), int64(s.LTR[2]), int64(s.LTR[3]), int64(s.LTR[4]))
 }
 
-// Agent is one node's runtime. Strobe, MSM and TX must be called from one
+// Agent is one node's runtime. DEM, MSM and TX must be called from one
 // goroutine, in order; OnData may be called from another goroutine during TX.
 type Agent struct {
 	node    proto.NodeID
@@ -277,16 +277,16 @@ func (a *Agent) fail(r proto.Rank, format string, args ...any) error {
 	return &JobError{Node: a.node, Rank: r, Why: fmt.Sprintf(format, args...)}
 }
 
-// Strobe runs the DEM microphase of slice k on this node and returns its batch
-// (valid until the next Strobe).
-func (a *Agent) Strobe(k proto.SliceID) ([]proto.Descriptor, error) {
+// DEM runs the DEM microphase of slice k on this node (the master's strobe
+// begins it) and returns its batch (valid until the next DEM).
+func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 	start := a.now()
 	a.stats = SliceStats{Slice: k, Start: start}
 	if a.lastStrobe != 0 {
 		a.stats.LETTS = start - a.lastStrobe
 	}
 	a.lastStrobe = start
-	pub, err := a.core.Strobe(k)
+	pub, err := a.core.DEM(k)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +354,7 @@ func (a *Agent) takeInline() []byte {
 }
 
 // Status is this node's rank status bytes of the current slice (valid until
-// the next Strobe), to be sent with the DEM batch.
+// the next DEM), to be sent with the DEM batch.
 func (a *Agent) Status() []uint8 { return a.status }
 
 // Unmatched lists the sends no receive ever matched (call after the job).
@@ -364,14 +364,13 @@ func (a *Agent) Unmatched() []proto.Descriptor { return a.core.Unmatched() }
 // node order) through the scheduler.
 func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
-	if err := a.core.DEM(k, all, status); err != nil {
+	p, err := a.core.MSM(k, all, status)
+	if err != nil {
 		var de *core.DescriptorError
 		if errors.As(err, &de) {
 			return a.fail(de.D.Rank, "%s", de.Why)
 		}
-		return err
 	}
-	p, err := a.core.MSM(k)
 	if se, ok := err.(*scheduler.Error); ok {
 		r := proto.Rank(-1)
 		if len(se.Ranks) == 1 {

@@ -8,7 +8,7 @@
 //
 // Each slice k the agent:
 //
-//  1. Strobe: publishes the completions the restart policy releases now (writes
+//  1. DEM: publishes the completions the restart policy releases now (writes
 //     completion records, bumps each woken rank's futex word), stores k in the
 //     region header, and drains every rank's ring up to the first descriptor
 //     posted in slice k (rule 1). Inline send payloads are copied out of the

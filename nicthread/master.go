@@ -135,7 +135,7 @@ func (l *LocalNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, _ fun
 	var all []proto.Descriptor
 	var status []uint8
 	for _, a := range l.Agents {
-		b, err := a.Strobe(k)
+		b, err := a.DEM(k)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -233,7 +233,7 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 		}
 		m := &r.msg
 		limit := r.timeout
-		if t == proto.MsgSliceDone {
+		if t == proto.MsgTXDone {
 			limit += r.txTime
 		}
 		if err := r.mesh.Recv(n+1, m, limit); err != nil {
@@ -260,10 +260,10 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 }
 
 func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, []uint8, error) {
-	if err := r.broadcast(&proto.Msg{Type: proto.MsgStrobe, Slice: k}); err != nil {
+	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEM, Slice: k}); err != nil {
 		return nil, nil, err
 	}
-	err := r.collect(proto.MsgDEM, k, arrive, retry, func(m *proto.Msg) {
+	err := r.collect(proto.MsgDEMDone, k, arrive, retry, func(m *proto.Msg) {
 		r.batches[m.Node] = append(r.batches[m.Node][:0], m.Descs...) // m is reused for the next node
 		r.status[m.Node] = append(r.status[m.Node][:0], m.Payload...) // the payload is the reader's buffer
 	})
@@ -279,7 +279,7 @@ func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retr
 }
 
 func (r *RemoteNodes) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8, arrive func(proto.NodeID) error, retry func()) error {
-	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEMAll, Slice: k, Descs: all, Payload: status}); err != nil {
+	if err := r.broadcast(&proto.Msg{Type: proto.MsgMSM, Slice: k, Descs: all, Payload: status}); err != nil {
 		return err
 	}
 	return r.collect(proto.MsgMSMDone, k, arrive, retry, nil)
@@ -289,7 +289,7 @@ func (r *RemoteNodes) TX(k proto.SliceID, arrive func(proto.NodeID) error, retry
 	if err := r.broadcast(&proto.Msg{Type: proto.MsgTX, Slice: k}); err != nil {
 		return err
 	}
-	return r.collect(proto.MsgSliceDone, k, arrive, retry, nil)
+	return r.collect(proto.MsgTXDone, k, arrive, retry, nil)
 }
 
 func (r *RemoteNodes) Stop(code int32, why string) {
@@ -351,18 +351,18 @@ func (e *AgentEndpoint) Serve() error {
 			return nil
 		}
 		switch m.Type {
-		case proto.MsgStrobe:
+		case proto.MsgDEM:
 			var b []proto.Descriptor
-			if b, err = e.A.Strobe(m.Slice); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgDEM, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
+			if b, err = e.A.DEM(m.Slice); err == nil {
+				err = reply(&proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
 			}
-		case proto.MsgDEMAll:
+		case proto.MsgMSM:
 			if err = e.A.MSM(m.Slice, m.Descs, m.Payload); err == nil {
 				err = reply(&proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgTX:
 			if err = e.A.TX(m.Slice, e.Timeout); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgSliceDone, Slice: m.Slice, Node: me})
+				err = reply(&proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgStop:
 			return nil

@@ -73,7 +73,7 @@ func runSlices(nodes []*testNode, n proto.SliceID) error {
 		var all []proto.Descriptor
 		var status []uint8
 		for _, tn := range nodes {
-			batch, err := tn.a.Strobe(k)
+			batch, err := tn.a.DEM(k)
 			if err != nil {
 				return err
 			}
@@ -234,7 +234,7 @@ func TestStateNeverGoesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	tn.rank[0].SetState(shm.StateInit)
-	_, err := tn.a.Strobe(2)
+	_, err := tn.a.DEM(2)
 	wantViolation(t, err, 0, "control page state = 1, want 2 .. 2")
 }
 
@@ -252,7 +252,7 @@ func TestRingHeadAndTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	rewindTail(tn.mem, tn.a.region.G, 0) // the rank writes the agent's word
-	batch, err := tn.a.Strobe(2)
+	batch, err := tn.a.DEM(2)
 	if err != nil || len(batch) != 0 {
 		t.Fatalf("after the rank rewound its tail: batch %v, err %v; want nothing drained twice", batch, err)
 	}
@@ -266,7 +266,7 @@ func TestRingHeadAndTail(t *testing.T) {
 	if err := tn.a.TX(2, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err = tn.a.Strobe(3)
+	_, err = tn.a.DEM(3)
 	wantViolation(t, err, 1, "ring head = 1000, want 1 .. 9")
 }
 
@@ -284,7 +284,7 @@ func TestAttachMustBeTheSpawnedProcess(t *testing.T) {
 		tn := newTestNode(t, 0, []proto.NodeID{0}, nil)
 		tn.rank[0].Claim(me)
 		tn.rank[0].Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 0, Peer: 0, Seq: 1}, nil)
-		if batch, err := tn.a.Strobe(1); err != nil || len(batch) != 0 {
+		if batch, err := tn.a.DEM(1); err != nil || len(batch) != 0 {
 			t.Fatalf("batch %v, err %v before Spawned; want nothing drained", batch, err)
 		}
 		tn.a.Spawned(0, me)
@@ -294,14 +294,14 @@ func TestAttachMustBeTheSpawnedProcess(t *testing.T) {
 		if err := tn.a.TX(1, time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if batch, err := tn.a.Strobe(2); err != nil || len(batch) != 1 {
+		if batch, err := tn.a.DEM(2); err != nil || len(batch) != 1 {
 			t.Fatalf("batch %v, err %v after Spawned; want the receive", batch, err)
 		}
 	})
 	t.Run("a descendant", func(t *testing.T) {
 		tn := newTestNode(t, 0, []proto.NodeID{0}, nil)
 		tn.attach(t, 0, me, kid) // `wrapper ./app`: the launcher started us, the child attached
-		if _, err := tn.a.Strobe(1); err != nil {
+		if _, err := tn.a.DEM(1); err != nil {
 			t.Fatal(err)
 		}
 		if got := tn.a.pid(0); got != kid {
@@ -311,7 +311,7 @@ func TestAttachMustBeTheSpawnedProcess(t *testing.T) {
 	t.Run("not a descendant", func(t *testing.T) {
 		tn := newTestNode(t, 0, []proto.NodeID{0}, nil)
 		tn.attach(t, 0, kid, me) // our parent is not the child
-		_, err := tn.a.Strobe(1)
+		_, err := tn.a.DEM(1)
 		wantViolation(t, err, 0, "control page pid = ")
 	})
 	t.Run("changed after attach", func(t *testing.T) {
@@ -321,7 +321,7 @@ func TestAttachMustBeTheSpawnedProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		setPID(tn.mem, tn.a.region.G, 0, kid)
-		_, err := tn.a.Strobe(2)
+		_, err := tn.a.DEM(2)
 		wantViolation(t, err, 0, "control page pid = ")
 	})
 }

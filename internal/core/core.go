@@ -101,9 +101,9 @@ func (n *Node) Slice() proto.SliceID { return n.f.Slice() }
 // Stats are the counters of the current slice.
 func (n *Node) Stats() Stats { return n.stats }
 
-// Strobe begins slice k and returns the completions to publish now. The
-// returned slice is valid until the next call.
-func (n *Node) Strobe(k proto.SliceID) ([]proto.Completion, error) {
+// DEM begins slice k (its descriptor exchange microphase) and returns the
+// completions to publish now. The returned slice is valid until the next call.
+func (n *Node) DEM(k proto.SliceID) ([]proto.Completion, error) {
 	if err := n.f.Step(strobe.PhaseDEM, k); err != nil {
 		return nil, err
 	}
@@ -127,24 +127,28 @@ func (e *DescriptorError) Error() string {
 	return fmt.Sprintf("core: slice %d: descriptor %s from rank %d refused: %s", e.Slice, e.D.Describe(), e.D.Rank, e.Why)
 }
 
-// DEM takes every node's descriptors exchanged in slice k, and every rank's
-// status byte (nil: unknown, no deadlock detection).
-func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
+// MSM schedules slice k from every node's descriptors exchanged in slice k
+// (node order) and every rank's status byte (nil: unknown, no deadlock
+// detection). The plan is valid until the next MSM. It returns a
+// *DescriptorError for a descriptor the runtime refuses, and a
+// *DeadlockError (with the plan) when the job has been stuck for
+// DeadlockSlices slices.
+func (n *Node) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) (*scheduler.Plan, error) {
 	if status != nil && len(status) != len(n.local) {
-		return fmt.Errorf("core: slice %d: %d rank statuses for %d ranks", k, len(status), len(n.local))
+		return nil, fmt.Errorf("core: slice %d: %d rank statuses for %d ranks", k, len(status), len(n.local))
 	}
 	for r, s := range status {
 		if err := proto.CheckStatus(s); err != nil {
-			return fmt.Errorf("core: slice %d: rank %d: %w", k, r, err)
+			return nil, fmt.Errorf("core: slice %d: rank %d: %w", k, r, err)
 		}
 	}
 	n.status = status
 	if err := n.f.Step(strobe.PhaseMSM, k); err != nil {
-		return err
+		return nil, err
 	}
 	for _, d := range all {
 		if err := scheduler.CheckDescriptor(d, len(n.local)); err != nil {
-			return &DescriptorError{k, d, err.Error()}
+			return nil, &DescriptorError{k, d, err.Error()}
 		}
 		if d.PostSlice >= k {
 			// Rule 1 is guaranteed by how agents drain rings; seeing this is a bug.
@@ -159,16 +163,6 @@ func (n *Node) DEM(k proto.SliceID, all []proto.Descriptor, status []uint8) erro
 		}
 	}
 	n.descs = all
-	return nil
-}
-
-// MSM schedules slice k. The plan is valid until the next MSM. It returns a
-// *DeadlockError (with the plan) when the job has been stuck for
-// DeadlockSlices slices.
-func (n *Node) MSM(k proto.SliceID) (*scheduler.Plan, error) {
-	if n.f.Phase() != strobe.PhaseMSM || n.f.Slice() != k {
-		return nil, &strobe.ProtocolError{Node: n.cfg.Node, What: fmt.Sprintf("MSM of slice %d before its DEM", k)}
-	}
 	exchanged := len(n.descs)
 	force := false
 	if n.cfg.Sched.Deterministic {

@@ -15,13 +15,10 @@ func TestDeadlockDetection(t *testing.T) {
 	stuck := []uint8{recvCode, recvCode, proto.StatusFinalized}
 	step := func(k proto.SliceID, descs []proto.Descriptor, st []uint8) error {
 		t.Helper()
-		if _, err := n.Strobe(k); err != nil {
+		if _, err := n.DEM(k); err != nil {
 			t.Fatal(err)
 		}
-		if err := n.DEM(k, descs, st); err != nil {
-			t.Fatal(err)
-		}
-		_, err := n.MSM(k)
+		_, err := n.MSM(k, descs, st)
 		n.TX(k)
 		n.EndSlice(k)
 		return err
@@ -72,13 +69,10 @@ func TestDeadlockDetection(t *testing.T) {
 func stepper(t *testing.T, n *Node) func(k proto.SliceID, descs []proto.Descriptor, st []uint8) error {
 	return func(k proto.SliceID, descs []proto.Descriptor, st []uint8) error {
 		t.Helper()
-		if _, err := n.Strobe(k); err != nil {
+		if _, err := n.DEM(k); err != nil {
 			t.Fatal(err)
 		}
-		if err := n.DEM(k, descs, st); err != nil {
-			t.Fatal(err)
-		}
-		_, err := n.MSM(k)
+		_, err := n.MSM(k, descs, st)
 		if err := n.TX(k); err != nil {
 			t.Fatal(err)
 		}
@@ -166,10 +160,10 @@ func TestDeadlockWarnReportsOnce(t *testing.T) {
 // error naming the rank, the value and what is valid.
 func TestBadStatusByteRefused(t *testing.T) {
 	n := New(Config{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, DeadlockSlices: 3})
-	if _, err := n.Strobe(1); err != nil {
+	if _, err := n.DEM(1); err != nil {
 		t.Fatal(err)
 	}
-	err := n.DEM(1, nil, []uint8{0, 0x40})
+	_, err := n.MSM(1, nil, []uint8{0, 0x40})
 	if err == nil || !strings.Contains(err.Error(), "slice 1: rank 1: status byte 0x40, want 0 (running)") {
 		t.Fatalf("got %v", err)
 	}

@@ -11,13 +11,10 @@ import (
 // detStep runs one slice of node n and returns its plan's completions.
 func detStep(t *testing.T, n *Node, k proto.SliceID, descs []proto.Descriptor, st []uint8) ([]proto.Completion, error) {
 	t.Helper()
-	if _, err := n.Strobe(k); err != nil {
+	if _, err := n.DEM(k); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.DEM(k, descs, st); err != nil {
-		t.Fatal(err)
-	}
-	p, err := n.MSM(k)
+	p, err := n.MSM(k, descs, st)
 	n.TX(k)
 	n.EndSlice(k)
 	if p == nil {

@@ -4,11 +4,36 @@
 //
 // A driver feeds it the master's messages in order:
 //
-//	Strobe(k)        → completions to publish now (restart policy "slice")
-//	DEM(k, all)      → every node's descriptors of this slice, node order
-//	MSM(k)           → the plan: matches, chunks to move, completions
-//	TX(k)            → transmission starts; the driver moves the plan's chunks
-//	EndSlice(k)      → completions to publish now (restart policy "early")
+//	DEM(k)                 → slice k begins: completions to publish now (restart
+//	                         policy "slice"); the driver then drains its rings
+//	MSM(k, all, status)    → every node's descriptors of this slice (node order)
+//	                         and every rank's status byte in; the plan out:
+//	                         matches, chunks to move, completions
+//	TX(k)                  → transmission starts; the driver moves the plan's chunks
+//	EndSlice(k)            → completions to publish now (restart policy "early")
+//
+// # Vocabulary
+//
+// A slice has three steps, and each has one name everywhere: the microphase
+// names of the BCS papers, which the README, docs/design.md and the EMDS
+// columns already use.
+//
+//	step               master (nicthread.Nodes)  wire (proto.Msg*)    agent (nicthread.Agent)  core (Node)  strobe phase  EMDS
+//	1 descriptor exch. DEM                       MsgDEM, MsgDEMDone   DEM                      DEM          PhaseDEM      GTDEM, USRDEM; LTDEM, NP2PDEM, NCOLLDEM
+//	2 scheduling       MSM                       MsgMSM, MsgMSMDone   MSM                      MSM          PhaseMSM      GTMSM, USRMSM; LTMSM, NP2PMSM, NCOLLMSM
+//	3 transmission     TX                        MsgTX, MsgTXDone     TX                       TX           PhaseTX       GTTS, USRTS; LTTS
+//	  (end of slice)   —                         —                    —                        EndSlice     PhaseIdle     —
+//
+// The master sends MsgX to start step X and each agent answers MsgXDone. The
+// strobe (strobe.Master.Strobe, the paper's "slice k begins") is not a step:
+// it is the master's decision to start slice k, and its broadcast is MsgDEM.
+// DEM is named for what the step delivers (every node's descriptors), though
+// within it each agent only drains its own rings and the master gathers:
+// the all-gather is completed by MsgMSM, which carries the gathered set into
+// step 2. The EMDS names of step 3 say TS (time slice), not TX: they are the
+// paper's Table 1 names and the columns of the dump files, which bcsplot,
+// bcsreport and the tests read; TX is the slice's last step, so "done with TX"
+// and "done with the slice" are the same instant.
 //
 // Every node keeps an identical scheduler and feeds it the identical DEM set,
 // so every node computes the identical plan: the DEM all-gather is the only
@@ -19,7 +44,7 @@
 // detection, collective mismatch checks).
 //
 // Rules enforced here (docs/design.md §3): rule 1, nothing posted during slice k is
-// exchanged in slice k (DEM rejects a descriptor whose PostSlice ≥ k); rule 2,
+// exchanged in slice k (MSM rejects a descriptor whose PostSlice ≥ k); rule 2,
 // microphases run in order (strobe.Follower); rule 5, completions of slice k are
 // published at the strobe of k+1 under the default policy, at the end of slice
 // k's transmission under the early-restart policy.

@@ -335,7 +335,7 @@ func (h *harness) slice() {
 	k := h.cur
 	fmt.Fprintf(&h.out, "slice %d\n", k)
 	for i, n := range h.nodes {
-		pub, err := n.Strobe(k)
+		pub, err := n.DEM(k)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -359,11 +359,12 @@ func (h *harness) slice() {
 	}
 	var first, firstDL string
 	for i, n := range h.nodes {
-		if err := n.DEM(k, all, h.status); err != nil {
+		p, err := n.MSM(k, all, h.status)
+		var de *DescriptorError
+		if errors.As(err, &de) {
 			fmt.Fprintf(&h.out, "  n%d error: %v\n", i, err)
 			return
 		}
-		p, err := n.MSM(k)
 		var dl *DeadlockError
 		if errors.As(err, &dl) {
 			// Every node sees the same state and must reach the same verdict.

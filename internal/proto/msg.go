@@ -12,20 +12,20 @@ import (
 type MsgType uint8
 
 const (
-	MsgHello     MsgType = 1  // endpoint introduces itself: Node
-	MsgStrobe    MsgType = 2  // master → agents: slice Slice begins
-	MsgDEM       MsgType = 3  // agent → master: descriptors drained this slice
-	MsgDEMAll    MsgType = 4  // master → agents: every node's descriptors, node order (DEM sync)
-	MsgMSMDone   MsgType = 5  // agent → master: MSM finished
-	MsgTX        MsgType = 6  // master → agents: start transmission (MSM sync)
-	MsgSliceDone MsgType = 7  // agent → master: transmission finished
-	MsgData      MsgType = 8  // agent → agent: payload of plan chunk Index
-	MsgStop      MsgType = 9  // master → agents: shut down (Code, Text)
-	MsgFail      MsgType = 10 // agent → master: job must abort (Code=rank, Text=why)
-	msgTypeMax           = MsgFail
+	MsgHello   MsgType = 1  // endpoint introduces itself: Node
+	MsgDEM     MsgType = 2  // master → agents: the strobe; slice Slice begins with DEM
+	MsgDEMDone MsgType = 3  // agent → master: descriptors drained this slice
+	MsgMSM     MsgType = 4  // master → agents: every node's descriptors, node order (DEM sync); run MSM
+	MsgMSMDone MsgType = 5  // agent → master: MSM finished
+	MsgTX      MsgType = 6  // master → agents: start transmission (MSM sync)
+	MsgTXDone  MsgType = 7  // agent → master: transmission finished
+	MsgData    MsgType = 8  // agent → agent: payload of plan chunk Index
+	MsgStop    MsgType = 9  // master → agents: shut down (Code, Text)
+	MsgFail    MsgType = 10 // agent → master: job must abort (Code=rank, Text=why)
+	msgTypeMax         = MsgFail
 )
 
-var msgNames = [...]string{"", "hello", "strobe", "dem", "demall", "msmdone", "tx", "slicedone", "data", "stop", "fail"}
+var msgNames = [...]string{"", "hello", "dem", "demdone", "msm", "msmdone", "tx", "txdone", "data", "stop", "fail"}
 
 func (t MsgType) String() string {
 	if t >= 1 && t <= msgTypeMax {

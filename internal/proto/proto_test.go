@@ -9,8 +9,8 @@ import (
 
 func TestFrameRoundTrip(t *testing.T) {
 	msgs := []Msg{
-		{Type: MsgStrobe, Slice: 42},
-		{Type: MsgDEM, Slice: 7, Node: 3, Count: 2, Descs: []Descriptor{
+		{Type: MsgDEM, Slice: 42},
+		{Type: MsgDEMDone, Slice: 7, Node: 3, Count: 2, Descs: []Descriptor{
 			{Kind: KindSend, Inline: true, Comm: 0, Rank: 1, Peer: 2, Tag: 9, Req: 4, Seq: 11, PostSlice: 6, Addr: 0xdeadbeef, Len: 100},
 			{Kind: KindRecv, Rank: 2, Peer: AnySource, Tag: AnyTag, Req: 1, Seq: 1, Len: 1 << 40},
 			{Kind: KindColl, Coll: CollReduceScatter, InPlace: true, Op: 3, DType: 10, CollSeq: 1 << 31, Comm: 7, Rank: 5,
@@ -42,7 +42,7 @@ func TestFrameRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	good := AppendFrame(nil, &Msg{Type: MsgDEM, Descs: []Descriptor{{Kind: KindSend}}})
+	good := AppendFrame(nil, &Msg{Type: MsgDEMDone, Descs: []Descriptor{{Kind: KindSend}}})
 	body := good[frameHeaderLen:]
 	cases := map[string]struct {
 		t    MsgType
@@ -50,11 +50,11 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		"type zero":                {0, body},
 		"type too large":           {msgTypeMax + 1, body},
-		"short":                    {MsgDEM, body[:10]},
-		"truncated descs":          {MsgDEM, body[:len(body)-20]},
-		"bad kind":                 {MsgDEM, func() []byte { c := append([]byte(nil), body...); c[30] = 9; return c }()},
-		"user op without its call": {MsgDEM, func() []byte { c := append([]byte(nil), body...); c[30+69] = 1; return c }()},
-		"user op on a send": {MsgDEM, func() []byte {
+		"short":                    {MsgDEMDone, body[:10]},
+		"truncated descs":          {MsgDEMDone, body[:len(body)-20]},
+		"bad kind":                 {MsgDEMDone, func() []byte { c := append([]byte(nil), body...); c[30] = 9; return c }()},
+		"user op without its call": {MsgDEMDone, func() []byte { c := append([]byte(nil), body...); c[30+69] = 1; return c }()},
+		"user op on a send": {MsgDEMDone, func() []byte {
 			c := append([]byte(nil), body...)
 			c[30+69], c[30+71] = 1, uint8(CollAllreduce)
 			return c
@@ -70,7 +70,7 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func FuzzDecodeBody(f *testing.F) {
-	f.Add(uint8(MsgDEM), AppendFrame(nil, &Msg{Type: MsgDEM, Descs: []Descriptor{{Kind: KindRecv}}})[frameHeaderLen:])
+	f.Add(uint8(MsgDEMDone), AppendFrame(nil, &Msg{Type: MsgDEMDone, Descs: []Descriptor{{Kind: KindRecv}}})[frameHeaderLen:])
 	f.Add(uint8(MsgData), AppendFrame(nil, &Msg{Type: MsgData, Payload: []byte{1, 2, 3}})[frameHeaderLen:])
 	f.Fuzz(func(t *testing.T, typ uint8, body []byte) {
 		var m Msg

@@ -356,11 +356,11 @@ func (s *Sim) Step() {
 	s.k = s.master.Strobe(s.now)
 	k := s.k
 	s.stats.Slices++
-	// Strobe: publish (restart policy slice), then drain the rings and read
+	// DEM: publish (restart policy slice), then drain the rings and read
 	// the status bytes.
 	start := s.now
 	for i, c := range s.cores {
-		pub, err := c.Strobe(k)
+		pub, err := c.DEM(k)
 		if err != nil {
 			panic(fmt.Sprintf("sim: %v", err))
 		}
@@ -406,15 +406,7 @@ func (s *Sim) Step() {
 	var first uint64
 	var dl *core.DeadlockError
 	for i, c := range s.cores {
-		if err := c.DEM(k, s.all, s.status); err != nil {
-			var de *core.DescriptorError
-			if errors.As(err, &de) {
-				s.fail(&JobError{Slice: k, Node: s.nodeOf[de.D.Rank], Why: de.Error()})
-				return
-			}
-			panic(fmt.Sprintf("sim: %v", err))
-		}
-		p, err := c.MSM(k)
+		p, err := c.MSM(k, s.all, s.status)
 		var d *core.DeadlockError
 		switch {
 		case errors.As(err, &d):
@@ -425,6 +417,11 @@ func (s *Sim) Step() {
 				return
 			}
 		case err != nil:
+			var de *core.DescriptorError
+			if errors.As(err, &de) {
+				s.fail(&JobError{Slice: k, Node: s.nodeOf[de.D.Rank], Why: de.Error()})
+				return
+			}
 			var se *scheduler.Error
 			if !errors.As(err, &se) {
 				panic(fmt.Sprintf("sim: %v", err))
