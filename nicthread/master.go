@@ -224,6 +224,20 @@ func (r *RemoteNodes) broadcast(m *proto.Msg) error {
 	return nil
 }
 
+// stepName names, for messages, the slice step that a done report of type t
+// ends: DEM, MSM or TX (internal/core/doc.go's vocabulary).
+func stepName(t proto.MsgType) string {
+	switch t {
+	case proto.MsgDEMDone:
+		return "DEM"
+	case proto.MsgMSMDone:
+		return "MSM"
+	case proto.MsgTXDone:
+		return "TX"
+	}
+	return t.String()
+}
+
 // collect reads one frame of type t for slice k from every node, in node
 // order; a node whose frame is not already buffered counts as a sync retry.
 func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(proto.NodeID) error, retry func(), each func(*proto.Msg)) error {
@@ -239,9 +253,9 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 		if err := r.mesh.Recv(n+1, m, limit); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("stopped answering: no %s report for slice %d within %v (node_timeout)", t, k, limit)}
+				return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("stopped answering: no %s report for slice %d within %v (node_timeout)", stepName(t), k, limit)}
 			}
-			return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("lost in slice %d while the master waited for %s: %v", k, t, err)}
+			return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("lost in slice %d while the master waited for its %s report: %v", k, stepName(t), err)}
 		}
 		if m.Type == proto.MsgFail {
 			return &JobError{Node: proto.NodeID(n), Rank: proto.Rank(m.Code), Why: m.Text}

@@ -386,7 +386,7 @@ func TestSilentNodeAbortsJob(t *testing.T) {
 	start := time.Now()
 	r := bcsrun(t, "-n", "4", "--nodes", "2", "./e2eprog", "hang")
 	// The stall starts at the first slice >= 300 (slices may be skipped on a busy host).
-	if r.code != 1 || !strings.Contains(r.stderr, "node 1: stopped answering: no dem report for slice 3") || !strings.Contains(r.stderr, "within 300ms (node_timeout)") {
+	if r.code != 1 || !strings.Contains(r.stderr, "node 1: stopped answering: no DEM report for slice 3") || !strings.Contains(r.stderr, "within 300ms (node_timeout)") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	t.Logf("silent node detected and job torn down in %v", time.Since(start))

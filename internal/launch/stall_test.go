@@ -53,7 +53,7 @@ func TestStallWatch(t *testing.T) {
 			if g != c.want || stopped != c.stopped {
 				t.Fatalf("stalled = %v, %v; want %v, %v", g, stopped, c.want, c.stopped)
 			}
-			msg := s.explain(&nicthread.JobError{Node: 0, Rank: -1, Why: "stopped answering: no dem report for slice 7 within 1s (node_timeout)"}, nodeTimeout, ms(c.errAt))
+			msg := s.explain(&nicthread.JobError{Node: 0, Rank: -1, Why: "stopped answering: no DEM report for slice 7 within 1s (node_timeout)"}, nodeTimeout, ms(c.errAt))
 			if blames := strings.HasPrefix(msg, "bcsmpi: job aborted: bcsrun itself"); blames != (c.want > 0) || !strings.Contains(msg, "node 0: stopped answering") {
 				t.Fatalf("message %q", msg)
 			}
