@@ -110,9 +110,8 @@
 // seen again counts from 0, so the whole run's totals of
 // emds-kernel-interferers.csv can miss what it had before; the rows' TOP
 // columns do not); each row keeps 8 interfering (entity, task) pairs per
-// CPU, and a pair that does not fit is counted by Dropped; the task state
-// map holds TasksPerEntity threads per entity, and a thread that does not
-// fit is not followed. The per-row maps take ring × CPUs × (entities × 80 +
+// CPU, and a pair that does not fit is counted by Dropped; the tracked
+// threads' state lives in task-local storage, freed when they exit. The per-row maps take ring × CPUs × (entities × 80 +
 // 136) bytes of kernel memory, at most KernelBytesMax. Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
 // ranks Config.Recorded selects (bcsrun: mds_ranks), at most MaxWindowBytes
