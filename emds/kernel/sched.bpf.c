@@ -573,8 +573,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			t->ent = ne;
 			if (t->wake_ts && now > t->wake_ts) {
 				u64 lat = now - t->wake_ts;
-				add_now(cpu, ne, F_WAKE, lat);
-				add_now(cpu, ne, F_NWAKE, 1);
+				struct slot *s = slot_of(cpu, ne, clock.cur);
+				if (s) {
+					s->v[F_WAKE] += lat;
+					s->v[F_NWAKE]++;
+				}
 				u32 hk = (u32)ne * HIST_BUCKETS + bucket(lat);
 				u64 *h = bpf_map_lookup_elem(&wakehist, &hk);
 				if (h)
