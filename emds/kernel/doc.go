@@ -110,8 +110,9 @@
 // seen again counts from 0, so the whole run's totals of
 // emds-kernel-interferers.csv can miss what it had before; the rows' TOP
 // columns do not); each row keeps 8 interfering (entity, task) pairs per
-// CPU, and a pair that does not fit is counted by Dropped; the tracked
-// threads' state lives in task-local storage, freed when they exit. The per-row maps take ring × CPUs × (entities × 80 +
+// CPU, and a pair that does not fit is counted by Dropped; the task state
+// map holds TasksPerEntity threads per entity, and a thread that does not
+// fit is not followed. The per-row maps take ring × CPUs × (entities × 80 +
 // 136) bytes of kernel memory, at most KernelBytesMax. Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
 // ranks Config.Recorded selects (bcsrun: mds_ranks), at most MaxWindowBytes
@@ -128,16 +129,6 @@
 // takes. The whole run's interference and histograms are read at Dump.
 // emds-kernel-cost.csv records what Publish, the reader and the programs
 // took in the run.
-//
-// The programs keep their per-event work small: an id filter (a bitmap in
-// .bss, set before an id enters ents) spares the ents hash lookups for
-// unregistered tasks; a task's entity is cached in the CPU's state while it
-// runs and in its task-local state (both lapse when an id is registered:
-// clock.gen); the tracked threads' state is task-local storage, not a hash;
-// an interference pair accumulates in the CPU's state and enters the
-// interference map only when the CPU's pair changes (Dump adds the pending
-// pairs); an interval within one slice, the common case, is credited
-// without bpf_loop. One bpf_ktime_get_ns per event.
 //
 // # Building
 //

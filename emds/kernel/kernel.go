@@ -34,10 +34,13 @@ const Top = 3
 // HistBuckets is the number of wake-up latency buckets (two per power of two).
 const HistBuckets = 128
 
-// Bounds of the kernel's maps, per entity: (entity, task) interference
-// pairs (least recently updated first out; Dropped counts the pairs the
-// kernel could not insert at all).
-const InterferersPerEntity = 256
+// Bounds of the kernel's maps, per entity: threads followed (a Go rank has
+// about ten) and (entity, task) interference pairs (least recently updated
+// first out; Dropped counts the pairs the kernel could not insert at all).
+const (
+	TasksPerEntity       = 128
+	InterferersPerEntity = 256
+)
 
 // DefaultBTFPath is where Linux exposes its own BTF.
 const DefaultBTFPath = "/sys/kernel/btf/vmlinux"
@@ -218,6 +221,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	spec.Maps[schedMapEnts].MaxEntries = uint32(nent + 64)
 	spec.Maps[schedMapWakehist].MaxEntries = uint32(nent * HistBuckets)
+	spec.Maps[schedMapTasks].MaxEntries = uint32(max(256, TasksPerEntity*nent))
 	spec.Maps[schedMapIntf].MaxEntries = uint32(max(512, InterferersPerEntity*nent))
 	spec.Maps[schedMapTops].MaxEntries = uint32(ncpu * ring)
 	spec.Maps[schedMapSlots].MaxEntries = uint32(ncpu * ring * nent)
@@ -263,7 +267,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 		m.links = append(m.links, l)
 	}
-	if err := m.register(uint32(cfg.RuntimePID), uint32(cfg.Ranks+1)); err != nil {
+	if err := m.objs.Ents.Put(uint32(cfg.RuntimePID), uint32(cfg.Ranks+1)); err != nil {
 		m.Close()
 		return nil, classify("registering bcsrun", err)
 	}
@@ -371,7 +375,7 @@ func (m *Monitor) AddRank(rank, pid int) error {
 	m.idsMu.Lock()
 	m.ids[uint32(pid)] = rank
 	m.idsMu.Unlock()
-	return m.register(uint32(pid), uint32(rank))
+	return m.objs.Ents.Put(uint32(pid), uint32(rank))
 }
 
 // SetMasterThread registers the calling OS thread as the master's. The
@@ -384,19 +388,7 @@ func (m *Monitor) SetMasterThread() error {
 	m.idsMu.Lock()
 	m.ids[uint32(m.master)] = m.cfg.Ranks
 	m.idsMu.Unlock()
-	return m.register(uint32(m.master), uint32(m.cfg.Ranks))
-}
-
-// register puts id's entity in the kernel's ents map: its filter bit first
-// (the programs look up only ids whose bit is set), then the entry, then a
-// new generation (the programs' cached entities of running tasks lapse).
-func (m *Monitor) register(id, ent uint32) error {
-	atomic.OrUint64(&m.clk.Idbits[id/64%uint32(len(m.clk.Idbits))], 1<<(id%64))
-	if err := m.objs.Ents.Put(id, ent); err != nil {
-		return err
-	}
-	atomic.AddUint64(&m.clk.Gen, 1)
-	return nil
+	return m.objs.Ents.Put(uint32(m.master), uint32(m.cfg.Ranks))
 }
 
 // Publish says that the runtime's slice has ended now and the next begins:
@@ -657,29 +649,8 @@ func (m *Monitor) addTop(k schedIntfKey, d int64) {
 	}
 }
 
-// readIntf reads the interference map's totals into ikern, and the tasks'
-// names, then adds each CPU's pending pair (not yet in the map).
+// readIntf reads the interference map's totals into ikern, and the tasks' names.
 func (m *Monitor) readIntf() error {
-	clear(m.ikern)
-	if err := m.readIntfMap(); err != nil {
-		return err
-	}
-	for i := range m.cpus {
-		c := &m.cpus[i]
-		e := atomic.LoadUint32(&c.PendEnt)
-		if e == 0 || int(e) > m.nent {
-			continue
-		}
-		k := schedIntfKey{Ent: e - 1, Pid: atomic.LoadUint32(&c.PendPid)}
-		m.ikern[k] += int64(atomic.LoadUint64(&c.PendNs))
-		if comm := c.PendComm; comm[0] != 0 && !sameComm(m.comm[k.Pid], comm[:]) {
-			m.comm[k.Pid] = commString(comm[:])
-		}
-	}
-	return nil
-}
-
-func (m *Monitor) readIntfMap() error {
 	var icur ebpf.MapBatchCursor
 	for {
 		n, err := m.objs.Intf.BatchLookup(&icur, m.ikeys, m.ivals, nil)

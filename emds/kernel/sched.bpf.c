@@ -31,7 +31,6 @@ typedef _Bool bool;
 #define TASK_COMM_LEN 16
 #define HIST_BUCKETS 128
 #define RING_MAX 4096 // the most slices kept per entity and CPU (kernel.go's RingMax)
-#define IDBITS 65536  // the registered ids' filter, in bits (kernel.go's IDBits)
 
 // The fields read from the kernel's task_struct, relocated through its BTF
 // (CO-RE): the layout below is not the kernel's, only the names and types.
@@ -55,8 +54,6 @@ struct slice_clock {
 	u64 cur;         // the slice running now (written after its bound)
 	u64 done;        // slices below done are taken by the reader: never credit them
 	u64 bound[RING_MAX]; // bound[q % ring]: when slice q began
-	u64 gen;         // bumped by user space after each registration (ents)
-	u64 idbits[IDBITS / 64]; // bit id % IDBITS set for each id in ents, before it is put there
 };
 
 struct slice_clock clock;
@@ -87,7 +84,7 @@ struct waits {
 };
 
 // Per CPU: what runs there now, and which tracked task waits there.
-// Padded to cache lines: each CPU writes its own.
+// Padded to a cache line: each CPU writes its own.
 struct cpu_state {
 	u64 start;      // when curr was switched in
 	u32 curr_ent;   // entity of curr + 1, 0: none
@@ -96,14 +93,7 @@ struct cpu_state {
 	u32 wait_tid;
 	u64 wait_since; // when it began waiting
 	u64 dropped;    // interferer entries that did not fit the maps
-	u64 gen;        // clock.gen when curr_ent was found
-	// The interference pair this CPU saw last, not yet added to intf: it
-	// is added there when another pair comes (the reader adds it at Dump).
-	u32 pend_ent;   // entity + 1, 0: none
-	u32 pend_pid;
-	u64 pend_ns;
-	char pend_comm[TASK_COMM_LEN];
-	u64 pad[4];
+	u64 pad[3];
 };
 
 struct task_state {
@@ -112,10 +102,6 @@ struct task_state {
 	u64 since_q;        // the slice the open wait began in
 	u32 ent;            // the task's entity (for the reader's open intervals)
 	u32 pad;
-	u64 init;           // 1 once filled in (task storage starts zeroed)
-	u64 cgen;           // clock.gen + 1 when cent was found, 0: not yet
-	__s32 cent;          // the entity of the task while its id is cpid
-	u32 cpid;
 };
 
 struct intf_key {
@@ -199,19 +185,12 @@ struct {
 	__type(value, u64);
 } wakehist SEC(".maps");
 
-// The tracked tasks' state, in the tasks themselves (freed when they exit).
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);                 // thread id
 	__type(value, struct task_state);
 } tasks SEC(".maps");
-
-static __always_inline struct task_state *state_of(struct task_struct *p)
-{
-	struct task_state *t = bpf_task_storage_get(&tasks, p, 0, 0);
-	return t && t->init ? t : 0;
-}
 
 // LRU: under a flood of tasks the pairs updated least recently make room.
 struct {
@@ -353,27 +332,14 @@ static __always_inline u32 task_cpu(struct task_struct *t)
 	return BPF_CORE_READ(t, thread_info.cpu);
 }
 
-// registered: whether id may be in ents (its filter bit is set).
-static __always_inline bool registered(u32 id)
-{
-	return (clock.idbits[(id / 64) & (IDBITS / 64 - 1)] >> (id & 63)) & 1;
-}
-
-// ent_of: the entity of t's thread id, else of its thread-group id, else -1.
-// The filter spares the hash lookups for most unregistered ids.
 static __always_inline int ent_of(struct task_struct *t)
 {
 	u32 id = t->pid;
-	u32 *e;
-	if (registered(id)) {
+	u32 *e = bpf_map_lookup_elem(&ents, &id);
+	if (!e) {
+		id = t->tgid;
 		e = bpf_map_lookup_elem(&ents, &id);
-		if (e)
-			return (int)*e;
 	}
-	u32 tg = t->tgid;
-	if (tg == id || !registered(tg))
-		return -1;
-	e = bpf_map_lookup_elem(&ents, &tg);
 	return e ? (int)*e : -1;
 }
 
@@ -436,36 +402,15 @@ static __always_inline void end_wait(u32 cpu, struct task_state *t)
 	t->runnable_since = 0;
 }
 
-// ent_cached: p's entity, from its state t (may be 0) while no id has been
-// registered since it was found (gen: clock.gen, read before).
-static __always_inline int ent_cached(struct task_struct *p, struct task_state *t, u64 gen)
+// new_task_state adds a state for tid (a thread seen for the first time),
+// runnable since now when runnable.
+static __always_inline void new_task_state(u32 cpu, u32 tid, int e, u64 now, bool runnable, u64 wake)
 {
-	u32 pid = p->pid;
-	if (t && t->cgen == gen + 1 && t->cpid == pid)
-		return t->cent;
-	int e = ent_of(p);
-	if (t) {
-		t->cent = e;
-		t->cpid = pid;
-		t->cgen = gen + 1;
-	}
-	return e;
-}
-
-// new_task_state adds a state for p (a thread seen for the first time),
-// runnable since now when runnable; only the first of racing calls fills it.
-static __always_inline void new_task_state(u32 cpu, struct task_struct *p, int e, u64 now, bool runnable, u64 wake)
-{
-	struct task_state *t = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t || __sync_val_compare_and_swap(&t->init, 0, 1) != 0)
-		return;
-	t->wake_ts = wake;
-	t->ent = e;
-	t->since_q = clock.cur;
-	if (runnable) {
-		t->runnable_since = now;
-		open_wait(cpu, e, t->since_q, now, 1);
-	}
+	struct task_state ts = { .wake_ts = wake, .ent = e, .since_q = clock.cur };
+	if (runnable)
+		ts.runnable_since = now;
+	if (bpf_map_update_elem(&tasks, &tid, &ts, BPF_NOEXIST) == 0 && runnable)
+		open_wait(cpu, e, ts.since_q, now, 1);
 }
 
 // mark_waiting records that a task of entity e waits on cs's CPU. One task
@@ -482,27 +427,6 @@ static __always_inline void mark_waiting(struct cpu_state *cs, int e, u32 tid, u
 	}
 }
 
-// flush_intf adds cs's pending interference pair to intf and empties it.
-static __always_inline void flush_intf(struct cpu_state *cs)
-{
-	if (cs->pend_ent == 0)
-		return;
-	u64 d = cs->pend_ns;
-	struct intf_key k = { .ent = cs->pend_ent - 1, .pid = cs->pend_pid };
-	struct intf_val *v = bpf_map_lookup_elem(&intf, &k);
-	if (v) {
-		v->ns += d;
-		__builtin_memcpy(v->comm, cs->pend_comm, TASK_COMM_LEN);
-	} else {
-		struct intf_val nv = { .ns = d };
-		__builtin_memcpy(nv.comm, cs->pend_comm, TASK_COMM_LEN);
-		if (bpf_map_update_elem(&intf, &k, &nv, BPF_NOEXIST))
-			cs->dropped++;
-	}
-	cs->pend_ns = 0;
-	cs->pend_ent = 0;
-}
-
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
@@ -511,12 +435,9 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct cpu_state *cs = cpu_of(cpu);
 	if (!cs)
 		return 0;
+	int pe = ent_of(prev);
+	int ne = ent_of(next);
 	u32 prev_tid = prev->pid, next_tid = next->pid;
-	u64 gen = clock.gen; // read before the lookups: a registration after it bumps it
-	// prev's entity was found when it came in, unless ids were registered since
-	int pe = cs->start && cs->curr_pid == prev_tid && cs->gen == gen ? (int)cs->curr_ent - 1 : ent_of(prev);
-	struct task_state *nt = next_tid ? state_of(next) : 0;
-	int ne = next_tid ? ent_cached(next, nt, gen) : -1;
 
 	// What prev did since it was switched in.
 	if (cs->start) {
@@ -527,14 +448,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			if (now > from) {
 				u64 d = now - from;
 				credit(cpu, we, F_PREEMPT, from, now, prev_tid);
-				if (cs->pend_ent != (u32)we + 1 || cs->pend_pid != prev_tid) {
-					flush_intf(cs);
-					cs->pend_ent = we + 1;
-					cs->pend_pid = prev_tid;
+				struct intf_key k = { .ent = we, .pid = prev_tid };
+				struct intf_val *v = bpf_map_lookup_elem(&intf, &k);
+				if (v) {
+					v->ns += d;
+					// the latest name: a task renames itself at exec
+					__builtin_memcpy(v->comm, prev->comm, TASK_COMM_LEN);
+				} else {
+					struct intf_val nv = { .ns = d };
+					__builtin_memcpy(nv.comm, prev->comm, TASK_COMM_LEN);
+					if (bpf_map_update_elem(&intf, &k, &nv, BPF_NOEXIST))
+						cs->dropped++;
 				}
-				cs->pend_ns += d;
-				// the latest name: a task renames itself at exec
-				__builtin_memcpy(cs->pend_comm, prev->comm, TASK_COMM_LEN);
 			}
 		}
 	}
@@ -546,7 +471,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	}
 	// prev leaves: preempted (still runnable) or going to sleep.
 	if (pe >= 0) {
-		struct task_state *t = state_of(prev);
+		struct task_state *t = bpf_map_lookup_elem(&tasks, &prev_tid);
 		if (t)
 			end_wait(cpu, t);
 		if (prev_state == 0) {
@@ -554,14 +479,14 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			if (t) {
 				set_runnable(cpu, t, pe, now);
 			} else {
-				new_task_state(cpu, prev, pe, now, 1, 0);
+				new_task_state(cpu, prev_tid, pe, now, 1, 0);
 			}
 			mark_waiting(cs, pe, prev_tid, now);
 		}
 	}
 	// next comes in.
 	if (ne >= 0) {
-		struct task_state *t = nt;
+		struct task_state *t = bpf_map_lookup_elem(&tasks, &next_tid);
 		if (t) {
 			u64 since = t->runnable_since;
 			if (since) {
@@ -573,11 +498,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 			t->ent = ne;
 			if (t->wake_ts && now > t->wake_ts) {
 				u64 lat = now - t->wake_ts;
-				struct slot *s = slot_of(cpu, ne, clock.cur);
-				if (s) {
-					s->v[F_WAKE] += lat;
-					s->v[F_NWAKE]++;
-				}
+				add_now(cpu, ne, F_WAKE, lat);
+				add_now(cpu, ne, F_NWAKE, 1);
 				u32 hk = (u32)ne * HIST_BUCKETS + bucket(lat);
 				u64 *h = bpf_map_lookup_elem(&wakehist, &hk);
 				if (h)
@@ -593,7 +515,6 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	cs->start = now;
 	cs->curr_ent = ne + 1;
 	cs->curr_pid = next_tid;
-	cs->gen = gen;
 	return 0;
 }
 
@@ -603,27 +524,24 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
-	u64 gen = clock.gen;
-	struct task_state *t = state_of(p);
-	int e = ent_cached(p, t, gen);
+	int e = ent_of(p);
 	if (e < 0)
 		return 0;
 	if ((u32)e < nranks && (bpf_get_current_pid_tgid() >> 32) != runtime_tgid)
 		return 0;
 	u32 tid = p->pid;
 	u64 now = bpf_ktime_get_ns();
+	struct task_state *t = bpf_map_lookup_elem(&tasks, &tid);
 	if (t)
 		t->wake_ts = now;
 	else
-		new_task_state(bpf_get_smp_processor_id(), p, e, now, 0, now);
+		new_task_state(bpf_get_smp_processor_id(), tid, e, now, 0, now);
 	return 0;
 }
 
 static __always_inline int woken(struct task_struct *p)
 {
-	u64 gen = clock.gen;
-	struct task_state *t = state_of(p);
-	int e = ent_cached(p, t, gen);
+	int e = ent_of(p);
 	if (e < 0)
 		return 0;
 	u32 tid = p->pid;
@@ -632,10 +550,11 @@ static __always_inline int woken(struct task_struct *p)
 	struct cpu_state *cs = cpu_of(task_cpu(p));
 	if (cs && cs->curr_pid == tid)
 		return 0; // woken while still running there: it never waits
+	struct task_state *t = bpf_map_lookup_elem(&tasks, &tid);
 	if (t)
 		set_runnable(cpu, t, e, now);
 	else
-		new_task_state(cpu, p, e, now, 1, 0);
+		new_task_state(cpu, tid, e, now, 1, 0);
 	mark_waiting(cs, e, tid, now);
 	return 0;
 }

@@ -22,12 +22,7 @@ type schedCpuState struct {
 	WaitTid   uint32
 	WaitSince uint64
 	Dropped   uint64
-	Gen       uint64
-	PendEnt   uint32
-	PendPid   uint32
-	PendNs    uint64
-	PendComm  [16]int8
-	Pad       [4]uint64
+	Pad       [3]uint64
 }
 
 type schedIntfKey struct {
@@ -43,12 +38,10 @@ type schedIntfVal struct {
 }
 
 type schedSliceClock struct {
-	_      structs.HostLayout
-	Cur    uint64
-	Done   uint64
-	Bound  [4096]uint64
-	Gen    uint64
-	Idbits [1024]uint64
+	_     structs.HostLayout
+	Cur   uint64
+	Done  uint64
+	Bound [4096]uint64
 }
 
 type schedSliceTop struct {
@@ -72,10 +65,6 @@ type schedTaskState struct {
 	SinceQ        uint64
 	Ent           uint32
 	Pad           uint32
-	Init          uint64
-	Cgen          uint64
-	Cent          int32
-	Cpid          uint32
 }
 
 type schedWaits struct {
