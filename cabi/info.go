@@ -120,6 +120,18 @@ func infoKey(call string, k *C.char) (string, C.int) {
 	return s, 0
 }
 
+// infoAt is the prologue of the calls on one key: the info object h (to
+// write when writable), the key k, and the key's index in it (-1: absent).
+func infoAt(call string, h C.uintptr_t, k *C.char, writable bool) (e *infoEntry, key string, i int, rc C.int) {
+	if e, rc = info(call, uintptr(h), writable); rc != 0 {
+		return nil, "", -1, rc
+	}
+	if key, rc = infoKey(call, k); rc != 0 {
+		return nil, "", -1, rc
+	}
+	return e, key, e.find(key), 0
+}
+
 const (
 	errInfoKey   = 31
 	errInfoNokey = 32
@@ -141,11 +153,7 @@ func bcs_info_create(out *C.uintptr_t) C.int {
 //export bcs_info_set
 func bcs_info_set(h C.uintptr_t, k, v *C.char) C.int {
 	const call = "MPI_Info_set"
-	e, rc := info(call, uintptr(h), true)
-	if rc != 0 {
-		return rc
-	}
-	key, rc := infoKey(call, k)
+	e, key, i, rc := infoAt(call, h, k, true)
 	if rc != 0 {
 		return rc
 	}
@@ -156,7 +164,7 @@ func bcs_info_set(h C.uintptr_t, k, v *C.char) C.int {
 	if val == "" || len(val) > maxVal {
 		return fail(0, call, errInfoValue, "value for key %q has %d characters, want 1..%d", key, len(val), maxVal)
 	}
-	if i := e.find(key); i >= 0 {
+	if i >= 0 {
 		e.vals[i] = val
 	} else {
 		e.keys, e.vals = append(e.keys, key), append(e.vals, val)
@@ -183,15 +191,10 @@ func bcs_info_get(h C.uintptr_t, k *C.char, valuelen C.int, buflen *C.int, value
 	if buflen == nil {
 		call = "MPI_Info_get"
 	}
-	e, rc := info(call, uintptr(h), false)
+	e, _, i, rc := infoAt(call, h, k, false)
 	if rc != 0 {
 		return rc
 	}
-	key, rc := infoKey(call, k)
-	if rc != 0 {
-		return rc
-	}
-	i := e.find(key)
 	*flag = C.int(b2i(i >= 0))
 	if i < 0 {
 		return 0
@@ -212,15 +215,10 @@ func bcs_info_get(h C.uintptr_t, k *C.char, valuelen C.int, buflen *C.int, value
 //export bcs_info_get_valuelen
 func bcs_info_get_valuelen(h C.uintptr_t, k *C.char, valuelen, flag *C.int) C.int {
 	const call = "MPI_Info_get_valuelen"
-	e, rc := info(call, uintptr(h), false)
+	e, _, i, rc := infoAt(call, h, k, false)
 	if rc != 0 {
 		return rc
 	}
-	key, rc := infoKey(call, k)
-	if rc != 0 {
-		return rc
-	}
-	i := e.find(key)
 	*flag = C.int(b2i(i >= 0))
 	if i >= 0 {
 		*valuelen = C.int(len(e.vals[i]))
@@ -231,15 +229,10 @@ func bcs_info_get_valuelen(h C.uintptr_t, k *C.char, valuelen, flag *C.int) C.in
 //export bcs_info_delete
 func bcs_info_delete(h C.uintptr_t, k *C.char) C.int {
 	const call = "MPI_Info_delete"
-	e, rc := info(call, uintptr(h), true)
+	e, key, i, rc := infoAt(call, h, k, true)
 	if rc != 0 {
 		return rc
 	}
-	key, rc := infoKey(call, k)
-	if rc != 0 {
-		return rc
-	}
-	i := e.find(key)
 	if i < 0 {
 		return fail(0, call, errInfoNokey, "key %q is not in the info object", key)
 	}

@@ -229,18 +229,25 @@ func bcs_irecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int,
 func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, stag C.int,
 	rbuf unsafe.Pointer, rcount C.int, rtype C.uintptr_t, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 	const call = "MPI_Sendrecv"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	s, rc := p2pArgs(call, commH, sbuf, scount, stype, dest, stag, false)
-	if rc != 0 {
-		return rc
-	}
-	r, rc := p2pArgs(call, commH, rbuf, rcount, rtype, source, rtag, true)
+	s, r, rc := sendrecvArgs(call, commH, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag)
 	if rc != 0 {
 		return rc
 	}
 	return sendrecv(call, s, r, st)
+}
+
+// sendrecvArgs is the prologue of MPI_Sendrecv and MPI_Sendrecv_replace:
+// the send's and the receive's arguments, checked.
+func sendrecvArgs(call string, commH C.uintptr_t, sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, stag C.int,
+	rbuf unsafe.Pointer, rcount C.int, rtype C.uintptr_t, source, rtag C.int) (s, r p2p, rc C.int) {
+	if rc = enter(call); rc != 0 {
+		return s, r, rc
+	}
+	if s, rc = p2pArgs(call, commH, sbuf, scount, stype, dest, stag, false); rc != 0 {
+		return s, r, rc
+	}
+	r, rc = p2pArgs(call, commH, rbuf, rcount, rtype, source, rtag, true)
+	return s, r, rc
 }
 
 func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
@@ -265,14 +272,7 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 //export bcs_sendrecv_replace
 func bcs_sendrecv_replace(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, stag, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 	const call = "MPI_Sendrecv_replace"
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	s, rc := p2pArgs(call, commH, buf, count, dt, dest, stag, false)
-	if rc != 0 {
-		return rc
-	}
-	r, rc := p2pArgs(call, commH, buf, count, dt, source, rtag, true)
+	s, r, rc := sendrecvArgs(call, commH, buf, count, dt, dest, stag, buf, count, dt, source, rtag)
 	if rc != 0 {
 		return rc
 	}
