@@ -28,6 +28,10 @@
 //	LTR0..LTR4 the agent's internal routines (ns): 0 drain the descriptor rings,
 //	        1 publish completions and wake ranks, 2 intra-node copies, 3 sends to
 //	        other nodes, 4 wait for chunks from other nodes
+//	RUN     1 if the job ran in this slice, 0 if the gang scheduler had
+//	        stopped its ranks for another job (always 1 outside a gang)
+//	SWITCHNS time the agent spent stopping or continuing this node's ranks
+//	        at this slice's strobe (ns; 0: no gang switch in this slice)
 //
 // # Windows
 //
@@ -60,7 +64,7 @@ import (
 // Metric names, in column order.
 var (
 	GlobalMetrics = []string{"GETTS", "GTDEM", "GTMSM", "GTTS", "USRTS", "USRDEM", "USRMSM", "LATE", "SKIPPED"}
-	LocalMetrics  = []string{"LETTS", "LTDEM", "LTMSM", "LTTS", "NP2PDEM", "NP2PMSM", "NCOLLDEM", "NCOLLMSM", "BPTS", "LTR0", "LTR1", "LTR2", "LTR3", "LTR4"}
+	LocalMetrics  = []string{"LETTS", "LTDEM", "LTMSM", "LTTS", "NP2PDEM", "NP2PMSM", "NCOLLDEM", "NCOLLMSM", "BPTS", "LTR0", "LTR1", "LTR2", "LTR3", "LTR4", "RUN", "SWITCHNS"}
 )
 
 // Window records selected metrics for a range of slices.

@@ -61,13 +61,25 @@ type SliceStats struct {
 	// rings, 1 publish completions, 2 intra-node copies, 3 sends to other
 	// nodes, 4 wait for other nodes' chunks.
 	LTR [5]time.Duration
+	// Gang scheduling (Gate): Ran is false in a slice the node's ranks of
+	// this job were stopped for another job; Switch is what stopping or
+	// continuing them cost at this slice's strobe (0: no switch).
+	Ran    bool
+	Switch time.Duration
 }
 
 // Values lays the stats out in the order of emds.LocalMetrics.
 func (s *SliceStats) Values(out []int64) []int64 {
 	return append(out[:0], int64(s.LETTS), int64(s.LTDEM), int64(s.LTMSM), int64(s.LTTS),
 		int64(s.NP2PDEM), int64(s.NP2PMSM), int64(s.NCOLLDEM), int64(s.NCOLLMSM), int64(s.BPTS),
-		int64(s.LTR[0]), int64(s.LTR[1]), int64(s.LTR[2]), int64(s.LTR[3]), int64(s.LTR[4]))
+		int64(s.LTR[0]), int64(s.LTR[1]), int64(s.LTR[2]), int64(s.LTR[3]), int64(s.LTR[4]), b2i(s.Ran), int64(s.Switch))
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Agent is one node's runtime. DEM, MSM and TX must be called from one
@@ -127,6 +139,11 @@ type Agent struct {
 	onLog          func(proto.Rank, []byte)
 	logDec         []replay.Decoder // per local rank: the records drained so far
 	logBuf         []byte
+
+	// Gang scheduling (Gate).
+	onRun    func(run bool)
+	paused   bool          // the job does not run in this slice
+	switchNS time.Duration // cost of the last Gate that switched, for the next DEM's stats
 }
 
 // AgentConfig describes a node.
@@ -156,6 +173,10 @@ type AgentConfig struct {
 	// are valid only during the call, which runs inside the slice on the
 	// agent's thread: it must copy them and return, no I/O.
 	OnLog func(r proto.Rank, records []byte)
+	// OnRun, if set, stops (false) or continues (true) this node's ranks when
+	// the gang's decision for the job changes (Gate); it runs on the agent's
+	// thread at the strobe, before DEM, and must not block.
+	OnRun func(run bool)
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
@@ -180,6 +201,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		onSlice: cfg.OnSlice,
 		onPlan:  cfg.OnPlan,
 		onLog:   cfg.OnLog,
+		onRun:   cfg.OnRun,
 		t0:      time.Duration(unix.Now()),
 		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax, cfg.Region.G.Ranks, cfg.Region.G.ReqMax),
 	}
@@ -281,7 +303,8 @@ func (a *Agent) fail(r proto.Rank, format string, args ...any) error {
 // begins it) and returns its batch (valid until the next DEM).
 func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 	start := a.now()
-	a.stats = SliceStats{Slice: k, Start: start}
+	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.paused, Switch: a.switchNS}
+	a.switchNS = 0
 	if a.lastStrobe != 0 {
 		a.stats.LETTS = start - a.lastStrobe
 	}
@@ -364,6 +387,12 @@ func (a *Agent) Unmatched() []proto.Descriptor { return a.core.Unmatched() }
 // node order) through the scheduler.
 func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
+	if a.paused {
+		// Deadlock detection counts only slices in which the job ran: no
+		// status, no count (core.MSM). The decision is the same on every
+		// node of the job, so every replica counts the same slices.
+		status = nil
+	}
 	p, err := a.core.MSM(k, all, status)
 	if err != nil {
 		var de *core.DescriptorError
@@ -531,7 +560,7 @@ const pullGrace = 200 * time.Microsecond
 // an order before.
 func (a *Agent) pullable(c *proto.Chunk) bool {
 	return c.Xfer != 0 && !c.Inline && !c.SrcAcc && !c.DstAcc && c.SrcNode == a.node && c.DstNode == a.node &&
-		c.Len >= pullMin && !a.noPull[a.localOf[c.Dst]]
+		c.Len >= pullMin && !a.noPull[a.localOf[c.Dst]] && !a.paused // a stopped rank serves no order
 }
 
 // postPulls gathers the slice's pullable chunks per receiving rank (at most
@@ -785,3 +814,25 @@ func (a *Agent) Abort() {
 		unix.FutexWake(b.Wake(), 1)
 	}
 }
+
+// Gate applies the gang's decision for the slice about to start: whether the
+// job runs in it. Call it before DEM, every slice or only on a change; on a
+// change it calls OnRun (stopping or continuing the node's ranks) and times
+// it for the slice's stats. In a slice the job does not run, its data still
+// moves (buffered coscheduling), but no pull order is posted (a stopped rank
+// cannot serve one) and its slice does not count towards deadlock detection.
+// Same goroutine as DEM.
+func (a *Agent) Gate(run bool) {
+	if run == !a.paused {
+		return
+	}
+	t := a.now()
+	if a.onRun != nil {
+		a.onRun(run)
+	}
+	a.paused = !run
+	a.switchNS = max(a.now()-t, 1)
+}
+
+// Paused reports whether the job is descheduled in the current slice.
+func (a *Agent) Paused() bool { return a.paused }

@@ -192,6 +192,7 @@ type RemoteNodes struct {
 	timeout time.Duration // a node's DEM and MSM report
 	txTime  time.Duration // a node's transmission, on top of timeout
 	stopped atomic.Bool
+	gate    int32 // MsgDEM's Code: proto.DEMStopped while the gang runs another job (Gate)
 }
 
 // NewRemoteNodes wraps an endpoint-0 mesh; start it with Handler and Direct.
@@ -274,7 +275,7 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 }
 
 func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, []uint8, error) {
-	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEM, Slice: k}); err != nil {
+	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEM, Slice: k, Code: r.gate}); err != nil {
 		return nil, nil, err
 	}
 	err := r.collect(proto.MsgDEMDone, k, arrive, retry, func(m *proto.Msg) {
@@ -366,6 +367,7 @@ func (e *AgentEndpoint) Serve() error {
 		}
 		switch m.Type {
 		case proto.MsgDEM:
+			e.A.Gate(m.Code != proto.DEMStopped)
 			var b []proto.Descriptor
 			if b, err = e.A.DEM(m.Slice); err == nil {
 				err = reply(&proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})

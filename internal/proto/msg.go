@@ -13,7 +13,7 @@ type MsgType uint8
 
 const (
 	MsgHello   MsgType = 1  // endpoint introduces itself: Node
-	MsgDEM     MsgType = 2  // master → agents: the strobe; slice Slice begins with DEM
+	MsgDEM     MsgType = 2  // master → agents: the strobe; slice Slice begins with DEM (Code DEMStopped: the gang runs another job in it)
 	MsgDEMDone MsgType = 3  // agent → master: descriptors drained this slice
 	MsgMSM     MsgType = 4  // master → agents: every node's descriptors, node order (DEM sync); run MSM
 	MsgMSMDone MsgType = 5  // agent → master: MSM finished
@@ -24,6 +24,10 @@ const (
 	MsgFail    MsgType = 10 // agent → master: job must abort (Code=rank, Text=why)
 	msgTypeMax         = MsgFail
 )
+
+// DEMStopped in a MsgDEM's Code: the gang scheduler has descheduled the job
+// for this slice (its ranks are stopped; its data still moves). 0: it runs.
+const DEMStopped int32 = 1
 
 var msgNames = [...]string{"", "hello", "dem", "demdone", "msm", "msmdone", "tx", "txdone", "data", "stop", "fail"}
 
