@@ -98,6 +98,8 @@ type Config struct {
 	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
 	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
+	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd), 1 .. 64
+	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
 }
 
 // Default is the embedded default configuration.
@@ -133,6 +135,8 @@ func Default() Config {
 		Check:             "none",
 		Address:           "auto",
 		SSH:               "ssh",
+		GangMPL:           2,
+		GangQuantum:       20,
 	}
 }
 
@@ -183,6 +187,8 @@ var bounds = map[string]bound{
 	"mds_interval":         {min: 0, max: math.MaxInt64, text: "0 (off) or a positive duration"},
 	"emds_first":           {min: 0, max: math.MaxInt64, text: "0 or more"},
 	"emds_slices":          {min: 1, max: 10_000_000},
+	"gang_mpl":             {min: 1, max: 64, text: "1 .. 64 jobs"},
+	"gang_quantum":         {min: 1, max: 1_000_000, text: "1 .. 1000000 slices"},
 }
 
 func (b bound) String(duration bool) string {

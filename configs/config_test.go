@@ -113,6 +113,8 @@ func TestRejects(t *testing.T) {
 		// Negative values are printed as given, not wrapped to 2^64-1.
 		{env: map[string]string{"BCS_DEADLOCK_SLICES": "-1"}, want: "deadlock_slices = -1, want 0 (off) .. 100000000 (from BCS_DEADLOCK_SLICES)"},
 		{yaml: "deadlock_slices: -1\n", want: "deadlock_slices = -1, want 0 (off) .. 100000000 (in "},
+		{yaml: "gang_mpl: 0\n", want: "gang_mpl = 0, want 1 .. 64 jobs (in "},
+		{env: map[string]string{"BCS_GANG_QUANTUM": "0"}, want: "gang_quantum = 0, want 1 .. 1000000 slices (from BCS_GANG_QUANTUM)"},
 		{yaml: "emds_slices: -5\n", want: "emds_slices = -5, want 1 .. 10000000"},
 		{yaml: "bytes_per_slice_max: -1\n", want: "bytes_per_slice_max = -1, want 0 (auto) or 1024 .. 4294967296"},
 		// Floats for integer keys are refused, not truncated.

@@ -113,6 +113,10 @@ type Job struct {
 	// Record, if set, is a directory to record the job into; Replay, if
 	// set, one to replay (replay.go). Not both.
 	Record, Replay string
+	// Gang, if set, is the gang master the job joins instead of running its
+	// own (gang.go): its ranks time-share the machine with the gang's other
+	// jobs. nil: the job has its own master, as always.
+	Gang *nicthread.Gang
 }
 
 // Result says how the job ended.
@@ -133,6 +137,10 @@ type Result struct {
 	// Hosts is the number of hosts a job across hosts ran on (RunSlurm);
 	// 0 for a job on this machine.
 	Hosts int
+	// SlicesRun is the number of slices in which the job's ranks ran and
+	// SlicesAlive the number in which it was strobed (equal, and equal to
+	// Slices, outside a gang). Elapsed is the job's response time.
+	SlicesRun, SlicesAlive uint64
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -196,8 +204,10 @@ func Nodes(ranks, avail, ppn int) (int, error) {
 
 // Run runs the job and returns how it ended. An error means the job could
 // not be started at all. Run treats every child process the caller gains
-// while it runs as the job's (see the package comment): call it from a
-// process that starts no other children meanwhile, as bcsrun does.
+// while it runs as the job's (see the package comment), except the
+// processes of other jobs that Run runs concurrently in the same process
+// (the registry, reap.go): call it from a process that starts no other
+// children meanwhile, as bcsrun and bcsd do.
 func Run(job Job) (res Result, err error) {
 	sigs := job.Signals
 	if sigs == nil {
@@ -269,6 +279,8 @@ func Run(job Job) (res Result, err error) {
 	if err != nil {
 		return res, fmt.Errorf("bcsrun: listing child processes: %w", err)
 	}
+	jp := register(others)
+	defer jp.unregister()
 	var idb [6]byte
 	rand.Read(idb[:])
 	res.JobID = strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(idb[:])
@@ -349,6 +361,9 @@ func Run(job Job) (res Result, err error) {
 		if err != nil {
 			return res, err
 		}
+		if job.Gang != nil {
+			n.group = &group{}
+		}
 		nodes = append(nodes, n)
 	}
 
@@ -392,6 +407,9 @@ func Run(job Job) (res Result, err error) {
 		n := nodes[0]
 		ac := n.agentConfig(cfg, nodeOf)
 		ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(0), onPlan, onWarn, onLog
+		if n.group != nil {
+			ac.OnRun = n.group.onRun
+		}
 		n.agent = nicthread.NewAgent(ac)
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
@@ -413,6 +431,9 @@ func Run(job Job) (res Result, err error) {
 		for i, n := range nodes {
 			ac := n.agentConfig(cfg, nodeOf)
 			ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(i), onPlanIf(i == 0, onPlan), onWarn, onLog
+			if n.group != nil {
+				ac.OnRun = n.group.onRun
+			}
 			ep := n.remoteAgent(ac, meshes[i+1], cfg.TXTimeout)
 			if i == stallNode {
 				ep.StallAt = stallAt
@@ -446,10 +467,23 @@ func Run(job Job) (res Result, err error) {
 		err error
 	}
 	masterCh := make(chan masterDone, 1)
-	go func() {
-		st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: cfg.Nodes, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout, OnSlice: onSlice, OnDEM: onDEM}, nodeSet, stop)
-		masterCh <- masterDone{st, err}
-	}()
+	mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: cfg.Nodes, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout, OnSlice: onSlice, OnDEM: onDEM}
+	var member *nicthread.GangJob
+	if job.Gang != nil {
+		// Refused (a full gang, another timeslice) before any rank starts.
+		if member, err = job.Gang.Join(res.JobID, mcfg, nodeSet, stop); err != nil {
+			return res, fmt.Errorf("bcsrun: %w", err)
+		}
+		go func() {
+			st, err := member.Wait()
+			masterCh <- masterDone{st, err}
+		}()
+	} else {
+		go func() {
+			st, err := nicthread.RunMaster(mcfg, nodeSet, stop)
+			masterCh <- masterDone{st, err}
+		}()
+	}
 
 	// bcsrun's own stalls (SIGSTOP, Ctrl-Z), to explain a node timeout.
 	stall := newStallWatch(cfg.NodeTimeout, cfg.TXTimeout, time.Now())
@@ -467,7 +501,6 @@ func Run(job Job) (res Result, err error) {
 	exits := make(chan exit, job.Ranks)
 	procs := make([]*os.Process, job.Ranks)
 	out := &output{tag: cfg.TagOutput}
-	notJob := pidSet(others) // grows by the ranks: children that reapZombies leaves alone
 	started := 0
 	var startErr error
 	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: os.Environ(), jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
@@ -483,7 +516,11 @@ func Run(job Job) (res Result, err error) {
 				break
 			}
 			procs[r] = cmd.Process
-			notJob[cmd.Process.Pid] = true
+			pgid := 0
+			if n.group != nil {
+				pgid = n.group.pgid // set by the node's first rank; read on this goroutine, which sets it
+			}
+			jp.addRank(cmd.Process.Pid, pgid) // children that reapJobZombies leaves alone
 			mon.rankStarted(r, cmd.Process.Pid)
 			started++
 			n.agent.Spawned(proto.Rank(r), cmd.Process.Pid) // the process (tree) that may attach as r
@@ -515,6 +552,9 @@ func Run(job Job) (res Result, err error) {
 				p.Signal(syscall.SIGTERM)
 			}
 		}
+		for _, n := range nodes { // a descheduled rank handles SIGTERM only once continued
+			n.group.cont()
+		}
 		killTimer = time.After(2 * time.Second)
 	}
 	if startErr != nil {
@@ -537,7 +577,7 @@ func Run(job Job) (res Result, err error) {
 			}
 		case <-reapTimer:
 			reapTimer = nil
-			reapZombies(notJob)
+			reapJobZombies(jp)
 		case e := <-exits:
 			alive--
 			procs[e.rank] = nil
@@ -568,7 +608,7 @@ func Run(job Job) (res Result, err error) {
 		}
 	}
 	// Every rank has ended: so does every process a rank left behind.
-	if n, err := endOrphans(pidSet(others)); err != nil {
+	if n, err := endJobOrphans(jp); err != nil {
 		fmt.Fprintf(stderr, "bcsrun: warning: ending the processes the ranks left behind: %v\n", err)
 	} else if n > 0 && res.ExitCode == 0 {
 		fmt.Fprintf(stderr, "bcsrun: ended %d process(es) that the ranks left running\n", n)
@@ -579,6 +619,10 @@ func Run(job Job) (res Result, err error) {
 		master = &md
 	}
 	res.Slices, res.Skipped, res.FIFO = master.st.Slices, master.st.Skipped, master.st.FIFO
+	res.SlicesRun, res.SlicesAlive = res.Slices, res.Slices
+	if member != nil {
+		res.SlicesRun, res.SlicesAlive = member.Counts()
+	}
 	for _, m := range meshes {
 		m.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,6 +30,49 @@ type node struct {
 	region *shm.Region
 	agent  *nicthread.Agent
 	ranks  []int // world ranks, in block (local rank) order
+	group  *group // gang mode: the node's ranks' process group; nil otherwise
+}
+
+// group is the process group of one job's ranks on one node (gang mode). The
+// gang stops and continues the job's ranks node by node, at the strobe, from
+// the agent (Agent.Gate → onRun), so the group is per node: it is what an
+// agent on another host could signal too, and it keeps the orphans a rank
+// leaves attributable to its job (the registry, reap.go). mu orders the
+// spawner's start of a rank against onRun: a rank started while the job is
+// descheduled is stopped at once.
+type group struct {
+	mu      sync.Mutex
+	pgid    int  // 0 until the node's first rank is started
+	stopped bool // the job is descheduled
+}
+
+// onRun stops (killpg SIGSTOP) or continues (SIGCONT) the group; the agent
+// calls it on the strobe thread.
+func (g *group) onRun(run bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = !run
+	if g.pgid == 0 {
+		return
+	}
+	sig := syscall.SIGCONT
+	if !run {
+		sig = syscall.SIGSTOP
+	}
+	unix.SignalGroup(g.pgid, sig) // ESRCH: every rank has exited
+}
+
+// cont continues the group whatever the gang decides: a rank being ended
+// must run to handle SIGTERM.
+func (g *group) cont() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pgid != 0 {
+		unix.SignalGroup(g.pgid, syscall.SIGCONT)
+	}
 }
 
 // openNode creates node id's region for its ranks, with replay log rings of
@@ -135,6 +179,11 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	}
 	cmd.Env = append(append([]string(nil), s.env...), renv.Environ()...)
 	cmd.SysProcAttr = unix.DieWithParent()
+	if g := n.group; g != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		cmd.SysProcAttr = unix.InGroup(g.pgid)
+	}
 	if r == 0 && s.stdin != nil {
 		cmd.Stdin = s.stdin // the descriptor itself: no copying, EOF when the caller's input ends
 	}
@@ -157,6 +206,14 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	cmd.Stdout, cmd.Stderr = w[0], w[1]
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: starting rank %d (%s): %w", s.who, r, s.prog, err)
+	}
+	if g := n.group; g != nil { // g.mu is held
+		if g.pgid == 0 {
+			g.pgid = cmd.Process.Pid
+		}
+		if g.stopped {
+			unix.Signal(cmd.Process.Pid, syscall.SIGSTOP)
+		}
 	}
 	go func() {
 		err := cmd.Wait()

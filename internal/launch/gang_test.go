@@ -1,0 +1,196 @@
+package launch
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/nicthread"
+)
+
+var (
+	progsOnce sync.Once
+	progsDir  string
+	progsErr  error
+)
+
+// progs builds the rank programs the gang tests run (once per test binary).
+func progs(t *testing.T) string {
+	t.Helper()
+	progsOnce.Do(func() {
+		progsDir, progsErr = os.MkdirTemp("", "bcs-gang-test-")
+		if progsErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", progsDir+"/", "../../examples/stencil", "../../internal/e2eprog")
+		cmd.Stderr = os.Stderr
+		progsErr = cmd.Run()
+	})
+	if progsErr != nil {
+		t.Fatalf("building the rank programs: %v", progsErr)
+	}
+	return progsDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if progsDir != "" {
+		os.RemoveAll(progsDir)
+	}
+	os.Exit(code)
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// gangJob is one job of a gang test and how it ended.
+type gangJob struct {
+	name     string
+	ranks    int
+	nodes    int
+	prog     string
+	args     []string
+	deadlock uint64 // deadlock_slices (0: the default)
+
+	out, errs lockedBuf
+	switches  atomic.Int64 // agent slices with a switch (SWITCHNS > 0)
+	stopped   atomic.Int64 // agent slices the job did not run in
+	res       Result
+	err       error
+}
+
+// runGang runs the jobs concurrently through Run with one gang and checks
+// that nothing of theirs is left behind.
+func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob) {
+	t.Helper()
+	dir := progs(t)
+	base := configs.Default()
+	base.GangMPL, base.GangQuantum = mpl, quantum
+	base.FIFO = false
+	g, err := NewGang(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		cfg := base
+		cfg.Nodes = max(j.nodes, 1)
+		if j.deadlock > 0 {
+			cfg.DeadlockSlices = j.deadlock
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j.res, j.err = Run(Job{Ranks: j.ranks, Program: filepath.Join(dir, j.prog), Args: j.args, Config: cfg, Gang: g,
+				Stdout: &j.out, Stderr: &j.errs,
+				OnAgentSlice: func(s *nicthread.SliceStats) {
+					if s.Switch > 0 {
+						j.switches.Add(1)
+					}
+					if !s.Ran {
+						j.stopped.Add(1)
+					}
+				}})
+		}()
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			t.Fatalf("job %s: %v", j.name, j.err)
+		}
+		if j.res.SlicesRun > j.res.SlicesAlive || j.res.SlicesAlive != j.res.Slices {
+			t.Errorf("job %s: ran %d of %d slices alive, %d slices", j.name, j.res.SlicesRun, j.res.SlicesAlive, j.res.Slices)
+		}
+		t.Logf("job %s: %q exit %d, ran %d of %d slices, %d agent slices stopped, %d switches, %v", j.name, j.res.Message, j.res.ExitCode, j.res.SlicesRun, j.res.SlicesAlive, j.stopped.Load(), j.switches.Load(), j.res.Elapsed)
+	}
+	if st := g.Status(); len(st) != 0 {
+		t.Errorf("jobs still in the gang after every Run returned: %+v", st)
+	}
+	kids, err := unix.Children()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 0 {
+		t.Errorf("processes left behind: %+v", kids)
+	}
+}
+
+// Two and three jobs of different sizes, on one and two logical nodes, time-
+// share through one gang: each computes its own result (the stencil checks
+// its checksum against a serial run, exchange checks every byte against its
+// sender's pattern; a message of another job would fail either), and the
+// gang descheduled and switched them.
+func TestGangJobsShareCorrectly(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		jobs := []*gangJob{
+			{name: "stencil2", ranks: 2, prog: "stencil", args: []string{"-iters", "60", "-halo", "4096", "-work", "1ms"}},
+			{name: "exchange3", ranks: 3, nodes: 2, prog: "e2eprog", args: []string{"exchange"}},
+			{name: "stencil3", ranks: 3, prog: "stencil", args: []string{"-iters", "40", "-halo", "12288", "-work", "1ms"}},
+		}[:n]
+		runGang(t, n, 5, jobs)
+		stopped := int64(0)
+		for _, j := range jobs {
+			if j.res.ExitCode != 0 {
+				t.Fatalf("%d jobs: job %s exited %d: %s\nstderr:\n%s", n, j.name, j.res.ExitCode, j.res.Message, j.errs.String())
+			}
+			want := "checksum ok"
+			if j.prog == "e2eprog" {
+				want = "exchange ok: 3 ranks"
+			}
+			if !strings.Contains(j.out.String(), want) {
+				t.Fatalf("%d jobs: job %s printed %q, want %q", n, j.name, j.out.String(), want)
+			}
+			stopped += j.stopped.Load()
+		}
+		if stopped == 0 {
+			t.Errorf("%d jobs at MPL %d: no job was ever descheduled", n, n)
+		}
+	}
+}
+
+// A job whose rank exits with status 3, and one that deadlocks, fail alone:
+// the stencil that shares the gang with them finishes correctly.
+func TestGangFailuresStayInTheirJob(t *testing.T) {
+	jobs := []*gangJob{
+		{name: "stencil", ranks: 2, prog: "stencil", args: []string{"-iters", "150", "-halo", "4096", "-work", "1ms"}},
+		{name: "exit3", ranks: 2, prog: "e2eprog", args: []string{"exit3"}},
+		{name: "deadlock", ranks: 3, prog: "e2eprog", args: []string{"deadlock"}, deadlock: 40},
+	}
+	runGang(t, 3, 5, jobs)
+	if j := jobs[0]; j.res.ExitCode != 0 || !strings.Contains(j.out.String(), "checksum ok") {
+		t.Fatalf("stencil: exit %d (%s), output %q\nstderr:\n%s", j.res.ExitCode, j.res.Message, j.out.String(), j.errs.String())
+	}
+	if j := jobs[1]; j.res.ExitCode != 3 || !strings.Contains(j.res.Message, "rank 1 exited with status 3") {
+		t.Fatalf("exit3: exit %d, message %q", j.res.ExitCode, j.res.Message)
+	}
+	if j := jobs[2]; j.res.ExitCode == 0 || !strings.Contains(j.errs.String(), "deadlock") {
+		t.Fatalf("deadlock: exit %d, message %q\nstderr:\n%s", j.res.ExitCode, j.res.Message, j.errs.String())
+	}
+	// Deadlock detection counts only the slices the job ran in: 40 stuck
+	// slices (deadlock_slices) need at least 40 slices run (the last, the
+	// one that failed, is not counted in SlicesRun).
+	if j := jobs[2]; j.res.SlicesRun+1 < 40 || !strings.Contains(j.res.Message, "blocked for 40 slices") {
+		t.Fatalf("deadlock declared after %d slices run (%d alive): %q", j.res.SlicesRun, j.res.SlicesAlive, j.res.Message)
+	}
+}
