@@ -29,7 +29,7 @@ type node struct {
 	mem    []byte
 	region *shm.Region
 	agent  *nicthread.Agent
-	ranks  []int // world ranks, in block (local rank) order
+	ranks  []int  // world ranks, in block (local rank) order
 	group  *group // gang mode: the node's ranks' process group; nil otherwise
 }
 
