@@ -149,5 +149,29 @@
 // frames itself, and stays an ordinary goroutine (see RunMaster for the
 // measurement behind that choice).
 //
+// # Gang
+//
+// Gang (gang.go) is one strobe thread driving several jobs — each with its
+// own Nodes, strobe.Master (slice numbers, lateness, synchronisation),
+// hooks and failure domain — and time-sharing them with the gang matrix
+// strobe.Gang (multiprogramming level, quantum, work-conserving hand-over).
+// Each slice it asks the matrix which job runs, tells every job's Nodes
+// (Gated: LocalNodes calls Agent.Gate, RemoteNodes sends the decision in the
+// slice's MsgDEM, Code proto.DEMStopped), then runs every job's DEM, MSM and
+// TX in turn, all strobed at the same instant so their schedules stay
+// aligned. An agent whose job does not run in the slice has had its ranks
+// stopped (AgentConfig.OnRun: the launcher's killpg SIGSTOP; SIGCONT when its
+// turn comes), still exchanges, schedules and moves the job's data (buffered
+// coscheduling: process_vm_* needs the memory, not the CPU), posts no pull
+// orders (a stopped rank cannot serve one) and passes no status to MSM, so
+// the slice does not count towards deadlock detection. SliceStats.Ran and
+// Switch (EMDS RUN, SWITCHNS) record it. After each job's DEM the matrix
+// observes its status bytes: a running job whose every rank is blocked or
+// ended and which exchanged nothing gives the rest of its quantum to a job
+// that can use the CPU, from the next strobe, on every node at once. A
+// job's node error stops that job alone (its Nodes.Stop and Wait get what
+// RunMaster would have returned); jobs join and leave at slice boundaries.
+// RunMaster is unchanged: the single-job path has no gang in it.
+//
 // Types here are safe for concurrent use only as documented per method.
 package nicthread

@@ -60,8 +60,10 @@ func (e *GangFullError) Is(t error) bool { return t == ErrGangFull }
 //     slot order after the last running one that can use the CPU runs, else
 //     the next in slot order; the quantum restarts.
 //  2. After Quantum slices of the running job, the next job in slot order
-//     that can use the CPU (or, if none can, simply the next) runs; the
-//     quantum restarts.
+//     runs, whether it can use the CPU or not (a job whose ranks are all
+//     blocked gets its slice each turn: rule 3 then passes the rest on after
+//     one slice, and its deadlock detection, which counts only slices run,
+//     still makes progress); the quantum restarts.
 //  3. Work-conserving: if in the previous slice every rank of the running job
 //     was blocked or had ended and it exchanged nothing, and another job can
 //     use the CPU, that job runs for the rest of the quantum (which does not
@@ -140,8 +142,9 @@ func (g *Gang) Jobs() int {
 }
 
 // next returns the first occupied slot after from (cyclically, from itself
-// last) that can use the CPU, else the first occupied one; -1 if none.
-func (g *Gang) next(from int, wantAble bool) int {
+// last); with preferAble the first that can use the CPU if any; with
+// onlyAble -1 if none can. -1 if the matrix is empty.
+func (g *Gang) next(from int, preferAble, onlyAble bool) int {
 	n := len(g.slots)
 	first := -1
 	for d := 1; d <= n; d++ {
@@ -152,11 +155,11 @@ func (g *Gang) next(from int, wantAble bool) int {
 		if first < 0 {
 			first = i
 		}
-		if g.slots[i].able {
+		if !preferAble || g.slots[i].able {
 			return i
 		}
 	}
-	if wantAble {
+	if onlyAble {
 		return -1
 	}
 	return first
@@ -169,11 +172,11 @@ func (g *Gang) Slice() (id int, switched bool) {
 	prev := g.cur
 	switch {
 	case g.cur < 0:
-		g.cur, g.q = g.next(prev, false), 0
+		g.cur, g.q = g.next(prev, true, false), 0
 	case g.q >= g.cfg.Quantum:
-		g.cur, g.q = g.next(g.cur, false), 0
+		g.cur, g.q = g.next(g.cur, false, false), 0
 	case g.slots[g.cur].idle:
-		if i := g.next(g.cur, true); i >= 0 && i != g.cur {
+		if i := g.next(g.cur, true, true); i >= 0 && i != g.cur {
 			g.cur = i
 		}
 	}

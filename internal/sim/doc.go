@@ -72,6 +72,15 @@
 // small; execute reimplements it for many nodes (staging areas grown on
 // demand, bounds checked against the ranks' buffers).
 //
+// # Gang scheduling
+//
+// Gang (gang.go) time-shares several Sims under one strobe.Gang matrix, as
+// nicthread's Gang does: each gang slice every live job steps once; the
+// descheduled ones run no rank code but still exchange, schedule and move
+// data, and pass no status to MSM (their slice does not count towards
+// deadlock detection); every node of a job records the slice in which it
+// applied each change of decision, carried by that slice's DEM.
+//
 // Not modelled: inline (buffered) sends, probes, v-collectives, the data
 // plane's own framing, per-rank CPU contention. No goroutines, no clock, no
 // I/O. A Sim is not safe for concurrent use.

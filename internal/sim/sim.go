@@ -171,6 +171,11 @@ type Sim struct {
 	content   hasher // plans without slice numbers, statuses, completions
 	err       error
 	done      bool
+
+	// Gang scheduling (gang.go): paused while the gang runs another job in
+	// this slice; gateSeen[n] lists the slices node n applied a change in.
+	paused   bool
+	gateSeen [][]GateChange
 }
 
 type collKey struct {
@@ -356,6 +361,7 @@ func (s *Sim) Step() {
 	s.k = s.master.Strobe(s.now)
 	k := s.k
 	s.stats.Slices++
+	s.gate(k) // the gang's decision, carried by this slice's DEM to every node
 	// DEM: publish (restart policy slice), then drain the rings and read
 	// the status bytes.
 	start := s.now
@@ -405,8 +411,12 @@ func (s *Sim) Step() {
 	var plan *scheduler.Plan
 	var first uint64
 	var dl *core.DeadlockError
+	status := s.status
+	if s.paused { // as nicthread's Agent: a descheduled slice is not a deadlock slice
+		status = nil
+	}
 	for i, c := range s.cores {
-		p, err := c.MSM(k, s.all, s.status)
+		p, err := c.MSM(k, s.all, status)
 		var d *core.DeadlockError
 		switch {
 		case errors.As(err, &d):
@@ -501,8 +511,11 @@ func (s *Sim) Step() {
 		return
 	}
 	s.record(plan)
-	// The ranks run for the rest of the slice.
+	// The ranks run for the rest of the slice (unless the gang stopped them).
 	for _, rk := range s.ranks {
+		if s.paused {
+			break
+		}
 		if err := s.runRank(rk); err != nil {
 			s.fail(err)
 			return

@@ -1,0 +1,60 @@
+package strobe
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// The matrix's rules, slice by slice: quantum rotation in slot order,
+// work-conserving hand-over, a stuck job's turn, join and leave.
+func TestGangMatrixRules(t *testing.T) {
+	g := NewGang(GangConfig{MPL: 3, Quantum: 3})
+	for _, id := range []int{10, 20} {
+		if _, err := g.Join(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := []uint8{proto.StatusRunning}
+	blocked := []uint8{proto.CallCode("MPI_Recv")}
+	var got strings.Builder
+	step := func(n int, st map[int][]uint8) {
+		for range n {
+			id, sw := g.Slice()
+			for j, s := range st {
+				g.Observe(j, s, 0)
+			}
+			got.WriteString(map[int]string{-1: "-", 10: "a", 20: "b", 30: "c"}[id])
+			if sw {
+				got.WriteString("|")
+			}
+		}
+	}
+	step(7, map[int][]uint8{10: running, 20: running}) // a a a | b b b | a
+	step(4, map[int][]uint8{10: blocked, 20: running}) // a stuck: b takes the rest of a's quantum, then b's own
+	if _, err := g.Join(30); err != nil {
+		t.Fatal(err)
+	}
+	step(6, map[int][]uint8{10: blocked, 20: running, 30: running})
+	g.Leave(20)
+	step(3, map[int][]uint8{10: blocked, 30: running})
+	// "|" follows a slice that is a switch.
+	want := "aaab|bba|" + // a quantum each
+		"ab|a|b|" + // a runs a slice, is seen stuck: b gets the rest; b's quantum ends: a's turn, one slice again
+		"bc|cca|b|" + // b ends its quantum, c's turn; then stuck a's turn, passed on to b
+		"c|cc" // b left while running: the first able job in slot order
+	if got.String() != want {
+		t.Fatalf("decisions\n got %s\nwant %s", got.String(), want)
+	}
+	if _, err := g.Join(40); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Join(50); !errors.Is(err, ErrGangFull) || !strings.Contains(err.Error(), "gang_mpl 3") {
+		t.Fatalf("a fourth job at MPL 3: %v", err)
+	}
+	if err := (GangConfig{MPL: 65, Quantum: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "gang_mpl = 65, want 1 .. 64") {
+		t.Fatalf("MPL 65: %v", err)
+	}
+}
