@@ -1,0 +1,191 @@
+// Command gang measures gang scheduling (issue 17) in one process, through
+// launch.Run, with bench/gang/cpustencil as the CPU-bound job:
+//
+//  1. two stencil jobs at multiprogramming level 2 (one gang, quantum -q)
+//     against each one alone, and against the same two uncoordinated (two
+//     plain concurrent Runs, each with its own master: today's behaviour);
+//  2. a long job and a short one submitted while it runs (after -delay of
+//     it): the short job's response time against its time alone;
+//  3. the cost of a switch (the agents' killpg SIGSTOP + SIGCONT at the
+//     strobe, EMDS SWITCHNS) in µs and as a share of the slice, at each
+//     quantum of -quanta.
+//
+// Usage (see README.md; run.sh builds and runs it):
+//
+//	gang -prog ./cpustencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100]
+//
+// Times are wall-clock response times (launch.Result.Elapsed: from Run's
+// call to its return, start-up included). Only direct switch costs are
+// measured; the cache and TLB refill of the incoming job is not.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/launch"
+	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/strobe"
+)
+
+var (
+	prog    = flag.String("prog", "./cpustencil", "the rank program (bench/gang/cpustencil)")
+	ranks   = flag.Int("ranks", 2, "ranks per job")
+	iters   = flag.Int("iters", 200, "stencil iterations of a job (the long job runs 4x, the short one 1/2x)")
+	ops     = flag.Int("ops", 1_000_000, "multiply-adds per iteration")
+	quantum = flag.Uint64("q", 20, "quantum (slices) of parts 1 and 2")
+	quanta  = flag.String("quanta", "1,20,100", "quanta of part 3")
+	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
+)
+
+func main() {
+	flag.Parse()
+	p, err := filepath.Abs(*prog)
+	check(err)
+	*prog = p
+	cfg := configs.Default()
+	cfg.FIFO = false // the same for every run; SCHED_FIFO is rarely granted here anyway
+	cfg.LeakCheck = "off"
+	fmt.Printf("gang bench: %d ranks per job, %d iterations x %d ops, timeslice %v, %d CPUs\n",
+		*ranks, *iters, *ops, cfg.Timeslice, numCPU())
+
+	// 1. Two jobs: alone, gang MPL 2, uncoordinated.
+	alone := run(cfg, nil, spec{iters: *iters})[0]
+	g := newGang(cfg, *quantum, nil)
+	gang := run(cfg, g, spec{iters: *iters}, spec{iters: *iters})
+	g.Close()
+	unco := run(cfg, nil, spec{iters: *iters}, spec{iters: *iters})
+	fmt.Printf("\n1. two CPU-bound stencils (%d ranks each) on the same cores\n", *ranks)
+	fmt.Printf("   %-28s %10s %10s %s\n", "", "job A", "job B", "slowdown vs alone (A, B)")
+	fmt.Printf("   %-28s %10s %10s\n", "alone", secs(alone.Elapsed), "")
+	fmt.Printf("   %-28s %10s %10s %.2fx %.2fx   (slices run/alive: %d/%d, %d/%d)\n", fmt.Sprintf("gang MPL 2, Q %d", *quantum), secs(gang[0].Elapsed), secs(gang[1].Elapsed),
+		ratio(gang[0].Elapsed, alone.Elapsed), ratio(gang[1].Elapsed, alone.Elapsed), gang[0].SlicesRun, gang[0].SlicesAlive, gang[1].SlicesRun, gang[1].SlicesAlive)
+	fmt.Printf("   %-28s %10s %10s %.2fx %.2fx\n", "uncoordinated (2 masters)", secs(unco[0].Elapsed), secs(unco[1].Elapsed),
+		ratio(unco[0].Elapsed, alone.Elapsed), ratio(unco[1].Elapsed, alone.Elapsed))
+
+	// 2. Long + short.
+	short := *iters / 2
+	shortAlone := run(cfg, nil, spec{iters: short})[0]
+	longAlone := run(cfg, nil, spec{iters: 4 * *iters})[0]
+	at := time.Duration(float64(longAlone.Elapsed) * *delay)
+	g = newGang(cfg, *quantum, nil)
+	ls := run(cfg, g, spec{iters: 4 * *iters}, spec{iters: short, after: at})
+	g.Close()
+	fmt.Printf("\n2. long job (%d iterations, %s alone) + short job (%d iterations, %s alone) submitted %s into it, gang MPL 2, Q %d\n",
+		4**iters, secs(longAlone.Elapsed), short, secs(shortAlone.Elapsed), secs(at), *quantum)
+	fmt.Printf("   short job response time %s = %.2fx alone; long job %s = %.2fx alone\n",
+		secs(ls[1].Elapsed), ratio(ls[1].Elapsed, shortAlone.Elapsed), secs(ls[0].Elapsed), ratio(ls[0].Elapsed, longAlone.Elapsed))
+
+	// 3. Switch cost per quantum.
+	fmt.Printf("\n3. switch cost (agent's killpg at the strobe, both jobs' nodes; slice %v)\n", cfg.Timeslice)
+	fmt.Printf("   %6s %9s %10s %10s %10s %16s %16s %14s\n", "Q", "switches", "p50 µs", "p99 µs", "mean µs", "p50 % of slice", "p50/Q % of time", "% of time")
+	for _, f := range strings.Split(*quanta, ",") {
+		q, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		check(err)
+		var mu sync.Mutex
+		var costs []time.Duration // per agent call
+		var nslices atomic.Int64
+		g := newGang(cfg, q, func(string, bool) { nslices.Add(1) })
+		hook := func(s *nicthread.SliceStats) {
+			if s.Switch > 0 {
+				mu.Lock()
+				costs = append(costs, s.Switch)
+				mu.Unlock()
+			}
+		}
+		run(cfg, g, spec{iters: *iters, onAgent: hook}, spec{iters: *iters, onAgent: hook})
+		g.Close()
+		// A gang switch is one stop and one continue (one agent call each,
+		// one node per job here): pair them.
+		n := len(costs) / 2
+		var total time.Duration
+		for _, c := range costs {
+			total += c
+		}
+		perSwitch := time.Duration(0)
+		if n > 0 {
+			perSwitch = total / time.Duration(n)
+		}
+		slices.Sort(costs)
+		pct := func(p float64) time.Duration {
+			if len(costs) == 0 {
+				return 0
+			}
+			return costs[min(len(costs)-1, int(p*float64(len(costs))))]
+		}
+		p50 := 2 * pct(0.5)
+		fmt.Printf("   %6d %9d %10.1f %10.1f %10.1f %15.2f%% %15.3f%% %13.3f%%\n", q, n, us(p50), us(2*pct(0.99)), us(perSwitch),
+			100*float64(p50)/float64(cfg.Timeslice), 100*float64(p50)/float64(cfg.Timeslice)/float64(q),
+			100*float64(total)/float64(time.Duration(max(1, nslices.Load()))*cfg.Timeslice))
+	}
+	fmt.Println("\n   (a switch is one stop and one continue, each an agent's killpg timed at the strobe: p50/p99 are twice the\n   per-call figures, mean is the total over the number of switches; % of time is the measured total over every slice)")
+}
+
+// spec is one job of a run.
+type spec struct {
+	iters   int
+	after   time.Duration // submitted this long after the run starts
+	onAgent func(*nicthread.SliceStats)
+}
+
+// run runs the jobs concurrently (in g if set, else each with its own
+// master) and returns their results in order.
+func run(cfg configs.Config, g *nicthread.Gang, specs ...spec) []launch.Result {
+	out := make([]launch.Result, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(s.after)
+			res, err := launch.Run(launch.Job{Ranks: *ranks, Program: *prog,
+				Args:   []string{"-iters", strconv.Itoa(s.iters), "-ops", strconv.Itoa(*ops), "-halo", "4096"},
+				Config: cfg, Gang: g, Stdout: io.Discard, Stderr: os.Stderr, OnAgentSlice: s.onAgent})
+			check(err)
+			if res.ExitCode != 0 {
+				check(fmt.Errorf("job %d failed: %s", i, res.Message))
+			}
+			out[i] = res
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func newGang(cfg configs.Config, q uint64, onSlice func(string, bool)) *nicthread.Gang {
+	g, err := nicthread.NewGang(nicthread.GangConfig{Slice: cfg.Timeslice, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO,
+		Matrix: strobe.GangConfig{MPL: 2, Quantum: q}, OnSlice: onSlice})
+	check(err)
+	return g
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
+func ratio(a, b time.Duration) float64 {
+	return float64(a) / float64(b)
+}
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+func numCPU() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "processor\t:")
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gang:", err)
+		os.Exit(1)
+	}
+}
