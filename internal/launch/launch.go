@@ -54,6 +54,12 @@
 // ranks die but such grandchildren cannot be reached.) Orphans that exit
 // during the job are reaped on SIGCHLD.
 //
+// Gangs (gang.go): with Job.Gang set, Run joins that gang master instead of
+// starting its own, and several Runs may share it concurrently in one
+// process; each job's ranks form a process group per node, stopped and
+// continued at the strobe when the gang switches jobs, and each Run reaps
+// and ends only its own processes (reap.go's registry).
+//
 // Input and output: rank 0 reads Job.Stdin, the other ranks /dev/null. Output
 // goes straight to Job.Stdout/Stderr when they are files; otherwise, and with
 // TagOutput, through pipes read by Run, with no limit on a line's length.
@@ -117,6 +123,8 @@ type Job struct {
 	// own (gang.go): its ranks time-share the machine with the gang's other
 	// jobs. nil: the job has its own master, as always.
 	Gang *nicthread.Gang
+	// GangName names the job in Gang.Status; "" for its job id.
+	GangName string
 }
 
 // Result says how the job ended.
@@ -471,7 +479,11 @@ func Run(job Job) (res Result, err error) {
 	var member *nicthread.GangJob
 	if job.Gang != nil {
 		// Refused (a full gang, another timeslice) before any rank starts.
-		if member, err = job.Gang.Join(res.JobID, mcfg, nodeSet, stop); err != nil {
+		name := job.GangName
+		if name == "" {
+			name = res.JobID
+		}
+		if member, err = job.Gang.Join(name, mcfg, nodeSet, stop); err != nil {
 			return res, fmt.Errorf("bcsrun: %w", err)
 		}
 		go func() {
