@@ -91,6 +91,7 @@ type GangJob struct {
 	k      proto.SliceID
 	phase  strobe.Phase
 	arrive func(proto.NodeID) error
+	retry  func() // m.Retry, made once: a method value per call would allocate
 	now    func() clock.Time
 	rec    strobe.SliceRecord
 	st     MasterStats
@@ -248,6 +249,7 @@ func (g *Gang) admit(t0 clock.Time, now func() clock.Time) {
 		j.slot.Store(int32(slot))
 		j.m = strobe.NewMaster(strobe.Config{Slice: g.cfg.Slice, Nodes: j.cfg.Nodes}, t0)
 		j.now = now
+		j.retry = j.m.Retry
 		jj := j
 		j.arrive = func(n proto.NodeID) error {
 			_, err := jj.m.Arrive(n, jj.phase, jj.k, now())
@@ -385,18 +387,18 @@ func (g *Gang) run() {
 func (g *Gang) slice(j *GangJob, t clock.Time) error {
 	j.k = j.m.Strobe(t)
 	j.phase = strobe.PhaseDEM
-	all, status, err := j.nodes.DEM(j.k, j.arrive, j.m.Retry)
+	all, status, err := j.nodes.DEM(j.k, j.arrive, j.retry)
 	if err == nil {
 		g.matrix.Observe(j.id, status, len(all))
 		if j.cfg.OnDEM != nil {
 			j.cfg.OnDEM(all)
 		}
 		j.phase = strobe.PhaseMSM
-		err = j.nodes.MSM(j.k, all, status, j.arrive, j.m.Retry)
+		err = j.nodes.MSM(j.k, all, status, j.arrive, j.retry)
 	}
 	if err == nil {
 		j.phase = strobe.PhaseTX
-		err = j.nodes.TX(j.k, j.arrive, j.m.Retry)
+		err = j.nodes.TX(j.k, j.arrive, j.retry)
 	}
 	if err != nil {
 		return err

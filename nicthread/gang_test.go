@@ -3,6 +3,7 @@ package nicthread
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -315,5 +316,52 @@ func TestGangStatusAndClose(t *testing.T) {
 	}
 	if _, err := g.Join("D", MasterConfig{Slice: time.Millisecond, Nodes: 1}, &fakeNodes{}, nil); err == nil {
 		t.Fatal("a job with another timeslice was accepted")
+	}
+}
+
+// The gang's slice loop does not allocate either (STYLE.md habit 7): two
+// one-node jobs with real agents, hooks set, switching every 3 slices.
+func TestGangSliceLoopDoesNotAllocate(t *testing.T) {
+	g := shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, InlineMax: 64}
+	run := func(n uint64) uint64 {
+		gang, err := NewGang(GangConfig{Slice: 100 * time.Microsecond, Spin: 20 * time.Microsecond, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3},
+			OnSlice: func(string, bool) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gang.Close()
+		var nodes []*LocalNodes
+		for range 2 {
+			region, err := shm.Init(make([]byte, g.Size()), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0}, Sched: scheduler.DefaultConfig, Region: region, DeadlockSlices: 1000,
+				OnSlice: func(*SliceStats) {}, OnRun: func(bool) {}})
+			nodes = append(nodes, &LocalNodes{Agents: []*Agent{a}, TXTimeout: time.Second})
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var jobs []*GangJob
+		for i, ln := range nodes {
+			j, err := gang.Join(fmt.Sprint(i), MasterConfig{Slice: 100 * time.Microsecond, Nodes: 1, MaxSlices: n,
+				OnSlice: func(*strobe.SliceRecord) {}, OnDEM: func([]proto.Descriptor) {}}, ln, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j)
+		}
+		for _, j := range jobs {
+			if st, err := j.Wait(); err != nil || st.Slices != n {
+				t.Fatalf("%d slices, %v", st.Slices, err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	short, long := run(100), run(2100)
+	if extra := int64(long) - int64(short); extra > 50 {
+		t.Fatalf("2000 extra gang slices allocated %d more objects (%d vs %d)", extra, long, short)
 	}
 }

@@ -44,6 +44,7 @@ type group struct {
 	mu      sync.Mutex
 	pgid    int  // 0 until the node's first rank is started
 	stopped bool // the job is descheduled
+	ending  bool // the job is being ended: its ranks stay continued
 }
 
 // onRun stops (killpg SIGSTOP) or continues (SIGCONT) the group; the agent
@@ -51,8 +52,8 @@ type group struct {
 func (g *group) onRun(run bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.stopped = !run
-	if g.pgid == 0 {
+	g.stopped = !run && !g.ending
+	if g.pgid == 0 || g.ending {
 		return
 	}
 	sig := syscall.SIGCONT
@@ -62,14 +63,15 @@ func (g *group) onRun(run bool) {
 	unix.SignalGroup(g.pgid, sig) // ESRCH: every rank has exited
 }
 
-// cont continues the group whatever the gang decides: a rank being ended
-// must run to handle SIGTERM.
+// cont continues the group for good, whatever the gang decides from now
+// on: a rank being ended must run to handle SIGTERM.
 func (g *group) cont() {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.ending, g.stopped = true, false
 	if g.pgid != 0 {
 		unix.SignalGroup(g.pgid, syscall.SIGCONT)
 	}
