@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
 var (
@@ -192,5 +194,42 @@ func TestGangFailuresStayInTheirJob(t *testing.T) {
 	// one that failed, is not counted in SlicesRun).
 	if j := jobs[2]; j.res.SlicesRun+1 < 40 || !strings.Contains(j.res.Message, "blocked for 40 slices") {
 		t.Fatalf("deadlock declared after %d slices run (%d alive): %q", j.res.SlicesRun, j.res.SlicesAlive, j.res.Message)
+	}
+}
+
+// A job beyond the multiprogramming level is refused before any rank
+// starts, with a message naming gang_mpl; the job in the gang is untouched.
+func TestGangFullRefusesAJob(t *testing.T) {
+	dir := progs(t)
+	cfg := configs.Default()
+	cfg.GangMPL, cfg.FIFO = 1, false
+	g, err := NewGang(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	in := make(chan struct{})
+	var once sync.Once
+	var out lockedBuf
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(Job{Ranks: 2, Program: filepath.Join(dir, "stencil"), Args: []string{"-iters", "100", "-halo", "4096", "-work", "1ms"},
+			Config: cfg, Gang: g, GangName: "first", Stdout: &out, Stderr: &out,
+			OnSlice: func(*strobe.SliceRecord) { once.Do(func() { close(in) }) }})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-in
+	if st := g.Status(); len(st) != 1 || st[0].Name != "first" || st[0].Slot != 0 {
+		t.Errorf("status %+v, want the first job in slot 0", st)
+	}
+	_, err = Run(Job{Ranks: 2, Program: filepath.Join(dir, "stencil"), Config: cfg, Gang: g, Stdout: &out, Stderr: &out})
+	if !errors.Is(err, strobe.ErrGangFull) || !strings.Contains(err.Error(), "gang_mpl 1") {
+		t.Fatalf("a second job at gang_mpl 1: %v, want a refusal naming gang_mpl", err)
+	}
+	if res := <-done; res.ExitCode != 0 || !strings.Contains(out.String(), "checksum ok") {
+		t.Fatalf("the first job: exit %d (%s), output %q", res.ExitCode, res.Message, out.String())
 	}
 }
