@@ -45,6 +45,7 @@ var (
 	ops     = flag.Int("ops", 1_000_000, "multiply-adds per iteration")
 	quantum = flag.Uint64("q", 20, "quantum (slices) of parts 1 and 2")
 	quanta  = flag.String("quanta", "1,20,100", "quanta of part 3")
+	fifo    = flag.Bool("fifo", true, "try SCHED_FIFO for the strobe threads (as bcsrun does); the report says whether it was granted")
 	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
 )
 
@@ -54,7 +55,7 @@ func main() {
 	check(err)
 	*prog = p
 	cfg := configs.Default()
-	cfg.FIFO = false // the same for every run; SCHED_FIFO is rarely granted here anyway
+	cfg.FIFO = *fifo
 	cfg.LeakCheck = "off"
 	fmt.Printf("gang bench: %d ranks per job, %d iterations x %d ops, timeslice %v, %d CPUs\n",
 		*ranks, *iters, *ops, cfg.Timeslice, numCPU())
@@ -63,6 +64,7 @@ func main() {
 	alone := run(cfg, nil, spec{iters: *iters})[0]
 	g := newGang(cfg, *quantum, nil)
 	gang := run(cfg, g, spec{iters: *iters}, spec{iters: *iters})
+	fmt.Printf("SCHED_FIFO: alone %v, gang %v\n", alone.FIFO, g.FIFO())
 	g.Close()
 	unco := run(cfg, nil, spec{iters: *iters}, spec{iters: *iters})
 	fmt.Printf("\n1. two CPU-bound stencils (%d ranks each) on the same cores\n", *ranks)
