@@ -12,6 +12,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
+	"github.com/bcsmpi/bcsmpi/transport"
 )
 
 // fakeNodes is a one-node job whose DEM reports fixed status bytes and
@@ -363,5 +364,96 @@ func TestGangSliceLoopDoesNotAllocate(t *testing.T) {
 	short, long := run(100), run(2100)
 	if extra := int64(long) - int64(short); extra > 50 {
 		t.Fatalf("2000 extra gang slices allocated %d more objects (%d vs %d)", extra, long, short)
+	}
+}
+
+// Over a transport (RemoteNodes: the decision travels in each slice's
+// MsgDEM), every agent of a job applies each switch in the same slice.
+func TestGangOverTCPSwitchesEveryNodeAtOnce(t *testing.T) {
+	g := shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, InlineMax: 64}
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	type rec struct {
+		mu  sync.Mutex
+		ran [][]bool
+	}
+	var jobs []*GangJob
+	var recs []*rec
+	var closers []func()
+	for range 2 {
+		secret := transport.NewSecret()
+		ms := make([]*transport.Mesh, 3)
+		addrs := make([]string, 3)
+		for i := range ms {
+			m, err := transport.Listen("127.0.0.1:0", secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms[i], addrs[i] = m, m.Addr()
+		}
+		remote := NewRemoteNodes(ms[0], 2, time.Second, time.Second)
+		r := &rec{ran: make([][]bool, 2)}
+		eps := make([]*AgentEndpoint, 2)
+		for i := range eps {
+			region, err := shm.Init(make([]byte, g.Size()), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := NewAgent(AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1}, Sched: scheduler.DefaultConfig, Region: region, DeadlockSlices: 1000,
+				OnSlice: func(s *SliceStats) {
+					r.mu.Lock()
+					r.ran[i] = append(r.ran[i], s.Ran)
+					r.mu.Unlock()
+				}})
+			eps[i] = NewAgentEndpoint(a, ms[i+1], time.Second)
+		}
+		errs := make(chan error, 3)
+		go func() { errs <- ms[0].Start(0, addrs, remote.Handler, remote.Direct()) }()
+		for i, ep := range eps {
+			go func() { errs <- ms[i+1].Start(i+1, addrs, ep.Handler, ep.Direct()) }()
+		}
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		served := make(chan error, 2)
+		for _, ep := range eps {
+			go func() { served <- ep.Serve() }()
+		}
+		j, err := gang.Join(fmt.Sprint(len(jobs)), MasterConfig{Slice: gangSlice, Nodes: 2, MaxSlices: 40}, remote, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, recs = append(jobs, j), append(recs, r)
+		closers = append(closers, func() {
+			for range eps {
+				if err := <-served; err != nil {
+					t.Error(err)
+				}
+			}
+			for _, m := range ms {
+				m.Close()
+			}
+		})
+	}
+	for _, j := range jobs {
+		if st, err := j.Wait(); err != nil || st.Slices != 40 {
+			t.Fatalf("job %s: %d slices, %v", j.Name, st.Slices, err)
+		}
+	}
+	for _, c := range closers {
+		c()
+	}
+	for i, r := range recs {
+		if fmt.Sprint(r.ran[0]) != fmt.Sprint(r.ran[1]) {
+			t.Fatalf("job %d: node 0 ran in %v, node 1 in %v", i, r.ran[0], r.ran[1])
+		}
+		if n := countTrue(r.ran[0]); n == 0 || n == len(r.ran[0]) {
+			t.Fatalf("job %d ran in %d of %d slices: want it both run and descheduled", i, n, len(r.ran[0]))
+		}
 	}
 }
