@@ -98,6 +98,7 @@ type Config struct {
 	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
 	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
+	GangMPL           int           `mapstructure:"gang_mpl"`             // the user's bcsd (bcsd start): jobs running at once, 1 .. 16; more wait in its queue
 }
 
 // Default is the embedded default configuration.
@@ -133,6 +134,7 @@ func Default() Config {
 		Check:             "none",
 		Address:           "auto",
 		SSH:               "ssh",
+		GangMPL:           2,
 	}
 }
 
@@ -183,6 +185,7 @@ var bounds = map[string]bound{
 	"mds_interval":         {min: 0, max: math.MaxInt64, text: "0 (off) or a positive duration"},
 	"emds_first":           {min: 0, max: math.MaxInt64, text: "0 or more"},
 	"emds_slices":          {min: 1, max: 10_000_000},
+	"gang_mpl":             {min: 1, max: 16},
 }
 
 func (b bound) String(duration bool) string {

@@ -113,6 +113,14 @@ type Job struct {
 	// Record, if set, is a directory to record the job into; Replay, if
 	// set, one to replay (replay.go). Not both.
 	Record, Replay string
+	// Env is the environment every rank starts from (the jobenv variables
+	// are added to it); nil: this process's (os.Environ()). Dir is the
+	// ranks' working directory; "": this process's. A launcher that runs
+	// jobs for others (bcsd start) passes its client's; give Program,
+	// Record, Replay and mds_dir as absolute paths then, since Run resolves
+	// them in this process.
+	Env []string
+	Dir string
 }
 
 // Result says how the job ended.
@@ -470,7 +478,11 @@ func Run(job Job) (res Result, err error) {
 	notJob := pidSet(others) // grows by the ranks: children that reapZombies leaves alone
 	started := 0
 	var startErr error
-	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: os.Environ(), jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
+	env := job.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: env, dir: job.Dir, jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
 		record: rec != nil, replay: replayDir,
 		reportW: reportW, stdin: job.Stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
 	for _, n := range nodes {

@@ -107,6 +107,7 @@ type spawner struct {
 	prog    string
 	args    []string
 	env     []string // the environment every rank starts from (os.Environ() for bcsrun)
+	dir     string   // the ranks' working directory; "": the launcher's
 	jobID   string
 	size    int
 	cfg     configs.Config
@@ -134,6 +135,7 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 		renv.ReportFD = 4
 	}
 	cmd.Env = append(append([]string(nil), s.env...), renv.Environ()...)
+	cmd.Dir = s.dir
 	cmd.SysProcAttr = unix.DieWithParent()
 	if r == 0 && s.stdin != nil {
 		cmd.Stdin = s.stdin // the descriptor itself: no copying, EOF when the caller's input ends
