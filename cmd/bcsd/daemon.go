@@ -107,6 +107,10 @@ func serve(sigs <-chan os.Signal, dir string, readyFD int) int {
 	if err != nil {
 		return fail(1, err)
 	}
+	// The gang scheduler plugs in here, before Serve: one master for every
+	// job, given to each as it starts, e.g.
+	//	d.Prepare = func(j *launch.Job) { j.Gang = master }
+	// Until then each job runs its own master (concurrent launch.Runs).
 	served := make(chan error, 1)
 	go func() { served <- d.Serve() }()
 	fmt.Fprintf(os.Stderr, "bcsd: listening on %s (pid %d, multiprogramming level %d)\n", d.Socket(), os.Getpid(), cfg.GangMPL)

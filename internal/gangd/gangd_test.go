@@ -581,3 +581,65 @@ func TestPeerHelper(t *testing.T) {
 	}
 	fmt.Println("peer: not refused:", err)
 }
+
+// A queued job leaves the queue on its client's signal, with the status and
+// message a signal gives, or when its client goes; bcsd stop ends the
+// running job as SIGTERM does and drops the queued ones with status 75.
+func TestQueuedJobsAndStop(t *testing.T) {
+	f := &fakeRun{started: make(chan int, 4), release: make(chan struct{})}
+	d, log := startDaemon(t, 1, f.run)
+	dir := filepath.Dir(d.Socket())
+	pid := os.Getpid()
+
+	o, e, _, _ := pipes(t)
+	r1, _ := submit(t, dir, spec(2), make(chan os.Signal), o, e)
+	<-f.started
+
+	o, e, _, _ = pipes(t)
+	sigs := make(chan os.Signal, 1)
+	r2, _ := submit(t, dir, spec(1), sigs, o, e)
+	log.waitFor(fmt.Sprintf("job 2: 1 rank(s) of /bin/true for pid %d: queued", pid))
+	sigs <- syscall.SIGTERM
+	got := <-r2
+	if got.err != nil || got.res.ExitCode != 143 || got.notices != "bcsrun: queued: 1 job running at multiprogramming level 1\nbcsrun: terminated received, job terminated\n" {
+		t.Fatalf("a queued job signalled: %+v", got)
+	}
+
+	c, err := Dial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, e, _, _ = pipes(t)
+	s := spec(1)
+	if err := writeFrame(c.c, Request{Version: Version, Op: "run", Job: &s}, o, e); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	e.Close()
+	log.waitFor(fmt.Sprintf("job 3: 1 rank(s) of /bin/true for pid %d: queued", pid))
+	c.Close()
+	log.waitFor("job 3: left the queue on hangup")
+
+	o, e, _, _ = pipes(t)
+	r4, _ := submit(t, dir, spec(1), make(chan os.Signal), o, e)
+	log.waitFor(fmt.Sprintf("job 4: 1 rank(s) of /bin/true for pid %d: queued", pid))
+	if st := d.Status(); len(st.Jobs) != 2 || st.Jobs[1].ID != 4 {
+		t.Fatalf("status %+v: want job 1 running and job 4 queued", st)
+	}
+	c, _ = Dial(dir)
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	got = <-r1
+	if got.err != nil || got.res.ExitCode != 143 {
+		t.Errorf("the running job at stop: %+v", got)
+	}
+	got = <-r4
+	var ee *ExitError
+	if !errors.As(got.err, &ee) || ee.Code != ExitTempFail || ee.Msg != "bcsrun: bcsd stopped before the job started; nothing ran" {
+		t.Errorf("the queued job at stop: %+v", got)
+	}
+	if !strings.Contains(log.String(), "stopped (1 running job(s) ended, 1 queued dropped)") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
