@@ -465,3 +465,21 @@ func (s *syncBuf) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// MDS output of a job through the daemon goes under the client's working
+// directory (mds_dir is relative), not the daemon's.
+func TestGangdMDSInClientDir(t *testing.T) {
+	g := startGangd(t, "")
+	work := t.TempDir()
+	g.env = append(g.env, "BCS_MDS=main")
+	r := g.bcsrun(t, work, "", "-n", "2", filepath.Join(bin, "e2eprog"), "exchange")
+	if r.code != 0 || !strings.Contains(r.stderr, "bcsrun: MDS data in "+filepath.Join(work, "bcs-mds")+"/") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	g.waitFor(t, "job 1: ended with status 0")
+	files, _ := filepath.Glob(filepath.Join(work, "bcs-mds", "latest", "*"))
+	if len(files) == 0 {
+		t.Errorf("no MDS files under %s", filepath.Join(work, "bcs-mds", "latest"))
+	}
+	g.stop(t)
+}
