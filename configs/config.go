@@ -98,7 +98,7 @@ type Config struct {
 	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
 	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
-	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd), 1 .. 64
+	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd start); more wait in its queue, 1 .. 64
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
 }
 

@@ -15,6 +15,21 @@
 // Started by bcsrun --hosts over ssh, it takes --pmi-port (bcsrun's PMI
 // server), --node and --host, reads the job as one JSON line on standard
 // input, and stops when that input ends.
+//
+// On one machine, a user starts a daemon of their own that hosts several
+// jobs (package internal/gangd):
+//
+//	bcsd start [--foreground]   start this user's daemon (in the background, logging to bcsd.log)
+//	bcsd status                 list its jobs (as bcsrun --status does)
+//	bcsd stop                   end its jobs and stop it
+//
+// Every bcsrun of that user on this machine then hands its job to the daemon
+// (bcsrun --gang=off runs it in bcsrun as before). The daemon's socket, lock
+// and log are in $BCS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/bcsmpi, else
+// /tmp/bcsmpi-<uid>; the multiprogramming level is the gang_mpl key, read
+// when the daemon starts. Exit statuses: 0 done; 1 failed (start: a daemon is
+// already running; the message names its pid); 2 bad usage; 3 (status) no
+// daemon running.
 package main
 
 import (
@@ -39,6 +54,12 @@ func main() {
 }
 
 func run(sigs <-chan os.Signal) int {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "start", "stop", "status": // srun and ssh start bcsd with flags first, never with these
+			return daemonCommand(sigs, os.Args[1], os.Args[2:])
+		}
+	}
 	fs := pflag.NewFlagSet("bcsd", pflag.ContinueOnError)
 	fs.SetInterspersed(false)
 	ranks := fs.Int("ranks", 0, "ranks in the whole job")
@@ -46,7 +67,7 @@ func run(sigs <-chan os.Signal) int {
 	node := fs.Int("node", -1, "over ssh: this host's node id")
 	hostName := fs.String("host", "", "over ssh: this host's name in messages")
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: bcsd --ranks N -- PROGRAM [ARGS...] (started by bcsrun through srun)\n\nflags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(os.Stderr, "usage: bcsd start [--foreground] | bcsd stop | bcsd status\n       bcsd --ranks N -- PROGRAM [ARGS...] (started by bcsrun through srun)\n\nflags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == pflag.ErrHelp {

@@ -25,9 +25,21 @@
 // (internal/launch.RunSlurm). --launcher local keeps the job on this machine.
 // With --hosts a,b,c or --hostfile FILE it starts one bcsd per host over ssh
 // instead, and is their PMI server (internal/launch.RunSSH).
+//
+// When this user has a bcsd running on this machine (bcsd start), a job run
+// on this machine is handed to it (package internal/gangd): the daemon runs
+// it beside the user's other jobs, at most gang_mpl at once, the others
+// waiting in its queue ("bcsrun: queued: ..."), and bcsrun forwards its
+// signals and exits with the job's status as if the job had run inside it.
+// --gang=off (or BCS_GANG=off) runs the job in bcsrun itself; --gang=on
+// fails when no daemon is up. --no-queue refuses to wait (status 75);
+// --mem-per-rank declares what one rank needs, checked against the memory
+// available. bcsrun --status lists the daemon's jobs. Jobs across hosts
+// (Slurm, --hosts) never attach.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -37,6 +49,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/gangd"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/launch"
 )
@@ -54,6 +67,10 @@ func main() {
 	replayDir := fs.String("replay", "", "replay the recording in this directory (written by --record)")
 	hostList := fs.String("hosts", "", "run across these hosts (a,b,c), one bcsd each, started over ssh (key ssh)")
 	hostfile := fs.String("hostfile", "", `run across the hosts of this file ("host [slots=N]" per line), started over ssh`)
+	gang := fs.String("gang", "auto", `"auto" (hand the job to this user's bcsd when one is up), "on" (hand it over, or fail) or "off" (run it in bcsrun) (env BCS_GANG)`)
+	status := fs.Bool("status", false, "list the jobs of this user's bcsd and exit")
+	noQueue := fs.Bool("no-queue", false, "with a bcsd: refuse (status 75) rather than wait when gang_mpl jobs already run")
+	memPerRank := fs.String("mem-per-rank", "", "with a bcsd: the memory one rank needs (512M, 2G); the job is refused if its ranks do not fit in the memory available (default: 64M assumed)")
 	launcher := fs.String("launcher", "auto", `"local" (this machine), "slurm" (one bcsd per host of the allocation, through srun) or "auto" (slurm when SLURM_JOB_ID is set)`)
 	configs.Flags(fs)
 	fs.Usage = func() {
@@ -66,6 +83,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bcsrun:", err)
 		fs.Usage()
 		os.Exit(2)
+	}
+	if *status {
+		os.Exit(printStatus())
+	}
+	gangMode, err := gangFlag(fs, *gang)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bcsrun:", err)
+		os.Exit(2)
+	}
+	var memBytes uint64
+	if *memPerRank != "" {
+		if memBytes, err = gangd.ParseBytes(*memPerRank); err != nil {
+			fmt.Fprintln(os.Stderr, "bcsrun: --mem-per-rank", err)
+			os.Exit(2)
+		}
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "bcsrun: no program given")
@@ -111,10 +143,23 @@ func main() {
 	case *launcher == "slurm" || *launcher == "auto" && launch.InSlurm():
 		res, err = launch.RunSlurm(job)
 	case *launcher == "local" || *launcher == "auto":
-		res, err = launch.Run(job)
+		attached := false
+		if gangMode != "off" {
+			res, attached, err = runAttached(gangMode, job, *noQueue, memBytes)
+		}
+		if !attached && err == nil {
+			res, err = launch.Run(job)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "bcsrun: --launcher %q, want auto, local or slurm\n", *launcher)
 		os.Exit(2)
+	}
+	var refused *gangd.ExitError
+	if errors.As(err, &refused) {
+		if refused.Msg != "" {
+			fmt.Fprintln(os.Stderr, refused.Msg)
+		}
+		os.Exit(refused.Code)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -47,7 +47,9 @@
 // environment under these names. Decode counts an empty value as unset.
 //
 // Variables set by a user, not by a launcher, that the runtime also reads:
-// BCS_ERRORS (ranks), BCS_CPUPROFILE and BCS_FAULT_STALL_NODE (bcsrun).
+// BCS_ERRORS (ranks), BCS_CPUPROFILE and BCS_FAULT_STALL_NODE (bcsrun),
+// BCS_GANG (bcsrun: attach to the user's bcsd or not) and BCS_RUNTIME_DIR
+// (bcsrun and bcsd: where the user's bcsd socket is; package internal/gangd).
 // Names lists all of them, for configs' warning about unknown BCS_* names.
 //
 // Values are plain data, safe to copy; the package has no state.
@@ -97,6 +99,12 @@ const (
 	// VarFaultStallNode = "node@slice" makes that node's agent stop answering
 	// the master from that slice on (fault injection for tests).
 	VarFaultStallNode = "BCS_FAULT_STALL_NODE"
+	// VarGang is bcsrun's --gang: auto (attach to this user's bcsd when one
+	// is up), on (attach, or fail) or off (run the job in bcsrun itself).
+	VarGang = "BCS_GANG"
+	// VarRuntimeDir is the directory of this user's bcsd socket and lock,
+	// overriding $XDG_RUNTIME_DIR/bcsmpi and /tmp/bcsmpi-<uid>.
+	VarRuntimeDir = "BCS_RUNTIME_DIR"
 )
 
 // launcherVars is the order in which Environ writes the launcher's
@@ -112,7 +120,7 @@ var launcherVars = []string{
 // Names returns every BCS_* variable of the contract: those a launcher sets
 // and those a user sets for the runtime. The slice is the caller's.
 func Names() []string {
-	return append(append([]string(nil), launcherVars...), VarErrors, VarCPUProfile, VarFaultStallNode)
+	return append(append([]string(nil), launcherVars...), VarErrors, VarCPUProfile, VarFaultStallNode, VarGang, VarRuntimeDir)
 }
 
 // Leak check modes (BCS_LEAK_CHECK).

@@ -125,7 +125,7 @@ func TestNames(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	for _, n := range []string{VarMDSJobDir, VarErrors, VarFaultStallNode, VarCPUProfile, VarShmFD} {
+	for _, n := range []string{VarMDSJobDir, VarErrors, VarFaultStallNode, VarCPUProfile, VarShmFD, VarGang, VarRuntimeDir} {
 		if !seen[n] {
 			t.Errorf("Names() lacks %s", n)
 		}

@@ -125,6 +125,15 @@ type Job struct {
 	Gang *nicthread.Gang
 	// GangName names the job in Gang.Status; "" for its job id.
 	GangName string
+
+	// Env is the environment every rank starts from (the jobenv variables
+	// are added to it); nil: this process's (os.Environ()). Dir is the
+	// ranks' working directory; "": this process's. A launcher that runs
+	// jobs for others (bcsd start) passes its client's; give Program,
+	// Record, Replay and mds_dir as absolute paths then, since Run resolves
+	// them in this process.
+	Env []string
+	Dir string
 }
 
 // Result says how the job ended.
@@ -515,7 +524,11 @@ func Run(job Job) (res Result, err error) {
 	out := &output{tag: cfg.TagOutput}
 	started := 0
 	var startErr error
-	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: os.Environ(), jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
+	env := job.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: env, dir: job.Dir, jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
 		record: rec != nil, replay: replayDir,
 		reportW: reportW, stdin: job.Stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
 	for _, n := range nodes {

@@ -153,6 +153,7 @@ type spawner struct {
 	prog    string
 	args    []string
 	env     []string // the environment every rank starts from (os.Environ() for bcsrun)
+	dir     string   // the ranks' working directory; "": the launcher's
 	jobID   string
 	size    int
 	cfg     configs.Config
@@ -180,6 +181,7 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 		renv.ReportFD = 4
 	}
 	cmd.Env = append(append([]string(nil), s.env...), renv.Environ()...)
+	cmd.Dir = s.dir
 	cmd.SysProcAttr = unix.DieWithParent()
 	if g := n.group; g != nil {
 		g.mu.Lock()

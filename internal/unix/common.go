@@ -13,6 +13,9 @@ const ShmDir = "/dev/shm"
 // ErrProcessGone means the peer process no longer exists.
 var ErrProcessGone = errors.New("process gone")
 
+// ErrLocked means a lock (TryLock) is held by another holder.
+var ErrLocked = errors.New("unix: locked by another process")
+
 // ErrNotSupported is matched (errors.Is) by the errors of calls this
 // platform cannot make: everything that needs Linux, elsewhere.
 var ErrNotSupported = errors.New("unix: not supported on this platform")

@@ -1,8 +1,10 @@
 // Package unix is the only importer of golang.org/x/sys/unix in bcsmpi: shared
 // memory files (anonymous memfd regions) and mappings, futexes,
 // process_vm_readv/writev, the monotonic clock, absolute sleeps, real-time
-// scheduling, and the launcher's hold on its children (subreaper, listing,
-// killing and reaping them). Everything here is a thin wrapper, allocation-free
+// scheduling, the launcher's hold on its children (subreaper, listing,
+// killing and reaping them), and for the per-user daemon descriptors passed
+// over Unix sockets (SCM_RIGHTS), peer credentials (SO_PEERCRED) and file
+// locks (flock). Everything here is a thin wrapper, allocation-free
 // on the hot paths; callers own the fds, mappings and children they get.
 //
 // bcsmpi runs on Linux. On other systems the package builds (unix_other.go)

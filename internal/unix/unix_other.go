@@ -4,6 +4,7 @@ package unix
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"syscall"
@@ -113,3 +114,19 @@ func KernelRelease() string { return runtime.GOOS }
 
 // ThreadCPUTime is 0: no per-thread CPU clock here.
 func ThreadCPUTime() int64 { return 0 }
+
+// SendFiles fails: descriptors pass over Unix sockets on Linux only here.
+func SendFiles(c *net.UnixConn, b []byte, files []*os.File) error {
+	return notSupported("SCM_RIGHTS")
+}
+
+// RecvFiles fails.
+func RecvFiles(c *net.UnixConn, b []byte, max int) (int, []*os.File, error) {
+	return 0, nil, notSupported("SCM_RIGHTS")
+}
+
+// PeerCred fails.
+func PeerCred(c *net.UnixConn) (pid, uid int, err error) { return 0, 0, notSupported("SO_PEERCRED") }
+
+// TryLock fails.
+func TryLock(f *os.File) error { return notSupported("flock") }

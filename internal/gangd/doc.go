@@ -1,0 +1,114 @@
+// Package gangd is the per-user daemon that hosts several jobs on one
+// machine, and the protocol bcsrun speaks to it (issue 17, parts 1 and 6).
+//
+// # Glossary
+//
+//   - Daemon: one bcsd per user per machine, started with "bcsd start"
+//     (daemonised) or "bcsd start --foreground". It runs every job of its
+//     user that a bcsrun hands it, each with launch.Run, in its own
+//     goroutine.
+//   - Client: a bcsrun attached to the daemon. It resolves everything that
+//     depends on where and by whom it was started (the program's absolute
+//     path, the configuration, the environment, the working directory,
+//     absolute MDS and recording directories), hands the job over with its
+//     own standard input, output and error, forwards the signals it gets,
+//     and exits with the job's status exactly as a job run inside it would.
+//   - Runtime directory: where the socket (bcsd.sock), the lock (bcsd.lock,
+//     holding the daemon's pid) and the daemonised daemon's log (bcsd.log)
+//     live: $BCS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/bcsmpi, else
+//     /tmp/bcsmpi-<uid>. Mode 0700, owned by the user; a directory owned by
+//     anyone else is refused, by the daemon and by the client, naming its
+//     owner.
+//   - Multiprogramming level (MPL, key gang_mpl, read by the daemon when it
+//     starts, default 2): how many jobs run at once. A job beyond it waits in
+//     the daemon's queue, first come first served, or is refused with
+//     bcsrun --no-queue.
+//
+// # One daemon per user
+//
+// The lock is the truth: a daemon holds an exclusive flock on bcsd.lock for
+// its whole life, and the kernel drops it when the daemon dies, however it
+// dies. A second daemon fails to take it and says which pid holds it. A
+// daemon that has the lock removes whatever socket file is left (a daemon
+// killed with SIGKILL leaves one) and listens anew; a client that finds the
+// socket but no listener (ECONNREFUSED) knows the daemon is gone and runs the
+// job itself.
+//
+// Every connection's peer is checked with SO_PEERCRED: another uid gets a
+// refusal naming both uids and the connection is closed. (The 0700
+// directory already keeps other users out; the check holds where the
+// directory's mode was loosened.) The client checks the daemon's uid the same
+// way.
+//
+// # The protocol
+//
+// A stream Unix socket; every message is a frame: a 4-byte big-endian length
+// and that many bytes of JSON, at most FrameMax bytes. Decoding is strict
+// (unknown fields are errors), so a bcsrun and a bcsd of different builds
+// refuse each other's messages, naming the field, rather than dropping a
+// setting.
+//
+//	client → daemon   Request{Op: "run", Job}   with 2 or 3 descriptors (SCM_RIGHTS):
+//	                                            [stdin,] stdout, stderr
+//	daemon → client   Reply{Kind: "queued"}     zero or one, with a notice to print
+//	daemon → client   Reply{Kind: "started"}    after a wait in the queue
+//	client → daemon   Request{Op: "signal"}     zero or more: SIGINT, SIGTERM or SIGHUP
+//	daemon → client   Reply{Kind: "result"}     the launch.Result, or the error that kept the job from starting
+//
+// or, instead of a queue and a result, Reply{Kind: "refused"} with the exit
+// status and the message. Request{Op: "status"} is answered with
+// Reply{Kind: "status"}; Request{Op: "stop"} with Reply{Kind: "stopped"} once
+// the daemon has ended every job and released its socket and lock.
+//
+// The ranks get the client's descriptors themselves (rank 0 its standard
+// input, every rank its output), so what they write reaches the client's
+// terminal or files without a copy through the daemon, and launch.Run's own
+// messages (a failing rank, a deadlock report, the leak report) are written
+// to the client's standard error: the output is the one an embedded run
+// gives. The client's end of the connection closing (bcsrun killed) is a
+// SIGHUP to its job; while it waits in the queue, the job is dropped.
+//
+// # Admission
+//
+// A job is started when fewer than MPL jobs run and none waits before it. A
+// job is refused (exit status 2) when its footprint does not fit in the
+// memory available now: ranks × the declared size per rank
+// (bcsrun --mem-per-rank; AssumedRankBytes when not declared) plus its
+// shared-memory regions, against MemAvailable of /proc/meminfo. The running
+// jobs' present use is already out of MemAvailable; growth still to come is
+// not foreseen (declare the peak with --mem-per-rank). The check is made when
+// the job arrives and again when it leaves the queue. A full machine under
+// --no-queue, and a queued job when the daemon stops, get exit status 75
+// (EX_TEMPFAIL: nothing ran, try again).
+//
+// # Where the gang scheduler plugs in
+//
+// Daemon.Prepare, when set, is called on every job just before launch.Run,
+// from the job's goroutine: it is where the gang master (one strobe for
+// every job) is given to the job. Without it, jobs in the daemon are
+// concurrent launch.Runs, each with its own master.
+//
+// # Concurrency and ownership
+//
+// A Daemon is safe for concurrent use. It owns its listener, its lock file,
+// every accepted connection and every descriptor a client passes; a job's
+// descriptors are closed when its launch.Run has returned (every rank has
+// ended then) or when it leaves the queue unstarted. A Client is used by one
+// goroutine; it owns its connection.
+//
+// # Rejected designs
+//
+//   - Copying the ranks' output through the socket: every byte would cross
+//     the daemon, and the ranks could no longer tell a terminal from a file
+//     (isatty, line buffering).
+//   - A pid file without a lock: a stale pid is recycled by another process,
+//     and two daemons starting together both see no daemon. flock is released
+//     by the kernel on death, so no stale state survives.
+//   - Passing the client's configuration file and environment for the daemon
+//     to load: the daemon's cwd, HOME and files are not the client's; the
+//     client resolves the configuration and sends the result.
+//
+// Differences from an embedded run: the ranks are children of the daemon, so
+// they get its umask, resource limits and session; Ctrl-Z stops bcsrun, not
+// the job.
+package gangd
