@@ -456,7 +456,7 @@ func TestGangFlagsBadInput(t *testing.T) {
 	if r := command(t, env, bin, "", filepath.Join(bin, "bcsd"), "start", "now"); r.code != 2 || !strings.Contains(r.stderr, `bcsd start: unexpected argument "now"`) {
 		t.Errorf("bcsd start now: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := command(t, append(env, "BCS_GANG_MPL=0"), bin, "", filepath.Join(bin, "bcsd"), "start"); r.code != 1 || !strings.Contains(r.stderr, "gang_mpl = 0, want 1 .. 16 (from BCS_GANG_MPL)") {
+	if r := command(t, append(env, "BCS_GANG_MPL=0"), bin, "", filepath.Join(bin, "bcsd"), "start"); r.code != 1 || !strings.Contains(r.stderr, "gang_mpl = 0, want 1 .. 64 jobs (from BCS_GANG_MPL)") {
 		t.Errorf("bcsd start with gang_mpl 0: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -496,4 +496,37 @@ func TestGangdMDSInClientDir(t *testing.T) {
 		t.Errorf("no MDS files under %s", filepath.Join(work, "bcs-mds", "latest"))
 	}
 	g.stop(t)
+}
+
+// Two jobs at once in the daemon, under its gang master: while a job waits
+// in MPI for ever (its quantum is given away), another computes its result,
+// a third crashes (rank 1 exits 3) and fails alone, and the first still
+// ends as a signal ends it. Each job's communication stays its own.
+func TestGangdTwoJobsAtOnce(t *testing.T) {
+	before := listeners(t)
+	g := startGangd(t, "")
+	var e1 syncBuf
+	first := g.startHang(t, &e1, "BCS_DEADLOCK_SLICES=0") // waits until signalled
+
+	st := g.bcsrun(t, bin, "", "--status")
+	if st.code != 0 || !strings.Contains(st.stdout, "multiprogramming level 2: 1 running, 0 queued") {
+		t.Errorf("bcsrun --status with one job: exit %d\n%s%s", st.code, st.stdout, st.stderr)
+	}
+	r := g.bcsrun(t, bin, "", "-n", "3", "./e2eprog", "exchange")
+	if r.code != 0 || !strings.Contains(r.stdout, "exchange ok: 3 ranks") {
+		t.Errorf("a job beside the waiting one: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = g.bcsrun(t, bin, "", "-n", "2", "./e2eprog", "exit3")
+	if r.code != 3 || !strings.Contains(r.stderr, "rank 1 exited with status 3") {
+		t.Errorf("a crashing job beside the waiting one: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if first.ProcessState != nil {
+		t.Fatalf("the waiting job ended while the others ran:\n%s", e1.String())
+	}
+	signalAndWait(t, first, syscall.SIGTERM)
+	if first.ProcessState.ExitCode() != 143 {
+		t.Errorf("first job: exit %d\n%s", first.ProcessState.ExitCode(), e1.String())
+	}
+	g.stop(t)
+	nothingLeft(t, before)
 }
