@@ -67,7 +67,8 @@ func Timeslice(dir string) int64 {
 }
 
 var timeMetric = map[string]bool{"GETTS": true, "GTDEM": true, "GTMSM": true, "GTTS": true, "LATE": true,
-	"LETTS": true, "LTDEM": true, "LTMSM": true, "LTTS": true, "LTR0": true, "LTR1": true, "LTR2": true, "LTR3": true, "LTR4": true}
+	"LETTS": true, "LTDEM": true, "LTMSM": true, "LTTS": true, "LTR0": true, "LTR1": true, "LTR2": true, "LTR3": true, "LTR4": true,
+	"SWITCHNS": true}
 
 // Range limits a figure to slices [From, To] (To 0: to the end).
 type Range struct{ From, To uint64 }
