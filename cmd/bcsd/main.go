@@ -86,7 +86,7 @@ func run(sigs <-chan os.Signal) int {
 		return 2
 	}
 	code, err := launch.RunHost(launch.HostJob{Ranks: *ranks, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg,
-		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs})
+		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs, Control: os.Getenv(launch.VarControl)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -129,7 +129,7 @@ func overSSH(sigs <-chan os.Signal, pmiPort string, node int, host string, ranks
 		}
 	}()
 	code, err := launch.RunHost(launch.HostJob{Ranks: ranks, Program: args[0], Args: args[1:], Config: cfg,
-		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop})
+		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop, Control: pmiPort})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -22,6 +22,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
 
@@ -59,10 +60,14 @@ type HostJob struct {
 	PMI *pmi.Client
 	// Host names this host in messages (Slurm's node name).
 	Host    string
-	Stdin   *os.File  // rank 0's input (node 0 only); nil: /dev/null
+	Stdin   *os.File  // rank 0's input (node 0 only); nil: from bcsrun over the control connection, else /dev/null
 	Stdout  io.Writer // nil: os.Stdout
 	Stderr  io.Writer // nil: os.Stderr
 	Signals <-chan os.Signal
+	// Control is bcsrun's control address (control.go: VarControl under
+	// Slurm, the PMI port over ssh): the job's verdict, its MDS data and
+	// rank 0's input go through it. "": none (the MDS must then be off).
+	Control string
 }
 
 // RunHost runs this host's node of a job across hosts and returns the exit
@@ -213,6 +218,26 @@ func RunHost(job HostJob) (code int, err error) {
 			}
 		}
 	}
+	// The control connection to bcsrun (control.go).
+	var ctl *hostControl
+	if job.Control != "" {
+		if ctl, err = dialControl(job.Control, job.Secret, job.JobID, me, job.Host); err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+		defer ctl.close()
+	}
+	hm, err := newHostMonitor(cfg, job.JobID, me, job.Ranks)
+	if err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	defer hm.removeDir()
+	if hm != nil && ctl == nil {
+		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
+	}
+	var ctlAbort <-chan struct{}
+	if ctl != nil {
+		ctlAbort = ctl.abort
+	}
 	// describe names the host of the node a job error is about.
 	describe := func(err error) string {
 		var je *nicthread.JobError
@@ -225,6 +250,14 @@ func RunHost(job HostJob) (code int, err error) {
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	ac := n.agentConfig(cfg, nodeOf)
 	ac.OnWarn = onWarn
+	var onSlice func(*strobe.SliceRecord)
+	var onDEM func([]proto.Descriptor)
+	if hm != nil {
+		ac.OnSlice = hm.agentHook(me)
+		if hm.global != nil { // node 0
+			onSlice, onDEM, ac.OnPlan = hm.onSlice, hm.onDEM, hm.onPlan
+		}
+	}
 	ep := n.remoteAgent(ac, agentMesh, cfg.TXTimeout)
 	if stallNode, stallAt := faultStall(); stallNode == me {
 		ep.StallAt = stallAt
@@ -249,11 +282,14 @@ func RunHost(job HostJob) (code int, err error) {
 	defer stopOnce()
 	masterCh := make(chan error, 1)
 	masterDone := me != 0
+	var masterSt nicthread.MasterStats // written before masterCh's send
 	if me == 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout}, remote, stop)
+			st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
+				OnSlice: onSlice, OnDEM: onDEM}, remote, stop)
+			masterSt = st
 			masterCh <- err
 		}()
 	}
@@ -285,9 +321,22 @@ func RunHost(job HostJob) (code int, err error) {
 	stdin := job.Stdin
 	if me != 0 {
 		stdin = nil
+	} else if stdin == nil && ctl != nil {
+		// Over ssh: bcsrun's input comes over the control connection.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 1, fmt.Errorf("%s: rank 0's input pipe: %w", who, err)
+		}
+		defer r.Close()
+		go ctl.feedInput(w, stop)
+		stdin = r
+	}
+	rankMDS := jobenv.MDS{Mode: "none"}
+	if hm != nil {
+		rankMDS = hm.env(cfg)
 	}
 	sp := &spawner{who: who, prog: prog, args: job.Args, env: rankEnviron(os.Environ()), jobID: job.JobID, size: job.Ranks, cfg: cfg,
-		mds: jobenv.MDS{Mode: "none"}, reportW: reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
+		mds: rankMDS, reportW: reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
 	var startErr error
 	for li, r := range n.ranks {
 		cmd, err := sp.start(n, li, r)
@@ -314,6 +363,9 @@ func RunHost(job HostJob) (code int, err error) {
 		code = c
 		if msg != "" {
 			fmt.Fprintln(stderr, msg)
+			if ctl != nil { // bcsrun ends the job on the other hosts
+				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: strings.Contains(msg, "(node 0's bcsd says why)")})
+			}
 		}
 		n.agent.Abort()
 		for _, p := range procs {
@@ -377,6 +429,9 @@ func RunHost(job HostJob) (code int, err error) {
 			agentDone, agentErr, agentPending = true, err, true
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), "") // bcsrun (or Slurm) says why
+		case <-ctlAbort:
+			ctlAbort = nil
+			abort(1, "") // another host failed: bcsrun has its verdict
 		case <-killTimer:
 			for _, p := range procs {
 				p.Kill()
@@ -451,6 +506,21 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 		if err := c.Finalize(); err != nil {
 			fmt.Fprintf(stderr, "%s: warning: %v\n", who, err)
+		}
+	}
+	if ctl != nil {
+		if me == 0 { // the master's goroutine has ended (wg.Wait above)
+			ctl.sendJSON('S', hostStats{Slices: masterSt.Slices, Skipped: masterSt.Skipped, FIFO: masterSt.FIFO})
+		}
+		if err := ctl.ship(hm, me, code); err != nil {
+			fmt.Fprintf(stderr, "%s: warning: sending this host's end to bcsrun: %v\n", who, err)
+		}
+		// Exit when bcsrun has every host's part (or is gone, or a signal
+		// says stop): under Slurm, an exit now could end the step under a
+		// host still sending.
+		select {
+		case <-ctl.release:
+		case <-sigs:
 		}
 	}
 	return code, nil

@@ -98,7 +98,11 @@ func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
 		defer c.Close()
 		defer s.Close()
 		go io.WriteString(c, line)
-		return a.admit(s, claimed, &mu)
+		l, err := readLine(s, 200)
+		if err != nil {
+			return 0, err
+		}
+		return a.admit(l, claimed, &mu)
 	}
 	if _, err := try(pmiAuth([]byte("fedcba9876543210"), "j1", 1)); err == nil {
 		t.Errorf("a wrong secret was admitted")

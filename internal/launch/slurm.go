@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
-	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -88,15 +87,31 @@ func RunSlurm(job Job) (res Result, err error) {
 	}
 	res.JobID, res.Hosts, res.BytesPerSliceMax = a.jobID, a.hosts, a.cfg.BytesPerSliceMax
 	res.JobID = "slurm" + os.Getenv("SLURM_JOB_ID") + "-" + a.jobID
+	a.jobID = res.JobID // what the bcsds prove on their control connections
 	start := time.Now()
+	mon, err := newMonitorFor(job, a.cfg, res.JobID, NodeOf(job.Ranks, a.hosts, a.cfg.Cyclic(), a.cfg.PPN), stderr, false)
+	if err != nil {
+		return res, err
+	}
+	defer mon.close()
+	ln, ctlAddr, err := controlListen(a.cfg.Address)
+	if err != nil {
+		return res, fmt.Errorf("bcsrun: %w", err)
+	}
+	defer ln.Close()
+	ctl := newCtlServer(a, job.Ranks, nil, mon, nil, false, stderr)
+	accepting := ctl.accept(ln)
 
 	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "")...)
-	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf))
+	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf), VarControl+"="+ctlAddr)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if job.Stdin != nil {
 		cmd.Stdin = job.Stdin
 	}
 	if err := cmd.Start(); err != nil {
+		ln.Close()
+		<-accepting
+		ctl.finish()
 		return res, fmt.Errorf("bcsrun: starting srun: %w", err)
 	}
 	done := make(chan error, 1)
@@ -122,14 +137,17 @@ func RunSlurm(job Job) (res Result, err error) {
 		break
 	}
 	res.Elapsed = time.Since(start)
-	if sig != nil {
-		res.ExitCode = 128 + int(sig.(syscall.Signal))
-		return res, nil
-	}
+	ln.Close()
+	<-accepting
+	cr := ctl.finish()
 	var ee *exec.ExitError
 	switch {
+	case sig != nil:
+		res.ExitCode = 128 + int(sig.(syscall.Signal))
 	case err == nil:
 	case errors.As(err, &ee):
+		// srun's status is a host's bcsd's, or 137 when it ended the
+		// others: the failing host's verdict (below) says what failed.
 		res.ExitCode = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.ExitCode = 128 + int(ws.Signal())
@@ -138,6 +156,7 @@ func RunSlurm(job Job) (res Result, err error) {
 	default:
 		return res, fmt.Errorf("bcsrun: srun: %w", err)
 	}
+	cr.apply(&res, sig != nil, mon, ctl.hostNames(), stdout, stderr)
 	return res, nil
 }
 
@@ -195,8 +214,8 @@ func prepareAcross(job Job, avail int) (*across, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if m := cfg.MDSMode(); m != (mds.Mode{}) {
-		return nil, fmt.Errorf("bcsrun: mds = %q is not collected across hosts yet; run with mds: none across hosts, or --launcher local", cfg.MDS)
+	if m := cfg.MDSMode(); m.Kernel {
+		return nil, fmt.Errorf("bcsrun: mds = %q: the kernel monitor does not run across hosts yet; want main, elan or main,elan across hosts, or --launcher local", cfg.MDS)
 	}
 	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
 		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
