@@ -635,7 +635,7 @@ func (s *ctlServer) finish() ctlResult {
 			p.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
 		}
 	}
-	s.wg.Wait()                       // the readers post their last events before they return
+	s.wg.Wait()                     // the readers post their last events before they return
 	s.events <- ctlEvent{kind: 'Q'} // after those: run takes them all, then stops
 	<-s.ran
 	close(s.quit)

@@ -98,6 +98,18 @@ func RunHost(job HostJob) (code int, err error) {
 			c.Close()
 		}
 	}()
+	var ctl *hostControl // the control connection to bcsrun, once made
+	defer func() {
+		// This host could not start its part: bcsrun hears why, and the
+		// launcher ends the step (the other hosts may wait in the start-up
+		// fence for this one).
+		if err != nil {
+			if ctl != nil {
+				ctl.sendJSON('V', hostVerdict{Code: 1, Message: err.Error()})
+			}
+			c.Abort(1, err.Error())
+		}
+	}()
 	who := "bcsd"
 	if job.Host != "" {
 		who = "bcsd on " + job.Host
@@ -219,7 +231,6 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}
 	// The control connection to bcsrun (control.go).
-	var ctl *hostControl
 	if job.Control != "" {
 		if ctl, err = dialControl(job.Control, job.Secret, job.JobID, me, job.Host); err != nil {
 			return 1, fmt.Errorf("%s: %w", who, err)
@@ -319,6 +330,7 @@ func RunHost(job HostJob) (code int, err error) {
 	out := &output{tag: cfg.TagOutput, host: job.Host}
 	notJob := pidSet(others)
 	stdin := job.Stdin
+	var stdinR *os.File // ours, closed once rank 0 has its copy
 	if me != 0 {
 		stdin = nil
 	} else if stdin == nil && ctl != nil {
@@ -330,6 +342,7 @@ func RunHost(job HostJob) (code int, err error) {
 		defer r.Close()
 		go ctl.feedInput(w, stop)
 		stdin = r
+		stdinR = r
 	}
 	rankMDS := jobenv.MDS{Mode: "none"}
 	if hm != nil {
@@ -350,6 +363,9 @@ func RunHost(job HostJob) (code int, err error) {
 	}
 	if reportW != nil {
 		reportW.Close()
+	}
+	if stdinR != nil { // rank 0's end of its input: a rank gone makes the writer's next write fail
+		stdinR.Close()
 	}
 
 	// Watch.

@@ -41,9 +41,16 @@ func SlurmHosts() (int, error) {
 // SlurmArgs are srun's arguments for a job of hosts bcsds (Mode A of
 // docs: one bcsd per host, PMI-2 for the rendezvous). The program and its
 // arguments follow "--": bcsd takes no option after it.
-func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool) []string {
+//
+// srun does not end the step when one bcsd fails (--kill-on-bad-exit=0):
+// bcsrun ends the job on every host through their control connections,
+// and each bcsd sends its MDS data before it exits. A host that cannot
+// start calls PMI abort, which ends the step at once; wait bounds how long
+// srun lets the other bcsds run once one has ended (--wait, whole seconds).
+func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, wait time.Duration) []string {
 	h := strconv.Itoa(hosts)
-	a := []string{"--mpi=pmi2", "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=1", "--cpu-bind=none",
+	w := max(1, int((wait+time.Second-1)/time.Second))
+	a := []string{"--mpi=pmi2", "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=" + strconv.Itoa(w), "--cpu-bind=none",
 		"--input=0", "--quiet"}
 	if inStep { // bcsrun is itself a task of a step: share its resources
 		a = append(a, "--overlap")
@@ -102,7 +109,11 @@ func RunSlurm(job Job) (res Result, err error) {
 	ctl := newCtlServer(a, job.Ranks, nil, mon, nil, false, stderr)
 	accepting := ctl.accept(ln)
 
-	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "")...)
+	// srun's --wait: a bcsd ended, the others have this long to end the
+	// job, send their MDS data and exit (bcsrun releases them within
+	// ctl.bound of a failure).
+	wait := 2*ctl.bound + killWait
+	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "", wait)...)
 	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf), VarControl+"="+ctlAddr)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if job.Stdin != nil {
