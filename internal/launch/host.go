@@ -371,6 +371,7 @@ func RunHost(job HostJob) (code int, err error) {
 	// Watch.
 	aborting := false
 	var killTimer <-chan time.Time
+	secondary := false // the next abort's message is a consequence of another host's end
 	abort := func(c int, msg string) {
 		if aborting {
 			return
@@ -380,7 +381,7 @@ func RunHost(job HostJob) (code int, err error) {
 		if msg != "" {
 			fmt.Fprintln(stderr, msg)
 			if ctl != nil { // bcsrun ends the job on the other hosts
-				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: strings.Contains(msg, "(node 0's bcsd says why)")})
+				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: secondary || strings.Contains(msg, "(node 0's bcsd says why)")})
 			}
 		}
 		n.agent.Abort()
@@ -437,6 +438,7 @@ func RunHost(job HostJob) (code int, err error) {
 		case err := <-masterCh:
 			masterDone = true
 			if err != nil {
+				secondary = peerGone(err)
 				abort(1, describe(err))
 			} else if !aborting && len(procs) > 0 {
 				abort(1, who+": the master stopped before the ranks finished")
@@ -470,7 +472,8 @@ func RunHost(job HostJob) (code int, err error) {
 					err = nil
 				}
 				if err != nil {
-					abort(1, describe(err))
+					secondary = peerGone(err)
+				abort(1, describe(err))
 				} else if len(procs) > 0 {
 					abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
 				}
@@ -616,4 +619,16 @@ func ListenAddress(key string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("address = auto: no interface other than loopback is up with an IPv4 address; set address to an IP address or an interface name")
+}
+
+// peerGone reports whether err is another host's connection ending (that
+// host ended its part, or died): a consequence, whose cause that host's
+// bcsd, or bcsrun, reports.
+func peerGone(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	// A node's report relayed by the master keeps only the text.
+	t := err.Error()
+	return strings.HasSuffix(t, ": EOF") || strings.HasSuffix(t, ": unexpected EOF") || strings.Contains(t, "connection reset by peer") || strings.Contains(t, "broken pipe")
 }
