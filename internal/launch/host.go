@@ -473,7 +473,7 @@ func RunHost(job HostJob) (code int, err error) {
 				}
 				if err != nil {
 					secondary = peerGone(err)
-				abort(1, describe(err))
+					abort(1, describe(err))
 				} else if len(procs) > 0 {
 					abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
 				}
