@@ -107,6 +107,12 @@ func checkHostsMDS(t *testing.T, dir string, want []string, hosts []string) {
 	if out, err := exec.Command(filepath.Join(bin, "bcsreport"), dir).CombinedOutput(); err != nil {
 		t.Errorf("bcsreport %s: %v\n%s", dir, err, out)
 	}
+	// The figures draw: the master's (node 0's bcsd) and another host's node.
+	for _, fig := range [][]string{{"getts", dir}, {"ncoll", dir, "--node", "1"}} {
+		if out, err := exec.Command(filepath.Join(bin, "bcsplot"), fig...).CombinedOutput(); err != nil {
+			t.Errorf("bcsplot %v: %v\n%s", fig, err, out)
+		}
+	}
 }
 
 // hostMDSLeft lists the bcs-mds-* staging directories of jobs across hosts
