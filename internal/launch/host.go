@@ -381,7 +381,7 @@ func RunHost(job HostJob) (code int, err error) {
 		if msg != "" {
 			fmt.Fprintln(stderr, msg)
 			if ctl != nil { // bcsrun ends the job on the other hosts
-				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: secondary || strings.Contains(msg, "(node 0's bcsd says why)")})
+				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: secondary})
 			}
 		}
 		n.agent.Abort()
@@ -389,6 +389,26 @@ func RunHost(job HostJob) (code int, err error) {
 			p.Signal(syscall.SIGTERM)
 		}
 		killTimer = time.After(2 * time.Second)
+	}
+	// abortAfter aborts with msg; a consequence of another host's end
+	// (a peer's connection closed, the master stopped the job) first waits
+	// up to quietWait for bcsrun's word that another host ended the job,
+	// which that host's report explains: then this host says nothing, as
+	// on one machine only the cause is printed.
+	var quietMsg string
+	var quietTimer <-chan time.Time
+	abortAfter := func(msg string, consequence bool) {
+		if aborting {
+			return
+		}
+		if consequence && ctl != nil {
+			if quietTimer == nil {
+				quietMsg, quietTimer = msg, time.After(quietWait)
+			}
+			return
+		}
+		secondary = consequence
+		abort(1, msg)
 	}
 	if startErr != nil {
 		abort(1, startErr.Error())
@@ -404,7 +424,7 @@ func RunHost(job HostJob) (code int, err error) {
 	// signals and rank exits are still watched meanwhile.
 	var agentErr error
 	agentPending := false
-	for len(procs) > 0 || !aborting && (!agentDone || agentPending) {
+	for len(procs) > 0 || !aborting && (!agentDone || agentPending || quietTimer != nil) {
 		if len(procs) == 0 && !aborting && !fencing {
 			// Every local rank ended well: wait, serving the agent, for every
 			// other host's (the fence completes when all bcsds entered it).
@@ -438,8 +458,7 @@ func RunHost(job HostJob) (code int, err error) {
 		case err := <-masterCh:
 			masterDone = true
 			if err != nil {
-				secondary = peerGone(err)
-				abort(1, describe(err))
+				abortAfter(describe(err), peerGone(err))
 			} else if !aborting && len(procs) > 0 {
 				abort(1, who+": the master stopped before the ranks finished")
 			}
@@ -450,6 +469,10 @@ func RunHost(job HostJob) (code int, err error) {
 		case <-ctlAbort:
 			ctlAbort = nil
 			abort(1, "") // another host failed: bcsrun has its verdict
+		case <-quietTimer:
+			quietTimer = nil
+			secondary = true
+			abort(1, quietMsg)
 		case <-killTimer:
 			for _, p := range procs {
 				p.Kill()
@@ -472,10 +495,9 @@ func RunHost(job HostJob) (code int, err error) {
 					err = nil
 				}
 				if err != nil {
-					secondary = peerGone(err)
-					abort(1, describe(err))
+					abortAfter(describe(err), peerGone(err))
 				} else if len(procs) > 0 {
-					abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
+					abortAfter(who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)", true)
 				}
 			}
 		}
@@ -620,6 +642,10 @@ func ListenAddress(key string) (string, error) {
 	}
 	return "", fmt.Errorf("address = auto: no interface other than loopback is up with an IPv4 address; set address to an IP address or an interface name")
 }
+
+// quietWait bounds how long a host whose job error is a consequence of
+// another host's end waits for bcsrun to say that the job ended elsewhere.
+const quietWait = 2 * time.Second
 
 // peerGone reports whether err is another host's connection ending (that
 // host ended its part, or died): a consequence, whose cause that host's
