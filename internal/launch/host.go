@@ -73,8 +73,9 @@ type HostJob struct {
 // RunHost runs this host's node of a job across hosts and returns the exit
 // status for bcsd: 0, a failing rank's status (128+signal if it was
 // killed), 1 for a runtime failure, 128+signal when bcsd was told to stop.
-// An error means the node could not be started; the caller prints it and
-// exits non-zero, which (srun --kill-on-bad-exit) ends the other hosts' too.
+// An error means the node could not be started; RunHost has told bcsrun
+// and called PMI abort (which ends the step on every host); the caller
+// prints it and exits non-zero.
 //
 // The node runs as an embedded node does (region, agent, ranks, output,
 // orphans ended), behind a transport mesh to the other hosts that it builds
@@ -82,6 +83,14 @@ type HostJob struct {
 // When every local rank has ended well, bcsd enters a PMI fence; the fence
 // completes when every host's ranks have ended, and node 0 then stops the
 // master, whose stop ends every agent.
+//
+// With a control connection (job.Control, control.go): a failure this host
+// judges (a rank's exit, a runtime error) goes to bcsrun, which ends the
+// job on the other hosts ('A', an abort as for a signal, silent); an error
+// that is only a consequence of another host's end (a peer's connection
+// closed, the master stopping the job) waits up to quietWait for that word
+// before it is printed. At the end, failed or not, the host sends its MDS
+// files (hostmds.go) and its status, then waits for bcsrun's release.
 //
 // Call it once, from bcsd's main flow: like Run, it makes the process the
 // reaper of its ranks' orphans; and when the job fails elsewhere while this
