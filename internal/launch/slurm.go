@@ -65,10 +65,14 @@ func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, 
 // secret, id and configuration travel in bcsd's environment (VarSecret,
 // VarJob, VarConfig), never on a command line. Ranks are placed by block.
 //
-// The ranks' output reaches bcsrun through srun; a failing rank's bcsd
-// prints why the job failed and exits with the rank's status, srun
-// (--kill-on-bad-exit) ends the others, and Result.ExitCode is srun's
-// status. A terminating signal is forwarded to srun as SIGTERM.
+// The ranks' output reaches bcsrun through srun. Each bcsd dials bcsrun's
+// control port (VarControl, control.go): a failing rank's bcsd prints why
+// the job failed and tells bcsrun, which ends the job on the other hosts;
+// every host sends its MDS data (the job's directory is on this host, as
+// for a local job), and Result.ExitCode is the failing rank's status and
+// Result.Message its host's report, not srun's. Without a report (a bcsd
+// that could not start) it is srun's status. A terminating signal is
+// forwarded to srun as SIGTERM.
 func RunSlurm(job Job) (res Result, err error) {
 	sigs := job.Signals
 	if sigs == nil {
