@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/emds"
@@ -120,4 +122,25 @@ func checkHostsMDS(t *testing.T, dir string, want []string, hosts []string) {
 func hostMDSLeft(prefix string) []string {
 	l, _ := filepath.Glob(filepath.Join(os.TempDir(), "bcs-mds-"+prefix+"*"))
 	return l
+}
+
+// processIn returns the pid of a process running exe in network namespace
+// ns (0 if none).
+func processIn(ns, exe string) int {
+	var want syscall.Stat_t
+	if syscall.Stat("/run/netns/"+ns, &want) != nil {
+		return 0
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if e, err := os.Readlink(d + "/exe"); err != nil || e != exe {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(d+"/ns/net", &st) == nil && st.Ino == want.Ino {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			return pid
+		}
+	}
+	return 0
 }

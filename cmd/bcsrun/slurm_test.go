@@ -171,18 +171,30 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		}
 	})
 	t.Run("MDS, failing rank", func(t *testing.T) {
+		// Every rank is in MPI (it printed "ready"); rank 2, on h2, is
+		// killed: the others are stopped and dump their MMDS.
 		root := t.TempDir()
-		r := sallocHook(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, "", nil, "-n", "4", "./e2eprog", "exit3")
-		if r.code != 3 {
-			t.Fatalf("exit %d, want 3\nstderr:\n%s", r.code, r.stderr)
+		r := sallocHook(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, "", func(o, e *watched) {
+			if !o.waitFor("ready", 4, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if pid := processIn("bcsslurm2", filepath.Join(bin, "e2eprog")); pid != 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			} else {
+				t.Errorf("no rank in host h2's namespace")
+			}
+		}, "-n", "4", "./e2eprog", "hang")
+		if r.code != 137 || !strings.Contains(r.stderr, "bcsd on h2: rank 2 was killed by signal killed; job aborted") {
+			t.Fatalf("exit %d, want 137 naming rank 2 on h2\nstderr:\n%s", r.code, r.stderr)
 		}
 		dir := latestDir(t, root, r.stderr)
 		m := readHostsManifest(t, dir)
-		if m.ExitCode == nil || *m.ExitCode != 3 || len(m.MissingHosts) > 0 || !slices.Equal(m.Hosts, []string{"h1", "h2", "h3"}) {
-			t.Errorf("manifest: exit %v, hosts %q, missing %q; want 3, every host, none missing", m.ExitCode, m.Hosts, m.MissingHosts)
+		if m.ExitCode == nil || *m.ExitCode != 137 || len(m.MissingHosts) > 0 || !slices.Equal(m.Hosts, []string{"h1", "h2", "h3"}) {
+			t.Errorf("manifest: exit %v, hosts %q, missing %q; want 137, every host, none missing", m.ExitCode, m.Hosts, m.MissingHosts)
 		}
-		// Every host's part came back: ranks 0, 2, 3 dumped when stopped.
-		for _, f := range []string{"emds-global.csv", "emds-node0.csv", "emds-node1.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank2.csv", "mmds-rank3.csv"} {
+		// Every host's part came back, the stopped ranks' dumps included.
+		for _, f := range []string{"emds-global.csv", "emds-node0.csv", "emds-node1.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank1.csv", "mmds-rank3.csv"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("%s: %v", f, err)
 			}
