@@ -47,8 +47,8 @@ import (
 // host that is still sending its MDS data.
 
 // VarControl is bcsrun's control address for the bcsds under Slurm:
-// host:port, or :port when bcsrun listens on every address (address =
-// auto): bcsd then dials SLURM_LAUNCH_NODE_IPADDR, srun's host.
+// host:port, or :port (what bcsrun sets): bcsd then dials
+// SLURM_LAUNCH_NODE_IPADDR, srun's host.
 const VarControl = "BCSD_CONTROL"
 
 const (
@@ -786,28 +786,18 @@ func (r *mdsReceiver) abandon() {
 }
 
 // controlListen is where bcsrun listens for the bcsds' control connections
-// under Slurm: the address key's IP, or every address for "auto" (the
-// bcsds then dial srun's host, SLURM_LAUNCH_NODE_IPADDR); and the value of
-// VarControl for them.
-func controlListen(key string) (net.Listener, string, error) {
-	addr := ":0"
-	if key != "auto" {
-		ip, err := ListenAddress(key)
-		if err != nil {
-			return nil, "", err
-		}
-		addr = net.JoinHostPort(ip, "0")
-	}
-	ln, err := net.Listen("tcp", addr)
+// under Slurm: on every address (the address key names the compute hosts'
+// interface, which bcsrun's host may not have), and the value of
+// VarControl for them, ":port": each bcsd dials srun's host as Slurm saw it
+// (SLURM_LAUNCH_NODE_IPADDR), which the hosts reach already (srun's own
+// connections come from there).
+func controlListen() (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", ":0")
 	if err != nil {
 		return nil, "", fmt.Errorf("control port: %w", err)
 	}
-	v := ln.Addr().String()
-	if key == "auto" {
-		_, port, _ := net.SplitHostPort(v)
-		v = ":" + port
-	}
-	return ln, v, nil
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return ln, ":" + port, nil
 }
 
 // accept serves control connections on ln until it is closed; the

@@ -105,7 +105,7 @@ func RunSlurm(job Job) (res Result, err error) {
 		return res, err
 	}
 	defer mon.close()
-	ln, ctlAddr, err := controlListen(a.cfg.Address)
+	ln, ctlAddr, err := controlListen()
 	if err != nil {
 		return res, fmt.Errorf("bcsrun: %w", err)
 	}
