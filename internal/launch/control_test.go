@@ -194,3 +194,47 @@ func TestControlForwardsInput(t *testing.T) {
 		t.Errorf("verdict %+v, missing %q; want none", cr.verdict, cr.missing)
 	}
 }
+
+// TestHostMonitorFiles: node 0's bcsd keeps the master's window and the
+// matrix besides its node's; another node only its own, and none when
+// mds_nodes leaves it out; the staging directory goes with removeDir.
+func TestHostMonitorFiles(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	cfg := configs.Default()
+	cfg.Nodes, cfg.MDS, cfg.MDSNodes = 3, "main,elan", "0,1"
+	for _, c := range []struct {
+		node int
+		want []string
+	}{
+		{0, []string{"comm-matrix.csv", "emds-global.csv", "emds-node0.csv"}},
+		{1, []string{"emds-node1.csv"}},
+		{2, nil},
+	} {
+		m, err := newHostMonitor(cfg, "j", c.node, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env := m.env(cfg); env.JobDir != m.dir || env.Mode != "main,elan" {
+			t.Errorf("node %d: the ranks' MDS %+v, want the staging directory %s", c.node, env, m.dir)
+		}
+		if _, probs := m.dumpHost(c.node); len(probs) > 0 {
+			t.Fatalf("node %d: %v", c.node, probs)
+		}
+		ents, _ := os.ReadDir(m.dir)
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("node %d dumped %q, want %q", c.node, got, c.want)
+		}
+		m.removeDir()
+		if _, err := os.Stat(m.dir); !os.IsNotExist(err) {
+			t.Errorf("node %d: %s left: %v", c.node, m.dir, err)
+		}
+	}
+	cfg.MDS = "none"
+	if m, err := newHostMonitor(cfg, "j", 0, 4); m != nil || err != nil {
+		t.Errorf("mds none: %v, %v; want no monitor", m, err)
+	}
+}
