@@ -346,6 +346,35 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		}
 		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
 	})
+	t.Run("SIGTERM to bcsrun, MDS", func(t *testing.T) {
+		// Every host's part comes back when the job is stopped: the ranks'
+		// dumps at the signal, each node's EMDS.
+		root := t.TempDir()
+		r := sallocHook(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, "", func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if pid := processOf(filepath.Join(bin, "bcsrun")); pid != 0 {
+				syscall.Kill(pid, syscall.SIGTERM)
+			} else {
+				t.Errorf("no bcsrun running")
+			}
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code != 143 {
+			t.Fatalf("exit %d, want 143\nstderr:\n%s", r.code, r.stderr)
+		}
+		dir := latestDir(t, root, r.stderr)
+		m := readHostsManifest(t, dir)
+		if m.ExitCode == nil || *m.ExitCode != 143 || len(m.MissingHosts) > 0 {
+			t.Errorf("manifest: exit %v, missing %q; want 143, none missing", m.ExitCode, m.MissingHosts)
+		}
+		for _, f := range []string{"emds-global.csv", "emds-node0.csv", "emds-node1.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank1.csv", "mmds-rank2.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+	})
 	t.Run("link cut", func(t *testing.T) {
 		var cut time.Time
 		r := sallocHook(t, fast, "", func(o, e *watched) {

@@ -614,6 +614,20 @@ func (s *ctlServer) run() {
 	}
 }
 
+// stop ends the job on every host (bcsrun was told to stop), as a host's
+// failure does; it reports whether every host is connected (else the
+// caller must stop the others another way).
+func (s *ctlServer) stop(msg string) bool {
+	s.mu.Lock()
+	all := !s.closed
+	for _, p := range s.peers {
+		all = all && p != nil
+	}
+	s.mu.Unlock()
+	s.post(ctlEvent{kind: 'V', node: -1, verdict: hostVerdict{Code: 1, Message: msg}})
+	return all
+}
+
 // ctlResult is what the bcsds said, once the job has ended on every host.
 type ctlResult struct {
 	verdict *hostVerdict

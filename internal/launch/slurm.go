@@ -132,7 +132,7 @@ func RunSlurm(job Job) (res Result, err error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var sig os.Signal
-	var kill <-chan time.Time
+	var term, kill <-chan time.Time
 	for {
 		select {
 		case s := <-sigs:
@@ -140,9 +140,26 @@ func RunSlurm(job Job) (res Result, err error) {
 				sig = s
 				res.Message = fmt.Sprintf("bcsrun: %v received, job terminated", s)
 				fmt.Fprintln(stderr, res.Message)
+				// Every host connected: they end the job through their
+				// control connections and send their MDS data (Slurm's
+				// SIGTERM would be followed by its SIGKILL, KillWait
+				// later); srun is signalled only if they have not ended
+				// in killWait.
+				if ctl.stop(res.Message) {
+					term = time.After(killWait)
+					continue
+				}
+			}
+			term = nil
+			cmd.Process.Signal(syscall.SIGTERM) // srun passes it to every bcsd
+			if kill == nil {
 				kill = time.After(killWait)
 			}
-			cmd.Process.Signal(syscall.SIGTERM) // srun passes it to every bcsd
+			continue
+		case <-term:
+			term = nil
+			cmd.Process.Signal(syscall.SIGTERM)
+			kill = time.After(killWait)
 			continue
 		case <-kill:
 			cmd.Process.Kill() // Slurm ends the step without srun
