@@ -71,8 +71,10 @@ func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, 
 // every host sends its MDS data (the job's directory is on this host, as
 // for a local job), and Result.ExitCode is the failing rank's status and
 // Result.Message its host's report, not srun's. Without a report (a bcsd
-// that could not start) it is srun's status. A terminating signal is
-// forwarded to srun as SIGTERM.
+// that could not start) it is srun's status. A terminating signal ends the
+// job through the control connections (every host sends its MDS data);
+// srun gets SIGTERM if the hosts have not ended in killWait, or at once
+// when some host has not connected yet or at a second signal.
 func RunSlurm(job Job) (res Result, err error) {
 	sigs := job.Signals
 	if sigs == nil {
