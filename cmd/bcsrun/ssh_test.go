@@ -154,6 +154,42 @@ func TestSSHAcrossHosts(t *testing.T) {
 		t.Errorf("the hosts' MDS staging directories were left: %v", l)
 	}
 
+	// SIGTERM to bcsrun: every host's part of the MDS comes back.
+	{
+		root := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), "--hosts", hosts, "-n", "3", "./e2eprog", "hang")
+		cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd, "BCS_MDS=main,elan", "BCS_MDS_DIR="+root)
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if !o.waitFor("ready", 3, 60*time.Second) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if c := cmd.ProcessState.ExitCode(); c != 143 {
+			t.Errorf("SIGTERM with MDS: exit %d, want 143\n%s", c, e.String())
+		}
+		dir := latestDir(t, root, e.String())
+		m := readHostsManifest(t, dir)
+		if len(m.MissingHosts) > 0 {
+			t.Errorf("SIGTERM with MDS: missing %q\n%s", m.MissingHosts, e.String())
+		}
+		for _, f := range []string{"emds-global.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank2.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("SIGTERM with MDS: %s: %v", f, err)
+			}
+		}
+		nothingLeftWithin(t, 30*time.Second)
+	}
+
 	// bcsrun SIGKILLed mid-job: its ssh clients die with it, and with them
 	// every host's bcsd and ranks (nothingLeft in run1's place).
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
