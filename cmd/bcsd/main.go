@@ -1,7 +1,7 @@
 // Command bcsd runs one host's node of a BCS-MPI job across hosts. bcsrun
 // starts one per host of a Slurm allocation:
 //
-//	srun --mpi=pmi2 -N M -n M --ntasks-per-node=1 --kill-on-bad-exit=1 bcsd --ranks N -- PROGRAM [ARGS...]
+//	srun --mpi=pmi2 -N M -n M --ntasks-per-node=1 --kill-on-bad-exit=0 --wait=W bcsd --ranks N -- PROGRAM [ARGS...]
 //
 // Users do not start it themselves. It speaks PMI-2 to srun (its node id is
 // its PMI rank), listens on the configured address (key address), exchanges
@@ -10,7 +10,9 @@
 // ranks, forwards their output to srun, and exits with the job's status on
 // this host (see internal/launch.RunHost). Node 0's bcsd also runs the
 // master. The job's secret, id and configuration come from the environment
-// (BCSD_SECRET, BCSD_JOB, BCSD_CONFIG), never from the command line.
+// (BCSD_SECRET, BCSD_JOB, BCSD_CONFIG), never from the command line; it
+// dials bcsrun's control port (BCSD_CONTROL) for the job's verdict, its MDS
+// data, and, over ssh, rank 0's input.
 //
 // Started by bcsrun --hosts over ssh, it takes --pmi-port (bcsrun's PMI
 // server), --node and --host, reads the job as one JSON line on standard
@@ -107,7 +109,7 @@ func run(sigs <-chan os.Signal) int {
 		return 2
 	}
 	code, err := launch.RunHost(launch.HostJob{Ranks: *ranks, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg,
-		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs})
+		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs, Control: os.Getenv(launch.VarControl)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -150,7 +152,7 @@ func overSSH(sigs <-chan os.Signal, pmiPort string, node int, host string, ranks
 		}
 	}()
 	code, err := launch.RunHost(launch.HostJob{Ranks: ranks, Program: args[0], Args: args[1:], Config: cfg,
-		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop})
+		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop, Control: pmiPort})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

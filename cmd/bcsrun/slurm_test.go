@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,21 +135,71 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		name string
 		args []string
 		want string
+		code int    // the failing rank's own status, not srun's
+		also string // the failing call, as the rank names it
 	}{
 		// Rank 1 (on h1, node 0) exits 3 while the others wait for a
 		// message that never comes.
-		{"rank exits 3 on node 0", []string{"-n", "4", "./e2eprog", "exit3"}, "bcsd on h1: rank 1 exited with status 3; job aborted"},
+		{"rank exits 3 on node 0", []string{"-n", "4", "./e2eprog", "exit3"}, "bcsd on h1: rank 1 exited with status 3; job aborted", 3, ""},
 		// The last rank (on h3, node 2) is killed while the others wait for it.
-		{"rank killed on node 2", []string{"-n", "3", "./e2eprog", "kill"}, "bcsd on h3: rank 2 was killed by signal killed; job aborted"},
+		{"rank killed on node 2", []string{"-n", "3", "./e2eprog", "kill"}, "bcsd on h3: rank 2 was killed by signal killed; job aborted", 137, ""},
+		// Rank 1 (on h2) calls MPI_Abort(1) on a bad argument.
+		{"MPI error on node 1", []string{"-n", "3", "--ppn", "1", "./e2eprog", "badrank"}, "bcsd on h2: rank 1 exited with status 1; job aborted", 1,
+			"bcsmpi: rank 1: MPI_Send: MPI_ERR_RANK: dest = 99"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := salloc(t, c.args...)
-			if r.code == 0 || !strings.Contains(r.stderr, c.want) {
-				t.Fatalf("exit %d, want non-zero and stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			if r.code != c.code || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, c.also) {
+				t.Fatalf("exit %d, want %d and stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.code, c.want, r.stdout, r.stderr)
 			}
 			t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
 		})
 	}
+
+	// The MDS across hosts: the same files as the same job on one machine,
+	// in one directory on bcsrun's host, the manifest naming every host.
+	t.Run("MDS", func(t *testing.T) {
+		want := localMDSFiles(t, "-n", "5", "--nodes", "3", "./e2eprog", "collectives")
+		root := t.TempDir()
+		r := sallocHook(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, "", nil, "-n", "5", "./e2eprog", "collectives")
+		if r.code != 0 || !strings.Contains(r.stdout, "collectives ok: 5 ranks") || !strings.Contains(r.stderr, "MMDS summary, 5 ranks") {
+			t.Fatalf("exit %d, want 0, the result and the MMDS summary\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		checkHostsMDS(t, latestDir(t, root, r.stderr), want, []string{"h1", "h2", "h3"})
+		if l := hostMDSLeft("slurm"); len(l) > 0 {
+			t.Errorf("the hosts' MDS staging directories were left: %v", l)
+		}
+	})
+	t.Run("MDS, failing rank", func(t *testing.T) {
+		// Every rank is in MPI (it printed "ready"); rank 2, on h2, is
+		// killed: the others are stopped and dump their MMDS.
+		root := t.TempDir()
+		r := sallocHook(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, "", func(o, e *watched) {
+			if !o.waitFor("ready", 4, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if pid := processIn("bcsslurm2", filepath.Join(bin, "e2eprog")); pid != 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			} else {
+				t.Errorf("no rank in host h2's namespace")
+			}
+		}, "-n", "4", "./e2eprog", "hang")
+		if r.code != 137 || !strings.Contains(r.stderr, "bcsd on h2: rank 2 was killed by signal killed; job aborted") {
+			t.Fatalf("exit %d, want 137 naming rank 2 on h2\nstderr:\n%s", r.code, r.stderr)
+		}
+		dir := latestDir(t, root, r.stderr)
+		m := readHostsManifest(t, dir)
+		if m.ExitCode == nil || *m.ExitCode != 137 || len(m.MissingHosts) > 0 || !slices.Equal(m.Hosts, []string{"h1", "h2", "h3"}) {
+			t.Errorf("manifest: exit %v, hosts %q, missing %q; want 137, every host, none missing", m.ExitCode, m.Hosts, m.MissingHosts)
+		}
+		// Every host's part came back, the stopped ranks' dumps included.
+		for _, f := range []string{"emds-global.csv", "emds-node0.csv", "emds-node1.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank1.csv", "mmds-rank3.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+	})
 
 	// Start-up, measured on request (BCS_SLURM_MEASURE=1): bcsrun's wall
 	// time (srun and every bcsd, to the job's end) for a one-barrier job on
@@ -168,6 +219,27 @@ func TestSlurmAcrossHosts(t *testing.T) {
 					ts = append(ts, fmt.Sprintf("%ss (salloc %.3fs)", m[1], time.Since(start).Seconds()))
 				}
 				t.Logf("%v: bcsrun wall %v", c, ts)
+			}
+			// The stencil across 2 hosts, MDS off and on (main,elan): the
+			// program's own wall time and salloc's (gathering included).
+			// Interleaved rounds, so that the machine's load falls on both.
+			swall := regexp.MustCompile(`wall ([0-9.]+) s`)
+			modes := []string{"none", "main,elan"}
+			ts := map[string][]string{}
+			for i := 0; i < 7; i++ {
+				for _, mode := range modes {
+					root := t.TempDir()
+					start := time.Now()
+					r := sallocHook(t, []string{"BCS_MDS=" + mode, "BCS_MDS_DIR=" + root}, "", nil, "-N2", "-n", "4", "./stencil", "-iters", "400")
+					m := swall.FindStringSubmatch(r.stdout)
+					if r.code != 0 || m == nil {
+						t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+					}
+					ts[mode] = append(ts[mode], fmt.Sprintf("%ss (salloc %.3fs)", m[1], time.Since(start).Seconds()))
+				}
+			}
+			for _, mode := range modes {
+				t.Logf("stencil -n 4 on 2 hosts, mds %s: %v", mode, ts[mode])
 			}
 			for _, n := range []string{"1", "3"} { // Slurm's own share: a step of /bin/true
 				var ts []string
@@ -207,6 +279,46 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		}
 		t.Logf("what the user saw (%v after the kill, teardown included): exit %d\n%s", time.Since(killed).Round(time.Millisecond), r.code, r.stderr)
 	})
+	t.Run("bcsd killed, MDS", func(t *testing.T) {
+		root := t.TempDir()
+		r := sallocHook(t, append([]string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, fast...), "", func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if pid := bcsdIn("bcsslurm3"); pid != 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			} else {
+				t.Errorf("no bcsd in host h3's namespace")
+			}
+		}, "-n", "3", "./e2eprog", "hang")
+		// The killed bcsd could not remove its staging directory; the
+		// others did.
+		left := hostMDSLeft("slurm")
+		for _, l := range left {
+			os.RemoveAll(l)
+		}
+		if len(left) != 1 || !strings.Contains(left[0], "-node2-") {
+			t.Errorf("staging directories left: %q, want node 2's (its bcsd was killed) only", left)
+		}
+		if r.code == 0 {
+			t.Fatalf("exit 0\nstderr:\n%s", r.stderr)
+		}
+		dir := latestDir(t, root, r.stderr)
+		m := readHostsManifest(t, dir)
+		if len(m.MissingHosts) != 1 || !strings.Contains(m.MissingHosts[0], "host h3 (node 2): MDS data missing") || !strings.Contains(r.stderr, "bcsrun: MDS: host h3 (node 2): MDS data missing") {
+			t.Errorf("missing hosts %q, want one line naming h3, also on stderr:\n%s", m.MissingHosts, r.stderr)
+		}
+		for _, f := range []string{"emds-global.csv", "emds-node0.csv", "emds-node1.csv", "mmds-rank0.csv", "mmds-rank1.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("the other hosts' data: %s: %v", f, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "emds-node2.csv")); err == nil {
+			t.Errorf("emds-node2.csv of the killed host exists")
+		}
+		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+	})
 	t.Run("deadlock while other hosts wait at the end", func(t *testing.T) {
 		// Ranks 2 and 3 (h2, h3) finish, so their bcsds wait in the
 		// end-of-job fence; ranks 0 and 1 (h1) receive from each other.
@@ -233,6 +345,35 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			t.Fatalf("exit %d, want 143 and the signal named\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
 		t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+	})
+	t.Run("SIGTERM to bcsrun, MDS", func(t *testing.T) {
+		// Every host's part comes back when the job is stopped: the ranks'
+		// dumps at the signal, each node's EMDS.
+		root := t.TempDir()
+		r := sallocHook(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, "", func(o, e *watched) {
+			if !o.waitFor("ready", 3, 60*time.Second) {
+				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+				return
+			}
+			if pid := processOf(filepath.Join(bin, "bcsrun")); pid != 0 {
+				syscall.Kill(pid, syscall.SIGTERM)
+			} else {
+				t.Errorf("no bcsrun running")
+			}
+		}, "-n", "3", "./e2eprog", "hang")
+		if r.code != 143 {
+			t.Fatalf("exit %d, want 143\nstderr:\n%s", r.code, r.stderr)
+		}
+		dir := latestDir(t, root, r.stderr)
+		m := readHostsManifest(t, dir)
+		if m.ExitCode == nil || *m.ExitCode != 143 || len(m.MissingHosts) > 0 {
+			t.Errorf("manifest: exit %v, missing %q; want 143, none missing", m.ExitCode, m.MissingHosts)
+		}
+		for _, f := range []string{"emds-global.csv", "emds-node0.csv", "emds-node1.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank1.csv", "mmds-rank2.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
 	})
 	t.Run("link cut", func(t *testing.T) {
 		var cut time.Time

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -80,13 +83,14 @@ func TestSSHAcrossHosts(t *testing.T) {
 	}
 	sshCmd := "ssh -F /dev/null -i " + filepath.Join(dir, "user") + " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
 	hosts := strings.Join(cl.HostAddr, ",")
-	run1 := func(t *testing.T, args ...string) run {
+	runIn := func(t *testing.T, env []string, stdin io.Reader, args ...string) run {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), append([]string{"--hosts", hosts}, args...)...)
-		cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd)
+		cmd.Env = append(append(os.Environ(), "BCS_SSH="+sshCmd), env...)
 		cmd.Dir = bin
+		cmd.Stdin = stdin
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
@@ -102,6 +106,7 @@ func TestSSHAcrossHosts(t *testing.T) {
 		nothingLeft(t, map[string]string{})
 		return r
 	}
+	run1 := func(t *testing.T, args ...string) run { t.Helper(); return runIn(t, nil, nil, args...) }
 	r := run1(t, "-n", "5", "./e2eprog", "collectives")
 	if r.code != 0 || !strings.Contains(r.stdout, "collectives ok: 5 ranks") {
 		t.Fatalf("collectives: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -117,6 +122,73 @@ func TestSSHAcrossHosts(t *testing.T) {
 		t.Fatalf("failing rank: exit %d, want non-zero naming rank 2 and its host\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("what the user saw: exit %d\n%s", r.code, r.stderr)
+	// The failing rank's own status, its host named.
+	r = run1(t, "-n", "3", "./e2eprog", "exit3")
+	if r.code != 3 || !strings.Contains(r.stderr, "bcsd on "+cl.HostAddr[1]+": rank 1 exited with status 3; job aborted") {
+		t.Errorf("rank exits 3: exit %d, want 3 naming rank 1 and host %s\nstderr:\n%s", r.code, cl.HostAddr[1], r.stderr)
+	}
+
+	// bcsrun's standard input reaches rank 0 on its host, to its end
+	// (cat ends only at EOF), and no other rank; a large input too, through
+	// the control connection's window.
+	r = runIn(t, nil, strings.NewReader("hi\nthere\n"), "-n", "3", "--tag-output", "/bin/cat")
+	if want := fmt.Sprintf("[0@%[1]s] hi\n[0@%[1]s] there\n", cl.HostAddr[0]); r.code != 0 || r.stdout != want {
+		t.Errorf("stdin: exit %d, stdout %q, want %q\nstderr:\n%s", r.code, r.stdout, want, r.stderr)
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	r = runIn(t, nil, bytes.NewReader(big), "-n", "2", "/bin/sh", "-c", `if [ "$BCS_RANK" = 0 ]; then sha256sum; else cat; fi`)
+	sum := sha256.Sum256(big)
+	if want := hex.EncodeToString(sum[:]) + "  -\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("1 MiB of stdin: exit %d, stdout %q, want %q (rank 1 reads nothing)\nstderr:\n%s", r.code, r.stdout, want, r.stderr)
+	}
+
+	// The MDS across hosts, as for the same job on one machine.
+	want := localMDSFiles(t, "-n", "5", "--nodes", "3", "./e2eprog", "collectives")
+	root := t.TempDir()
+	r = runIn(t, []string{"BCS_MDS=main,elan", "BCS_MDS_DIR=" + root}, nil, "-n", "5", "./e2eprog", "collectives")
+	if r.code != 0 || !strings.Contains(r.stderr, "MMDS summary, 5 ranks") {
+		t.Fatalf("MDS: exit %d, want 0 and the summary\nstderr:\n%s", r.code, r.stderr)
+	}
+	checkHostsMDS(t, latestDir(t, root, r.stderr), want, cl.HostAddr)
+	if l := hostMDSLeft(""); len(l) > 0 {
+		t.Errorf("the hosts' MDS staging directories were left: %v", l)
+	}
+
+	// SIGTERM to bcsrun: every host's part of the MDS comes back.
+	{
+		root := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), "--hosts", hosts, "-n", "3", "./e2eprog", "hang")
+		cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd, "BCS_MDS=main,elan", "BCS_MDS_DIR="+root)
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if !o.waitFor("ready", 3, 60*time.Second) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if c := cmd.ProcessState.ExitCode(); c != 143 {
+			t.Errorf("SIGTERM with MDS: exit %d, want 143\n%s", c, e.String())
+		}
+		dir := latestDir(t, root, e.String())
+		m := readHostsManifest(t, dir)
+		if len(m.MissingHosts) > 0 {
+			t.Errorf("SIGTERM with MDS: missing %q\n%s", m.MissingHosts, e.String())
+		}
+		for _, f := range []string{"emds-global.csv", "emds-node2.csv", "mmds-rank0.csv", "mmds-rank2.csv"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("SIGTERM with MDS: %s: %v", f, err)
+			}
+		}
+		nothingLeftWithin(t, 30*time.Second)
+	}
 
 	// bcsrun SIGKILLed mid-job: its ssh clients die with it, and with them
 	// every host's bcsd and ranks (nothingLeft in run1's place).

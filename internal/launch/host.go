@@ -22,6 +22,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
 
@@ -59,17 +60,22 @@ type HostJob struct {
 	PMI *pmi.Client
 	// Host names this host in messages (Slurm's node name).
 	Host    string
-	Stdin   *os.File  // rank 0's input (node 0 only); nil: /dev/null
+	Stdin   *os.File  // rank 0's input (node 0 only); nil: from bcsrun over the control connection, else /dev/null
 	Stdout  io.Writer // nil: os.Stdout
 	Stderr  io.Writer // nil: os.Stderr
 	Signals <-chan os.Signal
+	// Control is bcsrun's control address (control.go: VarControl under
+	// Slurm, the PMI port over ssh): the job's verdict, its MDS data and
+	// rank 0's input go through it. "": none (the MDS must then be off).
+	Control string
 }
 
 // RunHost runs this host's node of a job across hosts and returns the exit
 // status for bcsd: 0, a failing rank's status (128+signal if it was
 // killed), 1 for a runtime failure, 128+signal when bcsd was told to stop.
-// An error means the node could not be started; the caller prints it and
-// exits non-zero, which (srun --kill-on-bad-exit) ends the other hosts' too.
+// An error means the node could not be started; RunHost has told bcsrun
+// and called PMI abort (which ends the step on every host); the caller
+// prints it and exits non-zero.
 //
 // The node runs as an embedded node does (region, agent, ranks, output,
 // orphans ended), behind a transport mesh to the other hosts that it builds
@@ -77,6 +83,14 @@ type HostJob struct {
 // When every local rank has ended well, bcsd enters a PMI fence; the fence
 // completes when every host's ranks have ended, and node 0 then stops the
 // master, whose stop ends every agent.
+//
+// With a control connection (job.Control, control.go): a failure this host
+// judges (a rank's exit, a runtime error) goes to bcsrun, which ends the
+// job on the other hosts ('A', an abort as for a signal, silent); an error
+// that is only a consequence of another host's end (a peer's connection
+// closed, the master stopping the job) waits up to quietWait for that word
+// before it is printed. At the end, failed or not, the host sends its MDS
+// files (hostmds.go) and its status, then waits for bcsrun's release.
 //
 // Call it once, from bcsd's main flow: like Run, it makes the process the
 // reaper of its ranks' orphans; and when the job fails elsewhere while this
@@ -91,6 +105,18 @@ func RunHost(job HostJob) (code int, err error) {
 		// bcsd exits next, which closes it.
 		if !fencing || fenceDone {
 			c.Close()
+		}
+	}()
+	var ctl *hostControl // the control connection to bcsrun, once made
+	defer func() {
+		// This host could not start its part: bcsrun hears why, and the
+		// launcher ends the step (the other hosts may wait in the start-up
+		// fence for this one).
+		if err != nil {
+			if ctl != nil {
+				ctl.sendJSON('V', hostVerdict{Code: 1, Message: err.Error()})
+			}
+			c.Abort(1, err.Error())
 		}
 	}()
 	who := "bcsd"
@@ -213,6 +239,25 @@ func RunHost(job HostJob) (code int, err error) {
 			}
 		}
 	}
+	// The control connection to bcsrun (control.go).
+	if job.Control != "" {
+		if ctl, err = dialControl(job.Control, job.Secret, job.JobID, me, job.Host); err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+		defer ctl.close()
+	}
+	hm, err := newHostMonitor(cfg, job.JobID, me, job.Ranks)
+	if err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	}
+	defer hm.removeDir()
+	if hm != nil && ctl == nil {
+		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
+	}
+	var ctlAbort <-chan struct{}
+	if ctl != nil {
+		ctlAbort = ctl.abort
+	}
 	// describe names the host of the node a job error is about.
 	describe := func(err error) string {
 		var je *nicthread.JobError
@@ -225,6 +270,14 @@ func RunHost(job HostJob) (code int, err error) {
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	ac := n.agentConfig(cfg, nodeOf)
 	ac.OnWarn = onWarn
+	var onSlice func(*strobe.SliceRecord)
+	var onDEM func([]proto.Descriptor)
+	if hm != nil {
+		ac.OnSlice = hm.agentHook(me)
+		if hm.global != nil { // node 0
+			onSlice, onDEM, ac.OnPlan = hm.onSlice, hm.onDEM, hm.onPlan
+		}
+	}
 	ep := n.remoteAgent(ac, agentMesh, cfg.TXTimeout)
 	if stallNode, stallAt := faultStall(); stallNode == me {
 		ep.StallAt = stallAt
@@ -249,11 +302,14 @@ func RunHost(job HostJob) (code int, err error) {
 	defer stopOnce()
 	masterCh := make(chan error, 1)
 	masterDone := me != 0
+	var masterSt nicthread.MasterStats // written before masterCh's send
 	if me == 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout}, remote, stop)
+			st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
+				OnSlice: onSlice, OnDEM: onDEM}, remote, stop)
+			masterSt = st
 			masterCh <- err
 		}()
 	}
@@ -283,11 +339,26 @@ func RunHost(job HostJob) (code int, err error) {
 	out := &output{tag: cfg.TagOutput, host: job.Host}
 	notJob := pidSet(others)
 	stdin := job.Stdin
+	var stdinR *os.File // ours, closed once rank 0 has its copy
 	if me != 0 {
 		stdin = nil
+	} else if stdin == nil && ctl != nil {
+		// Over ssh: bcsrun's input comes over the control connection.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 1, fmt.Errorf("%s: rank 0's input pipe: %w", who, err)
+		}
+		defer r.Close()
+		go ctl.feedInput(w, stop)
+		stdin = r
+		stdinR = r
+	}
+	rankMDS := jobenv.MDS{Mode: "none"}
+	if hm != nil {
+		rankMDS = hm.env(cfg)
 	}
 	sp := &spawner{who: who, prog: prog, args: job.Args, env: rankEnviron(os.Environ()), jobID: job.JobID, size: job.Ranks, cfg: cfg,
-		mds: jobenv.MDS{Mode: "none"}, reportW: reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
+		mds: rankMDS, reportW: reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
 	var startErr error
 	for li, r := range n.ranks {
 		cmd, err := sp.start(n, li, r)
@@ -302,10 +373,14 @@ func RunHost(job HostJob) (code int, err error) {
 	if reportW != nil {
 		reportW.Close()
 	}
+	if stdinR != nil { // rank 0's end of its input: a rank gone makes the writer's next write fail
+		stdinR.Close()
+	}
 
 	// Watch.
 	aborting := false
 	var killTimer <-chan time.Time
+	secondary := false // the next abort's message is a consequence of another host's end
 	abort := func(c int, msg string) {
 		if aborting {
 			return
@@ -314,12 +389,35 @@ func RunHost(job HostJob) (code int, err error) {
 		code = c
 		if msg != "" {
 			fmt.Fprintln(stderr, msg)
+			if ctl != nil { // bcsrun ends the job on the other hosts
+				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: secondary})
+			}
 		}
 		n.agent.Abort()
 		for _, p := range procs {
 			p.Signal(syscall.SIGTERM)
 		}
 		killTimer = time.After(2 * time.Second)
+	}
+	// abortAfter aborts with msg; a consequence of another host's end
+	// (a peer's connection closed, the master stopped the job) first waits
+	// up to quietWait for bcsrun's word that another host ended the job,
+	// which that host's report explains: then this host says nothing, as
+	// on one machine only the cause is printed.
+	var quietMsg string
+	var quietTimer <-chan time.Time
+	abortAfter := func(msg string, consequence bool) {
+		if aborting {
+			return
+		}
+		if consequence && ctl != nil {
+			if quietTimer == nil {
+				quietMsg, quietTimer = msg, time.After(quietWait)
+			}
+			return
+		}
+		secondary = consequence
+		abort(1, msg)
 	}
 	if startErr != nil {
 		abort(1, startErr.Error())
@@ -335,7 +433,7 @@ func RunHost(job HostJob) (code int, err error) {
 	// signals and rank exits are still watched meanwhile.
 	var agentErr error
 	agentPending := false
-	for len(procs) > 0 || !aborting && (!agentDone || agentPending) {
+	for len(procs) > 0 || !aborting && (!agentDone || agentPending || quietTimer != nil) {
 		if len(procs) == 0 && !aborting && !fencing {
 			// Every local rank ended well: wait, serving the agent, for every
 			// other host's (the fence completes when all bcsds entered it).
@@ -369,7 +467,7 @@ func RunHost(job HostJob) (code int, err error) {
 		case err := <-masterCh:
 			masterDone = true
 			if err != nil {
-				abort(1, describe(err))
+				abortAfter(describe(err), peerGone(err))
 			} else if !aborting && len(procs) > 0 {
 				abort(1, who+": the master stopped before the ranks finished")
 			}
@@ -377,6 +475,13 @@ func RunHost(job HostJob) (code int, err error) {
 			agentDone, agentErr, agentPending = true, err, true
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), "") // bcsrun (or Slurm) says why
+		case <-ctlAbort:
+			ctlAbort = nil
+			abort(1, "") // another host failed: bcsrun has its verdict
+		case <-quietTimer:
+			quietTimer = nil
+			secondary = true
+			abort(1, quietMsg)
 		case <-killTimer:
 			for _, p := range procs {
 				p.Kill()
@@ -399,9 +504,9 @@ func RunHost(job HostJob) (code int, err error) {
 					err = nil
 				}
 				if err != nil {
-					abort(1, describe(err))
+					abortAfter(describe(err), peerGone(err))
 				} else if len(procs) > 0 {
-					abort(1, who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)")
+					abortAfter(who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)", true)
 				}
 			}
 		}
@@ -451,6 +556,21 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 		if err := c.Finalize(); err != nil {
 			fmt.Fprintf(stderr, "%s: warning: %v\n", who, err)
+		}
+	}
+	if ctl != nil {
+		if me == 0 { // the master's goroutine has ended (wg.Wait above)
+			ctl.sendJSON('S', hostStats{Slices: masterSt.Slices, Skipped: masterSt.Skipped, FIFO: masterSt.FIFO})
+		}
+		if err := ctl.ship(hm, me, code); err != nil {
+			fmt.Fprintf(stderr, "%s: warning: sending this host's end to bcsrun: %v\n", who, err)
+		}
+		// Exit when bcsrun has every host's part (or is gone, or a signal
+		// says stop): under Slurm, an exit now could end the step under a
+		// host still sending.
+		select {
+		case <-ctl.release:
+		case <-sigs:
 		}
 	}
 	return code, nil
@@ -530,4 +650,20 @@ func ListenAddress(key string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("address = auto: no interface other than loopback is up with an IPv4 address; set address to an IP address or an interface name")
+}
+
+// quietWait bounds how long a host whose job error is a consequence of
+// another host's end waits for bcsrun to say that the job ended elsewhere.
+const quietWait = 2 * time.Second
+
+// peerGone reports whether err is another host's connection ending (that
+// host ended its part, or died): a consequence, whose cause that host's
+// bcsd, or bcsrun, reports.
+func peerGone(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	// A node's report relayed by the master keeps only the text.
+	t := err.Error()
+	return strings.HasSuffix(t, ": EOF") || strings.HasSuffix(t, ": unexpected EOF") || strings.Contains(t, "connection reset by peer") || strings.Contains(t, "broken pipe")
 }

@@ -8,14 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
 // and the program, one bcsd per host, and nothing of the job's secret.
 func TestSlurmArgsKeepSecretsOff(t *testing.T) {
-	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false)
+	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false, 1500*time.Millisecond)
 	line := strings.Join(a, " ")
-	for _, want := range []string{"--mpi=pmi2", "-N 3 -n 3", "--ntasks-per-node=1", "--kill-on-bad-exit=1", "--input=0", "/opt/bcs/bcsd --ranks 7 -- /home/u/ring -laps 2"} {
+	for _, want := range []string{"--mpi=pmi2", "-N 3 -n 3", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=2", "--input=0", "/opt/bcs/bcsd --ranks 7 -- /home/u/ring -laps 2"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("srun %s: missing %q", line, want)
 		}
@@ -23,7 +24,7 @@ func TestSlurmArgsKeepSecretsOff(t *testing.T) {
 	if strings.Contains(line, "BCSD_") || slices.Contains(a, "--overlap") {
 		t.Errorf("srun %s: secret variables or --overlap outside a step", line)
 	}
-	if a := SlurmArgs(1, 1, "b", "p", nil, true); !slices.Contains(a, "--overlap") {
+	if a := SlurmArgs(1, 1, "b", "p", nil, true, 0); !slices.Contains(a, "--overlap") {
 		t.Errorf("inside a step: %v, want --overlap", a)
 	}
 }
@@ -98,7 +99,11 @@ func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
 		defer c.Close()
 		defer s.Close()
 		go io.WriteString(c, line)
-		return a.admit(s, claimed, &mu)
+		l, err := readLine(s, 200)
+		if err != nil {
+			return 0, err
+		}
+		return a.admit(l, claimed, &mu)
 	}
 	if _, err := try(pmiAuth([]byte("fedcba9876543210"), "j1", 1)); err == nil {
 		t.Errorf("a wrong secret was admitted")

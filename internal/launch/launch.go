@@ -32,12 +32,14 @@
 //
 // Job end across hosts: a bcsd whose ranks all ended well enters a second
 // PMI fence; it completes when every host's ranks have, and node 0 then
-// stops the master, whose stop ends every agent. A bcsd that judges a rank's
-// exit a failure prints the job message (naming the rank and its host) and
-// exits with the rank's status; srun (--kill-on-bad-exit) ends the other
-// hosts' bcsds, whose ranks die with them (PDEATHSIG), and bcsrun exits
-// with srun's status. Each bcsd, like Run, is the reaper of its ranks'
-// orphans. MDS is not collected across hosts yet: RunSlurm refuses mds.
+// stops the master, whose stop ends every agent. Each bcsd keeps a control
+// connection to bcsrun (control.go). A bcsd that judges a rank's exit a
+// failure prints the job message (naming the rank and its host) and sends
+// it to bcsrun, which ends the job on every other host; bcsrun exits with
+// the failing rank's status, not its launcher's. Each bcsd then sends its
+// MDS files (hostmds.go) and exits when bcsrun has every host's part; a
+// host that died is named in the job's MDS directory as missing. Each
+// bcsd, like Run, is the reaper of its ranks' orphans.
 //
 // Ownership: Run owns every resource it creates — regions (anonymous memfd
 // files with no name in any file system, inherited by the ranks as fd 3, so
@@ -60,7 +62,8 @@
 // continued at the strobe when the gang switches jobs, and each Run reaps
 // and ends only its own processes (reap.go's registry).
 //
-// Input and output: rank 0 reads Job.Stdin, the other ranks /dev/null. Output
+// Input and output: rank 0 reads Job.Stdin (across hosts: through srun, or
+// over ssh through node 0's control connection), the other ranks /dev/null. Output
 // goes straight to Job.Stdout/Stderr when they are files; otherwise, and with
 // TagOutput, through pipes read by Run, with no limit on a line's length.
 // The job ends when its ranks end: Run does not wait for a process outside

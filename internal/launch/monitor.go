@@ -50,6 +50,11 @@ type Manifest struct {
 	// Kernel is the kernel monitor's state (mds: kernel): "on", or "off: "
 	// and what it needs; empty when it was not asked for.
 	Kernel string `json:"kernel,omitempty"`
+	// Hosts names node n's host (a job across hosts); absent on one machine.
+	Hosts []string `json:"hosts,omitempty"`
+	// MissingHosts says, one line per host, whose data did not come back
+	// from a job across hosts (the host died, or its bcsd could not send).
+	MissingHosts []string `json:"missing_hosts,omitempty"`
 }
 
 // monitor is bcsrun's part of the MDS: the EMDS windows of the master and of
@@ -78,6 +83,12 @@ type monitor struct {
 }
 
 func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer) (*monitor, error) {
+	return newMonitorFor(job, cfg, jobID, nodeOf, stderr, true)
+}
+
+// newMonitorFor is newMonitor; with local false (a job across hosts) it
+// keeps no window of its own: the hosts send their files (control.go).
+func newMonitorFor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer, local bool) (*monitor, error) {
 	m := &monitor{mode: cfg.MDSMode(), ranks: job.Ranks}
 	if !m.mode.Main && !m.mode.Elan {
 		return m, nil
@@ -106,7 +117,15 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		}
 	}
 	m.man.EMDS = m.mode.Elan
-	if m.mode.Elan {
+	if m.mode.Elan && !local {
+		sel, _ := mds.ParseSet(cfg.MDSNodes)
+		for n := range cfg.Nodes {
+			if sel.Has(n) {
+				m.man.EMDSNodes = append(m.man.EMDSNodes, n)
+			}
+		}
+	}
+	if m.mode.Elan && local {
 		gsel, lsel, _ := cfg.EMDSSelection()
 		m.global = emds.NewWindow(emds.GlobalMetrics, gsel, cfg.EMDSFirst, cfg.EMDSSlices)
 		m.gvals = make([]int64, len(emds.GlobalMetrics))
@@ -125,7 +144,7 @@ func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID
 		m.rmsgs = make([]uint64, job.Ranks*job.Ranks)
 		m.rbytes = make([]uint64, job.Ranks*job.Ranks)
 	}
-	if m.mode.Kernel {
+	if m.mode.Kernel && local {
 		sel, _ := mds.ParseSet(cfg.MDSRanks)
 		rec := make([]bool, job.Ranks)
 		for r := range rec {
@@ -292,6 +311,9 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 	os.Remove(latest)
 	fail("latest link", os.Symlink(filepath.Base(m.dir), latest))
 	fmt.Fprintf(stderr, "bcsrun: MDS data in %s\n", m.dir)
+	for _, l := range m.man.MissingHosts {
+		fmt.Fprintf(stderr, "bcsrun: MDS: %s\n", l)
+	}
 	m.man.Status.Warn(stderr, "bcsrun", m.dir)
 	if m.mode.Main {
 		sums, err := mds.ReadDir(m.dir, nil)

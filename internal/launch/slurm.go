@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
-	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -42,9 +41,16 @@ func SlurmHosts() (int, error) {
 // SlurmArgs are srun's arguments for a job of hosts bcsds (Mode A of
 // docs: one bcsd per host, PMI-2 for the rendezvous). The program and its
 // arguments follow "--": bcsd takes no option after it.
-func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool) []string {
+//
+// srun does not end the step when one bcsd fails (--kill-on-bad-exit=0):
+// bcsrun ends the job on every host through their control connections,
+// and each bcsd sends its MDS data before it exits. A host that cannot
+// start calls PMI abort, which ends the step at once; wait bounds how long
+// srun lets the other bcsds run once one has ended (--wait, whole seconds).
+func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, wait time.Duration) []string {
 	h := strconv.Itoa(hosts)
-	a := []string{"--mpi=pmi2", "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=1", "--cpu-bind=none",
+	w := max(1, int((wait+time.Second-1)/time.Second))
+	a := []string{"--mpi=pmi2", "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=" + strconv.Itoa(w), "--cpu-bind=none",
 		"--input=0", "--quiet"}
 	if inStep { // bcsrun is itself a task of a step: share its resources
 		a = append(a, "--overlap")
@@ -59,10 +65,16 @@ func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool) 
 // secret, id and configuration travel in bcsd's environment (VarSecret,
 // VarJob, VarConfig), never on a command line. Ranks are placed by block.
 //
-// The ranks' output reaches bcsrun through srun; a failing rank's bcsd
-// prints why the job failed and exits with the rank's status, srun
-// (--kill-on-bad-exit) ends the others, and Result.ExitCode is srun's
-// status. A terminating signal is forwarded to srun as SIGTERM.
+// The ranks' output reaches bcsrun through srun. Each bcsd dials bcsrun's
+// control port (VarControl, control.go): a failing rank's bcsd prints why
+// the job failed and tells bcsrun, which ends the job on the other hosts;
+// every host sends its MDS data (the job's directory is on this host, as
+// for a local job), and Result.ExitCode is the failing rank's status and
+// Result.Message its host's report, not srun's. Without a report (a bcsd
+// that could not start) it is srun's status. A terminating signal ends the
+// job through the control connections (every host sends its MDS data);
+// srun gets SIGTERM if the hosts have not ended in killWait, or at once
+// when some host has not connected yet or at a second signal.
 func RunSlurm(job Job) (res Result, err error) {
 	sigs := job.Signals
 	if sigs == nil {
@@ -88,21 +100,41 @@ func RunSlurm(job Job) (res Result, err error) {
 	}
 	res.JobID, res.Hosts, res.BytesPerSliceMax = a.jobID, a.hosts, a.cfg.BytesPerSliceMax
 	res.JobID = "slurm" + os.Getenv("SLURM_JOB_ID") + "-" + a.jobID
+	a.jobID = res.JobID // what the bcsds prove on their control connections
 	start := time.Now()
+	mon, err := newMonitorFor(job, a.cfg, res.JobID, NodeOf(job.Ranks, a.hosts, a.cfg.Cyclic(), a.cfg.PPN), stderr, false)
+	if err != nil {
+		return res, err
+	}
+	defer mon.close()
+	ln, ctlAddr, err := controlListen()
+	if err != nil {
+		return res, fmt.Errorf("bcsrun: %w", err)
+	}
+	defer ln.Close()
+	ctl := newCtlServer(a, job.Ranks, nil, mon, nil, false, stderr)
+	accepting := ctl.accept(ln)
 
-	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "")...)
-	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf))
+	// srun's --wait: a bcsd ended, the others have this long to end the
+	// job, send their MDS data and exit (bcsrun releases them within
+	// ctl.bound of a failure).
+	wait := 2*ctl.bound + killWait
+	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "", wait)...)
+	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf), VarControl+"="+ctlAddr)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if job.Stdin != nil {
 		cmd.Stdin = job.Stdin
 	}
 	if err := cmd.Start(); err != nil {
+		ln.Close()
+		<-accepting
+		ctl.finish()
 		return res, fmt.Errorf("bcsrun: starting srun: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var sig os.Signal
-	var kill <-chan time.Time
+	var term, kill <-chan time.Time
 	for {
 		select {
 		case s := <-sigs:
@@ -110,9 +142,26 @@ func RunSlurm(job Job) (res Result, err error) {
 				sig = s
 				res.Message = fmt.Sprintf("bcsrun: %v received, job terminated", s)
 				fmt.Fprintln(stderr, res.Message)
+				// Every host connected: they end the job through their
+				// control connections and send their MDS data (Slurm's
+				// SIGTERM would be followed by its SIGKILL, KillWait
+				// later); srun is signalled only if they have not ended
+				// in killWait.
+				if ctl.stop(res.Message) {
+					term = time.After(killWait)
+					continue
+				}
+			}
+			term = nil
+			cmd.Process.Signal(syscall.SIGTERM) // srun passes it to every bcsd
+			if kill == nil {
 				kill = time.After(killWait)
 			}
-			cmd.Process.Signal(syscall.SIGTERM) // srun passes it to every bcsd
+			continue
+		case <-term:
+			term = nil
+			cmd.Process.Signal(syscall.SIGTERM)
+			kill = time.After(killWait)
 			continue
 		case <-kill:
 			cmd.Process.Kill() // Slurm ends the step without srun
@@ -122,14 +171,17 @@ func RunSlurm(job Job) (res Result, err error) {
 		break
 	}
 	res.Elapsed = time.Since(start)
-	if sig != nil {
-		res.ExitCode = 128 + int(sig.(syscall.Signal))
-		return res, nil
-	}
+	ln.Close()
+	<-accepting
+	cr := ctl.finish()
 	var ee *exec.ExitError
 	switch {
+	case sig != nil:
+		res.ExitCode = 128 + int(sig.(syscall.Signal))
 	case err == nil:
 	case errors.As(err, &ee):
+		// srun's status is a host's bcsd's, or 137 when it ended the
+		// others: the failing host's verdict (below) says what failed.
 		res.ExitCode = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.ExitCode = 128 + int(ws.Signal())
@@ -138,6 +190,7 @@ func RunSlurm(job Job) (res Result, err error) {
 	default:
 		return res, fmt.Errorf("bcsrun: srun: %w", err)
 	}
+	cr.apply(&res, sig != nil, mon, ctl.hostNames(), stdout, stderr)
 	return res, nil
 }
 
@@ -195,8 +248,8 @@ func prepareAcross(job Job, avail int) (*across, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if m := cfg.MDSMode(); m != (mds.Mode{}) {
-		return nil, fmt.Errorf("bcsrun: mds = %q is not collected across hosts yet; run with mds: none across hosts, or --launcher local", cfg.MDS)
+	if m := cfg.MDSMode(); m.Kernel {
+		return nil, fmt.Errorf("bcsrun: mds = %q: the kernel monitor does not run across hosts yet; want main, elan or main,elan across hosts, or --launcher local", cfg.MDS)
 	}
 	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
 		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)

@@ -175,6 +175,11 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 	}
 	res.JobID, res.Hosts, res.BytesPerSliceMax = a.jobID, a.hosts, a.cfg.BytesPerSliceMax
 	hosts = hosts[:a.hosts]
+	mon, err := newMonitorFor(job, a.cfg, a.jobID, NodeOf(job.Ranks, a.hosts, a.cfg.Cyclic(), a.cfg.PPN), stderr, false)
+	if err != nil {
+		return res, err
+	}
+	defer mon.close()
 	ip, err := listenAddressFor(a.cfg.Address, hosts[0])
 	if err != nil {
 		return res, fmt.Errorf("bcsrun: %w", err)
@@ -202,6 +207,15 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 		mu.Unlock()
 	}()
 	claimed := make([]bool, a.hosts)
+	// The bcsds' control connections come to the same port (control.go);
+	// rank 0's input goes through node 0's.
+	ctl := newCtlServer(a, job.Ranks, hosts, mon, job.Stdin, true, stderr)
+	ctlFinished := false
+	defer func() {
+		if !ctlFinished {
+			ctl.finish()
+		}
+	}()
 	served.Add(1)
 	go func() {
 		defer served.Done()
@@ -216,7 +230,20 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 			served.Add(1)
 			go func() {
 				defer served.Done()
-				node, err := a.admit(c, claimed, &mu)
+				c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				line, err := readLine(c, 200)
+				c.SetReadDeadline(time.Time{})
+				if err == nil && strings.HasPrefix(line, ctlHelloWord+" ") {
+					if err := ctl.serve(c, line); err != nil {
+						fmt.Fprintf(stderr, "bcsrun: PMI port: refused a control connection from %s: %v\n", c.RemoteAddr(), err)
+						c.Close()
+					}
+					return
+				}
+				node := 0
+				if err == nil {
+					node, err = a.admit(line, claimed, &mu)
+				}
 				if err != nil {
 					// Someone reached the PMI port and is not one of the
 					// job's bcsds, or a bcsd of this job was refused: say
@@ -330,6 +357,8 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 	}
 	closeInputs()
 	res.Elapsed = time.Since(start)
+	ctlFinished = true
+	ctl.finish().apply(&res, sig != nil, mon, hosts, stdout, stderr)
 	return res, nil
 }
 
@@ -337,22 +366,10 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 // one of the job's own bcsds, so the job cannot go on without it.
 var errJobNode = errors.New("a bcsd of this job was refused")
 
-// admit reads a bcsd's first line and returns its node, claimed once.
-func (a *across) admit(c net.Conn, claimed []bool, mu *sync.Mutex) (int, error) {
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var line []byte
-	b := make([]byte, 1)
-	for len(line) < 200 {
-		if _, err := c.Read(b); err != nil {
-			return 0, err
-		}
-		if b[0] == '\n' {
-			break
-		}
-		line = append(line, b[0])
-	}
-	c.SetReadDeadline(time.Time{})
-	f := strings.Fields(string(line))
+// admit checks a bcsd's first line on the PMI port and returns its node,
+// claimed once.
+func (a *across) admit(line string, claimed []bool, mu *sync.Mutex) (int, error) {
+	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "bcsd" {
 		return 0, errors.New("not a bcsd")
 	}
@@ -360,7 +377,7 @@ func (a *across) admit(c net.Conn, claimed []bool, mu *sync.Mutex) (int, error) 
 	if err != nil || node < 0 || node >= len(claimed) {
 		return 0, fmt.Errorf("node %q, want 0..%d", f[1], len(claimed)-1)
 	}
-	if !hmac.Equal([]byte(pmiAuth(a.secret, a.jobID, node)), []byte(string(line)+"\n")) {
+	if !hmac.Equal([]byte(pmiAuth(a.secret, a.jobID, node)), []byte(line+"\n")) {
 		return 0, fmt.Errorf("node %d: wrong proof of the job's secret", node)
 	}
 	mu.Lock()

@@ -1,0 +1,240 @@
+package launch
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bcsmpi/bcsmpi/configs"
+)
+
+func TestControlFrames(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeFrame(&b, 'V', []byte(`{"code":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	typ, p, err := readFrame(bufio.NewReader(&b))
+	if err != nil || typ != 'V' || string(p) != `{"code":3}` {
+		t.Fatalf("round trip: %q %q %v", typ, p, err)
+	}
+	if err := writeFrame(io.Discard, 'F', make([]byte, maxFrame+1)); err == nil {
+		t.Errorf("a frame over maxFrame was written")
+	}
+	// A length over the limit is refused before anything is allocated; a
+	// short frame is an error, not a panic.
+	for _, in := range []string{"F\xff\xff\xff\xff", "F\x00\x00\x00\x05ab", "F\x00"} {
+		if _, _, err := readFrame(bufio.NewReader(strings.NewReader(in))); err == nil {
+			t.Errorf("readFrame(%q) accepted", in)
+		}
+	}
+}
+
+// testCtl starts a ctlServer for 3 ranks on 2 hosts, with the MDS on
+// (its directory returned), listening on loopback.
+func testCtl(t *testing.T, stdin *os.File) (*ctlServer, *across, string, string) {
+	t.Helper()
+	cfg := configs.Default()
+	cfg.Nodes, cfg.MDS, cfg.MDSDir = 2, "main,elan", t.TempDir()
+	a := &across{cfg: cfg, hosts: 2, jobID: "j1", secret: []byte("0123456789abcdef")}
+	mon, err := newMonitorFor(Job{Ranks: 3, Program: "p"}, cfg, "j1", NodeOf(3, 2, false, 0), io.Discard, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newCtlServer(a, 3, []string{"ha", "hb"}, mon, stdin, stdin != nil, io.Discard)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := s.accept(ln)
+	t.Cleanup(func() { ln.Close(); <-stopped })
+	return s, a, ln.Addr().String(), mon.dir
+}
+
+// TestControlEndsTheJobAndGathersMDS: a host's verdict ends the job on the
+// other ('A'), both send their files, both are released ('R'), and the
+// files are in the job's directory; a wrong secret is refused both ways.
+func TestControlEndsTheJobAndGathersMDS(t *testing.T) {
+	s, a, addr, dir := testCtl(t, nil)
+	if _, err := dialControl(addr, []byte("fedcba9876543210"), "j1", 0, "ha"); err == nil {
+		t.Errorf("a bcsd without the secret was admitted")
+	}
+	var hs []*hostControl
+	for n := range 2 {
+		h, err := dialControl(addr, a.secret, "j1", n, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.close()
+		hs = append(hs, h)
+	}
+	if _, err := dialControl(addr, a.secret, "j1", 1, "h"); err == nil {
+		t.Errorf("node 1 connected twice")
+	}
+	if err := hs[1].sendJSON('V', hostVerdict{Code: 3, Message: "bcsd on hb: rank 2 exited with status 3; job aborted"}); err != nil {
+		t.Fatal(err)
+	}
+	<-hs[0].abort // the other host is told to end the job
+	for n, h := range hs {
+		staging := t.TempDir()
+		files := map[int][]string{0: {"mmds-rank0.csv", "mmds-rank1.csv", "emds-global.csv"}, 1: {"mmds-rank2.csv", "emds-node1.csv"}}[n]
+		for _, f := range files {
+			os.WriteFile(filepath.Join(staging, f), bytes.Repeat([]byte(f), 100000), 0o600) // several frames
+		}
+		if err := h.ship(&monitor{dir: staging}, n, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range hs {
+		<-h.release
+	}
+	cr := s.finish()
+	if cr.verdict == nil || cr.verdict.Code != 3 || !strings.Contains(cr.verdict.Message, "rank 2") || len(cr.missing) != 0 {
+		t.Fatalf("verdict %+v, missing %q; want node 1's, none missing", cr.verdict, cr.missing)
+	}
+	for _, f := range []string{"mmds-rank0.csv", "mmds-rank2.csv", "emds-global.csv", "emds-node1.csv"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(b, bytes.Repeat([]byte(f), 100000)) {
+			t.Errorf("%s: %d bytes, %v", f, len(b), err)
+		}
+	}
+	if l, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(l) > 0 {
+		t.Errorf("temporary files left: %v", l)
+	}
+}
+
+// TestControlRefusesForeignFiles: a host may send only its own node's
+// files; a host that ends without its 'Z' is named as missing, and what it
+// began to send is removed.
+func TestControlRefusesForeignFiles(t *testing.T) {
+	s, a, addr, dir := testCtl(t, nil)
+	r := &mdsReceiver{s: s, node: 1}
+	for name, ok := range map[string]bool{"mmds-rank2.csv": true, "mmds-rank2.hlog": true, "mmds-rank2-dist.csv": true, "emds-node1.csv": true,
+		"mmds-rank0.csv": false, "mmds-rank02.csv": false, "emds-node0.csv": false, "emds-global.csv": false, "../x": false, "manifest.json": false, "mmds-rank3.csv": false} {
+		if r.allowed(name) != ok {
+			t.Errorf("node 1 may send %q: %v, want %v", name, !ok, ok)
+		}
+	}
+	h0, err := dialControl(addr, a.secret, "j1", 0, "ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h0.close()
+	h1, err := dialControl(addr, a.secret, "j1", 1, "hb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1.send('F', append([]byte{0, 14}, "mmds-rank2.csvpartial"...))
+	h1.close() // dies before its 'Z'
+	<-h0.abort
+	if err := h0.ship(nil, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	<-h0.release
+	cr := s.finish()
+	if len(cr.missing) != 1 || !strings.Contains(cr.missing[0], "host hb (node 1): MDS data missing") {
+		t.Errorf("missing %q, want host hb named", cr.missing)
+	}
+	if l, _ := filepath.Glob(filepath.Join(dir, "mmds-rank2*")); len(l) > 0 {
+		t.Errorf("a dead host's partial file was kept: %v", l)
+	}
+
+	// A foreign file name ends the conversation with that host.
+	s, a, addr, _ = testCtl(t, nil)
+	h, err := dialControl(addr, a.secret, "j1", 1, "hb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	h.send('F', append([]byte{0, 14}, "mmds-rank0.csvstolen"...))
+	<-h.release // bcsrun hung up
+	h0, _ = dialControl(addr, a.secret, "j1", 0, "ha")
+	h0.ship(nil, 0, 0)
+	<-h0.release
+	h0.close()
+	if cr := s.finish(); len(cr.missing) != 1 || !strings.Contains(cr.missing[0], `"mmds-rank0.csv"`) {
+		t.Errorf("missing %q, want node 1's refusal naming the file", cr.missing)
+	}
+}
+
+// TestControlForwardsInput: bcsrun's input reaches node 0's rank pipe
+// whole, through the window, and its end closes the pipe.
+func TestControlForwardsInput(t *testing.T) {
+	in, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("0123456789"), 100000) // 1 MB: many windows
+	go func() { w.Write(data); w.Close() }()
+	s, a, addr, _ := testCtl(t, in)
+	h, err := dialControl(addr, a.secret, "j1", 0, "ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go h.feedInput(pw, make(chan struct{}))
+	got, err := io.ReadAll(pr) // ends at EOF: the input's end closed the pipe
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("rank 0 read %d bytes (%v), want %d", len(got), err, len(data))
+	}
+	h.ship(nil, 0, 0)
+	h1, _ := dialControl(addr, a.secret, "j1", 1, "hb")
+	h1.ship(nil, 1, 0)
+	<-h.release
+	<-h1.release
+	h1.close()
+	if cr := s.finish(); cr.verdict != nil || len(cr.missing) != 0 {
+		t.Errorf("verdict %+v, missing %q; want none", cr.verdict, cr.missing)
+	}
+}
+
+// TestHostMonitorFiles: node 0's bcsd keeps the master's window and the
+// matrix besides its node's; another node only its own, and none when
+// mds_nodes leaves it out; the staging directory goes with removeDir.
+func TestHostMonitorFiles(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	cfg := configs.Default()
+	cfg.Nodes, cfg.MDS, cfg.MDSNodes = 3, "main,elan", "0,1"
+	for _, c := range []struct {
+		node int
+		want []string
+	}{
+		{0, []string{"comm-matrix.csv", "emds-global.csv", "emds-node0.csv"}},
+		{1, []string{"emds-node1.csv"}},
+		{2, nil},
+	} {
+		m, err := newHostMonitor(cfg, "j", c.node, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env := m.env(cfg); env.JobDir != m.dir || env.Mode != "main,elan" {
+			t.Errorf("node %d: the ranks' MDS %+v, want the staging directory %s", c.node, env, m.dir)
+		}
+		if _, probs := m.dumpHost(c.node); len(probs) > 0 {
+			t.Fatalf("node %d: %v", c.node, probs)
+		}
+		ents, _ := os.ReadDir(m.dir)
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("node %d dumped %q, want %q", c.node, got, c.want)
+		}
+		m.removeDir()
+		if _, err := os.Stat(m.dir); !os.IsNotExist(err) {
+			t.Errorf("node %d: %s left: %v", c.node, m.dir, err)
+		}
+	}
+	cfg.MDS = "none"
+	if m, err := newHostMonitor(cfg, "j", 0, 4); m != nil || err != nil {
+		t.Errorf("mds none: %v, %v; want no monitor", m, err)
+	}
+}
