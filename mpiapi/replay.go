@@ -48,6 +48,14 @@ import (
 // has no record and is posted unchanged.
 type recordReplay struct {
 	calls uint64      // logged calls so far
+	// cancels are the requests an MPI_Cancel was logged for, with its
+	// number, until they complete (noteMatch).
+	cancels map[*Request]uint64
+	// waits are the pending requests posted for a recorded source and tag
+	// (replay: a wildcard receive or probe, an Iprobe found in the
+	// recording), by number: the call as the program made it, for the
+	// message when the job stops while one waits (stuck).
+	waits map[uint64]string
 	rec   *recorder   // recording: BCS_RECORD=1
 	log   *replay.Log // replaying: BCS_REPLAY
 	dir   string
@@ -101,7 +109,7 @@ func (p *process) note(r replay.Record) {
 		return
 	}
 	p.flushLog()
-	if r.Op != replay.OpMatch && len(r.Indices) == 0 {
+	if r.Op != replay.OpMatch && r.Op != replay.OpCancel && len(r.Indices) == 0 {
 		rec.open = r
 		return
 	}
@@ -210,12 +218,21 @@ func (p *process) wildcard(call string, c *Comm, peer, tag int) (int, int, uint6
 	case rec.Source >= c.size:
 		p.diverge(seq, what, "recorded source %d, not a rank of this communicator of %d ranks", rec.Source, c.size)
 	}
+	p.waitFor(seq, what)
 	return rec.Source, rec.Tag, seq
 }
 
-// noteMatch records the outcome of a logged wildcard receive or probe when
-// it completes (finish).
+// noteMatch records the outcome of a logged wildcard receive or probe, and
+// of a logged MPI_Cancel, when the request completes (finish); on replay it
+// checks the cancel's outcome.
 func (p *process) noteMatch(r *Request) {
+	if seq, ok := p.rr.cancels[r]; ok {
+		delete(p.rr.cancels, r)
+		p.cancelDone(r, seq)
+	}
+	if p.rr.waits != nil && r.logSeq != 0 {
+		delete(p.rr.waits, r.logSeq)
+	}
 	if p.rr.rec == nil || r.logSeq == 0 || r.status.Source < 0 || r.status.Tag < 0 {
 		return // not logged, or no message (an error): replay posts it unchanged
 	}
@@ -250,6 +267,8 @@ func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Sta
 		if err != nil {
 			return false, Status{}, err
 		}
+		r.logSeq = seq
+		p.waitFor(seq, what)
 		st, err := p.wait(r, call)
 		return err == nil, st, err
 	}
@@ -375,4 +394,85 @@ func (p *process) someReplay(call string, rs []*Request) (int, []int, []Status, 
 		}
 	}
 	return len(rec.Indices), slices.Clone(rec.Indices), sts, first
+}
+
+// cancelLogged is MPI_Cancel of r in a recorded or replayed job, r being
+// active and, as far as the program has seen, not complete: a logged call,
+// since whether the cancel wins depends on when the request's match comes.
+// It reports whether Cancel goes on (polls r and posts the cancel). On
+// replay, a cancel that failed in the recording is not posted, so r
+// completes as it did; one that succeeded is posted and checked when r
+// completes (cancelDone).
+func (p *process) cancelLogged(r *Request) bool {
+	seq := p.logged()
+	l := p.rr.log
+	if l == nil {
+		p.trackCancel(r, seq)
+		return true
+	}
+	if _, ok := l.At(seq); !ok && (seq <= l.Last() || !l.Ended) {
+		return true // its request never completed in the recorded run
+	}
+	rec := p.expect(seq, replay.CallCancel, cancelName(r))
+	if !rec.Flag {
+		return false
+	}
+	p.trackCancel(r, seq)
+	return true
+}
+
+func (p *process) trackCancel(r *Request, seq uint64) {
+	if p.rr.cancels == nil {
+		p.rr.cancels = map[*Request]uint64{}
+	}
+	p.rr.cancels[r] = seq
+}
+
+func cancelName(r *Request) string {
+	return fmt.Sprintf("MPI_Cancel(request #%d, %s)", r.gen, r.call)
+}
+
+// cancelDone records whether the logged cancel seq of r took effect, or on
+// replay checks that it did, as recorded.
+func (p *process) cancelDone(r *Request, seq uint64) {
+	if p.rr.rec != nil {
+		p.note(replay.Record{Op: replay.OpCancel, Call: replay.CallCancel, Seq: seq, Flag: r.status.cancelled})
+		return
+	}
+	if !r.status.cancelled {
+		p.diverge(seq, cancelName(r), "recorded: %s; in this run the request completed first (source %d tag %d)",
+			replay.Record{Op: replay.OpCancel, Flag: true}.Outcome(), r.status.Source, r.status.Tag)
+	}
+}
+
+func (p *process) waitFor(seq uint64, what string) {
+	if p.rr.waits == nil {
+		p.rr.waits = map[uint64]string{}
+	}
+	p.rr.waits[seq] = what
+}
+
+// stuck is called on replay when the job stops while the rank waits (it is
+// aborting): every pending request posted for a recorded source and tag is
+// a call the recorded run answered and this one cannot, since that message
+// was never sent — the program no longer makes the recorded calls (a rank
+// the runtime found deadlocked, typically: the recorded sender went
+// elsewhere). Each is reported as the divergence it is, naming the rank,
+// the call, the recorded source and tag, and the message it waits for.
+func (p *process) stuck() {
+	if p.rr.log == nil || len(p.rr.waits) == 0 {
+		return
+	}
+	for _, r := range p.owner {
+		if r == nil || r.logSeq == 0 || r.done {
+			continue
+		}
+		what, ok := p.rr.waits[r.logSeq]
+		rec, rok := p.rr.log.At(r.logSeq)
+		if !ok || !rok {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bcsmpi: replay diverged from the recording %s: rank %d, call %d %s: recorded source %d tag %d; the replay waits for that message (from world rank %d, tag %d), which was never sent before the job stopped\n",
+			p.rr.dir, p.rank, r.logSeq, what, rec.Source, rec.Tag, r.comm.worldRank(rec.Source), rec.Tag)
+	}
 }

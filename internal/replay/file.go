@@ -18,7 +18,7 @@ import (
 // Format identifiers.
 const (
 	Magic        = "BCSRPL01"
-	Version      = 1
+	Version      = 2
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32

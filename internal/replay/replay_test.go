@@ -31,6 +31,8 @@ var sample = []Record{
 	{Op: OpSome, Call: CallWaitsome, Seq: 1014, Run: 1, NReq: 2000, Indices: many(600, 3)},
 	{Op: OpSome, Call: CallTestsome, Seq: 1015, Run: 5, NReq: 2},
 	{Op: OpFlag, Call: CallTestall, Seq: 1020, Run: 1, Flag: true},
+	{Op: OpCancel, Call: CallCancel, Seq: 1022, Run: 1, Flag: true},
+	{Op: OpCancel, Call: CallCancel, Seq: 1021, Run: 1, Flag: false},
 }
 
 func encode(recs []Record, end uint64) []byte {
@@ -47,12 +49,12 @@ func encode(recs []Record, end uint64) []byte {
 // What a rank writes reads back as its calls in order, the split SOME answer
 // whole again, and At answers every call a run covers.
 func TestRoundTrip(t *testing.T) {
-	l, err := Parse(encode(sample, 1020), "rank1.rpl", 1, 4, IDOf("job"))
+	l, err := Parse(encode(sample, 1022), "rank1.rpl", 1, 4, IDOf("job"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.Ended || l.End != 1020 || l.Last() != 1020 {
-		t.Fatalf("end %d ended %v last %d, want 1020 true 1020", l.End, l.Ended, l.Last())
+	if !l.Ended || l.End != 1022 || l.Last() != 1022 {
+		t.Fatalf("end %d ended %v last %d, want 1022 true 1022", l.End, l.Ended, l.Last())
 	}
 	if len(l.Records) != len(sample) {
 		t.Fatalf("%d records, want %d", len(l.Records), len(sample))
@@ -65,8 +67,8 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := l.At(1021); ok {
-		t.Error("At(1021) answered past the end")
+	if _, ok := l.At(1023); ok {
+		t.Error("At(1023) answered past the end")
 	}
 }
 
@@ -93,7 +95,7 @@ func TestParseRefuses(t *testing.T) {
 	}{
 		{"short header", good[:10], IDOf("job"), "shorter than the 32-byte header"},
 		{"magic", append([]byte("BCSRPL99"), good[8:]...), IDOf("job"), `magic "BCSRPL99"`},
-		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 1"},
+		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 2"},
 		{"other recording", good, IDOf("other"), "belongs to another recording"},
 		{"two records for a call", twice, IDOf("job"), "two records answer logged call 2"},
 		{"record past END", encode(sample[:3], 100), IDOf("job"), "END record: calls = 100, want at least 1002"},
@@ -134,8 +136,8 @@ func TestManifest(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 1`, `"version": 7`, 1)), 0o644)
-	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 1") {
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 2`, `"version": 7`, 1)), 0o644)
+	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 2") {
 		t.Errorf("version 7: %v", err)
 	}
 }
