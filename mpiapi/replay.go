@@ -47,7 +47,7 @@ import (
 // the one recorded. A wildcard receive that never completed in the recording
 // has no record and is posted unchanged.
 type recordReplay struct {
-	calls uint64      // logged calls so far
+	calls uint64 // logged calls so far
 	// cancels are the requests an MPI_Cancel was logged for, with its
 	// number, until they complete (noteMatch).
 	cancels map[*Request]uint64

@@ -12,10 +12,10 @@ import (
 type Op uint8
 
 const (
-	OpMatch Op = 0x01
-	OpProbe Op = 0x02
-	OpFlag  Op = 0x03
-	OpIndex Op = 0x04
+	OpMatch  Op = 0x01
+	OpProbe  Op = 0x02
+	OpFlag   Op = 0x03
+	OpIndex  Op = 0x04
 	OpSome   Op = 0x05
 	OpCancel Op = 0x06
 	OpEnd    Op = 0x7F
