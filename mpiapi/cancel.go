@@ -31,10 +31,13 @@ func (r *Request) Cancel() error {
 	if r.done || !r.active || r.chain != nil || r.cancelPosted {
 		return nil
 	}
-	if p.rr.on() && !p.cancelLogged(r) { // replay: a cancel that failed in the recording
-		return nil
-	}
-	if p.poll(r) {
+	if p.rr.on() {
+		// Logged (replay.go); posted without polling first, so that whether
+		// a descriptor is posted does not depend on timing (the slice log).
+		if !p.cancelLogged(r) {
+			return nil // replay: a cancel that failed in the recording
+		}
+	} else if p.poll(r) {
 		return nil
 	}
 	d := proto.Descriptor{Kind: proto.KindCancel, Comm: r.comm.id, Req: r.slot, Tag: proto.CancelRecv}

@@ -3,8 +3,11 @@ package mpiapi
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -59,6 +62,10 @@ type recordReplay struct {
 	rec   *recorder   // recording: BCS_RECORD=1
 	log   *replay.Log // replaying: BCS_REPLAY
 	dir   string
+	// slices: the runtime replays the recording's slices too (Level B,
+	// BCS_REPLAY_SLICES=1): wildcards and Iprobe are posted as the program
+	// makes them, as in the recording, and their answers checked.
+	slices bool
 }
 
 type recorder struct {
@@ -90,6 +97,8 @@ func (p *process) initRecordReplay(env jobenv.Env) error {
 			return err
 		}
 		p.rr.log, p.rr.dir = l, env.Replay
+		p.rr.slices = os.Getenv(replay.EnvSlices) == "1"
+		p.holdTerm()
 	}
 	return nil
 }
@@ -206,6 +215,10 @@ func (p *process) wildcard(call string, c *Comm, peer, tag int) (int, int, uint6
 		return peer, tag, seq
 	}
 	what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(peer), tagName(tag))
+	if p.rr.slices {
+		p.waitFor(seq, what) // posted as made; its match is checked when it completes (noteMatch)
+		return peer, tag, seq
+	}
 	if _, ok := l.At(seq); !ok && (seq <= l.Last() || !l.Ended) {
 		return peer, tag, seq // it never completed in the recorded run (or the recording stops before it)
 	}
@@ -231,7 +244,14 @@ func (p *process) noteMatch(r *Request) {
 		p.cancelDone(r, seq)
 	}
 	if p.rr.waits != nil && r.logSeq != 0 {
+		what := p.rr.waits[r.logSeq]
 		delete(p.rr.waits, r.logSeq)
+		if p.rr.slices && r.status.Source >= 0 && r.status.Tag >= 0 {
+			rec := p.expect(r.logSeq, replay.CallOf(r.call), what)
+			if rec.Op == replay.OpMatch && (rec.Source != r.status.Source || rec.Tag != r.status.Tag) {
+				p.diverge(r.logSeq, what, "recorded source %d tag %d; it matched source %d tag %d", rec.Source, rec.Tag, r.status.Source, r.status.Tag)
+			}
+		}
 	}
 	if p.rr.rec == nil || r.logSeq == 0 || r.status.Source < 0 || r.status.Tag < 0 {
 		return // not logged, or no message (an error): replay posts it unchanged
@@ -253,7 +273,7 @@ func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Sta
 		return false, Status{}, err
 	}
 	seq := p.logged()
-	if p.rr.log != nil {
+	if p.rr.log != nil && !p.rr.slices {
 		what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(source), tagName(tag))
 		rec := p.expect(seq, replay.CallOf(call), what)
 		if !rec.Flag {
@@ -278,6 +298,15 @@ func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Sta
 	}
 	st, err := p.wait(r, call)
 	found := err == nil && st.Source != AnySource
+	if err == nil && p.rr.log != nil { // replaying the slices: the runtime's answer is the recorded one
+		what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(source), tagName(tag))
+		rec := p.expect(seq, replay.CallOf(call), what)
+		if rec.Flag != found || found && (rec.Source != st.Source || rec.Tag != st.Tag) {
+			now := replay.Record{Op: replay.OpProbe, Flag: found, Source: st.Source, Tag: st.Tag}
+			p.diverge(seq, what, "recorded %s; the runtime answered %s", rec.Outcome(), now.Outcome())
+		}
+		return found, st, err
+	}
 	if err == nil {
 		p.note(replay.Record{Op: replay.OpProbe, Call: replay.CallOf(call), Seq: seq, Flag: found, Source: max(st.Source, 0), Tag: max(st.Tag, 0)})
 	}
@@ -414,7 +443,7 @@ func (p *process) cancelLogged(r *Request) bool {
 		return true // its request never completed in the recorded run
 	}
 	rec := p.expect(seq, replay.CallCancel, cancelName(r))
-	if !rec.Flag {
+	if !rec.Flag && !p.rr.slices {
 		return false
 	}
 	p.trackCancel(r, seq)
@@ -439,9 +468,13 @@ func (p *process) cancelDone(r *Request, seq uint64) {
 		p.note(replay.Record{Op: replay.OpCancel, Call: replay.CallCancel, Seq: seq, Flag: r.status.cancelled})
 		return
 	}
-	if !r.status.cancelled {
+	rec, ok := p.rr.log.At(seq)
+	if ok && rec.Flag && !r.status.cancelled {
 		p.diverge(seq, cancelName(r), "recorded: %s; in this run the request completed first (source %d tag %d)",
-			replay.Record{Op: replay.OpCancel, Flag: true}.Outcome(), r.status.Source, r.status.Tag)
+			rec.Outcome(), r.status.Source, r.status.Tag)
+	}
+	if ok && !rec.Flag && r.status.cancelled {
+		p.diverge(seq, cancelName(r), "recorded: %s; in this run the cancel succeeded", rec.Outcome())
 	}
 }
 
@@ -475,4 +508,27 @@ func (p *process) stuck() {
 		fmt.Fprintf(os.Stderr, "bcsmpi: replay diverged from the recording %s: rank %d, call %d %s: recorded source %d tag %d; the replay waits for that message (from world rank %d, tag %d), which was never sent before the job stopped\n",
 			p.rr.dir, p.rank, r.logSeq, what, rec.Source, rec.Tag, r.comm.worldRank(rec.Source), rec.Tag)
 	}
+}
+
+// termGrace is how long a replaying rank that bcsrun stops (SIGTERM while
+// the job aborts) leaves its goroutine to notice the abort and report the
+// call it waits in (stuck); bcsrun kills at 2 s.
+const termGrace = time.Second
+
+// holdTerm: on replay, SIGTERM during an abort wakes the rank's goroutine
+// and leaves it termGrace to exit by itself (abortExit, which reports a
+// call that waits for a recorded message); any other SIGTERM ends the rank
+// at once, as the default action would.
+func (p *process) holdTerm() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	go func() {
+		<-sig
+		if p.region.Aborting() {
+			atomic.AddUint32(p.blk.Wake(), 1)
+			unix.FutexWake(p.blk.Wake(), 1)
+			time.Sleep(termGrace)
+		}
+		os.Exit(128 + int(syscall.SIGTERM))
+	}()
 }

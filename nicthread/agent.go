@@ -127,6 +127,8 @@ type Agent struct {
 	onLog          func(proto.Rank, []byte)
 	logDec         []replay.Decoder // per local rank: the records drained so far
 	logBuf         []byte
+	onExchange     func(proto.SliceID, []proto.Descriptor, *scheduler.Plan)
+	lb             *levelB // replaying a slice log (levelb.go); nil: not
 }
 
 // AgentConfig describes a node.
@@ -156,6 +158,11 @@ type AgentConfig struct {
 	// are valid only during the call, which runs inside the slice on the
 	// agent's thread: it must copy them and return, no I/O.
 	OnLog func(r proto.Rank, records []byte)
+	// OnExchange, if set, sees every slice's exchanged descriptors and its
+	// plan after MSM (recording Level B: levelb.go); same rules as OnLog.
+	OnExchange func(k proto.SliceID, all []proto.Descriptor, p *scheduler.Plan)
+	// Slices, if set, is a recording's slice log to replay (levelb.go).
+	Slices *replay.Slices
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
@@ -210,6 +217,10 @@ func NewAgent(cfg AgentConfig) *Agent {
 			a.logDec[l].Ranks, a.logDec[l].CheckOnly = a.size, true
 		}
 		a.logBuf = make([]byte, 0, cfg.Region.G.LogBytes)
+	}
+	a.onExchange = cfg.OnExchange
+	if cfg.Slices != nil {
+		a.lb = newLevelB(cfg.Slices, n, cfg.NodeOf)
 	}
 	return a
 }
@@ -280,6 +291,9 @@ func (a *Agent) fail(r proto.Rank, format string, args ...any) error {
 // DEM runs the DEM microphase of slice k on this node (the master's strobe
 // begins it) and returns its batch (valid until the next DEM).
 func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
+	if a.lb != nil {
+		return a.demReplay(k)
+	}
 	start := a.now()
 	a.stats = SliceStats{Slice: k, Start: start}
 	if a.lastStrobe != 0 {
@@ -363,6 +377,13 @@ func (a *Agent) Unmatched() []proto.Descriptor { return a.core.Unmatched() }
 // MSM runs the DEM sync result (every node's batch and every rank's status,
 // node order) through the scheduler.
 func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
+	if a.lb != nil {
+		return a.msmReplay(all, status)
+	}
+	return a.msm(k, all, status)
+}
+
+func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
 	p, err := a.core.MSM(k, all, status)
 	if err != nil {
@@ -407,6 +428,9 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	if a.onPlan != nil {
 		a.onPlan(p)
 	}
+	if a.onExchange != nil {
+		a.onExchange(k, all, p)
+	}
 	st := a.core.Stats()
 	a.stats.NP2PDEM, a.stats.NP2PMSM = st.NP2PDEM, st.NP2PMSM
 	a.stats.NCOLLDEM, a.stats.NCOLLMSM = st.NCOLLDEM, st.NCOLLMSM
@@ -417,6 +441,13 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 // TX moves this node's part of the plan of slice k and waits for the chunks
 // other nodes send to it. timeout bounds that wait.
 func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
+	if a.lb != nil {
+		return a.txReplay(timeout)
+	}
+	return a.tx(k, timeout)
+}
+
+func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 	if err := a.core.TX(k); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -196,5 +197,76 @@ func TestReplayNeverSent(t *testing.T) {
 	want := fmt.Sprintf("bcsmpi: replay diverged from the recording %s: rank 0, call %d MPI_Recv(source ANY_SOURCE, tag ANY_TAG): recorded source 2 tag %s; the replay waits for that message (from world rank 2, tag %s), which was never sent before the job stopped", rec, call, tag, tag)
 	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "deadlock: every MPI rank has been blocked") {
 		t.Errorf("a recorded sender that never sends: exit %d, want a deadlock and %q\nstderr:\n%s", r.code, want, r.stderr)
+	}
+}
+
+// replayedSlices parses bcsrun's report of a replay of the slice log: the
+// recorded slices re-formed (with descriptors or a plan) and their numbers
+// in the recording.
+var replayedRE = regexp.MustCompile(`bcsrun: replayed \S+: (\d+) of the (\d+) recorded slices re-formed \((\d+) of the (\d+) with descriptors or a plan\), each with the recorded descriptors and plan`)
+
+// TestReplaySlices: Level B. A job recorded with its slice log
+// (--record DIR,slices) on two nodes is replayed with other delays: every
+// recorded slice with descriptors or a plan is re-formed with the recorded
+// count and hash of each rank's descriptors and the recorded plan hash (a
+// difference stops the job), and the output is the recorded one. A program
+// that changed under replay (E2E_TAG: rank 0's first receive asks for
+// another tag) stops at the first slice that differs, naming it, the rank
+// and its call; one whose sender skips a send and blocks (E2E_SKIPSEND) at
+// the slice that lacks the send, naming the rank and the call it is blocked
+// in. On one node the slices are not replayed (a warning), the calls are.
+func TestReplaySlices(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec")
+	t.Setenv("E2E_DELAY", "random:2000")
+	first := bcsrun(t, "-n", "4", "--nodes", "2", "--record", rec+",slices", "./e2eprog", "replayrace", "2")
+	if first.code != 0 {
+		t.Fatalf("recording: exit %d\nstderr:\n%s", first.code, first.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(rec, "slices.rpl")); err != nil {
+		t.Fatalf("no slice log: %v", err)
+	}
+	for _, delay := range []string{"down:3000", "random:3000"} {
+		t.Setenv("E2E_DELAY", delay)
+		r := bcsrun(t, "-n", "4", "--nodes", "2", "--replay", rec, "./e2eprog", "replayrace", "2")
+		m := replayedRE.FindStringSubmatch(r.stderr)
+		if r.code != 0 || r.stdout != first.stdout || m == nil {
+			t.Fatalf("replay with E2E_DELAY=%s: exit %d\nstdout:\n%s\nrecorded:\n%s\nstderr:\n%s", delay, r.code, r.stdout, first.stdout, r.stderr)
+		}
+		if m[3] != m[4] || m[3] == "0" {
+			t.Errorf("replay with E2E_DELAY=%s: %s of the %s busy recorded slices re-formed, want all", delay, m[3], m[4])
+		}
+		if strings.Contains(r.stderr, "warning") {
+			t.Errorf("replay with E2E_DELAY=%s: a warning:\n%s", delay, r.stderr)
+		}
+	}
+
+	t.Setenv("E2E_TAG", "7")
+	r := bcsrun(t, "-n", "4", "--nodes", "2", "--replay", rec, "./e2eprog", "replayrace", "2")
+	if want := regexp.MustCompile(`bcsmpi: job aborted: rank 0 \(node 0\): replay diverged from the recording: slice \d+: this rank's 1 descriptors differ from the recorded ones \(now: r0#1 recv from=any tag=7 `); r.code == 0 || !want.MatchString(r.stderr) {
+		t.Errorf("a changed tag under replay: exit %d, stderr does not match %q:\n%s", r.code, want, r.stderr)
+	}
+	t.Setenv("E2E_TAG", "")
+
+	t.Setenv("E2E_DELAY", "up:1000")
+	r = bcsrun(t, "-n", "4", "--replay", rec, "./e2eprog", "replayrace", "2")
+	if r.code != 0 || r.stdout != first.stdout || !strings.Contains(r.stderr, "the slices are not replayed (they need the recorded nodes and configuration), only the logged calls") || replayedRE.MatchString(r.stderr) {
+		t.Errorf("replay on 1 node: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// The cancel race, recorded with a cancel that wins, replayed with the
+	// message first: the slices put the send after the cancel again.
+	can := filepath.Join(t.TempDir(), "cancel")
+	t.Setenv("E2E_CANCEL", "0:300000")
+	if r := bcsrun(t, "-n", "2", "--record", can+",slices", "./e2eprog", "cancelrace"); r.code != 0 || r.stdout != "cancelled true\n" {
+		t.Fatalf("recording the cancel race: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Setenv("E2E_CANCEL", "300000:0")
+	if r := bcsrun(t, "-n", "2", "--replay", can, "./e2eprog", "cancelrace"); r.code != 0 || r.stdout != "cancelled true\n" || !replayedRE.MatchString(r.stderr) {
+		t.Errorf("replaying the slices of a cancel that won, with the message first: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Setenv("E2E_SKIPSEND", "1")
+	r = bcsrun(t, "-n", "2", "--replay", can, "./e2eprog", "cancelrace")
+	if want := regexp.MustCompile(`bcsmpi: job aborted: rank 1 \(node 0\): replay diverged from the recording: slice \d+: the recording exchanged 1 descriptors of this rank in this slice; it posted 0 and is in MPI_Wait, so it will post no more before the slice`); r.code == 0 || !want.MatchString(r.stderr) {
+		t.Errorf("a sender that skips its send under replay: exit %d, stderr does not match %q:\n%s", r.code, want, r.stderr)
 	}
 }

@@ -233,7 +233,8 @@ func replayRace(k int) {
 // cancelRace: rank 0 posts a receive from rank 1 (tag 5), sleeps D0 µs and
 // cancels it; rank 1 sleeps D1 µs and sends (E2E_CANCEL=D0:D1). Whether the
 // cancel wins depends on which comes first; rank 0 prints it, and receives
-// the message afterwards if the cancel won.
+// the message afterwards if the cancel won, then sends rank 1 the message
+// it has been waiting for since its start (tag 9).
 func cancelRace() {
 	d0, d1, _ := strings.Cut(os.Getenv("E2E_CANCEL"), ":")
 	us := func(s string) time.Duration { v, _ := strconv.Atoi(s); return time.Duration(v) * time.Microsecond }
@@ -254,8 +255,15 @@ func cancelRace() {
 			fail("received %d, want 42", buf[0])
 		}
 		fmt.Printf("cancelled %v\n", st.Cancelled())
+		check(mpi.Send(w, []int64{7}, 1, 9))
 	case 1:
+		ack, err := mpi.Irecv(w, []int64{0}, 0, 9)
+		check(err)
 		time.Sleep(us(d1))
-		check(mpi.Send(w, []int64{42}, 0, 5))
+		if os.Getenv("E2E_SKIPSEND") == "" { // set: a changed program that waits without sending
+			check(mpi.Send(w, []int64{42}, 0, 5))
+		}
+		_, err = mpi.Wait(ack)
+		check(err)
 	}
 }
