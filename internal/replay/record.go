@@ -35,6 +35,10 @@ func (o Op) String() string {
 		return "SOME"
 	case OpCancel:
 		return "CANCEL"
+	case OpSlice:
+		return "SLICE"
+	case OpIdle:
+		return "IDLE"
 	case OpEnd:
 		return "END"
 	}

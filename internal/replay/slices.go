@@ -19,9 +19,9 @@ import (
 const (
 	SlicesName = "slices.rpl"
 	// FlagSlices is the header flag of the slice log.
-	FlagSlices = 1
-	OpSlice    = 0x10
-	OpIdle     = 0x11
+	FlagSlices    = 1
+	OpSlice    Op = 0x10
+	OpIdle     Op = 0x11
 	// MaxSlicesFile bounds the slice log the launcher reads back.
 	MaxSlicesFile = 1 << 30
 	// EnvSlices=1 in a replaying rank's environment says that the runtime
@@ -182,7 +182,7 @@ func (e *SliceEncoder) Slice(b []byte, k proto.SliceID, counts []RankCount, plan
 		return b
 	}
 	b = e.Flush(b)
-	b = append(b, OpSlice)
+	b = append(b, byte(OpSlice))
 	b = binary.AppendUvarint(b, uint64(k-e.prev))
 	b = binary.AppendUvarint(b, uint64(len(counts)))
 	last := proto.Rank(0)
@@ -202,7 +202,7 @@ func (e *SliceEncoder) Flush(b []byte) []byte {
 	if e.idleRun == 0 {
 		return b
 	}
-	b = append(b, OpIdle)
+	b = append(b, byte(OpIdle))
 	b = binary.AppendUvarint(b, uint64(e.idleAt-e.prev))
 	b = binary.AppendUvarint(b, e.idleRun)
 	e.prev = e.idleAt + proto.SliceID(e.idleRun) - 1
