@@ -20,9 +20,12 @@ import (
 // what it holds are package internal/replay's).
 //
 // A logged call is one whose outcome depends on timing: a receive or probe
-// with MPI_ANY_SOURCE or MPI_ANY_TAG, every MPI_Iprobe, and the test family
+// with MPI_ANY_SOURCE or MPI_ANY_TAG, every MPI_Iprobe, the test family
 // (Test, Testall, Testany, Testsome, Waitany, Waitsome) over at least one
-// active request. The rank numbers them from 1 whether it records, replays
+// active request, and MPI_Cancel of a request the program has not seen
+// complete (whether the cancel won; in a recorded or replayed job Cancel
+// posts without polling the request first, so that whether it posts does
+// not depend on timing). The rank numbers them from 1 whether it records, replays
 // or neither matters not: only recorded and replayed jobs count.
 //
 // Recording: each outcome is appended to the rank's log ring in shared memory
@@ -39,7 +42,14 @@ import (
 //     (a blocking probe) for the recorded message;
 //   - answers the test family from the log: it polls the requests as usual
 //     (progress), then gives the recorded answer, waiting for the recorded
-//     requests to complete where the recorded answer says they had.
+//     requests to complete where the recorded answer says they had;
+//   - does not post a cancel that failed in the recording (the request
+//     completes as it did), and checks that one that succeeded succeeds.
+//
+// When the runtime replays the slice log too (Level B, replay.EnvSlices),
+// wildcard receives, probes and Iprobe are posted as the program makes them,
+// as they were recorded, and their answers (which the re-formed slices
+// reproduce) are checked against the log; so are cancels.
 //
 // A call that cannot be given its recorded answer — another call than the one
 // recorded at its number, a different array length, a named source or tag
@@ -48,7 +58,10 @@ import (
 // rank, the call's number and both sides, and the rank exits with status 1
 // (bcsrun then ends the job), whatever the error handler: the program is not
 // the one recorded. A wildcard receive that never completed in the recording
-// has no record and is posted unchanged.
+// has no record and is posted unchanged. A receive posted for its recorded
+// source and tag whose message never comes (the sender changed: the job
+// deadlocks and bcsrun stops it) is reported when the rank is stopped, as
+// the divergence of that call (stuck).
 type recordReplay struct {
 	calls uint64 // logged calls so far
 	// cancels are the requests an MPI_Cancel was logged for, with its

@@ -11,6 +11,13 @@ package launch
 // timeslice, configuration; a program rebuilt with extra prints is a fair
 // thing to replay), and tells each rank the directory (BCS_REPLAY); the
 // ranks check their calls against the recording as they make them.
+//
+// Level B (--record DIR,slices): node 0's agent also hands every slice's
+// exchange and plan to the recording (onExchange), which keeps the slice
+// log; a replay of such a recording on the recorded nodes and configuration
+// gives the log to every agent (which re-form the slices) and tells the
+// ranks (replay.EnvSlices), and reports how many recorded slices it
+// re-formed.
 
 import (
 	"crypto/sha256"
