@@ -39,9 +39,12 @@ import (
 )
 
 // recordSpec splits --record's value: DIR, DIR,slices (Level B: the slice
-// log as well) or DIR,calls (Level A only).
+// log as well) or DIR,calls (Level A only); dflt is what DIR alone records.
+// Only a last ",slices" or ",calls" is the level: a directory may hold
+// commas.
 func recordSpec(spec string, dflt bool) (dir string, slices bool) {
-	if d, level, ok := strings.Cut(spec, ","); ok {
+	if i := strings.LastIndexByte(spec, ','); i >= 0 {
+		d, level := spec[:i], spec[i+1:]
 		switch level {
 		case "slices":
 			return d, true
