@@ -123,10 +123,11 @@
 // program makes them (the recorded descriptors) and check their answers
 // against the rank file instead of rewriting them; the test family is still
 // answered from the rank file (it posts nothing). The slice log is replayed
-// only on the recorded number of nodes with the recorded configuration
-// (otherwise bcsrun warns and replays the rank files alone), and not with
-// --deterministic recordings' releases in mind: a release depends on the
-// ranks' blocked states, which a replay does not fix.
+// only on the recorded number of nodes with the recorded configuration,
+// and not in deterministic mode, whose releases depend on when ranks block,
+// which a replay does not fix (otherwise bcsrun warns and replays the rank
+// files alone). Deadlock reports are re-formed as far as the ranks' blocked
+// states at each virtual slice are the recorded ones: they are not logged.
 //
 // Whether it is on by default: it is not (--record DIR records Level A;
 // DIR,slices adds the slice log). See the README for the measured cost.
