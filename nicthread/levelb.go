@@ -3,6 +3,7 @@ package nicthread
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // Replaying a slice log (Level B, package internal/replay; AgentConfig.Slices).
@@ -85,14 +87,14 @@ func (lb *levelB) begin(a *Agent) {
 	}
 	if lb.free {
 		lb.v++
-		lb.cur = replay.Slice{ID: lb.v}
+		lb.cur = replay.Slice{ID: uint64(lb.v)}
 		return
 	}
 	e := lb.log.List[lb.entry]
 	lb.cur = e
-	lb.v = e.ID + proto.SliceID(lb.off)
+	lb.v = proto.SliceID(e.ID + lb.off)
 	for i := range lb.need {
-		c, _ := e.CountOf(a.rankOf[i])
+		c, _ := e.CountOf(int(a.rankOf[i]))
 		lb.need[i] = c.Count
 	}
 }
@@ -193,7 +195,7 @@ func (a *Agent) demReplay(k proto.SliceID) ([]proto.Descriptor, error) {
 		if lb.need[i] > 0 {
 			complete = false
 			if proto.StatusBlocked(st) || proto.StatusInert(st) {
-				c, _ := lb.cur.CountOf(a.rankOf[i])
+				c, _ := lb.cur.CountOf(int(a.rankOf[i]))
 				return nil, a.divergence(a.rankOf[i], "slice %d: the recording exchanged %d descriptors of this rank in this slice; it posted %d and is %s, so it will post no more before the slice (the program no longer makes the recorded calls)",
 					lb.v, c.Count, c.Count-lb.need[i], proto.DescribeStatus(st))
 			}
@@ -229,7 +231,7 @@ func (a *Agent) msmReplay(all []proto.Descriptor, status []uint8) error {
 			return a.msm(lb.v, all, status) // refused there, naming the descriptor
 		}
 		lb.count[d.Rank]++
-		lb.hash[d.Rank] = replay.DescHash(lb.hash[d.Rank], d)
+		lb.hash[d.Rank] = DescHash(lb.hash[d.Rank], d)
 	}
 	want := uint64(0)
 	for _, c := range lb.cur.Counts {
@@ -245,17 +247,17 @@ func (a *Agent) msmReplay(all []proto.Descriptor, status []uint8) error {
 	}
 	lb.skip = false
 	for _, c := range lb.cur.Counts {
-		if replay.Fold32(lb.hash[c.Rank]) != c.Hash {
+		if Fold32(lb.hash[c.Rank]) != c.Hash {
 			var b strings.Builder
 			for _, d := range all {
-				if d.Rank == c.Rank {
+				if int(d.Rank) == c.Rank {
 					if b.Len() > 0 {
 						b.WriteString(", ")
 					}
 					b.WriteString(d.Describe())
 				}
 			}
-			return a.divergence(c.Rank, "slice %d: this rank's %d descriptors differ from the recorded ones (now: %s)", lb.v, c.Count, b.String())
+			return a.divergence(proto.Rank(c.Rank), "slice %d: this rank's %d descriptors differ from the recorded ones (now: %s)", lb.v, c.Count, b.String())
 		}
 	}
 	if err := a.msm(lb.v, all, status); err != nil {
@@ -263,10 +265,10 @@ func (a *Agent) msmReplay(all []proto.Descriptor, status []uint8) error {
 	}
 	p := a.plan.Load()
 	if lb.cur.Idle {
-		if !replay.PlanEmpty(p) {
+		if !PlanEmpty(p) {
 			return a.divergence(-1, "slice %d: the recording's plan was empty, this one is not (%d matches, %d chunks, %d completions): the runtime's state differed before this slice", lb.v, len(p.Matches), len(p.Chunks), len(p.Completions))
 		}
-	} else if h := replay.PlanHash(p); h != lb.cur.Plan {
+	} else if h := PlanHash(p); h != lb.cur.Plan {
 		return a.divergence(-1, "slice %d: the plan (%d matches, %d chunks, %d completions) differs from the recorded one (hash %#08x, recorded %#08x), though every rank's descriptors are the recorded ones: the runtime's state differed before this slice", lb.v, len(p.Matches), len(p.Chunks), len(p.Completions), h, lb.cur.Plan)
 	}
 	lb.matched++
@@ -287,4 +289,108 @@ func (a *Agent) txReplay(timeout time.Duration) error {
 	err := a.tx(lb.v, timeout)
 	lb.next()
 	return err
+}
+
+// hasher64 is FNV-1a over 64-bit words (the slice log's hashes).
+type hasher64 uint64
+
+const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+
+func (h *hasher64) u64(x uint64) { *h = (*h ^ hasher64(x)) * fnvPrime }
+func (h *hasher64) b(x bool) {
+	if x {
+		h.u64(1)
+	} else {
+		h.u64(0)
+	}
+}
+
+// fold is the low 32 bits of a hash folded with its high ones.
+func (h hasher64) fold() uint32 { return uint32(h) ^ uint32(h>>32) }
+
+// desc hashes what of a descriptor is the program's: not its addresses
+// (heap layout differs between runs), its request slot (which slot a request
+// gets depends on the order completions were consumed) or its PostSlice (a
+// replay drains by count).
+func (h *hasher64) desc(d proto.Descriptor) {
+	h.u64(uint64(d.Kind)<<56 | uint64(d.Coll)<<48 | uint64(d.Op)<<40 | uint64(d.DType)<<32 | uint64(uint32(d.Rank)))
+	h.u64(uint64(uint32(d.Peer))<<32 | uint64(uint32(d.Tag)))
+	h.u64(d.Seq)
+	h.u64(uint64(d.CollSeq))
+	h.u64(uint64(d.Comm))
+	h.u64(d.Len)
+	h.b(d.Inline)
+	h.b(d.InPlace)
+}
+
+// DescHash continues hash h (0: a new one) with descriptor d (the slice
+// log's per-rank hash, package internal/replay).
+func DescHash(h uint64, d proto.Descriptor) uint64 {
+	if h == 0 {
+		h = fnvOffset
+	}
+	x := hasher64(h)
+	x.desc(d)
+	return uint64(x)
+}
+
+// Fold32 is the 32-bit form of a DescHash as the log stores it.
+func Fold32(h uint64) uint32 { return hasher64(h).fold() }
+
+// PlanHash hashes a plan as the slice log stores it: its matches, chunks, folds,
+// completions, writes and counts, without addresses, request slots or slice
+// numbers (see desc).
+func PlanHash(p *scheduler.Plan) uint32 {
+	h := hasher64(fnvOffset)
+	for _, m := range p.Matches {
+		h.u64(m.Xfer)
+		h.desc(m.Send)
+		h.desc(m.Recv)
+	}
+	for _, c := range p.Chunks {
+		h.u64(c.Xfer)
+		h.u64(uint64(uint32(c.Src))<<32 | uint64(uint32(c.Dst)))
+		h.u64(uint64(uint32(c.SrcNode))<<32 | uint64(uint32(c.DstNode)))
+		h.u64(c.SendSeq)
+		h.u64(c.Off)
+		h.u64(c.Len)
+		h.u64(uint64(c.Stage))
+		h.b(c.Inline)
+		h.b(c.Last)
+		h.b(c.SrcAcc)
+		h.b(c.DstAcc)
+	}
+	for _, f := range p.Folds {
+		h.u64(uint64(uint32(f.Node))<<32 | uint64(f.Op)<<16 | uint64(f.Type)<<8 | uint64(f.Mode))
+		h.u64(f.Base)
+		h.u64(f.Stride)
+		h.u64(f.Seg)
+		h.u64(uint64(f.N))
+	}
+	for _, c := range p.Completions {
+		h.u64(uint64(uint32(c.Rank)))
+		h.u64(uint64(c.Kind)<<32 | uint64(c.Err))
+		h.u64(uint64(uint32(c.Source))<<32 | uint64(uint32(c.Tag)))
+		h.u64(c.Count)
+		h.b(c.Found)
+	}
+	for _, w := range p.Writes {
+		h.u64(uint64(uint32(w.Rank)))
+		for _, x := range w.Data {
+			h.u64(uint64(x))
+		}
+	}
+	h.u64(uint64(p.Waiting))
+	h.u64(uint64(p.Pending))
+	h.u64(uint64(p.Unexpected))
+	h.u64(uint64(p.Collectives))
+	if p.Err != nil {
+		h.u64(math.MaxUint64)
+	}
+	return h.fold()
+}
+
+// PlanEmpty reports whether a plan does nothing (an idle slice).
+func PlanEmpty(p *scheduler.Plan) bool {
+	return len(p.Matches) == 0 && len(p.Chunks) == 0 && len(p.Folds) == 0 && len(p.Completions) == 0 && len(p.Writes) == 0 && p.Err == nil
 }

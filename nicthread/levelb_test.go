@@ -26,26 +26,26 @@ func newLBNode(t *testing.T, enc *replay.SliceEncoder, log *[]byte, sl *replay.S
 		count := make([]replay.RankCount, 2)
 		cfg.OnExchange = func(k proto.SliceID, all []proto.Descriptor, p *scheduler.Plan) {
 			for i := range count {
-				count[i] = replay.RankCount{Rank: proto.Rank(i)}
+				count[i] = replay.RankCount{Rank: i}
 			}
 			var h [2]uint64
 			for _, d := range all {
 				count[d.Rank].Count++
-				h[d.Rank] = replay.DescHash(h[d.Rank], d)
+				h[d.Rank] = DescHash(h[d.Rank], d)
 			}
 			var cs []replay.RankCount
 			for i, c := range count {
 				if c.Count > 0 {
-					c.Hash = replay.Fold32(h[i])
+					c.Hash = Fold32(h[i])
 					cs = append(cs, c)
 				}
 			}
-			idle := len(all) == 0 && replay.PlanEmpty(p)
+			idle := len(all) == 0 && PlanEmpty(p)
 			plan := uint32(0)
 			if !idle {
-				plan = replay.PlanHash(p)
+				plan = PlanHash(p)
 			}
-			*log = enc.Slice(*log, k, cs, plan, idle)
+			*log = enc.Slice(*log, uint64(k), cs, plan, idle)
 		}
 	}
 	tn := &testNode{a: NewAgent(cfg), mem: mem}

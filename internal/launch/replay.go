@@ -203,21 +203,21 @@ func (r *recording) onExchange(k proto.SliceID, all []proto.Descriptor, p *sched
 			r.touched = append(r.touched, d.Rank)
 		}
 		r.count[d.Rank]++
-		r.hash[d.Rank] = replay.DescHash(r.hash[d.Rank], d)
+		r.hash[d.Rank] = nicthread.DescHash(r.hash[d.Rank], d)
 	}
 	slices.Sort(r.touched)
 	r.counts = r.counts[:0]
 	for _, rk := range r.touched {
-		r.counts = append(r.counts, replay.RankCount{Rank: rk, Count: r.count[rk], Hash: replay.Fold32(r.hash[rk])})
+		r.counts = append(r.counts, replay.RankCount{Rank: int(rk), Count: r.count[rk], Hash: nicthread.Fold32(r.hash[rk])})
 		r.count[rk], r.hash[rk] = 0, 0
 	}
-	idle := len(all) == 0 && replay.PlanEmpty(p)
+	idle := len(all) == 0 && nicthread.PlanEmpty(p)
 	var plan uint32
 	if !idle {
-		plan = replay.PlanHash(p)
+		plan = nicthread.PlanHash(p)
 	}
 	r.mu.Lock()
-	r.spend = r.senc.Slice(r.spend, k, r.counts, plan, idle)
+	r.spend = r.senc.Slice(r.spend, uint64(k), r.counts, plan, idle)
 	r.mu.Unlock()
 }
 

@@ -93,8 +93,9 @@
 // With --record DIR,slices the recording also holds slices.rpl, written from
 // node 0's agent (nicthread AgentConfig.OnExchange): for every slice the
 // master ran, how many descriptors each rank's post ring contributed to the
-// exchange, a hash of them per rank (DescHash) and a hash of the slice's
-// plan (PlanHash). Header as a rank file's (rank 0, flags FlagSlices), then:
+// exchange, a hash of them per rank (nicthread.DescHash) and a hash of the
+// slice's plan (nicthread.PlanHash; the hashes live there, where plans and
+// descriptors are, this package being plain data). Header as a rank file's (rank 0, flags FlagSlices), then:
 //
 //	0x10 SLICE  dslice n n×(drank count hash u32) plan u32
 //	            a slice with descriptors or a non-empty plan; ranks ascending

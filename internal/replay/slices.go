@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/bcsmpi/bcsmpi/internal/proto"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // Level B: the slice log (see the package comment).
@@ -30,9 +27,9 @@ const (
 )
 
 // RankCount is what one rank contributed to a slice's exchange: how many
-// descriptors its post ring gave, and a hash of them (DescHash).
+// descriptors its post ring gave, and a hash of them (nicthread.DescHash).
 type RankCount struct {
-	Rank  proto.Rank
+	Rank  int // world rank
 	Count uint64
 	Hash  uint32
 }
@@ -41,11 +38,11 @@ type RankCount struct {
 // or a non-empty plan, or a run of Run idle slices (nothing exchanged, an
 // empty plan), the first ID and the others consecutive.
 type Slice struct {
-	ID     proto.SliceID
+	ID     uint64 // the master's slice number
 	Idle   bool
 	Run    uint64 // idle slices in the run (>= 1); 1 for a busy slice
 	Counts []RankCount
-	Plan   uint32 // PlanHash of the slice's plan (busy slices)
+	Plan   uint32 // hash of the slice's plan (nicthread.PlanHash; busy slices)
 }
 
 // Slices is a slice log read back.
@@ -56,124 +53,22 @@ type Slices struct {
 	Ended bool   // the END record was read: the job's master stopped normally
 }
 
-type hasher64 uint64
-
-const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
-
-func (h *hasher64) u64(x uint64) { *h = (*h ^ hasher64(x)) * fnvPrime }
-func (h *hasher64) b(x bool) {
-	if x {
-		h.u64(1)
-	} else {
-		h.u64(0)
-	}
-}
-
-// fold is the low 32 bits of a hash folded with its high ones.
-func (h hasher64) fold() uint32 { return uint32(h) ^ uint32(h>>32) }
-
-// desc hashes what of a descriptor is the program's: not its addresses
-// (heap layout differs between runs), its request slot (which slot a request
-// gets depends on the order completions were consumed) or its PostSlice (a
-// replay drains by count).
-func (h *hasher64) desc(d proto.Descriptor) {
-	h.u64(uint64(d.Kind)<<56 | uint64(d.Coll)<<48 | uint64(d.Op)<<40 | uint64(d.DType)<<32 | uint64(uint32(d.Rank)))
-	h.u64(uint64(uint32(d.Peer))<<32 | uint64(uint32(d.Tag)))
-	h.u64(d.Seq)
-	h.u64(uint64(d.CollSeq))
-	h.u64(uint64(d.Comm))
-	h.u64(d.Len)
-	h.b(d.Inline)
-	h.b(d.InPlace)
-}
-
-// DescHash continues hash h (0: a new one) with descriptor d.
-func DescHash(h uint64, d proto.Descriptor) uint64 {
-	if h == 0 {
-		h = fnvOffset
-	}
-	x := hasher64(h)
-	x.desc(d)
-	return uint64(x)
-}
-
-// Fold32 is the 32-bit form of a DescHash as the log stores it.
-func Fold32(h uint64) uint32 { return hasher64(h).fold() }
-
-// PlanHash hashes a plan as the log stores it: its matches, chunks, folds,
-// completions, writes and counts, without addresses, request slots or slice
-// numbers (see desc).
-func PlanHash(p *scheduler.Plan) uint32 {
-	h := hasher64(fnvOffset)
-	for _, m := range p.Matches {
-		h.u64(m.Xfer)
-		h.desc(m.Send)
-		h.desc(m.Recv)
-	}
-	for _, c := range p.Chunks {
-		h.u64(c.Xfer)
-		h.u64(uint64(uint32(c.Src))<<32 | uint64(uint32(c.Dst)))
-		h.u64(uint64(uint32(c.SrcNode))<<32 | uint64(uint32(c.DstNode)))
-		h.u64(c.SendSeq)
-		h.u64(c.Off)
-		h.u64(c.Len)
-		h.u64(uint64(c.Stage))
-		h.b(c.Inline)
-		h.b(c.Last)
-		h.b(c.SrcAcc)
-		h.b(c.DstAcc)
-	}
-	for _, f := range p.Folds {
-		h.u64(uint64(uint32(f.Node))<<32 | uint64(f.Op)<<16 | uint64(f.Type)<<8 | uint64(f.Mode))
-		h.u64(f.Base)
-		h.u64(f.Stride)
-		h.u64(f.Seg)
-		h.u64(uint64(f.N))
-	}
-	for _, c := range p.Completions {
-		h.u64(uint64(uint32(c.Rank)))
-		h.u64(uint64(c.Kind)<<32 | uint64(c.Err))
-		h.u64(uint64(uint32(c.Source))<<32 | uint64(uint32(c.Tag)))
-		h.u64(c.Count)
-		h.b(c.Found)
-	}
-	for _, w := range p.Writes {
-		h.u64(uint64(uint32(w.Rank)))
-		for _, x := range w.Data {
-			h.u64(uint64(x))
-		}
-	}
-	h.u64(uint64(p.Waiting))
-	h.u64(uint64(p.Pending))
-	h.u64(uint64(p.Unexpected))
-	h.u64(uint64(p.Collectives))
-	if p.Err != nil {
-		h.u64(math.MaxUint64)
-	}
-	return h.fold()
-}
-
-// PlanEmpty reports whether a plan does nothing (an idle slice).
-func PlanEmpty(p *scheduler.Plan) bool {
-	return len(p.Matches) == 0 && len(p.Chunks) == 0 && len(p.Folds) == 0 && len(p.Completions) == 0 && len(p.Writes) == 0 && p.Err == nil
-}
-
 // SliceEncoder encodes the slice log's records. Slice is called once per
 // executed slice, in order; it keeps a run of idle slices open until a busy
 // slice (or Flush) ends it.
 type SliceEncoder struct {
-	prev    proto.SliceID // last slice covered by a written record
-	idleAt  proto.SliceID // first slice of the open idle run
+	prev    uint64 // last slice covered by a written record
+	idleAt  uint64 // first slice of the open idle run
 	idleRun uint64
 	Total   uint64
 }
 
 // Slice appends slice k (counts by ascending rank, the plan's hash; idle:
 // no counts and an empty plan) to b.
-func (e *SliceEncoder) Slice(b []byte, k proto.SliceID, counts []RankCount, plan uint32, idle bool) []byte {
+func (e *SliceEncoder) Slice(b []byte, k uint64, counts []RankCount, plan uint32, idle bool) []byte {
 	e.Total++
 	if idle {
-		if e.idleRun > 0 && e.idleAt+proto.SliceID(e.idleRun) == k {
+		if e.idleRun > 0 && e.idleAt+e.idleRun == k {
 			e.idleRun++
 			return b
 		}
@@ -185,7 +80,7 @@ func (e *SliceEncoder) Slice(b []byte, k proto.SliceID, counts []RankCount, plan
 	b = append(b, byte(OpSlice))
 	b = binary.AppendUvarint(b, uint64(k-e.prev))
 	b = binary.AppendUvarint(b, uint64(len(counts)))
-	last := proto.Rank(0)
+	last := 0
 	for _, c := range counts {
 		b = binary.AppendUvarint(b, uint64(c.Rank-last))
 		b = binary.AppendUvarint(b, c.Count)
@@ -205,7 +100,7 @@ func (e *SliceEncoder) Flush(b []byte) []byte {
 	b = append(b, byte(OpIdle))
 	b = binary.AppendUvarint(b, uint64(e.idleAt-e.prev))
 	b = binary.AppendUvarint(b, e.idleRun)
-	e.prev = e.idleAt + proto.SliceID(e.idleRun) - 1
+	e.prev = e.idleAt + e.idleRun - 1
 	e.idleRun = 0
 	return b
 }
@@ -284,7 +179,7 @@ func ParseSlices(b []byte, path string, ranks int, id uint64) (*Slices, error) {
 		case OpSlice:
 			d := r.uvarint("dslice", math.MaxInt64)
 			n := r.uvarint("ranks", uint64(ranks))
-			sl := Slice{ID: proto.SliceID(prev + d), Run: 1}
+			sl := Slice{ID: prev + d, Run: 1}
 			last := uint64(0)
 			for i := uint64(0); i < n && r.err == nil; i++ {
 				rk := last + r.uvarint("drank", uint64(ranks-1))
@@ -298,7 +193,7 @@ func ParseSlices(b []byte, path string, ranks int, id uint64) (*Slices, error) {
 				if r.err != nil {
 					break
 				}
-				sl.Counts = append(sl.Counts, RankCount{Rank: proto.Rank(rk), Count: c, Hash: le.Uint32(b[r.n:])})
+				sl.Counts = append(sl.Counts, RankCount{Rank: int(rk), Count: c, Hash: le.Uint32(b[r.n:])})
 				r.n += 4
 				last = rk
 			}
@@ -316,7 +211,7 @@ func ParseSlices(b []byte, path string, ranks int, id uint64) (*Slices, error) {
 				s.List = append(s.List, sl)
 				s.Total++
 				s.Busy++
-				prev = uint64(sl.ID)
+				prev = sl.ID
 			}
 		case OpIdle:
 			d := r.uvarint("dslice", math.MaxInt64)
@@ -325,7 +220,7 @@ func ParseSlices(b []byte, path string, ranks int, id uint64) (*Slices, error) {
 				r.err = &FieldError{Op: r.op, Field: "dslice, run", Value: fmt.Sprint(d, run), Want: "a later slice than the last record's, and a run of at least 1"}
 			}
 			if r.err == nil {
-				s.List = append(s.List, Slice{ID: proto.SliceID(prev + d), Idle: true, Run: run})
+				s.List = append(s.List, Slice{ID: prev + d, Idle: true, Run: run})
 				s.Total += run
 				prev += d + run - 1
 			}
@@ -358,8 +253,8 @@ func (s Slice) Describe() string {
 }
 
 // CountOf is rank r's recorded count in s.
-func (s Slice) CountOf(r proto.Rank) (RankCount, bool) {
-	i, ok := slices.BinarySearchFunc(s.Counts, r, func(c RankCount, r proto.Rank) int { return int(c.Rank) - int(r) })
+func (s Slice) CountOf(r int) (RankCount, bool) {
+	i, ok := slices.BinarySearchFunc(s.Counts, r, func(c RankCount, r int) int { return c.Rank - r })
 	if !ok {
 		return RankCount{Rank: r}, false
 	}
