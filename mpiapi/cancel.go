@@ -28,7 +28,16 @@ func (r *Request) Cancel() error {
 	if r.kind != proto.KindSend && r.kind != proto.KindRecv {
 		return p.errf(ErrRequest, call, "request #%d (%s) is not a point-to-point request; only sends and receives can be cancelled", r.gen, r.call)
 	}
-	if r.done || !r.active || r.chain != nil || r.cancelPosted || p.poll(r) {
+	if r.done || !r.active || r.chain != nil || r.cancelPosted {
+		return nil
+	}
+	if p.rr.on() {
+		// Logged (replay.go); posted without polling first, so that whether
+		// a descriptor is posted does not depend on timing (the slice log).
+		if !p.cancelLogged(r) {
+			return nil // replay: a cancel that failed in the recording
+		}
+	} else if p.poll(r) {
 		return nil
 	}
 	d := proto.Descriptor{Kind: proto.KindCancel, Comm: r.comm.id, Req: r.slot, Tag: proto.CancelRecv}

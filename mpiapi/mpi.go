@@ -332,6 +332,7 @@ func (p *process) post(d proto.Descriptor, inline []byte) error {
 }
 
 func (p *process) abortExit() {
+	p.stuck() // replay: a call that waits for a recorded message (replay.go)
 	p.mmds.dump()
 	fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: the job is aborting\n", p.rank)
 	os.Exit(1)

@@ -3,8 +3,11 @@ package mpiapi
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -17,9 +20,12 @@ import (
 // what it holds are package internal/replay's).
 //
 // A logged call is one whose outcome depends on timing: a receive or probe
-// with MPI_ANY_SOURCE or MPI_ANY_TAG, every MPI_Iprobe, and the test family
+// with MPI_ANY_SOURCE or MPI_ANY_TAG, every MPI_Iprobe, the test family
 // (Test, Testall, Testany, Testsome, Waitany, Waitsome) over at least one
-// active request. The rank numbers them from 1 whether it records, replays
+// active request, and MPI_Cancel of a request the program has not seen
+// complete (whether the cancel won; in a recorded or replayed job Cancel
+// posts without polling the request first, so that whether it posts does
+// not depend on timing). The rank numbers them from 1 whether it records, replays
 // or neither matters not: only recorded and replayed jobs count.
 //
 // Recording: each outcome is appended to the rank's log ring in shared memory
@@ -36,7 +42,14 @@ import (
 //     (a blocking probe) for the recorded message;
 //   - answers the test family from the log: it polls the requests as usual
 //     (progress), then gives the recorded answer, waiting for the recorded
-//     requests to complete where the recorded answer says they had.
+//     requests to complete where the recorded answer says they had;
+//   - does not post a cancel that failed in the recording (the request
+//     completes as it did), and checks that one that succeeded succeeds.
+//
+// When the runtime replays the slice log too (Level B, replay.EnvSlices),
+// wildcard receives, probes and Iprobe are posted as the program makes them,
+// as they were recorded, and their answers (which the re-formed slices
+// reproduce) are checked against the log; so are cancels.
 //
 // A call that cannot be given its recorded answer — another call than the one
 // recorded at its number, a different array length, a named source or tag
@@ -45,12 +58,27 @@ import (
 // rank, the call's number and both sides, and the rank exits with status 1
 // (bcsrun then ends the job), whatever the error handler: the program is not
 // the one recorded. A wildcard receive that never completed in the recording
-// has no record and is posted unchanged.
+// has no record and is posted unchanged. A receive posted for its recorded
+// source and tag whose message never comes (the sender changed: the job
+// deadlocks and bcsrun stops it) is reported when the rank is stopped, as
+// the divergence of that call (stuck).
 type recordReplay struct {
-	calls uint64      // logged calls so far
+	calls uint64 // logged calls so far
+	// cancels are the requests an MPI_Cancel was logged for, with its
+	// number, until they complete (noteMatch).
+	cancels map[*Request]uint64
+	// waits are the pending requests posted for a recorded source and tag
+	// (replay: a wildcard receive or probe, an Iprobe found in the
+	// recording), by number: the call as the program made it, for the
+	// message when the job stops while one waits (stuck).
+	waits map[uint64]string
 	rec   *recorder   // recording: BCS_RECORD=1
 	log   *replay.Log // replaying: BCS_REPLAY
 	dir   string
+	// slices: the runtime replays the recording's slices too (Level B,
+	// BCS_REPLAY_SLICES=1): wildcards and Iprobe are posted as the program
+	// makes them, as in the recording, and their answers checked.
+	slices bool
 }
 
 type recorder struct {
@@ -82,6 +110,8 @@ func (p *process) initRecordReplay(env jobenv.Env) error {
 			return err
 		}
 		p.rr.log, p.rr.dir = l, env.Replay
+		p.rr.slices = os.Getenv(replay.EnvSlices) == "1"
+		p.holdTerm()
 	}
 	return nil
 }
@@ -101,7 +131,7 @@ func (p *process) note(r replay.Record) {
 		return
 	}
 	p.flushLog()
-	if r.Op != replay.OpMatch && len(r.Indices) == 0 {
+	if r.Op != replay.OpMatch && r.Op != replay.OpCancel && len(r.Indices) == 0 {
 		rec.open = r
 		return
 	}
@@ -198,6 +228,10 @@ func (p *process) wildcard(call string, c *Comm, peer, tag int) (int, int, uint6
 		return peer, tag, seq
 	}
 	what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(peer), tagName(tag))
+	if p.rr.slices {
+		p.waitFor(seq, what) // posted as made; its match is checked when it completes (noteMatch)
+		return peer, tag, seq
+	}
 	if _, ok := l.At(seq); !ok && (seq <= l.Last() || !l.Ended) {
 		return peer, tag, seq // it never completed in the recorded run (or the recording stops before it)
 	}
@@ -210,12 +244,28 @@ func (p *process) wildcard(call string, c *Comm, peer, tag int) (int, int, uint6
 	case rec.Source >= c.size:
 		p.diverge(seq, what, "recorded source %d, not a rank of this communicator of %d ranks", rec.Source, c.size)
 	}
+	p.waitFor(seq, what)
 	return rec.Source, rec.Tag, seq
 }
 
-// noteMatch records the outcome of a logged wildcard receive or probe when
-// it completes (finish).
+// noteMatch records the outcome of a logged wildcard receive or probe, and
+// of a logged MPI_Cancel, when the request completes (finish); on replay it
+// checks the cancel's outcome.
 func (p *process) noteMatch(r *Request) {
+	if seq, ok := p.rr.cancels[r]; ok {
+		delete(p.rr.cancels, r)
+		p.cancelDone(r, seq)
+	}
+	if p.rr.waits != nil && r.logSeq != 0 {
+		what := p.rr.waits[r.logSeq]
+		delete(p.rr.waits, r.logSeq)
+		if p.rr.slices && r.status.Source >= 0 && r.status.Tag >= 0 {
+			rec := p.expect(r.logSeq, replay.CallOf(r.call), what)
+			if rec.Op == replay.OpMatch && (rec.Source != r.status.Source || rec.Tag != r.status.Tag) {
+				p.diverge(r.logSeq, what, "recorded source %d tag %d; it matched source %d tag %d", rec.Source, rec.Tag, r.status.Source, r.status.Tag)
+			}
+		}
+	}
 	if p.rr.rec == nil || r.logSeq == 0 || r.status.Source < 0 || r.status.Tag < 0 {
 		return // not logged, or no message (an error): replay posts it unchanged
 	}
@@ -236,7 +286,7 @@ func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Sta
 		return false, Status{}, err
 	}
 	seq := p.logged()
-	if p.rr.log != nil {
+	if p.rr.log != nil && !p.rr.slices {
 		what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(source), tagName(tag))
 		rec := p.expect(seq, replay.CallOf(call), what)
 		if !rec.Flag {
@@ -250,6 +300,8 @@ func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Sta
 		if err != nil {
 			return false, Status{}, err
 		}
+		r.logSeq = seq
+		p.waitFor(seq, what)
 		st, err := p.wait(r, call)
 		return err == nil, st, err
 	}
@@ -259,6 +311,15 @@ func (p *process) iprobeLogged(call string, c *Comm, source, tag int) (bool, Sta
 	}
 	st, err := p.wait(r, call)
 	found := err == nil && st.Source != AnySource
+	if err == nil && p.rr.log != nil { // replaying the slices: the runtime's answer is the recorded one
+		what := fmt.Sprintf("%s(source %s, tag %s)", call, peerName(source), tagName(tag))
+		rec := p.expect(seq, replay.CallOf(call), what)
+		if rec.Flag != found || found && (rec.Source != st.Source || rec.Tag != st.Tag) {
+			now := replay.Record{Op: replay.OpProbe, Flag: found, Source: st.Source, Tag: st.Tag}
+			p.diverge(seq, what, "recorded %s; the runtime answered %s", rec.Outcome(), now.Outcome())
+		}
+		return found, st, err
+	}
 	if err == nil {
 		p.note(replay.Record{Op: replay.OpProbe, Call: replay.CallOf(call), Seq: seq, Flag: found, Source: max(st.Source, 0), Tag: max(st.Tag, 0)})
 	}
@@ -375,4 +436,112 @@ func (p *process) someReplay(call string, rs []*Request) (int, []int, []Status, 
 		}
 	}
 	return len(rec.Indices), slices.Clone(rec.Indices), sts, first
+}
+
+// cancelLogged is MPI_Cancel of r in a recorded or replayed job, r being
+// active and, as far as the program has seen, not complete: a logged call,
+// since whether the cancel wins depends on when the request's match comes.
+// It reports whether Cancel goes on (polls r and posts the cancel). On
+// replay, a cancel that failed in the recording is not posted, so r
+// completes as it did; one that succeeded is posted and checked when r
+// completes (cancelDone).
+func (p *process) cancelLogged(r *Request) bool {
+	seq := p.logged()
+	l := p.rr.log
+	if l == nil {
+		p.trackCancel(r, seq)
+		return true
+	}
+	if _, ok := l.At(seq); !ok && (seq <= l.Last() || !l.Ended) {
+		return true // its request never completed in the recorded run
+	}
+	rec := p.expect(seq, replay.CallCancel, cancelName(r))
+	if !rec.Flag && !p.rr.slices {
+		return false
+	}
+	p.trackCancel(r, seq)
+	return true
+}
+
+func (p *process) trackCancel(r *Request, seq uint64) {
+	if p.rr.cancels == nil {
+		p.rr.cancels = map[*Request]uint64{}
+	}
+	p.rr.cancels[r] = seq
+}
+
+func cancelName(r *Request) string {
+	return fmt.Sprintf("MPI_Cancel(request #%d, %s)", r.gen, r.call)
+}
+
+// cancelDone records whether the logged cancel seq of r took effect, or on
+// replay checks that it did, as recorded.
+func (p *process) cancelDone(r *Request, seq uint64) {
+	if p.rr.rec != nil {
+		p.note(replay.Record{Op: replay.OpCancel, Call: replay.CallCancel, Seq: seq, Flag: r.status.cancelled})
+		return
+	}
+	rec, ok := p.rr.log.At(seq)
+	if ok && rec.Flag && !r.status.cancelled {
+		p.diverge(seq, cancelName(r), "recorded: %s; in this run the request completed first (source %d tag %d)",
+			rec.Outcome(), r.status.Source, r.status.Tag)
+	}
+	if ok && !rec.Flag && r.status.cancelled {
+		p.diverge(seq, cancelName(r), "recorded: %s; in this run the cancel succeeded", rec.Outcome())
+	}
+}
+
+func (p *process) waitFor(seq uint64, what string) {
+	if p.rr.waits == nil {
+		p.rr.waits = map[uint64]string{}
+	}
+	p.rr.waits[seq] = what
+}
+
+// stuck is called on replay when the job stops while the rank waits (it is
+// aborting): every pending request posted for a recorded source and tag is
+// a call the recorded run answered and this one cannot, since that message
+// was never sent — the program no longer makes the recorded calls (a rank
+// the runtime found deadlocked, typically: the recorded sender went
+// elsewhere). Each is reported as the divergence it is, naming the rank,
+// the call, the recorded source and tag, and the message it waits for.
+func (p *process) stuck() {
+	if p.rr.log == nil || len(p.rr.waits) == 0 {
+		return
+	}
+	for _, r := range p.owner {
+		if r == nil || r.logSeq == 0 || r.done {
+			continue
+		}
+		what, ok := p.rr.waits[r.logSeq]
+		rec, rok := p.rr.log.At(r.logSeq)
+		if !ok || !rok {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bcsmpi: replay diverged from the recording %s: rank %d, call %d %s: recorded source %d tag %d; the replay waits for that message (from world rank %d, tag %d), which was never sent before the job stopped\n",
+			p.rr.dir, p.rank, r.logSeq, what, rec.Source, rec.Tag, r.comm.worldRank(rec.Source), rec.Tag)
+	}
+}
+
+// termGrace is how long a replaying rank that bcsrun stops (SIGTERM while
+// the job aborts) leaves its goroutine to notice the abort and report the
+// call it waits in (stuck); bcsrun kills at 2 s.
+const termGrace = time.Second
+
+// holdTerm: on replay, SIGTERM during an abort wakes the rank's goroutine
+// and leaves it termGrace to exit by itself (abortExit, which reports a
+// call that waits for a recorded message); any other SIGTERM ends the rank
+// at once, as the default action would.
+func (p *process) holdTerm() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	go func() {
+		<-sig
+		if p.region.Aborting() {
+			atomic.AddUint32(p.blk.Wake(), 1)
+			unix.FutexWake(p.blk.Wake(), 1)
+			time.Sleep(termGrace)
+		}
+		os.Exit(128 + int(syscall.SIGTERM))
+	}()
 }

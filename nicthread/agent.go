@@ -141,9 +141,13 @@ type Agent struct {
 	logBuf         []byte
 
 	// Gang scheduling (Gate).
-	onRun    func(run bool)
-	paused   bool          // the job does not run in this slice
-	switchNS time.Duration // cost of the last Gate that switched, for the next DEM's stats
+	onRun      func(run bool)
+	paused     bool          // the job does not run in this slice
+	switchNS   time.Duration // cost of the last Gate that switched, for the next DEM's stats
+
+	// Recording and replaying the slice log (Level B, levelb.go).
+	onExchange func(proto.SliceID, []proto.Descriptor, *scheduler.Plan)
+	lb         *levelB // replaying a slice log (levelb.go); nil: not
 }
 
 // AgentConfig describes a node.
@@ -177,6 +181,11 @@ type AgentConfig struct {
 	// the gang's decision for the job changes (Gate); it runs on the agent's
 	// thread at the strobe, before DEM, and must not block.
 	OnRun func(run bool)
+	// OnExchange, if set, sees every slice's exchanged descriptors and its
+	// plan after MSM (recording Level B: levelb.go); same rules as OnLog.
+	OnExchange func(k proto.SliceID, all []proto.Descriptor, p *scheduler.Plan)
+	// Slices, if set, is a recording's slice log to replay (levelb.go).
+	Slices *replay.Slices
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
@@ -232,6 +241,10 @@ func NewAgent(cfg AgentConfig) *Agent {
 			a.logDec[l].Ranks, a.logDec[l].CheckOnly = a.size, true
 		}
 		a.logBuf = make([]byte, 0, cfg.Region.G.LogBytes)
+	}
+	a.onExchange = cfg.OnExchange
+	if cfg.Slices != nil {
+		a.lb = newLevelB(cfg.Slices, n, cfg.NodeOf)
 	}
 	return a
 }
@@ -302,6 +315,9 @@ func (a *Agent) fail(r proto.Rank, format string, args ...any) error {
 // DEM runs the DEM microphase of slice k on this node (the master's strobe
 // begins it) and returns its batch (valid until the next DEM).
 func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
+	if a.lb != nil {
+		return a.demReplay(k)
+	}
 	start := a.now()
 	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.paused, Switch: a.switchNS}
 	a.switchNS = 0
@@ -386,6 +402,13 @@ func (a *Agent) Unmatched() []proto.Descriptor { return a.core.Unmatched() }
 // MSM runs the DEM sync result (every node's batch and every rank's status,
 // node order) through the scheduler.
 func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
+	if a.lb != nil {
+		return a.msmReplay(all, status)
+	}
+	return a.msm(k, all, status)
+}
+
+func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
 	if a.paused {
 		// Deadlock detection counts only slices in which the job ran: no
@@ -436,6 +459,9 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	if a.onPlan != nil {
 		a.onPlan(p)
 	}
+	if a.onExchange != nil {
+		a.onExchange(k, all, p)
+	}
 	st := a.core.Stats()
 	a.stats.NP2PDEM, a.stats.NP2PMSM = st.NP2PDEM, st.NP2PMSM
 	a.stats.NCOLLDEM, a.stats.NCOLLMSM = st.NCOLLDEM, st.NCOLLMSM
@@ -446,6 +472,13 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 // TX moves this node's part of the plan of slice k and waits for the chunks
 // other nodes send to it. timeout bounds that wait.
 func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
+	if a.lb != nil {
+		return a.txReplay(timeout)
+	}
+	return a.tx(k, timeout)
+}
+
+func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 	if err := a.core.TX(k); err != nil {
 		return err
 	}

@@ -137,6 +137,16 @@
 // bytes to OnLog (validate.go: drainLog). A refused record fails the job like
 // any other violation, and nothing of that drain is written.
 //
+// With the slice log (Level B, package internal/replay) node 0's agent hands
+// every slice's exchange and plan to OnExchange after MSM (the recording
+// encodes counts and hashes in memory; no I/O in the slice). Replaying it
+// (AgentConfig.Slices, levelb.go) the agents run the recorded slices as
+// virtual slices: a real slice runs virtual slice v only when every rank
+// has contributed its recorded count, all nodes deciding alike from the
+// exchange; the core, the scheduler and the data frames see virtual slice
+// numbers, and each slice's descriptors and plan are checked against the
+// recorded hashes.
+//
 // # Master
 //
 // RunMaster strobes on the absolute schedule of strobe.Master

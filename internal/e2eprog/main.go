@@ -67,6 +67,8 @@ func main() {
 		staleRequest()
 	case "waitany":
 		waitanyTwice()
+	case "cancelrace": // record and replay: MPI_Cancel against a send (replay.go)
+		cancelRace()
 	case "replayrace": // record and replay: every timing-dependent call against racing senders (replay.go)
 		k, err := strconv.Atoi(os.Args[2])
 		check(err)

@@ -73,7 +73,7 @@ func replayRace(k int) {
 			got = append(got, fmt.Sprintf("%d:%d", st.Source, st.Tag))
 		}
 		out("recv %s\n", strings.Join(got, " "))
-	} else {
+	} else if strconv.Itoa(me) != os.Getenv("E2E_NOSEND") { // E2E_NOSEND=r: rank r does not send (a changed program)
 		for i := 0; i < k; i++ {
 			sleep()
 			check(mpi.Send(w, []int64{int64(me*1000 + i)}, 0, i))
@@ -227,5 +227,43 @@ func replayRace(k int) {
 		}
 		sleep()
 		check(mpi.Send(w, []int64{int64(me)}, 0, 72))
+	}
+}
+
+// cancelRace: rank 0 posts a receive from rank 1 (tag 5), sleeps D0 µs and
+// cancels it; rank 1 sleeps D1 µs and sends (E2E_CANCEL=D0:D1). Whether the
+// cancel wins depends on which comes first; rank 0 prints it, and receives
+// the message afterwards if the cancel won, then sends rank 1 the message
+// it has been waiting for since its start (tag 9).
+func cancelRace() {
+	d0, d1, _ := strings.Cut(os.Getenv("E2E_CANCEL"), ":")
+	us := func(s string) time.Duration { v, _ := strconv.Atoi(s); return time.Duration(v) * time.Microsecond }
+	buf := []int64{0}
+	switch w.Rank() {
+	case 0:
+		r, err := mpi.Irecv(w, buf, 1, 5)
+		check(err)
+		time.Sleep(us(d0))
+		check(r.Cancel())
+		st, err := mpi.Wait(r)
+		check(err)
+		if st.Cancelled() {
+			_, err = mpi.Recv(w, buf, 1, 5)
+			check(err)
+		}
+		if buf[0] != 42 {
+			fail("received %d, want 42", buf[0])
+		}
+		fmt.Printf("cancelled %v\n", st.Cancelled())
+		check(mpi.Send(w, []int64{7}, 1, 9))
+	case 1:
+		ack, err := mpi.Irecv(w, []int64{0}, 0, 9)
+		check(err)
+		time.Sleep(us(d1))
+		if os.Getenv("E2E_SKIPSEND") == "" { // set: a changed program that waits without sending
+			check(mpi.Send(w, []int64{42}, 0, 5))
+		}
+		_, err = mpi.Wait(ack)
+		check(err)
 	}
 }

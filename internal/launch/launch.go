@@ -94,6 +94,7 @@ import (
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/scheduler"
@@ -306,9 +307,10 @@ func Run(job Job) (res Result, err error) {
 	res.JobID = strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(idb[:])
 	var rec *recording
 	var replayDir string
+	var replaySlices *replay.Slices
 	if job.Replay != "" {
 		var diffs []string
-		if replayDir, diffs, err = checkReplay(job, prog); err != nil {
+		if replayDir, diffs, replaySlices, err = checkReplay(job, prog); err != nil {
 			return res, err
 		}
 		for _, d := range diffs {
@@ -430,6 +432,7 @@ func Run(job Job) (res Result, err error) {
 		if n.group != nil {
 			ac.OnRun = n.group.onRun
 		}
+		agentHooks(&ac, 0, rec, replaySlices)
 		n.agent = nicthread.NewAgent(ac)
 		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
 	} else {
@@ -454,6 +457,7 @@ func Run(job Job) (res Result, err error) {
 			if n.group != nil {
 				ac.OnRun = n.group.onRun
 			}
+			agentHooks(&ac, i, rec, replaySlices)
 			ep := n.remoteAgent(ac, meshes[i+1], cfg.TXTimeout)
 			if i == stallNode {
 				ep.StallAt = stallAt
@@ -531,7 +535,7 @@ func Run(job Job) (res Result, err error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: env, dir: job.Dir, jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
+	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: replayEnv(env, replaySlices), dir: job.Dir, jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
 		record: rec != nil, replay: replayDir,
 		reportW: reportW, stdin: job.Stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
 	for _, n := range nodes {
@@ -672,6 +676,7 @@ func Run(job Job) (res Result, err error) {
 		}
 		res.RecordBytes = rec.bytes()
 	}
+	replayReport(stderr, job.Replay, replaySlices, nodes)
 	if replayDir != "" && res.ExitCode != 0 {
 		fmt.Fprintf(stderr, "bcsrun: note: the job replayed %s; a rank that waits for ever (a deadlock report) can mean that the program no longer makes the recorded calls\n", job.Replay)
 	}

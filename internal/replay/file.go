@@ -18,7 +18,7 @@ import (
 // Format identifiers.
 const (
 	Magic        = "BCSRPL01"
-	Version      = 1
+	Version      = 2
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32
@@ -41,6 +41,8 @@ type Manifest struct {
 	ConfigHash    string   `json:"config_hash"` // sha256 of the whole configuration, as bcsrun prints it
 	Job           string   `json:"job"`
 	Started       string   `json:"started"` // RFC 3339
+	// Slices: the recording has the slice log (SlicesName, Level B).
+	Slices bool `json:"slices,omitempty"`
 }
 
 // RankFile is the path of rank's records in dir.

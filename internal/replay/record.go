@@ -12,12 +12,13 @@ import (
 type Op uint8
 
 const (
-	OpMatch Op = 0x01
-	OpProbe Op = 0x02
-	OpFlag  Op = 0x03
-	OpIndex Op = 0x04
-	OpSome  Op = 0x05
-	OpEnd   Op = 0x7F
+	OpMatch  Op = 0x01
+	OpProbe  Op = 0x02
+	OpFlag   Op = 0x03
+	OpIndex  Op = 0x04
+	OpSome   Op = 0x05
+	OpCancel Op = 0x06
+	OpEnd    Op = 0x7F
 )
 
 func (o Op) String() string {
@@ -32,6 +33,12 @@ func (o Op) String() string {
 		return "INDEX"
 	case OpSome:
 		return "SOME"
+	case OpCancel:
+		return "CANCEL"
+	case OpSlice:
+		return "SLICE"
+	case OpIdle:
+		return "IDLE"
 	case OpEnd:
 		return "END"
 	}
@@ -55,11 +62,12 @@ const (
 	CallWaitsome
 	CallMprobe
 	CallImprobe
+	CallCancel
 	callEnd
 )
 
 var callNames = [...]string{"", "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Probe", "MPI_Iprobe", "MPI_Test",
-	"MPI_Testall", "MPI_Testany", "MPI_Waitany", "MPI_Testsome", "MPI_Waitsome", "MPI_Mprobe", "MPI_Improbe"}
+	"MPI_Testall", "MPI_Testany", "MPI_Waitany", "MPI_Testsome", "MPI_Waitsome", "MPI_Mprobe", "MPI_Improbe", "MPI_Cancel"}
 
 func (c Call) String() string {
 	if c > 0 && c < callEnd {
@@ -91,6 +99,8 @@ func OpOf(c Call) Op {
 		return OpIndex
 	case CallTestsome, CallWaitsome:
 		return OpSome
+	case CallCancel:
+		return OpCancel
 	}
 	return 0
 }
@@ -113,7 +123,7 @@ type Record struct {
 	Call    Call
 	Seq     uint64 // the (first) logged call answered; for END: the rank's count of logged calls
 	Run     uint64 // calls in a row with this answer, >= 1
-	Flag    bool   // FLAG: the flag; PROBE: found
+	Flag    bool   // FLAG: the flag; PROBE: found; CANCEL: cancelled
 	Source  int    // MATCH, PROBE found: communicator rank of the message
 	Tag     int    // MATCH, PROBE found: its tag
 	NReq    int    // INDEX, SOME: length of the request array
@@ -147,6 +157,11 @@ func (r Record) Outcome() string {
 		return fmt.Sprintf("index %d of %d", r.Index, r.NReq)
 	case OpSome:
 		return fmt.Sprintf("indices %v of %d", r.Indices, r.NReq)
+	case OpCancel:
+		if r.Flag {
+			return "the cancel succeeded"
+		}
+		return "the cancel failed (the request completed)"
 	case OpEnd:
 		return fmt.Sprintf("finalized after %d logged calls", r.Seq)
 	}
@@ -184,6 +199,9 @@ func (e *Encoder) Append(b []byte, r Record) []byte {
 	case OpFlag:
 		b = append(b, byte(r.Call))
 		b = binary.AppendUvarint(b, r.Run)
+		b = appendBool(b, r.Flag)
+	case OpCancel:
+		b = append(b, byte(r.Call))
 		b = appendBool(b, r.Flag)
 	case OpIndex:
 		b = append(b, byte(r.Call))
@@ -365,9 +383,9 @@ func (d *Decoder) Next(b []byte) (Record, int, error) {
 		return rec, r.n, nil
 	}
 	switch r.op {
-	case OpMatch, OpProbe, OpFlag, OpIndex, OpSome:
+	case OpMatch, OpProbe, OpFlag, OpIndex, OpSome, OpCancel:
 	default:
-		return Record{}, 0, &FieldError{Op: r.op, Field: "op", Value: uint8(r.op), Want: "0x01 .. 0x05 or 0x7f"}
+		return Record{}, 0, &FieldError{Op: r.op, Field: "op", Value: uint8(r.op), Want: "0x01 .. 0x06 or 0x7f"}
 	}
 	dseq := r.varint("dseq", math.MinInt64, math.MaxInt64)
 	seq := d.prev + uint64(dseq)
@@ -399,6 +417,9 @@ func (d *Decoder) Next(b []byte) (Record, int, error) {
 		rec.Call = r.call(OpFlag)
 		run()
 		rec.Flag = r.bool1("flag")
+	case OpCancel:
+		rec.Call = r.call(OpCancel)
+		rec.Flag = r.bool1("cancelled")
 	case OpIndex:
 		rec.Call = r.call(OpIndex)
 		run()

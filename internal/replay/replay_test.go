@@ -31,6 +31,8 @@ var sample = []Record{
 	{Op: OpSome, Call: CallWaitsome, Seq: 1014, Run: 1, NReq: 2000, Indices: many(600, 3)},
 	{Op: OpSome, Call: CallTestsome, Seq: 1015, Run: 5, NReq: 2},
 	{Op: OpFlag, Call: CallTestall, Seq: 1020, Run: 1, Flag: true},
+	{Op: OpCancel, Call: CallCancel, Seq: 1022, Run: 1, Flag: true},
+	{Op: OpCancel, Call: CallCancel, Seq: 1021, Run: 1, Flag: false},
 }
 
 func encode(recs []Record, end uint64) []byte {
@@ -47,12 +49,12 @@ func encode(recs []Record, end uint64) []byte {
 // What a rank writes reads back as its calls in order, the split SOME answer
 // whole again, and At answers every call a run covers.
 func TestRoundTrip(t *testing.T) {
-	l, err := Parse(encode(sample, 1020), "rank1.rpl", 1, 4, IDOf("job"))
+	l, err := Parse(encode(sample, 1022), "rank1.rpl", 1, 4, IDOf("job"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.Ended || l.End != 1020 || l.Last() != 1020 {
-		t.Fatalf("end %d ended %v last %d, want 1020 true 1020", l.End, l.Ended, l.Last())
+	if !l.Ended || l.End != 1022 || l.Last() != 1022 {
+		t.Fatalf("end %d ended %v last %d, want 1022 true 1022", l.End, l.Ended, l.Last())
 	}
 	if len(l.Records) != len(sample) {
 		t.Fatalf("%d records, want %d", len(l.Records), len(sample))
@@ -65,8 +67,8 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := l.At(1021); ok {
-		t.Error("At(1021) answered past the end")
+	if _, ok := l.At(1023); ok {
+		t.Error("At(1023) answered past the end")
 	}
 }
 
@@ -93,7 +95,7 @@ func TestParseRefuses(t *testing.T) {
 	}{
 		{"short header", good[:10], IDOf("job"), "shorter than the 32-byte header"},
 		{"magic", append([]byte("BCSRPL99"), good[8:]...), IDOf("job"), `magic "BCSRPL99"`},
-		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 1"},
+		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 2"},
 		{"other recording", good, IDOf("other"), "belongs to another recording"},
 		{"two records for a call", twice, IDOf("job"), "two records answer logged call 2"},
 		{"record past END", encode(sample[:3], 100), IDOf("job"), "END record: calls = 100, want at least 1002"},
@@ -134,8 +136,8 @@ func TestManifest(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 1`, `"version": 7`, 1)), 0o644)
-	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 1") {
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 2`, `"version": 7`, 1)), 0o644)
+	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 2") {
 		t.Errorf("version 7: %v", err)
 	}
 }
@@ -209,4 +211,74 @@ func TestWriterStopsAtMaxFile(t *testing.T) {
 	if err := w.Close(); err == nil || !strings.Contains(err.Error(), RankFile(dir, 0)) || !strings.Contains(err.Error(), "cannot be replayed") {
 		t.Fatalf("Close = %v, want an error naming the file and saying it cannot be replayed", err)
 	}
+}
+
+// The slice log: busy slices with their ranks' counts and hashes, idle runs
+// (one record for consecutive idle slices, a new one after a skipped slice
+// number), END with the total; it reads back as written, and damaged or
+// foreign logs are refused naming the field.
+func TestSliceLog(t *testing.T) {
+	var e SliceEncoder
+	b := SlicesHeader(4, IDOf("job"))
+	c1 := []RankCount{{Rank: 0, Count: 3, Hash: 0xdeadbeef}, {Rank: 2, Count: 1, Hash: 7}}
+	b = e.Slice(b, 1, nil, 0, true)
+	b = e.Slice(b, 2, nil, 0, true)
+	b = e.Slice(b, 3, c1, 0x12345678, false)
+	b = e.Slice(b, 5, nil, 0, true) // 4 skipped by the master
+	b = e.Slice(b, 6, nil, 0, true)
+	b = e.Slice(b, 8, nil, 0, true)
+	b = e.Slice(b, 9, []RankCount{{Rank: 3, Count: 1, Hash: 1}}, 9, false)
+	b = e.End(b)
+	s, err := ParseSlices(b, "slices.rpl", 4, IDOf("job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Slice{
+		{ID: 1, Idle: true, Run: 2},
+		{ID: 3, Run: 1, Counts: c1, Plan: 0x12345678},
+		{ID: 5, Idle: true, Run: 2},
+		{ID: 8, Idle: true, Run: 1},
+		{ID: 9, Run: 1, Counts: []RankCount{{Rank: 3, Count: 1, Hash: 1}}, Plan: 9},
+	}
+	if !reflect.DeepEqual(s.List, want) || s.Total != 7 || s.Busy != 2 || !s.Ended {
+		t.Fatalf("read back %+v (total %d, busy %d, ended %v)\nwant %+v", s.List, s.Total, s.Busy, s.Ended, want)
+	}
+	if c, ok := s.List[1].CountOf(2); !ok || c.Count != 1 {
+		t.Errorf("CountOf(2) = %+v %v", c, ok)
+	}
+	if _, ok := s.List[1].CountOf(1); ok {
+		t.Errorf("CountOf(1) found a count for a rank that posted nothing")
+	}
+	rank9 := append([]byte{}, b...)
+	rank9[HeaderSize+6] = 9 // after the IDLE record (3 bytes): the SLICE record's first rank, 9 of 4
+	for _, c := range []struct {
+		name  string
+		b     []byte
+		ranks int
+		want  string
+	}{
+		{"rank file header", header(0, 4, IDOf("job")), 4, "flags 0x0, want 0x1 (the slice log)"},
+		{"ranks", b, 5, "a log of 4 ranks, want 5"},
+		{"cut short", b[:len(b)-3], 4, "record cut short"},
+		{"rank out of range", rank9, 4, "SLICE record: drank = 9, want 0 .. 3"},
+		{"unknown op", append(append([]byte{}, b[:HeaderSize]...), 0x42), 4, "op 0x42, want 0x10 (SLICE), 0x11 (IDLE) or 0x7f (END)"},
+		{"after END", append(append([]byte{}, b...), byte(OpIdle), 1, 1), 4, "a record after END"},
+	} {
+		if _, err := ParseSlices(c.b, "slices.rpl", c.ranks, IDOf("job")); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// FuzzParseSlices: whatever the bytes, ParseSlices returns a log or an
+// error, never a panic.
+func FuzzParseSlices(f *testing.F) {
+	var e SliceEncoder
+	b := SlicesHeader(4, IDOf("job"))
+	b = e.Slice(b, 3, []RankCount{{Rank: 1, Count: 2, Hash: 5}}, 1, false)
+	b = e.Slice(b, 4, nil, 0, true)
+	f.Add(e.End(b))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ParseSlices(b, "x", 4, IDOf("job"))
+	})
 }
