@@ -210,6 +210,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	spec.Maps[schedMapCpus].MaxEntries = uint32(ncpu)
 	spec.Maps[schedMapEvlog].MaxEntries = uint32(ncpu * nlog)
+	spec.Maps[schedMapNames].MaxEntries = uint32(ncpu * 16)
 	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nlog": uint32(nlog)} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("emds/kernel: %w", err)
@@ -412,7 +413,7 @@ func (m *Monitor) reader() {
 // reader has fallen half the ring behind.
 func (m *Monitor) drainLocked(final, byPublish bool) {
 	t0, c0 := unix.Now(), unix.ThreadCPUTime()
-	m.drain(final)
+	m.drain(final, byPublish)
 	i := 0
 	if byPublish {
 		i = 1

@@ -281,7 +281,7 @@ func BenchmarkDrain(b *testing.B) {
 			m.Publish(k)
 			k++
 		}
-		m.drain(false)
+		m.drain(false, false)
 	}
 }
 

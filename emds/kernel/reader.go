@@ -65,6 +65,7 @@ type cpuState struct {
 	waitEnt   int    // entity of the task marked waiting here, -1: none
 	waitTid   uint32
 	waitSince int64
+	curr      *task // currTid's state when tracked, nil: none or not followed
 }
 
 // task is a tracked thread's state.
@@ -128,7 +129,6 @@ func (r *reader) init(m *Monitor) {
 	r.cands = make([]cand, ring*topCap)
 	r.nCands = make([]int, ring)
 	r.open = make([]int64, nent*nsum)
-	r.openC = make([]cand, 0, m.ncpu)
 	r.top = make([]topEntry, nent*Top)
 	r.vals = make([]int64, len(Metrics))
 	r.hist = make([]int64, nent*HistBuckets)
@@ -137,7 +137,7 @@ func (r *reader) init(m *Monitor) {
 	r.comm = make(map[uint32]string)
 }
 
-func (m *Monitor) bound(q uint64) int64 { return m.bounds[q%m.ring].Load() }
+func (m *Monitor) bound(q uint64) int64 { return m.bounds[q&(m.ring-1)].Load() }
 
 // drain takes the records up to the horizon (slack behind now; all of them
 // when final), in time order over the CPUs, and records the slices that
@@ -145,7 +145,11 @@ func (m *Monitor) bound(q uint64) int64 { return m.bounds[q%m.ring].Load() }
 // intervals still open at the horizon (a task running, a task waiting,
 // another task running while it waits). An interval credited when it ends
 // leaves the slices already recorded alone.
-func (m *Monitor) drain(final bool) {
+//
+// A drain by Publish (byPublish: the reader starved) takes the records up
+// to now: slices published faster than slack would otherwise never be
+// recorded.
+func (m *Monitor) drain(final, byPublish bool) {
 	r := &m.rd
 	now := unix.Now()
 	c := m.cur.Load()
@@ -159,6 +163,9 @@ func (m *Monitor) drain(final bool) {
 	}
 	r.qAt = max(r.qAt, r.d)
 	hz := now - slack
+	if byPublish {
+		hz = now
+	}
 	if final {
 		hz = math.MaxInt64
 	}
@@ -222,18 +229,26 @@ func (r *reader) read(hz int64) int64 {
 
 // registeredRunning takes the task running on a CPU whose switch-in the
 // programs did not log because the task was registered only afterwards (a
-// rank's process switched in before AddRank): on a CPU whose records are
-// all taken, a registered id running there that the records did not bring
-// in has been running since before its registration.
+// rank's process switched in before AddRank): a registered id running on a
+// CPU that no record, taken or pending, brought in has been running there
+// since before its registration.
 func (r *reader) registeredRunning() {
 	m := r.m
 	for cpu := range r.cs {
-		if r.pos[cpu] != len(r.stage[cpu]) || atomic.LoadUint64(&m.cpus[cpu].Head) != r.tail[cpu] {
-			continue
-		}
 		k := atomic.LoadUint32(&m.cpus[cpu].Curr)
 		cs := &r.cs[cpu]
 		if k == 0 || k == cs.currTid {
+			continue
+		}
+		st := r.stage[cpu]
+		if atomic.LoadUint64(&m.cpus[cpu].Head) != r.tail[cpu]+uint64(len(st)-r.pos[cpu]) {
+			continue // a record being written
+		}
+		pending := false
+		for _, e := range st[r.pos[cpu]:] {
+			pending = pending || (e.Kind == evSwitch && e.B == k)
+		}
+		if pending {
 			continue
 		}
 		m.idsMu.RLock()
@@ -241,7 +256,7 @@ func (r *reader) registeredRunning() {
 		at := m.regAt[k]
 		m.idsMu.RUnlock()
 		if ok {
-			cs.start, cs.currEnt, cs.currTid = max(cs.start, at), e, k
+			cs.start, cs.currEnt, cs.currTid, cs.curr = max(cs.start, at), e, k, r.tasks[k]
 		}
 	}
 }
@@ -376,7 +391,6 @@ func (r *reader) onSwitch(cpu int, ev *schedEv, now int64) {
 			from := max(cs.waitSince, cs.start)
 			if now > from {
 				r.credit(cs.waitEnt, fPreempt, from, now, pt)
-				r.addIntf(cs.waitEnt, pt, now-from)
 			}
 		}
 	}
@@ -386,7 +400,10 @@ func (r *reader) onSwitch(cpu int, ev *schedEv, now int64) {
 	}
 	// prev leaves: preempted (still runnable) or going to sleep.
 	if pe >= 0 {
-		t := r.task(pt, pe, ev.Flags&flPreempted != 0)
+		t := cs.curr
+		if t == nil || cs.currTid != pt {
+			t = r.task(pt, pe, ev.Flags&flPreempted != 0)
+		}
 		if t != nil {
 			r.endWait(t)
 		}
@@ -399,8 +416,10 @@ func (r *reader) onSwitch(cpu int, ev *schedEv, now int64) {
 		}
 	}
 	// next comes in.
+	cs.curr = nil
 	if ne >= 0 {
 		if t := r.tasks[nt]; t != nil {
+			cs.curr = t
 			if since := t.since; since != 0 {
 				r.endWait(t)
 				if now > since {
@@ -473,7 +492,7 @@ func (r *reader) addNow(e, f int, v int64) {
 	if r.qAt < r.d {
 		return
 	}
-	r.acc[(int(r.qAt%r.m.ring)*r.m.nent+e)*nsum+f] += v
+	r.acc[(int(r.qAt&(r.m.ring-1))*r.m.nent+e)*nsum+f] += v
 }
 
 // credit adds the interval [from, to) (to: the record being taken) to e's
@@ -489,7 +508,7 @@ func (r *reader) credit(e, f int, from, to int64, pid uint32) {
 		b := m.bound(q)
 		if start := max(from, b); to > start {
 			d := to - start
-			r.acc[(int(q%m.ring)*m.nent+e)*nsum+f] += d
+			r.acc[(int(q&(m.ring-1))*m.nent+e)*nsum+f] += d
 			if pid != 0 {
 				r.addCand(q, intfKey{uint32(e), pid}, d)
 			}
@@ -502,7 +521,7 @@ func (r *reader) credit(e, f int, from, to int64, pid uint32) {
 }
 
 func (r *reader) addCand(q uint64, k intfKey, d int64) {
-	i := int(q % r.m.ring)
+	i := int(q & (r.m.ring - 1))
 	list := r.cands[i*topCap:][:r.nCands[i]]
 	for j := range list {
 		if list[j].k == k {
@@ -518,17 +537,18 @@ func (r *reader) addCand(q uint64, k intfKey, d int64) {
 	r.nCands[i]++
 }
 
-// addIntf adds to the whole run's interference of (e, pid).
-func (r *reader) addIntf(e int, pid uint32, d int64) {
-	k := intfKey{uint32(e), pid}
-	if _, ok := r.itot[k]; !ok {
-		if r.nIntf[e] >= InterferersPerEntity {
-			r.dropped++
-			return
-		}
-		r.nIntf[e]++
+// addIntf adds to the whole run's interference of k.
+func (r *reader) addIntf(k intfKey, d int64) {
+	if v, ok := r.itot[k]; ok {
+		r.itot[k] = v + d
+		return
 	}
-	r.itot[k] += d
+	if r.nIntf[k.Ent] >= InterferersPerEntity {
+		r.dropped++
+		return
+	}
+	r.nIntf[k.Ent]++
+	r.itot[k] = d
 }
 
 func (r *reader) clearSlice(q uint64) {
@@ -538,18 +558,15 @@ func (r *reader) clearSlice(q uint64) {
 }
 
 // record records slice q's row: what was credited to it plus the parts of
-// the intervals open at hz; then frees its place for slice q + ring.
+// the intervals open at hz; adds its interference to the whole run's; then
+// frees its place for slice q + ring.
 func (r *reader) record(q uint64, hz int64) {
 	m := r.m
 	defer r.clearSlice(q)
 	label := m.labels[q%m.ring].Load()
-	if label < m.cfg.First || label-m.cfg.First >= m.cfg.Len {
-		return // outside the windows
-	}
+	in := label >= m.cfg.First && label-m.cfg.First < m.cfg.Len
 	b0, b1 := m.bound(q), m.bound(q+1)
 	clear(r.open)
-	clear(r.top)
-	r.openC = r.openC[:0]
 	for cpu := range r.cs {
 		cs := &r.cs[cpu]
 		if cs.start == 0 || hz <= cs.start {
@@ -561,31 +578,25 @@ func (r *reader) record(q uint64, hz int64) {
 		if w := cs.waitEnt; w >= 0 && w < m.nent && w != cs.currEnt && cs.currTid != 0 {
 			if o := overlap(max(cs.start, cs.waitSince), hz, b0, b1); o > 0 {
 				r.open[w*nsum+fPreempt] += o
-				r.openC = append(r.openC, cand{intfKey{uint32(w), cs.currTid}, o})
+				r.addCand(q, intfKey{uint32(w), cs.currTid}, o)
 			}
 		}
+	}
+	// The slice's interferers, credited and open, by pair.
+	i := int(q % m.ring)
+	list := r.cands[i*topCap:][:r.nCands[i]]
+	for _, c := range list {
+		r.addIntf(c.k, c.ns)
+	}
+	if !in {
+		return // outside the windows
 	}
 	for _, t := range r.waiting {
 		if t.ent >= 0 && t.ent < m.nent {
 			r.open[t.ent*nsum+fRunQ] += overlap(t.since, hz, b0, b1)
 		}
 	}
-	// The slice's interferers: the credited parts and the open ones, by pair.
-	i := int(q % m.ring)
-	list := r.cands[i*topCap:][:r.nCands[i]]
-	for _, c := range r.openC {
-		found := false
-		for j := range list {
-			if list[j].k == c.k {
-				list[j].ns += c.ns
-				found = true
-				break
-			}
-		}
-		if !found {
-			r.addTop(c.k, c.ns)
-		}
-	}
+	clear(r.top)
 	for _, c := range list {
 		r.addTop(c.k, c.ns)
 	}

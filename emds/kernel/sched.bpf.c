@@ -125,6 +125,22 @@ struct {
 	__type(value, struct cpu_log);
 } cpus SEC(".maps");
 
+// The names a CPU logged last, NAMED per CPU by thread id: a name is
+// logged again only when the task's slot held another task or name.
+#define NAMED 16
+struct named {
+	u32 tid;
+	u32 pad;
+	u64 comm8; // the name's first 8 bytes
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); // sized by the loader: ncpu × NAMED
+	__type(key, u32);
+	__type(value, struct named);
+} names SEC(".maps");
+
 // The logs, CPU-major (nlog records each). Memory-mapped by the reader.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -203,7 +219,15 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	struct ev *e;
 	// prev ran while a task of another entity waited: the reader names it.
 	if (w && we != pe && pt) {
-		e = put(c, cpu, &seq);
+		u32 nk = cpu * NAMED + (pt & (NAMED - 1));
+		struct named *n = bpf_map_lookup_elem(&names, &nk);
+		u64 c8 = *(u64 *)prev->comm;
+		e = 0;
+		if (n && (n->tid != pt || n->comm8 != c8)) {
+			n->tid = pt;
+			n->comm8 = c8;
+			e = put(c, cpu, &seq);
+		}
 		if (e) {
 			e->kind = EV_COMM;
 			e->flags = 0;

@@ -41,6 +41,13 @@ type schedIdSlot struct {
 	Ent uint32
 }
 
+type schedNamed struct {
+	_     structs.HostLayout
+	Tid   uint32
+	Pad   uint32
+	Comm8 uint64
+}
+
 type schedShared struct {
 	_         structs.HostLayout
 	MasterTid uint32
@@ -54,6 +61,7 @@ const (
 	schedMapCpus         = "cpus"
 	schedMapEvlog        = "evlog"
 	schedMapIds          = "ids"
+	schedMapNames        = "names"
 	schedProgOnMigrate   = "on_migrate"
 	schedProgOnSwitch    = "on_switch"
 	schedProgOnWakeupNew = "on_wakeup_new"
@@ -119,6 +127,7 @@ type schedMapSpecs struct {
 	Cpus  *ebpf.MapSpec `ebpf:"cpus"`
 	Evlog *ebpf.MapSpec `ebpf:"evlog"`
 	Ids   *ebpf.MapSpec `ebpf:"ids"`
+	Names *ebpf.MapSpec `ebpf:"names"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
@@ -154,6 +163,7 @@ type schedMaps struct {
 	Cpus  *ebpf.Map `ebpf:"cpus"`
 	Evlog *ebpf.Map `ebpf:"evlog"`
 	Ids   *ebpf.Map `ebpf:"ids"`
+	Names *ebpf.Map `ebpf:"names"`
 }
 
 func (m *schedMaps) Close() error {
@@ -161,6 +171,7 @@ func (m *schedMaps) Close() error {
 		m.Cpus,
 		m.Evlog,
 		m.Ids,
+		m.Names,
 	)
 }
 
