@@ -228,16 +228,17 @@ func (r *reader) read(hz int64) int64 {
 }
 
 // registeredRunning takes the task running on a CPU whose switch-in the
-// programs did not log because the task was registered only afterwards (a
-// rank's process switched in before AddRank): a registered id running on a
-// CPU that no record, taken or pending, brought in has been running there
-// since before its registration.
+// programs did not log, or logged as untracked, because the task was
+// registered only afterwards (a rank's process switched in before
+// AddRank): a registered id running on a CPU that no record, taken or
+// pending, brought in as tracked has been running there since before its
+// registration.
 func (r *reader) registeredRunning() {
 	m := r.m
 	for cpu := range r.cs {
 		k := atomic.LoadUint32(&m.cpus[cpu].Curr)
 		cs := &r.cs[cpu]
-		if k == 0 || k == cs.currTid {
+		if k == 0 || (k == cs.currTid && cs.currEnt >= 0) {
 			continue
 		}
 		st := r.stage[cpu]

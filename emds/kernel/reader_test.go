@@ -230,3 +230,26 @@ func BenchmarkReader(b *testing.B) {
 	}
 	b.ReportMetric(float64(took.Nanoseconds())/float64(n), "ns/record")
 }
+
+// A task registered while it runs (its switch-in logged as untracked, or
+// not logged) counts as running from its registration.
+func TestReaderRegisteredWhileRunning(t *testing.T) {
+	for _, logged := range []bool{true, false} {
+		m := fake(t, 1, 1, 64)
+		m.slices(0, 1000, 2000)
+		if logged {
+			m.sw(0, 100, 7, 50, 1, -1, false) // the master leaves, 50 (untracked yet) comes in
+		} else {
+			m.cpus[0].Curr = 50
+		}
+		m.ids[50], m.regAt[50] = 0, 300
+		m.mu.Lock()
+		m.drain(true, false)
+		m.mu.Unlock()
+		for q, want := range []int64{700, 1000} {
+			if got := row(t, m, 0, uint64(q), "ONCPU"); got != want {
+				t.Errorf("switch-in logged %v: slice %d ONCPU %d, want %d", logged, q, got, want)
+			}
+		}
+	}
+}
