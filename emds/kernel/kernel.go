@@ -480,6 +480,7 @@ func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	m.stopReader()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.rd.totals()
 	var errs []error
 	for e, w := range m.win {
 		if w == nil {

@@ -79,27 +79,37 @@ type task struct {
 // reader turns the programs' records into rows (Monitor.drain); under
 // Monitor.mu.
 type reader struct {
-	m        *Monitor
-	d        uint64 // the first slice not recorded
-	qAt      uint64 // the slice of the last record taken
-	lastTs   int64  // the last record's time
-	tail     []uint64
-	stage    [][]schedEv // per CPU: records read in this drain
-	pos      []int
-	cs       []cpuState
-	tasks    map[uint32]*task
-	pool     []task
-	nTasks   []int // per entity
-	waiting  []*task
-	acc      []int64 // per (slice % ring, entity, field)
-	cands    []cand  // per (slice % ring): topCap candidates
-	nCands   []int   // per slice % ring
-	open     []int64 // per (entity, field): the open intervals' parts in the slice being recorded
-	openC    []cand  // the open interference's candidates
-	top      []topEntry
-	vals     []int64
-	hist     []int64 // per (entity, bucket)
-	itot     map[intfKey]int64
+	m      *Monitor
+	d      uint64 // the first slice not recorded
+	qAt    uint64 // the slice of the last record taken
+	lastTs int64  // the last record's time
+	tail   []uint64
+	stage  [][]schedEv // per CPU: records read in this drain
+	pos    []int
+	cs     []cpuState
+	tasks  map[uint32]*task
+	tcache [256]struct { // tasks by tid % 256, in front of the map
+		tid uint32
+		t   *task
+	}
+	pool    []task
+	nTasks  []int // per entity
+	waiting []*task
+	acc     []int64 // per (slice % ring, entity, field)
+	cands   []cand  // per (slice % ring): topCap candidates
+	nCands  []int   // per slice % ring
+	open    []int64 // per (entity, field): the open intervals' parts in the slice being recorded
+	openC   []cand  // the open interference's candidates
+	top     []topEntry
+	vals    []int64
+	hist    []int64           // per (entity, bucket)
+	itot    map[intfKey]int64 // the whole run's interference by pair, filled at Dump from ipairs
+	ipairs  []cand            // the pairs' totals; ikeys indexes them
+	ikeys   map[intfKey]int32
+	icache  [1024]struct { // ipairs' indexes by pair hash, in front of ikeys
+		k intfKey
+		i int32 // index + 1, 0: none
+	}
 	nIntf    []int // per entity: pairs in itot
 	comm     map[uint32]string
 	dropped  int64
@@ -133,6 +143,8 @@ func (r *reader) init(m *Monitor) {
 	r.vals = make([]int64, len(Metrics))
 	r.hist = make([]int64, nent*HistBuckets)
 	r.itot = make(map[intfKey]int64, InterferersPerEntity*nent)
+	r.ipairs = make([]cand, 0, InterferersPerEntity*nent)
+	r.ikeys = make(map[intfKey]int32, InterferersPerEntity*nent)
 	r.nIntf = make([]int, nent)
 	r.comm = make(map[uint32]string)
 }
@@ -257,7 +269,7 @@ func (r *reader) registeredRunning() {
 		at := m.regAt[k]
 		m.idsMu.RUnlock()
 		if ok {
-			cs.start, cs.currEnt, cs.currTid, cs.curr = max(cs.start, at), e, k, r.tasks[k]
+			cs.start, cs.currEnt, cs.currTid, cs.curr = max(cs.start, at), e, k, r.task(k, e, false)
 		}
 	}
 }
@@ -335,7 +347,14 @@ func (r *reader) ent(v uint32) int {
 }
 
 func (r *reader) task(tid uint32, e int, create bool) *task {
+	c := &r.tcache[tid%uint32(len(r.tcache))]
+	if c.tid == tid && c.t != nil {
+		return c.t
+	}
 	if t := r.tasks[tid]; t != nil || !create {
+		if t != nil {
+			c.tid, c.t = tid, t
+		}
 		return t
 	}
 	if r.nTasks[e] >= TasksPerEntity || len(r.pool) == cap(r.pool) {
@@ -345,6 +364,7 @@ func (r *reader) task(tid uint32, e int, create bool) *task {
 	r.pool = append(r.pool, task{ent: e})
 	t := &r.pool[len(r.pool)-1]
 	r.tasks[tid] = t
+	c.tid, c.t = tid, t
 	return t
 }
 
@@ -419,7 +439,7 @@ func (r *reader) onSwitch(cpu int, ev *schedEv, now int64) {
 	// next comes in.
 	cs.curr = nil
 	if ne >= 0 {
-		if t := r.tasks[nt]; t != nil {
+		if t := r.task(nt, ne, false); t != nil {
 			cs.curr = t
 			if since := t.since; since != 0 {
 				r.endWait(t)
@@ -540,16 +560,31 @@ func (r *reader) addCand(q uint64, k intfKey, d int64) {
 
 // addIntf adds to the whole run's interference of k.
 func (r *reader) addIntf(k intfKey, d int64) {
-	if v, ok := r.itot[k]; ok {
-		r.itot[k] = v + d
+	c := &r.icache[(k.Pid*7+k.Ent)%uint32(len(r.icache))]
+	if c.i != 0 && c.k == k {
+		r.ipairs[c.i-1].ns += d
 		return
 	}
-	if r.nIntf[k.Ent] >= InterferersPerEntity {
-		r.dropped++
-		return
+	i, ok := r.ikeys[k]
+	if !ok {
+		if r.nIntf[k.Ent] >= InterferersPerEntity {
+			r.dropped++
+			return
+		}
+		r.nIntf[k.Ent]++
+		i = int32(len(r.ipairs))
+		r.ipairs = append(r.ipairs, cand{k, 0})
+		r.ikeys[k] = i
 	}
-	r.nIntf[k.Ent]++
-	r.itot[k] = d
+	r.ipairs[i].ns += d
+	c.k, c.i = k, i+1
+}
+
+// totals fills itot from the pairs' totals.
+func (r *reader) totals() {
+	for _, p := range r.ipairs {
+		r.itot[p.k] = p.ns
+	}
 }
 
 func (r *reader) clearSlice(q uint64) {

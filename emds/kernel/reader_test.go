@@ -119,6 +119,7 @@ func TestReaderCreditsIntervals(t *testing.T) {
 	if m.rd.comm[99] != "work" {
 		t.Errorf("task 99 named %q, want work", m.rd.comm[99])
 	}
+	m.rd.totals()
 	if got := m.rd.itot[intfKey{0, 99}]; got != 200 {
 		t.Errorf("whole run's interference of 99 on rank 0: %d, want 200", got)
 	}
