@@ -215,12 +215,15 @@ func (r *reader) read(hz int64) int64 {
 		log := m.logs[cpu*int(n):][:n]
 		for i := t; i < h; i++ {
 			e := &log[i%n]
-			if atomic.LoadUint32(&e.Seq) != uint32(i+1) { // being written
-				if len(st) > 0 {
-					hz = min(hz, int64(st[len(st)-1].Ts))
-				} else {
-					hz = min(hz, r.lastTs)
+			if atomic.LoadUint32(&e.Seq) != uint32(i+1) { // being written: its time is at least the last one's
+				last := r.lastTs
+				for j := len(st) - 1; j >= 0; j-- {
+					if st[j].Kind != evComm { // a name's record holds no time
+						last = max(last, int64(st[j].Ts))
+						break
+					}
 				}
+				hz = min(hz, last)
 				break
 			}
 			st = append(st, *e)

@@ -254,3 +254,26 @@ func TestReaderRegisteredWhileRunning(t *testing.T) {
 		}
 	}
 }
+
+// A record still being written on one CPU holds back the records of the
+// others that come after it: the wake-up being logged on CPU 1 is taken
+// before the switch on CPU 0 that runs the task.
+func TestReaderWaitsForRecordBeingWritten(t *testing.T) {
+	m := fake(t, 1, 2, 64)
+	m.slices(0, 1000, 2000)
+	m.sw(0, 100, 10, 0, 0, -1, false) // tid 10 sleeps
+	m.wake(1, 400, 10, 0, 0, true)    // woken at 400 on CPU 1: not visible yet
+	m.logs[1*64].Seq = 0
+	m.sw(0, 700, 0, 10, -1, 0, false) // runs at 700
+	m.mu.Lock()
+	m.drain(false, false)
+	if m.rd.records != 0 { // its time is unknown: at least the last one taken
+		t.Errorf("took %d records with one being written, want 0", m.rd.records)
+	}
+	m.logs[1*64].Seq = 1
+	m.drain(true, false)
+	m.mu.Unlock()
+	if got := row(t, m, 0, 0, "WAKELAT"); got != 300 {
+		t.Errorf("WAKELAT %d, want 300", got)
+	}
+}
