@@ -34,12 +34,13 @@ const Top = 3
 // HistBuckets is the number of wake-up latency buckets (two per power of two).
 const HistBuckets = 128
 
-// Bounds of the kernel's maps, per entity: threads followed (a Go rank has
-// about ten) and (entity, task) interference pairs (least recently updated
-// first out; Dropped counts the pairs the kernel could not insert at all).
+// Bounds of the reader's state, per entity: threads followed (a Go rank has
+// about ten) and (entity, task) interference pairs kept for the whole run
+// (the first ones seen; Dropped counts the time credited to pairs that
+// found no room).
 const (
 	TasksPerEntity       = 128
-	InterferersPerEntity = 256
+	InterferersPerEntity = 4096
 )
 
 // DefaultBTFPath is where Linux exposes its own BTF.

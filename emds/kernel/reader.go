@@ -37,6 +37,10 @@ const (
 // candidates hold; a pair that does not fit is counted in Dropped.
 const topCap = 32
 
+// maxRefused bounds the set of refused interference pairs (beyond it a
+// refused pair may be counted by Dropped more than once).
+const maxRefused = 1 << 16
+
 // slack is how far behind the clock the reader stops taking records: a
 // program takes its time stamp some ns before its record is visible, and
 // the records of all CPUs are taken in time order up to the same instant.
@@ -96,6 +100,7 @@ type reader struct {
 	nTasks  []int // per entity
 	waiting []*task
 	acc     []int64 // per (slice % ring, entity, field)
+	bnd     []int64 // per slice % ring: when it began (Monitor.bounds of slices d .. c)
 	cands   []cand  // per (slice % ring): topCap candidates
 	nCands  []int   // per slice % ring
 	open    []int64 // per (entity, field): the open intervals' parts in the slice being recorded
@@ -106,9 +111,10 @@ type reader struct {
 	itot    map[intfKey]int64 // the whole run's interference by pair, filled at Dump from ipairs
 	ipairs  []cand            // the pairs' totals; ikeys indexes them
 	ikeys   map[intfKey]int32
-	icache  [1024]struct { // ipairs' indexes by pair hash, in front of ikeys
+	refused map[intfKey]struct{} // pairs refused (counted in dropped once each, up to maxRefused)
+	icache  [1024]struct {       // ipairs' indexes by pair hash, in front of ikeys
 		k intfKey
-		i int32 // index + 1, 0: none
+		i int32 // index + 1, 0: none, -1: not kept (over InterferersPerEntity)
 	}
 	nIntf    []int // per entity: pairs in itot
 	comm     map[uint32]string
@@ -136,6 +142,7 @@ func (r *reader) init(m *Monitor) {
 	r.nTasks = make([]int, nent)
 	r.waiting = make([]*task, 0, nt)
 	r.acc = make([]int64, ring*nent*nsum)
+	r.bnd = make([]int64, ring)
 	r.cands = make([]cand, ring*topCap)
 	r.nCands = make([]int, ring)
 	r.open = make([]int64, nent*nsum)
@@ -145,11 +152,15 @@ func (r *reader) init(m *Monitor) {
 	r.itot = make(map[intfKey]int64, InterferersPerEntity*nent)
 	r.ipairs = make([]cand, 0, InterferersPerEntity*nent)
 	r.ikeys = make(map[intfKey]int32, InterferersPerEntity*nent)
+	r.refused = make(map[intfKey]struct{})
 	r.nIntf = make([]int, nent)
 	r.comm = make(map[uint32]string)
 }
 
-func (m *Monitor) bound(q uint64) int64 { return m.bounds[q&(m.ring-1)].Load() }
+// bound is when slice q began, from the reader's copy of the bounds of
+// slices d .. c (taken at the start of each drain: Publish writes them on
+// another CPU).
+func (r *reader) bound(q uint64) int64 { return r.bnd[q&(r.m.ring-1)] }
 
 // drain takes the records up to the horizon (slack behind now; all of them
 // when final), in time order over the CPUs, and records the slices that
@@ -174,6 +185,7 @@ func (m *Monitor) drain(final, byPublish bool) {
 		r.d = c - (ring - 2)
 	}
 	r.qAt = max(r.qAt, r.d)
+	r.snapBounds(c)
 	hz := now - slack
 	if byPublish {
 		hz = now
@@ -188,7 +200,7 @@ func (m *Monitor) drain(final, byPublish bool) {
 		hz = now
 	}
 	last := r.d
-	for last < c && m.bound(last+1) <= hz {
+	for last < c && r.bound(last+1) <= hz {
 		last++
 	}
 	for q := r.d; q < last; q++ {
@@ -196,6 +208,14 @@ func (m *Monitor) drain(final, byPublish bool) {
 	}
 	r.d = last
 	m.done.Store(last)
+}
+
+// snapBounds copies the bounds of slices d .. c.
+func (r *reader) snapBounds(c uint64) {
+	mask := r.m.ring - 1
+	for q := r.d; q <= c; q++ {
+		r.bnd[q&mask] = r.m.bounds[q&mask].Load()
+	}
 }
 
 // read copies each CPU's new records into its stage, and returns the
@@ -315,7 +335,7 @@ func (r *reader) merge(hz int64, c uint64) {
 		r.records++
 		now := max(bestTs, r.lastTs) // a late record: as if at the last one's time
 		r.lastTs = now
-		for r.qAt < c && m.bound(r.qAt+1) <= now {
+		for r.qAt < c && r.bound(r.qAt+1) <= now {
 			r.qAt++
 		}
 		switch e.Kind {
@@ -529,7 +549,7 @@ func (r *reader) credit(e, f int, from, to int64, pid uint32) {
 	}
 	m := r.m
 	for q := r.qAt; q >= r.d; q-- {
-		b := m.bound(q)
+		b := r.bound(q)
 		if start := max(from, b); to > start {
 			d := to - start
 			r.acc[(int(q&(m.ring-1))*m.nent+e)*nsum+f] += d
@@ -565,13 +585,22 @@ func (r *reader) addCand(q uint64, k intfKey, d int64) {
 func (r *reader) addIntf(k intfKey, d int64) {
 	c := &r.icache[(k.Pid*7+k.Ent)%uint32(len(r.icache))]
 	if c.i != 0 && c.k == k {
+		if c.i < 0 {
+			return // counted when first refused
+		}
 		r.ipairs[c.i-1].ns += d
 		return
 	}
 	i, ok := r.ikeys[k]
 	if !ok {
 		if r.nIntf[k.Ent] >= InterferersPerEntity {
-			r.dropped++
+			if _, seen := r.refused[k]; !seen {
+				if len(r.refused) < maxRefused {
+					r.refused[k] = struct{}{}
+				}
+				r.dropped++
+			}
+			c.k, c.i = k, -1
 			return
 		}
 		r.nIntf[k.Ent]++
@@ -604,7 +633,7 @@ func (r *reader) record(q uint64, hz int64) {
 	defer r.clearSlice(q)
 	label := m.labels[q%m.ring].Load()
 	in := label >= m.cfg.First && label-m.cfg.First < m.cfg.Len
-	b0, b1 := m.bound(q), m.bound(q+1)
+	b0, b1 := r.bound(q), r.bound(q+1)
 	clear(r.open)
 	for cpu := range r.cs {
 		cs := &r.cs[cpu]

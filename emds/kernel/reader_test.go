@@ -134,6 +134,7 @@ func TestReaderOpenIntervals(t *testing.T) {
 	m := fake(t, 1, 1, 64)
 	m.slices(0, 1000, 2000)
 	m.sw(0, 500, 0, 10, -1, 0, false)
+	m.rd.snapBounds(m.cur.Load())
 	m.rd.read(1 << 62)
 	m.rd.merge(1<<62, m.cur.Load())
 	for q := range uint64(2) {
@@ -275,5 +276,25 @@ func TestReaderWaitsForRecordBeingWritten(t *testing.T) {
 	m.mu.Unlock()
 	if got := row(t, m, 0, 0, "WAKELAT"); got != 300 {
 		t.Errorf("WAKELAT %d, want 300", got)
+	}
+}
+
+// The whole run's interference keeps InterferersPerEntity pairs per
+// entity; a refused pair is counted once by Dropped, however often it
+// interferes.
+func TestReaderInterferersBound(t *testing.T) {
+	m := fake(t, 1, 1, 64)
+	for range 2 {
+		for pid := range uint32(InterferersPerEntity + 1) {
+			m.rd.addIntf(intfKey{0, pid + 1}, 10)
+		}
+	}
+	m.rd.addIntf(intfKey{1, 1}, 5) // another entity has its own room
+	m.rd.totals()
+	if got := m.Dropped(); got != 1 {
+		t.Errorf("Dropped %d, want 1", got)
+	}
+	if len(m.rd.itot) != InterferersPerEntity+1 || m.rd.itot[intfKey{0, 1}] != 20 || m.rd.itot[intfKey{1, 1}] != 5 {
+		t.Errorf("%d pairs kept, (0, 1) %d ns, (1, 1) %d ns; want %d, 20, 5", len(m.rd.itot), m.rd.itot[intfKey{0, 1}], m.rd.itot[intfKey{1, 1}], InterferersPerEntity+1)
 	}
 }
