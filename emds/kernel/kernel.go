@@ -263,14 +263,16 @@ func Open(cfg Config) (*Monitor, error) {
 	return m, nil
 }
 
-// DrainEvery is how often the reader takes the finished slices: an eighth
-// of the smallest ring's time at slice (Config.Slice), within 1 to 8 ms;
-// 4 ms when the slice is unknown.
+// DrainEvery is how often the reader takes the records: a 32nd of the
+// ring's time at slice (Config.Slice), within 4 to 32 ms; 16 ms when the
+// slice is unknown. Each drain starts with the reader's data out of the
+// caches, so fewer, larger drains cost less per record; the CPUs' logs
+// (LogMax records each) and the ring leave room for many drains missed.
 func DrainEvery(slice time.Duration) time.Duration {
 	if slice <= 0 {
-		return 4 * time.Millisecond
+		return 16 * time.Millisecond
 	}
-	return min(max(slice*RingMin/8, time.Millisecond), 8*time.Millisecond)
+	return min(max(slice*RingMax/32, 4*time.Millisecond), 32*time.Millisecond)
 }
 
 // mapMemory maps the CPUs' state and their logs.
