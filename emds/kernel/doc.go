@@ -68,8 +68,10 @@
 // becomes visible after the horizon passed its time (a vCPU stalled
 // between the two) is taken as if at the last record's time. A wait
 // begins at sched_waking (before the wake-up chooses a CPU; a
-// sched_migrate_task record follows when it moves the task) or at a
-// preemption; WAKELAT is credited when the woken task runs, to that row. A
+// sched_migrate_task record follows when it moves the task), at a
+// preemption, or, for a task woken while still on its way out of its CPU
+// (sched_waking saw it running), at that switch; WAKELAT is credited when
+// the woken task runs, to that row. A
 // task registered while it ran (a rank's process switched in before
 // AddRank) counts as running from its registration. Rows the reader could
 // not record before their place was reused (the reader starved of CPU for

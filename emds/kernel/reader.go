@@ -19,6 +19,7 @@ const (
 
 	flPreempted = 1
 	flLatency   = 2
+	flWaking    = 4
 )
 
 // The summed fields of a row: Metrics' first nsum.
@@ -446,13 +447,15 @@ func (r *reader) onSwitch(cpu int, ev *schedEv, now int64) {
 	if pe >= 0 {
 		t := cs.curr
 		if t == nil || cs.currTid != pt {
-			t = r.task(pt, pe, ev.Flags&flPreempted != 0)
+			t = r.task(pt, pe, ev.Flags&(flPreempted|flWaking) != 0)
 		}
 		if t != nil {
 			r.endWait(t)
 		}
 		if ev.Flags&flPreempted != 0 {
 			r.addNow(pe, fNIvcsw, 1)
+		}
+		if ev.Flags&(flPreempted|flWaking) != 0 { // runnable: preempted, or woken on its way out
 			if t != nil {
 				r.setRunnable(t, pe, now)
 			}

@@ -298,3 +298,26 @@ func TestReaderInterferersBound(t *testing.T) {
 		t.Errorf("%d pairs kept, (0, 1) %d ns, (1, 1) %d ns; want %d, 20, 5", len(m.rd.itot), m.rd.itot[intfKey{0, 1}], m.rd.itot[intfKey{1, 1}], InterferersPerEntity+1)
 	}
 }
+
+// A task woken while still on its way out of its CPU (sched_waking sees it
+// running; its switch says it is being woken) waits from that switch.
+func TestReaderWokenOnItsWayOut(t *testing.T) {
+	m := fake(t, 1, 2, 64)
+	m.slices(0, 1000, 2000)
+	m.sw(0, 50, 0, 10, -1, 0, false) // tid 10 runs
+	m.wake(1, 100, 10, 0, 0, true)   // woken while still running
+	m.put(0, schedEv{Kind: evSwitch, Flags: flWaking, A: 10, B: 99, Ts: 150, Ea: 1})
+	m.cpus[0].Curr = 99
+	m.sw(0, 400, 99, 10, -1, 0, false) // runs again at 400
+	m.mu.Lock()
+	m.drain(true, false)
+	m.mu.Unlock()
+	for _, c := range []struct {
+		metric string
+		want   int64
+	}{{"RUNQ", 250}, {"WAKELAT", 300}, {"PREEMPT", 250}, {"NIVCSW", 0}, {"TOP1PID", 99}} {
+		if got := row(t, m, 0, 0, c.metric); got != c.want {
+			t.Errorf("%s %d, want %d", c.metric, got, c.want)
+		}
+	}
+}

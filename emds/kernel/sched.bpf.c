@@ -45,6 +45,7 @@ struct thread_info {
 
 struct task_struct {
 	struct thread_info thread_info; // holds cpu on some kernels (x86 since 6.x)
+	unsigned int __state;
 	int pid;
 	int tgid;
 	unsigned int cpu;
@@ -70,6 +71,9 @@ struct shared shared;
 // Record flags.
 #define FL_PREEMPTED 1 // EV_SWITCH: prev was still runnable
 #define FL_LATENCY 2   // EV_WAKING: starts the wake-up latency clock
+#define FL_WAKING 4    // EV_SWITCH: prev went to sleep but is being woken already
+
+#define TASK_WAKING 0x0200 // include/linux/sched.h
 
 // One record. seq is written last: the record's index in its CPU's log + 1
 // (mod 2^32), so that the reader can tell a record being written or
@@ -242,6 +246,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	u16 fl = 0;
 	if (pe && prev_state == 0) {
 		fl = FL_PREEMPTED;
+		mark_waiting(c, pe, pt);
+	} else if (pe && prev->__state == TASK_WAKING) {
+		// Woken while still on its way out (sched_waking saw it running):
+		// it waits from now, here until the wake-up moves it.
+		fl = FL_WAKING;
 		mark_waiting(c, pe, pt);
 	}
 	if (c->wait_tid == nt)
