@@ -110,9 +110,9 @@
 // # When it cannot run
 //
 // Open returns an *UnavailableError (matching ErrUnavailable) that says what
-// is missing: Linux 5.19 or later (bpf_map_lookup_percpu_elem), the kernel's
-// BTF (CONFIG_DEBUG_INFO_BTF=y, at Config.BTFPath), or the capabilities
-// (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). The launcher says it once and
+// is missing: Linux 5.14 or later (task_struct.__state, BPF atomics), the
+// kernel's BTF (CONFIG_DEBUG_INFO_BTF=y, at Config.BTFPath), or the
+// capabilities (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). The launcher says it once and
 // runs the job without the monitor. Config.BTFPath is the BTF used for CO-RE
 // relocations; the tracepoints themselves are always found in the running
 // kernel's BTF.

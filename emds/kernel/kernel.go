@@ -175,8 +175,8 @@ func Open(cfg Config) (*Monitor, error) {
 	if cfg.Slice < 0 {
 		return nil, fmt.Errorf("emds/kernel: slice %v, want 0 (unknown) or more", cfg.Slice)
 	}
-	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 19) {
-		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.19 or later (this kernel is %q)", rel)}
+	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 14) {
+		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.14 or later (this kernel is %q)", rel)}
 	}
 	kspec, err := btf.LoadSpec(cfg.BTFPath)
 	if err != nil {
@@ -305,7 +305,7 @@ func classify(what string, err error) error {
 	case errors.Is(err, os.ErrPermission):
 		return &UnavailableError{Missing: fmt.Sprintf("CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN (uid %d, %s)", os.Getuid(), what), Err: err}
 	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, btf.ErrNotFound):
-		return &UnavailableError{Missing: fmt.Sprintf("a kernel with BTF tracepoints (tp_btf) and per-CPU map lookups, Linux 5.19 or later (%s)", what), Err: err}
+		return &UnavailableError{Missing: fmt.Sprintf("a kernel with BTF tracepoints (tp_btf), memory-mapped maps and BPF atomics, Linux 5.14 or later (%s)", what), Err: err}
 	}
 	return fmt.Errorf("emds/kernel: %s: %w", what, err)
 }
