@@ -130,7 +130,7 @@
 // slots, an id in one of 4 after its own (a registration that finds none
 // fails with an error). The logs take CPUs × LogMax × 32 bytes of kernel
 // memory (fewer records per CPU where that is over KernelBytesMax); the
-// reader's rows ring × (entities × 56 + 784) bytes. Windows are
+// reader's rows ring × (entities × 56 + 544) bytes. Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
 // ranks Config.Recorded selects (bcsrun: mds_ranks), at most
 // MaxWindowBytes in all; Publish does not allocate, and the reader only
@@ -144,13 +144,18 @@
 // CPU's state (one cache line) and writes the current task there; a
 // logged event adds a clock read and one 32-byte record (a switch where
 // another task interferes may add its name). sched_wakeup is not traced:
-// sched_waking starts both the wait and the latency. The first designs
-// aggregated per slice in the kernel: 430–480 ns per sched_switch and
-// 210–270 ns per sched_waking and per sched_wakeup on the development VM
-// (kernel.bpf_stats_enabled), against 110–160 ns per sched_switch and
-// 100–180 ns per sched_waking for the log. The reader makes no system call
-// and wakes every DrainEvery; emds-kernel-cost.csv records what Publish,
-// the reader and the programs took in the run.
+// sched_waking starts both the wait and the latency. Measured with
+// kernel.bpf_stats_enabled=1 on the 2-vCPU development VM, the §3.3
+// barrier job (bench/mds.sh's), alternating with the first design, which
+// aggregated per slice in the kernel: sched_switch 120–150 ns per event
+// against 270–450 ns, sched_waking 100–190 ns against 110–180 ns plus
+// sched_wakeup's 105–180 ns, on a host loaded by other jobs (load 8–80;
+// the first design's figures on the quiet host were 460–480, 240–270 and
+// 240–270 ns). The reader then does more: 100–180 ns of CPU per record
+// (emds-kernel-cost.csv's drain_cpu over records), against the first
+// design's 11–14 µs per 8 ms drain. Publish makes no system call and the
+// reader none per record; emds-kernel-cost.csv records what Publish, the
+// reader and the programs took in the run.
 //
 // # Building
 //

@@ -191,7 +191,7 @@ func Open(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
 	}
-	perSlice := nent*nsum*8 + topCap*int(unsafe.Sizeof(cand{})) + 16
+	perSlice := nent*nsum*8 + topCap*int(unsafe.Sizeof(cand{})) + 32 // acc, cands; bounds, labels, bnd, nCands
 	ring := RingMax
 	for ring > RingMin && ring*perSlice > KernelBytesMax {
 		ring /= 2
