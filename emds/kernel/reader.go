@@ -100,10 +100,10 @@ type reader struct {
 	pool    []task
 	nTasks  []int // per entity
 	waiting []*task
-	acc     []int64 // per (slice % ring, entity, field)
+	acc     []int64 // per (slice − d, entity, field)
 	bnd     []int64 // per slice % ring: when it began (Monitor.bounds of slices d .. c)
-	cands   []cand  // per (slice % ring): topCap candidates
-	nCands  []int   // per slice % ring
+	cands   []cand  // per (slice − d): topCap candidates
+	nCands  []int   // per slice − d
 	open    []int64 // per (entity, field): the open intervals' parts in the slice being recorded
 	openC   []cand  // the open interference's candidates
 	top     []topEntry
@@ -178,12 +178,9 @@ func (m *Monitor) drain(final, byPublish bool) {
 	now := unix.Now()
 	c := m.cur.Load()
 	ring := m.ring
-	if c >= ring-2 && r.d < c-(ring-2) { // their slots and bounds may be reused
-		for q := r.d; q < c-(ring-2) && q < r.d+ring; q++ {
-			r.clearSlice(q)
-		}
+	if c >= ring-2 && r.d < c-(ring-2) { // their bounds and labels may be reused
 		m.lost += int64(c - (ring - 2) - r.d)
-		r.d = c - (ring - 2)
+		r.advance(c-(ring-2), c)
 	}
 	r.qAt = max(r.qAt, r.d)
 	r.snapBounds(c)
@@ -207,7 +204,7 @@ func (m *Monitor) drain(final, byPublish bool) {
 	for q := r.d; q < last; q++ {
 		r.record(q, hz)
 	}
-	r.d = last
+	r.advance(last, c)
 	m.done.Store(last)
 }
 
@@ -539,7 +536,7 @@ func (r *reader) addNow(e, f int, v int64) {
 	if r.qAt < r.d {
 		return
 	}
-	r.acc[(int(r.qAt&(r.m.ring-1))*r.m.nent+e)*nsum+f] += v
+	r.acc[(int(r.qAt-r.d)*r.m.nent+e)*nsum+f] += v
 }
 
 // credit adds the interval [from, to) (to: the record being taken) to e's
@@ -555,7 +552,7 @@ func (r *reader) credit(e, f int, from, to int64, pid uint32) {
 		b := r.bound(q)
 		if start := max(from, b); to > start {
 			d := to - start
-			r.acc[(int(q&(m.ring-1))*m.nent+e)*nsum+f] += d
+			r.acc[(int(q-r.d)*m.nent+e)*nsum+f] += d
 			if pid != 0 {
 				r.addCand(q, intfKey{uint32(e), pid}, d)
 			}
@@ -568,7 +565,7 @@ func (r *reader) credit(e, f int, from, to int64, pid uint32) {
 }
 
 func (r *reader) addCand(q uint64, k intfKey, d int64) {
-	i := int(q & (r.m.ring - 1))
+	i := int(q - r.d)
 	list := r.cands[i*topCap:][:r.nCands[i]]
 	for j := range list {
 		if list[j].k == k {
@@ -622,18 +619,33 @@ func (r *reader) totals() {
 	}
 }
 
-func (r *reader) clearSlice(q uint64) {
-	i := int(q % r.m.ring)
-	clear(r.acc[i*r.m.nent*nsum:][:r.m.nent*nsum])
-	r.nCands[i] = 0
+// advance drops the slices below to (recorded or lost): the pending ones,
+// to .. c, move to the front of acc and cands (indexed by q − d, so that
+// the reader's per-slice state stays in the same few cache lines).
+func (r *reader) advance(to, c uint64) {
+	if to <= r.d {
+		return
+	}
+	w := r.m.nent * nsum
+	used := int(c - r.d + 1) // slices d .. c may hold credits
+	k := int(to - r.d)
+	if k < used {
+		copy(r.acc, r.acc[k*w:used*w])
+		copy(r.cands, r.cands[k*topCap:used*topCap])
+		copy(r.nCands, r.nCands[k:used])
+		clear(r.acc[(used-k)*w : used*w])
+		clear(r.nCands[used-k : used])
+	} else {
+		clear(r.acc[:used*w])
+		clear(r.nCands[:used])
+	}
+	r.d = to
 }
 
 // record records slice q's row: what was credited to it plus the parts of
-// the intervals open at hz; adds its interference to the whole run's; then
-// frees its place for slice q + ring.
+// the intervals open at hz; adds its interference to the whole run's.
 func (r *reader) record(q uint64, hz int64) {
 	m := r.m
-	defer r.clearSlice(q)
 	label := m.labels[q%m.ring].Load()
 	in := label >= m.cfg.First && label-m.cfg.First < m.cfg.Len
 	b0, b1 := r.bound(q), r.bound(q+1)
@@ -654,7 +666,7 @@ func (r *reader) record(q uint64, hz int64) {
 		}
 	}
 	// The slice's interferers, credited and open, by pair.
-	i := int(q % m.ring)
+	i := int(q - r.d)
 	list := r.cands[i*topCap:][:r.nCands[i]]
 	for _, c := range list {
 		r.addIntf(c.k, c.ns)

@@ -128,19 +128,58 @@ func TestReaderCreditsIntervals(t *testing.T) {
 	}
 }
 
+// drainAt is Monitor.drain with the horizon at hz (the fake logs' clock).
+func drainAt(m *Monitor, hz int64) {
+	r := &m.rd
+	c := m.cur.Load()
+	r.qAt = max(r.qAt, r.d)
+	r.snapBounds(c)
+	hz = r.read(hz)
+	r.merge(hz, c)
+	last := r.d
+	for last < c && r.bound(last+1) <= hz {
+		last++
+	}
+	for q := r.d; q < last; q++ {
+		r.record(q, hz)
+	}
+	r.advance(last, c)
+}
+
+// Credits to slices not recorded yet survive a drain: the rank runs from
+// 500 to 2600, is preempted by 99 until 2900 and runs until 3100, across
+// drains at 1500 and 2700.
+func TestReaderAcrossDrains(t *testing.T) {
+	m := fake(t, 1, 1, 64)
+	m.slices(0, 1000, 2000, 3000, 4000)
+	m.sw(0, 500, 0, 10, -1, 0, false)
+	drainAt(m, 1500) // records slice 0
+	m.sw(0, 2600, 10, 99, 0, -1, true)
+	drainAt(m, 2700) // records slice 1; slice 2 holds the run's end
+	m.sw(0, 2900, 99, 10, -1, 0, false)
+	m.sw(0, 3100, 10, 0, 0, -1, false)
+	m.mu.Lock()
+	m.drain(true, false)
+	m.mu.Unlock()
+	for _, c := range []struct {
+		q      uint64
+		metric string
+		want   int64
+	}{{0, "ONCPU", 500}, {1, "ONCPU", 1000}, {2, "ONCPU", 700}, {2, "RUNQ", 300}, {2, "PREEMPT", 300},
+		{2, "TOP1PID", 99}, {2, "NIVCSW", 1}, {3, "ONCPU", 100}, {3, "RUNQ", 0}} {
+		if got := row(t, m, 0, c.q, c.metric); got != c.want {
+			t.Errorf("slice %d %s = %d, want %d", c.q, c.metric, got, c.want)
+		}
+	}
+}
+
 // An interval still open when a slice is recorded is counted in it, and
 // not again when it ends.
 func TestReaderOpenIntervals(t *testing.T) {
 	m := fake(t, 1, 1, 64)
 	m.slices(0, 1000, 2000)
 	m.sw(0, 500, 0, 10, -1, 0, false)
-	m.rd.snapBounds(m.cur.Load())
-	m.rd.read(1 << 62)
-	m.rd.merge(1<<62, m.cur.Load())
-	for q := range uint64(2) {
-		m.rd.record(q, 2500)
-	}
-	m.rd.d = 2
+	drainAt(m, 2500)
 	m.slices(0, 1000, 2000, 3000)
 	m.sw(0, 2800, 10, 0, 0, -1, false)
 	m.mu.Lock()
