@@ -5,6 +5,7 @@
 # the median wall time of each and its ratio to "off", and for the kernel
 # monitor its own accounting of its cost per slice in each barrier run.
 # Usage: bench/mds.sh [rounds] [modes, default "none main elan main,elan main,elan,kernel"]
+# The ratios are to "none", or to the first mode when "none" is not among them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -28,14 +29,18 @@ for r in $(seq "$rounds"); do
     # reader fell behind) and on the reader's thread (drain_cpu).
     if [[ $mode == *kernel* && -f mds/latest/emds-kernel-cost.csv ]]; then
       c=$(awk -F, '$1=="publish"{n=$2; p=$3} $1=="publish_drain_cpu"{pd=$3} $1=="drain_cpu"{d=$3} $1=="lost"{l=$2}
-        END {if (n>0) printf "agent %.3f µs/slice (publish %.3f + its drains %.3f), reader %.3f µs CPU/slice, %d rows lost", (p+pd)/n/1000, p/n/1000, pd/n/1000, d/n/1000, l}' mds/latest/emds-kernel-cost.csv)
+        $1=="lost_records"{lr=$2}
+        END {if (n>0) printf "agent %.3f µs/slice (publish %.3f + its drains %.3f), reader %.3f µs CPU/slice, %d rows and %d records lost", (p+pd)/n/1000, p/n/1000, pd/n/1000, d/n/1000, l, lr}' mds/latest/emds-kernel-cost.csv)
       k[$mode]+="    $c"$'\n'
     fi
   done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+basemode=none
+[[ " $modes " == *" none "* ]] || basemode=${modes%% *}
+echo "ratios to BCS_MDS=$basemode"
 for job in stencil barrier; do
-  base=$(echo "${t[$job,none]}" | median)
+  base=$(echo "${t[$job,$basemode]}" | median)
   for mode in $modes; do
     m=$(echo "${t[$job,$mode]}" | median)
     printf "%-8s BCS_MDS=%-17s median %8.3f s  ratio %.4f  (runs: %s)\n" "$job" "$mode" "$m" "$(echo "$m / $base" | bc -l)" "${t[$job,$mode]}"

@@ -3,14 +3,16 @@
 // thread and to the rest of the runtime, slice by slice. eBPF programs
 // (sched.bpf.c, loaded through cilium/ebpf, CO-RE against the kernel's BTF)
 // run on the scheduler's tracepoints sched_switch, sched_waking,
-// sched_wakeup, sched_wakeup_new and sched_migrate_task (as tp_btf
-// programs) and attribute what they see to slices themselves. The slice's
-// path does no reading: after node 0's transmission microphase the agent
-// calls Publish, which stores the time and the slice's end into the
-// programs' memory-mapped slice clock (a clock read and three stores, no
-// system call); a reader goroutine on its own thread takes the finished
-// slices from memory-mapped maps every few ms (DrainEvery) and records them
-// into EMDS windows.
+// sched_wakeup_new and sched_migrate_task (as tp_btf programs) and only
+// log: each event that concerns a tracked task, and each switch on a CPU
+// where a tracked task waits, becomes a 32-byte record in its CPU's log (a
+// memory-mapped array). A reader goroutine on its own thread takes the
+// records every few ms (DrainEvery), in time order over the CPUs, keeps
+// the tasks' and CPUs' states, credits the slices and records them into
+// EMDS windows. The slice's path does no reading: after node 0's
+// transmission microphase the agent calls Publish, which stores the time
+// and the slice's end in the reader's memory (a clock read and three
+// stores, no system call).
 //
 // # Entities
 //
@@ -19,8 +21,9 @@
 // master's strobe thread (registered by SetMasterThread from that thread;
 // in the embedded single-node job the agent runs on it too). Entity R+1,
 // "runtime", is every other thread of bcsrun (with --nodes > 1 the agents and
-// the master run there, on threads Go chooses). A task is looked up by its
-// thread id, then by its process id.
+// the master run there, on threads Go chooses). A task is the master's when
+// its thread id is the master's, else its process's (thread-group id), if
+// that is registered.
 //
 // # Metrics (per entity, per slice; times in ns)
 //
@@ -47,27 +50,36 @@
 // The row of slice k covers the time from the end of node 0's transmission
 // microphase of slice k−1 to the end of that of slice k: the two Publish
 // calls (their CLOCK_MONOTONIC times, the clock of bpf_ktime_get_ns, bound
-// the row; TEND is the second). The programs number the rows by q, the count
-// of Publish calls, and keep the last ring of them (RingMin to RingMax, as
-// many as fit KernelBytesMax) per entity and CPU; the reader labels row q
-// with the slice number Publish was given, so a slice that the master
-// skipped is folded into the next recorded one.
+// the row; TEND is the second). The reader numbers the rows by q, the count
+// of Publish calls, keeps the last ring of them (RingMin to RingMax, as
+// many as fit KernelBytesMax) and labels row q with the slice number
+// Publish was given, so a slice that the master skipped is folded into the
+// next recorded one.
 //
-// A program credits a run, a wait or an interference when it ends (at a
-// context switch), split at the slices' bounds over the rows it overlaps;
-// when the reader takes a row it adds the parts of the intervals still open
-// (the current task's run on each CPU, the current interference, every
-// tracked task's current wait for a CPU, from per-entity counts of the
-// waits by the row they began in), and from then on the programs leave that
-// row alone. A rank computing or waiting through many slices is thus spread
-// over them. What the programs and the reader do at the same instant is not
-// atomic together: an interval that ends within the µs of a read, or a
-// program that runs while Publish moves the clock, can move a few µs
-// between neighbouring rows. WAKELAT is credited when the woken task runs,
-// to that row. A row the reader could not take before the programs reused
-// its place (the reader starved of CPU for ring − 2 slices; Publish takes
-// the rows itself when the reader is half the ring behind) is lost and
-// counted in emds-kernel-cost.csv.
+// The reader takes the records older than a horizon (2 ms behind the
+// clock: a record is visible some ns after its time stamp, and those of
+// all CPUs are taken in time order up to the same instant) and credits a
+// run, a wait or an interference when it ends, split at the slices'
+// bounds over the rows it overlaps; when it records a row (one whose end
+// is before the horizon) it adds the parts of the intervals still open
+// (each CPU's current run and interference, each tracked task's wait for a
+// CPU), and from then on leaves that row alone. A rank computing or
+// waiting through many slices is thus spread over them. A record that
+// becomes visible after the horizon passed its time (a vCPU stalled
+// between the two) is taken as if at the last record's time. A wait
+// begins at sched_waking (before the wake-up chooses a CPU; a
+// sched_migrate_task record follows when it moves the task), at a
+// preemption, or, for a task woken while still on its way out of its CPU
+// (sched_waking saw it running), at that switch; WAKELAT is credited when
+// the woken task runs, to that row. A
+// task registered while it ran (a rank's process switched in before
+// AddRank) counts as running from its registration. Rows the reader could
+// not record before their place was reused (the reader starved of CPU for
+// ring − 2 slices; Publish drains itself when the reader is half the ring
+// behind), and records the programs overwrote before the reader took them
+// (LogMin to LogMax per CPU), are lost and counted in
+// emds-kernel-cost.csv; after a lost record the reader forgets what it knew
+// of that CPU until its next switch.
 //
 // # Files (in the job's MDS directory)
 //
@@ -86,9 +98,11 @@
 //	    reader's drains, their elapsed time and its thread's CPU time;
 //	    publish_drain, publish_drain_cpu: the same for the drains Publish
 //	    made because the reader was half the ring behind (on the agent's
-//	    thread); lost: the rows lost (count); then each eBPF program's runs
-//	    and time in the kernel (counted by the kernel only while sysctl
-//	    kernel.bpf_stats_enabled=1; 0 otherwise)
+//	    thread); lost: the rows lost (count); records, lost_records: the
+//	    programs' records taken and lost (counts); then each eBPF
+//	    program's runs and time in the kernel (sched_switch, sched_waking,
+//	    sched_wakeup_new, sched_migrate_task; counted by the kernel only
+//	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
 //	emds-kernel-wakehist.csv
 //	    entity,lo_ns,hi_ns,count: the whole run's wake-up latencies in
 //	    buckets of half a power of two ([lo, hi) ns)
@@ -96,45 +110,61 @@
 // # When it cannot run
 //
 // Open returns an *UnavailableError (matching ErrUnavailable) that says what
-// is missing: Linux 5.19 or later (bpf_map_lookup_percpu_elem), the kernel's
-// BTF (CONFIG_DEBUG_INFO_BTF=y, at Config.BTFPath), or the capabilities
-// (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). The launcher says it once and
+// is missing: Linux 5.14 or later (task_struct.__state, BPF atomics), the
+// kernel's BTF (CONFIG_DEBUG_INFO_BTF=y, at Config.BTFPath), or the
+// capabilities (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). The launcher says it once and
 // runs the job without the monitor. Config.BTFPath is the BTF used for CO-RE
 // relocations; the tracepoints themselves are always found in the running
 // kernel's BTF.
 //
 // # Bounds
 //
-// The interference map holds InterferersPerEntity (entity, task) pairs per
-// entity, least recently updated first out (an LRU map: a pair evicted and
-// seen again counts from 0, so the whole run's totals of
-// emds-kernel-interferers.csv can miss what it had before; the rows' TOP
-// columns do not); each row keeps 8 interfering (entity, task) pairs per
-// CPU, and a pair that does not fit is counted by Dropped; the task state
-// map holds TasksPerEntity threads per entity, and a thread that does not
-// fit is not followed. The per-row maps take ring × CPUs × (entities × 80 +
-// 136) bytes of kernel memory, at most KernelBytesMax. Windows are
+// The reader keeps InterferersPerEntity (entity, task) pairs per entity
+// for the whole run's totals of emds-kernel-interferers.csv, and 32 pairs
+// per row for its TOP columns; a pair that does not fit is counted by
+// Dropped (the launcher reports it). It follows TasksPerEntity threads per
+// entity; a thread that does not fit is not followed. A task is named by
+// the latest name its CPU logged for it: a switch where it interferes logs
+// its name when the CPU's small cache of names (16 per CPU, by thread id)
+// holds another task or name there. The programs' id table holds 4096
+// slots, an id in one of 4 after its own (a registration that finds none
+// fails with an error). The logs take CPUs × LogMax × 32 bytes of kernel
+// memory (fewer records per CPU where that is over KernelBytesMax); the
+// reader's rows ring × (entities × 56 + 544) bytes. Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
-// ranks Config.Recorded selects (bcsrun: mds_ranks), at most MaxWindowBytes
-// in all; Publish and the reader do not allocate.
+// ranks Config.Recorded selects (bcsrun: mds_ranks), at most
+// MaxWindowBytes in all; Publish does not allocate, and the reader only
+// for a task or a name it has not seen.
 //
 // # Cost
 //
 // On the slice's path, Publish: a clock read and three stores (about
-// 0.1 µs; the per-slice bpf(2) reads of the first design took 6–8 µs of
-// the agent's CPU per slice). The reader makes no system call: the slice
-// clock (.bss), the rows, the rows' interference, the open waits and the
-// CPUs' state are memory-mapped arrays (BPF_F_MMAPABLE), each CPU writing
-// its own part; it wakes every DrainEvery and reads only the rows it
-// takes. The whole run's interference and histograms are read at Dump.
-// emds-kernel-cost.csv records what Publish, the reader and the programs
-// took in the run.
+// 0.1 µs). In the kernel, per scheduler event: an untracked switch reads
+// the two tasks' thread-group ids, one slot of the id table each, and its
+// CPU's state (one cache line) and writes the current task there; a
+// logged event adds a clock read and one 32-byte record (a switch where
+// another task interferes may add its name). sched_wakeup is not traced:
+// sched_waking starts both the wait and the latency. Measured with
+// kernel.bpf_stats_enabled=1 on the 2-vCPU development VM, the §3.3
+// barrier job (bench/mds.sh's), alternating with the first design, which
+// aggregated per slice in the kernel: sched_switch 120–150 ns per event
+// against 270–450 ns, sched_waking 100–190 ns against 110–180 ns plus
+// sched_wakeup's 105–180 ns, on a host loaded by other jobs (load 8–80;
+// the first design's figures on the quiet host were 460–480, 240–270 and
+// 240–270 ns). The reader then does more: 100–180 ns of CPU per record
+// (emds-kernel-cost.csv's drain_cpu over records), against the first
+// design's 11–14 µs per 8 ms drain. Publish makes no system call and the
+// reader none per record; emds-kernel-cost.csv records what Publish, the
+// reader and the programs took in the run.
 //
 // # Building
 //
 // sched_bpfel.o and sched_bpfel.go are generated by `go generate
 // ./emds/kernel` (bpf2go, pinned as a tool in go.mod, with clang and
-// libbpf's headers) and committed: building and testing need only Go.
+// libbpf's headers) and committed: building and testing need only Go. A
+// record is complete when its sequence number, stored last, is its
+// index + 1: the reader relies on the CPU making stores visible in order,
+// as x86-64 does.
 //
 // Publish is called from one goroutine (node 0's agent); AddRank and
 // SetMasterThread may be called from any goroutine meanwhile; Dump and

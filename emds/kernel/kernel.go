@@ -34,12 +34,13 @@ const Top = 3
 // HistBuckets is the number of wake-up latency buckets (two per power of two).
 const HistBuckets = 128
 
-// Bounds of the kernel's maps, per entity: threads followed (a Go rank has
-// about ten) and (entity, task) interference pairs (least recently updated
-// first out; Dropped counts the pairs the kernel could not insert at all).
+// Bounds of the reader's state, per entity: threads followed (a Go rank has
+// about ten) and (entity, task) interference pairs kept for the whole run
+// (the first ones seen; Dropped counts the time credited to pairs that
+// found no room).
 const (
 	TasksPerEntity       = 128
-	InterferersPerEntity = 256
+	InterferersPerEntity = 4096
 )
 
 // DefaultBTFPath is where Linux exposes its own BTF.
@@ -94,29 +95,29 @@ func entityName(e, ranks int) string {
 }
 
 // Monitor is a loaded, attached kernel monitor and its reader goroutine.
-// Publish, the reader and Dump share the windows through mu; see the
-// package doc for who may call what when.
+// Publish, the reader and Dump share the reader's state through mu; see
+// the package doc for who may call what when.
 type Monitor struct {
 	cfg   Config
 	objs  schedObjects
-	bss   *ebpf.Map // the programs' .bss: the slice clock
 	links []link.Link
 	ncpu  int
 	nent  int
 
 	// Memory-mapped from the kernel's maps (see Close for their lifetime).
-	maps  [][]byte
-	clk   *schedSliceClock
-	slots []schedSlot     // ncpu × ring × nent
-	tops  []schedSliceTop // ncpu × ring
-	waits []schedWaits    // ncpu × nent
-	cpus  []schedCpuState // ncpu
+	maps [][]byte
+	cpus []schedCpuLog // ncpu: each log's head, the programs' waiting marks
+	logs []schedEv     // ncpu × nlog
+	nlog uint64
 
 	// The publisher's (node 0's agent).
-	q           uint64          // the slice running now (sched.bpf.c's clock.cur)
+	q           uint64          // the slice running now
 	pubN, pubNS int64           // Publish's calls and their time
-	ring        uint64          // slices the kernel keeps (a power of two, RingMin .. RingMax)
+	ring        uint64          // slices the reader keeps (a power of two, RingMin .. RingMax)
 	labels      []atomic.Uint64 // labels[q % ring]: the runtime's number of slice q
+	bounds      []atomic.Int64  // bounds[q % ring]: when slice q began (CLOCK_MONOTONIC ns)
+	cur         atomic.Uint64   // slices published: slice cur runs now
+	done        atomic.Uint64   // the reader's d: slices below it are recorded
 
 	// The reader's (and Publish's when the reader falls behind), under mu.
 	mu                        sync.Mutex
@@ -124,62 +125,42 @@ type Monitor struct {
 	stop                      chan struct{} // closed: exit
 	exited                    chan struct{} // closed by the reader when it exits
 	stopOnce                  sync.Once
-	d                         uint64  // the first slice not taken
-	acc                       []int64 // per (slice − d, entity, field): the slots summed over CPUs
-	cpuSnap                   []schedCpuState
-	nOld                      []int64    // per entity: open waits begun before d
-	extra                     []int64    // per entity: open ONCPU, PREEMPT in the slice being recorded
-	cand                      []openIntf // one slice's interference by pair
-	top                       []topEntry // nent × Top
-	vals                      []int64
+	rd                        reader
 	win                       []*emds.Window
 	drains, drainNS, drainCPU [2]int64 // drains by the reader [0] and by Publish [1], their time and CPU time
-	lost                      int64    // slices the reader fell too far behind to take
-
-	ikeys []schedIntfKey
-	ivals []schedIntfVal         // len(ikeys) × ncpu
-	ikern map[schedIntfKey]int64 // the kernel's interference totals (read at Dump)
-	comm  map[uint32]string
+	lost                      int64    // slices the reader fell too far behind to record
 
 	master int // registered master tid, 0 if none
 
-	// ids are the registered ids (AddRank, SetMasterThread) → entity, for a
-	// task that was already running when it was registered: the kernel
-	// learns its entity only at its next switch.
+	// ids are the registered ids (AddRank, SetMasterThread) → entity: the
+	// files list them, and the reader uses them for a task that was already
+	// running when it was registered (the programs log it only from its
+	// next switch). idTab mirrors the programs' id table.
 	idsMu sync.RWMutex
 	ids   map[uint32]int
+	regAt map[uint32]int64 // when each id was registered
+	idTab [idSlots]schedIdSlot
 }
 
-// The kernel keeps the last ring slices per entity and CPU, ring a power
-// of two from RingMin to RingMax (sched.bpf.c's RING_MAX), the largest
-// whose maps fit KernelBytesMax: the reader must take each slice within
-// ring − 2 slices of its end, or it is lost (counted in
-// emds-kernel-cost.csv); Publish takes them itself when the reader is half
-// the ring behind.
+// The reader keeps the last ring slices, ring a power of two from RingMin
+// to RingMax, the largest whose state fits KernelBytesMax: it must record
+// each slice within ring − 2 slices of its end, or it is lost (counted in
+// emds-kernel-cost.csv); Publish drains itself when the reader is half the
+// ring behind. Each CPU's log holds LogMax records, or as many as fit
+// KernelBytesMax over all CPUs (at least LogMin).
 const (
 	RingMin        = 256
 	RingMax        = 4096
+	LogMin         = 1024
+	LogMax         = 16384
 	KernelBytesMax = 64 << 20
 )
 
-// The fields of a slot (sched.bpf.c's F_*): Metrics' first nsum, then the
-// open waits begun in the slice.
+// The programs' id table (sched.bpf.c's IDS, PROBE).
 const (
-	nsum     = 7
-	fOpenN   = 7
-	fOpenSum = 8
-	nf       = 9
+	idSlots = 4096
+	idProbe = 4
 )
-
-type openIntf struct {
-	k  schedIntfKey
-	ns int64
-}
-
-type topEntry struct {
-	pid uint32
-	ns  int64
-}
 
 // Open loads and attaches the programs and starts the reader. On any
 // failure it releases what it took and returns an error; an
@@ -194,8 +175,8 @@ func Open(cfg Config) (*Monitor, error) {
 	if cfg.Slice < 0 {
 		return nil, fmt.Errorf("emds/kernel: slice %v, want 0 (unknown) or more", cfg.Slice)
 	}
-	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 19) {
-		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.19 or later (this kernel is %q)", rel)}
+	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 14) {
+		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.14 or later (this kernel is %q)", rel)}
 	}
 	kspec, err := btf.LoadSpec(cfg.BTFPath)
 	if err != nil {
@@ -210,30 +191,31 @@ func Open(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emds/kernel: possible CPUs: %w", err)
 	}
-	perSlice := ncpu * (nent*int(unsafe.Sizeof(schedSlot{})) + int(unsafe.Sizeof(schedSliceTop{})))
+	perSlice := nent*nsum*8 + topCap*int(unsafe.Sizeof(cand{})) + 32 // acc, cands; bounds, labels, bnd, nCands
 	ring := RingMax
 	for ring > RingMin && ring*perSlice > KernelBytesMax {
 		ring /= 2
 	}
 	if ring*perSlice > KernelBytesMax {
-		return nil, fmt.Errorf("emds/kernel: %d CPUs × %d entities × %d slices need %d MiB of kernel memory, over %d MiB; run fewer ranks",
-			ncpu, nent, ring, ring*perSlice>>20, KernelBytesMax>>20)
+		return nil, fmt.Errorf("emds/kernel: %d entities × %d slices need %d MiB, over %d MiB; run fewer ranks",
+			nent, ring, ring*perSlice>>20, KernelBytesMax>>20)
 	}
-	spec.Maps[schedMapEnts].MaxEntries = uint32(nent + 64)
-	spec.Maps[schedMapWakehist].MaxEntries = uint32(nent * HistBuckets)
-	spec.Maps[schedMapTasks].MaxEntries = uint32(max(256, TasksPerEntity*nent))
-	spec.Maps[schedMapIntf].MaxEntries = uint32(max(512, InterferersPerEntity*nent))
-	spec.Maps[schedMapTops].MaxEntries = uint32(ncpu * ring)
-	spec.Maps[schedMapSlots].MaxEntries = uint32(ncpu * ring * nent)
-	spec.Maps[schedMapOpenWaits].MaxEntries = uint32(ncpu * nent)
+	evSize := int(unsafe.Sizeof(schedEv{}))
+	nlog := LogMax
+	for nlog > LogMin && ncpu*nlog*evSize > KernelBytesMax {
+		nlog /= 2
+	}
+	if ncpu*nlog*evSize > KernelBytesMax {
+		return nil, fmt.Errorf("emds/kernel: %d CPUs' logs of %d records need %d MiB of kernel memory, over %d MiB",
+			ncpu, nlog, ncpu*nlog*evSize>>20, KernelBytesMax>>20)
+	}
 	spec.Maps[schedMapCpus].MaxEntries = uint32(ncpu)
-	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nent": uint32(nent), "ring": uint32(ring)} {
+	spec.Maps[schedMapEvlog].MaxEntries = uint32(ncpu * nlog)
+	spec.Maps[schedMapNames].MaxEntries = uint32(ncpu * 16)
+	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nlog": uint32(nlog)} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("emds/kernel: %w", err)
 		}
-	}
-	if v := spec.Variables[schedVarClock]; v == nil || v.Offset != 0 || v.Size() != uint32(unsafe.Sizeof(schedSliceClock{})) {
-		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object's slice clock is not .bss's only variable (%v)", v)
 	}
 	windows := 2
 	for r := range cfg.Ranks {
@@ -245,21 +227,23 @@ func Open(cfg Config) (*Monitor, error) {
 		return nil, fmt.Errorf("emds/kernel: %d windows of %d slices would take %d MiB, over %d MiB; record fewer slices (emds_slices) or ranks (mds_ranks)",
 			windows, cfg.Len, b>>20, MaxWindowBytes>>20)
 	}
-	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), labels: make([]atomic.Uint64, ring)}
-	var objs struct {
-		schedObjects
-		Bss *ebpf.Map `ebpf:".bss"`
-	}
-	if err := spec.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
+	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), nlog: uint64(nlog),
+		labels: make([]atomic.Uint64, ring), bounds: make([]atomic.Int64, ring)}
+	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
 		return nil, classify("loading the eBPF programs", err)
 	}
-	m.objs, m.bss = objs.schedObjects, objs.Bss
 	if err := m.mapMemory(); err != nil {
 		m.Close()
 		return nil, err
 	}
-	m.clk.Bound[0] = uint64(unix.Now()) // slice 0: from now to the first Publish
-	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeup, m.objs.OnWakeupNew, m.objs.OnMigrate} {
+	m.ids, m.regAt = make(map[uint32]int), make(map[uint32]int64)
+	if err := m.register(uint32(cfg.RuntimePID), cfg.Ranks+1); err != nil {
+		m.Close()
+		return nil, classify("registering bcsrun", err)
+	}
+	m.rd.init(m)
+	m.bounds[0].Store(unix.Now()) // slice 0: from now to the first Publish
+	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeupNew, m.objs.OnMigrate} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
 			m.Close()
@@ -267,22 +251,6 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 		m.links = append(m.links, l)
 	}
-	if err := m.objs.Ents.Put(uint32(cfg.RuntimePID), uint32(cfg.Ranks+1)); err != nil {
-		m.Close()
-		return nil, classify("registering bcsrun", err)
-	}
-	m.acc = make([]int64, ring*nent*nf)
-	m.cpuSnap = make([]schedCpuState, ncpu)
-	m.nOld = make([]int64, nent)
-	m.extra = make([]int64, 2*nent)
-	m.cand = make([]openIntf, 0, 64)
-	m.ikeys = make([]schedIntfKey, 256)
-	m.ivals = make([]schedIntfVal, 256*ncpu)
-	m.ikern = make(map[schedIntfKey]int64)
-	m.comm = make(map[uint32]string)
-	m.ids = map[uint32]int{uint32(cfg.RuntimePID): cfg.Ranks + 1}
-	m.top = make([]topEntry, nent*Top)
-	m.vals = make([]int64, len(Metrics))
 	m.win = make([]*emds.Window, nent)
 	for e := range m.win {
 		if e >= cfg.Ranks || cfg.Recorded == nil || (e < len(cfg.Recorded) && cfg.Recorded[e]) {
@@ -295,17 +263,19 @@ func Open(cfg Config) (*Monitor, error) {
 	return m, nil
 }
 
-// DrainEvery is how often the reader takes the finished slices: an eighth
-// of the smallest ring's time at slice (Config.Slice), within 1 to 8 ms;
-// 4 ms when the slice is unknown.
+// DrainEvery is how often the reader takes the records: a 32nd of the
+// ring's time at slice (Config.Slice), within 4 to 32 ms; 16 ms when the
+// slice is unknown. Each drain starts with the reader's data out of the
+// caches, so fewer, larger drains cost less per record; the CPUs' logs
+// (LogMax records each) and the ring leave room for many drains missed.
 func DrainEvery(slice time.Duration) time.Duration {
 	if slice <= 0 {
-		return 4 * time.Millisecond
+		return 16 * time.Millisecond
 	}
-	return min(max(slice*RingMin/8, time.Millisecond), 8*time.Millisecond)
+	return min(max(slice*RingMax/32, 4*time.Millisecond), 32*time.Millisecond)
 }
 
-// mapMemory maps the slice clock and the maps the reader reads.
+// mapMemory maps the CPUs' state and their logs.
 func (m *Monitor) mapMemory() error {
 	page := os.Getpagesize()
 	mp := func(what string, mp *ebpf.Map, bytes int) (unsafe.Pointer, error) {
@@ -316,29 +286,16 @@ func (m *Monitor) mapMemory() error {
 		m.maps = append(m.maps, b)
 		return unsafe.Pointer(&b[0]), nil
 	}
-	p, err := mp("slice clock", m.bss, int(unsafe.Sizeof(schedSliceClock{})))
+	p, err := mp("CPUs' state", m.objs.Cpus, m.ncpu*int(unsafe.Sizeof(schedCpuLog{})))
 	if err != nil {
 		return err
 	}
-	m.clk = (*schedSliceClock)(p)
-	ring := int(m.ring)
-	n := m.ncpu * ring * m.nent
-	if p, err = mp("slices' counters", m.objs.Slots, n*int(unsafe.Sizeof(schedSlot{}))); err != nil {
+	m.cpus = unsafe.Slice((*schedCpuLog)(p), m.ncpu)
+	n := m.ncpu * int(m.nlog)
+	if p, err = mp("CPUs' logs", m.objs.Evlog, n*int(unsafe.Sizeof(schedEv{}))); err != nil {
 		return err
 	}
-	m.slots = unsafe.Slice((*schedSlot)(p), n)
-	if p, err = mp("slices' interference", m.objs.Tops, m.ncpu*ring*int(unsafe.Sizeof(schedSliceTop{}))); err != nil {
-		return err
-	}
-	m.tops = unsafe.Slice((*schedSliceTop)(p), m.ncpu*ring)
-	if p, err = mp("open waits", m.objs.OpenWaits, m.ncpu*m.nent*int(unsafe.Sizeof(schedWaits{}))); err != nil {
-		return err
-	}
-	m.waits = unsafe.Slice((*schedWaits)(p), m.ncpu*m.nent)
-	if p, err = mp("CPUs' state", m.objs.Cpus, m.ncpu*int(unsafe.Sizeof(schedCpuState{}))); err != nil {
-		return err
-	}
-	m.cpus = unsafe.Slice((*schedCpuState)(p), m.ncpu)
+	m.logs = unsafe.Slice((*schedEv)(p), n)
 	return nil
 }
 
@@ -348,7 +305,7 @@ func classify(what string, err error) error {
 	case errors.Is(err, os.ErrPermission):
 		return &UnavailableError{Missing: fmt.Sprintf("CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN (uid %d, %s)", os.Getuid(), what), Err: err}
 	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, btf.ErrNotFound):
-		return &UnavailableError{Missing: fmt.Sprintf("a kernel with BTF tracepoints (tp_btf) and per-CPU map lookups, Linux 5.19 or later (%s)", what), Err: err}
+		return &UnavailableError{Missing: fmt.Sprintf("a kernel with BTF tracepoints (tp_btf), memory-mapped maps and BPF atomics, Linux 5.14 or later (%s)", what), Err: err}
 	}
 	return fmt.Errorf("emds/kernel: %s: %w", what, err)
 }
@@ -367,15 +324,38 @@ func releaseAtLeast(rel string, maj, min int) bool {
 	return a > maj || (a == maj && b >= min)
 }
 
+// register enters thread-group id → entity e into the programs' id table:
+// in the first free slot of (id + 0 .. idProbe-1) % idSlots.
+func (m *Monitor) register(id uint32, e int) error {
+	m.idsMu.Lock()
+	defer m.idsMu.Unlock()
+	for i := range uint32(idProbe) {
+		k := (id + i) % idSlots
+		s := &m.idTab[k]
+		if s.Id != 0 && s.Id != id {
+			continue
+		}
+		v := schedIdSlot{Id: id, Ent: uint32(e + 1)}
+		if err := m.objs.Ids.Put(k, v); err != nil {
+			return err
+		}
+		*s = v
+		m.ids[id] = e
+		m.regAt[id] = unix.Now()
+		return nil
+	}
+	return fmt.Errorf("emds/kernel: no free slot for id %d in the id table (%d slots from %d taken)", id, idProbe, id%idSlots)
+}
+
 // AddRank registers rank's process (all its threads). Safe for concurrent use.
 func (m *Monitor) AddRank(rank, pid int) error {
 	if rank < 0 || rank >= m.cfg.Ranks {
 		return fmt.Errorf("emds/kernel: rank %d, want 0 .. %d", rank, m.cfg.Ranks-1)
 	}
-	m.idsMu.Lock()
-	m.ids[uint32(pid)] = rank
-	m.idsMu.Unlock()
-	return m.objs.Ents.Put(uint32(pid), uint32(rank))
+	if pid <= 0 {
+		return fmt.Errorf("emds/kernel: rank %d's pid %d, want a positive process id", rank, pid)
+	}
+	return m.register(uint32(pid), rank)
 }
 
 // SetMasterThread registers the calling OS thread as the master's. The
@@ -387,27 +367,27 @@ func (m *Monitor) SetMasterThread() error {
 	m.master = unix.Gettid()
 	m.idsMu.Lock()
 	m.ids[uint32(m.master)] = m.cfg.Ranks
+	m.regAt[uint32(m.master)] = unix.Now()
 	m.idsMu.Unlock()
-	return m.objs.Ents.Put(uint32(m.master), uint32(m.cfg.Ranks))
+	return m.objs.Shared.Set(schedShared{MasterTid: uint32(m.master)})
 }
 
 // Publish says that the runtime's slice has ended now and the next begins:
-// what the programs see from now on belongs to the next row. It is the
-// monitor's only work on the slice's path: a clock read and three stores
-// to memory shared with the programs, no system call, no allocation. Call
-// it from one goroutine (node 0's agent), never concurrently with or after
-// Close.
+// what happens from now on belongs to the next row. It is the monitor's
+// only work on the slice's path: a clock read and three stores, no system
+// call, no allocation. Call it from one goroutine (node 0's agent), never
+// concurrently with or after Close.
 func (m *Monitor) Publish(slice uint64) {
 	now := unix.Now()
 	q := m.q
 	m.labels[q%m.ring].Store(slice)
-	atomic.StoreUint64(&m.clk.Bound[(q+1)%m.ring], uint64(now))
-	atomic.StoreUint64(&m.clk.Cur, q+1)
+	m.bounds[(q+1)%m.ring].Store(now)
+	m.cur.Store(q + 1)
 	m.q = q + 1
 	m.pubN++
 	m.pubNS += unix.Now() - now
 	// A reader starved of CPU would lose slices: take them here instead.
-	if q+1-atomic.LoadUint64(&m.clk.Done) >= m.ring/2 && m.mu.TryLock() {
+	if q+1-m.done.Load() >= m.ring/2 && m.mu.TryLock() {
 		m.drainLocked(false, true)
 		m.mu.Unlock()
 	}
@@ -436,7 +416,7 @@ func (m *Monitor) reader() {
 // reader has fallen half the ring behind.
 func (m *Monitor) drainLocked(final, byPublish bool) {
 	t0, c0 := unix.Now(), unix.ThreadCPUTime()
-	m.drain(final)
+	m.drain(final, byPublish)
 	i := 0
 	if byPublish {
 		i = 1
@@ -460,252 +440,13 @@ func (m *Monitor) stopReader() {
 	m.mu.Unlock()
 }
 
-// drain records the slices from m.d up to two before the current one (all
-// finished ones when final): the kernel's counts, plus the parts of the
-// intervals still open (a task running, a task waiting, another task running
-// while it waits), which the kernel credits only when they end and then
-// no longer to the slices taken.
-func (m *Monitor) drain(final bool) {
-	c := atomic.LoadUint64(&m.clk.Cur)
-	ring := m.ring
-	if c >= ring-2 && m.d < c-(ring-2) { // the kernel may have reused their buckets
-		m.lost += int64(c - (ring - 2) - m.d)
-		m.d = c - (ring - 2)
-	}
-	last := c // the last slice taken, + 1
-	if !final {
-		last = max(c, 1) - 1
-	}
-	if last <= m.d {
-		return
-	}
-	d := m.d
-	atomic.StoreUint64(&m.clk.Done, last) // from here on the kernel leaves them alone
-	now := int64(unix.Now())
-	copy(m.cpuSnap, m.cpus)
-
-	// The kernel's counts of slices d .. c, summed over CPUs (mod 2^64:
-	// the open waits' counts move from the CPU where a wait began to the
-	// one where it ended).
-	n := int(c - d + 1)
-	acc := m.acc[:n*m.nent*nf]
-	clear(acc)
-	for cpu := range m.ncpu {
-		for i := range n {
-			q := d + uint64(i)
-			row := m.slots[(cpu*int(ring)+int(q%ring))*m.nent:][:m.nent]
-			for e := range row {
-				sl := &row[e]
-				if atomic.LoadUint64(&sl.Tag) != q+1 {
-					continue
-				}
-				a := acc[(i*m.nent+e)*nf:][:nf]
-				for f := range nf {
-					a[f] += int64(sl.V[f])
-				}
-			}
-		}
-	}
-	// The open waits that began before d: all of them, less those that
-	// began in d .. c.
-	for e := range m.nent {
-		var all uint64
-		for cpu := range m.ncpu {
-			all += m.waits[cpu*m.nent+e].N
-		}
-		old := int64(all)
-		for i := range n {
-			old -= acc[(i*m.nent+e)*nf+fOpenN]
-		}
-		if old < 0 || old > 1<<20 { // a race with the kernel, or garbage
-			old = 0
-		}
-		m.nOld[e] = old
-	}
-	c2 := atomic.LoadUint64(&m.clk.Cur)
-	for q := d; q < last; q++ {
-		if q+ring <= c2 { // its bucket, bounds or label may have been reused while read
-			m.lost++
-			continue
-		}
-		b0, b1 := int64(atomic.LoadUint64(&m.clk.Bound[q%ring])), int64(atomic.LoadUint64(&m.clk.Bound[(q+1)%ring]))
-		m.slice(q, int(q-d), b0, b1, now)
-	}
-	m.d = last
-}
-
-// slice records slice q's row (i = q − d in acc), which ran from b0 to b1:
-// the kernel's counts plus the parts in [b0, b1) of the intervals open at
-// now.
-func (m *Monitor) slice(q uint64, i int, b0, b1, now int64) {
-	label := m.labels[q%m.ring].Load()
-	if label < m.cfg.First || label-m.cfg.First >= m.cfg.Len {
-		return // outside the windows
-	}
-	clear(m.top)
-	clear(m.extra)
-	m.cand = m.cand[:0]
-	for cpu := range m.ncpu {
-		t := &m.tops[cpu*int(m.ring)+int(q%m.ring)]
-		if atomic.LoadUint64(&t.Tag) != q+1 {
-			continue
-		}
-		for i, ns := range t.Ns {
-			if ns > 0 && int(t.Ent[i]) < m.nent {
-				m.cand = addCand(m.cand, schedIntfKey{Ent: t.Ent[i], Pid: t.Pid[i]}, int64(ns))
-			}
-		}
-	}
-	for cpu := range m.cpuSnap {
-		cs := &m.cpuSnap[cpu]
-		if cs.Start == 0 || now <= int64(cs.Start) {
-			continue
-		}
-		e := int(cs.CurrEnt) - 1
-		if e < 0 && cs.CurrPid != 0 { // switched in before it was registered?
-			m.idsMu.RLock()
-			if id, ok := m.ids[cs.CurrPid]; ok {
-				e = id
-			}
-			m.idsMu.RUnlock()
-		}
-		if e >= 0 && e < m.nent {
-			m.extra[e*2] += overlap(int64(cs.Start), now, b0, b1)
-		}
-		if w := int(cs.WaitEnt) - 1; w >= 0 && w < m.nent && w != int(cs.CurrEnt)-1 && cs.CurrPid != 0 {
-			if o := overlap(max(int64(cs.Start), int64(cs.WaitSince)), now, b0, b1); o > 0 {
-				m.extra[w*2+1] += o
-				m.cand = addCand(m.cand, schedIntfKey{Ent: uint32(w), Pid: cs.CurrPid}, o)
-			}
-		}
-	}
-	for _, c := range m.cand {
-		m.addTop(c.k, c.ns)
-	}
-	for e := range m.nent {
-		if m.win[e] == nil {
-			continue
-		}
-		a := m.acc[(i*m.nent+e)*nf:][:nf]
-		waiting := m.nOld[e] // open waits that began before q: waiting all through it
-		for j := range i {
-			waiting += m.acc[(j*m.nent+e)*nf+fOpenN]
-		}
-		runq := openWaits(waiting, a[fOpenN], a[fOpenSum], b0, b1)
-		copy(m.vals, a[:nsum])
-		m.vals[0] += m.extra[e*2]
-		m.vals[1] += runq
-		m.vals[2] += m.extra[e*2+1]
-		for k := range nsum {
-			m.vals[k] = max(m.vals[k], 0)
-		}
-		for k, t := range m.top[e*Top:][:Top] {
-			m.vals[nsum+2*k], m.vals[nsum+2*k+1] = int64(t.pid), t.ns
-		}
-		m.vals[nsum+2*Top] = b1
-		m.win[e].Record(label, m.vals)
-	}
-}
-
-// overlap is the length of [from, to) ∩ [b0, b1).
-func overlap(from, to, b0, b1 int64) int64 {
-	return max(0, min(to, b1)-max(from, b0))
-}
-
-// openWaits is the time in slice [b0, b1) of the waits still open: waiting
-// began before b0, and n began in the slice at times summing to sum (mod
-// 2^64).
-func openWaits(waiting, n, sum, b0, b1 int64) int64 {
-	w := max(waiting, 0) * (b1 - b0)
-	if n > 0 {
-		w += max(n*b1-sum, 0)
-	}
-	return max(w, 0)
-}
-
-// addCand adds ns to k's entry of list.
-func addCand(list []openIntf, k schedIntfKey, ns int64) []openIntf {
-	for i := range list {
-		if list[i].k == k {
-			list[i].ns += ns
-			return list
-		}
-	}
-	return append(list, openIntf{k, ns})
-}
-
-// addTop enters d ns of interference by k.Pid into k.Ent's top list.
-func (m *Monitor) addTop(k schedIntfKey, d int64) {
-	if d <= 0 || int(k.Ent) >= m.nent {
-		return
-	}
-	t := m.top[int(k.Ent)*Top:][:Top]
-	for i := range t {
-		if d > t[i].ns {
-			copy(t[i+1:], t[i:Top-1])
-			t[i] = topEntry{k.Pid, d}
-			return
-		}
-	}
-}
-
-// readIntf reads the interference map's totals into ikern, and the tasks' names.
-func (m *Monitor) readIntf() error {
-	var icur ebpf.MapBatchCursor
-	for {
-		n, err := m.objs.Intf.BatchLookup(&icur, m.ikeys, m.ivals, nil)
-		for i := 0; i < n; i++ {
-			k := m.ikeys[i]
-			var sum int64
-			for cpu := 0; cpu < m.ncpu; cpu++ {
-				v := &m.ivals[i*m.ncpu+cpu]
-				sum += int64(v.Ns)
-				if v.Comm[0] != 0 && !sameComm(m.comm[k.Pid], v.Comm[:]) {
-					m.comm[k.Pid] = commString(v.Comm[:]) // the latest name: a task renames itself at exec
-				}
-			}
-			m.ikern[k] = sum
-		}
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("emds/kernel: reading the interference map: %w", err)
-		}
-	}
-}
-
-func sameComm(s string, c []int8) bool {
-	for i, x := range c {
-		if x == 0 {
-			return i == len(s)
-		}
-		if i >= len(s) || s[i] != byte(x) {
-			return false
-		}
-	}
-	return len(s) == len(c)
-}
-
-func commString(c []int8) string {
-	b := make([]byte, 0, len(c))
-	for _, x := range c {
-		if x == 0 {
-			break
-		}
-		b = append(b, byte(x))
-	}
-	return string(b)
-}
-
-// Dropped is the number of interference pairs that did not fit the maps
-// (0 after Close).
+// Dropped is the number of interfering tasks that the reader did not
+// name: pairs (entity, task) over InterferersPerEntity for the whole run's
+// totals, or over the per-slice candidates' room. Call it after Dump.
 func (m *Monitor) Dropped() uint64 {
-	var d uint64
-	for _, c := range m.cpus {
-		d += c.Dropped
-	}
-	return d
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return uint64(m.rd.dropped)
 }
 
 // Bytes is the memory the windows use.
@@ -727,33 +468,28 @@ func (m *Monitor) Close() error {
 		l.Close()
 	}
 	m.links = nil
-	m.clk, m.slots, m.tops, m.waits, m.cpus = nil, nil, nil, nil, nil
+	m.cpus, m.logs = nil, nil
 	for _, b := range m.maps {
 		unix.Unmap(b)
 	}
 	m.maps = nil
-	if m.bss != nil {
-		m.bss.Close()
-		m.bss = nil
-	}
 	return m.objs.Close()
 }
 
 // Dump takes the last slices, stops the reader and writes the files
 // (doc.go lists them) into dir with permissions perm. Call it after the
-// last Publish; it reads the whole run's histograms and interference totals
-// from the kernel, so call it before Close.
+// last Publish and before Close.
 func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	m.stopReader()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rd.totals()
 	var errs []error
 	for e, w := range m.win {
 		if w == nil {
 			continue
 		}
 		errs = append(errs, w.Dump(filepath.Join(dir, "emds-kernel-"+m.EntityName(e)+".csv"), perm))
-	}
-	if err := m.readIntf(); err != nil {
-		return errors.Join(append(errs, err)...)
 	}
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-interferers.csv"), perm, m.writeInterferers))
 	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-wakehist.csv"), perm, m.writeHist))
@@ -764,8 +500,9 @@ func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 
 // writeCost says what the monitor cost: Publish's calls and time (on the
 // slice's path), the reader's drains, their time and CPU time, the slices
-// it lost, and each program's runs and time in the kernel (counted only
-// while the sysctl kernel.bpf_stats_enabled is 1; 0 otherwise).
+// it lost, the kernel's records it lost, and each program's runs and time
+// in the kernel (counted only while the sysctl kernel.bpf_stats_enabled is
+// 1; 0 otherwise).
 func (m *Monitor) writeCost(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "what,count,ns")
@@ -775,10 +512,12 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	fmt.Fprintf(bw, "publish_drain,%d,%d\n", m.drains[1], m.drainNS[1])
 	fmt.Fprintf(bw, "publish_drain_cpu,%d,%d\n", m.drains[1], m.drainCPU[1])
 	fmt.Fprintf(bw, "lost,%d,0\n", m.lost)
+	fmt.Fprintf(bw, "records,%d,0\n", m.rd.records)
+	fmt.Fprintf(bw, "lost_records,%d,0\n", m.rd.lostRecs)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program
-	}{{"sched_switch", m.objs.OnSwitch}, {"sched_waking", m.objs.OnWaking}, {"sched_wakeup", m.objs.OnWakeup},
+	}{{"sched_switch", m.objs.OnSwitch}, {"sched_waking", m.objs.OnWaking},
 		{"sched_wakeup_new", m.objs.OnWakeupNew}, {"sched_migrate_task", m.objs.OnMigrate}} {
 		st, err := p.p.Stats()
 		if err != nil {
@@ -794,14 +533,11 @@ func (m *Monitor) writeCost(w io.Writer) error {
 func (m *Monitor) writeIDs(w io.Writer) error {
 	type row struct{ id, ent uint32 }
 	var rows []row
-	var k, v uint32
-	it := m.objs.Ents.Iterate()
-	for it.Next(&k, &v) {
-		rows = append(rows, row{k, v})
+	m.idsMu.RLock()
+	for id, e := range m.ids {
+		rows = append(rows, row{id, uint32(e)})
 	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("emds/kernel: reading the registered ids: %w", err)
-	}
+	m.idsMu.RUnlock()
 	sort.Slice(rows, func(i, j int) bool {
 		return rows[i].ent < rows[j].ent || rows[i].ent == rows[j].ent && rows[i].id < rows[j].id
 	})
@@ -819,11 +555,11 @@ func (m *Monitor) writeIDs(w io.Writer) error {
 
 func (m *Monitor) writeInterferers(w io.Writer) error {
 	type row struct {
-		k  schedIntfKey
+		k  intfKey
 		ns int64
 	}
 	var rows []row
-	for k, v := range m.ikern {
+	for k, v := range m.rd.itot {
 		if v > 0 {
 			rows = append(rows, row{k, v})
 		}
@@ -840,7 +576,7 @@ func (m *Monitor) writeInterferers(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "entity,pid,comm,ns")
 	for _, r := range rows {
-		fmt.Fprintf(bw, "%s,%d,%s,%d\n", m.EntityName(int(r.k.Ent)), r.k.Pid, csvSafe(m.comm[r.k.Pid]), r.ns)
+		fmt.Fprintf(bw, "%s,%d,%s,%d\n", m.EntityName(int(r.k.Ent)), r.k.Pid, csvSafe(m.rd.comm[r.k.Pid]), r.ns)
 	}
 	return bw.Flush()
 }
@@ -859,24 +595,13 @@ func csvSafe(s string) string {
 }
 
 func (m *Monitor) writeHist(w io.Writer) error {
-	keys := make([]uint32, m.nent*HistBuckets)
-	vals := make([]uint64, len(keys)*m.ncpu)
-	var cur ebpf.MapBatchCursor
-	n, err := m.objs.Wakehist.BatchLookup(&cur, keys, vals, nil)
-	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		return fmt.Errorf("emds/kernel: reading the wake-up histograms: %w", err)
-	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "entity,lo_ns,hi_ns,count")
-	for i := 0; i < n; i++ {
-		var c uint64
-		for cpu := 0; cpu < m.ncpu; cpu++ {
-			c += vals[i*m.ncpu+cpu]
-		}
+	for i, c := range m.rd.hist {
 		if c == 0 {
 			continue
 		}
-		e, b := int(keys[i])/HistBuckets, int(keys[i])%HistBuckets
+		e, b := i/HistBuckets, i%HistBuckets
 		lo, hi := BucketBounds(b)
 		fmt.Fprintf(bw, "%s,%d,%d,%d\n", m.EntityName(e), lo, hi, c)
 	}

@@ -281,7 +281,7 @@ func BenchmarkDrain(b *testing.B) {
 			m.Publish(k)
 			k++
 		}
-		m.drain(false)
+		m.drain(false, false)
 	}
 }
 
@@ -298,29 +298,6 @@ func TestOverlap(t *testing.T) {
 	} {
 		if got := overlap(c.from, c.to, c.b0, c.b1); got != c.want {
 			t.Errorf("overlap([%d, %d), [%d, %d)) = %d, want %d", c.from, c.to, c.b0, c.b1, got, c.want)
-		}
-	}
-}
-
-func TestOpenWaits(t *testing.T) {
-	add := func(a, b int64) int64 { return a + b } // wraps, like the sums of the kernel's u64s
-	for _, c := range []struct {
-		name                    string
-		waiting, n, sum, b0, b1 int64
-		want                    int64
-	}{
-		{"none", 0, 0, 0, 100, 200, 0},
-		{"two waiting since before", 2, 0, 0, 100, 200, 200},
-		{"one began at 150", 0, 1, 150, 100, 200, 50},
-		{"two began at 120 and 180", 0, 2, 300, 100, 200, 100},
-		{"both kinds", 1, 1, 190, 100, 200, 110},
-		// the start times' sum wrapped (mod 2^64): the difference is right
-		{"wrapped sum", 0, 2, add(1<<62+150, 1<<62+250), 1<<62 + 100, 1<<62 + 300, 200},
-		{"began after the slice (a race): nothing", 0, 1, 250, 100, 200, 0},
-		{"negative count (a race): nothing", -1, 0, 0, 100, 200, 0},
-	} {
-		if got := openWaits(c.waiting, c.n, c.sum, c.b0, c.b1); got != c.want {
-			t.Errorf("%s: openWaits = %d, want %d", c.name, got, c.want)
 		}
 	}
 }

@@ -13,63 +13,45 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-type schedCpuState struct {
-	_         structs.HostLayout
-	Start     uint64
-	CurrEnt   uint32
-	CurrPid   uint32
-	WaitEnt   uint32
-	WaitTid   uint32
-	WaitSince uint64
-	Dropped   uint64
-	Pad       [3]uint64
+type schedCpuLog struct {
+	_       structs.HostLayout
+	Head    uint64
+	Curr    uint32
+	WaitTid uint32
+	WaitEnt uint32
+	Pad0    uint32
+	Pad     [5]uint64
 }
 
-type schedIntfKey struct {
-	_   structs.HostLayout
-	Ent uint32
-	Pid uint32
-}
-
-type schedIntfVal struct {
-	_    structs.HostLayout
-	Ns   uint64
-	Comm [16]int8
-}
-
-type schedSliceClock struct {
+type schedEv struct {
 	_     structs.HostLayout
-	Cur   uint64
-	Done  uint64
-	Bound [4096]uint64
+	Seq   uint32
+	Kind  uint16
+	Flags uint16
+	A     uint32
+	B     uint32
+	Ts    uint64
+	Ea    uint32
+	Eb    uint32
 }
 
-type schedSliceTop struct {
+type schedIdSlot struct {
 	_   structs.HostLayout
-	Tag uint64
-	Ent [8]uint32
-	Pid [8]uint32
-	Ns  [8]uint64
+	Id  uint32
+	Ent uint32
 }
 
-type schedSlot struct {
-	_   structs.HostLayout
-	Tag uint64
-	V   [9]uint64
+type schedNamed struct {
+	_     structs.HostLayout
+	Tid   uint32
+	Pad   uint32
+	Comm8 uint64
 }
 
-type schedTaskState struct {
-	_             structs.HostLayout
-	RunnableSince uint64
-	WakeTs        uint64
-	SinceQ        uint64
-	Ent           uint32
-	Pad           uint32
-}
-
-type schedWaits struct {
-	_ structs.HostLayout
-	N uint64
+type schedShared struct {
+	_         structs.HostLayout
+	MasterTid uint32
+	Pad       uint32
 }
 
 // Names of all BPF objects in the ELF.
@@ -77,23 +59,17 @@ type schedWaits struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	schedMapCpus         = "cpus"
-	schedMapEnts         = "ents"
-	schedMapIntf         = "intf"
-	schedMapOpenWaits    = "open_waits"
-	schedMapSlots        = "slots"
-	schedMapTasks        = "tasks"
-	schedMapTops         = "tops"
-	schedMapWakehist     = "wakehist"
+	schedMapEvlog        = "evlog"
+	schedMapIds          = "ids"
+	schedMapNames        = "names"
 	schedProgOnMigrate   = "on_migrate"
 	schedProgOnSwitch    = "on_switch"
-	schedProgOnWakeup    = "on_wakeup"
 	schedProgOnWakeupNew = "on_wakeup_new"
 	schedProgOnWaking    = "on_waking"
-	schedVarClock        = "clock"
-	schedVarNent         = "nent"
+	schedVarNlog         = "nlog"
 	schedVarNranks       = "nranks"
-	schedVarRing         = "ring"
 	schedVarRuntimeTgid  = "runtime_tgid"
+	schedVarShared       = "shared"
 )
 
 // loadSched returns the embedded CollectionSpec for sched.
@@ -140,7 +116,6 @@ type schedSpecs struct {
 type schedProgramSpecs struct {
 	OnMigrate   *ebpf.ProgramSpec `ebpf:"on_migrate"`
 	OnSwitch    *ebpf.ProgramSpec `ebpf:"on_switch"`
-	OnWakeup    *ebpf.ProgramSpec `ebpf:"on_wakeup"`
 	OnWakeupNew *ebpf.ProgramSpec `ebpf:"on_wakeup_new"`
 	OnWaking    *ebpf.ProgramSpec `ebpf:"on_waking"`
 }
@@ -149,25 +124,20 @@ type schedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedMapSpecs struct {
-	Cpus      *ebpf.MapSpec `ebpf:"cpus"`
-	Ents      *ebpf.MapSpec `ebpf:"ents"`
-	Intf      *ebpf.MapSpec `ebpf:"intf"`
-	OpenWaits *ebpf.MapSpec `ebpf:"open_waits"`
-	Slots     *ebpf.MapSpec `ebpf:"slots"`
-	Tasks     *ebpf.MapSpec `ebpf:"tasks"`
-	Tops      *ebpf.MapSpec `ebpf:"tops"`
-	Wakehist  *ebpf.MapSpec `ebpf:"wakehist"`
+	Cpus  *ebpf.MapSpec `ebpf:"cpus"`
+	Evlog *ebpf.MapSpec `ebpf:"evlog"`
+	Ids   *ebpf.MapSpec `ebpf:"ids"`
+	Names *ebpf.MapSpec `ebpf:"names"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
-	Clock       *ebpf.VariableSpec `ebpf:"clock"`
-	Nent        *ebpf.VariableSpec `ebpf:"nent"`
+	Nlog        *ebpf.VariableSpec `ebpf:"nlog"`
 	Nranks      *ebpf.VariableSpec `ebpf:"nranks"`
-	Ring        *ebpf.VariableSpec `ebpf:"ring"`
 	RuntimeTgid *ebpf.VariableSpec `ebpf:"runtime_tgid"`
+	Shared      *ebpf.VariableSpec `ebpf:"shared"`
 }
 
 // schedObjects contains all objects after they have been loaded into the kernel.
@@ -190,26 +160,18 @@ func (o *schedObjects) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedMaps struct {
-	Cpus      *ebpf.Map `ebpf:"cpus"`
-	Ents      *ebpf.Map `ebpf:"ents"`
-	Intf      *ebpf.Map `ebpf:"intf"`
-	OpenWaits *ebpf.Map `ebpf:"open_waits"`
-	Slots     *ebpf.Map `ebpf:"slots"`
-	Tasks     *ebpf.Map `ebpf:"tasks"`
-	Tops      *ebpf.Map `ebpf:"tops"`
-	Wakehist  *ebpf.Map `ebpf:"wakehist"`
+	Cpus  *ebpf.Map `ebpf:"cpus"`
+	Evlog *ebpf.Map `ebpf:"evlog"`
+	Ids   *ebpf.Map `ebpf:"ids"`
+	Names *ebpf.Map `ebpf:"names"`
 }
 
 func (m *schedMaps) Close() error {
 	return _SchedClose(
 		m.Cpus,
-		m.Ents,
-		m.Intf,
-		m.OpenWaits,
-		m.Slots,
-		m.Tasks,
-		m.Tops,
-		m.Wakehist,
+		m.Evlog,
+		m.Ids,
+		m.Names,
 	)
 }
 
@@ -217,11 +179,10 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
-	Clock       *ebpf.Variable `ebpf:"clock"`
-	Nent        *ebpf.Variable `ebpf:"nent"`
+	Nlog        *ebpf.Variable `ebpf:"nlog"`
 	Nranks      *ebpf.Variable `ebpf:"nranks"`
-	Ring        *ebpf.Variable `ebpf:"ring"`
 	RuntimeTgid *ebpf.Variable `ebpf:"runtime_tgid"`
+	Shared      *ebpf.Variable `ebpf:"shared"`
 }
 
 // schedPrograms contains all programs after they have been loaded into the kernel.
@@ -230,7 +191,6 @@ type schedVariables struct {
 type schedPrograms struct {
 	OnMigrate   *ebpf.Program `ebpf:"on_migrate"`
 	OnSwitch    *ebpf.Program `ebpf:"on_switch"`
-	OnWakeup    *ebpf.Program `ebpf:"on_wakeup"`
 	OnWakeupNew *ebpf.Program `ebpf:"on_wakeup_new"`
 	OnWaking    *ebpf.Program `ebpf:"on_waking"`
 }
@@ -239,7 +199,6 @@ func (p *schedPrograms) Close() error {
 	return _SchedClose(
 		p.OnMigrate,
 		p.OnSwitch,
-		p.OnWakeup,
 		p.OnWakeupNew,
 		p.OnWaking,
 	)
