@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
@@ -31,8 +32,8 @@ var (
 )
 
 //export bcs_buffer_attach
-func bcs_buffer_attach(buf unsafe.Pointer, size C.int) C.int {
-	const call = "MPI_Buffer_attach"
+func bcs_buffer_attach(buf unsafe.Pointer, size C.MPI_Count, mode C.int) C.int {
+	call := pick(mode, "MPI_Buffer_attach", "MPI_Buffer_attach_c")
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
@@ -40,7 +41,7 @@ func bcs_buffer_attach(buf unsafe.Pointer, size C.int) C.int {
 		return fail(0, call, errBuffer, "a buffer of %d bytes is already attached; detach it first", bsendSize)
 	}
 	if size < 0 || (buf == nil && size > 0) {
-		return fail(0, call, errBuffer, "buffer = %p with size = %d", buf, int(size))
+		return fail(0, call, errBuffer, "buffer = %p with size = %d", buf, int64(size))
 	}
 	bsendBuf, bsendSize, bsendOn = buf, int(size), true
 	return 0
@@ -60,27 +61,30 @@ func bsendWait() error {
 }
 
 //export bcs_buffer_detach
-func bcs_buffer_detach(bufAddr *unsafe.Pointer, size *C.int) C.int {
-	const call = "MPI_Buffer_detach"
+func bcs_buffer_detach(bufAddr *unsafe.Pointer, size *C.MPI_Count, mode C.int) C.int {
+	call := pick(mode, "MPI_Buffer_detach", "MPI_Buffer_detach_c")
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
 	if !bsendOn {
 		return fail(0, call, errBuffer, "no buffer is attached")
 	}
+	if mode&C.BCS_LARGE == 0 && bsendSize > math.MaxInt32 {
+		return fail(0, call, errCount, "the attached buffer has %d bytes, more than an int holds; detach it with MPI_Buffer_detach_c", bsendSize)
+	}
 	if err := bsendWait(); err != nil {
 		return failErr(0, err)
 	}
-	*bufAddr, *size = bsendBuf, C.int(bsendSize)
+	*bufAddr, *size = bsendBuf, C.MPI_Count(bsendSize)
 	bsendBuf, bsendSize, bsendOn = nil, 0, false
 	return 0
 }
 
 //export bcs_bsend
-func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	call := "MPI_Bsend"
+func bcs_bsend(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	call := pick(mode, "MPI_Bsend", "MPI_Bsend_c")
 	if out != nil {
-		call = "MPI_Ibsend"
+		call = pick(mode, "MPI_Ibsend", "MPI_Ibsend_c")
 	}
 	if rc := enter(call); rc != 0 {
 		return rc
@@ -89,18 +93,39 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 	if rc != 0 {
 		return rc
 	}
-	done := func() C.int {
-		if out != nil {
-			*out = C.uintptr_t(newReq(nil, &localReq{ci: a.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, a.ci))
-		}
-		return 0
+	if rc := bsendCore(call, a); rc != 0 {
+		return rc
 	}
+	if out != nil {
+		*out = C.uintptr_t(newReq(nil, doneReq(a.ci), a.ci))
+	}
+	return 0
+}
+
+// doneReq is a local request that has completed with an empty status.
+func doneReq(ci int) *localReq {
+	return &localReq{ci: ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}
+}
+
+// startBsend starts a persistent buffered send (MPI_Bsend_init): the
+// message is copied out at once, so the request is complete.
+func startBsend(call string, e *reqEntry, a p2p) C.int {
+	if rc := bsendCore(call, a); rc != 0 {
+		return rc
+	}
+	e.loc = doneReq(a.ci)
+	return 0
+}
+
+// bsendCore sends a's message as a buffered send: a copy, counted against
+// the attached buffer.
+func bsendCore(call string, a p2p) C.int {
 	if a.peer == mpiapi.ProcNull || a.c == nil {
 		if a.c == nil {
 			localSend(a) // copies the message
 		}
 		a.release()
-		return done()
+		return 0
 	}
 	if !bsendOn {
 		return fail(a.ci, call, errBuffer, "no buffer is attached; call MPI_Buffer_attach first")
@@ -130,5 +155,5 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 		return failErr(a.ci, err)
 	}
 	bsends = append(bsends, bsendMsg{r: r, bytes: need})
-	return done()
+	return 0
 }

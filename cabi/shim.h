@@ -41,4 +41,10 @@ enum {
     BCS_NCOLLS
 };
 
+// The variant of a call, passed to the Go entries as their mode: the
+// large-count form (MPI_X_c: counts are MPI_Count, displacements MPI_Aint);
+// a persistent collective (MPI_X_init: checked and made inactive), and its
+// start (BCS_RUN: run as the non-blocking collective).
+enum { BCS_LARGE = 1, BCS_PERSIST = 2, BCS_RUN = 4 };
+
 #endif

@@ -1,0 +1,732 @@
+// The large-count forms (MPI_X_c: MPI_Count counts, MPI_Aint displacements)
+// of point-to-point calls and collectives, the persistent collectives
+// (MPI_X_init, MPI_X_init_c; persist.go) and MPI_Bsend_init, with MPI_X a
+// weak alias of PMPI_X as in shim.c. Each calls the Go entry that the int
+// form calls, with its variant in the mode (BCS_LARGE, BCS_PERSIST): one
+// implementation takes MPI_Count, and the int forms pass their ints to it.
+// A count beyond INT_MAX moves where its bytes are within bcsmpi's bound
+// (2^47 bytes in one call); a larger one is MPI_ERR_COUNT naming it.
+//
+// The collective part (after "Collectives") was written by a script from a
+// table of the families' parameter lists; edit it by hand like the rest.
+
+#include <stdint.h>
+
+#include "shim.h"
+#include "_cgo_export.h"
+
+int bcs_guard(const char *call); // shim.c
+#define GUARD(call) do { int g_ = bcs_guard(call); if (g_ != MPI_SUCCESS) return g_; } while (0)
+#define H(x) ((uintptr_t)(x))
+#define R(request) ((uintptr_t *)(request))
+#define REQ(call, comm, request)                                                      \
+    do {                                                                              \
+        if ((request) == NULL)                                                        \
+            return bcs_error(H(comm), call, MPI_ERR_ARG, "request = NULL");           \
+    } while (0)
+// The info of a persistent collective is checked, its hints not used.
+#define INFO(call, comm, info)                                                        \
+    do {                                                                              \
+        int n_, rc_;                                                                  \
+        if ((info) != MPI_INFO_NULL && (rc_ = PMPI_Info_get_nkeys((info), &n_)) != MPI_SUCCESS) \
+            return rc_;                                                               \
+    } while (0)
+
+// As wcoll.go numbers its exchanges (shim_abi11b.c has the same).
+enum { W_ALLTOALLW, W_ALLGATHER, W_ALLGATHERV, W_ALLTOALL, W_ALLTOALLV, W_NALLTOALLW };
+
+// A non-NULL pointer tells bcs_wcoll that the displacements are MPI_Aints.
+static const MPI_Aint bcs_no_aints[1];
+#define AINTS(p) ((MPI_Aint *)((p) ? (p) : bcs_no_aints))
+
+// ---- Point to point ----
+
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Send_c");
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm), BCS_LARGE);
+}
+
+// A ready send may be a standard send (see MPI_Rsend).
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Rsend_c");
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm), BCS_LARGE);
+}
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Recv_c");
+    return bcs_recv(buf, count, H(datatype), source, tag, H(comm), status, BCS_LARGE);
+}
+
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 MPI_Request *request) {
+    GUARD("MPI_Isend_c");
+    REQ("MPI_Isend_c", comm, request);
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    GUARD("MPI_Irsend_c");
+    REQ("MPI_Irsend_c", comm, request);
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                 MPI_Request *request) {
+    GUARD("MPI_Irecv_c");
+    REQ("MPI_Irecv_c", comm, request);
+    return bcs_irecv(buf, count, H(datatype), source, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Status *status) {
+    GUARD("MPI_Sendrecv_c");
+    return bcs_sendrecv((void *)sendbuf, sendcount, H(sendtype), dest, sendtag, recvbuf, recvcount, H(recvtype), source,
+                        recvtag, H(comm), status, BCS_LARGE);
+}
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                            int recvtag, MPI_Comm comm, MPI_Status *status) {
+    GUARD("MPI_Sendrecv_replace_c");
+    return bcs_sendrecv_replace(buf, count, H(datatype), dest, sendtag, source, recvtag, H(comm), status, BCS_LARGE);
+}
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Bsend_c");
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    GUARD("MPI_Ibsend_c");
+    REQ("MPI_Ibsend_c", comm, request);
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    GUARD("MPI_Ssend_c");
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    GUARD("MPI_Issend_c");
+    REQ("MPI_Issend_c", comm, request);
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *request) {
+    GUARD("MPI_Send_init_c");
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *request) {
+    GUARD("MPI_Rsend_init_c");
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *request) {
+    GUARD("MPI_Ssend_init_c");
+    return bcs_ssend_init((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                     MPI_Request *request) {
+    GUARD("MPI_Recv_init_c");
+    return bcs_recv_init(buf, count, H(datatype), source, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request) {
+    GUARD("MPI_Bsend_init");
+    return bcs_bsend_init((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), 0);
+}
+
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Request *request) {
+    GUARD("MPI_Bsend_init_c");
+    return bcs_bsend_init((void *)buf, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) {
+    GUARD("MPI_Buffer_attach_c");
+    return bcs_buffer_attach(buffer, size, BCS_LARGE);
+}
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
+    GUARD("MPI_Buffer_detach_c");
+    return bcs_buffer_detach((void **)buffer_addr, size, BCS_LARGE);
+}
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
+    GUARD("MPI_Mrecv_c");
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, status, NULL, BCS_LARGE);
+}
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
+    GUARD("MPI_Imrecv_c");
+    REQ("MPI_Imrecv_c", MPI_COMM_WORLD, request);
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, NULL, R(request), BCS_LARGE);
+}
+
+#define WP(name) _Pragma(BCS_PSTR(weak MPI_##name = PMPI_##name))
+#define BCS_PSTR(x) #x
+WP(Send_c) WP(Rsend_c) WP(Recv_c) WP(Isend_c) WP(Irsend_c) WP(Irecv_c) WP(Sendrecv_c) WP(Sendrecv_replace_c)
+WP(Bsend_c) WP(Ibsend_c) WP(Ssend_c) WP(Issend_c) WP(Send_init_c) WP(Rsend_init_c) WP(Ssend_init_c) WP(Recv_init_c)
+WP(Bsend_init) WP(Bsend_init_c) WP(Buffer_attach_c) WP(Buffer_detach_c) WP(Mrecv_c) WP(Imrecv_c)
+
+// ---- Collectives ----
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Barrier_init");
+    REQ("MPI_Barrier_init", comm, request);
+    INFO("MPI_Barrier_init", comm, info);
+    return bcs_barrier(H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    GUARD("MPI_Bcast_c");
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ibcast_c");
+    REQ("MPI_Ibcast_c", comm, request);
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Bcast_init");
+    REQ("MPI_Bcast_init", comm, request);
+    INFO("MPI_Bcast_init", comm, info);
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Bcast_init_c");
+    REQ("MPI_Bcast_init_c", comm, request);
+    INFO("MPI_Bcast_init_c", comm, info);
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+    GUARD("MPI_Reduce_c");
+    return bcs_reduce(BCS_REDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), root, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ireduce_c");
+    REQ("MPI_Ireduce_c", comm, request);
+    return bcs_reduce(BCS_REDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), root, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Reduce_init");
+    REQ("MPI_Reduce_init", comm, request);
+    INFO("MPI_Reduce_init", comm, info);
+    return bcs_reduce(BCS_REDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), root, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Reduce_init_c");
+    REQ("MPI_Reduce_init_c", comm, request);
+    INFO("MPI_Reduce_init_c", comm, info);
+    return bcs_reduce(BCS_REDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), root, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    GUARD("MPI_Allreduce_c");
+    return bcs_reduce(BCS_ALLREDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iallreduce_c");
+    REQ("MPI_Iallreduce_c", comm, request);
+    return bcs_reduce(BCS_ALLREDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Allreduce_init");
+    REQ("MPI_Allreduce_init", comm, request);
+    INFO("MPI_Allreduce_init", comm, info);
+    return bcs_reduce(BCS_ALLREDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Allreduce_init_c");
+    REQ("MPI_Allreduce_init_c", comm, request);
+    INFO("MPI_Allreduce_init_c", comm, info);
+    return bcs_reduce(BCS_ALLREDUCE, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    GUARD("MPI_Scan_c");
+    return bcs_reduce(BCS_SCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iscan_c");
+    REQ("MPI_Iscan_c", comm, request);
+    return bcs_reduce(BCS_SCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Scan_init");
+    REQ("MPI_Scan_init", comm, request);
+    INFO("MPI_Scan_init", comm, info);
+    return bcs_reduce(BCS_SCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Scan_init_c");
+    REQ("MPI_Scan_init_c", comm, request);
+    INFO("MPI_Scan_init_c", comm, info);
+    return bcs_reduce(BCS_SCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    GUARD("MPI_Exscan_c");
+    return bcs_reduce(BCS_EXSCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iexscan_c");
+    REQ("MPI_Iexscan_c", comm, request);
+    return bcs_reduce(BCS_EXSCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Exscan_init");
+    REQ("MPI_Exscan_init", comm, request);
+    INFO("MPI_Exscan_init", comm, info);
+    return bcs_reduce(BCS_EXSCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Exscan_init_c");
+    REQ("MPI_Exscan_init_c", comm, request);
+    INFO("MPI_Exscan_init_c", comm, info);
+    return bcs_reduce(BCS_EXSCAN, (void *)sendbuf, recvbuf, count, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    GUARD("MPI_Reduce_scatter_block_c");
+    return bcs_reduce(BCS_REDUCE_SCATTER_BLOCK, (void *)sendbuf, recvbuf, recvcount, NULL, H(datatype), H(op), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ireduce_scatter_block_c");
+    REQ("MPI_Ireduce_scatter_block_c", comm, request);
+    return bcs_reduce(BCS_REDUCE_SCATTER_BLOCK, (void *)sendbuf, recvbuf, recvcount, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Reduce_scatter_block_init");
+    REQ("MPI_Reduce_scatter_block_init", comm, request);
+    INFO("MPI_Reduce_scatter_block_init", comm, info);
+    return bcs_reduce(BCS_REDUCE_SCATTER_BLOCK, (void *)sendbuf, recvbuf, recvcount, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Reduce_scatter_block_init_c");
+    REQ("MPI_Reduce_scatter_block_init_c", comm, request);
+    INFO("MPI_Reduce_scatter_block_init_c", comm, info);
+    return bcs_reduce(BCS_REDUCE_SCATTER_BLOCK, (void *)sendbuf, recvbuf, recvcount, NULL, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    GUARD("MPI_Reduce_scatter_c");
+    return bcs_reduce(BCS_REDUCE_SCATTER, (void *)sendbuf, recvbuf, 0, (void *)recvcounts, H(datatype), H(op), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ireduce_scatter_c");
+    REQ("MPI_Ireduce_scatter_c", comm, request);
+    return bcs_reduce(BCS_REDUCE_SCATTER, (void *)sendbuf, recvbuf, 0, (void *)recvcounts, H(datatype), H(op), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Reduce_scatter_init");
+    REQ("MPI_Reduce_scatter_init", comm, request);
+    INFO("MPI_Reduce_scatter_init", comm, info);
+    return bcs_reduce(BCS_REDUCE_SCATTER, (void *)sendbuf, recvbuf, 0, (void *)recvcounts, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Reduce_scatter_init_c");
+    REQ("MPI_Reduce_scatter_init_c", comm, request);
+    INFO("MPI_Reduce_scatter_init_c", comm, info);
+    return bcs_reduce(BCS_REDUCE_SCATTER, (void *)sendbuf, recvbuf, 0, (void *)recvcounts, H(datatype), H(op), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    GUARD("MPI_Gather_c");
+    return bcs_blocks(BCS_GATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Igather_c");
+    REQ("MPI_Igather_c", comm, request);
+    return bcs_blocks(BCS_GATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Gather_init");
+    REQ("MPI_Gather_init", comm, request);
+    INFO("MPI_Gather_init", comm, info);
+    return bcs_blocks(BCS_GATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Gather_init_c");
+    REQ("MPI_Gather_init_c", comm, request);
+    INFO("MPI_Gather_init_c", comm, info);
+    return bcs_blocks(BCS_GATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    GUARD("MPI_Scatter_c");
+    return bcs_blocks(BCS_SCATTER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iscatter_c");
+    REQ("MPI_Iscatter_c", comm, request);
+    return bcs_blocks(BCS_SCATTER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Scatter_init");
+    REQ("MPI_Scatter_init", comm, request);
+    INFO("MPI_Scatter_init", comm, info);
+    return bcs_blocks(BCS_SCATTER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Scatter_init_c");
+    REQ("MPI_Scatter_init_c", comm, request);
+    INFO("MPI_Scatter_init_c", comm, info);
+    return bcs_blocks(BCS_SCATTER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), root, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Allgather_c");
+    return bcs_blocks(BCS_ALLGATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iallgather_c");
+    REQ("MPI_Iallgather_c", comm, request);
+    return bcs_blocks(BCS_ALLGATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Allgather_init");
+    REQ("MPI_Allgather_init", comm, request);
+    INFO("MPI_Allgather_init", comm, info);
+    return bcs_blocks(BCS_ALLGATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Allgather_init_c");
+    REQ("MPI_Allgather_init_c", comm, request);
+    INFO("MPI_Allgather_init_c", comm, info);
+    return bcs_blocks(BCS_ALLGATHER, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Alltoall_c");
+    return bcs_blocks(BCS_ALLTOALL, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ialltoall_c");
+    REQ("MPI_Ialltoall_c", comm, request);
+    return bcs_blocks(BCS_ALLTOALL, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Alltoall_init");
+    REQ("MPI_Alltoall_init", comm, request);
+    INFO("MPI_Alltoall_init", comm, info);
+    return bcs_blocks(BCS_ALLTOALL, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Alltoall_init_c");
+    REQ("MPI_Alltoall_init_c", comm, request);
+    INFO("MPI_Alltoall_init_c", comm, info);
+    return bcs_blocks(BCS_ALLTOALL, (void *)sendbuf, sendcount, H(sendtype), recvbuf, recvcount, H(recvtype), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    GUARD("MPI_Gatherv_c");
+    return bcs_vblocks(BCS_GATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), root, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Igatherv_c");
+    REQ("MPI_Igatherv_c", comm, request);
+    return bcs_vblocks(BCS_GATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), root, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Gatherv_init");
+    REQ("MPI_Gatherv_init", comm, request);
+    INFO("MPI_Gatherv_init", comm, info);
+    return bcs_vblocks(BCS_GATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), root, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Gatherv_init_c");
+    REQ("MPI_Gatherv_init_c", comm, request);
+    INFO("MPI_Gatherv_init_c", comm, info);
+    return bcs_vblocks(BCS_GATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), root, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Allgatherv_c");
+    return bcs_vblocks(BCS_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iallgatherv_c");
+    REQ("MPI_Iallgatherv_c", comm, request);
+    return bcs_vblocks(BCS_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Allgatherv_init");
+    REQ("MPI_Allgatherv_init", comm, request);
+    INFO("MPI_Allgatherv_init", comm, info);
+    return bcs_vblocks(BCS_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Allgatherv_init_c");
+    REQ("MPI_Allgatherv_init_c", comm, request);
+    INFO("MPI_Allgatherv_init_c", comm, info);
+    return bcs_vblocks(BCS_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)displs, H(recvtype), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    GUARD("MPI_Scatterv_c");
+    return bcs_vblocks(BCS_SCATTERV, (void *)sendbuf, 0, (void *)sendcounts, (void *)displs, H(sendtype), recvbuf, recvcount, NULL, NULL, H(recvtype), root, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Iscatterv_c");
+    REQ("MPI_Iscatterv_c", comm, request);
+    return bcs_vblocks(BCS_SCATTERV, (void *)sendbuf, 0, (void *)sendcounts, (void *)displs, H(sendtype), recvbuf, recvcount, NULL, NULL, H(recvtype), root, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Scatterv_init");
+    REQ("MPI_Scatterv_init", comm, request);
+    INFO("MPI_Scatterv_init", comm, info);
+    return bcs_vblocks(BCS_SCATTERV, (void *)sendbuf, 0, (void *)sendcounts, (void *)displs, H(sendtype), recvbuf, recvcount, NULL, NULL, H(recvtype), root, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Scatterv_init_c");
+    REQ("MPI_Scatterv_init_c", comm, request);
+    INFO("MPI_Scatterv_init_c", comm, info);
+    return bcs_vblocks(BCS_SCATTERV, (void *)sendbuf, 0, (void *)sendcounts, (void *)displs, H(sendtype), recvbuf, recvcount, NULL, NULL, H(recvtype), root, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Alltoallv_c");
+    return bcs_vblocks(BCS_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)rdispls, H(recvtype), 0, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ialltoallv_c");
+    REQ("MPI_Ialltoallv_c", comm, request);
+    return bcs_vblocks(BCS_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)rdispls, H(recvtype), 0, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Alltoallv_init");
+    REQ("MPI_Alltoallv_init", comm, request);
+    INFO("MPI_Alltoallv_init", comm, info);
+    return bcs_vblocks(BCS_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)rdispls, H(recvtype), 0, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Alltoallv_init_c");
+    REQ("MPI_Alltoallv_init_c", comm, request);
+    INFO("MPI_Alltoallv_init_c", comm, info);
+    return bcs_vblocks(BCS_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, H(sendtype), recvbuf, 0, (void *)recvcounts, (void *)rdispls, H(recvtype), 0, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+    GUARD("MPI_Alltoallw_c");
+    return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, 0, (uintptr_t *)recvtypes, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ialltoallw_c");
+    REQ("MPI_Ialltoallw_c", comm, request);
+    return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, 0, (uintptr_t *)recvtypes, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Alltoallw_init");
+    REQ("MPI_Alltoallw_init", comm, request);
+    INFO("MPI_Alltoallw_init", comm, info);
+    return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, 0, (uintptr_t *)recvtypes, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Alltoallw_init_c");
+    REQ("MPI_Alltoallw_init_c", comm, request);
+    INFO("MPI_Alltoallw_init_c", comm, info);
+    return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, 0, (uintptr_t *)recvtypes, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Neighbor_allgather_c");
+    return bcs_wcoll(W_ALLGATHER, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ineighbor_allgather_c");
+    REQ("MPI_Ineighbor_allgather_c", comm, request);
+    return bcs_wcoll(W_ALLGATHER, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_allgather_init");
+    REQ("MPI_Neighbor_allgather_init", comm, request);
+    INFO("MPI_Neighbor_allgather_init", comm, info);
+    return bcs_wcoll(W_ALLGATHER, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_allgather_init_c");
+    REQ("MPI_Neighbor_allgather_init_c", comm, request);
+    INFO("MPI_Neighbor_allgather_init_c", comm, info);
+    return bcs_wcoll(W_ALLGATHER, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Neighbor_alltoall_c");
+    return bcs_wcoll(W_ALLTOALL, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ineighbor_alltoall_c");
+    REQ("MPI_Ineighbor_alltoall_c", comm, request);
+    return bcs_wcoll(W_ALLTOALL, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_alltoall_init");
+    REQ("MPI_Neighbor_alltoall_init", comm, request);
+    INFO("MPI_Neighbor_alltoall_init", comm, info);
+    return bcs_wcoll(W_ALLTOALL, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_alltoall_init_c");
+    REQ("MPI_Neighbor_alltoall_init_c", comm, request);
+    INFO("MPI_Neighbor_alltoall_init_c", comm, info);
+    return bcs_wcoll(W_ALLTOALL, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Neighbor_allgatherv_c");
+    return bcs_wcoll(W_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)displs, NULL, H(recvtype), NULL, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ineighbor_allgatherv_c");
+    REQ("MPI_Ineighbor_allgatherv_c", comm, request);
+    return bcs_wcoll(W_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)displs, NULL, H(recvtype), NULL, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_allgatherv_init");
+    REQ("MPI_Neighbor_allgatherv_init", comm, request);
+    INFO("MPI_Neighbor_allgatherv_init", comm, info);
+    return bcs_wcoll(W_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)displs, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_allgatherv_init_c");
+    REQ("MPI_Neighbor_allgatherv_init_c", comm, request);
+    INFO("MPI_Neighbor_allgatherv_init_c", comm, info);
+    return bcs_wcoll(W_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)displs, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    GUARD("MPI_Neighbor_alltoallv_c");
+    return bcs_wcoll(W_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, H(recvtype), NULL, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ineighbor_alltoallv_c");
+    REQ("MPI_Ineighbor_alltoallv_c", comm, request);
+    return bcs_wcoll(W_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, H(recvtype), NULL, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_alltoallv_init");
+    REQ("MPI_Neighbor_alltoallv_init", comm, request);
+    INFO("MPI_Neighbor_alltoallv_init", comm, info);
+    return bcs_wcoll(W_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_alltoallv_init_c");
+    REQ("MPI_Neighbor_alltoallv_init_c", comm, request);
+    INFO("MPI_Neighbor_alltoallv_init_c", comm, info);
+    return bcs_wcoll(W_ALLTOALLV, (void *)sendbuf, 0, (void *)sendcounts, (void *)sdispls, NULL, H(sendtype), NULL, recvbuf, 0, (void *)recvcounts, (void *)rdispls, NULL, H(recvtype), NULL, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+    GUARD("MPI_Neighbor_alltoallw_c");
+    return bcs_wcoll(W_NALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, NULL, AINTS(sdispls), 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, NULL, AINTS(rdispls), 0, (uintptr_t *)recvtypes, H(comm), NULL, BCS_LARGE);
+}
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Ineighbor_alltoallw_c");
+    REQ("MPI_Ineighbor_alltoallw_c", comm, request);
+    return bcs_wcoll(W_NALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, NULL, AINTS(sdispls), 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, NULL, AINTS(rdispls), 0, (uintptr_t *)recvtypes, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_alltoallw_init");
+    REQ("MPI_Neighbor_alltoallw_init", comm, request);
+    INFO("MPI_Neighbor_alltoallw_init", comm, info);
+    return bcs_wcoll(W_NALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, NULL, AINTS(sdispls), 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, NULL, AINTS(rdispls), 0, (uintptr_t *)recvtypes, H(comm), R(request), BCS_PERSIST);
+}
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Neighbor_alltoallw_init_c");
+    REQ("MPI_Neighbor_alltoallw_init_c", comm, request);
+    INFO("MPI_Neighbor_alltoallw_init_c", comm, info);
+    return bcs_wcoll(W_NALLTOALLW, (void *)sendbuf, 0, (void *)sendcounts, NULL, AINTS(sdispls), 0, (uintptr_t *)sendtypes, recvbuf, 0, (void *)recvcounts, NULL, AINTS(rdispls), 0, (uintptr_t *)recvtypes, H(comm), R(request), BCS_PERSIST | BCS_LARGE);
+}
+
+#define W(name) _Pragma(BCS_STR(weak MPI_##name = PMPI_##name))
+#define BCS_STR(x) #x
+W(Barrier_init) W(Bcast_c) W(Ibcast_c) W(Bcast_init) W(Bcast_init_c) W(Reduce_c) W(Ireduce_c) W(Reduce_init)
+W(Reduce_init_c) W(Allreduce_c) W(Iallreduce_c) W(Allreduce_init) W(Allreduce_init_c) W(Scan_c) W(Iscan_c)
+W(Scan_init) W(Scan_init_c) W(Exscan_c) W(Iexscan_c) W(Exscan_init) W(Exscan_init_c) W(Reduce_scatter_block_c)
+W(Ireduce_scatter_block_c) W(Reduce_scatter_block_init) W(Reduce_scatter_block_init_c) W(Reduce_scatter_c)
+W(Ireduce_scatter_c) W(Reduce_scatter_init) W(Reduce_scatter_init_c) W(Gather_c) W(Igather_c) W(Gather_init)
+W(Gather_init_c) W(Scatter_c) W(Iscatter_c) W(Scatter_init) W(Scatter_init_c) W(Allgather_c) W(Iallgather_c)
+W(Allgather_init) W(Allgather_init_c) W(Alltoall_c) W(Ialltoall_c) W(Alltoall_init) W(Alltoall_init_c)
+W(Gatherv_c) W(Igatherv_c) W(Gatherv_init) W(Gatherv_init_c) W(Allgatherv_c) W(Iallgatherv_c) W(Allgatherv_init)
+W(Allgatherv_init_c) W(Scatterv_c) W(Iscatterv_c) W(Scatterv_init) W(Scatterv_init_c) W(Alltoallv_c)
+W(Ialltoallv_c) W(Alltoallv_init) W(Alltoallv_init_c) W(Alltoallw_c) W(Ialltoallw_c) W(Alltoallw_init)
+W(Alltoallw_init_c) W(Neighbor_allgather_c) W(Ineighbor_allgather_c) W(Neighbor_allgather_init) W(Neighbor_allgather_init_c)
+W(Neighbor_alltoall_c) W(Ineighbor_alltoall_c) W(Neighbor_alltoall_init) W(Neighbor_alltoall_init_c)
+W(Neighbor_allgatherv_c) W(Ineighbor_allgatherv_c) W(Neighbor_allgatherv_init) W(Neighbor_allgatherv_init_c)
+W(Neighbor_alltoallv_c) W(Ineighbor_alltoallv_c) W(Neighbor_alltoallv_init) W(Neighbor_alltoallv_init_c)
+W(Neighbor_alltoallw_c) W(Ineighbor_alltoallw_c) W(Neighbor_alltoallw_init) W(Neighbor_alltoallw_init_c)
