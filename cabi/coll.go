@@ -270,7 +270,7 @@ func (k *collCall) finish() {
 // kind's collectives on a communicator of the runtime, or as local, the
 // copies of a one-process communicator.
 func (k *collCall) start(kind int, local func()) C.int {
-	if k.mode&(C.BCS_PERSIST|C.BCS_RUN) == C.BCS_PERSIST {
+	if k.mode&C.BCS_PERSIST != 0 && k.out == nil {
 		return 0 // MPI_X_init: checked; persist.go makes the request
 	}
 	var impl collective

@@ -8,7 +8,8 @@ import "C"
 // Persistent collectives (MPI 4: MPI_Barrier_init, MPI_Bcast_init, ...,
 // MPI_Neighbor_alltoallw_init and their _c forms). The init call checks
 // every argument as the collective itself would (the entry runs with
-// C.BCS_PERSIST and stops before starting anything) and makes an inactive
+// C.BCS_PERSIST|C.BCS_RUN and no request, and stops before starting
+// anything) and makes an inactive
 // persistent request that remembers the call. MPI_Start and MPI_Startall
 // run it as the non-blocking collective (the entry again, with C.BCS_RUN),
 // so each start reads the buffers and the count and displacement arrays
@@ -39,7 +40,7 @@ func persistNamed(name string, h C.uintptr_t, out *C.uintptr_t, mode C.int, run 
 	if out == nil {
 		return fail(ci, name, errArg, "request = NULL")
 	}
-	if rc := run(nil, mode); rc != 0 { // the checks only
+	if rc := run(nil, mode|C.BCS_RUN); rc != 0 { // the checks only: no request to start into
 		return rc
 	}
 	i := newReq(nil, nil, ci)
