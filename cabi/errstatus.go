@@ -32,6 +32,9 @@ func reqError(i int) (int, string) {
 	}
 	err := e.r.Err()
 	if err == nil {
+		err = e.alsoErr // MPI_Isendrecv's send
+	}
+	if err == nil {
 		return 0, ""
 	}
 	var me *mpiapi.Error
@@ -84,6 +87,8 @@ func someDone(call string, handles []C.uintptr_t, slots []int, idx []C.int, sts 
 				if !e.loc.done {
 					continue
 				}
+			} else if !e.sendDone(false) {
+				continue
 			} else if done, _, _ := mpiapi.Test(e.r); !done {
 				continue
 			}

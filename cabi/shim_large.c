@@ -730,3 +730,38 @@ W(Neighbor_alltoall_c) W(Ineighbor_alltoall_c) W(Neighbor_alltoall_init) W(Neigh
 W(Neighbor_allgatherv_c) W(Ineighbor_allgatherv_c) W(Neighbor_allgatherv_init) W(Neighbor_allgatherv_init_c)
 W(Neighbor_alltoallv_c) W(Ineighbor_alltoallv_c) W(Neighbor_alltoallv_init) W(Neighbor_alltoallv_init_c)
 W(Neighbor_alltoallw_c) W(Ineighbor_alltoallw_c) W(Neighbor_alltoallw_init) W(Neighbor_alltoallw_init_c)
+
+// ---- Non-blocking send-receive (isendrecv.go) ----
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Isendrecv");
+    REQ("MPI_Isendrecv", comm, request);
+    return bcs_isendrecv((void *)sendbuf, sendcount, H(sendtype), dest, sendtag, recvbuf, recvcount, H(recvtype), source,
+                         recvtag, H(comm), R(request), 0);
+}
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request *request) {
+    GUARD("MPI_Isendrecv_c");
+    REQ("MPI_Isendrecv_c", comm, request);
+    return bcs_isendrecv((void *)sendbuf, sendcount, H(sendtype), dest, sendtag, recvbuf, recvcount, H(recvtype), source,
+                         recvtag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Isendrecv_replace");
+    REQ("MPI_Isendrecv_replace", comm, request);
+    return bcs_isendrecv_replace(buf, count, H(datatype), dest, sendtag, source, recvtag, H(comm), R(request), 0);
+}
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                             int recvtag, MPI_Comm comm, MPI_Request *request) {
+    GUARD("MPI_Isendrecv_replace_c");
+    REQ("MPI_Isendrecv_replace_c", comm, request);
+    return bcs_isendrecv_replace(buf, count, H(datatype), dest, sendtag, source, recvtag, H(comm), R(request), BCS_LARGE);
+}
+
+WP(Isendrecv) WP(Isendrecv_c) WP(Isendrecv_replace) WP(Isendrecv_replace_c)

@@ -399,18 +399,6 @@ STUB int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leade
 STUB int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { (void)newintracomm; (void)high; (void)intercomm; return bcs_unsupported((uintptr_t)intercomm, "MPI_Intercomm_merge"); }
 STUB int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { return PMPI_Intercomm_merge(intercomm, high, newintracomm); }
 
-STUB int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtag; (void)dest; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv"); }
-STUB int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request); }
-
-STUB int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtag; (void)dest; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_c"); }
-STUB int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request); }
-
-STUB int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)sendtag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_replace"); }
-STUB int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request); }
-
-STUB int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)sendtag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_replace_c"); }
-STUB int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request); }
-
 STUB int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Lookup_name"); }
 STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { return PMPI_Lookup_name(service_name, info, port_name); }
 

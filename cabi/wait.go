@@ -66,6 +66,7 @@ func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
 // handle; a persistent request only becomes inactive.
 func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 	e := &reqs[i]
+	e.sendDone(true) // isendrecv.go
 	if f := e.unpack; f != nil {
 		e.unpack = nil
 		if e.r != nil {
@@ -137,11 +138,17 @@ func step(call string, i int, h *C.uintptr_t, st *C.MPI_Status, block bool) (don
 		complete(i, h, st, int(rc))
 		return true, rc
 	}
+	if !reqs[i].sendDone(block) { // isendrecv.go
+		return false, 0
+	}
 	var err error
 	if block {
 		_, err = mpiapi.Wait(e.r)
 	} else if done, _, err = mpiapi.Test(e.r); !done {
 		return false, failErr(e.comm, err)
+	}
+	if err == nil {
+		err = reqs[i].alsoErr
 	}
 	rc = failErr(e.comm, err)
 	complete(i, h, st, int(rc))
@@ -168,6 +175,9 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 				ci = reqs[i].comm
 			}
 			rs = append(rs, reqs[i].r)
+			if a := reqs[i].also; a != nil {
+				rs = append(rs, a)
+			}
 		}
 	}
 	scratch = rs
@@ -176,6 +186,7 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 		err = mpiapi.Waitall(rs...)
 	}
 	clear(scratch)
+	sendsDone(slots) // isendrecv.go
 	return finishAll(call, ci, handles, slots, sts, err) // errstatus.go
 }
 
@@ -258,6 +269,9 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 				ci = reqs[i].comm
 			}
 			rs = append(rs, reqs[i].r)
+			if a := reqs[i].also; a != nil {
+				rs = append(rs, a)
+			}
 		}
 	}
 	scratch = rs
@@ -266,6 +280,9 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 		all, err = mpiapi.Testall(rs...)
 	}
 	clear(scratch)
+	if all {
+		sendsDone(slots) // isendrecv.go
+	}
 	if ok, _ := localDone(slots); !all || !ok {
 		*flag = 0
 		return failErr(ci, err)
@@ -291,9 +308,11 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 	if i < 0 {
 		return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want an active request")
 	}
-	if r := reqs[i].r; r != nil {
-		r.Detach() // for the buffer checks: the program no longer waits for it
-		detached = append(detached, r)
+	for _, r := range [...]*mpiapi.Request{reqs[i].r, reqs[i].also} {
+		if r != nil {
+			r.Detach() // for the buffer checks: the program no longer waits for it
+			detached = append(detached, r)
+		}
 	}
 	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
 	*h = hReqNull
