@@ -186,7 +186,7 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 		err = mpiapi.Waitall(rs...)
 	}
 	clear(scratch)
-	sendsDone(slots) // isendrecv.go
+	sendsDone(slots)                                     // isendrecv.go
 	return finishAll(call, ci, handles, slots, sts, err) // errstatus.go
 }
 
