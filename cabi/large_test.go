@@ -13,10 +13,10 @@ import (
 // nodes).
 func TestLarge(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/large.c")
-	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe, "more"), "large", 1) })
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "large", 1) })
 	for _, c := range []struct{ ranks, nodes int }{{1, 1}, {3, 1}, {4, 2}} {
 		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
-			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe, "more"), "large", c.ranks)
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "large", c.ranks)
 		})
 	}
 }

@@ -1101,6 +1101,10 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) {
 
 // bcs_call_op applies a user operation (Go cannot call C function pointers).
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) {
+    if (bcs_op_is_large(fn)) { // from MPI_Op_create_c (shim_large.c)
+        bcs_call_op_c(fn, in, inout, len, datatype);
+        return;
+    }
     MPI_Datatype t = (MPI_Datatype)datatype;
     ((MPI_User_function *)fn)(in, inout, len, &t);
 }

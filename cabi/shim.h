@@ -29,6 +29,8 @@ void bcs_flush(void);
 void bcs_fix_sigonstack(void);
 void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
+int bcs_op_is_large(void *fn);
+void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 

@@ -11,6 +11,7 @@
 // table of the families' parameter lists; edit it by hand like the rest.
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "shim.h"
 #include "_cgo_export.h"
@@ -765,3 +766,52 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 }
 
 WP(Isendrecv) WP(Isendrecv_c) WP(Isendrecv_replace) WP(Isendrecv_replace_c)
+
+// ---- MPI_Reduce_local (reducelocal.go) and MPI_Op_create_c ----
+
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+    GUARD("MPI_Reduce_local");
+    return bcs_reduce_local((void *)inbuf, inoutbuf, count, H(datatype), H(op), 0);
+}
+
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) {
+    GUARD("MPI_Reduce_local_c");
+    return bcs_reduce_local((void *)inbuf, inoutbuf, count, H(datatype), H(op), BCS_LARGE);
+}
+
+// The functions given to MPI_Op_create_c take an MPI_Count length:
+// bcs_call_op (shim.c) calls those through bcs_call_op_c. They are few, so
+// a list searched in order is enough.
+static void **bcs_op_c_fns;
+static int bcs_op_c_n, bcs_op_c_cap;
+
+int bcs_op_is_large(void *fn) {
+    for (int i = 0; i < bcs_op_c_n; i++)
+        if (bcs_op_c_fns[i] == fn)
+            return 1;
+    return 0;
+}
+
+void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype) {
+    MPI_Datatype t = (MPI_Datatype)datatype;
+    MPI_Count n = *len;
+    ((MPI_User_function_c *)fn)(in, inout, &n, &t);
+}
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) {
+    GUARD("MPI_Op_create_c");
+    if (user_fn != NULL && !bcs_op_is_large((void *)user_fn)) {
+        if (bcs_op_c_n == bcs_op_c_cap) {
+            int cap = bcs_op_c_cap ? 2 * bcs_op_c_cap : 8;
+            void **v = realloc(bcs_op_c_fns, sizeof(void *) * (size_t)cap);
+            if (v == NULL)
+                return bcs_error(H(MPI_COMM_WORLD), "MPI_Op_create_c", MPI_ERR_NO_MEM, "no memory for the operation");
+            bcs_op_c_fns = v;
+            bcs_op_c_cap = cap;
+        }
+        bcs_op_c_fns[bcs_op_c_n++] = (void *)user_fn;
+    }
+    return bcs_op_create((void *)user_fn, commute, R(op));
+}
+
+WP(Reduce_local) WP(Reduce_local_c) WP(Op_create_c)

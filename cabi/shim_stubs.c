@@ -402,9 +402,6 @@ STUB int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracom
 STUB int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Lookup_name"); }
 STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { return PMPI_Lookup_name(service_name, info, port_name); }
 
-STUB int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) { (void)op; (void)commute; (void)user_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Op_create_c"); }
-STUB int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) { return PMPI_Op_create_c(user_fn, commute, op); }
-
 STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
 STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
 
@@ -458,12 +455,6 @@ STUB int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype
 
 STUB int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Raccumulate_c"); }
 STUB int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
-
-STUB int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) { (void)op; (void)datatype; (void)count; (void)inoutbuf; (void)inbuf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Reduce_local"); }
-STUB int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) { return PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op); }
-
-STUB int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) { (void)op; (void)datatype; (void)count; (void)inoutbuf; (void)inbuf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Reduce_local_c"); }
-STUB int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) { return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op); }
 
 STUB int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep"); }
 STUB int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }

@@ -159,6 +159,62 @@ static void p2p_c(void) {
     OK(MPI_Send_c(out, ((MPI_Count)1 << 32) + 4, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
 }
 
+/* MPI_Op_create_c's functions take an MPI_Count length. */
+static MPI_Count last_len;
+static void mix_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt) {
+    int *a = in, *b = inout;
+    CHECK(*dt == MPI_INT, "mix_c datatype");
+    last_len = *len;
+    for (MPI_Count i = 0; i < *len; i++)
+        b[i] = a[i] * 10 + b[i];
+}
+static void sum_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt) {
+    (void)dt;
+    for (MPI_Count i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+/* MPI_Reduce_local(_c) and MPI_Op_create_c. */
+static void local_ops(void) {
+    int in[3] = {1, 2, 3}, io[3] = {10, 20, 30};
+    OK(MPI_Reduce_local(in, io, 3, MPI_INT, MPI_SUM));
+    CHECK(io[0] == 11 && io[1] == 22 && io[2] == 33, "Reduce_local sum %d %d %d", io[0], io[1], io[2]);
+    /* A vector type: every other double. */
+    double din[4] = {5, -1, 1, -1}, dio[4] = {2, 7, 9, 7};
+    MPI_Datatype vec;
+    OK(MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vec));
+    OK(MPI_Type_commit(&vec));
+    OK(MPI_Reduce_local_c(din, dio, 1, vec, MPI_MAX));
+    CHECK(dio[0] == 5 && dio[1] == 7 && dio[2] == 9 && dio[3] == 7, "Reduce_local_c vector max %g %g %g %g", dio[0], dio[1], dio[2], dio[3]);
+    OK(MPI_Type_free(&vec));
+    int pin[4] = {3, 1, 8, 0}, pio[4] = {3, 0, 9, 2}; /* (value, index) pairs */
+    OK(MPI_Reduce_local(pin, pio, 2, MPI_2INT, MPI_MINLOC));
+    CHECK(pio[0] == 3 && pio[1] == 0 && pio[2] == 8 && pio[3] == 0, "Reduce_local minloc %d %d %d %d", pio[0], pio[1], pio[2], pio[3]);
+    FAILS(MPI_Reduce_local(din, dio, 1, MPI_DOUBLE, MPI_BAND), MPI_ERR_OP);
+    FAILS(MPI_Reduce_local(in, io, -1, MPI_INT, MPI_SUM), MPI_ERR_COUNT);
+    /* User operations: inoutbuf = inbuf op inoutbuf, in that order. */
+    MPI_Op mix, sum;
+    OK(MPI_Op_create_c(mix_c, 0, &mix));
+    OK(MPI_Op_create_c(sum_c, 1, &sum));
+    io[0] = 4, io[1] = 5, io[2] = 6;
+    OK(MPI_Reduce_local(in, io, 3, MPI_INT, mix));
+    CHECK(io[0] == 14 && io[1] == 25 && io[2] == 36 && last_len == 3, "Reduce_local with mix_c %d %d %d len %lld", io[0], io[1], io[2], (long long)last_len);
+    int mine[2] = {rank, 2 * rank}, tot[2];
+    OK(MPI_Allreduce_c(mine, tot, 2, MPI_INT, sum, MPI_COMM_WORLD));
+    CHECK(tot[0] == size * (size - 1) / 2 && tot[1] == size * (size - 1), "Allreduce_c with sum_c %d %d", tot[0], tot[1]);
+    /* mix is not commutative: the fold is in rank order, ((v0 op v1) op v2)
+     * with a op b = 10a + b... applied as inout = in op inout. */
+    OK(MPI_Reduce(mine, tot, 1, MPI_INT, mix, 0, MPI_COMM_WORLD));
+    if (rank == 0) {
+        int want = 0;
+        for (int r = 0; r < size; r++)
+            want = r == 0 ? 0 : want * 10 + r;
+        CHECK(tot[0] == want, "Reduce with mix_c %d, want %d", tot[0], want);
+    }
+    OK(MPI_Op_free(&mix));
+    OK(MPI_Op_free(&sum));
+}
+
 /* Isendrecv and Isendrecv_replace, int and _c. */
 static void isendrecv(void) {
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -595,8 +651,8 @@ int main(int argc, char **argv) {
     coll_c();
     neighbors();
     persistent();
-    if (argc > 1 && strcmp(argv[1], "more") == 0)
-        isendrecv();
+    isendrecv();
+    local_ops();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
