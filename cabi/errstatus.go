@@ -25,6 +25,7 @@ const errInStatus = 19
 func reqError(i int) (int, string) {
 	e := &reqs[i]
 	if e.loc != nil {
+		e.loc.gquery() // grequest.go
 		if e.loc.class == 0 {
 			return 0, ""
 		}

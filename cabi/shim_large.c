@@ -815,3 +815,24 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) {
 }
 
 WP(Reduce_local) WP(Reduce_local_c) WP(Op_create_c)
+
+// ---- Generalized requests (grequest.go) ----
+
+int bcs_call_gquery(void *fn, void *extra, MPI_Status *st) { return ((MPI_Grequest_query_function *)fn)(extra, st); }
+int bcs_call_gfree(void *fn, void *extra) { return ((MPI_Grequest_free_function *)fn)(extra); }
+int bcs_call_gcancel(void *fn, void *extra, int complete) {
+    return ((MPI_Grequest_cancel_function *)fn)(extra, complete);
+}
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
+    GUARD("MPI_Grequest_start");
+    return bcs_grequest_start((void *)query_fn, (void *)free_fn, (void *)cancel_fn, extra_state, R(request));
+}
+
+int PMPI_Grequest_complete(MPI_Request request) {
+    GUARD("MPI_Grequest_complete");
+    return bcs_grequest_complete(H(request));
+}
+
+WP(Grequest_start) WP(Grequest_complete)

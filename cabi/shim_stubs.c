@@ -381,12 +381,6 @@ STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resour
 STUB int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) { (void)newrank; (void)edges; (void)indx; (void)nnodes; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Graph_map"); }
 STUB int MPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) { return PMPI_Graph_map(comm, nnodes, indx, edges, newrank); }
 
-STUB int PMPI_Grequest_complete(MPI_Request request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Grequest_complete"); }
-STUB int MPI_Grequest_complete(MPI_Request request) { return PMPI_Grequest_complete(request); }
-
-STUB int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) { (void)request; (void)extra_state; (void)cancel_fn; (void)free_fn; (void)query_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Grequest_start"); }
-STUB int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) { return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request); }
-
 STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
 STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
 

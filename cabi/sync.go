@@ -120,6 +120,8 @@ func bcs_cancel(h *C.uintptr_t) C.int {
 	switch {
 	case e.r != nil:
 		return failErr(e.comm, e.r.Cancel())
+	case e.loc != nil && e.loc.g != nil:
+		e.loc.gcancel() // grequest.go
 	case e.loc != nil && !e.loc.done:
 		localWithdraw(e.loc)
 		e.loc.done, e.loc.cancelled = true, true

@@ -84,6 +84,9 @@ func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 		e.r, e.loc = nil, nil
 		return
 	}
+	if e.loc != nil {
+		e.loc.gfree() // grequest.go
+	}
 	freeReq(i)
 	*h = hReqNull
 }
@@ -313,6 +316,14 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 			r.Detach() // for the buffer checks: the program no longer waits for it
 			detached = append(detached, r)
 		}
+	}
+	if g := reqs[i].loc; g != nil && g.g != nil {
+		if !g.done { // freed at MPI_Grequest_complete (grequest.go)
+			g.g.freed = true
+			*h = hReqNull
+			return 0
+		}
+		g.gfree()
 	}
 	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
 	*h = hReqNull

@@ -1,7 +1,7 @@
 /* large: the large-count forms (MPI_X_c) of point-to-point calls and
  * collectives, persistent collectives (MPI_X_init) and their rules,
  * MPI_Bsend_init, MPI_Isendrecv(_replace), MPI_Reduce_local, MPI_Op_create_c
- * and MPI_Comm_create_group on subsets. Every result is checked against a
+ * and generalized requests. Every result is checked against a
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
@@ -213,6 +213,60 @@ static void local_ops(void) {
     }
     OK(MPI_Op_free(&mix));
     OK(MPI_Op_free(&sum));
+}
+
+/* Generalized requests. */
+static int g_frees, g_cancel_complete = -1, g_fail;
+static int g_query(void *extra, MPI_Status *st) {
+    CHECK(extra == &g_frees, "query_fn extra_state %p", extra);
+    st->MPI_SOURCE = 7, st->MPI_TAG = 8;
+    MPI_Status_set_elements(st, MPI_BYTE, 5);
+    MPI_Status_set_cancelled(st, 0);
+    return g_fail;
+}
+static int g_free(void *extra) {
+    (*(int *)extra)++;
+    return MPI_SUCCESS;
+}
+static int g_cancel(void *extra, int complete) {
+    (void)extra;
+    g_cancel_complete = complete;
+    return MPI_SUCCESS;
+}
+static void grequests(void) {
+    MPI_Request g, gs[2];
+    MPI_Status st, sts[2];
+    int flag, n;
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    OK(MPI_Test(&g, &flag, &st));
+    CHECK(!flag && g != MPI_REQUEST_NULL, "Test of an incomplete generalized request: flag %d", flag);
+    FAILS(MPI_Wait(&g, &st), MPI_ERR_OTHER); /* nothing else can complete it: a deadlock */
+    OK(MPI_Cancel(&g));
+    CHECK(g_cancel_complete == 0, "cancel_fn complete = %d", g_cancel_complete);
+    OK(MPI_Grequest_complete(g));
+    FAILS(MPI_Grequest_complete(g), MPI_ERR_REQUEST);
+    CHECK(g_frees == 0, "free_fn before the completion call");
+    OK(MPI_Wait(&g, &st));
+    OK(MPI_Get_count(&st, MPI_BYTE, &n));
+    CHECK(g == MPI_REQUEST_NULL && st.MPI_SOURCE == 7 && st.MPI_TAG == 8 && n == 5 && g_frees == 1,
+          "Wait: source %d tag %d count %d frees %d", st.MPI_SOURCE, st.MPI_TAG, n, g_frees);
+    /* Freed before it completes: free_fn runs at MPI_Grequest_complete. */
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    MPI_Request copy = g;
+    OK(MPI_Request_free(&g));
+    CHECK(g == MPI_REQUEST_NULL && g_frees == 1, "Request_free: frees %d", g_frees);
+    OK(MPI_Grequest_complete(copy));
+    CHECK(g_frees == 2, "free_fn after Request_free and complete: %d", g_frees);
+    /* query_fn's error is the request's. */
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &gs[0]));
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &gs[1]));
+    OK(MPI_Grequest_complete(gs[0]));
+    OK(MPI_Grequest_complete(gs[1]));
+    g_fail = MPI_ERR_OTHER;
+    FAILS(MPI_Waitall(2, gs, sts), MPI_ERR_IN_STATUS);
+    CHECK(sts[0].MPI_ERROR == MPI_ERR_OTHER && sts[1].MPI_ERROR == MPI_ERR_OTHER && g_frees == 4, "Waitall: errors %d %d, frees %d", sts[0].MPI_ERROR, sts[1].MPI_ERROR, g_frees);
+    g_fail = 0;
+    FAILS(MPI_Grequest_complete(MPI_REQUEST_NULL), MPI_ERR_REQUEST);
 }
 
 /* Isendrecv and Isendrecv_replace, int and _c. */
@@ -653,6 +707,7 @@ int main(int argc, char **argv) {
     persistent();
     isendrecv();
     local_ops();
+    grequests();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
