@@ -10,7 +10,9 @@
 // The collective part (after "Collectives") was written by a script from a
 // table of the families' parameter lists; edit it by hand like the rest.
 
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "shim.h"
@@ -836,3 +838,79 @@ int PMPI_Grequest_complete(MPI_Request request) {
 }
 
 WP(Grequest_start) WP(Grequest_complete)
+
+// ---- Topology mapping and MPI_Type_match_size ----
+
+// bcs_map is MPI_Cart_map and MPI_Graph_map: ranks keep their order (as in
+// MPI_Cart_create), so a process keeps its rank if it is among the first
+// n and is MPI_UNDEFINED otherwise.
+static int bcs_map(const char *call, MPI_Comm comm, long long n, const char *what, int *newrank) {
+    int rank, size, rc = PMPI_Comm_size(comm, &size);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = PMPI_Comm_rank(comm, &rank)) != MPI_SUCCESS)
+        return rc;
+    char msg[200];
+    if (n < 0 || n > size) {
+        snprintf(msg, sizeof msg, "%s = %lld, want 0..%d (the communicator's size)", what, n, size);
+        return bcs_error(H(comm), (char *)call, MPI_ERR_DIMS, msg);
+    }
+    if (newrank == NULL)
+        return bcs_error(H(comm), (char *)call, MPI_ERR_ARG, "newrank = NULL");
+    *newrank = rank < n ? rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
+    GUARD("MPI_Cart_map");
+    (void)periods;
+    if (ndims < 0 || (ndims > 0 && dims == NULL)) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "ndims = %d with dims = %p, want ndims >= 0 and dims for each", ndims, (void *)dims);
+        return bcs_error(H(comm), "MPI_Cart_map", MPI_ERR_DIMS, msg);
+    }
+    long long n = 1;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] <= 0) {
+            char msg[120];
+            snprintf(msg, sizeof msg, "dims[%d] = %d, want > 0", i, dims[i]);
+            return bcs_error(H(comm), "MPI_Cart_map", MPI_ERR_DIMS, msg);
+        }
+        n *= dims[i];
+        if (n > INT_MAX)
+            break;
+    }
+    return bcs_map("MPI_Cart_map", comm, n, "the product of dims", newrank);
+}
+
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) {
+    GUARD("MPI_Graph_map");
+    (void)indx, (void)edges;
+    return bcs_map("MPI_Graph_map", comm, nnodes, "nnodes", newrank);
+}
+
+// MPI_Type_match_size returns the named Fortran type of a class and size.
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
+    GUARD("MPI_Type_match_size");
+    static const struct { int class, size; MPI_Datatype t; } m[] = {
+        {MPI_TYPECLASS_INTEGER, 1, MPI_INTEGER1}, {MPI_TYPECLASS_INTEGER, 2, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, MPI_INTEGER4}, {MPI_TYPECLASS_INTEGER, 8, MPI_INTEGER8},
+        {MPI_TYPECLASS_INTEGER, 16, MPI_INTEGER16}, {MPI_TYPECLASS_REAL, 2, MPI_REAL2},
+        {MPI_TYPECLASS_REAL, 4, MPI_REAL4}, {MPI_TYPECLASS_REAL, 8, MPI_REAL8}, {MPI_TYPECLASS_REAL, 16, MPI_REAL16},
+        {MPI_TYPECLASS_COMPLEX, 4, MPI_COMPLEX4}, {MPI_TYPECLASS_COMPLEX, 8, MPI_COMPLEX8},
+        {MPI_TYPECLASS_COMPLEX, 16, MPI_COMPLEX16}, {MPI_TYPECLASS_COMPLEX, 32, MPI_COMPLEX32},
+    };
+    if (datatype == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Type_match_size", MPI_ERR_ARG, "datatype = NULL");
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i].class == typeclass && m[i].size == size) {
+            *datatype = m[i].t;
+            return MPI_SUCCESS;
+        }
+    char msg[200];
+    snprintf(msg, sizeof msg, "typeclass = %d, size = %d: want MPI_TYPECLASS_INTEGER (sizes 1, 2, 4, 8, 16), "
+             "MPI_TYPECLASS_REAL (2, 4, 8, 16) or MPI_TYPECLASS_COMPLEX (4, 8, 16, 32)", typeclass, size);
+    return bcs_error(H(MPI_COMM_WORLD), "MPI_Type_match_size", MPI_ERR_ARG, msg);
+}
+
+WP(Cart_map) WP(Graph_map) WP(Type_match_size)

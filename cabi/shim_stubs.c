@@ -45,9 +45,6 @@ STUB int MPI_Buffer_flush(void) { return PMPI_Buffer_flush(); }
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
-STUB int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) { (void)newrank; (void)periods; (void)dims; (void)ndims; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Cart_map"); }
-STUB int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) { return PMPI_Cart_map(comm, ndims, dims, periods, newrank); }
-
 STUB int PMPI_Close_port(const char *port_name) { (void)port_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Close_port"); }
 STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_name); }
 
@@ -378,9 +375,6 @@ STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origi
 STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
 STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
 
-STUB int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) { (void)newrank; (void)edges; (void)indx; (void)nnodes; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Graph_map"); }
-STUB int MPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) { return PMPI_Graph_map(comm, nnodes, indx, edges, newrank); }
-
 STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
 STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
 
@@ -683,9 +677,6 @@ STUB int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribu
 
 STUB int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { (void)pair_type; (void)index_type; (void)value_type; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_value_index"); }
 STUB int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { return PMPI_Type_get_value_index(value_type, index_type, pair_type); }
-
-STUB int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) { (void)datatype; (void)size; (void)typeclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_match_size"); }
-STUB int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) { return PMPI_Type_match_size(typeclass, size, datatype); }
 
 STUB int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_set_attr"); }
 STUB int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { return PMPI_Type_set_attr(datatype, type_keyval, attribute_val); }

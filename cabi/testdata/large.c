@@ -1,7 +1,7 @@
 /* large: the large-count forms (MPI_X_c) of point-to-point calls and
  * collectives, persistent collectives (MPI_X_init) and their rules,
  * MPI_Bsend_init, MPI_Isendrecv(_replace), MPI_Reduce_local, MPI_Op_create_c
- * and generalized requests. Every result is checked against a
+ * generalized requests, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
@@ -267,6 +267,24 @@ static void grequests(void) {
     CHECK(sts[0].MPI_ERROR == MPI_ERR_OTHER && sts[1].MPI_ERROR == MPI_ERR_OTHER && g_frees == 4, "Waitall: errors %d %d, frees %d", sts[0].MPI_ERROR, sts[1].MPI_ERROR, g_frees);
     g_fail = 0;
     FAILS(MPI_Grequest_complete(MPI_REQUEST_NULL), MPI_ERR_REQUEST);
+}
+
+/* MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. */
+static void maps(void) {
+    int nr, dims[2] = {1, size > 1 ? size - 1 : 1}, periods[2] = {0, 0};
+    OK(MPI_Cart_map(MPI_COMM_WORLD, 2, dims, periods, &nr));
+    CHECK(nr == (rank < dims[1] ? rank : MPI_UNDEFINED), "Cart_map gave %d", nr);
+    dims[1] = size + 1;
+    FAILS(MPI_Cart_map(MPI_COMM_WORLD, 2, dims, periods, &nr), MPI_ERR_DIMS);
+    int idx[1] = {0};
+    OK(MPI_Graph_map(MPI_COMM_WORLD, 1, idx, NULL, &nr));
+    CHECK(nr == (rank == 0 ? 0 : MPI_UNDEFINED), "Graph_map gave %d", nr);
+    MPI_Datatype t;
+    OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &t));
+    CHECK(t == MPI_REAL8, "Type_match_size real 8");
+    OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &t));
+    CHECK(t == MPI_INTEGER4, "Type_match_size integer 4");
+    FAILS(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t), MPI_ERR_ARG);
 }
 
 /* Isendrecv and Isendrecv_replace, int and _c. */
@@ -708,6 +726,7 @@ int main(int argc, char **argv) {
     isendrecv();
     local_ops();
     grequests();
+    maps();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
