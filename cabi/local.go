@@ -34,7 +34,8 @@ type localReq struct {
 	// A synchronous send (sync.go) is done when a receive takes its message;
 	// cancelled: MPI_Cancel withdrew the request.
 	cancelled bool
-	g         *greq // a generalized request (grequest.go)
+	g         *greq       // a generalized request (grequest.go)
+	part      *persistent // a partitioned send waiting for its partitions (partition.go)
 }
 
 type localMsg struct {
@@ -111,6 +112,13 @@ func localRecv(call string, a p2p) *localReq {
 
 // localDeadlock reports a local receive that can never complete.
 func localDeadlock(call string, r *localReq) C.int {
+	if p := r.part; p != nil {
+		k := 0
+		for k < p.parts && p.ready[k] {
+			k++
+		}
+		return fail(r.ci, call, errOther, "deadlock: partition %d of the partitioned send (%d of %d ready) was not marked with MPI_Pready, and no other thread can mark it while this one waits (bcsmpi provides MPI_THREAD_FUNNELED)", k, p.nready, p.parts)
+	}
 	if r.g != nil {
 		return fail(r.ci, call, errOther, "deadlock: the generalized request is not complete, and no other thread can call MPI_Grequest_complete while this one waits (bcsmpi provides MPI_THREAD_FUNNELED)")
 	}

@@ -914,3 +914,58 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
 }
 
 WP(Cart_map) WP(Graph_map) WP(Type_match_size)
+
+// ---- Partitioned communication (partition.go) ----
+
+int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Psend_init");
+    INFO("MPI_Psend_init", comm, info);
+    return bcs_psend_init((void *)buf, partitions, count, H(datatype), dest, tag, H(comm), R(request), 0);
+}
+
+int PMPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Psend_init_c");
+    INFO("MPI_Psend_init_c", comm, info);
+    return bcs_psend_init((void *)buf, partitions, count, H(datatype), dest, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Precv_init");
+    INFO("MPI_Precv_init", comm, info);
+    return bcs_precv_init(buf, partitions, count, H(datatype), dest, tag, H(comm), R(request), 0);
+}
+
+int PMPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    GUARD("MPI_Precv_init_c");
+    INFO("MPI_Precv_init_c", comm, info);
+    return bcs_precv_init(buf, partitions, count, H(datatype), source, tag, H(comm), R(request), BCS_LARGE);
+}
+
+int PMPI_Pready(int partition, MPI_Request request) {
+    GUARD("MPI_Pready");
+    return bcs_pready("MPI_Pready", partition, partition, 0, NULL, H(request));
+}
+
+int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) {
+    GUARD("MPI_Pready_range");
+    return bcs_pready("MPI_Pready_range", partition_low, partition_high, 0, NULL, H(request));
+}
+
+int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) {
+    GUARD("MPI_Pready_list");
+    static int none[1];
+    return bcs_pready("MPI_Pready_list", 0, -1, length, (int *)(array_of_partitions ? array_of_partitions : (length > 0 ? NULL : none)),
+                      H(request));
+}
+
+int PMPI_Parrived(MPI_Request request, int partition, int *flag) {
+    GUARD("MPI_Parrived");
+    return bcs_parrived(H(request), partition, flag);
+}
+
+WP(Psend_init) WP(Psend_init_c) WP(Precv_init) WP(Precv_init_c) WP(Pready) WP(Pready_range) WP(Pready_list)
+WP(Parrived)

@@ -405,30 +405,6 @@ STUB int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype d
 STUB int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size_c"); }
 STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { return PMPI_Pack_external_size_c(datarep, incount, datatype, size); }
 
-STUB int PMPI_Parrived(MPI_Request request, int partition, int *flag) { (void)flag; (void)partition; (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Parrived"); }
-STUB int MPI_Parrived(MPI_Request request, int partition, int *flag) { return PMPI_Parrived(request, partition, flag); }
-
-STUB int PMPI_Pready(int partition, MPI_Request request) { (void)request; (void)partition; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pready"); }
-STUB int MPI_Pready(int partition, MPI_Request request) { return PMPI_Pready(partition, request); }
-
-STUB int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) { (void)request; (void)array_of_partitions; (void)length; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pready_list"); }
-STUB int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) { return PMPI_Pready_list(length, array_of_partitions, request); }
-
-STUB int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) { (void)request; (void)partition_high; (void)partition_low; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pready_range"); }
-STUB int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) { return PMPI_Pready_range(partition_low, partition_high, request); }
-
-STUB int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Precv_init"); }
-STUB int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request); }
-
-STUB int PMPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)source; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Precv_init_c"); }
-STUB int MPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Precv_init_c(buf, partitions, count, datatype, source, tag, comm, info, request); }
-
-STUB int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Psend_init"); }
-STUB int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request); }
-
-STUB int PMPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Psend_init_c"); }
-STUB int MPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Psend_init_c(buf, partitions, count, datatype, dest, tag, comm, info, request); }
-
 STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
 STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
 

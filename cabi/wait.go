@@ -448,6 +448,12 @@ type persistent struct {
 	send sendMode
 	a    p2p
 	coll func(out *C.uintptr_t) C.int // starts the collective, its request in *out
+
+	// Partitioned communication (partition.go): the partitions of a
+	// Psend_init or Precv_init request, and a send's ready ones.
+	parts  int
+	ready  []bool
+	nready int
 }
 
 // sendMode is the mode of a persistent send.
@@ -457,6 +463,7 @@ const (
 	sendStandard sendMode = iota
 	sendSync
 	sendBuffered
+	sendPartitioned
 )
 
 func initRequest(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
@@ -512,6 +519,9 @@ func startOne(call string, i int, h uintptr) C.int {
 	}
 	if p.coll != nil {
 		return startColl(i, p) // persist.go
+	}
+	if p.send == sendPartitioned {
+		return startPartitioned(e, p) // partition.go
 	}
 	p.a.fill()
 	e.unpack = p.a.unpacker()

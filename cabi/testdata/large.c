@@ -1,7 +1,7 @@
 /* large: the large-count forms (MPI_X_c) of point-to-point calls and
  * collectives, persistent collectives (MPI_X_init) and their rules,
  * MPI_Bsend_init, MPI_Isendrecv(_replace), MPI_Reduce_local, MPI_Op_create_c
- * generalized requests, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
+ * generalized requests, partitioned communication, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
@@ -285,6 +285,48 @@ static void maps(void) {
     OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &t));
     CHECK(t == MPI_INTEGER4, "Type_match_size integer 4");
     FAILS(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t), MPI_ERR_ARG);
+}
+
+/* Partitioned communication: 4 partitions of 2 ints to the right. */
+static void partitioned(void) {
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int out[8] = {0}, in[8] = {0}, flag;
+    MPI_Request ps, pr;
+    OK(MPI_Psend_init(out, 4, 2, MPI_INT, right, 30, MPI_COMM_WORLD, MPI_INFO_NULL, &ps));
+    OK(MPI_Precv_init_c(in, 4, 2, MPI_INT, left, 30, MPI_COMM_WORLD, MPI_INFO_NULL, &pr));
+    FAILS(MPI_Pready(0, ps), MPI_ERR_REQUEST); /* not started */
+    FAILS(MPI_Parrived(ps, 0, &flag), MPI_ERR_REQUEST); /* a send */
+    for (int it = 0; it < 3; it++) {
+        for (int k = 0; k < 8; k++)
+            out[k] = -1, in[k] = -2;
+        OK(MPI_Start(&pr));
+        OK(MPI_Start(&ps));
+        for (int k = 6; k < 8; k++)
+            out[k] = val(rank, k) + it;
+        OK(MPI_Pready(3, ps));
+        FAILS(MPI_Pready(3, ps), MPI_ERR_ARG);
+        FAILS(MPI_Pready(4, ps), MPI_ERR_ARG);
+        if (it == 1) /* the other partitions are not ready: nothing can mark them while this waits */
+            FAILS(MPI_Wait(&ps, MPI_STATUS_IGNORE), MPI_ERR_OTHER);
+        for (int k = 0; k < 4; k++)
+            out[k] = val(rank, k) + it;
+        OK(MPI_Pready_range(0, 1, ps));
+        out[4] = val(rank, 4) + it, out[5] = val(rank, 5) + it;
+        int two[1] = {2};
+        OK(MPI_Pready_list(1, two, ps));
+        flag = 0;
+        while (!flag)
+            OK(MPI_Parrived(pr, 1, &flag));
+        for (int k = 0; k < 8; k++)
+            CHECK(in[k] == val(left, k) + it, "partitioned start %d: in[%d] = %d", it, k, in[k]);
+        OK(MPI_Wait(&ps, MPI_STATUS_IGNORE));
+        OK(MPI_Wait(&pr, MPI_STATUS_IGNORE));
+        OK(MPI_Parrived(pr, 3, &flag)); /* inactive: arrived */
+        CHECK(flag == 1, "Parrived on an inactive request: %d", flag);
+    }
+    FAILS(MPI_Parrived(pr, 4, &flag), MPI_ERR_ARG);
+    OK(MPI_Request_free(&ps));
+    OK(MPI_Request_free(&pr));
 }
 
 /* Isendrecv and Isendrecv_replace, int and _c. */
@@ -727,6 +769,7 @@ int main(int argc, char **argv) {
     local_ops();
     grequests();
     maps();
+    partitioned();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
