@@ -236,7 +236,11 @@ double PMPI_Wtime(void) {
 
 double PMPI_Wtick(void) { return 1e-9; }
 
+int bcs_user_error(int code, int *class, const char **text); // shim_large.c
+
 int PMPI_Error_class(int errorcode, int *errorclass) {
+    if (bcs_user_error(errorcode, errorclass, NULL))
+        return MPI_SUCCESS;
     if (bcs_class_name(errorcode) == NULL)
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Error_class", MPI_ERR_ARG, "errorcode is not an error class or code of bcsmpi");
     *errorclass = errorcode;
@@ -244,6 +248,9 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
 }
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    const char *text;
+    if (bcs_user_error(errorcode, NULL, &text))
+        return bcs_copy_string(text, string, MPI_MAX_ERROR_STRING, resultlen);
     const char *name = bcs_class_name(errorcode);
     if (name == NULL)
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Error_string", MPI_ERR_ARG, "errorcode is not an error class or code of bcsmpi");
@@ -304,6 +311,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
 static int bcs_attr_tag_ub = (1 << 30) - 1, bcs_attr_host = MPI_PROC_NULL,
            bcs_attr_io = MPI_ANY_SOURCE, bcs_attr_wtime_is_global = 0,
            bcs_attr_universe_size, bcs_attr_lastusedcode = MPI_ERR_ABI;
+void bcs_set_lastusedcode(int code) { bcs_attr_lastusedcode = code; } // MPI_Add_error_class/code
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
     GUARD("MPI_Comm_get_attr");

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shim.h"
 #include "_cgo_export.h"
@@ -969,3 +970,138 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag) {
 
 WP(Psend_init) WP(Psend_init_c) WP(Precv_init) WP(Precv_init_c) WP(Pready) WP(Pready_range) WP(Pready_list)
 WP(Parrived)
+
+// ---- User error classes, codes and strings ----
+// MPI_Add_error_class and MPI_Add_error_code hand out numbers above
+// MPI_ERR_LASTCODE, in order, never reused; MPI_LASTUSEDCODE follows the
+// largest. MPI_Error_class and MPI_Error_string (shim.c) answer for them
+// through bcs_user_error. A class can be removed once it has no codes; a
+// string only from a class or code added here.
+
+struct bcs_uerr {
+    int class;  // the class of a code; a class's own number for a class
+    int live;
+    char *text; // MPI_Add_error_string's, or NULL
+};
+static struct bcs_uerr *bcs_uerrs;
+static int bcs_nuerrs, bcs_cap_uerrs;
+void bcs_set_lastusedcode(int code); // shim.c
+
+static struct bcs_uerr *bcs_uerr_of(int code) {
+    int i = code - (MPI_ERR_LASTCODE + 1);
+    if (i < 0 || i >= bcs_nuerrs || !bcs_uerrs[i].live)
+        return NULL;
+    return &bcs_uerrs[i];
+}
+
+// bcs_user_error answers MPI_Error_class and MPI_Error_string for a code
+// added here: 0 if code is not one.
+int bcs_user_error(int code, int *class, const char **text) {
+    struct bcs_uerr *e = bcs_uerr_of(code);
+    if (e == NULL)
+        return 0;
+    if (class)
+        *class = e->class;
+    if (text)
+        *text = e->text ? e->text : "";
+    return 1;
+}
+
+static int bcs_uerr_new(const char *call, int class, int *out) {
+    if (out == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, "the output argument is NULL");
+    if (bcs_nuerrs == bcs_cap_uerrs) {
+        int cap = bcs_cap_uerrs ? 2 * bcs_cap_uerrs : 16;
+        struct bcs_uerr *v = realloc(bcs_uerrs, sizeof *v * (size_t)cap);
+        if (v == NULL)
+            return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_NO_MEM, "no memory for the error code");
+        bcs_uerrs = v;
+        bcs_cap_uerrs = cap;
+    }
+    int code = MPI_ERR_LASTCODE + 1 + bcs_nuerrs;
+    bcs_uerrs[bcs_nuerrs++] = (struct bcs_uerr){class < 0 ? code : class, 1, NULL};
+    bcs_set_lastusedcode(code);
+    *out = code;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int *errorclass) {
+    GUARD("MPI_Add_error_class");
+    return bcs_uerr_new("MPI_Add_error_class", -1, errorclass);
+}
+
+int PMPI_Add_error_code(int errorclass, int *errorcode) {
+    GUARD("MPI_Add_error_code");
+    struct bcs_uerr *e = bcs_uerr_of(errorclass);
+    if (bcs_class_name(errorclass) == NULL && (e == NULL || e->class != errorclass)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "errorclass = %d is not an error class (a predefined one, or one from MPI_Add_error_class)", errorclass);
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Add_error_code", MPI_ERR_ARG, msg);
+    }
+    return bcs_uerr_new("MPI_Add_error_code", errorclass, errorcode);
+}
+
+static int bcs_uerr_bad(const char *call, int code) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "errorcode = %d is not a live error class or code from MPI_Add_error_class or "
+             "MPI_Add_error_code (predefined ones cannot be changed)", code);
+    return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_ARG, msg);
+}
+
+int PMPI_Add_error_string(int errorcode, const char *string) {
+    GUARD("MPI_Add_error_string");
+    struct bcs_uerr *e = bcs_uerr_of(errorcode);
+    if (e == NULL)
+        return bcs_uerr_bad("MPI_Add_error_string", errorcode);
+    if (string == NULL || strlen(string) >= MPI_MAX_ERROR_STRING) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "string is NULL or longer than MPI_MAX_ERROR_STRING - 1 = %d characters", MPI_MAX_ERROR_STRING - 1);
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Add_error_string", MPI_ERR_ARG, msg);
+    }
+    char *t = strdup(string);
+    if (t == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Add_error_string", MPI_ERR_NO_MEM, "no memory for the string");
+    free(e->text);
+    e->text = t;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Remove_error_string(int errorcode) {
+    GUARD("MPI_Remove_error_string");
+    struct bcs_uerr *e = bcs_uerr_of(errorcode);
+    if (e == NULL)
+        return bcs_uerr_bad("MPI_Remove_error_string", errorcode);
+    free(e->text);
+    e->text = NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Remove_error_code(int errorcode) {
+    GUARD("MPI_Remove_error_code");
+    struct bcs_uerr *e = bcs_uerr_of(errorcode);
+    if (e == NULL || e->class == errorcode)
+        return bcs_uerr_bad("MPI_Remove_error_code", errorcode);
+    free(e->text);
+    *e = (struct bcs_uerr){0, 0, NULL};
+    return MPI_SUCCESS;
+}
+
+int PMPI_Remove_error_class(int errorclass) {
+    GUARD("MPI_Remove_error_class");
+    struct bcs_uerr *e = bcs_uerr_of(errorclass);
+    if (e == NULL || e->class != errorclass)
+        return bcs_uerr_bad("MPI_Remove_error_class", errorclass);
+    for (int i = 0; i < bcs_nuerrs; i++)
+        if (bcs_uerrs[i].live && bcs_uerrs[i].class == errorclass && MPI_ERR_LASTCODE + 1 + i != errorclass) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "error class %d still has error code %d; remove its codes first", errorclass,
+                     MPI_ERR_LASTCODE + 1 + i);
+            return bcs_error(H(MPI_COMM_WORLD), "MPI_Remove_error_class", MPI_ERR_ARG, msg);
+        }
+    free(e->text);
+    *e = (struct bcs_uerr){0, 0, NULL};
+    return MPI_SUCCESS;
+}
+
+WP(Add_error_class) WP(Add_error_code) WP(Add_error_string) WP(Remove_error_string) WP(Remove_error_code)
+WP(Remove_error_class)

@@ -30,15 +30,6 @@ STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void
 STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
 STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
 
-STUB int PMPI_Add_error_class(int *errorclass) { (void)errorclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Add_error_class"); }
-STUB int MPI_Add_error_class(int *errorclass) { return PMPI_Add_error_class(errorclass); }
-
-STUB int PMPI_Add_error_code(int errorclass, int *errorcode) { (void)errorcode; (void)errorclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Add_error_code"); }
-STUB int MPI_Add_error_code(int errorclass, int *errorcode) { return PMPI_Add_error_code(errorclass, errorcode); }
-
-STUB int PMPI_Add_error_string(int errorcode, const char *string) { (void)string; (void)errorcode; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Add_error_string"); }
-STUB int MPI_Add_error_string(int errorcode, const char *string) { return PMPI_Add_error_string(errorcode, string); }
-
 STUB int PMPI_Buffer_flush(void) { return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_flush"); }
 STUB int MPI_Buffer_flush(void) { return PMPI_Buffer_flush(); }
 
@@ -425,15 +416,6 @@ STUB int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_functi
 
 STUB int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep_c"); }
 STUB int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }
-
-STUB int PMPI_Remove_error_class(int errorclass) { (void)errorclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Remove_error_class"); }
-STUB int MPI_Remove_error_class(int errorclass) { return PMPI_Remove_error_class(errorclass); }
-
-STUB int PMPI_Remove_error_code(int errorcode) { (void)errorcode; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Remove_error_code"); }
-STUB int MPI_Remove_error_code(int errorcode) { return PMPI_Remove_error_code(errorcode); }
-
-STUB int PMPI_Remove_error_string(int errorcode) { (void)errorcode; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Remove_error_string"); }
-STUB int MPI_Remove_error_string(int errorcode) { return PMPI_Remove_error_string(errorcode); }
 
 STUB int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget"); }
 STUB int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }

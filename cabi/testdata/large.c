@@ -1,7 +1,7 @@
 /* large: the large-count forms (MPI_X_c) of point-to-point calls and
  * collectives, persistent collectives (MPI_X_init) and their rules,
  * MPI_Bsend_init, MPI_Isendrecv(_replace), MPI_Reduce_local, MPI_Op_create_c
- * generalized requests, partitioned communication, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
+ * generalized requests, partitioned communication, user error classes, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
@@ -327,6 +327,38 @@ static void partitioned(void) {
     FAILS(MPI_Parrived(pr, 4, &flag), MPI_ERR_ARG);
     OK(MPI_Request_free(&ps));
     OK(MPI_Request_free(&pr));
+}
+
+/* User error classes, codes and strings. */
+static void user_errors(void) {
+    int cls, code, code2, c, len, flag, *last;
+    char text[MPI_MAX_ERROR_STRING];
+    OK(MPI_Add_error_class(&cls));
+    CHECK(cls > MPI_ERR_LASTCODE, "Add_error_class gave %d", cls);
+    OK(MPI_Add_error_code(cls, &code));
+    OK(MPI_Add_error_code(MPI_ERR_ARG, &code2));
+    CHECK(code != cls && code2 != code, "codes %d %d %d", cls, code, code2);
+    OK(MPI_Add_error_string(code, "the widget broke"));
+    OK(MPI_Error_class(code, &c));
+    CHECK(c == cls, "Error_class of the code %d", c);
+    OK(MPI_Error_class(code2, &c));
+    CHECK(c == MPI_ERR_ARG, "Error_class of a code of MPI_ERR_ARG: %d", c);
+    OK(MPI_Error_class(cls, &c));
+    CHECK(c == cls, "Error_class of the class %d", c);
+    OK(MPI_Error_string(code, text, &len));
+    CHECK(strcmp(text, "the widget broke") == 0 && len == 16, "Error_string %s %d", text, len);
+    OK(MPI_Error_string(cls, text, &len));
+    CHECK(len == 0, "Error_string with none set: %s", text);
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last == code2, "MPI_LASTUSEDCODE %d, want %d", *last, code2);
+    FAILS(MPI_Add_error_string(MPI_ERR_ARG, "no"), MPI_ERR_ARG);
+    FAILS(MPI_Add_error_code(12345, &c), MPI_ERR_ARG);
+    FAILS(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* it still has a code */
+    OK(MPI_Remove_error_string(code));
+    OK(MPI_Remove_error_code(code));
+    OK(MPI_Remove_error_class(cls));
+    FAILS(MPI_Error_class(cls, &c), MPI_ERR_ARG);
+    OK(MPI_Remove_error_code(code2));
 }
 
 /* Isendrecv and Isendrecv_replace, int and _c. */
@@ -770,6 +802,7 @@ int main(int argc, char **argv) {
     grequests();
     maps();
     partitioned();
+    user_errors();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
