@@ -1105,3 +1105,34 @@ int PMPI_Remove_error_class(int errorclass) {
 
 WP(Add_error_class) WP(Add_error_code) WP(Add_error_string) WP(Remove_error_string) WP(Remove_error_code)
 WP(Remove_error_class)
+
+// ---- Attributes on datatypes (typeattr.go); the callbacks go through the
+// communicators' trampolines (shim.c): both handles are pointers ----
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) {
+    GUARD("MPI_Type_create_keyval");
+    return bcs_type_create_keyval((void *)type_copy_attr_fn, (void *)type_delete_attr_fn, type_keyval, extra_state);
+}
+
+int PMPI_Type_free_keyval(int *type_keyval) {
+    GUARD("MPI_Type_free_keyval");
+    return bcs_type_free_keyval(type_keyval);
+}
+
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) {
+    GUARD("MPI_Type_set_attr");
+    return bcs_type_set_attr(H(datatype), type_keyval, attribute_val);
+}
+
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) {
+    GUARD("MPI_Type_get_attr");
+    return bcs_type_get_attr(H(datatype), type_keyval, (void **)attribute_val, flag);
+}
+
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
+    GUARD("MPI_Type_delete_attr");
+    return bcs_type_delete_attr(H(datatype), type_keyval);
+}
+
+WP(Type_create_keyval) WP(Type_free_keyval) WP(Type_set_attr) WP(Type_get_attr) WP(Type_delete_attr)

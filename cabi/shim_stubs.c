@@ -621,23 +621,8 @@ STUB int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { return PMPI
 STUB int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_real"); }
 STUB int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_real(p, r, newtype); }
 
-STUB int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) { (void)extra_state; (void)type_keyval; (void)type_delete_attr_fn; (void)type_copy_attr_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_keyval"); }
-STUB int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) { return PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state); }
-
-STUB int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) { (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_delete_attr"); }
-STUB int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) { return PMPI_Type_delete_attr(datatype, type_keyval); }
-
-STUB int PMPI_Type_free_keyval(int *type_keyval) { (void)type_keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_free_keyval"); }
-STUB int MPI_Type_free_keyval(int *type_keyval) { return PMPI_Type_free_keyval(type_keyval); }
-
-STUB int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) { (void)flag; (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_attr"); }
-STUB int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) { return PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag); }
-
 STUB int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { (void)pair_type; (void)index_type; (void)value_type; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_value_index"); }
 STUB int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { return PMPI_Type_get_value_index(value_type, index_type, pair_type); }
-
-STUB int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_set_attr"); }
-STUB int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { return PMPI_Type_set_attr(datatype, type_keyval, attribute_val); }
 
 STUB int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external"); }
 STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype); }

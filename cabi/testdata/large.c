@@ -1,7 +1,8 @@
 /* large: the large-count forms (MPI_X_c) of point-to-point calls and
  * collectives, persistent collectives (MPI_X_init) and their rules,
  * MPI_Bsend_init, MPI_Isendrecv(_replace), MPI_Reduce_local, MPI_Op_create_c
- * generalized requests, partitioned communication, user error classes, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
+ * generalized requests, partitioned communication, user error classes,
+ * attributes on datatypes, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
@@ -359,6 +360,61 @@ static void user_errors(void) {
     OK(MPI_Remove_error_class(cls));
     FAILS(MPI_Error_class(cls, &c), MPI_ERR_ARG);
     OK(MPI_Remove_error_code(code2));
+}
+
+/* Attributes on datatypes. */
+static int t_copies, t_deletes;
+static int t_copy(MPI_Datatype t, int key, void *extra, void *in, void *out, int *flag) {
+    (void)t, (void)key, (void)extra;
+    t_copies++;
+    *(intptr_t *)out = (intptr_t)in + 100;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+static int t_delete(MPI_Datatype t, int key, void *val, void *extra) {
+    (void)t, (void)key, (void)val;
+    CHECK(extra == &t_deletes, "delete_fn extra_state");
+    t_deletes++;
+    return MPI_SUCCESS;
+}
+static void type_attrs(void) {
+    int key, dupkey, ckey, flag;
+    void *v;
+    MPI_Datatype vec, dup;
+    OK(MPI_Type_create_keyval(t_copy, t_delete, &key, &t_deletes));
+    OK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, &dupkey, NULL));
+    OK(MPI_Type_vector(2, 1, 3, MPI_INT, &vec));
+    OK(MPI_Type_set_attr(vec, key, (void *)(intptr_t)7));
+    OK(MPI_Type_set_attr(vec, dupkey, (void *)(intptr_t)9));
+    OK(MPI_Type_get_attr(vec, key, &v, &flag));
+    CHECK(flag && (intptr_t)v == 7, "Type_get_attr %d %ld", flag, (long)(intptr_t)v);
+    OK(MPI_Type_dup(vec, &dup));
+    CHECK(t_copies == 1, "copy_fn ran %d times", t_copies);
+    OK(MPI_Type_get_attr(dup, key, &v, &flag));
+    CHECK(flag && (intptr_t)v == 107, "the copy's attribute %ld", (long)(intptr_t)v);
+    OK(MPI_Type_get_attr(dup, dupkey, &v, &flag));
+    CHECK(flag && (intptr_t)v == 9, "MPI_TYPE_DUP_FN's copy %ld", (long)(intptr_t)v);
+    OK(MPI_Type_set_attr(vec, key, (void *)(intptr_t)8)); /* replaces: deletes the old value */
+    CHECK(t_deletes == 1, "delete_fn on replace: %d", t_deletes);
+    OK(MPI_Type_free(&dup));
+    CHECK(t_deletes == 2, "delete_fn at Type_free: %d", t_deletes);
+    OK(MPI_Type_delete_attr(vec, key));
+    CHECK(t_deletes == 3, "delete_fn at Type_delete_attr: %d", t_deletes);
+    OK(MPI_Type_get_attr(vec, key, &v, &flag));
+    CHECK(!flag, "a deleted attribute is still there");
+    FAILS(MPI_Type_delete_attr(vec, key), MPI_ERR_KEYVAL);
+    OK(MPI_Type_set_attr(MPI_DOUBLE, dupkey, (void *)(intptr_t)5)); /* predefined types take attributes */
+    OK(MPI_Type_get_attr(MPI_DOUBLE, dupkey, &v, &flag));
+    CHECK(flag && (intptr_t)v == 5, "attribute on MPI_DOUBLE");
+    OK(MPI_Type_delete_attr(MPI_DOUBLE, dupkey));
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &ckey, NULL));
+    FAILS(MPI_Type_set_attr(vec, ckey, NULL), MPI_ERR_KEYVAL);
+    FAILS(MPI_Comm_set_attr(MPI_COMM_WORLD, key, NULL), MPI_ERR_KEYVAL);
+    OK(MPI_Comm_free_keyval(&ckey));
+    OK(MPI_Type_free(&vec));
+    OK(MPI_Type_free_keyval(&key));
+    CHECK(key == MPI_KEYVAL_INVALID, "Type_free_keyval left %d", key);
+    OK(MPI_Type_free_keyval(&dupkey));
 }
 
 /* Isendrecv and Isendrecv_replace, int and _c. */
@@ -803,6 +859,7 @@ int main(int argc, char **argv) {
     maps();
     partitioned();
     user_errors();
+    type_attrs();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
