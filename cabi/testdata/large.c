@@ -417,6 +417,38 @@ static void type_attrs(void) {
     OK(MPI_Type_free_keyval(&dupkey));
 }
 
+/* Persistent and _c collectives with a non-contiguous datatype: a column
+ * (stride 3) of ints, staged and unpacked at each completion. */
+static void derived(void) {
+    MPI_Datatype col;
+    OK(MPI_Type_vector(4, 1, 3, MPI_INT, &col));
+    OK(MPI_Type_commit(&col));
+    int m[12];
+    MPI_Request q;
+    OK(MPI_Bcast_init(m, 1, col, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q));
+    for (int it = 0; it < 2; it++) {
+        for (int i = 0; i < 12; i++)
+            m[i] = rank == 0 ? 10 * it + i : -1;
+        OK(MPI_Start(&q));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 12; i++)
+            CHECK(m[i] == (i % 3 == 0 || rank == 0 ? 10 * it + i : -1), "Bcast_init of a column, start %d: m[%d] = %d", it, i, m[i]);
+    }
+    OK(MPI_Request_free(&q));
+    int *all = malloc(sizeof(int) * 12 * size);
+    for (int i = 0; i < 12; i++)
+        m[i] = val(rank, i);
+    for (int i = 0; i < 12 * size; i++)
+        all[i] = -1;
+    /* Each member's column arrives as 4 contiguous ints. */
+    OK(MPI_Allgather_c(m, 1, col, all, 4, MPI_INT, MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++)
+        for (int k = 0; k < 4; k++)
+            CHECK(all[4 * r + k] == val(r, 3 * k), "Allgather_c of a column from %d [%d] = %d", r, k, all[4 * r + k]);
+    OK(MPI_Type_free(&col));
+    free(all);
+}
+
 /* Isendrecv and Isendrecv_replace, int and _c. */
 static void isendrecv(void) {
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -860,6 +892,7 @@ int main(int argc, char **argv) {
     partitioned();
     user_errors();
     type_attrs();
+    derived();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
