@@ -95,6 +95,7 @@ func freeComm(i int) {
 	e := &comms[i]
 	e.c, e.live = nil, false
 	e.gen = (e.gen + 1) & genMask
+	delete(commBufs, i) // its attached buffer, if any (bsend.go)
 	freeComms = append(freeComms, i)
 }
 

@@ -987,7 +987,7 @@ int PMPI_Buffer_attach(void *buffer, int size) {
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
     GUARD("MPI_Buffer_detach");
     MPI_Count n;
-    int rc = bcs_buffer_detach((void **)buffer_addr, &n, 0);
+    int rc = bcs_buffer_detach((void **)buffer_addr, size ? &n : NULL, 0);
     if (rc == MPI_SUCCESS)
         *size = (int)n; // at most INT_MAX: a larger buffer is refused
     return rc;

@@ -1136,3 +1136,43 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
 }
 
 WP(Type_create_keyval) WP(Type_free_keyval) WP(Type_set_attr) WP(Type_get_attr) WP(Type_delete_attr)
+
+// ---- Buffers of buffered sends, MPI 4.1 (bsend.go) ----
+
+int PMPI_Buffer_flush(void) {
+    GUARD("MPI_Buffer_flush");
+    return bcs_buffer_flush(NULL);
+}
+
+int PMPI_Comm_flush_buffer(MPI_Comm comm) {
+    GUARD("MPI_Comm_flush_buffer");
+    uintptr_t c = H(comm);
+    return bcs_buffer_flush(&c);
+}
+
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) {
+    GUARD("MPI_Comm_attach_buffer");
+    return bcs_comm_attach_buffer(H(comm), buffer, size, 0);
+}
+
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) {
+    GUARD("MPI_Comm_attach_buffer_c");
+    return bcs_comm_attach_buffer(H(comm), buffer, size, BCS_LARGE);
+}
+
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) {
+    GUARD("MPI_Comm_detach_buffer");
+    MPI_Count n;
+    int rc = bcs_comm_detach_buffer(H(comm), (void **)buffer_addr, size ? &n : NULL, 0);
+    if (rc == MPI_SUCCESS)
+        *size = (int)n; // at most INT_MAX: a larger buffer is refused
+    return rc;
+}
+
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) {
+    GUARD("MPI_Comm_detach_buffer_c");
+    return bcs_comm_detach_buffer(H(comm), (void **)buffer_addr, size, BCS_LARGE);
+}
+
+WP(Buffer_flush) WP(Comm_flush_buffer) WP(Comm_attach_buffer) WP(Comm_attach_buffer_c) WP(Comm_detach_buffer)
+WP(Comm_detach_buffer_c)

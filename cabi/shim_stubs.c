@@ -30,9 +30,6 @@ STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void
 STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
 STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
 
-STUB int PMPI_Buffer_flush(void) { return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_flush"); }
-STUB int MPI_Buffer_flush(void) { return PMPI_Buffer_flush(); }
-
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
@@ -42,29 +39,14 @@ STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_nam
 STUB int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_accept"); }
 STUB int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_accept(port_name, info, root, comm, newcomm); }
 
-STUB int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) { (void)size; (void)buffer; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_attach_buffer"); }
-STUB int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) { return PMPI_Comm_attach_buffer(comm, buffer, size); }
-
-STUB int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) { (void)size; (void)buffer; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_attach_buffer_c"); }
-STUB int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) { return PMPI_Comm_attach_buffer_c(comm, buffer, size); }
-
 STUB int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_connect"); }
 STUB int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_connect(port_name, info, root, comm, newcomm); }
 
 STUB int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { (void)newcomm; (void)errhandler; (void)info; (void)stringtag; (void)group; return bcs_unsupported((uintptr_t)newcomm, "MPI_Comm_create_from_group"); }
 STUB int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm); }
 
-STUB int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) { (void)size; (void)buffer_addr; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_detach_buffer"); }
-STUB int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) { return PMPI_Comm_detach_buffer(comm, buffer_addr, size); }
-
-STUB int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) { (void)size; (void)buffer_addr; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_detach_buffer_c"); }
-STUB int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) { return PMPI_Comm_detach_buffer_c(comm, buffer_addr, size); }
-
 STUB int PMPI_Comm_disconnect(MPI_Comm *comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_disconnect"); }
 STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm); }
-
-STUB int PMPI_Comm_flush_buffer(MPI_Comm comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_flush_buffer"); }
-STUB int MPI_Comm_flush_buffer(MPI_Comm comm) { return PMPI_Comm_flush_buffer(comm); }
 
 STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
 STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }

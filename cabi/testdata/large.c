@@ -2,7 +2,7 @@
  * collectives, persistent collectives (MPI_X_init) and their rules,
  * MPI_Bsend_init, MPI_Isendrecv(_replace), MPI_Reduce_local, MPI_Op_create_c
  * generalized requests, partitioned communication, user error classes,
- * attributes on datatypes, MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
+ * attributes on datatypes, the buffers of buffered sends (MPI 4.1), MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. Every result is checked against a
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
@@ -449,6 +449,39 @@ static void derived(void) {
     free(all);
 }
 
+/* Buffers of buffered sends: a communicator's, the process's, automatic. */
+static void buffers(void) {
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int out[2] = {val(rank, 0), val(rank, 1)}, in[2];
+    char small[MPI_BSEND_OVERHEAD + 4], big[4 * (MPI_BSEND_OVERHEAD + 64)];
+    void *p;
+    int n;
+    MPI_Count nc;
+    OK(MPI_Buffer_attach(big, sizeof big));
+    OK(MPI_Comm_attach_buffer(MPI_COMM_WORLD, small, sizeof small));
+    FAILS(MPI_Comm_attach_buffer(MPI_COMM_WORLD, small, sizeof small), MPI_ERR_BUFFER);
+    /* The communicator's buffer is used, and 8 bytes do not fit in it. */
+    FAILS(MPI_Bsend(out, 2, MPI_INT, right, 40, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    OK(MPI_Comm_flush_buffer(MPI_COMM_WORLD));
+    OK(MPI_Comm_detach_buffer(MPI_COMM_WORLD, &p, &n));
+    CHECK(p == small && n == (int)sizeof small, "Comm_detach_buffer gave %p %d", p, n);
+    OK(MPI_Bsend(out, 2, MPI_INT, right, 41, MPI_COMM_WORLD)); /* the process's buffer */
+    OK(MPI_Recv(in, 2, MPI_INT, left, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(in[1] == val(left, 1), "Bsend through the process's buffer %d", in[1]);
+    OK(MPI_Buffer_flush());
+    OK(MPI_Buffer_detach(&p, &n));
+    CHECK(p == big, "Buffer_detach gave %p", p);
+    OK(MPI_Comm_attach_buffer_c(MPI_COMM_WORLD, MPI_BUFFER_AUTOMATIC, 0));
+    for (int k = 0; k < 3; k++)
+        OK(MPI_Bsend(out, 2, MPI_INT, right, 42, MPI_COMM_WORLD));
+    for (int k = 0; k < 3; k++)
+        OK(MPI_Recv(in, 2, MPI_INT, left, 42, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    OK(MPI_Comm_detach_buffer_c(MPI_COMM_WORLD, &p, &nc));
+    CHECK(p == MPI_BUFFER_AUTOMATIC && nc == 0, "automatic buffer detached as %p %lld", p, (long long)nc);
+    FAILS(MPI_Comm_detach_buffer(MPI_COMM_WORLD, &p, &n), MPI_ERR_BUFFER);
+    OK(MPI_Buffer_flush()); /* nothing attached: nothing to flush */
+}
+
 /* Isendrecv and Isendrecv_replace, int and _c. */
 static void isendrecv(void) {
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -893,6 +926,7 @@ int main(int argc, char **argv) {
     user_errors();
     type_attrs();
     derived();
+    buffers();
     OK(MPI_Finalize());
     printf("large ok %d\n", rank);
     return 0;
