@@ -1176,3 +1176,28 @@ int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 
 WP(Buffer_flush) WP(Comm_flush_buffer) WP(Comm_attach_buffer) WP(Comm_attach_buffer_c) WP(Comm_detach_buffer)
 WP(Comm_detach_buffer_c)
+
+// MPI_Type_get_value_index: the predefined value-index pair type of
+// value_type and index_type (MINLOC and MAXLOC), or MPI_DATATYPE_NULL when
+// there is none.
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) {
+    GUARD("MPI_Type_get_value_index");
+    static const struct { MPI_Datatype v, i, pair; } m[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT}, {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT}, {MPI_SHORT, MPI_INT, MPI_SHORT_INT}, {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT}, {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION}, {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    int n, rc;
+    if ((rc = PMPI_Type_size(value_type, &n)) != MPI_SUCCESS || (rc = PMPI_Type_size(index_type, &n)) != MPI_SUCCESS)
+        return rc; // not datatypes: the error names them
+    if (pair_type == NULL)
+        return bcs_error(H(MPI_COMM_WORLD), "MPI_Type_get_value_index", MPI_ERR_ARG, "pair_type = NULL");
+    *pair_type = MPI_DATATYPE_NULL;
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)
+        if (m[k].v == value_type && m[k].i == index_type)
+            *pair_type = m[k].pair;
+    return MPI_SUCCESS;
+}
+
+WP(Type_get_value_index)

@@ -603,9 +603,6 @@ STUB int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { return PMPI
 STUB int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_real"); }
 STUB int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_real(p, r, newtype); }
 
-STUB int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { (void)pair_type; (void)index_type; (void)value_type; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_value_index"); }
-STUB int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { return PMPI_Type_get_value_index(value_type, index_type, pair_type); }
-
 STUB int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external"); }
 STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype); }
 

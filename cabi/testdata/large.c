@@ -270,7 +270,7 @@ static void grequests(void) {
     FAILS(MPI_Grequest_complete(MPI_REQUEST_NULL), MPI_ERR_REQUEST);
 }
 
-/* MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size. */
+/* MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size, MPI_Type_get_value_index. */
 static void maps(void) {
     int nr, dims[2] = {1, size > 1 ? size - 1 : 1}, periods[2] = {0, 0};
     OK(MPI_Cart_map(MPI_COMM_WORLD, 2, dims, periods, &nr));
@@ -286,6 +286,11 @@ static void maps(void) {
     OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &t));
     CHECK(t == MPI_INTEGER4, "Type_match_size integer 4");
     FAILS(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t), MPI_ERR_ARG);
+    OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &t));
+    CHECK(t == MPI_DOUBLE_INT, "Type_get_value_index(double, int)");
+    OK(MPI_Type_get_value_index(MPI_FLOAT, MPI_FLOAT, &t));
+    CHECK(t == MPI_DATATYPE_NULL, "Type_get_value_index(float, float) is no predefined pair");
+    FAILS(MPI_Type_get_value_index(MPI_DOUBLE, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE);
 }
 
 /* Partitioned communication: 4 partitions of 2 ints to the right. */
