@@ -6,81 +6,185 @@ package main
 import "C"
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
 // Buffered sends copy the message out of the caller's buffer and send the
-// copy; the attached buffer (MPI_Buffer_attach) bounds how many bytes may be
-// pending, counting MPI_BSEND_OVERHEAD per message as the standard's
-// accounting does. Pending sends are reclaimed, with mpiapi's Test (which
-// the MMDS records), when a new one needs room, and waited for by
-// MPI_Buffer_detach and MPI_Finalize.
+// copy; the attached buffer bounds how many bytes may be pending, counting
+// MPI_BSEND_OVERHEAD per message as the standard's accounting does. A
+// send uses its communicator's buffer (MPI_Comm_attach_buffer) if it has
+// one, else the process's (MPI_Buffer_attach). MPI_BUFFER_AUTOMATIC as the
+// buffer means no bound. Pending sends are reclaimed, with mpiapi's Test
+// (which the MMDS records), when a new one needs room, and waited for by
+// MPI_Buffer_detach, MPI_Comm_detach_buffer, the flush calls
+// (MPI_Buffer_flush, MPI_Comm_flush_buffer) and MPI_Finalize. The
+// non-blocking flushes and the session buffers are stubs.
+
+// bbuf is an attached buffer.
+type bbuf struct {
+	p    unsafe.Pointer
+	size int
+	auto bool // MPI_BUFFER_AUTOMATIC: no bound
+}
 
 type bsendMsg struct {
 	r     *mpiapi.Request
 	bytes int
+	owner *bbuf
 }
 
+const hBufferAutomatic = 2 // MPI_BUFFER_AUTOMATIC
+
 var (
-	bsendBuf  unsafe.Pointer
-	bsendSize int
-	bsendOn   bool
-	bsends    []bsendMsg
+	procBuf  *bbuf             // MPI_Buffer_attach's, nil when none
+	commBufs = map[int]*bbuf{} // by communicator slot
+	bsends   []bsendMsg
 )
 
+// attach checks and makes a buffer.
+func attach(ci int, call string, have *bbuf, buf unsafe.Pointer, size int64) (*bbuf, C.int) {
+	if have != nil {
+		if have.auto {
+			return nil, fail(ci, call, errBuffer, "MPI_BUFFER_AUTOMATIC is already attached; detach it first")
+		}
+		return nil, fail(ci, call, errBuffer, "a buffer of %d bytes is already attached; detach it first", have.size)
+	}
+	if uintptr(buf) == hBufferAutomatic {
+		return &bbuf{p: buf, auto: true}, 0
+	}
+	if size < 0 || (buf == nil && size > 0) {
+		return nil, fail(ci, call, errBuffer, "buffer = %p with size = %d", buf, size)
+	}
+	return &bbuf{p: buf, size: int(size)}, 0
+}
+
 //export bcs_buffer_attach
-func bcs_buffer_attach(buf unsafe.Pointer, size C.int) C.int {
-	const call = "MPI_Buffer_attach"
+func bcs_buffer_attach(buf unsafe.Pointer, size C.MPI_Count, mode C.int) C.int {
+	call := pick(mode, "MPI_Buffer_attach", "MPI_Buffer_attach_c")
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
-	if bsendOn {
-		return fail(0, call, errBuffer, "a buffer of %d bytes is already attached; detach it first", bsendSize)
+	b, rc := attach(0, call, procBuf, buf, int64(size))
+	if rc != 0 {
+		return rc
 	}
-	if size < 0 || (buf == nil && size > 0) {
-		return fail(0, call, errBuffer, "buffer = %p with size = %d", buf, int(size))
-	}
-	bsendBuf, bsendSize, bsendOn = buf, int(size), true
+	procBuf = b
 	return 0
 }
 
-// bsendWait waits for every pending buffered send.
-func bsendWait() error {
-	if len(bsends) == 0 {
+// bsendWait waits for every pending buffered send of owner (nil: all).
+func bsendWait(owner *bbuf) error {
+	var rs []*mpiapi.Request
+	live := bsends[:0]
+	for _, m := range bsends {
+		if owner == nil || m.owner == owner {
+			rs = append(rs, m.r)
+		} else {
+			live = append(live, m)
+		}
+	}
+	clear(bsends[len(live):])
+	bsends = live
+	if len(rs) == 0 {
 		return nil
 	}
-	rs := make([]*mpiapi.Request, len(bsends))
-	for i, m := range bsends {
-		rs[i] = m.r
-	}
-	bsends = bsends[:0]
 	return mpiapi.Waitall(rs...)
 }
 
+// detach waits for b's pending sends and gives its address and size.
+func detach(ci int, call string, b *bbuf, bufAddr *unsafe.Pointer, size *C.MPI_Count, mode C.int) C.int {
+	if b == nil {
+		return fail(ci, call, errBuffer, "no buffer is attached")
+	}
+	if mode&C.BCS_LARGE == 0 && b.size > math.MaxInt32 {
+		return fail(ci, call, errCount, "the attached buffer has %d bytes, more than an int holds; detach it with the _c form", b.size)
+	}
+	if bufAddr == nil || size == nil {
+		return fail(ci, call, errArg, "buffer_addr or size = NULL")
+	}
+	if err := bsendWait(b); err != nil {
+		return failErr(ci, err)
+	}
+	*bufAddr, *size = b.p, C.MPI_Count(b.size)
+	return 0
+}
+
 //export bcs_buffer_detach
-func bcs_buffer_detach(bufAddr *unsafe.Pointer, size *C.int) C.int {
-	const call = "MPI_Buffer_detach"
+func bcs_buffer_detach(bufAddr *unsafe.Pointer, size *C.MPI_Count, mode C.int) C.int {
+	call := pick(mode, "MPI_Buffer_detach", "MPI_Buffer_detach_c")
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
-	if !bsendOn {
-		return fail(0, call, errBuffer, "no buffer is attached")
+	if rc := detach(0, call, procBuf, bufAddr, size, mode); rc != 0 {
+		return rc
 	}
-	if err := bsendWait(); err != nil {
-		return failErr(0, err)
+	procBuf = nil
+	return 0
+}
+
+// bcs_buffer_flush is MPI_Buffer_flush (comm NULL: every pending buffered
+// send of the process's buffer) and MPI_Comm_flush_buffer.
+//
+//export bcs_buffer_flush
+func bcs_buffer_flush(commH *C.uintptr_t) C.int {
+	call, ci := "MPI_Buffer_flush", 0
+	if commH != nil {
+		call = "MPI_Comm_flush_buffer"
 	}
-	*bufAddr, *size = bsendBuf, C.int(bsendSize)
-	bsendBuf, bsendSize, bsendOn = nil, 0, false
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	owner := procBuf
+	if commH != nil {
+		var rc C.int
+		if ci, rc = comm(call, uintptr(*commH)); rc != 0 {
+			return rc
+		}
+		owner = commBufs[ci]
+	}
+	if owner == nil {
+		return 0 // nothing attached: nothing pending
+	}
+	return failErr(ci, bsendWait(owner))
+}
+
+//export bcs_comm_attach_buffer
+func bcs_comm_attach_buffer(commH C.uintptr_t, buf unsafe.Pointer, size C.MPI_Count, mode C.int) C.int {
+	call := pick(mode, "MPI_Comm_attach_buffer", "MPI_Comm_attach_buffer_c")
+	ci, rc := enterComm(call, uintptr(commH))
+	if rc != 0 {
+		return rc
+	}
+	b, rc := attach(ci, call, commBufs[ci], buf, int64(size))
+	if rc != 0 {
+		return rc
+	}
+	commBufs[ci] = b
+	return 0
+}
+
+//export bcs_comm_detach_buffer
+func bcs_comm_detach_buffer(commH C.uintptr_t, bufAddr *unsafe.Pointer, size *C.MPI_Count, mode C.int) C.int {
+	call := pick(mode, "MPI_Comm_detach_buffer", "MPI_Comm_detach_buffer_c")
+	ci, rc := enterComm(call, uintptr(commH))
+	if rc != 0 {
+		return rc
+	}
+	if rc := detach(ci, call, commBufs[ci], bufAddr, size, mode); rc != 0 {
+		return rc
+	}
+	delete(commBufs, ci)
 	return 0
 }
 
 //export bcs_bsend
-func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	call := "MPI_Bsend"
+func bcs_bsend(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	call := pick(mode, "MPI_Bsend", "MPI_Bsend_c")
 	if out != nil {
-		call = "MPI_Ibsend"
+		call = pick(mode, "MPI_Ibsend", "MPI_Ibsend_c")
 	}
 	if rc := enter(call); rc != 0 {
 		return rc
@@ -89,21 +193,43 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 	if rc != 0 {
 		return rc
 	}
-	done := func() C.int {
-		if out != nil {
-			*out = C.uintptr_t(newReq(nil, &localReq{ci: a.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, a.ci))
-		}
+	if rc := bsendCore(call, a); rc != 0 {
+		return rc
+	}
+	if out != nil {
+		*out = C.uintptr_t(newReq(nil, doneReq(a.ci), a.ci))
+	}
+	return 0
+}
+
+// doneReq is a local request that has completed with an empty status.
+func doneReq(ci int) *localReq {
+	return &localReq{ci: ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}
+}
+
+// startBsend starts a persistent buffered send (MPI_Bsend_init): the
+// message is copied out at once, so the request is complete.
+func startBsend(call string, e *reqEntry, a p2p) C.int {
+	if rc := bsendCore(call, a); rc != 0 {
+		return rc
+	}
+	e.loc = doneReq(a.ci)
+	return 0
+}
+
+// bsendCore sends a's message as a buffered send: a copy, counted against
+// the attached buffer.
+func bsendCore(call string, a p2p) C.int {
+	if a.peer == mpiapi.ProcNull {
+		a.release()
 		return 0
 	}
-	if a.peer == mpiapi.ProcNull || a.c == nil {
-		if a.c == nil {
-			localSend(a) // copies the message
-		}
-		a.release()
-		return done()
+	owner := commBufs[a.ci]
+	if owner == nil {
+		owner = procBuf
 	}
-	if !bsendOn {
-		return fail(a.ci, call, errBuffer, "no buffer is attached; call MPI_Buffer_attach first")
+	if owner == nil {
+		return fail(a.ci, call, errBuffer, "no buffer is attached; call MPI_Buffer_attach or MPI_Comm_attach_buffer first")
 	}
 	need := len(a.buf) + C.MPI_BSEND_OVERHEAD
 	used := 0
@@ -116,11 +242,19 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 			continue
 		}
 		live = append(live, m)
-		used += m.bytes
+		if m.owner == owner {
+			used += m.bytes
+		}
 	}
+	clear(bsends[len(live):])
 	bsends = live
-	if used+need > bsendSize {
-		return fail(a.ci, call, errBuffer, "the attached buffer of %d bytes holds %d bytes of pending messages; %d more (the message and MPI_BSEND_OVERHEAD) do not fit", bsendSize, used, need)
+	if !owner.auto && used+need > owner.size {
+		return fail(a.ci, call, errBuffer, "the attached buffer of %d bytes holds %d bytes of pending messages; %d more (the message and MPI_BSEND_OVERHEAD) do not fit", owner.size, used, need)
+	}
+	if a.c == nil { // a one-process communicator: copied and complete at once (local.go)
+		localSend(a)
+		a.release()
+		return 0
 	}
 	msg := append([]byte(nil), a.buf...)
 	a.release()
@@ -129,6 +263,6 @@ func bcs_bsend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 	if err != nil {
 		return failErr(a.ci, err)
 	}
-	bsends = append(bsends, bsendMsg{r: r, bytes: need})
-	return done()
+	bsends = append(bsends, bsendMsg{r: r, bytes: need, owner: owner})
+	return 0
 }

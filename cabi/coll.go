@@ -38,9 +38,40 @@ var collNames = [C.BCS_NCOLLS][2]string{
 	C.BCS_ALLGATHERV: {"MPI_Allgatherv", "MPI_Iallgatherv"}, C.BCS_ALLTOALLV: {"MPI_Alltoallv", "MPI_Ialltoallv"},
 }
 
+// collName names a collective by its variant: blocking or non-blocking
+// (nb), persistent (mode has C.BCS_PERSIST: MPI_X_init), large-count
+// (C.BCS_LARGE: MPI_X_c). The names are made once (collVariants).
+func collName(which int, nb bool, mode C.int) string {
+	v := int(mode & (C.BCS_LARGE | C.BCS_PERSIST))
+	if nb && mode&C.BCS_PERSIST == 0 {
+		v |= 4
+	}
+	return collVariants[which][v]
+}
+
+var collVariants = func() (t [C.BCS_NCOLLS][8]string) {
+	for w, n := range collNames {
+		for v := range 8 {
+			name := n[0]
+			switch {
+			case v&C.BCS_PERSIST != 0:
+				name += "_init"
+			case v&4 != 0:
+				name = n[1]
+			}
+			if v&C.BCS_LARGE != 0 {
+				name += "_c"
+			}
+			t[w][v] = name
+		}
+	}
+	return t
+}()
+
 // collCall is one collective call being checked.
 type collCall struct {
 	name       string
+	mode       C.int // C.BCS_LARGE, C.BCS_PERSIST, C.BCS_RUN
 	ci         int
 	size, rank int
 	a          collArgs
@@ -48,13 +79,10 @@ type collCall struct {
 	post       []func() // unpacks of staged receive buffers, run at completion
 }
 
-func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t) (*collCall, C.int) {
-	nb := 0
-	if out != nil {
-		nb = 1
-	}
-	k := &collCall{name: collNames[which][nb], out: out, size: 1}
-	k.a.which, k.a.nb = int(which), out != nil
+func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*collCall, C.int) {
+	persist := mode&C.BCS_PERSIST != 0
+	k := &collCall{name: collName(int(which), out != nil, mode), out: out, size: 1, mode: mode}
+	k.a.which, k.a.nb = int(which), out != nil || persist
 	if rc := enter(k.name); rc != 0 {
 		return nil, rc
 	}
@@ -81,9 +109,12 @@ func (k *collCall) root(root C.int) C.int {
 	return 0
 }
 
-func (k *collCall) count(what string, n C.int) C.int {
+func (k *collCall) count(what string, n C.MPI_Count) C.int {
 	if n < 0 {
-		return k.fail(errCount, "%s = %d, want >= 0", what, int(n))
+		return k.fail(errCount, "%s = %d, want >= 0", what, int64(n))
+	}
+	if int64(n) > maxTypeBytes {
+		return k.fail(errCount, "%s = %d, want at most %d (bcsmpi's bound on the items of one call)", what, int64(n), int64(maxTypeBytes))
 	}
 	return 0
 }
@@ -110,22 +141,36 @@ func (k *collCall) datatype(what string, h C.uintptr_t) (dtype, C.int) {
 	return datatype(k.ci, k.name, what, uintptr(h))
 }
 
-// ints reads size counts or displacements from C; counts must be >= 0.
-func (k *collCall) ints(what string, p *C.int, counts bool) ([]int, C.int) {
+// ints reads size counts or displacements from C (ints, or MPI_Count and
+// MPI_Aint in the large-count forms); counts must be >= 0.
+func (k *collCall) ints(what string, p unsafe.Pointer, counts bool) ([]int, C.int) {
 	if p == nil {
 		return nil, k.fail(errArg, "%s = NULL", what)
 	}
 	out := make([]int, k.size)
-	for i, v := range unsafe.Slice(p, k.size) {
+	for i := range out {
+		v := k.at(p, i)
+		if v > maxTypeBytes {
+			return nil, k.fail(errCount, "%s[%d] = %d, want at most %d (bcsmpi's bound on the items of one call)", what, i, v, int64(maxTypeBytes))
+		}
 		if v < 0 {
 			if counts {
-				return nil, k.fail(errCount, "%s[%d] = %d, want >= 0", what, i, int(v))
+				return nil, k.fail(errCount, "%s[%d] = %d, want >= 0", what, i, v)
 			}
-			return nil, k.fail(errArg, "%s[%d] = %d, want >= 0 (bcsmpi takes no negative displacements yet)", what, i, int(v))
+			return nil, k.fail(errArg, "%s[%d] = %d, want >= 0 (bcsmpi takes no negative displacements yet)", what, i, v)
 		}
 		out[i] = int(v)
 	}
 	return out, 0
+}
+
+// at reads entry i of a C array of counts or displacements: an int, or in
+// the large-count forms an MPI_Count or MPI_Aint (both 64 bits).
+func (k *collCall) at(p unsafe.Pointer, i int) int64 {
+	if k.mode&C.BCS_LARGE != 0 {
+		return *(*int64)(unsafe.Add(p, 8*i))
+	}
+	return int64(*(*C.int)(unsafe.Add(p, 4*i)))
 }
 
 // span is the elements a (counts, displs) buffer covers.
@@ -225,6 +270,9 @@ func (k *collCall) finish() {
 // kind's collectives on a communicator of the runtime, or as local, the
 // copies of a one-process communicator.
 func (k *collCall) start(kind int, local func()) C.int {
+	if k.mode&C.BCS_PERSIST != 0 && k.out == nil {
+		return 0 // MPI_X_init: checked; persist.go makes the request
+	}
 	var impl collective
 	if k.a.which != C.BCS_BARRIER {
 		impl = collectiveOf(kind)
@@ -275,8 +323,11 @@ func copyElems(dst, src unsafe.Pointer, n, es int) {
 func at(p unsafe.Pointer, i, es int) unsafe.Pointer { return unsafe.Add(p, i*es) }
 
 //export bcs_barrier
-func bcs_barrier(h C.uintptr_t, out *C.uintptr_t) C.int {
-	k, rc := newCollCall(C.BCS_BARRIER, h, out)
+func bcs_barrier(h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	if isInit(mode) {
+		return persistColl(C.BCS_BARRIER, h, out, mode, func(o *C.uintptr_t, m C.int) C.int { return bcs_barrier(h, o, m) })
+	}
+	k, rc := newCollCall(C.BCS_BARRIER, h, out, mode)
 	if rc != 0 {
 		return rc
 	}
@@ -284,8 +335,11 @@ func bcs_barrier(h C.uintptr_t, out *C.uintptr_t) C.int {
 }
 
 //export bcs_bcast
-func bcs_bcast(buf unsafe.Pointer, n C.int, dt C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t) C.int {
-	k, rc := newCollCall(C.BCS_BCAST, h, out)
+func bcs_bcast(buf unsafe.Pointer, n C.MPI_Count, dt C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	if isInit(mode) {
+		return persistColl(C.BCS_BCAST, h, out, mode, func(o *C.uintptr_t, m C.int) C.int { return bcs_bcast(buf, n, dt, root, h, o, m) })
+	}
+	k, rc := newCollCall(C.BCS_BCAST, h, out, mode)
 	if rc != 0 {
 		return rc
 	}
@@ -315,8 +369,13 @@ func bcs_bcast(buf unsafe.Pointer, n C.int, dt C.uintptr_t, root C.int, h C.uint
 // the count of each member's block) and Reduce_scatter (counts).
 //
 //export bcs_reduce
-func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.int, counts *C.int, dt, op C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t) C.int {
-	k, rc := newCollCall(which, h, out)
+func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts unsafe.Pointer, dt, op C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	if isInit(mode) {
+		return persistColl(which, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
+			return bcs_reduce(which, send, recv, n, counts, dt, op, root, h, o, m)
+		})
+	}
+	k, rc := newCollCall(which, h, out, mode)
 	if rc != 0 {
 		return rc
 	}
@@ -435,9 +494,14 @@ func (k *collCall) blockKind(st, rt dtype, scount, rcount int, sendSig, recvSig 
 // in elements must be equal where both sides are significant.
 //
 //export bcs_blocks
-func bcs_blocks(which C.int, send unsafe.Pointer, scount C.int, stype C.uintptr_t,
-	recv unsafe.Pointer, rcount C.int, rtype C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t) C.int {
-	k, rc := newCollCall(which, h, out)
+func bcs_blocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, stype C.uintptr_t,
+	recv unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	if isInit(mode) {
+		return persistColl(which, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
+			return bcs_blocks(which, send, scount, stype, recv, rcount, rtype, root, h, o, m)
+		})
+	}
+	k, rc := newCollCall(which, h, out, mode)
 	if rc != 0 {
 		return rc
 	}
@@ -554,9 +618,14 @@ func (k *collCall) buffers(send, recv *unsafe.Pointer, sendLen, recvLen int, sen
 // bcs_vblocks is Gatherv, Scatterv, Allgatherv and Alltoallv.
 //
 //export bcs_vblocks
-func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.int, scounts, sdispls *C.int, stype C.uintptr_t,
-	recv unsafe.Pointer, rcount C.int, rcounts, rdispls *C.int, rtype C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t) C.int {
-	k, rc := newCollCall(which, h, out)
+func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sdispls unsafe.Pointer, stype C.uintptr_t,
+	recv unsafe.Pointer, rcount C.MPI_Count, rcounts, rdispls unsafe.Pointer, rtype C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	if isInit(mode) {
+		return persistColl(which, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
+			return bcs_vblocks(which, send, scount, scounts, sdispls, stype, recv, rcount, rcounts, rdispls, rtype, root, h, o, m)
+		})
+	}
+	k, rc := newCollCall(which, h, out, mode)
 	if rc != 0 {
 		return rc
 	}

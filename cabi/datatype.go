@@ -1034,6 +1034,11 @@ func bcs_type_create(combiner, large C.int, ni C.int, ints *C.int, na C.int, ain
 		}
 	}
 	*out = C.uintptr_t(newTypeHandle(t))
+	if t.combiner == combDup { // the attributes' copy callbacks (typeattr.go)
+		if rc := copyTypeAttrs(call, uintptr(unsafe.Slice(types, int(nt))[0]), uintptr(*out)); rc != 0 {
+			return rc
+		}
+	}
 	return 0
 }
 
@@ -1075,6 +1080,9 @@ func bcs_type_free(h *C.uintptr_t) C.int {
 	}
 	if t.predefined() {
 		return fail(0, call, errType, "datatype = %s is predefined and cannot be freed", t.name)
+	}
+	if rc := deleteTypeAttrs(call, uintptr(*h)); rc != 0 { // typeattr.go
+		return rc
 	}
 	_, i, _ := splitHandle(uintptr(*h))
 	e := &typeSlots[i]

@@ -84,7 +84,7 @@ func bcs_finalize() C.int {
 		}
 		return 0
 	}
-	if err := bsendWait(); err != nil {
+	if err := bsendWait(nil); err != nil {
 		return failErr(0, err)
 	}
 	if len(detached) > 0 {

@@ -25,12 +25,16 @@ const errInStatus = 19
 func reqError(i int) (int, string) {
 	e := &reqs[i]
 	if e.loc != nil {
+		e.loc.gquery() // grequest.go
 		if e.loc.class == 0 {
 			return 0, ""
 		}
 		return e.loc.class, fmt.Sprintf("rank %d: %s", worldRank, e.loc.msg)
 	}
 	err := e.r.Err()
+	if err == nil {
+		err = e.alsoErr // MPI_Isendrecv's send
+	}
 	if err == nil {
 		return 0, ""
 	}
@@ -84,6 +88,8 @@ func someDone(call string, handles []C.uintptr_t, slots []int, idx []C.int, sts 
 				if !e.loc.done {
 					continue
 				}
+			} else if !e.sendDone(false) {
+				continue
 			} else if done, _, _ := mpiapi.Test(e.r); !done {
 				continue
 			}

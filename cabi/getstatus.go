@@ -32,6 +32,11 @@ func peek(call string, i int, st *C.MPI_Status) (bool, C.int) {
 		}
 		return true, 0
 	}
+	if e.also != nil { // MPI_Isendrecv: finished when its send has too
+		if done, _, _ := mpiapi.GetStatus(e.also); !done {
+			return false, 0
+		}
+	}
 	done, s, err := mpiapi.GetStatus(e.r)
 	if !done {
 		return false, failErr(e.comm, err)

@@ -65,6 +65,8 @@ type reqEntry struct {
 	live    bool
 	mark    uint64          // the array call that last saw this slot (duplicate check)
 	unpack  func(bytes int) // run at completion: a staged receive unpacks (datatype.go)
+	also    *mpiapi.Request // MPI_Isendrecv: its send, while it runs (r is its receive; isendrecv.go)
+	alsoErr error           // the send's error, once it completed
 }
 
 var (
@@ -93,6 +95,7 @@ func freeComm(i int) {
 	e := &comms[i]
 	e.c, e.live = nil, false
 	e.gen = (e.gen + 1) & genMask
+	delete(commBufs, i) // its attached buffer, if any (bsend.go)
 	freeComms = append(freeComms, i)
 }
 
@@ -112,6 +115,7 @@ func newReq(r *mpiapi.Request, loc *localReq, comm int) uintptr {
 func freeReq(i int) {
 	e := &reqs[i]
 	e.r, e.loc, e.persist, e.unpack, e.live = nil, nil, nil, nil, false
+	e.also, e.alsoErr = nil, nil
 	e.gen = (e.gen + 1) & genMask
 	freeReqs = append(freeReqs, i)
 }

@@ -34,6 +34,8 @@ type localReq struct {
 	// A synchronous send (sync.go) is done when a receive takes its message;
 	// cancelled: MPI_Cancel withdrew the request.
 	cancelled bool
+	g         *greq       // a generalized request (grequest.go)
+	part      *persistent // a partitioned send waiting for its partitions (partition.go)
 }
 
 type localMsg struct {
@@ -110,6 +112,16 @@ func localRecv(call string, a p2p) *localReq {
 
 // localDeadlock reports a local receive that can never complete.
 func localDeadlock(call string, r *localReq) C.int {
+	if p := r.part; p != nil {
+		k := 0
+		for k < p.parts && p.ready[k] {
+			k++
+		}
+		return fail(r.ci, call, errOther, "deadlock: partition %d of the partitioned send (%d of %d ready) was not marked with MPI_Pready, and no other thread can mark it while this one waits (bcsmpi provides MPI_THREAD_FUNNELED)", k, p.nready, p.parts)
+	}
+	if r.g != nil {
+		return fail(r.ci, call, errOther, "deadlock: the generalized request is not complete, and no other thread can call MPI_Grequest_complete while this one waits (bcsmpi provides MPI_THREAD_FUNNELED)")
+	}
 	if !r.recv {
 		return fail(r.ci, call, errOther, "deadlock: the synchronous send (tag %s) on a one-process communicator has no matching receive, and this process is the only one that could post it", tagName(r.rtag))
 	}
@@ -125,6 +137,7 @@ func tagName(t int) string {
 
 // result raises a completed local request's error, if any.
 func (r *localReq) result(call string) C.int {
+	r.gquery() // grequest.go
 	if r.class != 0 {
 		return fail(r.ci, call, r.class, "%s", r.msg)
 	}
@@ -132,6 +145,11 @@ func (r *localReq) result(call string) C.int {
 }
 
 func (r *localReq) status(st *C.MPI_Status, class int) {
+	if r.g != nil {
+		r.gquery()
+		r.gstatus(st, class)
+		return
+	}
 	src, t := r.source, r.rtag
 	if src == mpiapi.ProcNull {
 		src = C.MPI_PROC_NULL

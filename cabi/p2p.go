@@ -17,6 +17,15 @@ import (
 // contiguous type). A non-contiguous datatype moves through a staging
 // buffer (p2p.buffer in types.go).
 
+// pick names a call by its variant: plain, or the large-count form (mode
+// has C.BCS_LARGE: the C wrapper took MPI_Count counts).
+func pick(mode C.int, plain, large string) string {
+	if mode&C.BCS_LARGE != 0 {
+		return large
+	}
+	return plain
+}
+
 // peer converts a rank argument from the ABI's sentinels to mpiapi's.
 func peer(ci int, call, what string, r C.int, size int, wildcard bool) (int, C.int) {
 	switch {
@@ -92,7 +101,7 @@ type p2p struct {
 }
 
 // p2pArgs checks the arguments of a point-to-point call.
-func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, recv bool) (p2p, C.int) {
+func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, r, t C.int, recv bool) (p2p, C.int) {
 	what := "dest"
 	if recv {
 		what = "source"
@@ -106,7 +115,7 @@ func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt
 	if rc != 0 {
 		return a, rc
 	}
-	if rc = a.buffer(call, "buf", buf, count, typ, recv); rc != 0 {
+	if rc = a.buffer64(call, "buf", buf, int64(count), typ, recv); rc != 0 {
 		return a, rc
 	}
 	size := 1
@@ -130,8 +139,8 @@ func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.int, dt
 }
 
 //export bcs_send
-func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t) C.int {
-	const call = "MPI_Send"
+func bcs_send(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, mode C.int) C.int {
+	call := pick(mode, "MPI_Send", "MPI_Send_c")
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
@@ -151,8 +160,8 @@ func bcs_send(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, co
 }
 
 //export bcs_recv
-func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
-	const call = "MPI_Recv"
+func bcs_recv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, st *C.MPI_Status, mode C.int) C.int {
+	call := pick(mode, "MPI_Recv", "MPI_Recv_c")
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
@@ -172,7 +181,7 @@ func bcs_recv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, 
 	return rc
 }
 
-func istart(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
+func istart(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
@@ -216,19 +225,19 @@ func setUnpack(h C.uintptr_t, f func(int)) {
 }
 
 //export bcs_isend
-func bcs_isend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	return istart("MPI_Isend", buf, count, dt, dest, t, commH, out, false)
+func bcs_isend(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	return istart(pick(mode, "MPI_Isend", "MPI_Isend_c"), buf, count, dt, dest, t, commH, out, false)
 }
 
 //export bcs_irecv
-func bcs_irecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	return istart("MPI_Irecv", buf, count, dt, source, t, commH, out, true)
+func bcs_irecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	return istart(pick(mode, "MPI_Irecv", "MPI_Irecv_c"), buf, count, dt, source, t, commH, out, true)
 }
 
 //export bcs_sendrecv
-func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, stag C.int,
-	rbuf unsafe.Pointer, rcount C.int, rtype C.uintptr_t, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
-	const call = "MPI_Sendrecv"
+func bcs_sendrecv(sbuf unsafe.Pointer, scount C.MPI_Count, stype C.uintptr_t, dest, stag C.int,
+	rbuf unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status, mode C.int) C.int {
+	call := pick(mode, "MPI_Sendrecv", "MPI_Sendrecv_c")
 	s, r, rc := sendrecvArgs(call, commH, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag)
 	if rc != 0 {
 		return rc
@@ -238,8 +247,8 @@ func bcs_sendrecv(sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, st
 
 // sendrecvArgs is the prologue of MPI_Sendrecv and MPI_Sendrecv_replace:
 // the send's and the receive's arguments, checked.
-func sendrecvArgs(call string, commH C.uintptr_t, sbuf unsafe.Pointer, scount C.int, stype C.uintptr_t, dest, stag C.int,
-	rbuf unsafe.Pointer, rcount C.int, rtype C.uintptr_t, source, rtag C.int) (s, r p2p, rc C.int) {
+func sendrecvArgs(call string, commH C.uintptr_t, sbuf unsafe.Pointer, scount C.MPI_Count, stype C.uintptr_t, dest, stag C.int,
+	rbuf unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t, source, rtag C.int) (s, r p2p, rc C.int) {
 	if rc = enter(call); rc != 0 {
 		return s, r, rc
 	}
@@ -270,8 +279,8 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 // bytes are copied (or packed) out first.
 //
 //export bcs_sendrecv_replace
-func bcs_sendrecv_replace(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, stag, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
-	const call = "MPI_Sendrecv_replace"
+func bcs_sendrecv_replace(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, stag, source, rtag C.int, commH C.uintptr_t, st *C.MPI_Status, mode C.int) C.int {
+	call := pick(mode, "MPI_Sendrecv_replace", "MPI_Sendrecv_replace_c")
 	s, r, rc := sendrecvArgs(call, commH, buf, count, dt, dest, stag, buf, count, dt, source, rtag)
 	if rc != 0 {
 		return rc

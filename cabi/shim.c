@@ -236,7 +236,11 @@ double PMPI_Wtime(void) {
 
 double PMPI_Wtick(void) { return 1e-9; }
 
+int bcs_user_error(int code, int *class, const char **text); // shim_large.c
+
 int PMPI_Error_class(int errorcode, int *errorclass) {
+    if (bcs_user_error(errorcode, errorclass, NULL))
+        return MPI_SUCCESS;
     if (bcs_class_name(errorcode) == NULL)
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Error_class", MPI_ERR_ARG, "errorcode is not an error class or code of bcsmpi");
     *errorclass = errorcode;
@@ -244,6 +248,9 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
 }
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    const char *text;
+    if (bcs_user_error(errorcode, NULL, &text))
+        return bcs_copy_string(text, string, MPI_MAX_ERROR_STRING, resultlen);
     const char *name = bcs_class_name(errorcode);
     if (name == NULL)
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Error_string", MPI_ERR_ARG, "errorcode is not an error class or code of bcsmpi");
@@ -304,6 +311,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
 static int bcs_attr_tag_ub = (1 << 30) - 1, bcs_attr_host = MPI_PROC_NULL,
            bcs_attr_io = MPI_ANY_SOURCE, bcs_attr_wtime_is_global = 0,
            bcs_attr_universe_size, bcs_attr_lastusedcode = MPI_ERR_ABI;
+void bcs_set_lastusedcode(int code) { bcs_attr_lastusedcode = code; } // MPI_Add_error_class/code
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
     GUARD("MPI_Comm_get_attr");
@@ -921,22 +929,22 @@ DW(Pack) DW(Unpack) DW(Pack_size) DW(Pack_c) DW(Unpack_c) DW(Pack_size_c)
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
     GUARD("MPI_Send");
-    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm));
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm), 0);
 }
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
     GUARD("MPI_Recv");
-    return bcs_recv(buf, count, H(datatype), source, tag, H(comm), status);
+    return bcs_recv(buf, count, H(datatype), source, tag, H(comm), status, 0);
 }
 
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Isend");
-    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Irecv");
-    return bcs_irecv(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request);
+    return bcs_irecv(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -944,62 +952,66 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                   MPI_Comm comm, MPI_Status *status) {
     GUARD("MPI_Sendrecv");
     return bcs_sendrecv((void *)sendbuf, sendcount, H(sendtype), dest, sendtag, recvbuf, recvcount,
-                        H(recvtype), source, recvtag, H(comm), status);
+                        H(recvtype), source, recvtag, H(comm), status, 0);
 }
 
 // A ready send may be a standard send: the standard allows it, and the
 // runtime gains nothing from knowing the receive is posted.
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
     GUARD("MPI_Rsend");
-    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm));
+    return bcs_send((void *)buf, count, H(datatype), dest, tag, H(comm), 0);
 }
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Irsend");
-    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
     GUARD("MPI_Bsend");
-    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL);
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL, 0);
 }
 
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Ibsend");
     if (request == NULL)
         return bcs_error(H(comm), "MPI_Ibsend", MPI_ERR_ARG, "request = NULL");
-    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Buffer_attach(void *buffer, int size) {
     GUARD("MPI_Buffer_attach");
-    return bcs_buffer_attach(buffer, size);
+    return bcs_buffer_attach(buffer, size, 0);
 }
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
     GUARD("MPI_Buffer_detach");
-    return bcs_buffer_detach((void **)buffer_addr, size);
+    MPI_Count n;
+    int rc = bcs_buffer_detach((void **)buffer_addr, size ? &n : NULL, 0);
+    if (rc == MPI_SUCCESS)
+        *size = (int)n; // at most INT_MAX: a larger buffer is refused
+    return rc;
 }
 
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Status *status) {
     GUARD("MPI_Sendrecv_replace");
-    return bcs_sendrecv_replace(buf, count, H(datatype), dest, sendtag, source, recvtag, H(comm), status);
+    return bcs_sendrecv_replace(buf, count, H(datatype), dest, sendtag, source, recvtag, H(comm), status, 0);
 }
 
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Send_init");
-    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Recv_init");
-    return bcs_recv_init(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request);
+    return bcs_recv_init(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Start(MPI_Request *request) {
     GUARD("MPI_Start");
-    return bcs_startall(1, (uintptr_t *)request);
+    return bcs_startall(-1, (uintptr_t *)request); // one request, named MPI_Start
 }
 
 int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
@@ -1097,6 +1109,10 @@ int PMPI_Op_commutative(MPI_Op op, int *commute) {
 
 // bcs_call_op applies a user operation (Go cannot call C function pointers).
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) {
+    if (bcs_op_is_large(fn)) { // from MPI_Op_create_c (shim_large.c)
+        bcs_call_op_c(fn, in, inout, len, datatype);
+        return;
+    }
     MPI_Datatype t = (MPI_Datatype)datatype;
     ((MPI_User_function *)fn)(in, inout, len, &t);
 }
@@ -1229,32 +1245,32 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 
 int PMPI_Barrier(MPI_Comm comm) {
     GUARD("MPI_Barrier");
-    return bcs_barrier(H(comm), NULL);
+    return bcs_barrier(H(comm), NULL, 0);
 }
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Ibarrier");
     NB_REQ("MPI_Ibarrier", comm, request);
-    return bcs_barrier(H(comm), R(request));
+    return bcs_barrier(H(comm), R(request), 0);
 }
 
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     GUARD("MPI_Bcast");
-    return bcs_bcast(buffer, count, H(datatype), root, H(comm), NULL);
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), NULL, 0);
 }
 
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Ibcast");
     NB_REQ("MPI_Ibcast", comm, request);
-    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request));
+    return bcs_bcast(buffer, count, H(datatype), root, H(comm), R(request), 0);
 }
 
 #define REDUCE(name, which, params, n, counts, root, argsreq, req)                    \
     int PMPI_##name params {                                                          \
         GUARD("MPI_" #name);                                                          \
         argsreq;                                                                      \
-        return bcs_reduce(which, (void *)sendbuf, recvbuf, n, (int *)(counts),        \
-                          H(datatype), H(op), root, H(comm), req);                    \
+        return bcs_reduce(which, (void *)sendbuf, recvbuf, n, (void *)(counts),       \
+                          H(datatype), H(op), root, H(comm), req, 0);                 \
     }
 
 REDUCE(Reduce, BCS_REDUCE, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm),
@@ -1287,7 +1303,7 @@ REDUCE(Ireduce_scatter, BCS_REDUCE_SCATTER, (const void *sendbuf, void *recvbuf,
         GUARD("MPI_" #name);                                                          \
         argsreq;                                                                      \
         return bcs_blocks(which, (void *)sendbuf, sendcount, H(sendtype), recvbuf,    \
-                          recvcount, H(recvtype), root, H(comm), req);                \
+                          recvcount, H(recvtype), root, H(comm), req, 0);             \
     }
 #define BLOCK_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype
 
@@ -1308,9 +1324,9 @@ BLOCKS(Ialltoall, BCS_ALLTOALL, (BLOCK_PARAMS, MPI_Comm comm, MPI_Request *reque
     int PMPI_##name params {                                                                            \
         GUARD("MPI_" #name);                                                                            \
         argsreq;                                                                                        \
-        return bcs_vblocks(which, (void *)sendbuf, scount, (int *)(scounts), (int *)(sdispls),          \
-                           H(sendtype), recvbuf, rcount, (int *)(rcounts), (int *)(rdispls),            \
-                           H(recvtype), root, H(comm), req);                                            \
+        return bcs_vblocks(which, (void *)sendbuf, scount, (void *)(scounts), (void *)(sdispls),        \
+                           H(sendtype), recvbuf, rcount, (void *)(rcounts), (void *)(rdispls),          \
+                           H(recvtype), root, H(comm), req, 0);                                         \
     }
 #define GATHERV_PARAMS const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
                        const int recvcounts[], const int displs[], MPI_Datatype recvtype
@@ -1470,18 +1486,18 @@ W(Info_get_nkeys) W(Info_get_nthkey) W(Info_dup) W(Info_free) W(Comm_set_info) W
 // Synchronous sends, cancel and matched probes (sync.go).
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
     GUARD("MPI_Ssend");
-    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL);
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), NULL, 0);
 }
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Issend");
     if (request == NULL)
         return bcs_error(H(comm), "MPI_Issend", MPI_ERR_ARG, "request = NULL");
-    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request) {
     GUARD("MPI_Ssend_init");
-    return bcs_ssend_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_ssend_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 int PMPI_Cancel(MPI_Request *request) { GUARD("MPI_Cancel"); return bcs_cancel((uintptr_t *)request); }
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
@@ -1496,13 +1512,13 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
 }
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
     GUARD("MPI_Mrecv");
-    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, status, NULL);
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, status, NULL, 0);
 }
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
     GUARD("MPI_Imrecv");
     if (request == NULL)
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Imrecv", MPI_ERR_ARG, "request = NULL");
-    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, NULL, (uintptr_t *)request);
+    return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, NULL, (uintptr_t *)request, 0);
 }
 W(Ssend) W(Issend) W(Ssend_init) W(Cancel) W(Mprobe) W(Improbe) W(Mrecv) W(Imrecv)
 
@@ -1563,7 +1579,7 @@ int PMPI_Free_mem(void *base) { free(base); return MPI_SUCCESS; }
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request) {
     GUARD("MPI_Rsend_init");
-    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request);
+    return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 // bcsmpi has no intercommunicators: every communicator is an intracommunicator.

@@ -29,6 +29,8 @@ void bcs_flush(void);
 void bcs_fix_sigonstack(void);
 void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
+int bcs_op_is_large(void *fn);
+void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 
@@ -40,5 +42,11 @@ enum {
     BCS_GATHERV, BCS_SCATTERV, BCS_ALLGATHERV, BCS_ALLTOALLV,
     BCS_NCOLLS
 };
+
+// The variant of a call, passed to the Go entries as their mode: the
+// large-count form (MPI_X_c: counts are MPI_Count, displacements MPI_Aint);
+// a persistent collective (MPI_X_init: checked and made inactive), and its
+// start (BCS_RUN: run as the non-blocking collective).
+enum { BCS_LARGE = 1, BCS_PERSIST = 2, BCS_RUN = 4 };
 
 #endif

@@ -29,7 +29,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     GUARD("MPI_Alltoallw");
     return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (int *)sendcounts, (int *)sdispls, NULL, 0,
                      (uintptr_t *)sendtypes, recvbuf, 0, (int *)recvcounts, (int *)rdispls, NULL, 0,
-                     (uintptr_t *)recvtypes, H(comm), NULL);
+                     (uintptr_t *)recvtypes, H(comm), NULL, 0);
 }
 
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
@@ -39,74 +39,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
     REQ("MPI_Ialltoallw", comm, request);
     return bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, (int *)sendcounts, (int *)sdispls, NULL, 0,
                      (uintptr_t *)sendtypes, recvbuf, 0, (int *)recvcounts, (int *)rdispls, NULL, 0,
-                     (uintptr_t *)recvtypes, H(comm), (uintptr_t *)request);
-}
-
-// The large-count forms: counts of at most INT_MAX go through the int path
-// (bcsmpi moves less than 2 GiB per peer in one call anyway); displacements
-// are already MPI_Aints.
-static int *bcs_counts_c(const char *call, MPI_Comm comm, const MPI_Count *c, int n, int *rc) {
-    *rc = MPI_SUCCESS;
-    if (c == NULL || n <= 0)
-        return NULL;
-    int *out = malloc((size_t)n * sizeof(int));
-    if (out == NULL) {
-        *rc = bcs_error(H(comm), (char *)call, MPI_ERR_NO_MEM, "no memory for the counts");
-        return NULL;
-    }
-    for (int i = 0; i < n; i++) {
-        if (c[i] > INT_MAX) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "count %d = %lld, want at most %d", i, (long long)c[i], INT_MAX);
-            free(out);
-            *rc = bcs_error(H(comm), (char *)call, MPI_ERR_COUNT, msg);
-            return NULL;
-        }
-        out[i] = (int)c[i];
-    }
-    return out;
-}
-
-static int bcs_alltoallw_c(const char *call, const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                           MPI_Request *request) {
-    int n, rc = PMPI_Comm_size(comm, &n);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int *sc = bcs_counts_c(call, comm, sendcounts, n, &rc);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int *rcs = bcs_counts_c(call, comm, recvcounts, n, &rc);
-    if (rc != MPI_SUCCESS) {
-        free(sc);
-        return rc;
-    }
-    static const MPI_Aint none[1];
-    rc = bcs_wcoll(W_ALLTOALLW, (void *)sendbuf, 0, sc, NULL, (MPI_Aint *)(sdispls ? sdispls : none), 0,
-                   (uintptr_t *)sendtypes, recvbuf, 0, rcs, NULL, (MPI_Aint *)(rdispls ? rdispls : none), 0,
-                   (uintptr_t *)recvtypes, H(comm), (uintptr_t *)request);
-    free(sc);
-    free(rcs);
-    return rc;
-}
-
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    GUARD("MPI_Alltoallw_c");
-    return bcs_alltoallw_c("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, NULL);
-}
-
-int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                      MPI_Request *request) {
-    GUARD("MPI_Ialltoallw_c");
-    REQ("MPI_Ialltoallw_c", comm, request);
-    return bcs_alltoallw_c("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, request);
+                     (uintptr_t *)recvtypes, H(comm), (uintptr_t *)request, 0);
 }
 
 // ---- Neighbourhood collectives ----
@@ -119,7 +52,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
         if (r == (uintptr_t *)1)                                                                               \
             return bcs_error(H(comm), "MPI_" #name, MPI_ERR_ARG, "request = NULL");                            \
         return bcs_wcoll(which, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf,      \
-                         recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), r);                          \
+                         recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), r, 0);                          \
     }
 #define RQ (request ? (uintptr_t *)request : (uintptr_t *)1)
 NB_BLOCKS(Neighbor_allgather, W_ALLGATHER, NULL)
@@ -131,7 +64,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     GUARD("MPI_Neighbor_allgatherv");
     return bcs_wcoll(W_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, 0,
-                     (int *)recvcounts, (int *)displs, NULL, H(recvtype), NULL, H(comm), NULL);
+                     (int *)recvcounts, (int *)displs, NULL, H(recvtype), NULL, H(comm), NULL, 0);
 }
 
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -140,7 +73,7 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     GUARD("MPI_Ineighbor_allgatherv");
     REQ("MPI_Ineighbor_allgatherv", comm, request);
     return bcs_wcoll(W_ALLGATHERV, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf, 0,
-                     (int *)recvcounts, (int *)displs, NULL, H(recvtype), NULL, H(comm), (uintptr_t *)request);
+                     (int *)recvcounts, (int *)displs, NULL, H(recvtype), NULL, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -148,7 +81,7 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Comm comm) {
     GUARD("MPI_Neighbor_alltoallv");
     return bcs_wcoll(W_ALLTOALLV, (void *)sendbuf, 0, (int *)sendcounts, (int *)sdispls, NULL, H(sendtype), NULL,
-                     recvbuf, 0, (int *)recvcounts, (int *)rdispls, NULL, H(recvtype), NULL, H(comm), NULL);
+                     recvbuf, 0, (int *)recvcounts, (int *)rdispls, NULL, H(recvtype), NULL, H(comm), NULL, 0);
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -158,7 +91,7 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     REQ("MPI_Ineighbor_alltoallv", comm, request);
     return bcs_wcoll(W_ALLTOALLV, (void *)sendbuf, 0, (int *)sendcounts, (int *)sdispls, NULL, H(sendtype), NULL,
                      recvbuf, 0, (int *)recvcounts, (int *)rdispls, NULL, H(recvtype), NULL, H(comm),
-                     (uintptr_t *)request);
+                     (uintptr_t *)request, 0);
 }
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -169,7 +102,7 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
     return bcs_wcoll(W_NALLTOALLW, (void *)sendbuf, 0, (int *)sendcounts, NULL,
                      (MPI_Aint *)(sdispls ? sdispls : none), 0, (uintptr_t *)sendtypes, recvbuf, 0,
                      (int *)recvcounts, NULL, (MPI_Aint *)(rdispls ? rdispls : none), 0, (uintptr_t *)recvtypes,
-                     H(comm), NULL);
+                     H(comm), NULL, 0);
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -182,7 +115,7 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const 
     return bcs_wcoll(W_NALLTOALLW, (void *)sendbuf, 0, (int *)sendcounts, NULL,
                      (MPI_Aint *)(sdispls ? sdispls : none), 0, (uintptr_t *)sendtypes, recvbuf, 0,
                      (int *)recvcounts, NULL, (MPI_Aint *)(rdispls ? rdispls : none), 0, (uintptr_t *)recvtypes,
-                     H(comm), (uintptr_t *)request);
+                     H(comm), (uintptr_t *)request, 0);
 }
 
 // ---- Graph and distributed-graph topologies ----
@@ -288,7 +221,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 
 #define W(name) _Pragma(BCS_STR(weak MPI_##name = PMPI_##name))
 #define BCS_STR(x) #x
-W(Alltoallw) W(Ialltoallw) W(Alltoallw_c) W(Ialltoallw_c)
+W(Alltoallw) W(Ialltoallw)
 W(Neighbor_allgather) W(Ineighbor_allgather) W(Neighbor_allgatherv) W(Ineighbor_allgatherv)
 W(Neighbor_alltoall) W(Ineighbor_alltoall) W(Neighbor_alltoallv) W(Ineighbor_alltoallv)
 W(Neighbor_alltoallw) W(Ineighbor_alltoallw)

@@ -30,101 +30,8 @@ STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void
 STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
 STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
 
-STUB int PMPI_Add_error_class(int *errorclass) { (void)errorclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Add_error_class"); }
-STUB int MPI_Add_error_class(int *errorclass) { return PMPI_Add_error_class(errorclass); }
-
-STUB int PMPI_Add_error_code(int errorclass, int *errorcode) { (void)errorcode; (void)errorclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Add_error_code"); }
-STUB int MPI_Add_error_code(int errorclass, int *errorcode) { return PMPI_Add_error_code(errorclass, errorcode); }
-
-STUB int PMPI_Add_error_string(int errorcode, const char *string) { (void)string; (void)errorcode; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Add_error_string"); }
-STUB int MPI_Add_error_string(int errorcode, const char *string) { return PMPI_Add_error_string(errorcode, string); }
-
-STUB int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgather_c"); }
-STUB int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); }
-
-STUB int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgather_init"); }
-STUB int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgather_init_c"); }
-STUB int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgatherv_c"); }
-STUB int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm); }
-
-STUB int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgatherv_init"); }
-STUB int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request); }
-
-STUB int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allgatherv_init_c"); }
-STUB int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request); }
-
-STUB int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allreduce_c"); }
-STUB int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm); }
-
-STUB int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allreduce_init"); }
-STUB int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request); }
-
-STUB int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Allreduce_init_c"); }
-STUB int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request); }
-
-STUB int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoall_c"); }
-STUB int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); }
-
-STUB int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoall_init"); }
-STUB int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoall_init_c"); }
-STUB int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoallv_c"); }
-STUB int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm); }
-
-STUB int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoallv_init"); }
-STUB int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request); }
-
-STUB int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoallv_init_c"); }
-STUB int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request); }
-
-STUB int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoallw_init"); }
-STUB int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request); }
-
-STUB int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Alltoallw_init_c"); }
-STUB int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request); }
-
-STUB int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Barrier_init"); }
-STUB int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Barrier_init(comm, info, request); }
-
-STUB int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) { (void)comm; (void)root; (void)datatype; (void)count; (void)buffer; return bcs_unsupported((uintptr_t)comm, "MPI_Bcast_c"); }
-STUB int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) { return PMPI_Bcast_c(buffer, count, datatype, root, comm); }
-
-STUB int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)datatype; (void)count; (void)buffer; return bcs_unsupported((uintptr_t)comm, "MPI_Bcast_init"); }
-STUB int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request); }
-
-STUB int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)datatype; (void)count; (void)buffer; return bcs_unsupported((uintptr_t)comm, "MPI_Bcast_init_c"); }
-STUB int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request); }
-
-STUB int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Bsend_c"); }
-STUB int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm); }
-
-STUB int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Bsend_init"); }
-STUB int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Bsend_init_c"); }
-STUB int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) { (void)size; (void)buffer; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_attach_c"); }
-STUB int MPI_Buffer_attach_c(void *buffer, MPI_Count size) { return PMPI_Buffer_attach_c(buffer, size); }
-
-STUB int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) { (void)size; (void)buffer_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_detach_c"); }
-STUB int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) { return PMPI_Buffer_detach_c(buffer_addr, size); }
-
-STUB int PMPI_Buffer_flush(void) { return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_flush"); }
-STUB int MPI_Buffer_flush(void) { return PMPI_Buffer_flush(); }
-
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
-
-STUB int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) { (void)newrank; (void)periods; (void)dims; (void)ndims; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Cart_map"); }
-STUB int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) { return PMPI_Cart_map(comm, ndims, dims, periods, newrank); }
 
 STUB int PMPI_Close_port(const char *port_name) { (void)port_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Close_port"); }
 STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_name); }
@@ -132,29 +39,14 @@ STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_nam
 STUB int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_accept"); }
 STUB int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_accept(port_name, info, root, comm, newcomm); }
 
-STUB int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) { (void)size; (void)buffer; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_attach_buffer"); }
-STUB int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size) { return PMPI_Comm_attach_buffer(comm, buffer, size); }
-
-STUB int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) { (void)size; (void)buffer; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_attach_buffer_c"); }
-STUB int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size) { return PMPI_Comm_attach_buffer_c(comm, buffer, size); }
-
 STUB int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_connect"); }
 STUB int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_connect(port_name, info, root, comm, newcomm); }
 
 STUB int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { (void)newcomm; (void)errhandler; (void)info; (void)stringtag; (void)group; return bcs_unsupported((uintptr_t)newcomm, "MPI_Comm_create_from_group"); }
 STUB int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm); }
 
-STUB int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) { (void)size; (void)buffer_addr; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_detach_buffer"); }
-STUB int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size) { return PMPI_Comm_detach_buffer(comm, buffer_addr, size); }
-
-STUB int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) { (void)size; (void)buffer_addr; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_detach_buffer_c"); }
-STUB int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size) { return PMPI_Comm_detach_buffer_c(comm, buffer_addr, size); }
-
 STUB int PMPI_Comm_disconnect(MPI_Comm *comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_disconnect"); }
 STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm); }
-
-STUB int PMPI_Comm_flush_buffer(MPI_Comm comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_flush_buffer"); }
-STUB int MPI_Comm_flush_buffer(MPI_Comm comm) { return PMPI_Comm_flush_buffer(comm); }
 
 STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
 STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
@@ -179,15 +71,6 @@ STUB int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **ar
 
 STUB int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) { (void)win; (void)target_disp; (void)target_rank; (void)datatype; (void)result_addr; (void)compare_addr; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Compare_and_swap"); }
 STUB int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) { return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win); }
-
-STUB int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Exscan_c"); }
-STUB int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm); }
-
-STUB int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Exscan_init"); }
-STUB int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request); }
-
-STUB int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Exscan_init_c"); }
-STUB int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request); }
 
 STUB int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_disp; (void)target_rank; (void)datatype; (void)result_addr; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Fetch_and_op"); }
 STUB int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) { return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win); }
@@ -456,24 +339,6 @@ STUB int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Data
 STUB int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { (void)status; (void)datatype; (void)count; (void)buf; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_write_shared_c"); }
 STUB int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { return PMPI_File_write_shared_c(fh, buf, count, datatype, status); }
 
-STUB int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gather_c"); }
-STUB int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); }
-
-STUB int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gather_init"); }
-STUB int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gather_init_c"); }
-STUB int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) { (void)comm; (void)root; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gatherv_c"); }
-STUB int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) { return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm); }
-
-STUB int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gatherv_init"); }
-STUB int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Gatherv_init_c"); }
-STUB int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request); }
-
 STUB int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get"); }
 STUB int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
 
@@ -483,65 +348,8 @@ STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origi
 STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
 STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
 
-STUB int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) { (void)newrank; (void)edges; (void)indx; (void)nnodes; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Graph_map"); }
-STUB int MPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank) { return PMPI_Graph_map(comm, nnodes, indx, edges, newrank); }
-
-STUB int PMPI_Grequest_complete(MPI_Request request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Grequest_complete"); }
-STUB int MPI_Grequest_complete(MPI_Request request) { return PMPI_Grequest_complete(request); }
-
-STUB int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) { (void)request; (void)extra_state; (void)cancel_fn; (void)free_fn; (void)query_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Grequest_start"); }
-STUB int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) { return PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request); }
-
 STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
 STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
-
-STUB int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iallgather_c"); }
-STUB int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); }
-
-STUB int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iallgatherv_c"); }
-STUB int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request); }
-
-STUB int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iallreduce_c"); }
-STUB int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request); }
-
-STUB int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ialltoall_c"); }
-STUB int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); }
-
-STUB int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ialltoallv_c"); }
-STUB int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request); }
-
-STUB int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)datatype; (void)count; (void)buffer; return bcs_unsupported((uintptr_t)comm, "MPI_Ibcast_c"); }
-STUB int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request); }
-
-STUB int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ibsend_c"); }
-STUB int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iexscan_c"); }
-STUB int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request); }
-
-STUB int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Igather_c"); }
-STUB int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request); }
-
-STUB int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Igatherv_c"); }
-STUB int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request); }
-
-STUB int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { (void)request; (void)message; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Imrecv_c"); }
-STUB int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) { return PMPI_Imrecv_c(buf, count, datatype, message, request); }
-
-STUB int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ineighbor_allgather_c"); }
-STUB int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); }
-
-STUB int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ineighbor_allgatherv_c"); }
-STUB int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request); }
-
-STUB int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ineighbor_alltoall_c"); }
-STUB int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); }
-
-STUB int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ineighbor_alltoallv_c"); }
-STUB int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) { return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request); }
-
-STUB int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ineighbor_alltoallw_c"); }
-STUB int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) { return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request); }
 
 STUB int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { (void)newintercomm; (void)tag; (void)remote_leader; (void)peer_comm; (void)local_leader; (void)local_comm; return bcs_unsupported((uintptr_t)local_comm, "MPI_Intercomm_create"); }
 STUB int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm); }
@@ -552,101 +360,8 @@ STUB int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leade
 STUB int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { (void)newintracomm; (void)high; (void)intercomm; return bcs_unsupported((uintptr_t)intercomm, "MPI_Intercomm_merge"); }
 STUB int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { return PMPI_Intercomm_merge(intercomm, high, newintracomm); }
 
-STUB int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)source; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Irecv_c"); }
-STUB int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request); }
-
-STUB int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ireduce_c"); }
-STUB int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request); }
-
-STUB int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)op; (void)datatype; (void)recvcount; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ireduce_scatter_block_c"); }
-STUB int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request); }
-
-STUB int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)op; (void)datatype; (void)recvcounts; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Ireduce_scatter_c"); }
-STUB int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request); }
-
-STUB int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Irsend_c"); }
-STUB int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iscan_c"); }
-STUB int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) { return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request); }
-
-STUB int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iscatter_c"); }
-STUB int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request); }
-
-STUB int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)displs; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Iscatterv_c"); }
-STUB int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) { return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request); }
-
-STUB int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Isend_c"); }
-STUB int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtag; (void)dest; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv"); }
-STUB int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request); }
-
-STUB int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtag; (void)dest; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_c"); }
-STUB int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request); }
-
-STUB int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)sendtag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_replace"); }
-STUB int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request); }
-
-STUB int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)recvtag; (void)source; (void)sendtag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Isendrecv_replace_c"); }
-STUB int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) { return PMPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request); }
-
-STUB int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Issend_c"); }
-STUB int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request); }
-
 STUB int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Lookup_name"); }
 STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { return PMPI_Lookup_name(service_name, info, port_name); }
-
-STUB int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) { (void)status; (void)message; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Mrecv_c"); }
-STUB int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) { return PMPI_Mrecv_c(buf, count, datatype, message, status); }
-
-STUB int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_allgather_c"); }
-STUB int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); }
-
-STUB int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_allgather_init"); }
-STUB int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_allgather_init_c"); }
-STUB int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_allgatherv_c"); }
-STUB int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm); }
-
-STUB int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_allgatherv_init"); }
-STUB int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)displs; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_allgatherv_init_c"); }
-STUB int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoall_c"); }
-STUB int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); }
-
-STUB int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoall_init"); }
-STUB int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoall_init_c"); }
-STUB int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) { (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoallv_c"); }
-STUB int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) { return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm); }
-
-STUB int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoallv_init"); }
-STUB int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtype; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtype; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoallv_init_c"); }
-STUB int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request); }
-
-STUB int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) { (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoallw_c"); }
-STUB int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) { return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm); }
-
-STUB int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoallw_init"); }
-STUB int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request); }
-
-STUB int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)recvtypes; (void)rdispls; (void)recvcounts; (void)recvbuf; (void)sendtypes; (void)sdispls; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Neighbor_alltoallw_init_c"); }
-STUB int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request); }
-
-STUB int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) { (void)op; (void)commute; (void)user_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Op_create_c"); }
-STUB int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) { return PMPI_Op_create_c(user_fn, commute, op); }
 
 STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
 STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
@@ -663,30 +378,6 @@ STUB int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype d
 STUB int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size_c"); }
 STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { return PMPI_Pack_external_size_c(datarep, incount, datatype, size); }
 
-STUB int PMPI_Parrived(MPI_Request request, int partition, int *flag) { (void)flag; (void)partition; (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Parrived"); }
-STUB int MPI_Parrived(MPI_Request request, int partition, int *flag) { return PMPI_Parrived(request, partition, flag); }
-
-STUB int PMPI_Pready(int partition, MPI_Request request) { (void)request; (void)partition; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pready"); }
-STUB int MPI_Pready(int partition, MPI_Request request) { return PMPI_Pready(partition, request); }
-
-STUB int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) { (void)request; (void)array_of_partitions; (void)length; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pready_list"); }
-STUB int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) { return PMPI_Pready_list(length, array_of_partitions, request); }
-
-STUB int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) { (void)request; (void)partition_high; (void)partition_low; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pready_range"); }
-STUB int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) { return PMPI_Pready_range(partition_low, partition_high, request); }
-
-STUB int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Precv_init"); }
-STUB int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request); }
-
-STUB int PMPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)source; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Precv_init_c"); }
-STUB int MPI_Precv_init_c(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Precv_init_c(buf, partitions, count, datatype, source, tag, comm, info, request); }
-
-STUB int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Psend_init"); }
-STUB int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request); }
-
-STUB int PMPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)partitions; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Psend_init_c"); }
-STUB int MPI_Psend_init_c(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Psend_init_c(buf, partitions, count, datatype, dest, tag, comm, info, request); }
-
 STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
 STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
 
@@ -702,59 +393,11 @@ STUB int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype
 STUB int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Raccumulate_c"); }
 STUB int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
 
-STUB int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) { (void)status; (void)comm; (void)tag; (void)source; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Recv_c"); }
-STUB int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) { return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status); }
-
-STUB int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)source; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Recv_init_c"); }
-STUB int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request); }
-
-STUB int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) { (void)comm; (void)root; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_c"); }
-STUB int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) { return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm); }
-
-STUB int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_init"); }
-STUB int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request); }
-
-STUB int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_init_c"); }
-STUB int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request); }
-
-STUB int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) { (void)op; (void)datatype; (void)count; (void)inoutbuf; (void)inbuf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Reduce_local"); }
-STUB int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) { return PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op); }
-
-STUB int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) { (void)op; (void)datatype; (void)count; (void)inoutbuf; (void)inbuf; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Reduce_local_c"); }
-STUB int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) { return PMPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op); }
-
-STUB int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { (void)comm; (void)op; (void)datatype; (void)recvcount; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_scatter_block_c"); }
-STUB int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm); }
-
-STUB int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)recvcount; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_scatter_block_init"); }
-STUB int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request); }
-
-STUB int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)recvcount; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_scatter_block_init_c"); }
-STUB int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request); }
-
-STUB int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { (void)comm; (void)op; (void)datatype; (void)recvcounts; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_scatter_c"); }
-STUB int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm); }
-
-STUB int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)recvcounts; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_scatter_init"); }
-STUB int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request); }
-
-STUB int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)recvcounts; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Reduce_scatter_init_c"); }
-STUB int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request); }
-
 STUB int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep"); }
 STUB int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }
 
 STUB int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep_c"); }
 STUB int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }
-
-STUB int PMPI_Remove_error_class(int errorclass) { (void)errorclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Remove_error_class"); }
-STUB int MPI_Remove_error_class(int errorclass) { return PMPI_Remove_error_class(errorclass); }
-
-STUB int PMPI_Remove_error_code(int errorcode) { (void)errorcode; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Remove_error_code"); }
-STUB int MPI_Remove_error_code(int errorcode) { return PMPI_Remove_error_code(errorcode); }
-
-STUB int PMPI_Remove_error_string(int errorcode) { (void)errorcode; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Remove_error_string"); }
-STUB int MPI_Remove_error_string(int errorcode) { return PMPI_Remove_error_string(errorcode); }
 
 STUB int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget"); }
 STUB int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
@@ -773,51 +416,6 @@ STUB int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin
 
 STUB int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rput_c"); }
 STUB int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
-
-STUB int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Rsend_c"); }
-STUB int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm); }
-
-STUB int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Rsend_init_c"); }
-STUB int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scan_c"); }
-STUB int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) { return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm); }
-
-STUB int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scan_init"); }
-STUB int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request); }
-
-STUB int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)op; (void)datatype; (void)count; (void)recvbuf; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scan_init_c"); }
-STUB int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request); }
-
-STUB int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scatter_c"); }
-STUB int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); }
-
-STUB int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scatter_init"); }
-STUB int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scatter_init_c"); }
-STUB int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)displs; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scatterv_c"); }
-STUB int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) { return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm); }
-
-STUB int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)displs; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scatterv_init"); }
-STUB int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { (void)request; (void)info; (void)comm; (void)root; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtype; (void)displs; (void)sendcounts; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Scatterv_init_c"); }
-STUB int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) { return PMPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request); }
-
-STUB int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Send_c"); }
-STUB int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Send_c(buf, count, datatype, dest, tag, comm); }
-
-STUB int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Send_init_c"); }
-STUB int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request); }
-
-STUB int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) { (void)status; (void)comm; (void)recvtag; (void)source; (void)recvtype; (void)recvcount; (void)recvbuf; (void)sendtag; (void)dest; (void)sendtype; (void)sendcount; (void)sendbuf; return bcs_unsupported((uintptr_t)comm, "MPI_Sendrecv_c"); }
-STUB int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) { return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status); }
-
-STUB int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) { (void)status; (void)comm; (void)recvtag; (void)source; (void)sendtag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Sendrecv_replace_c"); }
-STUB int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) { return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status); }
 
 STUB int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { (void)size; (void)buffer; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_attach_buffer"); }
 STUB int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { return PMPI_Session_attach_buffer(session, buffer, size); }
@@ -863,12 +461,6 @@ STUB int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { 
 
 STUB int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_set_errhandler"); }
 STUB int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { return PMPI_Session_set_errhandler(session, errhandler); }
-
-STUB int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend_c"); }
-STUB int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) { return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm); }
-
-STUB int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; (void)tag; (void)dest; (void)datatype; (void)count; (void)buf; return bcs_unsupported((uintptr_t)comm, "MPI_Ssend_init_c"); }
-STUB int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) { return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request); }
 
 STUB int PMPI_T_category_changed(int *update_number) { (void)update_number; return bcs_unsupported_t("MPI_T_category_changed"); }
 STUB int MPI_T_category_changed(int *update_number) { return PMPI_T_category_changed(update_number); }
@@ -1010,27 +602,6 @@ STUB int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { return PMPI
 
 STUB int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_real"); }
 STUB int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_real(p, r, newtype); }
-
-STUB int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) { (void)extra_state; (void)type_keyval; (void)type_delete_attr_fn; (void)type_copy_attr_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_keyval"); }
-STUB int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) { return PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state); }
-
-STUB int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) { (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_delete_attr"); }
-STUB int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) { return PMPI_Type_delete_attr(datatype, type_keyval); }
-
-STUB int PMPI_Type_free_keyval(int *type_keyval) { (void)type_keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_free_keyval"); }
-STUB int MPI_Type_free_keyval(int *type_keyval) { return PMPI_Type_free_keyval(type_keyval); }
-
-STUB int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) { (void)flag; (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_attr"); }
-STUB int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) { return PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag); }
-
-STUB int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { (void)pair_type; (void)index_type; (void)value_type; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_get_value_index"); }
-STUB int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) { return PMPI_Type_get_value_index(value_type, index_type, pair_type); }
-
-STUB int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) { (void)datatype; (void)size; (void)typeclass; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_match_size"); }
-STUB int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) { return PMPI_Type_match_size(typeclass, size, datatype); }
-
-STUB int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { (void)attribute_val; (void)type_keyval; (void)datatype; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_set_attr"); }
-STUB int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) { return PMPI_Type_set_attr(datatype, type_keyval, attribute_val); }
 
 STUB int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external"); }
 STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype); }

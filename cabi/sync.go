@@ -59,10 +59,10 @@ func localWithdraw(r *localReq) {
 }
 
 //export bcs_ssend
-func bcs_ssend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	call := "MPI_Ssend"
+func bcs_ssend(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	call := pick(mode, "MPI_Ssend", "MPI_Ssend_c")
 	if out != nil {
-		call = "MPI_Issend"
+		call = pick(mode, "MPI_Issend", "MPI_Issend_c")
 	}
 	if rc := enter(call); rc != 0 {
 		return rc
@@ -96,8 +96,8 @@ func bcs_ssend(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, c
 }
 
 //export bcs_ssend_init
-func bcs_ssend_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	return initRequest("MPI_Ssend_init", buf, count, dt, dest, t, commH, out, false)
+func bcs_ssend_init(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	return initSend(pick(mode, "MPI_Ssend_init", "MPI_Ssend_init_c"), buf, count, dt, dest, t, commH, out, false, sendSync)
 }
 
 //export bcs_cancel
@@ -120,6 +120,8 @@ func bcs_cancel(h *C.uintptr_t) C.int {
 	switch {
 	case e.r != nil:
 		return failErr(e.comm, e.r.Cancel())
+	case e.loc != nil && e.loc.g != nil:
+		e.loc.gcancel() // grequest.go
 	case e.loc != nil && !e.loc.done:
 		localWithdraw(e.loc)
 		e.loc.done, e.loc.cancelled = true, true
@@ -228,10 +230,10 @@ func bcs_mprobe(source, t C.int, commH C.uintptr_t, flag *C.int, out *C.uintptr_
 // bcs_mrecv is MPI_Mrecv (out NULL) and MPI_Imrecv.
 //
 //export bcs_mrecv
-func bcs_mrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, mh *C.uintptr_t, st *C.MPI_Status, out *C.uintptr_t) C.int {
-	call := "MPI_Mrecv"
+func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uintptr_t, st *C.MPI_Status, out *C.uintptr_t, mode C.int) C.int {
+	call := pick(mode, "MPI_Mrecv", "MPI_Mrecv_c")
 	if out != nil {
-		call = "MPI_Imrecv"
+		call = pick(mode, "MPI_Imrecv", "MPI_Imrecv_c")
 	}
 	if rc := enter(call); rc != 0 {
 		return rc
@@ -265,7 +267,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.int, dt C.uintptr_t, mh *C.uintptr_t,
 		return rc
 	}
 	a := p2p{ci: e.ci}
-	if rc := a.buffer(call, "buf", buf, count, typ, true); rc != 0 {
+	if rc := a.buffer64(call, "buf", buf, int64(count), typ, true); rc != 0 {
 		return rc
 	}
 	b := a.buf // a staging buffer for a non-contiguous datatype (types.go)

@@ -59,20 +59,26 @@ func (t dtype) bottom() bool { return !t.info.predefined() && t.info.trueLB != 0
 // is contiguous, else a staging buffer, packed now for a send and unpacked
 // by drain when a receive completes.
 func (a *p2p) buffer(call, what string, p unsafe.Pointer, count C.int, t dtype, recv bool) C.int {
+	return a.buffer64(call, what, p, int64(count), t, recv)
+}
+
+// buffer64 is buffer with a large count (the _c forms): a count beyond
+// INT_MAX moves where its bytes are within bcsmpi's bound (countBytes).
+func (a *p2p) buffer64(call, what string, p unsafe.Pointer, count int64, t dtype, recv bool) C.int {
 	ci := a.ci
 	if count < 0 {
-		return fail(ci, call, errCount, "count = %d, want >= 0", int(count))
+		return fail(ci, call, errCount, "count = %d, want >= 0", count)
 	}
 	if uintptr(p) == hInPlace {
 		return fail(ci, call, errBuffer, "%s = MPI_IN_PLACE is not allowed here", what)
 	}
-	nb, e := t.info.countBytes("count", int64(count))
+	nb, e := t.info.countBytes("count", count)
 	if e != nil {
 		return fail(ci, call, e.class, "%s", e.msg)
 	}
 	n := int(nb)
 	if p == nil && n > 0 && !t.bottom() {
-		return fail(ci, call, errBuffer, "%s = NULL with count = %d", what, int(count))
+		return fail(ci, call, errBuffer, "%s = NULL with count = %d", what, count)
 	}
 	a.t, a.user, a.count, a.recv = t, p, int(count), recv
 	switch {

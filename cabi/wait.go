@@ -66,6 +66,7 @@ func statusAt(sts *C.MPI_Status, k int) *C.MPI_Status {
 // handle; a persistent request only becomes inactive.
 func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 	e := &reqs[i]
+	e.sendDone(true) // isendrecv.go
 	if f := e.unpack; f != nil {
 		e.unpack = nil
 		if e.r != nil {
@@ -82,6 +83,9 @@ func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 	if e.persist != nil {
 		e.r, e.loc = nil, nil
 		return
+	}
+	if e.loc != nil {
+		e.loc.gfree() // grequest.go
 	}
 	freeReq(i)
 	*h = hReqNull
@@ -137,11 +141,17 @@ func step(call string, i int, h *C.uintptr_t, st *C.MPI_Status, block bool) (don
 		complete(i, h, st, int(rc))
 		return true, rc
 	}
+	if !reqs[i].sendDone(block) { // isendrecv.go
+		return false, 0
+	}
 	var err error
 	if block {
 		_, err = mpiapi.Wait(e.r)
 	} else if done, _, err = mpiapi.Test(e.r); !done {
 		return false, failErr(e.comm, err)
+	}
+	if err == nil {
+		err = reqs[i].alsoErr
 	}
 	rc = failErr(e.comm, err)
 	complete(i, h, st, int(rc))
@@ -168,6 +178,9 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 				ci = reqs[i].comm
 			}
 			rs = append(rs, reqs[i].r)
+			if a := reqs[i].also; a != nil {
+				rs = append(rs, a)
+			}
 		}
 	}
 	scratch = rs
@@ -176,6 +189,7 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 		err = mpiapi.Waitall(rs...)
 	}
 	clear(scratch)
+	sendsDone(slots)                                     // isendrecv.go
 	return finishAll(call, ci, handles, slots, sts, err) // errstatus.go
 }
 
@@ -258,6 +272,9 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 				ci = reqs[i].comm
 			}
 			rs = append(rs, reqs[i].r)
+			if a := reqs[i].also; a != nil {
+				rs = append(rs, a)
+			}
 		}
 	}
 	scratch = rs
@@ -266,6 +283,9 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 		all, err = mpiapi.Testall(rs...)
 	}
 	clear(scratch)
+	if all {
+		sendsDone(slots) // isendrecv.go
+	}
 	if ok, _ := localDone(slots); !all || !ok {
 		*flag = 0
 		return failErr(ci, err)
@@ -291,9 +311,19 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 	if i < 0 {
 		return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want an active request")
 	}
-	if r := reqs[i].r; r != nil {
-		r.Detach() // for the buffer checks: the program no longer waits for it
-		detached = append(detached, r)
+	for _, r := range [...]*mpiapi.Request{reqs[i].r, reqs[i].also} {
+		if r != nil {
+			r.Detach() // for the buffer checks: the program no longer waits for it
+			detached = append(detached, r)
+		}
+	}
+	if g := reqs[i].loc; g != nil && g.g != nil {
+		if !g.done { // freed at MPI_Grequest_complete (grequest.go)
+			g.g.freed = true
+			*h = hReqNull
+			return 0
+		}
+		g.gfree()
 	}
 	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
 	*h = hReqNull
@@ -409,14 +439,38 @@ func bcs_testsome(n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int, sts
 	return some("MPI_Testsome", n, hs, outcount, indices, sts, false)
 }
 
-// persistent is the call a persistent request starts each time.
+// persistent is the call a persistent request starts each time: a
+// point-to-point call (a) of a send mode, or a persistent collective (coll,
+// persist.go).
 type persistent struct {
 	call string
 	recv bool
+	send sendMode
 	a    p2p
+	coll func(out *C.uintptr_t) C.int // starts the collective, its request in *out
+
+	// Partitioned communication (partition.go): the partitions of a
+	// Psend_init or Precv_init request, and a send's ready ones.
+	parts  int
+	ready  []bool
+	nready int
 }
 
-func initRequest(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
+// sendMode is the mode of a persistent send.
+type sendMode int
+
+const (
+	sendStandard sendMode = iota
+	sendSync
+	sendBuffered
+	sendPartitioned
+)
+
+func initRequest(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {
+	return initSend(call, buf, count, dt, r, t, commH, out, recv, sendStandard)
+}
+
+func initSend(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, r, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool, how sendMode) C.int {
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
@@ -424,40 +478,60 @@ func initRequest(call string, buf unsafe.Pointer, count C.int, dt C.uintptr_t, r
 	if rc != 0 {
 		return rc
 	}
+	if out == nil {
+		return fail(a.ci, call, errArg, "request = NULL")
+	}
 	a.keep = true // its staging buffer serves every start
 	i := newReq(nil, nil, a.ci)
 	_, slot, _ := splitHandle(i)
-	reqs[slot].persist = &persistent{call: call, recv: recv, a: a}
+	reqs[slot].persist = &persistent{call: call, recv: recv, send: how, a: a}
 	*out = C.uintptr_t(i)
 	return 0
 }
 
 //export bcs_send_init
-func bcs_send_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	return initRequest("MPI_Send_init", buf, count, dt, dest, t, commH, out, false)
+func bcs_send_init(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	return initRequest(pick(mode, "MPI_Send_init", "MPI_Send_init_c"), buf, count, dt, dest, t, commH, out, false)
 }
 
 //export bcs_recv_init
-func bcs_recv_init(buf unsafe.Pointer, count C.int, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t) C.int {
-	return initRequest("MPI_Recv_init", buf, count, dt, source, t, commH, out, true)
+func bcs_recv_init(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	return initRequest(pick(mode, "MPI_Recv_init", "MPI_Recv_init_c"), buf, count, dt, source, t, commH, out, true)
 }
 
-// startOne starts the persistent request in slot i.
-func startOne(call string, i int) C.int {
+// bcs_bsend_init is MPI_Bsend_init: each start is a buffered send
+// (bsend.go) from the attached buffer.
+//
+//export bcs_bsend_init
+func bcs_bsend_init(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.int, commH C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	return initSend(pick(mode, "MPI_Bsend_init", "MPI_Bsend_init_c"), buf, count, dt, dest, t, commH, out, false, sendBuffered)
+}
+
+// startOne starts the persistent request h (in slot i).
+func startOne(call string, i int, h uintptr) C.int {
 	e := &reqs[i]
 	p := e.persist
 	if p == nil {
-		return fail(e.comm, call, errRequest, "the request is not persistent (it was not made by MPI_Send_init or MPI_Recv_init)")
+		return fail(e.comm, call, errRequest, "request = %s is not persistent (it was not made by an MPI_X_init call)", describe(h))
 	}
 	if !e.inactive() {
-		return fail(e.comm, call, errRequest, "the persistent request is already active; complete it with a Wait or Test call first")
+		return fail(e.comm, call, errRequest, "request = %s (made by %s) is already active; complete it with a Wait or Test call before starting it again", describe(h), p.call)
+	}
+	if p.coll != nil {
+		return startColl(i, p) // persist.go
+	}
+	if p.send == sendPartitioned {
+		return startPartitioned(e, p) // partition.go
 	}
 	p.a.fill()
 	e.unpack = p.a.unpacker()
+	if p.send == sendBuffered {
+		return startBsend(p.call, e, p.a) // bsend.go
+	}
 	if p.a.c == nil {
 		if p.recv {
 			e.loc = localRecv(p.call, p.a)
-		} else if p.call == "MPI_Ssend_init" {
+		} else if p.send == sendSync {
 			e.loc = localSsend(p.a)
 		} else {
 			e.loc = localSend(p.a)
@@ -472,7 +546,7 @@ func startOne(call string, i int) C.int {
 	}
 	if p.recv {
 		e.r, err = mpiapi.Irecv(p.a.c, p.a.buf, p.a.peer, p.a.tag)
-	} else if p.call == "MPI_Ssend_init" {
+	} else if p.send == sendSync {
 		e.r, err = mpiapi.Issend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
 	} else {
 		e.r, err = mpiapi.Isend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
@@ -482,22 +556,25 @@ func startOne(call string, i int) C.int {
 
 //export bcs_startall
 func bcs_startall(n C.int, hs *C.uintptr_t) C.int {
-	const call = "MPI_Start"
+	call := "MPI_Startall"
+	if n == -1 { // MPI_Start
+		call, n = "MPI_Start", 1
+	}
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
 	if n < 0 || (n > 0 && hs == nil) {
 		return fail(0, call, errArg, "count = %d with array_of_requests = NULL", int(n))
 	}
-	for _, h := range unsafe.Slice(hs, int(n)) {
+	for k, h := range unsafe.Slice(hs, int(n)) {
 		i, rc := req(call, uintptr(h))
 		if rc != 0 {
 			return rc
 		}
 		if i < 0 {
-			return fail(0, call, errRequest, "request = MPI_REQUEST_NULL, want a persistent request")
+			return fail(0, call, errRequest, "array_of_requests[%d] = MPI_REQUEST_NULL, want a persistent request", k)
 		}
-		if rc := startOne(call, i); rc != 0 {
+		if rc := startOne(call, i, uintptr(h)); rc != 0 {
 			return rc
 		}
 	}

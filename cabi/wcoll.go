@@ -53,6 +53,34 @@ var wNames = [wCount][2]string{
 	wNeighborAlltoallw:  {"MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw"},
 }
 
+// wName names an exchange by its variant, as collName does.
+func wName(which int, nb bool, mode C.int) string {
+	v := int(mode & (C.BCS_LARGE | C.BCS_PERSIST))
+	if nb && mode&C.BCS_PERSIST == 0 {
+		v |= 4
+	}
+	return wVariants[which][v]
+}
+
+var wVariants = func() (t [wCount][8]string) {
+	for w, n := range wNames {
+		for v := range 8 {
+			name := n[0]
+			switch {
+			case v&C.BCS_PERSIST != 0:
+				name += "_init"
+			case v&4 != 0:
+				name = n[1]
+			}
+			if v&C.BCS_LARGE != 0 {
+				name += "_c"
+			}
+			t[w][v] = name
+		}
+	}
+	return t
+}()
+
 // wseg is n items of type t at p, one block of an exchange.
 type wseg struct {
 	p unsafe.Pointer
@@ -71,9 +99,9 @@ type edge struct {
 }
 
 // newNamedColl is newCollCall for a collective outside collNames.
-func newNamedColl(name string, h C.uintptr_t, out *C.uintptr_t) (*collCall, C.int) {
-	k := &collCall{name: name, out: out, size: 1}
-	k.a.which, k.a.nb = C.BCS_ALLTOALLV, out != nil
+func newNamedColl(name string, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*collCall, C.int) {
+	k := &collCall{name: name, out: out, size: 1, mode: mode}
+	k.a.which, k.a.nb = C.BCS_ALLTOALLV, out != nil || mode&C.BCS_PERSIST != 0
 	if rc := enter(name); rc != 0 {
 		return nil, rc
 	}
@@ -88,8 +116,9 @@ func newNamedColl(name string, h C.uintptr_t, out *C.uintptr_t) (*collCall, C.in
 	return k, 0
 }
 
-// cints reads n C ints; counts must be >= 0.
-func (k *collCall) cints(what string, p *C.int, n int, counts bool) ([]int, C.int) {
+// cints reads n C ints (MPI_Counts or MPI_Aints in the large-count
+// forms); counts must be >= 0.
+func (k *collCall) cints(what string, p unsafe.Pointer, n int, counts bool) ([]int, C.int) {
 	if n == 0 {
 		return nil, 0
 	}
@@ -97,9 +126,13 @@ func (k *collCall) cints(what string, p *C.int, n int, counts bool) ([]int, C.in
 		return nil, k.fail(errArg, "%s = NULL with %d entries expected", what, n)
 	}
 	out := make([]int, n)
-	for i, v := range unsafe.Slice(p, n) {
+	for i := range out {
+		v := k.at(p, i)
 		if counts && v < 0 {
-			return nil, k.fail(errCount, "%s[%d] = %d, want >= 0", what, i, int(v))
+			return nil, k.fail(errCount, "%s[%d] = %d, want >= 0", what, i, v)
+		}
+		if v > maxTypeBytes || v < -maxTypeBytes {
+			return nil, k.fail(errCount, "%s[%d] = %d, want at most %d in magnitude (bcsmpi's bound on the items of one call)", what, i, v, maxTypeBytes)
 		}
 		out[i] = int(v)
 	}
@@ -111,6 +144,9 @@ func (k *collCall) block(what string, p unsafe.Pointer, n int, t dtype) (wseg, C
 	if n < 0 {
 		return wseg{}, k.fail(errCount, "%s count = %d, want >= 0", what, n)
 	}
+	if rc := k.fits(what+" count", n, t); rc != 0 {
+		return wseg{}, rc
+	}
 	if p == nil && n > 0 && !t.bottom() && t.info.wire > 0 {
 		return wseg{}, k.fail(errBuffer, "%s = NULL with count = %d", what, n)
 	}
@@ -118,16 +154,26 @@ func (k *collCall) block(what string, p unsafe.Pointer, n int, t dtype) (wseg, C
 }
 
 //export bcs_wcoll
-func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.int, scounts, sdispls *C.int, sdisplsA *C.MPI_Aint,
-	stype C.uintptr_t, stypes *C.uintptr_t, recv unsafe.Pointer, rcount C.int, rcounts, rdispls *C.int,
-	rdisplsA *C.MPI_Aint, rtype C.uintptr_t, rtypes *C.uintptr_t, h C.uintptr_t, out *C.uintptr_t) C.int {
-	nb := 0
-	if out != nil {
-		nb = 1
+func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sdispls unsafe.Pointer, sdisplsA *C.MPI_Aint,
+	stype C.uintptr_t, stypes *C.uintptr_t, recv unsafe.Pointer, rcount C.MPI_Count, rcounts, rdispls unsafe.Pointer,
+	rdisplsA *C.MPI_Aint, rtype C.uintptr_t, rtypes *C.uintptr_t, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
+	name := wName(int(which), out != nil, mode)
+	if isInit(mode) {
+		return persistNamed(name, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
+			return bcs_wcoll(which, send, scount, scounts, sdispls, sdisplsA, stype, stypes, recv, rcount, rcounts, rdispls, rdisplsA, rtype, rtypes, h, o, m)
+		})
 	}
-	k, rc := newNamedColl(wNames[which][nb], h, out)
+	k, rc := newNamedColl(name, h, out, mode)
 	if rc != 0 {
 		return rc
+	}
+	for _, c := range [...]struct {
+		what string
+		n    C.MPI_Count
+	}{{"sendcount", scount}, {"recvcount", rcount}} {
+		if rc := k.count(c.what, c.n); rc != 0 {
+			return rc
+		}
 	}
 	var outs, ins, outLab, inLab []int
 	if which == wAlltoallw {
@@ -265,7 +311,7 @@ func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.int, scounts, sdispls 
 }
 
 // displs reads n byte displacements, as ints (Alltoallw) or MPI_Aints.
-func (k *collCall) displs(what string, p *C.int, a *C.MPI_Aint, n int) ([]int, C.int) {
+func (k *collCall) displs(what string, p unsafe.Pointer, a *C.MPI_Aint, n int) ([]int, C.int) {
 	if a == nil {
 		return k.cints(what, p, n, false)
 	}

@@ -1,0 +1,95 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+)
+
+// MPI_Reduce_local(_c) applies an operation to two local buffers:
+// inoutbuf = inbuf op inoutbuf, item by item. A predefined operation runs
+// the runtime's kernels (internal/reduce, the code agents reduce with) on
+// the datatype's elements; a user operation is the C function, called once
+// on the caller's buffers with the count and datatype. A non-contiguous
+// datatype is packed into staging buffers and the result unpacked.
+
+// opCodes maps the predefined operation handles to the runtime's codes.
+var opCodes = map[uintptr]reduce.Op{
+	0x21: reduce.Sum, 0x22: reduce.Min, 0x23: reduce.Max, 0x24: reduce.Prod,
+	0x28: reduce.Band, 0x29: reduce.Bor, 0x2a: reduce.Bxor,
+	0x30: reduce.Land, 0x31: reduce.Lor, 0x32: reduce.Lxor,
+	0x38: reduce.Minloc, 0x39: reduce.Maxloc,
+}
+
+//export bcs_reduce_local
+func bcs_reduce_local(in, inout unsafe.Pointer, count C.MPI_Count, dt, op C.uintptr_t, mode C.int) C.int {
+	call := pick(mode, "MPI_Reduce_local", "MPI_Reduce_local_c")
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	t, rc := datatype(0, call, "datatype", uintptr(dt))
+	if rc != 0 {
+		return rc
+	}
+	if count < 0 {
+		return fail(0, call, errCount, "count = %d, want >= 0", int64(count))
+	}
+	nb, e := t.info.countBytes("count", int64(count))
+	if e != nil {
+		return fail(0, call, e.class, "%s", e.msg)
+	}
+	if _, rc := operation(0, call, uintptr(op), t); rc != 0 {
+		return rc
+	}
+	for _, b := range [...]struct {
+		what string
+		p    unsafe.Pointer
+	}{{"inbuf", in}, {"inoutbuf", inout}} {
+		if uintptr(b.p) == hInPlace {
+			return fail(0, call, errBuffer, "%s = MPI_IN_PLACE is not allowed in %s", b.what, call)
+		}
+		if b.p == nil && nb > 0 && !t.bottom() {
+			return fail(0, call, errBuffer, "%s = NULL with count = %d", b.what, int64(count))
+		}
+	}
+	if count == 0 {
+		return 0
+	}
+	code, predefined := opCodes[uintptr(op)]
+	if !predefined { // a user operation: the C function on the caller's buffers
+		if count > math.MaxInt32 {
+			return fail(0, call, errCount, "count = %d, more than a user function's int len holds", int64(count))
+		}
+		_, i, _ := splitHandle(uintptr(op))
+		n := C.int(count)
+		C.bcs_call_op(userOps[i].fn, in, inout, &n, dt)
+		return 0
+	}
+	typ := sigOfKind[t.kind]
+	if err := reduce.Check(code, typ); err != nil {
+		return fail(0, call, errOp, "%v", err)
+	}
+	n := int(count)
+	if t.info.contig {
+		a := unsafe.Slice((*byte)(unsafe.Add(inout, t.info.trueLB)), nb)
+		b := unsafe.Slice((*byte)(unsafe.Add(in, t.info.trueLB)), nb)
+		reduce.Apply(code, typ, a, b)
+		return 0
+	}
+	// Staged: 8-aligned for the kernels.
+	words := (nb + 7) / 8
+	sa, sb := make([]uint64, words), make([]uint64, words)
+	a := unsafe.Slice((*byte)(unsafe.Pointer(&sa[0])), nb)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&sb[0])), nb)
+	t.info.pack(a, inout, n)
+	t.info.pack(b, in, n)
+	reduce.Apply(code, typ, a, b)
+	t.info.unpack(inout, a, n)
+	return 0
+}
