@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRMA runs testdata/rma.c: windows and their attributes, every
+// operation with basic and derived datatypes, every synchronisation mode,
+// passive target against a target blocked in MPI_Barrier and MPI_Recv,
+// Fetch_and_op atomicity and the error classes; as a singleton and on 2 and
+// 4 ranks over 1 and 2 logical nodes.
+func TestRMA(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rma.c")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "rma", 1) })
+	for _, c := range []struct{ ranks, nodes int }{{2, 1}, {2, 2}, {4, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "rma", c.ranks)
+		})
+	}
+}
+
+// Under the default handler, an out-of-range put and a put outside any
+// epoch end the job with a message naming the values and what is valid.
+func TestRMAErrorsFatal(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rma.c")
+	for _, c := range []struct{ mode, want string }{
+		{"range", "rank 0: MPI_Put: MPI_ERR_RMA_RANGE: target_disp = 7 (disp_unit 4) with target_count = 1 of MPI_INT touches bytes [28, 32) of rank 1's window, which has 16 bytes"},
+		{"sync", "rank 0: MPI_Put: MPI_ERR_RMA_SYNC: no access epoch to rank 0 is open on this window; open one with MPI_Win_fence"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := bcsrun(t, "-n", "2", exe, c.mode)
+			if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "not reached 0") {
+				t.Fatalf("exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
