@@ -83,6 +83,7 @@ type window struct {
 	completes  int   // MPI_Win_complete messages of the open exposure epoch
 	posts      []int // MPI_Win_post messages received from each rank, not yet consumed by a start
 
+	closing  bool   // MPI_Win_free is withdrawing the receives: progress leaves the window alone
 	deferred string // an error a target reported, raised by the next synchronisation call
 	defClass int
 }
@@ -331,7 +332,9 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 		}
 		// Every member has completed its operations (each waited for its
 		// targets' acknowledgements before the barrier): nothing more
-		// arrives, and the header receives are withdrawn.
+		// arrives, and the header receives are withdrawn (out of the
+		// progress engine's sight, which must not repost them).
+		w.closing = true
 		var cancelled []*mpiapi.Request
 		for r := range w.peers {
 			for _, q := range w.peers[r].ring {

@@ -444,7 +444,7 @@ func rmaProgress() {
 	}
 	inRMAProgress = true
 	for _, w := range wins {
-		if w.live && w.c != nil {
+		if w.live && w.c != nil && !w.closing {
 			w.progress()
 		}
 	}
@@ -482,6 +482,9 @@ func (w *window) drain(r int) {
 			continue
 		}
 		j := p.head
+		if p.ring[j] == nil {
+			return // withdrawn (MPI_Win_free) or failed
+		}
 		done, st, err := mpiapi.Poll(p.ring[j], true)
 		if !done {
 			return
