@@ -213,6 +213,12 @@ func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.int, otype C.uintptr_t
 		if !tt.t.info.predefined() {
 			return w.fail(call, errType, "datatype = %s, want a predefined datatype", tt.t.name)
 		}
+		if origin == nil && (which == rmaCAS || uintptr(opH) != 0x3d) {
+			return w.fail(call, errBuffer, "origin_addr = NULL (only MPI_Fetch_and_op with MPI_NO_OP may omit it)")
+		}
+		if which == rmaCAS && compare == nil {
+			return w.fail(call, errBuffer, "compare_addr = NULL")
+		}
 	default:
 		if o, rc = w.rmaBuf(call, "origin", origin, ocount, otype); rc != 0 {
 			return rc
