@@ -10,14 +10,25 @@ import (
 // TestRMA runs testdata/rma.c: windows and their attributes, every
 // operation with basic and derived datatypes, every synchronisation mode,
 // passive target against a target blocked in MPI_Barrier and MPI_Recv,
-// Fetch_and_op atomicity and the error classes; as a singleton and on 2 and
-// 4 ranks over 1 and 2 logical nodes, leaving no request behind.
+// Fetch_and_op atomicity, transfers longer than a header message and the
+// error classes; as a singleton and on 2 and
+// 4 ranks over 1 and 2 logical nodes, and on 3 in deterministic mode,
+// leaving no request behind.
 func TestRMA(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/rma.c")
 	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "rma", 1) })
-	for _, c := range []struct{ ranks, nodes int }{{2, 1}, {2, 2}, {4, 1}, {4, 2}} {
-		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
-			r := bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe)
+	for _, c := range []struct {
+		ranks, nodes int
+		determ       bool
+	}{{2, 1, false}, {2, 2, false}, {4, 1, false}, {4, 2, false}, {3, 1, true}} {
+		name := fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes)
+		args := []string{"-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes)}
+		if c.determ {
+			name += "-deterministic"
+			args = append(args, "--deterministic")
+		}
+		t.Run(name, func(t *testing.T) {
+			r := bcsrun(t, append(args, exe)...)
 			okRanks(t, r, "rma", c.ranks)
 			// MPI_Win_free withdraws the window's receives: nothing is left.
 			if strings.Contains(r.stderr, "not released") {

@@ -376,6 +376,53 @@ static void dynamic(void) {
     free(addrs);
 }
 
+/* Large transfers (requests and results longer than one header message):
+ * a put of a strided column into the next rank, a get back, an
+ * accumulate and a get_accumulate of 20000 doubles, under lock_all. */
+static void large(void) {
+    enum { M = 20000 };
+    double *win_mem, *src = malloc(2 * M * sizeof(double)), *got = malloc(M * sizeof(double));
+    MPI_Win win;
+    OK(MPI_Win_allocate(2 * M * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win));
+    for (int i = 0; i < 2 * M; i++)
+        win_mem[i] = 0;
+    for (int i = 0; i < 2 * M; i++)
+        src[i] = val(rank, i, 3);
+    MPI_Datatype every2;
+    OK(MPI_Type_vector(M, 1, 2, MPI_DOUBLE, &every2));
+    OK(MPI_Type_commit(&every2));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    int t = (rank + 1) % size, prev = (rank + size - 1) % size;
+    OK(MPI_Win_lock_all(0, win));
+    /* src's even elements into the target's odd slots. */
+    OK(MPI_Put(src, 1, every2, t, 1, 1, every2, win));
+    OK(MPI_Win_flush(t, win));
+    OK(MPI_Get(got, M, MPI_DOUBLE, t, 1, 1, every2, win));
+    OK(MPI_Win_flush(t, win));
+    for (int i = 0; i < M; i++)
+        CHECK(same(got[i], src[2 * i]), "large get %d = %.17g", i, got[i]);
+    /* Add src's first M elements to the target's even slots, fetching
+     * what was there (zeros) first. */
+    OK(MPI_Get_accumulate(src, M, MPI_DOUBLE, got, M, MPI_DOUBLE, t, 0, 1, every2, MPI_SUM, win));
+    OK(MPI_Win_flush(t, win));
+    for (int i = 0; i < M; i++)
+        CHECK(got[i] == 0, "large get_accumulate fetched %d = %.17g", i, got[i]);
+    OK(MPI_Accumulate(src, M, MPI_DOUBLE, t, 0, 1, every2, MPI_SUM, win));
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    for (int i = 0; i < M; i++) {
+        double even = val(prev, i, 3) + val(prev, i, 3);
+        CHECK(same(win_mem[2 * i], even), "large accumulate slot %d = %.17g, want %.17g", 2 * i, win_mem[2 * i], even);
+        CHECK(same(win_mem[2 * i + 1], val(prev, 2 * i, 3)), "large put slot %d = %.17g", 2 * i + 1, win_mem[2 * i + 1]);
+    }
+    OK(MPI_Win_unlock(rank, win));
+    OK(MPI_Type_free(&every2));
+    OK(MPI_Win_free(&win));
+    free(src);
+    free(got);
+}
+
 /* A window on MPI_COMM_SELF: every operation is local. */
 static void self(void) {
     int buf[2] = {5, 0}, got = 0;
@@ -471,6 +518,7 @@ int main(int argc, char **argv) {
     counter();
     passive();
     dynamic();
+    large();
     self();
     errors();
     printf("rma ok %d\n", rank);
