@@ -164,7 +164,7 @@
 // Results (Get, Get_accumulate, Fetch_and_op, Compare_and_swap) come back
 // into a receive the origin posted with the request, straight into its
 // buffer when the result datatype is contiguous. Control messages (lock,
-// grant, unlock, flush, acknowledgement, post, complete) travel in the same
+// unlock, flush, acknowledgement, post, complete) travel in the same
 // stream, so each target sees an origin's requests in the order it issued
 // them, and an acknowledgement means everything before it is applied.
 // An operation on the caller's own window is applied at once.
@@ -201,9 +201,12 @@
 //     skipped under MPI_MODE_NOCHECK), complete sends each target a
 //     complete message behind its operations and waits for its results,
 //     wait (test) until a complete message came from each origin.
-//   - Locks: lock asks the target and returns once it is granted
-//     (MPI_MODE_NOCHECK asks nothing); the target grants in arrival order,
-//     shared locks together. Unlock, flush and flush_all wait for the
+//   - Locks: lock sends the request first in the stream to the target
+//     and returns (MPI_MODE_NOCHECK sends nothing; a lock on the caller's
+//     own window is waited for); the target grants in arrival order, shared
+//     locks together, and applies nothing more from an origin whose lock
+//     waits, so lock, operations and unlock cost one round trip. Unlock,
+//     flush and flush_all wait for the
 //     target's acknowledgement (remote completion); flush_local waits for
 //     results only, since a put's data is copied when it is issued.
 //     Lock_all takes a shared lock on every member. MPI_Win_sync does

@@ -80,6 +80,7 @@ type window struct {
 	lockQueue  []lockWait
 	postGroup  []int
 	posted     bool
+	regrant    bool  // a queued origin's lock was granted during this progress pass
 	completes  int   // MPI_Win_complete messages of the open exposure epoch
 	posts      []int // MPI_Win_post messages received from each rank, not yet consumed by a start
 
@@ -97,8 +98,9 @@ type winPeer struct {
 	bbuf []byte
 	bhdr header
 
-	acks    int  // acknowledgements to come (lock grants, flushes, unlocks)
-	granted bool // a lock request was granted
+	acks    int  // acknowledgements to come (flushes, unlocks)
+	granted bool // the caller's own lock request was granted
+	held    bool // target side: its lock request waits, so its later requests wait too
 	dirty   bool // operations sent since its last remote completion
 	results []rmaResult
 }

@@ -38,11 +38,10 @@ const (
 	opAcc
 	opGetAcc
 	opCAS
-	opLock   // excl: exclusive; answered with opGrant
+	opLock   // excl: exclusive; the target holds the origin's later requests until it grants it
 	opUnlock // answered with opAck
 	opFlush  // answered with opAck
 	opAck
-	opGrant
 	opPost // MPI_Win_post, target to origin
 	opDone // MPI_Win_complete, origin to target
 	opErr  // a target refused a request: class in red, text in the data
@@ -460,19 +459,23 @@ func rmaProgress() {
 var inRMAProgress bool
 
 func (w *window) progress() {
-	for r := range w.peers {
-		if r == w.rank {
-			continue
+	for again := true; again; {
+		w.regrant = false
+		for r := range w.peers {
+			if r == w.rank {
+				continue
+			}
+			w.drain(r)
+			w.pollResults(r)
 		}
-		w.drain(r)
-		w.pollResults(r)
+		again = w.regrant // a lock was granted to an origin drained before
 	}
 }
 
 // drain serves the requests from rank r that have arrived, in order.
 func (w *window) drain(r int) {
 	p := &w.peers[r]
-	for len(p.ring) > 0 {
+	for len(p.ring) > 0 && !p.held {
 		if p.body != nil {
 			done, st, err := mpiapi.Poll(p.body, true)
 			if !done {
@@ -585,10 +588,6 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	case opAck:
 		w.peers[origin].acks--
 		return
-	case opGrant:
-		w.peers[origin].granted = true
-		w.peers[origin].acks--
-		return
 	case opPost:
 		w.posts[origin]++
 		return
@@ -599,8 +598,8 @@ func (w *window) serve(origin int, h header, rest []byte) {
 		w.deferErr(int(h.red), string(data))
 		return
 	case opLock:
-		if w.acquire(origin, h.excl == 1) {
-			w.control(origin, opGrant, false)
+		if !w.acquire(origin, h.excl == 1) {
+			w.peers[origin].held = true // nothing more from origin until granted
 		}
 		return
 	case opUnlock:

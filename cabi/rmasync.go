@@ -170,23 +170,29 @@ func (w *window) release(origin int, excl bool) {
 		if q.origin == w.rank {
 			w.peers[q.origin].granted = true
 		} else {
-			w.control(q.origin, opGrant, false)
+			w.peers[q.origin].held = false // its stream goes on (progress drains it again)
+			w.regrant = true
 		}
 	}
 }
 
 // ---- locks (origin side) ----
 
-// lock requests the lock on each of ts and waits until all are granted.
+// lock requests the lock on each of ts. The caller's own window's lock is
+// waited for (the program may then touch its memory); another member's is
+// not: the request goes first in the stream to it, and that target applies
+// nothing more from the caller until it has granted it, so the operations
+// of the epoch and the unlock's acknowledgement come after the grant, one
+// round trip in all (the standard allows MPI_Win_lock to return before the
+// lock is acquired).
 func (w *window) lock(call string, ts []int, excl bool) C.int {
 	for _, t := range ts {
 		p := &w.peers[t]
-		p.granted = false
+		p.granted = true
 		switch {
 		case t == w.rank || w.c == nil:
 			p.granted = w.acquire(w.rank, excl)
 		default:
-			p.acks++
 			if rc := w.control(t, opLock, excl); rc != 0 {
 				return rc
 			}
