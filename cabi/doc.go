@@ -169,8 +169,9 @@
 // them, and an acknowledgement means everything before it is applied.
 // An operation on the caller's own window is applied at once.
 //
-// Progress: each member keeps up to 4 receives posted for each other
-// member's stream (at most 512 per window). They are served by a progress
+// Progress: each member keeps up to 8 receives posted for each other
+// member's stream (256 per window, or one per member beyond 257: each holds
+// one of the rank's request slots). They are served by a progress
 // function that runs at the start of every call of this library and inside
 // every blocking wait of the runtime: mpiapi.SetProgress hooks it into
 // mpiapi's one waiting loop, which wakes whenever the agent publishes a
@@ -233,6 +234,9 @@
 //     MPI_ERR_OP (a user operation, MPI_MAXLOC on ints), MPI_ERR_LOCKTYPE,
 //     MPI_ERR_ASSERT, MPI_ERR_SIZE, MPI_ERR_DISP; each message names the
 //     value and what is valid.
+//   - A window the program does not free is reported at MPI_Finalize (a
+//     warning naming it); its receives are withdrawn there, its private
+//     communicator is reported as never freed.
 //   - The MMDS records the traffic as the runtime calls it is made of
 //     (Isend, Irecv, Barrier): one-sided calls are not primitives of their
 //     own yet. Windows of a recorded or replayed job (bcsrun --record,

@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"strings"
 	"unsafe"
 
@@ -286,14 +287,15 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size C.MPI_Aint, unit C.i
 	return 0
 }
 
-// postReceives posts the header receives from every other member: up to 4
+// postReceives posts the header receives from every other member: up to 8
 // per peer, so that several requests from one origin are taken in one
-// slice, and fewer on large windows (at most 512 in all).
+// slice, and fewer on large windows (256 in all, or one per peer beyond
+// 257 members: each holds one of the rank's request slots).
 func (w *window) postReceives() C.int {
 	if w.c == nil || w.size == 1 {
 		return 0
 	}
-	k := max(1, min(4, 512/(w.size-1)))
+	k := max(1, min(8, 256/(w.size-1)))
 	for r := range w.peers {
 		if r == w.rank {
 			continue
@@ -334,30 +336,9 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 		}
 		// Every member has completed its operations (each waited for its
 		// targets' acknowledgements before the barrier): nothing more
-		// arrives, and the header receives are withdrawn (out of the
-		// progress engine's sight, which must not repost them).
-		w.closing = true
-		var cancelled []*mpiapi.Request
-		for r := range w.peers {
-			for _, q := range w.peers[r].ring {
-				if q != nil {
-					_ = q.Cancel()
-					cancelled = append(cancelled, q)
-				}
-			}
-		}
-		if err := mpiapi.Block(call, func() bool {
-			for _, q := range cancelled {
-				if done, _, _ := mpiapi.Poll(q, false); !done {
-					return false
-				}
-			}
-			return true
-		}); err != nil {
-			return w.failErr(err)
-		}
-		for _, q := range cancelled {
-			mpiapi.Poll(q, true)
+		// arrives, and the header receives are withdrawn.
+		if rc := w.withdraw(call); rc != 0 {
+			return rc
 		}
 		if err := w.c.Free(); err != nil {
 			return w.failErr(err)
@@ -371,6 +352,60 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 	freeWins = append(freeWins, w.idx)
 	winsLive--
 	*h = hWinNull
+	return 0
+}
+
+// withdraw cancels the window's header receives, out of the progress
+// engine's sight (which must not repost them), and waits until they are
+// withdrawn.
+func (w *window) withdraw(call string) C.int {
+	w.closing = true
+	var cancelled []*mpiapi.Request
+	for r := range w.peers {
+		for _, q := range w.peers[r].ring {
+			if q != nil {
+				_ = q.Cancel()
+				cancelled = append(cancelled, q)
+			}
+		}
+		w.peers[r].ring = nil
+	}
+	if err := mpiapi.Block(call, func() bool {
+		for _, q := range cancelled {
+			if done, _, _ := mpiapi.Poll(q, false); !done {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		return w.failErr(err)
+	}
+	for _, q := range cancelled {
+		mpiapi.Poll(q, true)
+	}
+	return 0
+}
+
+// finalizeWindows withdraws the receives of the windows the program did
+// not free, so that MPI_Finalize reports the windows (a warning) rather
+// than their requests; their private communicators stay and are reported
+// as never freed.
+func finalizeWindows() C.int {
+	for _, w := range wins {
+		if !w.live || w.closing {
+			continue
+		}
+		name := ""
+		if w.name != "" {
+			name = fmt.Sprintf(" (%q)", w.name)
+		}
+		fmt.Fprintf(os.Stderr, "bcsmpi: warning: rank %d: window 0x%x%s was never freed (MPI_Win_free)\n", worldRank, w.handle(), name)
+		if w.c != nil {
+			if rc := w.withdraw("MPI_Finalize"); rc != 0 {
+				return rc
+			}
+		}
+	}
 	return 0
 }
 

@@ -54,3 +54,15 @@ func TestRMAErrorsFatal(t *testing.T) {
 		})
 	}
 }
+
+// A window the program never frees is named at MPI_Finalize, and its
+// receives are withdrawn rather than reported as pending requests.
+func TestRMAWindowNotFreed(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rma.c")
+	r := bcsrun(t, "-n", "2", exe, "nofree")
+	okRanks(t, r, "nofree", 2)
+	want := `("kept") was never freed (MPI_Win_free)`
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "MPI_Irecv") {
+		t.Fatalf("stderr should name the window (%s) and no pending receive:\n%s", want, r.stderr)
+	}
+}

@@ -8,7 +8,7 @@
  *
  * Modes (argv[1]): none: everything above; "range": an out-of-range put
  * under the default (fatal) handler; "sync": a put outside any epoch,
- * fatal. */
+ * fatal; "nofree": a window never freed. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -495,6 +495,15 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && strcmp(argv[1], "nofree") == 0) {
+        int buf[4];
+        MPI_Win win;
+        OK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        OK(MPI_Win_set_name(win, "kept"));
+        printf("nofree ok %d\n", rank);
+        MPI_Finalize();
+        return 0;
+    }
     if (argc > 1) {
         int buf[4], v = 1;
         MPI_Win win;
