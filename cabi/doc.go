@@ -160,7 +160,9 @@
 // a 64-byte header (operation, displacement, count, accumulate operation
 // and element type), the target datatype's compiled layout (handles are
 // local, so the target cannot look a derived type up) and the origin's
-// packed data; one message up to 4 KiB, a header and a body beyond.
+// packed data; one message up to 4 KiB, a header and a body beyond (the
+// target posts the body's receive as soon as it takes the header, and
+// serves the requests behind it once it has arrived).
 // Results (Get, Get_accumulate, Fetch_and_op, Compare_and_swap) come back
 // into a receive the origin posted with the request, straight into its
 // buffer when the result datatype is contiguous. Control messages (lock,
@@ -169,7 +171,7 @@
 // them, and an acknowledgement means everything before it is applied.
 // An operation on the caller's own window is applied at once.
 //
-// Progress: each member keeps up to 8 receives posted for each other
+// Progress: each member keeps up to 32 receives posted for each other
 // member's stream (256 per window, or one per member beyond 257: each holds
 // one of the rank's request slots). They are served by a progress
 // function that runs at the start of every call of this library and inside

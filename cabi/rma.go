@@ -92,12 +92,10 @@ type window struct {
 
 // winPeer is the state of one other member of a window.
 type winPeer struct {
-	ring []*mpiapi.Request // header receives, in posting order
-	bufs [][]byte
-	head int
-	body *mpiapi.Request // the body receive a header asked for
-	bbuf []byte
-	bhdr header
+	ring  []*mpiapi.Request // header receives, in posting order
+	bufs  [][]byte
+	head  int
+	queue []queued // requests taken and waiting for a body, or behind one (rmaops.go)
 
 	acks    int  // acknowledgements to come (flushes, unlocks)
 	granted bool // the caller's own lock request was granted
@@ -287,7 +285,7 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size C.MPI_Aint, unit C.i
 	return 0
 }
 
-// postReceives posts the header receives from every other member: up to 8
+// postReceives posts the header receives from every other member: up to 32
 // per peer, so that several requests from one origin are taken in one
 // slice, and fewer on large windows (256 in all, or one per peer beyond
 // 257 members: each holds one of the rank's request slots).
@@ -295,7 +293,7 @@ func (w *window) postReceives() C.int {
 	if w.c == nil || w.size == 1 {
 		return 0
 	}
-	k := max(1, min(8, 256/(w.size-1)))
+	k := max(1, min(32, 256/(w.size-1)))
 	for r := range w.peers {
 		if r == w.rank {
 			continue
@@ -368,7 +366,13 @@ func (w *window) withdraw(call string) C.int {
 				cancelled = append(cancelled, q)
 			}
 		}
-		w.peers[r].ring = nil
+		for _, it := range w.peers[r].queue { // only an erroneous program leaves any
+			if it.body != nil {
+				_ = it.body.Cancel()
+				cancelled = append(cancelled, it.body)
+			}
+		}
+		w.peers[r].ring, w.peers[r].queue = nil, nil
 	}
 	if err := mpiapi.Block(call, func() bool {
 		for _, q := range cancelled {

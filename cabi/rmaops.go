@@ -472,66 +472,91 @@ func (w *window) progress() {
 	}
 }
 
-// drain serves the requests from rank r that have arrived, in order.
+// drain serves the requests from rank r that have arrived, in order. Each
+// header taken reposts its receive at once; a request with a body waits in
+// the peer's queue for it (its body receive posted at once too, so the
+// bodies of several requests arrive together), and so do the requests
+// behind it, as everything while the peer's lock request waits.
 func (w *window) drain(r int) {
 	p := &w.peers[r]
-	for len(p.ring) > 0 && !p.held {
-		if p.body != nil {
-			done, st, err := mpiapi.Poll(p.body, true)
-			if !done {
-				return
-			}
-			p.body = nil
-			if err != nil {
-				w.refuse(r, errOther, fmt.Sprintf("the body of a request from rank %d failed: %v", r, err))
-				continue
-			}
-			w.serve(r, p.bhdr, p.bbuf[:min(st.Bytes(), len(p.bbuf))])
-			p.bbuf = nil
-			continue
-		}
+	for len(p.ring) > 0 && p.ring[p.head] != nil { // nil: withdrawn (MPI_Win_free) or failed
 		j := p.head
-		if p.ring[j] == nil {
-			return // withdrawn (MPI_Win_free) or failed
-		}
 		done, st, err := mpiapi.Poll(p.ring[j], true)
 		if !done {
-			return
+			break
 		}
 		if st.Cancelled() {
 			p.ring[j] = nil
-			return
+			break
 		}
 		buf := p.bufs[j][:min(st.Bytes(), hdrMax)]
 		h, ok := decodeHeader(buf)
+		it := queued{h: h}
 		switch {
 		case err != nil:
-			w.refuse(r, errOther, fmt.Sprintf("a request from rank %d failed: %v", r, err))
+			it.class, it.msg = errOther, fmt.Sprintf("a request from rank %d failed: %v", r, err)
 		case !ok:
-			w.refuse(r, errIntern, fmt.Sprintf("a request from rank %d has %d bytes, fewer than a header's %d", r, len(buf), hdrSize))
+			it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d has %d bytes, fewer than a header's %d", r, len(buf), hdrSize)
 		case h.body:
 			n, ok := h.rest()
 			if !ok {
-				w.refuse(r, errIntern, fmt.Sprintf("a request from rank %d announces a body of %d segments and %d bytes", r, h.nseg, h.data))
+				it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d announces a body of %d segments and %d bytes", r, h.nseg, h.data)
 				break
 			}
-			p.bhdr, p.bbuf = h, make([]byte, n)
-			if p.body, err = mpiapi.Irecv(w.c, p.bbuf, r, tagBody); err != nil {
-				w.refuse(r, errOther, fmt.Sprintf("cannot receive the body of a request from rank %d: %v", r, err))
-				p.body, p.bbuf = nil, nil
+			it.rest = make([]byte, n)
+			if it.body, err = mpiapi.Irecv(w.c, it.rest, r, tagBody); err != nil {
+				it.class, it.msg = errOther, fmt.Sprintf("cannot receive the body of a request from rank %d: %v", r, err)
 			}
+		case len(p.queue) == 0 && !p.held:
+			w.serve(r, h, buf[hdrSize:]) // the common case: nothing waits before it
+			it.served = true
 		default:
-			w.serve(r, h, buf[hdrSize:])
+			it.rest = bytes.Clone(buf[hdrSize:])
+		}
+		if !it.served {
+			p.queue = append(p.queue, it)
 		}
 		q, err := mpiapi.Irecv(w.c, p.bufs[j], r, tagHdr)
 		if err != nil {
 			p.ring[j] = nil
 			w.refuse(r, errOther, fmt.Sprintf("cannot receive requests from rank %d: %v", r, err))
-			return
+			break
 		}
 		p.ring[j] = q
 		p.head = (j + 1) % len(p.ring)
 	}
+	for len(p.queue) > 0 && !p.held {
+		it := &p.queue[0]
+		if it.body != nil {
+			done, st, err := mpiapi.Poll(it.body, true)
+			if !done {
+				return
+			}
+			it.body = nil
+			it.rest = it.rest[:min(st.Bytes(), len(it.rest))]
+			if err != nil {
+				it.class, it.msg = errOther, fmt.Sprintf("the body of a request from rank %d failed: %v", r, err)
+			}
+		}
+		h, rest, class, msg := it.h, it.rest, it.class, it.msg
+		p.queue[0] = queued{}
+		p.queue = p.queue[1:]
+		if class != 0 {
+			w.refuse(r, class, msg)
+			continue
+		}
+		w.serve(r, h, rest)
+	}
+}
+
+// queued is a request taken from a peer's stream and not yet served.
+type queued struct {
+	h      header
+	rest   []byte          // layout and data
+	body   *mpiapi.Request // the body's receive, until it completes
+	class  int             // a request that failed: refused in its turn
+	msg    string
+	served bool
 }
 
 // rest is the bytes of a request after its header, if they are in bounds.

@@ -5,6 +5,7 @@
  *   lock   Win_lock; Put; Win_unlock                    (-s lock)
  *   fence  Put; Win_fence (both ranks)                  (-s fence)
  *   get    lock once; Get; Win_flush                    (osu_get_latency -s flush)
+ *   put_bw, get_bw: 64 operations then one flush        (osu_put_bw, osu_get_bw)
  * and MPI_Send/Recv ping-pong half round trip for comparison. Rank 1 waits
  * in MPI_Barrier while rank 0 works (passive modes), so it is served from
  * inside its blocking call.
@@ -87,6 +88,28 @@ int main(int argc, char **argv) {
             t = MPI_Wtime() - t0;
             MPI_Win_unlock(1, win);
             printf("%-8s %8d %12.1f\n", "get", n, t * 1e6 / iter);
+        }
+        /* bandwidth, as osu_put_bw / osu_get_bw: 64 operations, one flush */
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            for (int get = 0; get < 2; get++) {
+                int reps = iter / 10 > 0 ? iter / 10 : 1;
+                MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+                t0 = MPI_Wtime();
+                for (int i = 0; i < reps; i++) {
+                    for (int k = 0; k < 64; k++) {
+                        if (get)
+                            MPI_Get(buf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, win);
+                        else
+                            MPI_Put(buf, n, MPI_BYTE, 1, 0, n, MPI_BYTE, win);
+                    }
+                    MPI_Win_flush(1, win);
+                }
+                t = MPI_Wtime() - t0;
+                MPI_Win_unlock(1, win);
+                printf("%-8s %8d %12.1f us per 64 ops, %.2f MB/s\n", get ? "get_bw" : "put_bw", n, t * 1e6 / reps,
+                       64.0 * n * reps / t / 1e6);
+            }
         }
         /* ping-pong, half round trip */
         MPI_Barrier(MPI_COMM_WORLD);
