@@ -340,6 +340,22 @@ static void passive(void) {
             OK(MPI_Send(&v, 1, MPI_INT, target, 77, MPI_COMM_WORLD));
         }
     }
+    /* The target blocks in MPI_Wait on a receive from rank 0. */
+    if (size > 1) {
+        if (rank == target) {
+            int msg;
+            MPI_Request rq;
+            OK(MPI_Irecv(&msg, 1, MPI_INT, 0, 78, MPI_COMM_WORLD, &rq));
+            OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            CHECK(msg == 99 && buf[2] == 99, "wait: recv %d, window %d", msg, buf[2]);
+        } else if (rank == 0) {
+            int v = 99;
+            OK(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+            OK(MPI_Accumulate(&v, 1, MPI_INT, target, 2, 1, MPI_INT, MPI_REPLACE, win));
+            OK(MPI_Win_unlock(target, win));
+            OK(MPI_Send(&v, 1, MPI_INT, target, 78, MPI_COMM_WORLD));
+        }
+    }
     OK(MPI_Win_free(&win));
 }
 
@@ -438,6 +454,15 @@ static void self(void) {
     OK(MPI_Put(&two, 1, MPI_INT, 0, 1, 1, MPI_INT, win));
     OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     CHECK(buf[1] == 2, "self fence: %d", buf[1]);
+    /* MPI_MAXLOC on value-index pairs. */
+    struct { int v, i; } pair[2] = {{3, 7}, {0, 0}}, in = {5, 1};
+    MPI_Win pw;
+    OK(MPI_Win_create(pair, sizeof pair, sizeof pair[0], MPI_INFO_NULL, MPI_COMM_SELF, &pw));
+    OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, pw));
+    OK(MPI_Accumulate(&in, 1, MPI_2INT, 0, 0, 1, MPI_2INT, MPI_MAXLOC, pw));
+    OK(MPI_Win_unlock(0, pw));
+    CHECK(pair[0].v == 5 && pair[0].i == 1, "maxloc: (%d, %d)", pair[0].v, pair[0].i);
+    OK(MPI_Win_free(&pw));
     OK(MPI_Win_free(&win));
 }
 
@@ -445,6 +470,15 @@ static void expect(int rc, int want, const char *what) {
     int cls;
     MPI_Error_class(rc, &cls);
     CHECK(cls == want, "%s: class %d, want %d", what, cls, want);
+}
+
+static int handled, handled_code;
+static MPI_Win handled_win;
+
+static void on_error(MPI_Win *win, int *code, ...) {
+    handled++;
+    handled_code = *code;
+    handled_win = *win;
 }
 
 static void errors(void) {
@@ -485,6 +519,16 @@ static void errors(void) {
     OK(MPI_Type_contiguous(2, MPI_INT, &unc));
     expect(MPI_Put(&v, 2, MPI_INT, 0, 0, 1, unc, win), MPI_ERR_TYPE, "uncommitted target type");
     OK(MPI_Type_free(&unc));
+    /* A user error handler sees the window and the code. */
+    MPI_Errhandler mine;
+    OK(MPI_Win_create_errhandler(on_error, &mine));
+    OK(MPI_Win_set_errhandler(win, mine));
+    int rc = MPI_Put(&v, 1, MPI_INT, 0, 100, 1, MPI_INT, win);
+    CHECK(handled == 1 && handled_win == win && handled_code == rc, "user handler: %d calls, code %d, rc %d", handled,
+          handled_code, rc);
+    expect(rc, MPI_ERR_RMA_RANGE, "range under a user handler");
+    OK(MPI_Errhandler_free(&mine));
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     OK(MPI_Win_free(&win));
     expect(MPI_Win_free(&win), MPI_ERR_WIN, "double free");
