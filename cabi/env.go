@@ -72,6 +72,9 @@ func bcs_finalize() C.int {
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
+	if rc := finalizeWindows(); rc != 0 { // rma.go
+		return rc
+	}
 	pending := 0
 	for i := range reqs {
 		if reqs[i].live && !reqs[i].inactive() {

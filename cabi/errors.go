@@ -75,12 +75,17 @@ func errhandler(ci int) uintptr {
 // MPI_ERRORS_ABORT it prints text and ends the process (bcsrun then aborts
 // the job).
 func raise(ci int, class int, text string) C.int {
-	eh := errhandler(ci)
+	return raiseWith(errhandler(ci), commHandle(ci), class, text)
+}
+
+// raiseWith applies error handler eh of the object obj (a communicator or
+// a window, passed to a user handler) to an error of class.
+func raiseWith(eh, obj uintptr, class int, text string) C.int {
 	if eh == hErrhReturn {
 		return C.int(class)
 	}
 	if kind, i, _ := splitHandle(eh); kind == kindErrh && i < len(userErrhandlers) {
-		C.bcs_call_errhandler(userErrhandlers[i], C.uintptr_t(commHandle(ci)), C.int(class))
+		C.bcs_call_errhandler(userErrhandlers[i], C.uintptr_t(obj), C.int(class))
 		return C.int(class)
 	}
 	C.bcs_flush()
@@ -130,6 +135,9 @@ func enter(call string) C.int {
 	}
 	if C.bcs_finalized != 0 {
 		return fail(-1, call, errOther, "called after MPI_Finalize")
+	}
+	if winsLive > 0 {
+		rmaProgress() // rma.go: every call serves one-sided operations
 	}
 	return 0
 }

@@ -30,6 +30,9 @@ STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void
 STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
 STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
 
+STUB int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Accumulate_c"); }
+STUB int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
+
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
@@ -68,12 +71,6 @@ STUB int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Inf
 
 STUB int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)array_of_info; (void)array_of_maxprocs; (void)array_of_argv; (void)array_of_commands; (void)count; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn_multiple"); }
 STUB int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes); }
-
-STUB int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) { (void)win; (void)target_disp; (void)target_rank; (void)datatype; (void)result_addr; (void)compare_addr; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Compare_and_swap"); }
-STUB int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) { return PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win); }
-
-STUB int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_disp; (void)target_rank; (void)datatype; (void)result_addr; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Fetch_and_op"); }
-STUB int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) { return PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win); }
 
 STUB int PMPI_File_call_errhandler(MPI_File fh, int errorcode) { (void)errorcode; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_call_errhandler"); }
 STUB int MPI_File_call_errhandler(MPI_File fh, int errorcode) { return PMPI_File_call_errhandler(fh, errorcode); }
@@ -339,8 +336,8 @@ STUB int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Data
 STUB int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { (void)status; (void)datatype; (void)count; (void)buf; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_write_shared_c"); }
 STUB int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { return PMPI_File_write_shared_c(fh, buf, count, datatype, status); }
 
-STUB int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get"); }
-STUB int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
+STUB int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)result_datatype; (void)result_count; (void)result_addr; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_accumulate_c"); }
+STUB int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
 
 STUB int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_c"); }
 STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
@@ -381,14 +378,8 @@ STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Da
 STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
 STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
 
-STUB int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Put"); }
-STUB int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
-
 STUB int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Put_c"); }
 STUB int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
-
-STUB int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Raccumulate"); }
-STUB int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
 
 STUB int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Raccumulate_c"); }
 STUB int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
@@ -399,20 +390,11 @@ STUB int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_functi
 STUB int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep_c"); }
 STUB int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }
 
-STUB int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget"); }
-STUB int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
-
-STUB int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)result_datatype; (void)result_count; (void)result_addr; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget_accumulate"); }
-STUB int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
-
 STUB int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)result_datatype; (void)result_count; (void)result_addr; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget_accumulate_c"); }
 STUB int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
 
 STUB int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget_c"); }
 STUB int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
-
-STUB int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rput"); }
-STUB int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
 
 STUB int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rput_c"); }
 STUB int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
@@ -612,9 +594,6 @@ STUB int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Coun
 STUB int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpublish_name"); }
 STUB int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Unpublish_name(service_name, info, port_name); }
 
-STUB int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate"); }
-STUB int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win); }
-
 STUB int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_c"); }
 STUB int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win); }
 
@@ -624,26 +603,8 @@ STUB int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MP
 STUB int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_shared_c"); }
 STUB int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win); }
 
-STUB int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) { (void)size; (void)base; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_attach"); }
-STUB int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) { return PMPI_Win_attach(win, base, size); }
-
-STUB int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) { (void)errorcode; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_call_errhandler"); }
-STUB int MPI_Win_call_errhandler(MPI_Win win, int errorcode) { return PMPI_Win_call_errhandler(win, errorcode); }
-
-STUB int PMPI_Win_complete(MPI_Win win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_complete"); }
-STUB int MPI_Win_complete(MPI_Win win) { return PMPI_Win_complete(win); }
-
-STUB int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) { (void)win; (void)comm; (void)info; (void)disp_unit; (void)size; (void)base; return bcs_unsupported((uintptr_t)comm, "MPI_Win_create"); }
-STUB int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) { return PMPI_Win_create(base, size, disp_unit, info, comm, win); }
-
 STUB int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) { (void)win; (void)comm; (void)info; (void)disp_unit; (void)size; (void)base; return bcs_unsupported((uintptr_t)comm, "MPI_Win_create_c"); }
 STUB int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) { return PMPI_Win_create_c(base, size, disp_unit, info, comm, win); }
-
-STUB int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) { (void)win; (void)comm; (void)info; return bcs_unsupported((uintptr_t)comm, "MPI_Win_create_dynamic"); }
-STUB int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) { return PMPI_Win_create_dynamic(info, comm, win); }
-
-STUB int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) { (void)errhandler; (void)win_errhandler_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_create_errhandler"); }
-STUB int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) { return PMPI_Win_create_errhandler(win_errhandler_fn, errhandler); }
 
 STUB int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) { (void)extra_state; (void)win_keyval; (void)win_delete_attr_fn; (void)win_copy_attr_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_create_keyval"); }
 STUB int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) { return PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state); }
@@ -651,86 +612,14 @@ STUB int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI
 STUB int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) { (void)win_keyval; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_delete_attr"); }
 STUB int MPI_Win_delete_attr(MPI_Win win, int win_keyval) { return PMPI_Win_delete_attr(win, win_keyval); }
 
-STUB int PMPI_Win_detach(MPI_Win win, const void *base) { (void)base; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_detach"); }
-STUB int MPI_Win_detach(MPI_Win win, const void *base) { return PMPI_Win_detach(win, base); }
-
-STUB int PMPI_Win_fence(int assert, MPI_Win win) { (void)win; (void)assert; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_fence"); }
-STUB int MPI_Win_fence(int assert, MPI_Win win) { return PMPI_Win_fence(assert, win); }
-
-STUB int PMPI_Win_flush(int rank, MPI_Win win) { (void)win; (void)rank; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_flush"); }
-STUB int MPI_Win_flush(int rank, MPI_Win win) { return PMPI_Win_flush(rank, win); }
-
-STUB int PMPI_Win_flush_all(MPI_Win win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_flush_all"); }
-STUB int MPI_Win_flush_all(MPI_Win win) { return PMPI_Win_flush_all(win); }
-
-STUB int PMPI_Win_flush_local(int rank, MPI_Win win) { (void)win; (void)rank; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_flush_local"); }
-STUB int MPI_Win_flush_local(int rank, MPI_Win win) { return PMPI_Win_flush_local(rank, win); }
-
-STUB int PMPI_Win_flush_local_all(MPI_Win win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_flush_local_all"); }
-STUB int MPI_Win_flush_local_all(MPI_Win win) { return PMPI_Win_flush_local_all(win); }
-
-STUB int PMPI_Win_free(MPI_Win *win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_free"); }
-STUB int MPI_Win_free(MPI_Win *win) { return PMPI_Win_free(win); }
-
 STUB int PMPI_Win_free_keyval(int *win_keyval) { (void)win_keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_free_keyval"); }
 STUB int MPI_Win_free_keyval(int *win_keyval) { return PMPI_Win_free_keyval(win_keyval); }
 
-STUB int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) { (void)flag; (void)attribute_val; (void)win_keyval; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_get_attr"); }
-STUB int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) { return PMPI_Win_get_attr(win, win_keyval, attribute_val, flag); }
-
-STUB int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) { (void)errhandler; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_get_errhandler"); }
-STUB int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) { return PMPI_Win_get_errhandler(win, errhandler); }
-
-STUB int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) { (void)group; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_get_group"); }
-STUB int MPI_Win_get_group(MPI_Win win, MPI_Group *group) { return PMPI_Win_get_group(win, group); }
-
-STUB int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) { (void)info_used; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_get_info"); }
-STUB int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) { return PMPI_Win_get_info(win, info_used); }
-
-STUB int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) { (void)resultlen; (void)win_name; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_get_name"); }
-STUB int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) { return PMPI_Win_get_name(win, win_name, resultlen); }
-
-STUB int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) { (void)win; (void)assert; (void)rank; (void)lock_type; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_lock"); }
-STUB int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) { return PMPI_Win_lock(lock_type, rank, assert, win); }
-
-STUB int PMPI_Win_lock_all(int assert, MPI_Win win) { (void)win; (void)assert; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_lock_all"); }
-STUB int MPI_Win_lock_all(int assert, MPI_Win win) { return PMPI_Win_lock_all(assert, win); }
-
-STUB int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) { (void)win; (void)assert; (void)group; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_post"); }
-STUB int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) { return PMPI_Win_post(group, assert, win); }
-
 STUB int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) { (void)attribute_val; (void)win_keyval; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_set_attr"); }
 STUB int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) { return PMPI_Win_set_attr(win, win_keyval, attribute_val); }
-
-STUB int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) { (void)errhandler; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_set_errhandler"); }
-STUB int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) { return PMPI_Win_set_errhandler(win, errhandler); }
-
-STUB int PMPI_Win_set_info(MPI_Win win, MPI_Info info) { (void)info; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_set_info"); }
-STUB int MPI_Win_set_info(MPI_Win win, MPI_Info info) { return PMPI_Win_set_info(win, info); }
-
-STUB int PMPI_Win_set_name(MPI_Win win, const char *win_name) { (void)win_name; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_set_name"); }
-STUB int MPI_Win_set_name(MPI_Win win, const char *win_name) { return PMPI_Win_set_name(win, win_name); }
 
 STUB int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) { (void)baseptr; (void)disp_unit; (void)size; (void)rank; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_shared_query"); }
 STUB int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) { return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr); }
 
 STUB int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) { (void)baseptr; (void)disp_unit; (void)size; (void)rank; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_shared_query_c"); }
 STUB int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) { return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr); }
-
-STUB int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) { (void)win; (void)assert; (void)group; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_start"); }
-STUB int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) { return PMPI_Win_start(group, assert, win); }
-
-STUB int PMPI_Win_sync(MPI_Win win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_sync"); }
-STUB int MPI_Win_sync(MPI_Win win) { return PMPI_Win_sync(win); }
-
-STUB int PMPI_Win_test(MPI_Win win, int *flag) { (void)flag; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_test"); }
-STUB int MPI_Win_test(MPI_Win win, int *flag) { return PMPI_Win_test(win, flag); }
-
-STUB int PMPI_Win_unlock(int rank, MPI_Win win) { (void)win; (void)rank; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_unlock"); }
-STUB int MPI_Win_unlock(int rank, MPI_Win win) { return PMPI_Win_unlock(rank, win); }
-
-STUB int PMPI_Win_unlock_all(MPI_Win win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_unlock_all"); }
-STUB int MPI_Win_unlock_all(MPI_Win win) { return PMPI_Win_unlock_all(win); }
-
-STUB int PMPI_Win_wait(MPI_Win win) { (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_wait"); }
-STUB int MPI_Win_wait(MPI_Win win) { return PMPI_Win_wait(win); }

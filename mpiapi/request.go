@@ -245,6 +245,7 @@ func (p *process) reap() {
 // block waits until ready() is true: spins for the spin window, then sleeps on
 // the rank's futex word, which the agent bumps when it publishes completions.
 func (p *process) block(call string, ready func() bool) {
+	p.progress() // progress.go: a layer's one-sided targets are served in every blocking call
 	if ready() {
 		return
 	}
@@ -261,6 +262,7 @@ func (p *process) block(call string, ready func() bool) {
 		if p.blk.PullPosted() {
 			p.servePull(true)
 		}
+		p.progress()
 		if ready() {
 			return
 		}
@@ -271,6 +273,7 @@ func (p *process) block(call string, ready func() bool) {
 		if p.blk.PullPosted() {
 			p.servePull(true)
 		}
+		p.progress()
 		if ready() {
 			return
 		}

@@ -141,9 +141,9 @@ type Agent struct {
 	logBuf         []byte
 
 	// Gang scheduling (Gate).
-	onRun      func(run bool)
-	paused     bool          // the job does not run in this slice
-	switchNS   time.Duration // cost of the last Gate that switched, for the next DEM's stats
+	onRun    func(run bool)
+	paused   bool          // the job does not run in this slice
+	switchNS time.Duration // cost of the last Gate that switched, for the next DEM's stats
 
 	// Recording and replaying the slice log (Level B, levelb.go).
 	onExchange func(proto.SliceID, []proto.Descriptor, *scheduler.Plan)

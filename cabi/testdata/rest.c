@@ -26,8 +26,9 @@ static void stubs(void) {
     int rc, n;
     rc = MPI_Comm_remote_size(MPI_COMM_WORLD, &n);
     CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_remote_size returned %d", rc);
-    rc = MPI_Win_fence(0, MPI_WIN_NULL);
-    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_fence returned %d", rc);
+    n = 0;
+    rc = MPI_Win_free_keyval(&n);
+    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_free_keyval returned %d", rc);
     rc = MPI_File_sync(MPI_FILE_NULL); /* file I/O */
     CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_sync returned %d", rc);
     /* The profiling name fails the same way. */

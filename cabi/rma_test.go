@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRMA runs testdata/rma.c: windows and their attributes, every
+// operation with basic and derived datatypes, every synchronisation mode,
+// passive target against a target blocked in MPI_Barrier and MPI_Recv,
+// Fetch_and_op atomicity, transfers longer than a header message and the
+// error classes; as a singleton and on 2 and
+// 4 ranks over 1 and 2 logical nodes, and on 3 in deterministic mode,
+// leaving no request behind.
+func TestRMA(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rma.c")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "rma", 1) })
+	for _, c := range []struct {
+		ranks, nodes int
+		determ       bool
+	}{{2, 1, false}, {2, 2, false}, {4, 1, false}, {4, 2, false}, {3, 1, true}} {
+		name := fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes)
+		args := []string{"-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes)}
+		if c.determ {
+			name += "-deterministic"
+			args = append(args, "--deterministic")
+		}
+		t.Run(name, func(t *testing.T) {
+			r := bcsrun(t, append(args, exe)...)
+			okRanks(t, r, "rma", c.ranks)
+			// MPI_Win_free withdraws the window's receives: nothing is left.
+			if strings.Contains(r.stderr, "not released") {
+				t.Fatalf("resources left behind:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// Under the default handler, an out-of-range put and a put outside any
+// epoch end the job with a message naming the values and what is valid.
+func TestRMAErrorsFatal(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rma.c")
+	for _, c := range []struct{ mode, want string }{
+		{"range", "rank 0: MPI_Put: MPI_ERR_RMA_RANGE: target_disp = 7 (disp_unit 4) with target_count = 1 of MPI_INT touches bytes [28, 32) of rank 1's window, which has 16 bytes"},
+		{"sync", "rank 0: MPI_Put: MPI_ERR_RMA_SYNC: no access epoch to rank 0 is open on this window; open one with MPI_Win_fence"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := bcsrun(t, "-n", "2", exe, c.mode)
+			if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "not reached 0") {
+				t.Fatalf("exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// A window the program never frees is named at MPI_Finalize, and its
+// receives are withdrawn rather than reported as pending requests.
+func TestRMAWindowNotFreed(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rma.c")
+	r := bcsrun(t, "-n", "2", exe, "nofree")
+	okRanks(t, r, "nofree", 2)
+	want := `("kept") was never freed (MPI_Win_free)`
+	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "MPI_Irecv") {
+		t.Fatalf("stderr should name the window (%s) and no pending receive:\n%s", want, r.stderr)
+	}
+}

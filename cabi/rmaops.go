@@ -1,0 +1,775 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"fmt"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// The operations (Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+// Compare_and_swap and their request-based forms) and the target side.
+//
+// A request to another member is one message on the window's stream
+// (tagHdr): a 64-byte header, the target layout (the target datatype's
+// compiled segments, which the target cannot look up: datatype handles are
+// local) and the origin's packed data. When it is longer than hdrMax the
+// header goes alone, flagged, and the rest follows on tagBody. Results come
+// back on tagResult, into a receive the origin posted when it issued the
+// operation, straight into its buffer when the result datatype is
+// contiguous. A target applies requests one at a time, in the order each
+// origin issued them, in its own thread: so every accumulate is atomic as a
+// whole with respect to every other accumulate (and to everything else the
+// target applies), which is more than the standard's per-element
+// atomicity. An operation on the caller's own window is applied at once,
+// in the same way.
+
+// Operation codes of the header.
+const (
+	opPut = iota + 1
+	opGet
+	opAcc
+	opGetAcc
+	opCAS
+	opLock   // excl: exclusive; the target holds the origin's later requests until it grants it
+	opUnlock // answered with opAck
+	opFlush  // answered with opAck
+	opAck
+	opPost // MPI_Win_post, target to origin
+	opDone // MPI_Win_complete, origin to target
+	opErr  // a target refused a request: class in red, text in the data
+)
+
+// Reductions other than reduce's.
+const (
+	redReplace = 100
+	redNoOp    = 101
+)
+
+// header is a request's fixed part.
+//
+//	0 op, 1 excl, 2 red, 3 elem (reduce.Type), 4 body follows
+//	8 disp, 16 count, 24 extent, 32 wire, 40 nseg, 48 data bytes (int64s)
+type header struct {
+	op, excl, red, elem uint8
+	body                bool
+	disp, count         int64
+	extent, wire        int64
+	nseg, data          int64
+}
+
+const hdrSize = 64
+
+func (h header) encode(b []byte) {
+	b[0], b[1], b[2], b[3] = h.op, h.excl, h.red, h.elem
+	b[4] = 0
+	if h.body {
+		b[4] = 1
+	}
+	for i, v := range [...]int64{h.disp, h.count, h.extent, h.wire, h.nseg, h.data} {
+		le.PutUint64(b[8+8*i:], uint64(v))
+	}
+}
+
+func decodeHeader(b []byte) (header, bool) {
+	if len(b) < hdrSize {
+		return header{}, false
+	}
+	h := header{op: b[0], excl: b[1], red: b[2], elem: b[3], body: b[4] == 1}
+	v := [6]int64{}
+	for i := range v {
+		v[i] = int64(le.Uint64(b[8+8*i:]))
+	}
+	h.disp, h.count, h.extent, h.wire, h.nseg, h.data = v[0], v[1], v[2], v[3], v[4], v[5]
+	return h, true
+}
+
+// The predefined operations as reduce's.
+var redOps = map[uintptr]uint8{
+	0x21: uint8(reduce.Sum), 0x22: uint8(reduce.Min), 0x23: uint8(reduce.Max), 0x24: uint8(reduce.Prod),
+	0x28: uint8(reduce.Band), 0x29: uint8(reduce.Bor), 0x2a: uint8(reduce.Bxor),
+	0x30: uint8(reduce.Land), 0x31: uint8(reduce.Lor), 0x32: uint8(reduce.Lxor),
+	0x38: uint8(reduce.Minloc), 0x39: uint8(reduce.Maxloc),
+	0x3c: redReplace, 0x3d: redNoOp,
+}
+
+// Which operation bcs_rma performs (shim's order).
+const (
+	rmaPut = iota
+	rmaGet
+	rmaAcc
+	rmaGetAcc
+	rmaFetchOp
+	rmaCAS
+)
+
+var rmaCalls = [...][2]string{
+	{"MPI_Put", "MPI_Rput"}, {"MPI_Get", "MPI_Rget"}, {"MPI_Accumulate", "MPI_Raccumulate"},
+	{"MPI_Get_accumulate", "MPI_Rget_accumulate"}, {"MPI_Fetch_and_op", ""}, {"MPI_Compare_and_swap", ""},
+}
+
+// rmaBuf is a checked (buffer, count, datatype) of the origin side.
+type rmaBuf struct {
+	p     unsafe.Pointer
+	count int
+	t     dtype
+	bytes int64
+}
+
+func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.int, h C.uintptr_t) (rmaBuf, C.int) {
+	if count < 0 {
+		return rmaBuf{}, w.fail(call, errCount, "%s_count = %d, want >= 0", what, int(count))
+	}
+	t, rc := datatype(w.ci, call, what+"_datatype", uintptr(h))
+	if rc != 0 {
+		return rmaBuf{}, rc
+	}
+	n, e := t.info.countBytes(what+"_count", int64(count))
+	if e != nil {
+		return rmaBuf{}, w.fail(call, e.class, "%s", e.msg)
+	}
+	if p == nil && n > 0 && !t.bottom() {
+		return rmaBuf{}, w.fail(call, errBuffer, "%s_addr = NULL with %s_count = %d", what, what, int(count))
+	}
+	return rmaBuf{p: p, count: int(count), t: t, bytes: n}, 0
+}
+
+// pack is the buffer's data packed.
+func (b rmaBuf) pack() []byte {
+	out := make([]byte, b.bytes)
+	if b.bytes > 0 {
+		b.t.info.pack(out, b.p, b.count)
+	}
+	return out
+}
+
+// elemOf is the reduce type of a datatype whose basic elements are all of
+// one kind, or 0.
+func elemOf(t dtype) reduce.Type {
+	if k := t.info.kind; k > 0 && k < len(sigOfKind) {
+		return sigOfKind[k]
+	}
+	return 0
+}
+
+// bcs_rma issues one operation. compare is Compare_and_swap's; result the
+// result buffer of the fetching operations (Get's is origin); req, when
+// not nil, receives a request (the R forms).
+//
+//export bcs_rma
+func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.int, otype C.uintptr_t,
+	compare unsafe.Pointer, result unsafe.Pointer, rcount C.int, rtype C.uintptr_t,
+	target C.int, disp C.MPI_Aint, tcount C.int, ttype C.uintptr_t, opH C.uintptr_t,
+	winH C.uintptr_t, req *C.uintptr_t) C.int {
+	call := rmaCalls[which][0]
+	if req != nil {
+		call = rmaCalls[which][1]
+	}
+	w, rc := win(call, winH)
+	if rc != 0 {
+		return rc
+	}
+	if target == C.MPI_PROC_NULL {
+		if req != nil {
+			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+		}
+		return 0
+	}
+	if target < 0 || int(target) >= w.size {
+		return w.fail(call, errRank, "target_rank = %d, want 0..%d or MPI_PROC_NULL", int(target), w.size-1)
+	}
+	t := int(target)
+	if rc := w.access(call, t); rc != 0 {
+		return rc
+	}
+	h := header{disp: int64(disp), count: int64(tcount)}
+	var o, res rmaBuf
+	fetch := which != rmaPut && which != rmaAcc
+	// The target side, and the origin's buffers.
+	tt, rc := w.rmaBuf(call, "target", unsafe.Pointer(w), tcount, ttype) // any non-NULL address: the target's memory is checked below
+	if rc != 0 {
+		return rc
+	}
+	switch which {
+	case rmaGet:
+		if res, rc = w.rmaBuf(call, "origin", origin, ocount, otype); rc != 0 {
+			return rc
+		}
+	case rmaFetchOp, rmaCAS:
+		// One element of datatype at each of origin, compare, result and the target.
+		if res, rc = w.rmaBuf(call, "result", result, 1, ttype); rc != 0 {
+			return rc
+		}
+		o = res
+		o.p = origin
+		if !tt.t.info.predefined() {
+			return w.fail(call, errType, "datatype = %s, want a predefined datatype", tt.t.name)
+		}
+		if origin == nil && (which == rmaCAS || uintptr(opH) != 0x3d) {
+			return w.fail(call, errBuffer, "origin_addr = NULL (only MPI_Fetch_and_op with MPI_NO_OP may omit it)")
+		}
+		if which == rmaCAS && compare == nil {
+			return w.fail(call, errBuffer, "compare_addr = NULL")
+		}
+	default:
+		if o, rc = w.rmaBuf(call, "origin", origin, ocount, otype); rc != 0 {
+			return rc
+		}
+		if which == rmaGetAcc {
+			if res, rc = w.rmaBuf(call, "result", result, rcount, rtype); rc != 0 {
+				return rc
+			}
+		}
+	}
+	switch which {
+	case rmaPut:
+		h.op = opPut
+	case rmaGet:
+		h.op = opGet
+	case rmaAcc, rmaGetAcc, rmaFetchOp:
+		h.op = opAcc
+		if fetch {
+			h.op = opGetAcc
+		}
+		red, ok := redOps[uintptr(opH)]
+		if !ok {
+			return w.fail(call, errOp, "op = %s, want a predefined operation, MPI_REPLACE or MPI_NO_OP (user operations cannot be used in accumulate calls)", describe(uintptr(opH)))
+		}
+		h.red = red
+	case rmaCAS:
+		h.op = opCAS
+		if e := elemOf(tt.t); e == 0 || !(e.Integer()) {
+			return w.fail(call, errType, "datatype = %s, want a predefined integer, logical or byte datatype", tt.t.name)
+		}
+	}
+	// Type signatures: what moves must be as long on both sides, and the
+	// accumulate calls need basic elements of one kind, the same on every
+	// side.
+	if h.op != opGetAcc || h.red != redNoOp {
+		if which != rmaGet && which != rmaFetchOp && which != rmaCAS && o.bytes != tt.bytes {
+			return w.fail(call, errType, "the origin moves %d bytes (%d of %s), the target %d (%d of %s): their type signatures must match", o.bytes, o.count, o.t.name, tt.bytes, tt.count, tt.t.name)
+		}
+	}
+	if fetch && res.bytes != tt.bytes {
+		return w.fail(call, errType, "the result buffer holds %d bytes (%d of %s), the target %d (%d of %s): their type signatures must match", res.bytes, res.count, res.t.name, tt.bytes, tt.count, tt.t.name)
+	}
+	if h.op == opAcc || h.op == opGetAcc {
+		e := elemOf(tt.t)
+		switch {
+		case e == 0 && h.red != redReplace && h.red != redNoOp:
+			return w.fail(call, errType, "target_datatype = %s: an accumulate needs basic elements of one predefined integer, floating-point or pair type", tt.t.name)
+		case h.red != redNoOp && which != rmaFetchOp && elemOf(o.t) != e:
+			return w.fail(call, errType, "origin_datatype = %s and target_datatype = %s have different basic elements; an accumulate needs the same predefined type on both sides", o.t.name, tt.t.name)
+		case which == rmaGetAcc && elemOf(res.t) != e:
+			return w.fail(call, errType, "result_datatype = %s and target_datatype = %s have different basic elements", res.t.name, tt.t.name)
+		}
+		if h.red < redReplace {
+			if err := reduce.Check(reduce.Op(h.red), e); err != nil {
+				return w.fail(call, errOp, "op = %s on %s: %v", describe(uintptr(opH)), tt.t.name, err)
+			}
+		}
+		h.elem = uint8(e)
+	}
+	if h.op == opGetAcc && h.red == redNoOp {
+		o = rmaBuf{}
+	}
+	// The target range (a dynamic window's target checks it).
+	if rc := w.inRange(call, t, h.disp, tt); rc != 0 {
+		return rc
+	}
+	var data []byte
+	switch {
+	case h.op == opCAS:
+		data = append(o.pack(), (rmaBuf{p: compare, count: 1, t: o.t, bytes: o.bytes}).pack()...)
+	case h.op != opGet:
+		data = o.pack()
+	}
+	if h.op == opPut && o.t.info.contig && o.bytes > 0 && t != w.rank {
+		// No need for a copy: the message is built below anyway.
+		data = unsafe.Slice((*byte)(unsafe.Add(o.p, o.t.info.trueLB)), o.bytes)
+	}
+	if t == w.rank {
+		// The caller's own window: applied now.
+		w.peers[t].dirty = true
+		class, msg := w.apply(t, h, tt.t.info, data, func(b []byte) {
+			if res.bytes > 0 {
+				res.t.info.unpack(res.p, b, res.count)
+			}
+		})
+		if class != 0 {
+			return w.fail(call, class, "%s", msg)
+		}
+		if req != nil {
+			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+		}
+		return 0
+	}
+	p := &w.peers[t]
+	if fetch || h.op == opGet {
+		r, rc := w.postResult(call, t, res, req != nil)
+		if rc != 0 {
+			return rc
+		}
+		if req != nil {
+			*req = C.uintptr_t(newReq(r.r, nil, w.ci))
+			if r.done != nil {
+				done := r.done
+				setUnpack(*req, func(int) { done() })
+				r.done = nil
+			}
+		}
+		p.results = append(p.results, r)
+	} else if req != nil {
+		*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+	}
+	if h.op != opGet {
+		p.dirty = true
+	}
+	return w.send(t, h, tt.t.info, data)
+}
+
+// postResult posts the receive of a result from target t into res.
+func (w *window) postResult(call string, t int, res rmaBuf, shared bool) (rmaResult, C.int) {
+	var buf []byte
+	r := rmaResult{shared: shared}
+	switch {
+	case res.bytes == 0:
+	case res.t.info.contig:
+		buf = unsafe.Slice((*byte)(unsafe.Add(res.p, res.t.info.trueLB)), res.bytes)
+	default:
+		buf = takeStage(int(res.bytes))
+		r.stage = buf
+		r.done = func() {
+			res.t.info.unpack(res.p, buf, res.count)
+			giveStage(buf)
+		}
+	}
+	q, err := mpiapi.Irecv(w.c, buf, t, tagResult)
+	if err != nil {
+		return r, w.failErr(err)
+	}
+	r.r = q
+	return r, 0
+}
+
+// send sends a request (header, the target layout tt, data) to rank t.
+func (w *window) send(t int, h header, tt *dtInfo, data []byte) C.int {
+	if tt != nil {
+		h.extent, h.wire, h.nseg = tt.extent(), tt.wire, int64(len(tt.segs))
+	}
+	h.data = int64(len(data))
+	n := hdrSize + 32*h.nseg + h.data
+	msg := make([]byte, n)
+	if tt != nil {
+		for i, s := range tt.segs {
+			b := msg[hdrSize+32*i:]
+			le.PutUint64(b, uint64(s.off))
+			le.PutUint64(b[8:], uint64(s.len))
+			le.PutUint64(b[16:], uint64(s.n))
+			le.PutUint64(b[24:], uint64(s.stride))
+		}
+	}
+	copy(msg[hdrSize+32*h.nseg:], data)
+	if n > hdrMax {
+		h.body = true
+	}
+	h.encode(msg)
+	if !h.body {
+		return w.post(t, tagHdr, msg)
+	}
+	if rc := w.post(t, tagHdr, msg[:hdrSize:hdrSize]); rc != 0 {
+		return rc
+	}
+	return w.post(t, tagBody, msg[hdrSize:])
+}
+
+// post sends msg to t and lets it go (the request keeps msg alive).
+func (w *window) post(t, tag int, msg []byte) C.int {
+	q, err := mpiapi.Isend(w.c, msg, t, tag)
+	if err == nil {
+		err = q.Free()
+	}
+	return w.failErr(err)
+}
+
+// control sends a message with no layout or data.
+func (w *window) control(t int, op uint8, excl bool) C.int {
+	h := header{op: op}
+	if excl {
+		h.excl = 1
+	}
+	return w.send(t, h, nil, nil)
+}
+
+// access checks that an access epoch to t is open.
+func (w *window) access(call string, t int) C.int {
+	if w.fence || w.locks[t] != lockNone {
+		return 0
+	}
+	if w.started {
+		for _, r := range w.startGroup {
+			if r == t {
+				return 0
+			}
+		}
+	}
+	return w.fail(call, errRMASync, "no access epoch to rank %d is open on this window; open one with MPI_Win_fence, MPI_Win_start (with a group that holds it), MPI_Win_lock or MPI_Win_lock_all", t)
+}
+
+// inRange checks, for a window whose size the origin knows, that count
+// items of the target datatype at target_disp lie inside rank t's window.
+func (w *window) inRange(call string, t int, disp int64, tt rmaBuf) C.int {
+	if w.sizes[t] < 0 || tt.count == 0 {
+		return 0
+	}
+	lo, hi := tt.t.info.span(tt.count)
+	off, ok := mulCheck(disp, w.units[t])
+	if ok && within(off, maxTypeBound) && off+lo >= 0 && off+hi <= w.sizes[t] {
+		return 0
+	}
+	return w.fail(call, errRMARange, "target_disp = %d (disp_unit %d) with target_count = %d of %s touches bytes [%d, %d) of rank %d's window, which has %d bytes",
+		disp, w.units[t], tt.count, tt.t.name, off+lo, off+hi, t, w.sizes[t])
+}
+
+// ---- the target side ----
+
+// rmaProgress serves every window's incoming requests and completes its
+// results. It runs at the start of every call of this library and inside
+// every blocking wait of mpiapi (mpiapi.SetProgress); it never blocks.
+func rmaProgress() {
+	if inRMAProgress {
+		return
+	}
+	inRMAProgress = true
+	for _, w := range wins {
+		if w.live && w.c != nil && !w.closing {
+			w.progress()
+		}
+	}
+	inRMAProgress = false
+}
+
+var inRMAProgress bool
+
+func (w *window) progress() {
+	for again := true; again; {
+		w.regrant = false
+		for r := range w.peers {
+			if r == w.rank {
+				continue
+			}
+			w.drain(r)
+			w.pollResults(r)
+		}
+		again = w.regrant // a lock was granted to an origin drained before
+	}
+}
+
+// drain serves the requests from rank r that have arrived, in order. Each
+// header taken reposts its receive at once; a request with a body waits in
+// the peer's queue for it (its body receive posted at once too, so the
+// bodies of several requests arrive together), and so do the requests
+// behind it, as everything while the peer's lock request waits.
+func (w *window) drain(r int) {
+	p := &w.peers[r]
+	for len(p.ring) > 0 && p.ring[p.head] != nil { // nil: withdrawn (MPI_Win_free) or failed
+		j := p.head
+		done, st, err := mpiapi.Poll(p.ring[j], true)
+		if !done {
+			break
+		}
+		if st.Cancelled() {
+			p.ring[j] = nil
+			break
+		}
+		buf := p.bufs[j][:min(st.Bytes(), hdrMax)]
+		h, ok := decodeHeader(buf)
+		it := queued{h: h}
+		switch {
+		case err != nil:
+			it.class, it.msg = errOther, fmt.Sprintf("a request from rank %d failed: %v", r, err)
+		case !ok:
+			it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d has %d bytes, fewer than a header's %d", r, len(buf), hdrSize)
+		case h.body:
+			n, ok := h.rest()
+			if !ok {
+				it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d announces a body of %d segments and %d bytes", r, h.nseg, h.data)
+				break
+			}
+			it.rest = make([]byte, n)
+			if it.body, err = mpiapi.Irecv(w.c, it.rest, r, tagBody); err != nil {
+				it.class, it.msg = errOther, fmt.Sprintf("cannot receive the body of a request from rank %d: %v", r, err)
+			}
+		case len(p.queue) == 0 && !p.held:
+			w.serve(r, h, buf[hdrSize:]) // the common case: nothing waits before it
+			it.served = true
+		default:
+			it.rest = bytes.Clone(buf[hdrSize:])
+		}
+		if !it.served {
+			p.queue = append(p.queue, it)
+		}
+		q, err := mpiapi.Irecv(w.c, p.bufs[j], r, tagHdr)
+		if err != nil {
+			p.ring[j] = nil
+			w.refuse(r, errOther, fmt.Sprintf("cannot receive requests from rank %d: %v", r, err))
+			break
+		}
+		p.ring[j] = q
+		p.head = (j + 1) % len(p.ring)
+	}
+	for len(p.queue) > 0 && !p.held {
+		it := &p.queue[0]
+		if it.body != nil {
+			done, st, err := mpiapi.Poll(it.body, true)
+			if !done {
+				return
+			}
+			it.body = nil
+			it.rest = it.rest[:min(st.Bytes(), len(it.rest))]
+			if err != nil {
+				it.class, it.msg = errOther, fmt.Sprintf("the body of a request from rank %d failed: %v", r, err)
+			}
+		}
+		h, rest, class, msg := it.h, it.rest, it.class, it.msg
+		p.queue[0] = queued{}
+		p.queue = p.queue[1:]
+		if class != 0 {
+			w.refuse(r, class, msg)
+			continue
+		}
+		w.serve(r, h, rest)
+	}
+}
+
+// queued is a request taken from a peer's stream and not yet served.
+type queued struct {
+	h      header
+	rest   []byte          // layout and data
+	body   *mpiapi.Request // the body's receive, until it completes
+	class  int             // a request that failed: refused in its turn
+	msg    string
+	served bool
+}
+
+// rest is the bytes of a request after its header, if they are in bounds.
+func (h header) rest() (int64, bool) {
+	if h.nseg < 0 || h.nseg > maxSegs || h.data < 0 || h.data > maxTypeBytes {
+		return 0, false
+	}
+	return 32*h.nseg + h.data, true
+}
+
+// pollResults completes the results from rank r that have arrived.
+func (w *window) pollResults(r int) {
+	p := &w.peers[r]
+	keep := p.results[:0]
+	for _, res := range p.results {
+		done, _, err := mpiapi.Poll(res.r, !res.shared)
+		switch {
+		case !done:
+			keep = append(keep, res)
+		case err != nil && !res.shared:
+			w.deferErr(errOther, err.Error())
+		case res.done != nil:
+			res.done()
+		}
+	}
+	clear(p.results[len(keep):])
+	p.results = keep
+}
+
+// refuse reports a refused request to its origin (which raises it at its
+// next synchronisation call), or keeps it when the origin is this rank.
+func (w *window) refuse(origin int, class int, msg string) {
+	if origin == w.rank || w.c == nil {
+		w.deferErr(class, msg)
+		return
+	}
+	w.send(origin, header{op: opErr, red: uint8(class)}, nil, []byte(msg))
+}
+
+func (w *window) deferErr(class int, msg string) {
+	if w.deferred == "" {
+		w.deferred, w.defClass = msg, class
+	}
+}
+
+// serve carries out a request from origin (another member).
+func (w *window) serve(origin int, h header, rest []byte) {
+	if n, ok := h.rest(); !ok || n != int64(len(rest)) {
+		w.refuse(origin, errIntern, fmt.Sprintf("a request from rank %d has %d bytes after its header, its header says %d segments and %d bytes", origin, len(rest), h.nseg, h.data))
+		return
+	}
+	data := rest[32*h.nseg:]
+	switch h.op {
+	case opAck:
+		w.peers[origin].acks--
+		return
+	case opPost:
+		w.posts[origin]++
+		return
+	case opDone:
+		w.completes++
+		return
+	case opErr:
+		w.deferErr(int(h.red), string(data))
+		return
+	case opLock:
+		if !w.acquire(origin, h.excl == 1) {
+			w.peers[origin].held = true // nothing more from origin until granted
+		}
+		return
+	case opUnlock:
+		w.control(origin, opAck, false) // before any grant: the origin's unlock is done
+		w.release(origin, h.excl == 1)
+		return
+	case opFlush:
+		w.control(origin, opAck, false)
+		return
+	}
+	tt, msg := layout(h, rest[:32*h.nseg])
+	if tt == nil {
+		w.refuse(origin, errIntern, fmt.Sprintf("a request from rank %d: %s", origin, msg))
+		return
+	}
+	class, msg := w.apply(origin, h, tt, data, func(b []byte) {
+		w.post(origin, tagResult, b)
+	})
+	if class != 0 {
+		w.refuse(origin, class, msg)
+	}
+}
+
+// layout rebuilds a target datatype from a request's segments, checking
+// that they are within bcsmpi's bounds.
+func layout(h header, b []byte) (*dtInfo, string) {
+	if h.count < 0 || h.count > maxTypeBytes || !within(h.extent, maxTypeBytes) || h.wire < 0 || h.wire > maxTypeBytes {
+		return nil, fmt.Sprintf("count %d, extent %d or wire bytes %d out of bounds", h.count, h.extent, h.wire)
+	}
+	t := &dtInfo{ub: h.extent, wire: h.wire, segs: make([]seg, h.nseg), committed: true}
+	var sum int64
+	for i := range t.segs {
+		s := seg{int64(le.Uint64(b[32*i:])), int64(le.Uint64(b[32*i+8:])), int64(le.Uint64(b[32*i+16:])), int64(le.Uint64(b[32*i+24:]))}
+		if !within(s.off, maxTypeBound) || s.len < 0 || s.len > maxTypeBytes || s.n < 0 || s.n > maxTypeBytes || !within(s.stride, maxTypeBound) {
+			return nil, fmt.Sprintf("segment %d (%+v) out of bounds", i, s)
+		}
+		run, ok := mulCheck(s.len, s.n)
+		span, ok2 := mulCheck(max(s.n-1, 0), s.stride)
+		if !ok || !ok2 || !within(span, maxTypeBound) {
+			return nil, fmt.Sprintf("segment %d (%+v) out of bounds", i, s)
+		}
+		sum += run
+		if sum > maxTypeBytes {
+			return nil, "segments longer than bcsmpi's bound"
+		}
+		t.segs[i] = s
+		lo, hi := s.off+min(0, span), s.off+max(0, span)+s.len
+		if i == 0 || lo < t.trueLB {
+			t.trueLB = lo
+		}
+		if i == 0 || hi > t.trueUB {
+			t.trueUB = hi
+		}
+	}
+	if sum != h.wire {
+		return nil, fmt.Sprintf("segments of %d bytes, wire bytes %d", sum, h.wire)
+	}
+	if total, ok := mulCheck(h.count, h.wire); !ok || total > maxTypeBytes {
+		return nil, fmt.Sprintf("%d items of %d bytes out of bounds", h.count, h.wire)
+	}
+	if _, ok := mulCheck(h.count, h.extent); !ok {
+		return nil, fmt.Sprintf("%d items of extent %d out of bounds", h.count, h.extent)
+	}
+	return t, ""
+}
+
+// target is the address of count items of tt at disp in this rank's window
+// memory, or a class and message when they do not lie inside it.
+func (w *window) target(h header, tt *dtInfo) (unsafe.Pointer, int, string) {
+	lo, hi := tt.span(int(h.count))
+	if h.count == 0 {
+		return nil, 0, ""
+	}
+	if w.flavor == flavorDynamic {
+		a := uint64(h.disp)
+		for _, r := range w.regions {
+			if int64(a)+lo >= int64(r[0]) && int64(a)+hi <= int64(r[1]) {
+				return unsafe.Add(unsafe.Pointer(nil), a), 0, "" // an address the program attached
+			}
+		}
+		return nil, errRMARange, fmt.Sprintf("target_disp = 0x%x with %d items touches [0x%x, 0x%x), which no region attached to rank %d's dynamic window holds", h.disp, h.count, int64(a)+lo, int64(a)+hi, w.rank)
+	}
+	off, ok := mulCheck(h.disp, w.unit)
+	if !ok || !within(off, maxTypeBound) || off+lo < 0 || off+hi > w.bytes {
+		return nil, errRMARange, fmt.Sprintf("target_disp = %d (disp_unit %d) with %d items touches bytes [%d, %d) of rank %d's window, which has %d bytes", h.disp, w.unit, h.count, off+lo, off+hi, w.rank, w.bytes)
+	}
+	return unsafe.Add(w.base, off), 0, ""
+}
+
+// apply carries out a data operation on this rank's window memory; reply
+// receives the result of a fetching one.
+func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func([]byte)) (int, string) {
+	addr, class, msg := w.target(h, tt)
+	if class != 0 {
+		return class, msg
+	}
+	count := int(h.count)
+	n := int(h.count * tt.wire)
+	switch h.op {
+	case opPut:
+		if len(data) != n {
+			return errType, fmt.Sprintf("a put of %d bytes into %d bytes of the target", len(data), n)
+		}
+		tt.unpack(addr, data, count)
+	case opGet:
+		b := make([]byte, n)
+		tt.pack(b, addr, count)
+		reply(b)
+	case opAcc, opGetAcc:
+		e := reduce.Type(h.elem)
+		cur := make([]byte, n)
+		tt.pack(cur, addr, count)
+		if h.op == opGetAcc {
+			reply(bytes.Clone(cur))
+		}
+		switch {
+		case h.red == redNoOp:
+			return 0, ""
+		case len(data) != n:
+			return errType, fmt.Sprintf("an accumulate of %d bytes into %d bytes of the target", len(data), n)
+		case h.red == redReplace:
+			tt.unpack(addr, data, count)
+			return 0, ""
+		}
+		if err := reduce.Check(reduce.Op(h.red), e); err != nil || n%e.Size() != 0 {
+			return errOp, fmt.Sprintf("operation %d on element type %d: %v", h.red, h.elem, err)
+		}
+		in := data
+		if uintptr(unsafe.Pointer(unsafe.SliceData(in)))%8 != 0 {
+			in = bytes.Clone(in)
+		}
+		reduce.Apply(reduce.Op(h.red), e, cur, in)
+		tt.unpack(addr, cur, count)
+	case opCAS:
+		if len(data) != 2*n {
+			return errType, fmt.Sprintf("a compare-and-swap of %d bytes on %d bytes of the target", len(data), n)
+		}
+		cur := make([]byte, n)
+		tt.pack(cur, addr, count)
+		reply(bytes.Clone(cur))
+		if bytes.Equal(cur, data[n:]) {
+			tt.unpack(addr, data[:n], count)
+		}
+	default:
+		return errIntern, fmt.Sprintf("request of unknown operation %d from rank %d", h.op, origin)
+	}
+	return 0, ""
+}
