@@ -79,6 +79,7 @@ type Gang struct {
 	q        uint64 // slices of the current quantum so far
 	switches uint64
 	last     int // job that ran in the previous slice, -1: none
+	after    int // when none runs: the slot rule 1 scans after (the last running one's), -1: from slot 0
 }
 
 type gangSlot struct {
@@ -94,7 +95,7 @@ func NewGang(cfg GangConfig) *Gang {
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
-	g := &Gang{cfg: cfg, slots: make([]gangSlot, cfg.MPL), cur: -1, last: -1}
+	g := &Gang{cfg: cfg, slots: make([]gangSlot, cfg.MPL), cur: -1, last: -1, after: -1}
 	for i := range g.slots {
 		g.slots[i].id = -1
 	}
@@ -124,7 +125,7 @@ func (g *Gang) Leave(id int) {
 		if g.slots[i].id == id {
 			g.slots[i] = gangSlot{id: -1}
 			if g.cur == i {
-				g.cur = -1
+				g.cur, g.after = -1, i
 			}
 		}
 	}
@@ -169,10 +170,9 @@ func (g *Gang) next(from int, preferAble, onlyAble bool) int {
 // (-1 if the matrix is empty) and whether that is a switch from the job that
 // ran in the previous slice.
 func (g *Gang) Slice() (id int, switched bool) {
-	prev := g.cur
 	switch {
 	case g.cur < 0:
-		g.cur, g.q = g.next(prev, true, false), 0
+		g.cur, g.q = g.next(g.after, true, false), 0
 	case g.q >= g.cfg.Quantum:
 		g.cur, g.q = g.next(g.cur, false, false), 0
 	case g.slots[g.cur].idle:

@@ -2,6 +2,7 @@ package strobe
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,5 +57,31 @@ func TestGangMatrixRules(t *testing.T) {
 	}
 	if err := (GangConfig{MPL: 65, Quantum: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "gang_mpl = 65, want 1 .. 64") {
 		t.Fatalf("MPL 65: %v", err)
+	}
+}
+
+// Rule 1 after the running job leaves: the turn goes to the slot after it,
+// not back to slot 0, so the jobs in later slots are not passed over.
+func TestGangLeaveKeepsTheTurnOrder(t *testing.T) {
+	g := NewGang(GangConfig{MPL: 3, Quantum: 2})
+	for _, id := range []int{10, 20, 30} {
+		if _, err := g.Join(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := []uint8{proto.StatusRunning}
+	var seq []int
+	for range 4 { // a a b b
+		id, _ := g.Slice()
+		seq = append(seq, id)
+		for _, j := range []int{10, 20, 30} {
+			g.Observe(j, running, 1)
+		}
+	}
+	g.Leave(20) // b leaves while running
+	id, _ := g.Slice()
+	seq = append(seq, id)
+	if want := []int{10, 10, 20, 20, 30}; !slices.Equal(seq, want) {
+		t.Fatalf("jobs run %v, want %v (after b left, c's turn)", seq, want)
 	}
 }

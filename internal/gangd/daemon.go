@@ -170,6 +170,7 @@ func (d *Daemon) logf(format string, args ...any) {
 // Serve answers clients until Stop. It returns nil after Stop, or the
 // listener's error.
 func (d *Daemon) Serve() error {
+	var backoff time.Duration
 	for {
 		c, err := d.ln.AcceptUnix()
 		if err != nil {
@@ -188,10 +189,32 @@ func (d *Daemon) Serve() error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			if transientAccept(err) {
+				// Out of descriptors or buffers, or a client gone before
+				// its accept: the running jobs must not pay for it. Say so,
+				// back off as net/http does, and go on.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				d.logf("accepting on %s: %v; retrying in %v", d.sock, err, backoff)
+				select {
+				case <-time.After(backoff):
+				case <-d.stopped:
+					return nil
+				}
+				continue
+			}
 			return fmt.Errorf("bcsd: accepting on %s: %w", d.sock, err)
 		}
+		backoff = 0
 		go d.serveConn(c)
 	}
+}
+
+// transientAccept says whether an accept error passes with time: the
+// process or the system is out of descriptors or buffers, or the client
+// closed its connection before it was accepted.
+func transientAccept(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) ||
+		errors.Is(err, syscall.ENOMEM) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EINTR)
 }
 
 // Stop refuses new jobs, drops the queued ones (status 75), ends the running
@@ -389,14 +412,35 @@ func (d *Daemon) submit(j *job) {
 
 // memCheck says why j does not fit in memory now ("" if it fits). Called
 // with d.mu held.
+//
+// Jobs started in the last memSettle have not allocated yet, so
+// MemAvailable does not show them: their footprints are reserved, so that
+// jobs arriving together (or leaving the queue together) are not all let in
+// against the same free memory.
 func (d *Daemon) memCheck(j *job) string {
 	avail, err := d.memAvl()
 	if err != nil {
 		d.logf("job %d: memory not checked: %v", j.id, err)
 		return ""
 	}
-	return footprintOf(&j.spec).fits(avail)
+	var reserved uint64
+	n := 0
+	for _, r := range d.running {
+		if time.Since(r.started) < memSettle {
+			reserved = sat(reserved, footprintOf(&r.spec).total())
+			n++
+		}
+	}
+	msg := footprintOf(&j.spec).fits(avail - min(avail, reserved))
+	if msg != "" && n > 0 {
+		msg += fmt.Sprintf(", less %s kept for the %d job(s) started in the last %v", FormatBytes(reserved), n, memSettle)
+	}
+	return msg
 }
+
+// memSettle is how long a started job's footprint is kept aside by
+// memCheck, while its ranks start and allocate.
+const memSettle = 10 * time.Second
 
 // startLocked starts j's goroutine. Called with d.mu held.
 func (d *Daemon) startLocked(j *job) {

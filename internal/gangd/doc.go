@@ -75,8 +75,11 @@
 // memory available now: ranks × the declared size per rank
 // (bcsrun --mem-per-rank; AssumedRankBytes when not declared) plus its
 // shared-memory regions, against MemAvailable of /proc/meminfo. The running
-// jobs' present use is already out of MemAvailable; growth still to come is
-// not foreseen (declare the peak with --mem-per-rank). The check is made when
+// jobs' present use is already out of MemAvailable, except for jobs started
+// in the last 10 s (memSettle), whose ranks may not have allocated yet: their
+// footprints are kept aside, so that jobs arriving together are not all let
+// in against the same free memory. Growth still to come is not foreseen
+// (declare the peak with --mem-per-rank). The check is made when
 // the job arrives and again when it leaves the queue. A full machine under
 // --no-queue, and a queued job when the daemon stops, get exit status 75
 // (EX_TEMPFAIL: nothing ran, try again).
@@ -85,8 +88,9 @@
 //
 // Daemon.Prepare, when set, is called on every job just before launch.Run,
 // from the job's goroutine: it is where the gang master (one strobe for
-// every job) is given to the job. Without it, jobs in the daemon are
-// concurrent launch.Runs, each with its own master.
+// every job) is given to the job. bcsd start sets it to one gang master
+// (launch.NewGang) for all of its jobs; without it, jobs in the daemon would
+// be concurrent launch.Runs, each with its own master.
 //
 // # Concurrency and ownership
 //

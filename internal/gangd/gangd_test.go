@@ -643,3 +643,40 @@ func TestQueuedJobsAndStop(t *testing.T) {
 		t.Errorf("log:\n%s", log.String())
 	}
 }
+
+// Two jobs that each fit in the memory available, but not together, and
+// arrive together: the second is refused, since the first's ranks have not
+// allocated yet (MemAvailable does not show them), naming the reservation.
+func TestMemoryReservedForJustStartedJobs(t *testing.T) {
+	f := &fakeRun{started: make(chan int, 4), release: make(chan struct{})}
+	d, _ := startDaemon(t, 2, f.run)
+	dir := filepath.Dir(d.Socket())
+	need := footprintOf(ptr(spec(2))).total()
+	d.mu.Lock()
+	d.memAvl = func() (uint64, error) { return need + need/2, nil }
+	d.mu.Unlock()
+
+	o1, e1, _, _ := pipes(t)
+	r1, _ := submit(t, dir, spec(2), make(chan os.Signal), o1, e1)
+	<-f.started
+	o2, e2, _, _ := pipes(t)
+	r2, _ := submit(t, dir, spec(2), make(chan os.Signal), o2, e2)
+	var got2 clientRun
+	select {
+	case got2 = <-r2:
+	case <-f.started:
+		close(f.release)
+		t.Fatal("the second job started against the memory the first has not allocated yet")
+	}
+	var ee *ExitError
+	if !errors.As(got2.err, &ee) || ee.Code != ExitRefused || !strings.Contains(ee.Msg, "bcsrun: refused: the job needs ") ||
+		!strings.Contains(ee.Msg, "kept for the 1 job(s) started in the last 10s") {
+		t.Fatalf("a second job against the same free memory: %+v", got2)
+	}
+	close(f.release)
+	if got1 := <-r1; got1.err != nil {
+		t.Fatalf("first job: %+v", got1)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -233,3 +233,34 @@ func TestGangFullRefusesAJob(t *testing.T) {
 		t.Fatalf("the first job: exit %d (%s), output %q", res.ExitCode, res.Message, out.String())
 	}
 }
+
+// Ranks that exit at once, before the node's later ranks are started: the
+// group's leader (the node's first rank) must keep the process group alive
+// for them (setpgid to a group with no member fails with EPERM), so the job
+// fails for its ranks' own reason, not with "starting rank N: operation not
+// permitted". (The failure needs the leader to exit and be reaped before the
+// next fork, which this test cannot force: it passes before the fix on an
+// idle machine, and guards the path under load.)
+func TestGangLeaderExitsBeforeTheOthersStart(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "quick"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs.Default()
+	cfg.FIFO = false
+	g, err := NewGang(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for range 3 {
+		var out, errs lockedBuf
+		res, err := Run(Job{Ranks: 16, Program: filepath.Join(dir, "quick"), Config: cfg, Gang: g, Stdout: &out, Stderr: &errs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 3 || !strings.Contains(res.Message, "exited with status 3") {
+			t.Fatalf("exit %d, message %q\nstderr:\n%s", res.ExitCode, res.Message, errs.String())
+		}
+	}
+}

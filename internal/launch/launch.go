@@ -384,7 +384,7 @@ func Run(job Job) (res Result, err error) {
 			return res, err
 		}
 		if job.Gang != nil {
-			n.group = &group{}
+			n.group = newGroup()
 		}
 		nodes = append(nodes, n)
 	}
@@ -561,6 +561,9 @@ func Run(job Job) (res Result, err error) {
 			break
 		}
 	}
+	for _, n := range nodes { // every path: the group leaders may be waited for now
+		n.group.spawned()
+	}
 	if reportW != nil { // the ranks hold the write end now: EOF comes when the last exits
 		reportW.Close()
 	}
@@ -613,6 +616,7 @@ func Run(job Job) (res Result, err error) {
 		case e := <-exits:
 			alive--
 			procs[e.rank] = nil
+			nodes[nodeOf[e.rank]].group.reaped()
 			nodes[nodeOf[e.rank]].agent.RankExited(proto.Rank(e.rank)) // not "starting" any more (deadlock detection)
 			if aborting {
 				continue

@@ -42,9 +42,43 @@ type node struct {
 // descheduled is stopped at once.
 type group struct {
 	mu      sync.Mutex
-	pgid    int  // 0 until the node's first rank is started
+	pgid    int  // 0 until the node's first rank is started, and again once every rank has been reaped
 	stopped bool // the job is descheduled
 	ending  bool // the job is being ended: its ranks stay continued
+	alive   int  // ranks started and not yet reaped
+	// started is closed once the spawner is done with the node (every rank
+	// started, or starting stopped): only then is the group's leader, its
+	// first rank, waited for. A leader that exits at once stays a zombie
+	// until then, and so keeps the group for the ranks still to join it
+	// (setpgid to a group with no member is EPERM).
+	started chan struct{}
+}
+
+func newGroup() *group { return &group{started: make(chan struct{})} }
+
+// spawned says the spawner is done with the node (see started).
+func (g *group) spawned() {
+	if g != nil {
+		select {
+		case <-g.started:
+		default:
+			close(g.started)
+		}
+	}
+}
+
+// reaped counts a rank of the node reaped; after the last, the group's
+// number is forgotten, so that no later switch signals a group that may no
+// longer be the job's (the number is free once its members are gone).
+func (g *group) reaped() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.alive--; g.alive == 0 {
+		g.pgid = 0
+	}
 }
 
 // onRun stops (killpg SIGSTOP) or continues (SIGCONT) the group; the agent
@@ -211,15 +245,21 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: starting rank %d (%s): %w", s.who, r, s.prog, err)
 	}
+	var hold <-chan struct{} // the group's leader is waited for once the node's ranks have started
 	if g := n.group; g != nil { // g.mu is held
 		if g.pgid == 0 {
 			g.pgid = cmd.Process.Pid
+			hold = g.started
 		}
+		g.alive++
 		if g.stopped {
 			unix.Signal(cmd.Process.Pid, syscall.SIGSTOP)
 		}
 	}
 	go func() {
+		if hold != nil {
+			<-hold
+		}
 		err := cmd.Wait()
 		s.exits <- exit{rank: r, state: cmd.ProcessState, err: err}
 	}()
