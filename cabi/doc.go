@@ -378,7 +378,10 @@
 //     deadlock error), Grequest_start and
 //     Grequest_complete (grequest.go: query_fn is called once by the first
 //     completion call that sees the request done, free_fn when it is
-//     freed, cancel_fn by MPI_Cancel; waiting for one that is not complete
+//     freed, cancel_fn by MPI_Cancel; a callback's error is returned by the
+//     call that ran it: free_fn's by the completion call (MPI_ERR_IN_STATUS
+//     in the array forms), MPI_Request_free or MPI_Grequest_complete,
+//     cancel_fn's by MPI_Cancel; waiting for one that is not complete
 //     is a deadlock error, since no other thread may call MPI under
 //     MPI_THREAD_FUNNELED), Reduce_local (reducelocal.go: the runtime's
 //     reduce kernels; a user operation is called once on the buffers),
