@@ -288,8 +288,12 @@
 //     communicator is reported as never freed.
 //   - The MMDS records the traffic as the runtime calls it is made of
 //     (Isend, Irecv, Barrier): one-sided calls are not primitives of their
-//     own yet. Windows of a recorded or replayed job (bcsrun --record,
-//     --replay) are not tested.
+//     own yet.
+//   - A recorded or replayed job (bcsrun --record, --replay) cannot make
+//     a window: MPI_Win_create, MPI_Win_allocate and
+//     MPI_Win_create_dynamic fail with MPI_ERR_UNSUPPORTED_OPERATION, since
+//     a window's progress posts and polls receives at timing-dependent
+//     points outside the replay log, which a replay could not reproduce.
 //
 // # Implemented (460 functions, each as MPI_ and PMPI_)
 //
