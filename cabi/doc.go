@@ -288,8 +288,12 @@
 //     communicator is reported as never freed.
 //   - The MMDS records the traffic as the runtime calls it is made of
 //     (Isend, Irecv, Barrier): one-sided calls are not primitives of their
-//     own yet. Windows of a recorded or replayed job (bcsrun --record,
-//     --replay) are not tested.
+//     own yet.
+//   - A recorded or replayed job (bcsrun --record, --replay) cannot make
+//     a window: MPI_Win_create, MPI_Win_allocate and
+//     MPI_Win_create_dynamic fail with MPI_ERR_UNSUPPORTED_OPERATION, since
+//     a window's progress posts and polls receives at timing-dependent
+//     points outside the replay log, which a replay could not reproduce.
 //
 // # Implemented (460 functions, each as MPI_ and PMPI_)
 //
@@ -378,7 +382,10 @@
 //     deadlock error), Grequest_start and
 //     Grequest_complete (grequest.go: query_fn is called once by the first
 //     completion call that sees the request done, free_fn when it is
-//     freed, cancel_fn by MPI_Cancel; waiting for one that is not complete
+//     freed, cancel_fn by MPI_Cancel; a callback's error is returned by the
+//     call that ran it: free_fn's by the completion call (MPI_ERR_IN_STATUS
+//     in the array forms), MPI_Request_free or MPI_Grequest_complete,
+//     cancel_fn's by MPI_Cancel; waiting for one that is not complete
 //     is a deadlock error, since no other thread may call MPI under
 //     MPI_THREAD_FUNNELED), Reduce_local (reducelocal.go: the runtime's
 //     reduce kernels; a user operation is called once on the buffers),

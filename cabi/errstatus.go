@@ -25,7 +25,7 @@ const errInStatus = 19
 func reqError(i int) (int, string) {
 	e := &reqs[i]
 	if e.loc != nil {
-		e.loc.gquery() // grequest.go
+		e.loc.gcomplete() // grequest.go
 		if e.loc.class == 0 {
 			return 0, ""
 		}

@@ -21,8 +21,14 @@ import (
 //     forms, Request_get_status) calls query_fn once for its status; a
 //     non-zero return is the request's error (MPI_ERR_IN_STATUS in the
 //     array forms). free_fn is called when the request is freed: by the
-//     completion call, or by MPI_Grequest_complete after MPI_Request_free.
-//   - MPI_Cancel calls cancel_fn with whether it is complete.
+//     completion call (after query_fn; its non-zero return is the
+//     request's error unless query_fn's came first), by MPI_Request_free
+//     of a complete request, or by MPI_Grequest_complete after
+//     MPI_Request_free; each of those calls returns free_fn's error.
+//   - MPI_Cancel calls cancel_fn with whether it is complete, and returns
+//     its error.
+//   - A callback's non-zero return that is not an error class is
+//     MPI_ERR_OTHER; the message names the callback and the code.
 //   - bcsmpi provides MPI_THREAD_FUNNELED, so no other thread can complete
 //     a request this one waits for: waiting for one that is not complete is
 //     reported as a deadlock (MPI_ERR_OTHER) rather than hanging.
@@ -31,6 +37,7 @@ import (
 type greq struct {
 	query, free, cancel, extra unsafe.Pointer
 	queried, freed             bool
+	freeCalled                 bool          // free_fn has run
 	st                         *C.MPI_Status // query_fn's status, in C memory
 }
 
@@ -67,9 +74,12 @@ func bcs_grequest_complete(h C.uintptr_t) C.int {
 		return fail(0, call, errRequest, "request = %s was already completed with MPI_Grequest_complete", describe(uintptr(h)))
 	}
 	r.done = true
-	if r.g.freed { // MPI_Request_free came first
-		r.gfree()
+	if r.g.freed { // MPI_Request_free came first: free_fn's error is this call's
+		class, msg := r.gfree()
 		freeReq(i)
+		if class != 0 {
+			return fail(r.ci, call, class, "%s", msg)
+		}
 	}
 	return 0
 }
@@ -91,14 +101,52 @@ func (r *localReq) gquery() {
 	}
 }
 
-// gfree calls free_fn and releases the status.
-func (r *localReq) gfree() {
-	if r.g == nil || r.g.st == nil {
+// gcomplete is the completion of a done generalized request (a Wait, Test
+// or array call that returns it): query_fn, then free_fn, whose error
+// becomes the request's unless query_fn's came first.
+func (r *localReq) gcomplete() {
+	r.gquery()
+	if r.g == nil || r.g.freeCalled {
 		return
 	}
-	C.bcs_call_gfree(r.g.free, r.g.extra)
+	if class, msg := r.callFree(); class != 0 && r.class == 0 {
+		r.class, r.msg = class, msg
+	}
+}
+
+// callFree calls free_fn once: a class and message for its error.
+func (r *localReq) callFree() (int, string) {
+	r.g.freeCalled = true
+	return callbackClass("free_fn", C.bcs_call_gfree(r.g.free, r.g.extra))
+}
+
+// gfree calls free_fn, unless the completion did, and releases the status;
+// a class and message when free_fn failed here.
+func (r *localReq) gfree() (int, string) {
+	if r.g == nil || r.g.st == nil {
+		return 0, ""
+	}
+	class, msg := 0, ""
+	if !r.g.freeCalled {
+		class, msg = r.callFree()
+	}
 	C.free(unsafe.Pointer(r.g.st))
 	r.g.st = nil
+	return class, msg
+}
+
+// callbackClass is the class a generalized request's callback's non-zero
+// return code stands for (MPI_ERR_OTHER for one that is not an error
+// class), with a message naming the callback and the code.
+func callbackClass(fn string, code C.int) (int, string) {
+	if code == 0 {
+		return 0, ""
+	}
+	class := int(code)
+	if C.bcs_class_name(code) == nil {
+		class = errOther
+	}
+	return class, "the generalized request's " + fn + " returned " + itoa(int(code))
 }
 
 // gstatus writes query_fn's status (with the completion's class).
@@ -109,13 +157,14 @@ func (r *localReq) gstatus(st *C.MPI_Status, class int) {
 	}
 }
 
-// gcancel is MPI_Cancel of a generalized request.
-func (r *localReq) gcancel() {
+// gcancel is MPI_Cancel of a generalized request: a class and message when
+// cancel_fn failed.
+func (r *localReq) gcancel() (int, string) {
 	done := C.int(0)
 	if r.done {
 		done = 1
 	}
-	C.bcs_call_gcancel(r.g.cancel, r.g.extra, done)
+	return callbackClass("cancel_fn", C.bcs_call_gcancel(r.g.cancel, r.g.extra, done))
 }
 
 func itoa(n int) string {

@@ -109,9 +109,14 @@ func isendrecv(call string, s, r p2p, out *C.uintptr_t) C.int {
 	}
 	qr, err := mpiapi.Irecv(r.c, r.buf, r.peer, r.tag)
 	if err != nil {
-		s.release()
+		// The send goes on, as a request freed with MPI_Request_free
+		// would: detached, MPI_Finalize waits for it, and its staging
+		// buffer stays its own (never given back to the pool while the
+		// runtime may still read it; the collector frees it).
+		qs.Detach()
+		detached = append(detached, qs)
 		r.release()
-		return failErr(r.ci, err) // the send goes on, as a request freed with MPI_Request_free would
+		return failErr(r.ci, err)
 	}
 	h := newReq(qr, nil, r.ci)
 	_, i, _ := splitHandle(h)

@@ -29,6 +29,8 @@ func TestLargeErrorMessages(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{"bigcount", `rank [01]: MPI_Send_c: MPI_ERR_COUNT: count = 281474976710656 of MPI_BYTE \(1 packed bytes, extent 1 each\) is more than bcsmpi's bound`},
 		{"active", `rank [01]: MPI_Start: MPI_ERR_REQUEST: request = 0x[0-9a-f]+ \(a request\) \(made by MPI_Bcast_init\) is already active`},
+		{"gfree", `rank [01]: MPI_Wait: MPI_ERR_OTHER: the generalized request's free_fn returned 12345`},
+		{"gcancel", `rank [01]: MPI_Cancel: MPI_ERR_ARG: the generalized request's cancel_fn returned 13`},
 	} {
 		t.Run(c.arg, func(t *testing.T) {
 			r := bcsrun(t, "-n", "2", exe, c.arg)

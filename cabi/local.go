@@ -137,7 +137,7 @@ func tagName(t int) string {
 
 // result raises a completed local request's error, if any.
 func (r *localReq) result(call string) C.int {
-	r.gquery() // grequest.go
+	r.gcomplete() // grequest.go
 	if r.class != 0 {
 		return fail(r.ci, call, r.class, "%s", r.msg)
 	}

@@ -26,3 +26,27 @@ func TestRecordReplayC(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordReplayRefusesWindows: one-sided communication is refused in a
+// recorded and in a replayed job (its progress is outside the replay log):
+// each window constructor fails with MPI_ERR_UNSUPPORTED_OPERATION and a
+// message naming the call and why.
+func TestRecordReplayRefusesWindows(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/replaywin.c")
+	rec := filepath.Join(t.TempDir(), "rec")
+	okRanks(t, bcsrun(t, "-n", "2", "--record", rec, exe), "replaywin", 2)
+	okRanks(t, bcsrun(t, "-n", "2", "--replay", rec, exe), "replaywin", 2)
+	for _, c := range []struct{ flag, want string }{
+		{"--record", "MPI_Win_create: MPI_ERR_UNSUPPORTED_OPERATION: one-sided communication is not recorded (bcsrun --record): a window's progress posts and polls receives"},
+		{"--replay", "MPI_Win_create: MPI_ERR_UNSUPPORTED_OPERATION: one-sided communication is not replayed (bcsrun --replay)"},
+	} {
+		dir := rec
+		if c.flag == "--record" {
+			dir = filepath.Join(t.TempDir(), "rec2")
+		}
+		r := bcsrun(t, "-n", "2", c.flag, dir, exe, "fatal")
+		if r.code == 0 || strings.Contains(r.stdout, "not reached") || !strings.Contains(r.stderr, c.want) {
+			t.Fatalf("%s fatal: exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", c.flag, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}

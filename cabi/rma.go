@@ -205,6 +205,13 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size C.MPI_Aint, unit C.i
 	if out == nil {
 		return fail(ci, call, errArg, "win = NULL, want the address of an MPI_Win")
 	}
+	if rec, rep := mpiapi.RecordReplay(); rec || rep {
+		how := "recorded (bcsrun --record)"
+		if rep {
+			how = "replayed (bcsrun --replay)"
+		}
+		return fail(ci, call, errUnsupported, "one-sided communication is not %s: a window's progress posts and polls receives at timing-dependent points outside the replay log, so the job could not be reproduced", how)
+	}
 	if flavor != flavorDynamic {
 		if size < 0 || int64(size) > maxTypeBytes {
 			return fail(ci, call, errSize, "size = %d, want 0..%d bytes", int64(size), maxTypeBytes)

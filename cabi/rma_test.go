@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,5 +65,57 @@ func TestRMAWindowNotFreed(t *testing.T) {
 	want := `("kept") was never freed (MPI_Win_free)`
 	if !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "MPI_Irecv") {
 		t.Fatalf("stderr should name the window (%s) and no pending receive:\n%s", want, r.stderr)
+	}
+}
+
+// layoutInts is the layout a request carries for count MPI_INTs.
+func layoutInts(t *testing.T, disp, count int64) (header, *dtInfo) {
+	t.Helper()
+	h := header{op: opPut, disp: disp, count: count, extent: 4, wire: 4, nseg: 1}
+	b := make([]byte, 32)
+	for i, v := range []int64{0, 4, 1, 0} { // one segment: off, len, n, stride
+		le.PutUint64(b[8*i:], uint64(v))
+	}
+	tt, msg := layout(h, b)
+	if tt == nil {
+		t.Fatalf("layout: %s", msg)
+	}
+	return h, tt
+}
+
+// A dynamic window's target checks target_disp, an address another process
+// sent, without wrapping: MaxInt64-3 with one MPI_INT used to pass (its end
+// wrapped to MinInt64) and the target wrote to an unmapped address.
+func TestRMADynamicRangeNoWrap(t *testing.T) {
+	const top = math.MaxUint64
+	regions := [][2]uint64{{0x1000, 0x2000}, {top - 16, top - 8}}
+	for _, c := range []struct {
+		disp  uint64
+		count int64
+		ok    bool
+	}{
+		{0x1000, 1, true},
+		{0x1ffc, 1, true},
+		{0x1ffd, 1, false},
+		{0x1000, 1024, true},
+		{0x1000, 1025, false},
+		{0xffc, 1, false},
+		{top - 16, 2, true},
+		{top - 12, 2, false},
+		{math.MaxInt64 - 3, 1, false},
+		{math.MaxInt64, 1, false},
+		{top - 3, 1, false},
+		{top, 1, false},
+		{0, 1, false},
+	} {
+		h, tt := layoutInts(t, int64(c.disp), c.count)
+		w := &window{flavor: flavorDynamic, regions: regions}
+		addr, class, msg := w.target(h, tt)
+		if c.ok && (class != 0 || uintptr(addr) != uintptr(c.disp)) {
+			t.Errorf("disp 0x%x, %d ints: class %d (%s), address %p; want 0x%x", c.disp, c.count, class, msg, addr, c.disp)
+		}
+		if !c.ok && (class != errRMARange || addr != nil || !strings.Contains(msg, fmt.Sprintf("0x%x", c.disp))) {
+			t.Errorf("disp 0x%x, %d ints: class %d, address %p, message %q; want MPI_ERR_RMA_RANGE naming the address", c.disp, c.count, class, addr, msg)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
@@ -685,7 +686,7 @@ func layout(h header, b []byte) (*dtInfo, string) {
 	if total, ok := mulCheck(h.count, h.wire); !ok || total > maxTypeBytes {
 		return nil, fmt.Sprintf("%d items of %d bytes out of bounds", h.count, h.wire)
 	}
-	if _, ok := mulCheck(h.count, h.extent); !ok {
+	if span, ok := mulCheck(h.count, h.extent); !ok || !within(span, maxTypeBound) {
 		return nil, fmt.Sprintf("%d items of extent %d out of bounds", h.count, h.extent)
 	}
 	return t, ""
@@ -699,19 +700,47 @@ func (w *window) target(h header, tt *dtInfo) (unsafe.Pointer, int, string) {
 		return nil, 0, ""
 	}
 	if w.flavor == flavorDynamic {
+		// The address comes from another process: a+lo and a+hi are
+		// computed without wrapping, and one that would wrap lies in no
+		// region.
 		a := uint64(h.disp)
-		for _, r := range w.regions {
-			if int64(a)+lo >= int64(r[0]) && int64(a)+hi <= int64(r[1]) {
-				return unsafe.Add(unsafe.Pointer(nil), a), 0, "" // an address the program attached
-			}
+		if inRegion(a, lo, hi, w.regions) {
+			return unsafe.Add(unsafe.Pointer(nil), a), 0, "" // an address the program attached
 		}
-		return nil, errRMARange, fmt.Sprintf("target_disp = 0x%x with %d items touches [0x%x, 0x%x), which no region attached to rank %d's dynamic window holds", h.disp, h.count, int64(a)+lo, int64(a)+hi, w.rank)
+		return nil, errRMARange, fmt.Sprintf("target_disp = 0x%x with %d items touches bytes [%d, %d) from it, which no region attached to rank %d's dynamic window holds", a, h.count, lo, hi, w.rank)
 	}
 	off, ok := mulCheck(h.disp, w.unit)
 	if !ok || !within(off, maxTypeBound) || off+lo < 0 || off+hi > w.bytes {
 		return nil, errRMARange, fmt.Sprintf("target_disp = %d (disp_unit %d) with %d items touches bytes [%d, %d) of rank %d's window, which has %d bytes", h.disp, w.unit, h.count, off+lo, off+hi, w.rank, w.bytes)
 	}
 	return unsafe.Add(w.base, off), 0, ""
+}
+
+// inRegion tells whether the bytes [a+lo, a+hi) lie inside one of regions
+// ([base, end) each); lo <= hi. The sums are exact: a range that would wrap
+// around the address space lies in no region.
+func inRegion(a uint64, lo, hi int64, regions [][2]uint64) bool {
+	first, ok := addrAdd(a, lo)
+	end, ok2 := addrAdd(a, hi)
+	if !ok || !ok2 {
+		return false
+	}
+	for _, r := range regions {
+		if first >= r[0] && end <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// addrAdd is a+d, and false when it is outside [0, 2^64).
+func addrAdd(a uint64, d int64) (uint64, bool) {
+	if d >= 0 {
+		s, carry := bits.Add64(a, uint64(d), 0)
+		return s, carry == 0
+	}
+	s, borrow := bits.Sub64(a, uint64(-d), 0) // uint64(-d) is |d|, MinInt64 included
+	return s, borrow == 0
 }
 
 // apply carries out a data operation on this rank's window memory; reply

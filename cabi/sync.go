@@ -121,7 +121,9 @@ func bcs_cancel(h *C.uintptr_t) C.int {
 	case e.r != nil:
 		return failErr(e.comm, e.r.Cancel())
 	case e.loc != nil && e.loc.g != nil:
-		e.loc.gcancel() // grequest.go
+		if class, msg := e.loc.gcancel(); class != 0 { // grequest.go
+			return fail(e.loc.ci, call, class, "%s", msg)
+		}
 	case e.loc != nil && !e.loc.done:
 		localWithdraw(e.loc)
 		e.loc.done, e.loc.cancelled = true, true

@@ -85,7 +85,7 @@ func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 		return
 	}
 	if e.loc != nil {
-		e.loc.gfree() // grequest.go
+		e.loc.gfree() // grequest.go: free_fn already ran in the completion (gcomplete)
 	}
 	freeReq(i)
 	*h = hReqNull
@@ -323,7 +323,13 @@ func bcs_request_free(h *C.uintptr_t) C.int {
 			*h = hReqNull
 			return 0
 		}
-		g.gfree()
+		class, msg := g.gfree() // free_fn's error is this call's
+		freeReq(i)
+		*h = hReqNull
+		if class != 0 {
+			return fail(g.ci, call, class, "%s", msg)
+		}
+		return 0
 	}
 	freeReq(i) // an active local request needs nothing: its send is buffered, its receive stays posted
 	*h = hReqNull

@@ -89,6 +89,17 @@ type recorder struct {
 
 func (rr *recordReplay) on() bool { return rr.rec != nil || rr.log != nil }
 
+// RecordReplay reports whether this process's job is recorded (bcsrun
+// --record) and whether it is replayed (bcsrun --replay); both are false
+// before Init. A layer above (the C ABI) refuses what the log cannot
+// reproduce.
+func RecordReplay() (recorded, replayed bool) {
+	if self == nil {
+		return false, false
+	}
+	return self.rr.rec != nil, self.rr.log != nil
+}
+
 // initRecordReplay sets up recording or replay as the launcher asked.
 func (p *process) initRecordReplay(env jobenv.Env) error {
 	if env.Record {

@@ -6,7 +6,7 @@
  * serial computation. Prints "large ok <rank>".
  *
  * With an argument, one case under MPI_ERRORS_ARE_FATAL (its message is
- * checked by the Go test): "bigcount", "active"; or "big": rank 0 sends
+ * checked by the Go test): "bigcount", "active", "gfree", "gcancel"; or "big": rank 0 sends
  * 2^31+4096 bytes to rank 1 with MPI_Send_c (about 2 GiB on rank 1). */
 #include <mpi.h>
 #include <stdint.h>
@@ -217,7 +217,7 @@ static void local_ops(void) {
 }
 
 /* Generalized requests. */
-static int g_frees, g_cancel_complete = -1, g_fail;
+static int g_frees, g_cancel_complete = -1, g_fail, g_free_fail, g_cancel_fail;
 static int g_query(void *extra, MPI_Status *st) {
     CHECK(extra == &g_frees, "query_fn extra_state %p", extra);
     st->MPI_SOURCE = 7, st->MPI_TAG = 8;
@@ -227,12 +227,12 @@ static int g_query(void *extra, MPI_Status *st) {
 }
 static int g_free(void *extra) {
     (*(int *)extra)++;
-    return MPI_SUCCESS;
+    return g_free_fail;
 }
 static int g_cancel(void *extra, int complete) {
     (void)extra;
     g_cancel_complete = complete;
-    return MPI_SUCCESS;
+    return g_cancel_fail;
 }
 static void grequests(void) {
     MPI_Request g, gs[2];
@@ -268,6 +268,44 @@ static void grequests(void) {
     CHECK(sts[0].MPI_ERROR == MPI_ERR_OTHER && sts[1].MPI_ERROR == MPI_ERR_OTHER && g_frees == 4, "Waitall: errors %d %d, frees %d", sts[0].MPI_ERROR, sts[1].MPI_ERROR, g_frees);
     g_fail = 0;
     FAILS(MPI_Grequest_complete(MPI_REQUEST_NULL), MPI_ERR_REQUEST);
+    /* free_fn's error is the freeing call's: the completion call (query_fn's
+     * error first), MPI_Request_free, or MPI_Grequest_complete after it. */
+    g_free_fail = MPI_ERR_ARG;
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    OK(MPI_Grequest_complete(g));
+    FAILS(MPI_Wait(&g, &st), MPI_ERR_ARG);
+    CHECK(g == MPI_REQUEST_NULL && st.MPI_ERROR == MPI_ERR_ARG && g_frees == 5, "Wait with a failing free_fn: error %d, frees %d", st.MPI_ERROR, g_frees);
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    OK(MPI_Grequest_complete(g));
+    g_fail = MPI_ERR_OTHER;
+    FAILS(MPI_Test(&g, &flag, &st), MPI_ERR_OTHER);
+    CHECK(flag && g == MPI_REQUEST_NULL && g_frees == 6, "Test with failing query_fn and free_fn: flag %d, frees %d", flag, g_frees);
+    g_fail = 0;
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &gs[0]));
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &gs[1]));
+    OK(MPI_Grequest_complete(gs[0]));
+    OK(MPI_Grequest_complete(gs[1]));
+    FAILS(MPI_Waitall(2, gs, sts), MPI_ERR_IN_STATUS);
+    CHECK(sts[0].MPI_ERROR == MPI_ERR_ARG && sts[1].MPI_ERROR == MPI_ERR_ARG && g_frees == 8, "Waitall with a failing free_fn: errors %d %d, frees %d", sts[0].MPI_ERROR, sts[1].MPI_ERROR, g_frees);
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    OK(MPI_Grequest_complete(g));
+    FAILS(MPI_Request_free(&g), MPI_ERR_ARG);
+    CHECK(g == MPI_REQUEST_NULL && g_frees == 9, "Request_free with a failing free_fn: frees %d", g_frees);
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    copy = g;
+    OK(MPI_Request_free(&g));
+    FAILS(MPI_Grequest_complete(copy), MPI_ERR_ARG);
+    CHECK(g_frees == 10, "Grequest_complete after Request_free with a failing free_fn: frees %d", g_frees);
+    g_free_fail = 0;
+    /* cancel_fn's error is MPI_Cancel's; a code that is no class is MPI_ERR_OTHER. */
+    OK(MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g));
+    g_cancel_fail = MPI_ERR_ARG;
+    FAILS(MPI_Cancel(&g), MPI_ERR_ARG);
+    g_cancel_fail = 12345;
+    FAILS(MPI_Cancel(&g), MPI_ERR_OTHER);
+    g_cancel_fail = 0;
+    OK(MPI_Grequest_complete(g));
+    OK(MPI_Wait(&g, &st));
 }
 
 /* MPI_Cart_map, MPI_Graph_map, MPI_Type_match_size, MPI_Type_get_value_index. */
@@ -886,6 +924,20 @@ int main(int argc, char **argv) {
         MPI_Bcast_init(&x, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q);
         MPI_Start(&q);
         MPI_Start(&q);
+        printf("not reached %d\n", rank);
+        return 0;
+    }
+    if (argc > 1 && (strcmp(argv[1], "gfree") == 0 || strcmp(argv[1], "gcancel") == 0)) { /* fatal: the message names the callback */
+        MPI_Request g;
+        MPI_Grequest_start(g_query, g_free, g_cancel, &g_frees, &g);
+        if (argv[1][1] == 'f') {
+            g_free_fail = 12345;
+            MPI_Grequest_complete(g);
+            MPI_Wait(&g, MPI_STATUS_IGNORE);
+        } else {
+            g_cancel_fail = MPI_ERR_ARG;
+            MPI_Cancel(&g);
+        }
         printf("not reached %d\n", rank);
         return 0;
     }
