@@ -108,7 +108,11 @@
 // recorded source and tag, answers Iprobe and the test family from the log
 // (waiting where the recorded answer says a request had completed), and
 // stops with a message naming the rank and the call at the first call that
-// cannot get its recorded answer.
+// cannot get its recorded answer. A replaying rank whose SIGTERM action is
+// the default holds bcsrun's SIGTERM of an abort for up to a second, to
+// report a call that waits for a recorded message, then ends as the
+// default action would; a program that ignores or handles SIGTERM itself
+// (before MPI_Init) keeps its own action.
 //
 // Type signatures (sig.go): a send or receive carries its slice's element
 // type; a receive matched with a send of another element type fails with

@@ -541,9 +541,15 @@ const termGrace = time.Second
 
 // holdTerm: on replay, SIGTERM during an abort wakes the rank's goroutine
 // and leaves it termGrace to exit by itself (abortExit, which reports a
-// call that waits for a recorded message); any other SIGTERM ends the rank
-// at once, as the default action would.
+// call that waits for a recorded message); any other SIGTERM, and one the
+// rank does not exit on in time, ends the rank as the default action would
+// (reset, then raised again). It holds SIGTERM only where its action is the
+// default (termDefault): a program that ignores SIGTERM or handles it itself
+// keeps doing so under replay, as when it was recorded.
 func (p *process) holdTerm() {
+	if !termDefault() {
+		return
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
 	go func() {
@@ -553,6 +559,31 @@ func (p *process) holdTerm() {
 			unix.FutexWake(p.blk.Wake(), 1)
 			time.Sleep(termGrace)
 		}
+		signal.Reset(syscall.SIGTERM)
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		time.Sleep(termGrace) // the signal is delivered to some thread
 		os.Exit(128 + int(syscall.SIGTERM))
 	}()
+}
+
+// termDefault reports whether SIGTERM's action in this process is the
+// default one, to end it: SIG_DFL (a C program that left it alone: the Go
+// runtime of the C library handles only what is notified), or the Go
+// runtime's own handler (the one it has for SIGSEGV, in every build mode)
+// with SIGTERM not ignored through os/signal (a Go program; one that
+// handles SIGTERM itself through signal.Notify is not told apart). SIG_IGN
+// or another handler (a C program's own) is not the default.
+func termDefault() bool {
+	t, ok := sigaction(syscall.SIGTERM, nil)
+	if !ok {
+		return false
+	}
+	switch t.handler() {
+	case sigDFL:
+		return true
+	case sigIGN:
+		return false
+	}
+	g, ok := sigaction(syscall.SIGSEGV, nil)
+	return ok && t.handler() == g.handler() && !signal.Ignored(syscall.SIGTERM)
 }

@@ -28,7 +28,8 @@ import (
 // completion). The core, the scheduler and the data frames see only virtual
 // slice numbers; the region's slice, which ranks stamp their posts with,
 // stays the real one, and a drained descriptor's PostSlice becomes v-1
-// (rule 1 for the virtual slice; nothing else reads it).
+// (rule 1 for the virtual slice; nothing else reads it; v >= 1, since
+// replay.ParseSlices refuses a busy slice 0 and slice numbers that wrap).
 //
 // Since every virtual slice exchanges the recorded batches, the plans are
 // the recorded plans, and the completions are published at the same virtual
@@ -125,7 +126,8 @@ func (a *Agent) divergence(r proto.Rank, format string, args ...any) error {
 func (a *Agent) demReplay(k proto.SliceID) ([]proto.Descriptor, error) {
 	lb := a.lb
 	start := a.now()
-	a.stats = SliceStats{Slice: k, Start: start}
+	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.paused, Switch: a.switchNS}
+	a.switchNS = 0
 	if a.lastStrobe != 0 {
 		a.stats.LETTS = start - a.lastStrobe
 	}

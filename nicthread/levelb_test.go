@@ -151,3 +151,45 @@ func runSlices3(tn *testNode, from, to proto.SliceID) error {
 	}
 	return nil
 }
+
+// During a replay the slice stats say, as outside one, whether the job ran
+// in the slice and what its last switch cost (the EMDS RUN and SWITCH
+// columns): RUN is 1 in a slice the job runs, 0 in one the gang stopped it,
+// and the switch is reported once, in the slice after the Gate that switched.
+func TestReplayStatsRanAndSwitch(t *testing.T) {
+	var enc replay.SliceEncoder
+	log := replay.SlicesHeader(2, replay.IDOf("job"))
+	rec := newLBNode(t, &enc, &log, nil)
+	if err := runSlices3(rec, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := replay.ParseSlices(enc.End(log), "slices.rpl", 2, replay.IDOf("job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := newLBNode(t, nil, nil, sl)
+	var got []SliceStats
+	rep.a.onSlice = func(s *SliceStats) { got = append(got, *s) }
+	if err := runSlices3(rep, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	rep.a.Gate(false)
+	if err := runSlices3(rep, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	rep.a.Gate(true)
+	if err := runSlices3(rep, 4, 4); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d slice stats, want 4", len(got))
+	}
+	for i, want := range []bool{true, false, false, true} {
+		if got[i].Ran != want {
+			t.Errorf("slice %d: Ran = %v, want %v", got[i].Slice, got[i].Ran, want)
+		}
+		if switched := i == 1 || i == 3; (got[i].Switch > 0) != switched {
+			t.Errorf("slice %d: Switch = %v, want a switch cost only in slices 2 and 4", got[i].Slice, got[i].Switch)
+		}
+	}
+}

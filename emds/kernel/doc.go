@@ -130,11 +130,13 @@
 // slots, an id in one of 4 after its own (a registration that finds none
 // fails with an error). The logs take CPUs × LogMax × 32 bytes of kernel
 // memory (fewer records per CPU where that is over KernelBytesMax); the
-// reader's rows ring × (entities × 56 + 544) bytes. Windows are
+// reader's rows ring × (entities × 56 + 544) bytes, its threads
+// TasksPerEntity per entity, and the whole run's interference pairs as
+// they are seen (some 60 bytes each, none sized in advance). Windows are
 // preallocated like every EMDS window, for the master, the runtime and the
 // ranks Config.Recorded selects (bcsrun: mds_ranks), at most
 // MaxWindowBytes in all; Publish does not allocate, and the reader only
-// for a task or a name it has not seen.
+// for a task, a name or an interference pair it has not seen.
 //
 // # Cost
 //

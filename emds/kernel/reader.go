@@ -150,9 +150,11 @@ func (r *reader) init(m *Monitor) {
 	r.top = make([]topEntry, nent*Top)
 	r.vals = make([]int64, len(Metrics))
 	r.hist = make([]int64, nent*HistBuckets)
-	r.itot = make(map[intfKey]int64, InterferersPerEntity*nent)
-	r.ipairs = make([]cand, 0, InterferersPerEntity*nent)
-	r.ikeys = make(map[intfKey]int32, InterferersPerEntity*nent)
+	// The whole run's pairs grow as they are seen (at most
+	// InterferersPerEntity per entity): sized for that bound up front they
+	// would take hundreds of MB at 1,024 ranks, outside KernelBytesMax.
+	r.itot = make(map[intfKey]int64)
+	r.ikeys = make(map[intfKey]int32)
 	r.refused = make(map[intfKey]struct{})
 	r.nIntf = make([]int, nent)
 	r.comm = make(map[uint32]string)

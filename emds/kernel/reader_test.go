@@ -2,9 +2,11 @@ package kernel
 
 import (
 	"bytes"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/emds"
 )
@@ -359,4 +361,26 @@ func TestReaderWokenOnItsWayOut(t *testing.T) {
 			t.Errorf("%s %d, want %d", c.metric, got, c.want)
 		}
 	}
+}
+
+// The reader's state at a large rank count is its rows' ring (bounded by
+// KernelBytesMax in Open) and a few KiB per entity: the whole run's
+// interference pairs grow as they are seen, not sized for
+// InterferersPerEntity per entity up front (hundreds of MB at 1,024 ranks).
+func TestReaderInitMemory(t *testing.T) {
+	const ranks = 1024
+	nent := ranks + 2
+	m := &Monitor{cfg: Config{Ranks: ranks}, nent: nent, ncpu: 4, ring: RingMin, nlog: LogMin}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m.rd.init(m)
+	runtime.ReadMemStats(&after)
+	got := after.TotalAlloc - before.TotalAlloc
+	rows := uint64(RingMin * (nent*nsum*8 + topCap*int(unsafe.Sizeof(cand{})) + 32))
+	const perEntity = 16 << 10 // tasks (TasksPerEntity), histogram, TOP, open intervals
+	if want := rows + uint64(nent)*perEntity + 4*LogMin*uint64(unsafe.Sizeof(schedEv{})); got > want {
+		t.Errorf("the reader of %d ranks allocated %d MiB at construction, want at most %d MiB (rows %d MiB + %d KiB per entity + the CPUs' stages)",
+			ranks, got>>20, want>>20, rows>>20, perEntity>>10)
+	}
+	t.Logf("%d ranks: %d MiB allocated (rows %d MiB)", ranks, got>>20, rows>>20)
 }

@@ -106,7 +106,8 @@
 //
 // dslice counts from the last slice the previous record covered (the first
 // from 0); the slice numbers are the master's, gaps included (slices it
-// skipped). The hashes leave out what differs between runs of the same
+// skipped). A busy slice is numbered 1 or later (slice 0 exchanges
+// nothing), and no slice after MaxSliceID. The hashes leave out what differs between runs of the same
 // program: buffer addresses, request slots (which slot a request gets
 // depends on the order completions were consumed) and PostSlice.
 //

@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -263,6 +266,10 @@ func TestSliceLog(t *testing.T) {
 		{"rank out of range", rank9, 4, "SLICE record: drank = 9, want 0 .. 3"},
 		{"unknown op", append(append([]byte{}, b[:HeaderSize]...), 0x42), 4, "op 0x42, want 0x10 (SLICE), 0x11 (IDLE) or 0x7f (END)"},
 		{"after END", append(append([]byte{}, b...), byte(OpIdle), 1, 1), 4, "a record after END"},
+		{"busy slice 0", badSlices[0], 4, "at byte 32: replay: SLICE record: slice = 0, want a busy slice numbered 1 or later"},
+		{"idle run wraps", badSlices[1], 4, "at byte 43: replay: IDLE record: dslice, run = 9223372036854775807 3, want a run that ends at slice 9223372036854775807 at the latest (it starts at slice 18446744073709551614)"},
+		{"idle after the last slice", badSlices[2], 4, "at byte 43: replay: IDLE record: dslice, run = 1 1, want a run that ends at slice 9223372036854775807 at the latest (it starts at slice 9223372036854775808)"},
+		{"busy after the last slice", badSlices[3], 4, "at byte 43: replay: SLICE record: slice = 18446744073709551614, want at most 9223372036854775807"},
 	} {
 		if _, err := ParseSlices(c.b, "slices.rpl", c.ranks, IDOf("job")); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
@@ -278,7 +285,60 @@ func FuzzParseSlices(f *testing.F) {
 	b = e.Slice(b, 3, []RankCount{{Rank: 1, Count: 2, Hash: 5}}, 1, false)
 	b = e.Slice(b, 4, nil, 0, true)
 	f.Add(e.End(b))
+	for _, b := range badSlices {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ParseSlices(b, "x", 4, IDOf("job"))
+		s, err := ParseSlices(b, "x", 4, IDOf("job"))
+		if err != nil {
+			return
+		}
+		if err := replayable(s); err != nil {
+			t.Fatalf("accepted a log the replay cannot run: %v: %+v", err, s.List)
+		}
 	})
 }
+
+// replayable checks what the Level B replay (nicthread) relies on in an
+// accepted log: a busy slice is numbered 1 or later (its descriptors get
+// PostSlice v-1, which must be below v), and the slice numbers increase
+// from record to record, and within an idle run, without wrapping and up to
+// MaxSliceID (the replay counts on from the last one).
+func replayable(s *Slices) error {
+	next := uint64(0) // the first number the next record may have
+	for i, e := range s.List {
+		switch {
+		case !e.Idle && e.ID == 0:
+			return fmt.Errorf("record %d: a busy slice 0", i)
+		case e.Run == 0 || (!e.Idle && e.Run != 1):
+			return fmt.Errorf("record %d: a run of %d", i, e.Run)
+		case e.ID < next && i > 0:
+			return fmt.Errorf("record %d: slice %d, after slice %d", i, e.ID, next-1)
+		case e.ID > MaxSliceID || e.Run-1 > MaxSliceID-e.ID:
+			return fmt.Errorf("record %d: slices %d + %d past %d", i, e.ID, e.Run, uint64(MaxSliceID))
+		}
+		next = e.ID + e.Run
+	}
+	return nil
+}
+
+// badSlices are slice logs of 4 ranks that the replay cannot run: a busy
+// slice 0, an idle run that wraps the slice numbers, an idle slice and a
+// busy one after MaxSliceID.
+var badSlices = func() [][]byte {
+	rec := func(op Op, vs ...uint64) []byte {
+		b := []byte{byte(op)}
+		for _, v := range vs {
+			b = binary.AppendUvarint(b, v)
+		}
+		return b
+	}
+	h := SlicesHeader(4, IDOf("job"))
+	last := rec(OpIdle, math.MaxInt64, 1) // slice MaxSliceID, 11 bytes
+	return [][]byte{
+		append(append(h[:len(h):len(h)], rec(OpSlice, 0, 0)...), 0, 0, 0, 0),
+		append(append(h[:len(h):len(h)], last...), rec(OpIdle, math.MaxInt64, 3)...),
+		append(append(h[:len(h):len(h)], last...), rec(OpIdle, 1, 1)...),
+		append(append(append(h[:len(h):len(h)], last...), rec(OpSlice, math.MaxInt64, 0)...), 0, 0, 0, 0),
+	}
+}()

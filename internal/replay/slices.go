@@ -19,6 +19,9 @@ const (
 	FlagSlices    = 1
 	OpSlice    Op = 0x10
 	OpIdle     Op = 0x11
+	// MaxSliceID bounds the slice numbers of a slice log (ParseSlices
+	// refuses a record that reaches past it, so no slice number wraps).
+	MaxSliceID = math.MaxInt64
 	// MaxSlicesFile bounds the slice log the launcher reads back.
 	MaxSlicesFile = 1 << 30
 	// EnvSlices=1 in a replaying rank's environment says that the runtime
@@ -203,8 +206,15 @@ func ParseSlices(b []byte, path string, ranks int, id uint64) (*Slices, error) {
 			if r.err == nil {
 				sl.Plan = le.Uint32(b[r.n:])
 				r.n += 4
-				if (d == 0 && len(s.List) > 0) || prev+d < prev {
+				switch {
+				case d == 0 && len(s.List) > 0:
 					r.err = &FieldError{Op: r.op, Field: "dslice", Value: d, Want: "a later slice than the last record's"}
+				case sl.ID == 0:
+					// Nothing posted can be exchanged in slice 0 (rule 1:
+					// posted in slice k, exchanged after it).
+					r.err = &FieldError{Op: r.op, Field: "slice", Value: sl.ID, Want: "a busy slice numbered 1 or later (slice 0 exchanges nothing)"}
+				case sl.ID > MaxSliceID: // prev, d <= MaxSliceID: no wrap
+					r.err = &FieldError{Op: r.op, Field: "slice", Value: sl.ID, Want: fmt.Sprintf("at most %d", uint64(MaxSliceID))}
 				}
 			}
 			if r.err == nil {
@@ -218,6 +228,11 @@ func ParseSlices(b []byte, path string, ranks int, id uint64) (*Slices, error) {
 			run := r.uvarint("run", math.MaxInt32)
 			if r.err == nil && (run == 0 || (d == 0 && len(s.List) > 0)) {
 				r.err = &FieldError{Op: r.op, Field: "dslice, run", Value: fmt.Sprint(d, run), Want: "a later slice than the last record's, and a run of at least 1"}
+			}
+			// prev, d <= MaxSliceID: prev+d does not wrap.
+			if first := prev + d; r.err == nil && (first > MaxSliceID || run-1 > MaxSliceID-first) {
+				r.err = &FieldError{Op: r.op, Field: "dslice, run", Value: fmt.Sprint(d, run),
+					Want: fmt.Sprintf("a run that ends at slice %d at the latest (it starts at slice %d)", uint64(MaxSliceID), first)}
 			}
 			if r.err == nil {
 				s.List = append(s.List, Slice{ID: prev + d, Idle: true, Run: run})
