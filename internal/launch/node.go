@@ -245,7 +245,8 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: starting rank %d (%s): %w", s.who, r, s.prog, err)
 	}
-	var hold <-chan struct{} // the group's leader is waited for once the node's ranks have started
+	// The group's leader is waited for once the node's ranks have started.
+	var hold <-chan struct{}
 	if g := n.group; g != nil { // g.mu is held
 		if g.pgid == 0 {
 			g.pgid = cmd.Process.Pid
