@@ -105,7 +105,6 @@ type reader struct {
 	cands   []cand  // per (slice − d): topCap candidates
 	nCands  []int   // per slice − d
 	open    []int64 // per (entity, field): the open intervals' parts in the slice being recorded
-	openC   []cand  // the open interference's candidates
 	top     []topEntry
 	vals    []int64
 	hist    []int64           // per (entity, bucket)
