@@ -29,6 +29,13 @@ var exclusive = map[string]string{
 	"github.com/cilium/ebpf": "emds/...",
 }
 
+// exclusiveInModule: packages of this module (relative paths) and the one
+// package pattern that may import each, test files included; the package's
+// own tests aside. The core is the only way into the protocol (§4).
+var exclusiveInModule = map[string]string{
+	"scheduler": "internal/core",
+}
+
 type row struct {
 	layer   int      // index in layers
 	pattern string   // package pattern relative to the module: "mds", "emds/..."
@@ -193,6 +200,11 @@ func TestLayers(t *testing.T) {
 					t.Errorf("%s imports %s: only %s may import %s (%s §4)", p.ImportPath, imp, only, m, designDoc)
 				}
 			}
+			if dep, inModule := rel(imp); inModule {
+				if only, ok := exclusiveInModule[dep]; ok && r != dep && !match(only, r) {
+					t.Errorf("%s imports %s: only %s may import %s; use %s's names for it (%s §4)", p.ImportPath, imp, only, dep, only, designDoc)
+				}
+			}
 		}
 	}
 }
@@ -245,6 +257,7 @@ func TestLayerTableParses(t *testing.T) {
 		"internal/unix":   "L2 golang.org/x/sys",
 		"internal/proto":  "L0 stdlib",
 		"internal/jobenv": "L0 stdlib",
+		"internal/plan":   "L0 internal/proto,internal/reduce",
 		"nicthread":       "L3 L0–L2",
 		"configs":         "L4 L0–L3,github.com/spf13/viper,github.com/spf13/pflag",
 	}

@@ -57,7 +57,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/mds"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
@@ -110,7 +109,7 @@ func Default() Config {
 		Restart:           "slice",
 		MapBy:             "block",
 		BytesPerSliceMax:  0, // auto: sized from the host's copy rate at start-up
-		ChunksPerSliceMax: scheduler.DefaultConfig.ChunksPerSliceMax,
+		ChunksPerSliceMax: core.DefaultSchedConfig.ChunksPerSliceMax,
 		RingSlots:         shm.DefaultGeometry.RingSlots,
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
 		InlineMax:         shm.DefaultGeometry.InlineMax,
@@ -717,8 +716,8 @@ func (c Config) EMDSSelection() (global, local []bool, err error) {
 }
 
 // Sched is the scheduler part.
-func (c Config) Sched() scheduler.Config {
-	return scheduler.Config{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax, Deterministic: c.Deterministic}
+func (c Config) Sched() core.SchedConfig {
+	return core.SchedConfig{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax, Deterministic: c.Deterministic}
 }
 
 // Geometry is the shared-memory geometry of a node with ranks ranks.

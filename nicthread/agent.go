@@ -14,7 +14,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // ErrJob is matched by every error that must abort the job.
@@ -120,9 +119,9 @@ type Agent struct {
 	woken      []bool
 	onWarn     func(string)
 
-	acc     []byte // collective staging area (scheduler.Config.StagingSize)
+	acc     []byte // collective staging area (core.SchedConfig.StagingSize)
 	foldTmp []byte
-	plan    atomic.Pointer[scheduler.Plan]
+	plan    atomic.Pointer[core.Plan]
 	pending [proto.Stages]atomic.Int64 // per stage, inbound chunks of this slice not yet written
 	expect  [proto.Stages]int64        // per stage, inbound chunks of this slice (one token on arrived when all are in)
 	arrived [proto.Stages]chan struct{}
@@ -135,7 +134,7 @@ type Agent struct {
 	t0, lastStrobe time.Duration
 	stats          SliceStats
 	onSlice        func(*SliceStats)
-	onPlan         func(*scheduler.Plan)
+	onPlan         func(*core.Plan)
 	onLog          func(proto.Rank, []byte)
 	logDec         []replay.Decoder // per local rank: the records drained so far
 	logBuf         []byte
@@ -146,7 +145,7 @@ type Agent struct {
 	switchNS time.Duration // cost of the last Gate that switched, for the next DEM's stats
 
 	// Recording and replaying the slice log (Level B, levelb.go).
-	onExchange func(proto.SliceID, []proto.Descriptor, *scheduler.Plan)
+	onExchange func(proto.SliceID, []proto.Descriptor, *core.Plan)
 	lb         *levelB // replaying a slice log (levelb.go); nil: not
 }
 
@@ -154,7 +153,7 @@ type Agent struct {
 type AgentConfig struct {
 	Node    proto.NodeID
 	NodeOf  []proto.NodeID // world rank → node
-	Sched   scheduler.Config
+	Sched   core.SchedConfig
 	Restart core.Restart
 	Region  *shm.Region // with one block per local rank, in world-rank order
 	// Send carries data frames to other nodes (nil with a single node).
@@ -162,7 +161,7 @@ type AgentConfig struct {
 	// OnSlice, if set, receives the local measurements of every slice.
 	OnSlice func(*SliceStats)
 	// OnPlan, if set, sees the plan of every slice after MSM.
-	OnPlan func(*scheduler.Plan)
+	OnPlan func(*core.Plan)
 	// Deadlock detection (see core.Config); OnWarn receives the report when
 	// DeadlockWarn is set (called on node 0 only).
 	DeadlockSlices uint64
@@ -183,7 +182,7 @@ type AgentConfig struct {
 	OnRun func(run bool)
 	// OnExchange, if set, sees every slice's exchanged descriptors and its
 	// plan after MSM (recording Level B: levelb.go); same rules as OnLog.
-	OnExchange func(k proto.SliceID, all []proto.Descriptor, p *scheduler.Plan)
+	OnExchange func(k proto.SliceID, all []proto.Descriptor, p *core.Plan)
 	// Slices, if set, is a recording's slice log to replay (levelb.go).
 	Slices *replay.Slices
 }
@@ -423,7 +422,7 @@ func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 			return a.fail(de.D.Rank, "%s", de.Why)
 		}
 	}
-	if se, ok := err.(*scheduler.Error); ok {
+	if se, ok := err.(*core.CollError); ok {
 		r := proto.Rank(-1)
 		if len(se.Ranks) == 1 {
 			r = se.Ranks[0]
@@ -546,7 +545,7 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 // sendStage moves this node's outbound chunks of one stage: copies within
 // the node, data frames to other nodes. Large point-to-point copies within
 // the node go to the receiving ranks as pull orders where they take them.
-func (a *Agent) sendStage(k proto.SliceID, p *scheduler.Plan, stage uint8, timeout time.Duration) error {
+func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout time.Duration) error {
 	if stage == 0 {
 		a.postPulls(p)
 	}
@@ -599,7 +598,7 @@ func (a *Agent) pullable(c *proto.Chunk) bool {
 // postPulls gathers the slice's pullable chunks per receiving rank (at most
 // shm.PullMax each; the rest the agent copies) and posts each rank's order
 // if the rank is in a blocking call, waking it.
-func (a *Agent) postPulls(p *scheduler.Plan) {
+func (a *Agent) postPulls(p *core.Plan) {
 	a.posted = a.posted[:0]
 	for l := range a.pulls {
 		a.pulls[l], a.pullIdx[l], a.took[l] = a.pulls[l][:0], a.pullIdx[l][:0], false
@@ -639,7 +638,7 @@ func (a *Agent) postPulls(p *scheduler.Plan) {
 
 // waitPulls waits until every posted order is served and copies what a
 // receiver left undone (after which that rank gets no more orders).
-func (a *Agent) waitPulls(k proto.SliceID, p *scheduler.Plan, timeout time.Duration) error {
+func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) error {
 	if len(a.posted) == 0 {
 		return nil
 	}
@@ -763,7 +762,7 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 }
 
 // fold runs this node's reductions of the slice (the reduce microphase).
-func (a *Agent) fold(p *scheduler.Plan) {
+func (a *Agent) fold(p *core.Plan) {
 	for _, f := range p.Folds {
 		if f.Node == a.node {
 			reduce.Fold(f.Op, f.Type, f.Mode, a.acc, f.Base, f.Stride, f.Seg, f.N, a.foldTmp)

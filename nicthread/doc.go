@@ -2,7 +2,9 @@
 // paper's NIC thread) and the master's strobe driver. Both are thin drivers
 // around the pure state machines of strobe, scheduler and internal/core: they
 // read the clock, sleep, touch shared memory, move bytes and talk over the
-// transport, and leave every protocol decision to the pure code.
+// transport, and leave every protocol decision to the pure code. The
+// scheduler is reached through the core only (core.Plan, core.SchedConfig,
+// core.CheckDescriptor; docs/design.md §4): this package does not import it.
 //
 // # Agent
 //

@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // The agent's part of the opt-in checks (BCS_CHECK; see package
@@ -84,7 +84,7 @@ func newChecks(m check.Mode, budget uint64, ranks, reqMax int) *checks {
 }
 
 // reset prepares the counts for plan p (before the plan is published).
-func (x *checks) reset(p *scheduler.Plan) {
+func (x *checks) reset(p *core.Plan) {
 	n := len(p.Chunks)
 	if cap(x.moved) < n {
 		x.moved = make([]uint32, n)
@@ -112,7 +112,7 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 // while the rank copies them, piece by piece into a buffer that stays in
 // the cache (measured: reading them after the rank's copy instead, when
 // they might still be cached, made the slices longer).
-func (a *Agent) pullSources(k proto.SliceID, p *scheduler.Plan, l int) error {
+func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 	a.chk.pullSrc = a.chk.pullSrc[:0]
 	for _, i := range a.pullIdx[l] {
 		s, err := a.sumSource(&p.Chunks[i])
@@ -150,7 +150,7 @@ func (a *Agent) sendModified(k proto.SliceID, c *proto.Chunk) error {
 // flowPulls checks the entries of block l's served pull order that the rank
 // copied: each is one move, and the rank's sum of what it copied must match
 // the sender's bytes (pullSources).
-func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) error {
+func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 	for j, i := range a.pullIdx[l][:copied] {
 		c := &p.Chunks[i]
 		a.chk.moved[i]++
@@ -171,7 +171,7 @@ func (a *Agent) flowPulls(k proto.SliceID, p *scheduler.Plan, l, copied int) err
 
 // flowEnd checks that every plan entry this node sources moved once and
 // every entry from another node arrived once (end of TX).
-func (a *Agent) flowEnd(k proto.SliceID, p *scheduler.Plan) error {
+func (a *Agent) flowEnd(k proto.SliceID, p *core.Plan) error {
 	for _, c := range p.Completions {
 		if c.Kind != proto.KindSend || int(c.Rank) >= len(a.localOf) || a.localOf[c.Rank] < 0 || int(c.Req) >= len(a.chk.sendSeq[a.localOf[c.Rank]]) {
 			continue

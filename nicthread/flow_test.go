@@ -8,9 +8,9 @@ import (
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // checkNodes makes one node with two ranks (cross false) or two nodes with
@@ -32,7 +32,7 @@ func checkNodes(t *testing.T, cross bool, mode check.Mode) []*testNode {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tn := &testNode{a: NewAgent(AgentConfig{Node: proto.NodeID(n), NodeOf: nodeOf, Sched: scheduler.DefaultConfig, Region: region, Send: send, Check: mode}), mem: mem}
+		tn := &testNode{a: NewAgent(AgentConfig{Node: proto.NodeID(n), NodeOf: nodeOf, Sched: core.DefaultSchedConfig, Region: region, Send: send, Check: mode}), mem: mem}
 		for l := range g.Ranks {
 			tn.rank = append(tn.rank, region.Block(l))
 			tn.attach(t, l, me, me)

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // fuzzGeometry: two ranks on one node, small rings.
@@ -130,7 +130,7 @@ func FuzzDrain(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.Config{BytesPerSliceMax: 4096, ChunksPerSliceMax: 16}, Region: region})
+		a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0, 0}, Sched: core.SchedConfig{BytesPerSliceMax: 4096, ChunksPerSliceMax: 16}, Region: region})
 		tn := &testNode{a: a, mem: mem, rank: []*shm.RankBlock{region.Block(0), region.Block(1)}}
 		pid := child.Process.Pid
 		ringSize := g.RingSlots * g.SlotSize()

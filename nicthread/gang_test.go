@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -101,7 +101,7 @@ func newAgentsJob(t *testing.T, nodes int) *agentsJob {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := NewAgent(AgentConfig{Node: proto.NodeID(n), NodeOf: nodeOf, Sched: scheduler.DefaultConfig, Region: region, DeadlockSlices: 1000,
+		a := NewAgent(AgentConfig{Node: proto.NodeID(n), NodeOf: nodeOf, Sched: core.DefaultSchedConfig, Region: region, DeadlockSlices: 1000,
 			OnSlice: func(s *SliceStats) {
 				j.mu.Lock()
 				j.ran[n] = append(j.ran[n], s.Ran)
@@ -337,7 +337,7 @@ func TestGangSliceLoopDoesNotAllocate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0}, Sched: scheduler.DefaultConfig, Region: region, DeadlockSlices: 1000,
+			a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0}, Sched: core.DefaultSchedConfig, Region: region, DeadlockSlices: 1000,
 				OnSlice: func(*SliceStats) {}, OnRun: func(bool) {}})
 			nodes = append(nodes, &LocalNodes{Agents: []*Agent{a}, TXTimeout: time.Second})
 		}
@@ -402,7 +402,7 @@ func TestGangOverTCPSwitchesEveryNodeAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := NewAgent(AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1}, Sched: scheduler.DefaultConfig, Region: region, DeadlockSlices: 1000,
+			a := NewAgent(AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1}, Sched: core.DefaultSchedConfig, Region: region, DeadlockSlices: 1000,
 				OnSlice: func(s *SliceStats) {
 					r.mu.Lock()
 					r.ran[i] = append(r.ran[i], s.Ran)

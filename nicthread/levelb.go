@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // Replaying a slice log (Level B, package internal/replay; AgentConfig.Slices).
@@ -342,7 +342,7 @@ func Fold32(h uint64) uint32 { return hasher64(h).fold() }
 // PlanHash hashes a plan as the slice log stores it: its matches, chunks, folds,
 // completions, writes and counts, without addresses, request slots or slice
 // numbers (see desc).
-func PlanHash(p *scheduler.Plan) uint32 {
+func PlanHash(p *core.Plan) uint32 {
 	h := hasher64(fnvOffset)
 	for _, m := range p.Matches {
 		h.u64(m.Xfer)
@@ -393,6 +393,6 @@ func PlanHash(p *scheduler.Plan) uint32 {
 }
 
 // PlanEmpty reports whether a plan does nothing (an idle slice).
-func PlanEmpty(p *scheduler.Plan) bool {
+func PlanEmpty(p *core.Plan) bool {
 	return len(p.Matches) == 0 && len(p.Chunks) == 0 && len(p.Folds) == 0 && len(p.Completions) == 0 && len(p.Writes) == 0 && p.Err == nil
 }

@@ -4,10 +4,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // newLBNode is a node of two ranks, both attached; rec set: its exchanges
@@ -21,10 +21,10 @@ func newLBNode(t *testing.T, enc *replay.SliceEncoder, log *[]byte, sl *replay.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, Region: region, Slices: sl}
+	cfg := AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: core.DefaultSchedConfig, Region: region, Slices: sl}
 	if enc != nil {
 		count := make([]replay.RankCount, 2)
-		cfg.OnExchange = func(k proto.SliceID, all []proto.Descriptor, p *scheduler.Plan) {
+		cfg.OnExchange = func(k proto.SliceID, all []proto.Descriptor, p *core.Plan) {
 			for i := range count {
 				count[i] = replay.RankCount{Rank: i}
 			}

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -23,7 +23,7 @@ func TestSliceLoopDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, Region: region,
+		a := NewAgent(AgentConfig{NodeOf: []proto.NodeID{0, 0}, Sched: core.DefaultSchedConfig, Region: region,
 			OnSlice: func(s *SliceStats) { seen++ }, DeadlockSlices: 1000})
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -68,7 +68,7 @@ func TestSliceLoopOverTCPAllocatesLittle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := NewAgent(AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1}, Sched: scheduler.DefaultConfig, Region: region, DeadlockSlices: 1000})
+			a := NewAgent(AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1}, Sched: core.DefaultSchedConfig, Region: region, DeadlockSlices: 1000})
 			eps[i] = NewAgentEndpoint(a, ms[i+1], time.Second)
 		}
 		errs := make(chan error, 3)

@@ -5,10 +5,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // newLogNode is a node of two ranks in a recorded job: its region has a log
@@ -24,7 +24,7 @@ func newLogNode(t *testing.T) (*testNode, map[proto.Rank][]byte) {
 	}
 	got := map[proto.Rank][]byte{}
 	onLog := func(r proto.Rank, b []byte) { got[r] = append(got[r], b...) }
-	tn := &testNode{a: NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: scheduler.DefaultConfig, Region: region, OnLog: onLog}), mem: mem}
+	tn := &testNode{a: NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: core.DefaultSchedConfig, Region: region, OnLog: onLog}), mem: mem}
 	for l := range g.Ranks {
 		tn.rank = append(tn.rank, region.Block(l))
 	}

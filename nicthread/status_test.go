@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // The status byte of a rank, from its control page and its process's
@@ -20,7 +20,7 @@ func TestRankStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Ranks 1 and 3 of four live here (local blocks 0 and 1).
-	a := NewAgent(AgentConfig{Node: 1, NodeOf: []proto.NodeID{0, 1, 0, 1}, Sched: scheduler.DefaultConfig, Region: region})
+	a := NewAgent(AgentConfig{Node: 1, NodeOf: []proto.NodeID{0, 1, 0, 1}, Sched: core.DefaultSchedConfig, Region: region})
 	b := a.Blocks()[1]
 	recv := proto.CallCode("MPI_Recv")
 	status := func(what string, want uint8) {
@@ -76,7 +76,7 @@ func TestPublishRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0}, Sched: scheduler.DefaultConfig, Region: region})
+	a := NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0}, Sched: core.DefaultSchedConfig, Region: region})
 	b := a.Blocks()[0]
 	b.ClearCompletion(0)
 	w0 := atomic.LoadUint32(b.Wake())

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // What a rank writes into shared memory is input (STYLE.md habit 14): a rank
@@ -123,7 +123,7 @@ func (a *Agent) checkDescriptor(l int, k proto.SliceID, d proto.Descriptor) erro
 	case d.Inline && d.Kind != proto.KindSend:
 		return a.violation(l, &shm.FieldError{Field: "descriptor kind (with an inline payload)", Value: d.Kind, Want: "send (only sends carry an inline payload)"})
 	}
-	if err := scheduler.CheckDescriptor(d, a.size); err != nil {
+	if err := core.CheckDescriptor(d, a.size); err != nil {
 		return a.fail(me, "bad descriptor %s: %v", d.Describe(), err)
 	}
 	a.lastSeq[l], a.lastPost[l] = d.Seq, d.PostSlice

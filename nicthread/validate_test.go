@@ -12,9 +12,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 var testGeometry = shm.Geometry{RingSlots: 8, ReqMax: 16, InlineMax: 64}
@@ -40,7 +40,7 @@ func newTestNode(t *testing.T, node proto.NodeID, nodeOf []proto.NodeID, send fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn := &testNode{a: NewAgent(AgentConfig{Node: node, NodeOf: nodeOf, Sched: scheduler.DefaultConfig, Region: region, Send: send}), mem: mem}
+	tn := &testNode{a: NewAgent(AgentConfig{Node: node, NodeOf: nodeOf, Sched: core.DefaultSchedConfig, Region: region, Send: send}), mem: mem}
 	for l := range g.Ranks {
 		tn.rank = append(tn.rank, region.Block(l))
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bcsmpi/bcsmpi/internal/plan"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
@@ -75,44 +76,13 @@ type coll struct {
 	done   []proto.Completion // Split: the completions it decided
 }
 
-// Fold is a reduction the agent of Node runs after stage 0 of the slice: N
-// slots of Seg bytes, Stride apart from Base in its staging area, folded in
-// slot (= communicator rank) order.
-type Fold struct {
-	Node              proto.NodeID
-	Op                reduce.Op
-	Type              reduce.Type
-	Mode              reduce.Mode
-	Base, Stride, Seg uint64
-	N                 int
-}
-
-// Write is data the scheduler itself produces for a rank (the member list of
-// a new communicator): the rank's agent writes it at Addr.
-type Write struct {
-	Rank proto.Rank
-	Addr uint64
-	Data []byte
-}
-
-// Error is a collective or communicator error found in MSM: mismatched
-// collectives across members, or a descriptor naming a communicator its rank
-// is not a member of. Ranks are world ranks.
-type Error struct {
-	Slice proto.SliceID
-	Ranks []proto.Rank
-	Why   string
-}
-
-func (e *Error) Error() string { return e.Why }
-
 // StagingSize is the size of each node's collective staging area that plans
 // made under c may address.
 func (c Config) StagingSize(ranks int) uint64 { return c.BytesPerSliceMax + 16*uint64(ranks) }
 
 func (s *Scheduler) fail(ranks []proto.Rank, format string, a ...any) {
 	if s.plan.Err == nil {
-		s.plan.Err = &Error{Slice: s.plan.Slice, Ranks: ranks, Why: fmt.Sprintf(format, a...)}
+		s.plan.Err = &plan.Error{Slice: s.plan.Slice, Ranks: ranks, Why: fmt.Sprintf(format, a...)}
 	}
 }
 
@@ -547,7 +517,7 @@ func (s *Scheduler) split(c *coll) {
 		s.comms[s.nextComm] = newComm(s.nextComm, members, len(s.nodeOf))
 		for j, e := range group {
 			d := c.heads[e.i]
-			s.plan.Writes = append(s.plan.Writes, Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
+			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
 			c.done = append(c.done, proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl,
 				Source: proto.Rank(len(group)), Tag: int32(j), Count: uint64(s.nextComm)})
 		}
@@ -556,7 +526,7 @@ func (s *Scheduler) split(c *coll) {
 
 // collChunks schedules this slice's part of every running collective, in the
 // order they became ready, after the point-to-point chunks.
-func (s *Scheduler) collChunks(p *Plan) {
+func (s *Scheduler) collChunks(p *plan.Plan) {
 	keep := s.collActive[:0]
 	for _, c := range s.collActive {
 		if c.left > 0 {
@@ -591,7 +561,7 @@ func (s *Scheduler) finishColl(c *coll) {
 	s.freeColls = append(s.freeColls, c)
 }
 
-func (s *Scheduler) chunkMoves(p *Plan, c *coll) {
+func (s *Scheduler) chunkMoves(p *plan.Plan, c *coll) {
 	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
 	for i := range c.moves {
 		mv := &c.moves[i]
@@ -656,7 +626,7 @@ func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) 
 // which chunkSegment sizes the segment; then it runs again to emit.
 type segment struct {
 	s           *Scheduler
-	p           *Plan
+	p           *plan.Plan
 	count       bool
 	seg, stride uint64
 }
@@ -769,7 +739,7 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 			SrcAddr: h[i].Addr + off, DstAddr: base + uint64(i)*e.stride, Off: off, Len: e.seg})
 	}
 	if !e.count {
-		e.p.Folds = append(e.p.Folds, Fold{Node: r.node, Op: r.op, Type: r.t, Mode: r.mode, Base: base, Stride: e.stride, Seg: e.seg, N: len(m)})
+		e.p.Folds = append(e.p.Folds, plan.Fold{Node: r.node, Op: r.op, Type: r.t, Mode: r.mode, Base: base, Stride: e.stride, Seg: e.seg, N: len(m)})
 	}
 	if h[0].Coll == proto.CollAllreduce {
 		s.recip = s.recip[:0]
@@ -801,7 +771,7 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 // remaining byte, chunk and staging budget allows; a collective that gets no
 // budget waits, unless the slice has not moved anything on its nodes yet, in
 // which case one element moves so that every collective progresses.
-func (s *Scheduler) chunkSegment(p *Plan, c *coll) {
+func (s *Scheduler) chunkSegment(p *plan.Plan, c *coll) {
 	r := c.red
 	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
 	clear(s.cnt)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcsmpi/bcsmpi/internal/plan"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
@@ -48,7 +49,7 @@ func newSim(t *testing.T, ranks, nodes int, cfg Config) *sim {
 	return m
 }
 
-func (m *sim) step(k proto.SliceID, descs []proto.Descriptor) *Plan {
+func (m *sim) step(k proto.SliceID, descs []proto.Descriptor) *plan.Plan {
 	p := m.s.Schedule(k, descs)
 	if p.Err != nil {
 		m.t.Fatalf("slice %d: %v", k, p.Err)
@@ -296,11 +297,11 @@ func TestMismatchKinds(t *testing.T) {
 				t.Fatal(p.Err)
 			}
 			p := s.Schedule(2, []proto.Descriptor{b})
-			var e *Error
+			var e *plan.Error
 			if p.Err == nil || !strings.Contains(p.Err.Error(), c.want) || !strings.Contains(p.Err.Error(), "rank 0 called MPI_Reduce") {
 				t.Fatalf("err = %v, want a mismatch (%s) naming rank 0's call", p.Err, c.want)
 			}
-			if e = p.Err.(*Error); !slices.Equal(e.Ranks, []proto.Rank{0, 2}) {
+			if e = p.Err.(*plan.Error); !slices.Equal(e.Ranks, []proto.Rank{0, 2}) {
 				t.Fatalf("ranks %v, want [0 2]", e.Ranks)
 			}
 		})
@@ -351,7 +352,7 @@ func TestUserOperationMismatch(t *testing.T) {
 			if p.Err == nil || !strings.Contains(p.Err.Error(), c.want) {
 				t.Fatalf("err = %v, want one containing %q", p.Err, c.want)
 			}
-			if e := p.Err.(*Error); !slices.Equal(e.Ranks, []proto.Rank{0, 2}) {
+			if e := p.Err.(*plan.Error); !slices.Equal(e.Ranks, []proto.Rank{0, 2}) {
 				t.Fatalf("ranks %v, want [0 2]", e.Ranks)
 			}
 		})

@@ -196,7 +196,17 @@
 // the scheduler computes itself: groups by color, ordered by (key, parent
 // rank); new communicator ids are handed out in color order from a counter
 // every node advances identically, and the member list is written into each
-// member's buffer (Plan.Writes). Ids are never reused.
+// member's buffer (plan.Plan.Writes). Ids are never reused.
+//
+// # Output and importers
+//
+// Schedule returns a *plan.Plan (package internal/plan): the type is not
+// this package's, so that internal/core, the only package allowed to import
+// this one (docs/design.md §4, checked by layers_test.go), can hand it out
+// as core.Plan. Drivers (nicthread, internal/sim, internal/launch) and
+// configs reach the scheduler's configuration, counters and descriptor
+// checks through internal/core too (core.SchedConfig, core.DetStats,
+// core.CheckDescriptor).
 //
 // The Scheduler is a plain value: no clock, no goroutines, no I/O. It is not safe
 // for concurrent use. It reuses its internal storage — a finished

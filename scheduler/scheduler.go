@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bcsmpi/bcsmpi/internal/plan"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
@@ -53,34 +54,6 @@ type xfer struct {
 	matchedInSl proto.SliceID
 }
 
-// Match records one pairing decision, for traces and tests.
-type Match struct {
-	Xfer       uint64
-	Send, Recv proto.Descriptor
-}
-
-// Plan is what MSM decided for one slice. The scheduler owns its slices and
-// reuses them on the next call.
-type Plan struct {
-	Slice       proto.SliceID
-	Matches     []Match
-	Chunks      []proto.Chunk
-	Completions []proto.Completion
-	// Waiting is the number of matched transfers that still have bytes to move.
-	Waiting int
-	// Pending and Unexpected count unmatched receives/probes and sends.
-	Pending, Unexpected int
-	// Collectives is the number of collectives completed in this slice.
-	Collectives int
-	// Folds are the reductions agents run between stage 0 and stage 1.
-	Folds []Fold
-	// Writes are scheduler-produced data for ranks (new communicators).
-	Writes []Write
-	// Err, if set, is a collective mismatch or communicator misuse: the
-	// job cannot go on correctly.
-	Err error
-}
-
 // Scheduler holds the global matching state. Every agent keeps an identical one.
 type Scheduler struct {
 	cfg        Config
@@ -93,7 +66,7 @@ type Scheduler struct {
 	order      []proto.Descriptor
 	used       []uint64
 	chunks     []int
-	plan       Plan
+	plan       plan.Plan
 	lastSlice  proto.SliceID
 	started    bool
 
@@ -220,7 +193,7 @@ func accepts(r, s proto.Descriptor) bool {
 // Schedule runs MSM for slice over the descriptors exchanged in its DEM and
 // returns the plan. Descriptors must have passed CheckDescriptor. The plan is
 // valid until the next call.
-func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *Plan {
+func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *plan.Plan {
 	if s.started && slice <= s.lastSlice {
 		panic(fmt.Sprintf("scheduler: slice %d scheduled after slice %d; slices must increase", slice, s.lastSlice))
 	}
@@ -373,10 +346,10 @@ func (s *Scheduler) match(slice proto.SliceID, send, recv proto.Descriptor) {
 	s.nextXfer++
 	*x = xfer{id: s.nextXfer, send: send, recv: recv, len: min(send.Len, recv.Len), trunc: send.Len > recv.Len, matchedInSl: slice}
 	s.active = append(s.active, x)
-	s.plan.Matches = append(s.plan.Matches, Match{Xfer: x.id, Send: send, Recv: recv})
+	s.plan.Matches = append(s.plan.Matches, plan.Match{Xfer: x.id, Send: send, Recv: recv})
 }
 
-func (s *Scheduler) chunk(p *Plan) {
+func (s *Scheduler) chunk(p *plan.Plan) {
 	clear(s.used)
 	clear(s.chunks)
 	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax

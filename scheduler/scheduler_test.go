@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcsmpi/bcsmpi/internal/plan"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 )
 
@@ -18,7 +19,7 @@ func recv(rank, src proto.Rank, tag int32, seq, n uint64) proto.Descriptor {
 	return proto.Descriptor{Kind: proto.KindRecv, Rank: rank, Peer: src, Tag: tag, Seq: seq, Req: uint32(seq), Len: n}
 }
 
-func describe(p *Plan) string {
+func describe(p *plan.Plan) string {
 	var lines []string
 	for _, c := range p.Chunks {
 		lines = append(lines, c.Describe())
@@ -285,7 +286,7 @@ func (r *reference) schedule(slice proto.SliceID, descs []proto.Descriptor) (out
 
 // planLines returns the plan as sorted lines, and its moves in emission
 // order.
-func planLines(seqs map[uint64][2]uint64, p *Plan) (out, moves []string) {
+func planLines(seqs map[uint64][2]uint64, p *plan.Plan) (out, moves []string) {
 	seqOf := map[uint64][2]uint64{}
 	for _, m := range p.Matches {
 		seqOf[m.Xfer] = [2]uint64{m.Send.Seq, m.Recv.Seq}

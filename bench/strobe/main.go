@@ -14,10 +14,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/nicthread"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
@@ -59,7 +59,7 @@ func measure(slice time.Duration, n int, spin time.Duration, load int) {
 	if err != nil {
 		panic(err)
 	}
-	a := nicthread.NewAgent(nicthread.AgentConfig{NodeOf: []proto.NodeID{0}, Sched: scheduler.DefaultConfig, Region: region})
+	a := nicthread.NewAgent(nicthread.AgentConfig{NodeOf: []proto.NodeID{0}, Sched: core.DefaultSchedConfig, Region: region})
 	lates := make([]time.Duration, 0, n)
 	var skipped uint64
 	st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: slice, Nodes: 1, Spin: spin, FIFO: true, TXTimeout: time.Second, MaxSlices: uint64(n),

@@ -42,7 +42,7 @@ func (r Restart) String() string {
 type Config struct {
 	Node    proto.NodeID
 	NodeOf  []proto.NodeID // world rank → node
-	Sched   scheduler.Config
+	Sched   SchedConfig
 	Restart Restart
 	// DeadlockSlices is the guard of deadlock detection (see detect): a job
 	// is declared deadlocked only when no rank can make progress, judged from
@@ -66,7 +66,7 @@ type Node struct {
 	cfg     Config
 	f       *strobe.Follower
 	sch     *scheduler.Scheduler
-	plan    *scheduler.Plan
+	plan    *Plan
 	local   []bool
 	held    []proto.Completion // completed, not yet published
 	publish []proto.Completion
@@ -81,7 +81,7 @@ type Node struct {
 
 // DetStats are deterministic mode's counters (scheduler.DetStats) and the
 // number of Test-family calls released at quiescent points.
-func (n *Node) DetStats() (scheduler.DetStats, uint64) { return n.sch.DetStats(), n.releases }
+func (n *Node) DetStats() (DetStats, uint64) { return n.sch.DetStats(), n.releases }
 
 // New returns the state machine of node cfg.Node.
 func New(cfg Config) *Node {
@@ -133,7 +133,7 @@ func (e *DescriptorError) Error() string {
 // *DescriptorError for a descriptor the runtime refuses, and a
 // *DeadlockError (with the plan) when the job has been stuck for
 // DeadlockSlices slices.
-func (n *Node) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) (*scheduler.Plan, error) {
+func (n *Node) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) (*Plan, error) {
 	if status != nil && len(status) != len(n.local) {
 		return nil, fmt.Errorf("core: slice %d: %d rank statuses for %d ranks", k, len(status), len(n.local))
 	}

@@ -72,5 +72,16 @@
 // applies does the stuck count go on towards a deadlock report. The count of
 // stuck slices is kept in this mode even with deadlock detection off.
 //
+// # The only way into the protocol
+//
+// This package is the only importer of package scheduler (docs/design.md
+// §4; layers_test.go fails on any other, test files included). Its output
+// is its own names (api.go): Plan, Match, Fold, Write and CollError are
+// package internal/plan's types, which the scheduler fills in; SchedConfig,
+// DefaultSchedConfig, DetStats and CheckDescriptor pass the scheduler's
+// configuration, counters and descriptor checks through. Drivers
+// (nicthread, internal/sim, internal/launch), configs and the benchmarks
+// use these names.
+//
 // No clock, goroutine or I/O. Not safe for concurrent use.
 package core

@@ -381,7 +381,7 @@ func (h *harness) slice() {
 			h.t.Fatalf("slice %d: node 0 reported a deadlock, node %d did not", k, i)
 		}
 		if err != nil {
-			var se *scheduler.Error
+			var se *CollError
 			if !errors.As(err, &se) {
 				h.t.Fatal(err)
 			}

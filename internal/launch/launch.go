@@ -92,12 +92,12 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -360,7 +360,7 @@ func Run(job Job) (res Result, err error) {
 		return func(s *nicthread.SliceStats) { h(s); job.OnAgentSlice(s) }
 	}
 	var onDEM func([]proto.Descriptor)
-	var onPlan func(*scheduler.Plan)
+	var onPlan func(*core.Plan)
 	if mon.msgs != nil {
 		onDEM, onPlan = mon.onDEM, mon.onPlan
 	}
@@ -728,7 +728,7 @@ func faultStall() (int, proto.SliceID) {
 }
 
 // onPlanIf gives f to node 0 only: every node computes the same plan.
-func onPlanIf(first bool, f func(*scheduler.Plan)) func(*scheduler.Plan) {
+func onPlanIf(first bool, f func(*core.Plan)) func(*core.Plan) {
 	if first {
 		return f
 	}

@@ -14,12 +14,12 @@ import (
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/emds"
 	"github.com/bcsmpi/bcsmpi/emds/kernel"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/nicthread"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
@@ -244,7 +244,7 @@ func (m *monitor) onDEM(all []proto.Descriptor) {
 // A move between two ranks is counted as such; a reduction's contribution and
 // its result are counted on the diagonal of the member they belong to, since
 // they go through the runtime's staging area rather than to another rank.
-func (m *monitor) onPlan(p *scheduler.Plan) {
+func (m *monitor) onPlan(p *core.Plan) {
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
 		if c.Xfer != 0 {

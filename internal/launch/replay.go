@@ -32,10 +32,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/nicthread"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // recordSpec splits --record's value: DIR, DIR,slices (Level B: the slice
@@ -196,7 +196,7 @@ func (r *recording) flush() {
 // onExchange is node 0's agent's OnExchange (Level B): the slice's count
 // and hash of descriptors per rank and its plan's hash, encoded into memory
 // (see recording).
-func (r *recording) onExchange(k proto.SliceID, all []proto.Descriptor, p *scheduler.Plan) {
+func (r *recording) onExchange(k proto.SliceID, all []proto.Descriptor, p *core.Plan) {
 	r.touched = r.touched[:0]
 	for _, d := range all { // checked by the agents and the core
 		if r.count[d.Rank] == 0 {

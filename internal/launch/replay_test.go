@@ -3,8 +3,8 @@ package launch
 import (
 	"testing"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // --record DIR[,slices|,calls]: only a known level after the last comma is
@@ -36,12 +36,12 @@ func TestRecordSpec(t *testing.T) {
 func BenchmarkOnExchange(b *testing.B) {
 	r := &recording{count: make([]uint64, 8), hash: make([]uint64, 8)}
 	var all []proto.Descriptor
-	p := &scheduler.Plan{}
+	p := &core.Plan{}
 	for i := 0; i < 32; i++ {
 		d := proto.Descriptor{Kind: proto.KindSend, Rank: proto.Rank(i % 8), Peer: proto.Rank((i + 1) % 8), Tag: 5, Seq: uint64(i), Len: 4096}
 		all = append(all, d)
 		if i%2 == 0 {
-			p.Matches = append(p.Matches, scheduler.Match{Xfer: uint64(i), Send: d, Recv: d})
+			p.Matches = append(p.Matches, core.Match{Xfer: uint64(i), Send: d, Recv: d})
 			p.Chunks = append(p.Chunks, proto.Chunk{Xfer: uint64(i), Src: d.Rank, Dst: d.Peer, Len: 4096, Last: true})
 		}
 	}
@@ -53,7 +53,7 @@ func BenchmarkOnExchange(b *testing.B) {
 			}
 		}
 	})
-	empty := &scheduler.Plan{}
+	empty := &core.Plan{}
 	b.Run("idle", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			r.onExchange(proto.SliceID(i+1), nil, empty)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcsmpi/bcsmpi/scheduler"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 )
 
 // bigWorkload is the mixed workload of the 10,000-node runs: no end (the
@@ -52,7 +52,7 @@ func TestBigIdenticalPlans2000Nodes(t *testing.T) {
 	w := bigWorkload
 	w.Group, w.Strided = 64, 256
 	s := newSim(t, Config{Nodes: 2000, RanksPerNode: 1, DeadlockSlices: 5, Workload: w,
-		Sched: scheduler.Config{BytesPerSliceMax: 4096, ChunksPerSliceMax: 256}}, seedOr(22))
+		Sched: core.SchedConfig{BytesPerSliceMax: 4096, ChunksPerSliceMax: 256}}, seedOr(22))
 	if err := s.Run(25); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcsmpi/bcsmpi/scheduler"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 )
 
 // TestDeterministicModeTiming: one program (the workload's seed fixed) with
@@ -20,7 +20,7 @@ func TestDeterministicModeTiming(t *testing.T) {
 	run := func(det bool, noise uint64) (uint64, Stats) {
 		sh := shapes[noise%uint64(len(shapes))]
 		cfg := Config{Nodes: sh.nodes, RanksPerNode: sh.perNode, Slice: sh.slice, DeadlockSlices: 50,
-			Sched:    scheduler.Config{BytesPerSliceMax: 64 << 10, ChunksPerSliceMax: 1024, Deterministic: det},
+			Sched:    core.SchedConfig{BytesPerSliceMax: 64 << 10, ChunksPerSliceMax: 1024, Deterministic: det},
 			Workload: Workload{Rounds: 24, MaxLen: 512, Group: 8, Strided: 16, Compute: 3, Wildcard: 3},
 			Inject:   Deschedule{Seed: noise, Percent: 30}}
 		s := newSim(t, cfg, seedOr(7))

@@ -68,7 +68,8 @@
 //
 // Rejected: moving scheduler/coll_test.go's plan interpreter here and
 // having that test import it. The scheduler's tests are in package
-// scheduler, and sim imports scheduler: an import cycle. The interpreter is
+// scheduler, and sim imports scheduler through internal/core: an import
+// cycle (and only internal/core may import scheduler). The interpreter is
 // small; execute reimplements it for many nodes (staging areas grown on
 // demand, bounds checked against the ranks' buffers).
 //

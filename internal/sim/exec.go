@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // execute carries out a plan the way the agents do between them, over the
@@ -17,7 +17,7 @@ import (
 // The interpreter of scheduler/coll_test.go does the same for one scheduler;
 // it stays there because the scheduler's own tests cannot import this
 // package (sim imports scheduler: an import cycle).
-func (s *Sim) execute(p *scheduler.Plan, bytes []uint64) {
+func (s *Sim) execute(p *core.Plan, bytes []uint64) {
 	for stage := uint8(0); stage < proto.Stages; stage++ {
 		if stage == 1 {
 			for _, f := range p.Folds {
@@ -102,7 +102,7 @@ func (h *hasher) b(x bool) {
 // numbers (the plan's and the descriptors' PostSlice), so that two runs that
 // differ only in timing (and so in which slice numbers the master skipped)
 // hash alike.
-func hashPlan(p *scheduler.Plan, withSlices bool) uint64 {
+func hashPlan(p *core.Plan, withSlices bool) uint64 {
 	h := hasher(fnvOffset)
 	if withSlices {
 		h.u64(uint64(p.Slice))
@@ -189,7 +189,7 @@ type xferState struct {
 // finished, moves in that slice too (it was offered the budget first, and the
 // budgets of both its nodes were at least as large then). A transfer is never
 // overtaken by a later one, and never starved.
-func (s *Sim) fairness(p *scheduler.Plan) error {
+func (s *Sim) fairness(p *core.Plan) error {
 	k := p.Slice
 	for _, m := range p.Matches {
 		n := min(m.Send.Len, m.Recv.Len)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 // Workload shapes the program every simulated rank runs: MPI_Init, two
@@ -638,4 +638,4 @@ func (rk *rank) status() uint8 {
 // DetStats are deterministic mode's counters of the first replica (every
 // replica counts the same): wildcard answers decided by the clocks, forced
 // at quiescent points, and Test-family releases.
-func (s *Sim) DetStats() (scheduler.DetStats, uint64) { return s.cores[0].DetStats() }
+func (s *Sim) DetStats() (core.DetStats, uint64) { return s.cores[0].DetStats() }

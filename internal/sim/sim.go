@@ -10,7 +10,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/clock"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
@@ -28,7 +27,7 @@ type Config struct {
 	// 10,000 times (and hold 10,000 copies of the matching state); the
 	// tests run every replica at hundreds to thousands of nodes.
 	Cores          int
-	Sched          scheduler.Config
+	Sched          core.SchedConfig
 	Restart        core.Restart
 	DeadlockSlices uint64 // core.Config.DeadlockSlices (0: off)
 	DeadlockWarn   bool
@@ -66,8 +65,8 @@ func (c *Config) defaults() {
 	if c.TXTimeout == 0 {
 		c.TXTimeout = time.Second
 	}
-	if c.Sched == (scheduler.Config{}) {
-		c.Sched = scheduler.Config{BytesPerSliceMax: 64 << 10, ChunksPerSliceMax: 1024}
+	if c.Sched == (core.SchedConfig{}) {
+		c.Sched = core.SchedConfig{BytesPerSliceMax: 64 << 10, ChunksPerSliceMax: 1024}
 	}
 	if c.Workload == (Workload{}) {
 		c.Workload = DefaultWorkload
@@ -408,7 +407,7 @@ func (s *Sim) Step() {
 	}
 	// MSM on every replica; the plans must be identical.
 	bcast := s.now
-	var plan *scheduler.Plan
+	var plan *core.Plan
 	var first uint64
 	var dl *core.DeadlockError
 	status := s.status
@@ -432,7 +431,7 @@ func (s *Sim) Step() {
 				s.fail(&JobError{Slice: k, Node: s.nodeOf[de.D.Rank], Why: de.Error()})
 				return
 			}
-			var se *scheduler.Error
+			var se *core.CollError
 			if !errors.As(err, &se) {
 				panic(fmt.Sprintf("sim: %v", err))
 			}
@@ -583,7 +582,7 @@ func (s *Sim) collDone(c proto.Completion, k proto.SliceID) error {
 }
 
 // record adds the slice to the hashes and counters.
-func (s *Sim) record(p *scheduler.Plan) {
+func (s *Sim) record(p *core.Plan) {
 	rec := s.master.Record()
 	s.stats.Skipped += rec.Skipped
 	if rec.Late > 0 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
-	"github.com/bcsmpi/bcsmpi/scheduler"
 )
 
 var (
@@ -74,7 +73,7 @@ func TestIdenticalPlansEveryNode(t *testing.T) {
 	w := DefaultWorkload
 	w.Rounds = 12
 	s := newSim(t, Config{Nodes: 200, RanksPerNode: 2, DeadlockSlices: 4, Workload: w,
-		Sched: scheduler.Config{BytesPerSliceMax: 2048, ChunksPerSliceMax: 64}}, seedOr(1))
+		Sched: core.SchedConfig{BytesPerSliceMax: 2048, ChunksPerSliceMax: 64}}, seedOr(1))
 	if got := len(s.Replicas()); got != 200 {
 		t.Fatalf("%d replicas, want 200", got)
 	}
@@ -88,9 +87,9 @@ func TestIdenticalPlansEveryNode(t *testing.T) {
 // differently plans differently, and the simulation says so (the check
 // above is not vacuous).
 func TestPlanDifferenceIsCaught(t *testing.T) {
-	cfg := Config{Nodes: 8, RanksPerNode: 2, Sched: scheduler.Config{BytesPerSliceMax: 2048, ChunksPerSliceMax: 64}}
+	cfg := Config{Nodes: 8, RanksPerNode: 2, Sched: core.SchedConfig{BytesPerSliceMax: 2048, ChunksPerSliceMax: 64}}
 	s := newSim(t, cfg, seedOr(2))
-	s.cores[5] = core.New(core.Config{Node: 5, NodeOf: s.nodeOf, Sched: scheduler.Config{BytesPerSliceMax: 1024, ChunksPerSliceMax: 64}})
+	s.cores[5] = core.New(core.Config{Node: 5, NodeOf: s.nodeOf, Sched: core.SchedConfig{BytesPerSliceMax: 1024, ChunksPerSliceMax: 64}})
 	err := s.Run(200)
 	if err == nil || !strings.Contains(err.Error(), "node 5 planned differently from node 0") {
 		t.Fatalf("err = %v, want node 5's plan reported as different", err)
@@ -123,7 +122,7 @@ func TestSameSeedSameRun(t *testing.T) {
 // the job computes.
 func TestDelaysChangeWhenNotWhat(t *testing.T) {
 	seed := seedOr(4)
-	cfg := Config{Nodes: 60, RanksPerNode: 2, Sched: scheduler.Config{BytesPerSliceMax: 4096, ChunksPerSliceMax: 64}}
+	cfg := Config{Nodes: 60, RanksPerNode: 2, Sched: core.SchedConfig{BytesPerSliceMax: 4096, ChunksPerSliceMax: 64}}
 	base := newSim(t, cfg, seed)
 	bst := mustFinish(t, base, 1000)
 	cfg.Inject = Injectors{SlowNode{Node: 17, From: 5, To: 40, Delay: 3 * time.Millisecond}, SlowLink{Node: 30, Factor: 400}}
@@ -161,7 +160,7 @@ func randomConfig(seed uint64) Config {
 	r := rand.New(rand.NewPCG(seed, 77))
 	cfg := Config{Nodes: 1 + r.IntN(48), RanksPerNode: 1 + r.IntN(4), DeadlockSlices: uint64(2 + r.IntN(5)),
 		Restart: core.Restart(r.IntN(2)),
-		Sched:   scheduler.Config{BytesPerSliceMax: 1024 << r.IntN(6), ChunksPerSliceMax: 1 + r.IntN(64)},
+		Sched:   core.SchedConfig{BytesPerSliceMax: 1024 << r.IntN(6), ChunksPerSliceMax: 1 + r.IntN(64)},
 		Workload: Workload{Rounds: 3 + r.IntN(12), MaxLen: 8 << r.IntN(10), Group: 1 + r.IntN(12), Strided: 1 + r.IntN(20),
 			Compute: 1 + r.IntN(5)}}
 	R := cfg.Nodes * cfg.RanksPerNode
@@ -202,7 +201,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{Config{Nodes: 2, RanksPerNode: 0}, "ranks_per_node = 0"},
 		{Config{Nodes: 2, RanksPerNode: 1, Cores: 3}, "cores = 3"},
 		{Config{Nodes: 2, RanksPerNode: 1, Workload: Workload{MaxLen: 12, Group: 1, Strided: 1, Compute: 1}}, "max_len = 12"},
-		{Config{Nodes: 2, RanksPerNode: 1, Sched: scheduler.Config{BytesPerSliceMax: 10, ChunksPerSliceMax: 1}}, "bytes_per_slice_max = 10"},
+		{Config{Nodes: 2, RanksPerNode: 1, Sched: core.SchedConfig{BytesPerSliceMax: 10, ChunksPerSliceMax: 1}}, "bytes_per_slice_max = 10"},
 	} {
 		_, err := New(c.cfg, rand.New(rand.NewPCG(1, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -221,12 +220,12 @@ func TestFairnessCheckCatchesOvertaking(t *testing.T) {
 	recv := func(r, from proto.Rank, seq uint64) proto.Descriptor {
 		return proto.Descriptor{Kind: proto.KindRecv, Rank: r, Peer: from, Seq: seq, Len: 4096}
 	}
-	p := &scheduler.Plan{Slice: 1, Matches: []scheduler.Match{{Xfer: 1, Send: send(0, 2, 1), Recv: recv(2, 0, 1)}, {Xfer: 2, Send: send(1, 3, 1), Recv: recv(3, 1, 1)}},
+	p := &core.Plan{Slice: 1, Matches: []core.Match{{Xfer: 1, Send: send(0, 2, 1), Recv: recv(2, 0, 1)}, {Xfer: 2, Send: send(1, 3, 1), Recv: recv(3, 1, 1)}},
 		Chunks: []proto.Chunk{{Xfer: 1, Src: 0, Dst: 2, SrcNode: 0, DstNode: 1, Len: 1024}, {Xfer: 2, Src: 1, Dst: 3, SrcNode: 0, DstNode: 1, Len: 1024}}}
 	if err := s.fairness(p); err != nil {
 		t.Fatalf("both moved: %v", err)
 	}
-	p = &scheduler.Plan{Slice: 2, Chunks: []proto.Chunk{{Xfer: 2, Src: 1, Dst: 3, SrcNode: 0, DstNode: 1, Len: 1024}}}
+	p = &core.Plan{Slice: 2, Chunks: []proto.Chunk{{Xfer: 2, Src: 1, Dst: 3, SrcNode: 0, DstNode: 1, Len: 1024}}}
 	var fe *FairnessError
 	if err := s.fairness(p); !errors.As(err, &fe) || fe.Waiting != 1 || fe.Moved != 2 {
 		t.Fatalf("err = %v, want x2 moving while x1 waits", err)
