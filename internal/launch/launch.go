@@ -92,7 +92,6 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
-	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -447,7 +446,6 @@ func Run(job Job) (res Result, err error) {
 			addrs[i] = m.Addr()
 		}
 		remote := nicthread.NewRemoteNodes(meshes[0], cfg.Nodes, cfg.NodeTimeout, cfg.TXTimeout)
-		stallNode, stallAt := faultStall()
 		handlers := []transport.Handler{remote.Handler}
 		direct := [][]bool{remote.Direct()}
 		var eps []*nicthread.AgentEndpoint
@@ -459,9 +457,6 @@ func Run(job Job) (res Result, err error) {
 			}
 			agentHooks(&ac, i, rec, replaySlices)
 			ep := n.remoteAgent(ac, meshes[i+1], cfg.TXTimeout)
-			if i == stallNode {
-				ep.StallAt = stallAt
-			}
 			eps = append(eps, ep)
 			handlers = append(handlers, ep.Handler)
 			direct = append(direct, ep.Direct())
@@ -709,22 +704,6 @@ func Run(job Job) (res Result, err error) {
 	}
 	mon.finish(&res, stdout, stderr)
 	return res, nil
-}
-
-// faultStall reads BCS_FAULT_STALL_NODE=node@slice (jobenv.VarFaultStallNode), a fault injection for
-// tests: that node's agent stops answering the master from that slice on.
-func faultStall() (int, proto.SliceID) {
-	v := os.Getenv(jobenv.VarFaultStallNode)
-	if v == "" {
-		return -1, 0
-	}
-	var node int
-	var slice uint64
-	if _, err := fmt.Sscanf(v, "%d@%d", &node, &slice); err != nil || slice == 0 {
-		fmt.Fprintf(os.Stderr, "bcsrun: %s=%q ignored, want node@slice\n", jobenv.VarFaultStallNode, v)
-		return -1, 0
-	}
-	return node, proto.SliceID(slice)
 }
 
 // onPlanIf gives f to node 0 only: every node computes the same plan.
