@@ -322,6 +322,7 @@ type AgentEndpoint struct {
 	A       *Agent
 	Link    transport.Link
 	Timeout time.Duration
+	in, out proto.Msg // Serve's frames from and to the master
 }
 
 // NewAgentEndpoint wraps an agent; start the link's mesh with Handler and Direct.
@@ -353,10 +354,12 @@ const MasterSilence = time.Minute
 // stop, the job error otherwise (after reporting it to the master).
 func (e *AgentEndpoint) Serve() error {
 	me := e.A.Node()
-	reply := func(m *proto.Msg) error { return e.Link.Send(0, m) }
-	var m proto.Msg
+	// The frames live in the endpoint: passed through the Link interface, a
+	// frame on the stack would escape, one allocation per reply.
+	reply := func(m proto.Msg) error { e.out = m; return e.Link.Send(0, &e.out) }
+	m := &e.in
 	for {
-		if err := e.Link.Recv(0, &m, MasterSilence); err != nil {
+		if err := e.Link.Recv(0, m, MasterSilence); err != nil {
 			return err
 		}
 		var err error
@@ -365,15 +368,15 @@ func (e *AgentEndpoint) Serve() error {
 			e.A.Gate(m.Code != proto.DEMStopped)
 			var b []proto.Descriptor
 			if b, err = e.A.DEM(m.Slice); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
+				err = reply(proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
 			}
 		case proto.MsgMSM:
 			if err = e.A.MSM(m.Slice, m.Descs, m.Payload); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
+				err = reply(proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgTX:
 			if err = e.A.TX(m.Slice, e.Timeout); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
+				err = reply(proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgStop:
 			return nil
@@ -391,7 +394,7 @@ func (e *AgentEndpoint) Serve() error {
 			if je, ok := err.(*JobError); ok {
 				rank, why = int32(je.Rank), je.Why
 			}
-			reply(&proto.Msg{Type: proto.MsgFail, Node: me, Code: rank, Text: why})
+			reply(proto.Msg{Type: proto.MsgFail, Node: me, Code: rank, Text: why})
 			return err
 		}
 	}

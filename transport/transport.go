@@ -15,6 +15,10 @@
 //
 // A Mesh is safe for concurrent use: Send may be called from any goroutine
 // (sends to one peer are serialised).
+//
+// An agent's endpoint uses a mesh through the Link interface, so tests can
+// wrap it: transport/transporttest holds the fault-injecting wrappers, which
+// production builds do not link (see internal/launch on the bcsfault tag).
 package transport
 
 import (

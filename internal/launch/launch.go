@@ -74,6 +74,18 @@
 // was not released (leak.go): the ranks' parts, which they write to the
 // report pipe (fd 4) at MPI_Finalize, and the messages no receive matched. The
 // leak_check key makes it a warning, an error that fails the job, or nothing.
+//
+// Fault injection (fault.go, nofault.go): the agents' links carry no fault
+// logic in production. A build with the bcsfault tag (go build -tags
+// bcsfault), which is how cmd/bcsrun's end-to-end tests build bcsrun and bcsd
+// in their TestMain, reads BCS_FAULT_STALL_NODE=node@slice and wraps that
+// node's transport.Link with transporttest.Stall: its agent stops answering
+// the master from that slice on, so the tests see a silent node end to end. A
+// normal build ignores the variable and does not link transporttest (a test
+// checks both with go list -deps). Why a tag rather than an environment
+// switch alone: the tests run the real binaries, so the hook must be compiled
+// into some build of them; the tag keeps it out of the one users run, and the
+// variable, read only in that build, still picks the node and slice per test.
 package launch
 
 import (

@@ -8,11 +8,9 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 )
 
-// fakeLink delivers the frames pushed into in (as from endpoint from) and
-// records what is sent.
+// fakeLink delivers the frames pushed into in and records what is sent.
 type fakeLink struct {
 	in   chan proto.Msg
-	from int
 	sent []proto.Msg
 	done chan struct{}
 	errs chan error
