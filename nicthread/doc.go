@@ -159,7 +159,10 @@
 // and calls the agent directly: no transport, no goroutine hand-off. With
 // several nodes it talks to them over transport.Mesh, reading their control
 // frames itself, and stays an ordinary goroutine (see RunMaster for the
-// measurement behind that choice).
+// measurement behind that choice). Each agent's AgentEndpoint sends and reads
+// through a transport.Link, the node's *transport.Mesh in production: the
+// endpoint has no fault logic of its own (tests wrap the link, see
+// transport/transporttest).
 //
 // # Gang
 //

@@ -315,19 +315,19 @@ func (r *RemoteNodes) Stop(code int32, why string) {
 
 // AgentEndpoint runs an agent behind a transport mesh (endpoint node+1). It
 // reads the master's frames directly; other agents' data frames are written
-// into receivers by the mesh's reader goroutines.
+// into receivers by the mesh's reader goroutines. It sends and reads through
+// Link, a *transport.Mesh in production (tests may wrap it: the endpoint has
+// no fault logic of its own).
 type AgentEndpoint struct {
 	A       *Agent
-	Mesh    *transport.Mesh
+	Link    transport.Link
 	Timeout time.Duration
-	// StallAt, if non-zero, makes the agent stop answering from that slice on
-	// (fault injection for tests: BCS_FAULT_STALL_NODE=node@slice).
-	StallAt proto.SliceID
+	in, out proto.Msg // Serve's frames from and to the master
 }
 
-// NewAgentEndpoint wraps an agent; start the mesh with Handler and Direct.
-func NewAgentEndpoint(a *Agent, mesh *transport.Mesh, timeout time.Duration) *AgentEndpoint {
-	return &AgentEndpoint{A: a, Mesh: mesh, Timeout: timeout}
+// NewAgentEndpoint wraps an agent; start the link's mesh with Handler and Direct.
+func NewAgentEndpoint(a *Agent, link transport.Link, timeout time.Duration) *AgentEndpoint {
+	return &AgentEndpoint{A: a, Link: link, Timeout: timeout}
 }
 
 // Direct marks the master (endpoint 0) as read directly.
@@ -343,7 +343,7 @@ func (e *AgentEndpoint) Handler(from int, m *proto.Msg) error {
 
 // Send is the agent's data path to another node.
 func (e *AgentEndpoint) Send(node proto.NodeID, m *proto.Msg) error {
-	return e.Mesh.Send(int(node)+1, m)
+	return e.Link.Send(int(node)+1, m)
 }
 
 // MasterSilence is how long an agent waits for the master's next frame
@@ -354,31 +354,29 @@ const MasterSilence = time.Minute
 // stop, the job error otherwise (after reporting it to the master).
 func (e *AgentEndpoint) Serve() error {
 	me := e.A.Node()
-	reply := func(m *proto.Msg) error { return e.Mesh.Send(0, m) }
-	var m proto.Msg
+	// The frames live in the endpoint: passed through the Link interface, a
+	// frame on the stack would escape, one allocation per reply.
+	reply := func(m proto.Msg) error { e.out = m; return e.Link.Send(0, &e.out) }
+	m := &e.in
 	for {
-		if err := e.Mesh.Recv(0, &m, MasterSilence); err != nil {
+		if err := e.Link.Recv(0, m, MasterSilence); err != nil {
 			return err
 		}
 		var err error
-		if e.StallAt > 0 && m.Slice >= e.StallAt {
-			<-e.Mesh.Done() // silent until the job is torn down
-			return nil
-		}
 		switch m.Type {
 		case proto.MsgDEM:
 			e.A.Gate(m.Code != proto.DEMStopped)
 			var b []proto.Descriptor
 			if b, err = e.A.DEM(m.Slice); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
+				err = reply(proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
 			}
 		case proto.MsgMSM:
 			if err = e.A.MSM(m.Slice, m.Descs, m.Payload); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
+				err = reply(proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgTX:
 			if err = e.A.TX(m.Slice, e.Timeout); err == nil {
-				err = reply(&proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
+				err = reply(proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgStop:
 			return nil
@@ -387,7 +385,7 @@ func (e *AgentEndpoint) Serve() error {
 		}
 		if err == nil {
 			select {
-			case err = <-e.Mesh.Errors(): // a data reader failed
+			case err = <-e.Link.Errors(): // a data reader failed
 			default:
 			}
 		}
@@ -396,7 +394,7 @@ func (e *AgentEndpoint) Serve() error {
 			if je, ok := err.(*JobError); ok {
 				rank, why = int32(je.Rank), je.Why
 			}
-			reply(&proto.Msg{Type: proto.MsgFail, Node: me, Code: rank, Text: why})
+			reply(proto.Msg{Type: proto.MsgFail, Node: me, Code: rank, Text: why})
 			return err
 		}
 	}

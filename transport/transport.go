@@ -15,6 +15,10 @@
 //
 // A Mesh is safe for concurrent use: Send may be called from any goroutine
 // (sends to one peer are serialised).
+//
+// An agent's endpoint uses a mesh through the Link interface, so tests can
+// wrap it: transport/transporttest holds the fault-injecting wrappers, which
+// production builds do not link (see internal/launch on the bcsfault tag).
 package transport
 
 import (
@@ -32,6 +36,19 @@ import (
 
 // Handler receives one decoded frame from endpoint from.
 type Handler func(from int, m *proto.Msg) error
+
+// Link is what an agent's endpoint uses of a mesh (nicthread.AgentEndpoint
+// sends and reads through it). *Mesh is the one production implementation;
+// tests wrap it to inject faults (package transport/transporttest, linked
+// into bcsrun and bcsd only by the bcsfault build tag, see internal/launch).
+type Link interface {
+	Send(to int, msg *proto.Msg) error
+	Recv(from int, msg *proto.Msg, timeout time.Duration) error
+	Done() <-chan struct{}
+	Errors() <-chan error
+}
+
+var _ Link = (*Mesh)(nil)
 
 // inbound is a connection from a "direct" peer, whose frames the owner reads
 // itself with Recv (no reader goroutine, no hand-off): the master reads its

@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = dir
-	args := []string{"build", "-o", dir + "/"}
+	// bcsrun and bcsd carry the fault hook (BCS_FAULT_STALL_NODE, see
+	// internal/launch/fault.go) only in a bcsfault build.
+	args := []string{"build", "-tags", "bcsfault", "-o", dir + "/"}
 	if raceEnabled {
 		args = append(args, "-race")
 	}

@@ -97,7 +97,9 @@ const (
 	// VarCPUProfile names a file for a CPU profile of bcsrun's runtime.
 	VarCPUProfile = "BCS_CPUPROFILE"
 	// VarFaultStallNode = "node@slice" makes that node's agent stop answering
-	// the master from that slice on (fault injection for tests).
+	// the master from that slice on (fault injection for tests). Only a
+	// bcsrun or bcsd built with -tags bcsfault reads it (internal/launch);
+	// a normal build ignores it.
 	VarFaultStallNode = "BCS_FAULT_STALL_NODE"
 	// VarGang is bcsrun's --gang: auto (attach to this user's bcsd when one
 	// is up), on (attach, or fail) or off (run the job in bcsrun itself).

@@ -279,9 +279,6 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}
 	ep := n.remoteAgent(ac, agentMesh, cfg.TXTimeout)
-	if stallNode, stallAt := faultStall(); stallNode == me {
-		ep.StallAt = stallAt
-	}
 	var remote *nicthread.RemoteNodes
 	startErrs := make(chan error, 2)
 	go func() { startErrs <- agentMesh.Start(me+1, addrs, ep.Handler, ep.Direct()) }()

@@ -74,6 +74,18 @@
 // was not released (leak.go): the ranks' parts, which they write to the
 // report pipe (fd 4) at MPI_Finalize, and the messages no receive matched. The
 // leak_check key makes it a warning, an error that fails the job, or nothing.
+//
+// Fault injection (fault.go, nofault.go): the agents' links carry no fault
+// logic in production. A build with the bcsfault tag (go build -tags
+// bcsfault), which is how cmd/bcsrun's end-to-end tests build bcsrun and bcsd
+// in their TestMain, reads BCS_FAULT_STALL_NODE=node@slice and wraps that
+// node's transport.Link with transporttest.Stall: its agent stops answering
+// the master from that slice on, so the tests see a silent node end to end. A
+// normal build ignores the variable and does not link transporttest (a test
+// checks both with go list -deps). Why a tag rather than an environment
+// switch alone: the tests run the real binaries, so the hook must be compiled
+// into some build of them; the tag keeps it out of the one users run, and the
+// variable, read only in that build, still picks the node and slice per test.
 package launch
 
 import (
@@ -93,7 +105,6 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/internal/core"
-	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -447,7 +458,6 @@ func Run(job Job) (res Result, err error) {
 			addrs[i] = m.Addr()
 		}
 		remote := nicthread.NewRemoteNodes(meshes[0], cfg.Nodes, cfg.NodeTimeout, cfg.TXTimeout)
-		stallNode, stallAt := faultStall()
 		handlers := []transport.Handler{remote.Handler}
 		direct := [][]bool{remote.Direct()}
 		var eps []*nicthread.AgentEndpoint
@@ -459,9 +469,6 @@ func Run(job Job) (res Result, err error) {
 			}
 			agentHooks(&ac, i, rec, replaySlices)
 			ep := n.remoteAgent(ac, meshes[i+1], cfg.TXTimeout)
-			if i == stallNode {
-				ep.StallAt = stallAt
-			}
 			eps = append(eps, ep)
 			handlers = append(handlers, ep.Handler)
 			direct = append(direct, ep.Direct())
@@ -709,22 +716,6 @@ func Run(job Job) (res Result, err error) {
 	}
 	mon.finish(&res, stdout, stderr)
 	return res, nil
-}
-
-// faultStall reads BCS_FAULT_STALL_NODE=node@slice (jobenv.VarFaultStallNode), a fault injection for
-// tests: that node's agent stops answering the master from that slice on.
-func faultStall() (int, proto.SliceID) {
-	v := os.Getenv(jobenv.VarFaultStallNode)
-	if v == "" {
-		return -1, 0
-	}
-	var node int
-	var slice uint64
-	if _, err := fmt.Sscanf(v, "%d@%d", &node, &slice); err != nil || slice == 0 {
-		fmt.Fprintf(os.Stderr, "bcsrun: %s=%q ignored, want node@slice\n", jobenv.VarFaultStallNode, v)
-		return -1, 0
-	}
-	return node, proto.SliceID(slice)
 }
 
 // onPlanIf gives f to node 0 only: every node computes the same plan.

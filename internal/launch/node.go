@@ -162,12 +162,13 @@ func (n *node) agentConfig(cfg configs.Config, nodeOf []proto.NodeID) nicthread.
 
 // remoteAgent makes node n's agent behind mesh (endpoint n.id+1): its data
 // path to the other nodes is the mesh. Start the mesh with the endpoint's
-// Handler and Direct, then Serve it.
+// Handler and Direct, then Serve it. faultLink is the identity except in a
+// bcsfault build (fault.go).
 func (n *node) remoteAgent(ac nicthread.AgentConfig, mesh *transport.Mesh, txTimeout time.Duration) *nicthread.AgentEndpoint {
 	ep := &nicthread.AgentEndpoint{}
 	ac.Send = func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }
 	n.agent = nicthread.NewAgent(ac)
-	*ep = *nicthread.NewAgentEndpoint(n.agent, mesh, txTimeout)
+	*ep = *nicthread.NewAgentEndpoint(n.agent, faultLink(n.id, mesh), txTimeout)
 	return ep
 }
 
