@@ -98,6 +98,7 @@ func Start(t testing.TB, hosts, cpus int) *Cluster {
 	c.lock = lock
 	t.Cleanup(c.Close)
 	c.removeNetwork() // what a killed earlier run left
+	killStale()       // its daemons and steps, which outlive their namespaces' names
 
 	// Files. munged wants the key's directories not writable by others.
 	if c.Dir, err = os.MkdirTemp("", "bcs-slurm-"); err != nil {
@@ -343,4 +344,37 @@ func (c *Cluster) removeNetwork() {
 		exec.Command("ip", "link", "del", "vbcs"+strconv.Itoa(i)).Run()
 	}
 	exec.Command("ip", "link", "del", bridge).Run()
+}
+
+// staleDir is the prefix of every cluster's directory (os.MkdirTemp).
+var staleDir = filepath.Join(os.TempDir(), "bcs-slurm-")
+
+// killStale ends what an earlier run killed before its Close (a test binary
+// ended by go test's -timeout) left behind, and removes its directories:
+// every process whose environment or command line names a cluster directory
+// (slurmctld, slurmd and munged are started with their configuration there,
+// and slurmstepd inherits SLURM_CONF). Called holding the machine-wide lock,
+// so no live cluster owns such a process. It returns how many it killed.
+func killStale() int {
+	killed := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(env, []byte(staleDir)) || bytes.Contains(cmd, []byte(staleDir)) {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+	}
+	if dirs, _ := filepath.Glob(staleDir + "*"); len(dirs) > 0 {
+		for _, d := range dirs {
+			os.RemoveAll(d)
+		}
+	}
+	return killed
 }
