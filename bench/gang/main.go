@@ -1,5 +1,5 @@
 // Command gang measures gang scheduling (issue 17) in one process, through
-// launch.Run, with bench/gang/cpustencil as the CPU-bound job:
+// launch.Run, with examples/stencil with -ops as the CPU-bound job:
 //
 //  1. two stencil jobs at multiprogramming level 2 (one gang, quantum -q)
 //     against each one alone, and against the same two uncoordinated (two
@@ -12,7 +12,7 @@
 //
 // Usage (see README.md; run.sh builds and runs it):
 //
-//	gang -prog ./cpustencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100]
+//	gang -prog ./stencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100]
 //
 // Times are wall-clock response times (launch.Result.Elapsed: from Run's
 // call to its return, start-up included). Only direct switch costs are
@@ -39,7 +39,7 @@ import (
 )
 
 var (
-	prog    = flag.String("prog", "./cpustencil", "the rank program (bench/gang/cpustencil)")
+	prog    = flag.String("prog", "./stencil", "the rank program (examples/stencil, run with -ops)")
 	ranks   = flag.Int("ranks", 2, "ranks per job")
 	iters   = flag.Int("iters", 200, "stencil iterations of a job (the long job runs 4x, the short one 1/2x)")
 	ops     = flag.Int("ops", 1_000_000, "multiply-adds per iteration")

@@ -6,5 +6,5 @@
 set -e
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-go build -o "$dir/" ./bench/gang ./bench/gang/cpustencil
-"$dir/gang" -prog "$dir/cpustencil" "$@"
+go build -o "$dir/" ./bench/gang ./examples/stencil
+"$dir/gang" -prog "$dir/stencil" "$@"

@@ -2,8 +2,11 @@
 // periodic array, computes (about -work of arithmetic per iteration), then
 // exchanges halos with both neighbours with Isend/Irecv/Waitall. At the end
 // rank 0 checks a checksum against a serial computation and prints timings.
+// With -ops N each iteration computes N multiply-adds instead of -work of
+// time: a fixed amount of work, so that time a rank is stopped (gang
+// scheduling; bench/gang) does not count as work done.
 //
-//	bcsrun -n 4 stencil [-iters N] [-halo BYTES] [-work 1ms]
+//	bcsrun -n 4 stencil [-iters N] [-halo BYTES] [-work 1ms | -ops N]
 package main
 
 import (
@@ -20,6 +23,7 @@ func main() {
 	iters := flag.Int("iters", 200, "iterations")
 	haloBytes := flag.Int("halo", 64<<10, "halo size in bytes (float64s)")
 	work := flag.Duration("work", time.Millisecond, "compute time per iteration")
+	ops := flag.Int("ops", 0, "multiply-adds per iteration instead of -work (0: -work)")
 	flag.Parse()
 	if err := mpi.Init(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -49,7 +53,11 @@ func main() {
 	t0 := time.Now()
 	for it := 0; it < *iters; it++ {
 		c0 := time.Now()
-		busy(*work)
+		if *ops > 0 {
+			spin(*ops)
+		} else {
+			busy(*work)
+		}
 		comp += time.Since(c0)
 
 		m0 := time.Now()
@@ -114,6 +122,15 @@ func busy(d time.Duration) {
 		for i := 0; i < 1000; i++ {
 			x = x*1.0000001 + 1e-9
 		}
+	}
+	sink += x
+}
+
+// spin computes n multiply-adds.
+func spin(n int) {
+	x := 1.0
+	for range n {
+		x = x*1.0000001 + 1e-9
 	}
 	sink += x
 }
