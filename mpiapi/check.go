@@ -16,7 +16,7 @@ import (
 // process with no check selected has p.chk == nil, and each hook below is
 // one branch on it.
 //
-// At post, a request records the CRC-32C block sums of its buffers (4 KiB
+// At post, a request records the CRC-32 block sums of its buffers (4 KiB
 // blocks) and enters their ranges into the rank's interval set; a range that
 // overlaps another active request's, where one of the two is written, is
 // reported at once (naming both calls). At completion, a send buffer is

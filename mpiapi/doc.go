@@ -83,7 +83,7 @@
 // operations as a collective mismatch.
 //
 // Checks (check.go): under BCS_CHECK=buffers (or buffers:warn) every
-// request records the CRC-32C sums of its buffers in 4 KiB blocks at post
+// request records the CRC-32 sums of its buffers in 4 KiB blocks at post
 // and enters their ranges into the rank's interval set (package
 // internal/check). An overlap with another active request's buffer, where
 // one of the two is written, is reported at the post; a send buffer is

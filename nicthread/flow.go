@@ -18,7 +18,7 @@ import (
 // each hook in the copy paths is one branch on it.
 //
 // Flow (FlowChecker's idea, online): every chunk of the plan is summed
-// (CRC-32C) at its source — the bytes the agent read from the sender, the
+// (CRC-32) at its source — the bytes the agent read from the sender, the
 // inline copy or the staging area — and at its destination, after the
 // write: the agent reads the receiver's bytes back (a chunk within the
 // node, or a data frame from another node, whose source sum travels in the
@@ -163,7 +163,7 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 			if now, err := a.sumSource(c); err == nil && now != src {
 				return a.sendModified(k, c)
 			}
-			return a.flowErr(k, int(i), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32C %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
+			return a.flowErr(k, int(i), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32 %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
 		}
 	}
 	return nil
@@ -277,7 +277,7 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	}
 	x.moved[i] += uint32(times)
 	if flow && local && dst != src {
-		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32C %#08x at the source, %#08x at the destination)%s", c.Len, src, dst, recvTouchedNote)
+		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32 %#08x at the source, %#08x at the destination)%s", c.Len, src, dst, recvTouchedNote)
 	}
 	return nil
 }
@@ -340,9 +340,9 @@ func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
 	}
 	// Which copy failed: the frame, or the write (the payload is still here).
 	if src := check.Sum(m.Payload); src != m.Count {
-		return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32C %#08x at the source, %#08x on arrival)", c.Len, m.Count, src)
+		return a.flowErr(m.Slice, i, c, "the %d bytes that arrived differ from the bytes sent (CRC-32 %#08x at the source, %#08x on arrival)", c.Len, m.Count, src)
 	}
-	return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32C %#08x at the source, %#08x at the destination)%s", c.Len, m.Count, dst, recvTouchedNote)
+	return a.flowErr(m.Slice, i, c, "the %d bytes written differ from the bytes sent (CRC-32 %#08x at the source, %#08x at the destination)%s", c.Len, m.Count, dst, recvTouchedNote)
 }
 
 // view is a rank's check header (internal/shm, check words) as the agent

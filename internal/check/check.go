@@ -66,15 +66,13 @@ func (m Mode) On() bool { return m.Buffers || m.Flow }
 // BlockSize is the granularity of block checksums, in bytes.
 const BlockSize = 4096
 
-var table = crc32.MakeTable(crc32.Castagnoli)
+// Sum is the CRC-32 (IEEE) of b.
+func Sum(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
 
-// Sum is the CRC-32C of b.
-func Sum(b []byte) uint32 { return crc32.Checksum(b, table) }
-
-// Update is the CRC-32C of the bytes summed into crc followed by b: a
-// chunk summed piece by piece (Update(Update(0, a), b)) has the Sum of the
-// whole (a then b).
-func Update(crc uint32, b []byte) uint32 { return crc32.Update(crc, table, b) }
+// Update is the CRC-32 of the bytes summed into crc followed by b: a chunk
+// summed piece by piece (Update(Update(0, a), b)) has the Sum of the whole
+// (a then b).
+func Update(crc uint32, b []byte) uint32 { return crc32.Update(crc, crc32.IEEETable, b) }
 
 // PieceSize is the unit in which the checked copy paths move a chunk (a
 // multiple of BlockSize): each piece is summed, compared and written while
@@ -89,7 +87,7 @@ func Blocks(n int) int { return (n + BlockSize - 1) / BlockSize }
 func Sums(dst []uint32, b []byte) []uint32 {
 	for len(b) > 0 {
 		n := min(len(b), BlockSize)
-		dst = append(dst, crc32.Checksum(b[:n], table))
+		dst = append(dst, crc32.ChecksumIEEE(b[:n]))
 		b = b[n:]
 	}
 	return dst

@@ -542,7 +542,7 @@ func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err er
 //	    the program before the runtime wrote into them (agent), 0: none
 //	48  slice of the first such finding (agent)
 //
-// Control page, pull orders: at 2432, PullMax u32, the CRC-32C of what the
+// Control page, pull orders: at 2432, PullMax u32, the CRC-32 of what the
 // rank copied for each entry (rank, before it stores done; read by the agent
 // under the flow check). The agent reads the header's bytes from the rank's
 // own memory with process_vm_readv, checking the address range; a rank that
@@ -594,7 +594,7 @@ func (b *RankBlock) Written(req uint32) (lo, hi int, k proto.SliceID, ok bool) {
 	return int(f - 1), int(l - 1), proto.SliceID(le.Uint64(m[o+48:])), true
 }
 
-// SetPullSum stores the CRC-32C of what the rank copied for entry i of the
+// SetPullSum stores the CRC-32 of what the rank copied for entry i of the
 // order it serves (rank side).
 func (b *RankBlock) SetPullSum(i int, sum uint32) {
 	binary.LittleEndian.PutUint32(b.r.Mem[b.base+pullSums+(i%PullMax)*4:], sum)
