@@ -31,6 +31,29 @@ func TestCheckBuffersFromC(t *testing.T) {
 	}
 }
 
+// A C program that writes the receive buffer of a nonblocking collective
+// (MPI_Iallgather) before the runtime writes it is reported at its
+// MPI_Wait, within a node and across two, naming the call and the 4 KiB
+// block; without the check it runs to the end.
+func TestCheckCollectiveFromC(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/checkcoll.c")
+	for _, nodes := range []string{"1", "2"} {
+		r := bcsrun(t, "--check", "buffers", "-n", "2", "--nodes", nodes, exe)
+		for _, want := range []string{
+			"rank 0: MPI_Iallgather: MPI_ERR_BUFFER: request #",
+			"(collective on communicator 0, 2097152-byte buffer): receive buffer written by the program while in flight: bytes [1060864, 1064960) (4 KiB block 259) changed between the post (slice ",
+		} {
+			if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "not reported 0") {
+				t.Fatalf("nodes %s: exit %d; want the job to fail with %q\nstdout:\n%s\nstderr:\n%s", nodes, r.code, want, r.stdout, r.stderr)
+			}
+		}
+	}
+	r := bcsrun(t, "-n", "2", exe)
+	if r.code != 0 || strings.Contains(r.stderr, "MPI_ERR_BUFFER") || !strings.Contains(r.stdout, "not reported 0") {
+		t.Fatalf("without the check: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // Correct C programs run under --check buffers,flow as without it: the
 // suite (every implemented call), the C pingpong and stencil examples,
 // within a node and across nodes, with no finding.

@@ -37,6 +37,10 @@ import (
 type checker struct {
 	mode check.Mode
 	ivs  check.Intervals
+	// nonblocking: a nonblocking collective is being posted (set by
+	// process.nonblocking around its start): its written buffer gets a
+	// check header, as a point-to-point receive's.
+	nonblocking bool
 }
 
 // reqCheck is one request's part.
@@ -157,10 +161,27 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 			}
 		}
 	}
-	if p2pRecv && len(bufs) == 1 && len(bufs[0].b) > 0 {
-		rc.recv = bufs[0].b
+	var recv []byte
+	switch {
+	case p2pRecv && len(bufs) == 1:
+		recv = bufs[0].b
+	case r.kind == proto.KindColl && p.chk.nonblocking:
+		// A nonblocking collective's written buffer (its receive buffer;
+		// a broadcast's away from the root): the agent compares it before
+		// it writes a chunk into it, as for a point-to-point receive.
+		for _, b := range bufs {
+			if b.write {
+				recv = b.b
+			}
+		}
+	}
+	if len(recv) > 0 {
+		rc.recv = recv
 		rc.hdr = p.sums(check.EmptyHeader(rc.recv), rc.recv)
 		p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
+	}
+	if rc.hdr == nil { // no header: not an earlier request's of this slot either
+		p.blk.SetCheck(r.slot, 0)
 	}
 	r.chk = rc
 }
@@ -247,6 +268,8 @@ func (p *process) verify(r *Request) error {
 		if rc.pulled[0] > 0 {
 			keep(p.written(r, rc, rc.pulled[0]-1, rc.pulled[1]-1, rc.pullK, "this rank copied into them (pull order)"))
 		}
+	}
+	if rc.recv != nil && r.kind != proto.KindColl { // a collective writes where its arguments say, not a prefix
 		n := int(r.comp.Count)
 		if r.comp.Err == proto.ErrTruncate {
 			n = len(rc.recv)

@@ -91,6 +91,14 @@
 // check header the completion record names); a receive buffer is compared
 // just before the runtime writes each chunk (by the agent, or by this rank
 // when it serves a pull order) and past the delivered bytes at completion.
+// A nonblocking collective's written buffer (its receive buffer, a
+// broadcast's away from the root) gets a check header too, and the agent
+// compares it before writing each chunk, as a receive's (the blocks wholly
+// inside the chunk; see package nicthread); its send buffer is compared at
+// completion only. A blocking collective's receive buffer is not summed:
+// the program is inside the call while the runtime writes it. Reads of a
+// receive buffer before completion are not detected (see package
+// internal/check, "Not detected").
 // The rank sums in pieces of check.PieceSize and serves pull orders between
 // pieces (at post it offers them while it sums), so the checks do not keep
 // it from taking its orders; a pull order it serves is compared, copied and

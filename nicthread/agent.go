@@ -353,9 +353,8 @@ func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 			}
 			if d.Inline {
 				a.inline[inlineKey{d.Rank, d.Seq}] = append(a.takeInline(), inl...)
-			} else if a.chk != nil && d.Kind == proto.KindSend {
-				a.chk.sends[inlineKey{d.Rank, d.Seq}] = d.Req
-				a.chk.sendSeq[i][d.Req] = d.Seq + 1
+			} else if a.chk != nil {
+				a.chk.drained(i, d)
 			}
 			a.batch = append(a.batch, d)
 			return nil

@@ -117,7 +117,11 @@
 // and arrived once at its destination; a violation is a *JobError naming
 // the slice, the plan entry and the nodes), and helps the ranks' buffer
 // checks: before writing a point-to-point chunk it compares the receive
-// buffer's blocks with their sums at post, and after reading a send buffer
+// buffer's blocks with their sums at post (for a collective's chunk, the
+// blocks wholly inside the chunk of the written buffer of the rank's active
+// collective that contains it, found among the collectives drained and not
+// yet completed: chunks of a collective land in any order and from several
+// goroutines, so a block two chunks share is not compared), and after reading a send buffer
 // it compares the bytes read, recording findings in the completion record
 // (internal/shm, check words). With a check on, a chunk is moved in pieces
 // of check.PieceSize (moveChecked, arriveChecked): each piece is read,

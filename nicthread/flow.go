@@ -59,6 +59,17 @@ type checks struct {
 	// chunk, a zero-length match, a cancel).
 	sendSeq [][]uint64
 	pullSrc []uint32 // source sums of the pull order being served (flow)
+	// colls[l] are the request slots of local rank l's active collectives
+	// (drained, not yet completed in a plan), whose written buffer may have
+	// a check header (a nonblocking collective's, see package mpiapi):
+	// collView finds the one a chunk writes into. Shared by the TX and the
+	// reader goroutines.
+	collMu sync.Mutex
+	colls  [][]uint32
+	// repMu orders the findings written into completion records
+	// (ReportWritten): a collective's receive buffer is written by the TX
+	// goroutine and by reader goroutines at once.
+	repMu sync.Mutex
 }
 
 // copyFault, when set (tests only), is called by the agent for every chunk
@@ -78,9 +89,40 @@ func newChecks(m check.Mode, budget uint64, ranks, reqMax int) *checks {
 	}
 	nb := check.Blocks(int(budget)) + 2    // the blocks a chunk reaches
 	n := check.PieceSize + check.BlockSize // a piece and the block it ends in
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax),
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax), colls: make([][]uint32, ranks),
 		back: make([]byte, n), raw: make([]byte, 4*nb), sums: make([]uint32, 0, nb), ssums: make([]uint32, 0, nb),
 		rxBack: make([]byte, n), rxRaw: make([]byte, 4*nb), rxSums: make([]uint32, 0, nb)}
+}
+
+// drained notes descriptor d of local rank l (not inline), drained in the
+// exchange: a rendezvous send, whose buffer the agent compares as it reads
+// it, or a collective, whose written buffer it compares before writing it.
+func (x *checks) drained(l int, d proto.Descriptor) {
+	switch d.Kind {
+	case proto.KindSend:
+		x.sends[inlineKey{d.Rank, d.Seq}] = d.Req
+		x.sendSeq[l][d.Req] = d.Seq + 1
+	case proto.KindColl:
+		if x.mode.Buffers {
+			x.collMu.Lock()
+			x.colls[l] = append(x.colls[l], d.Req)
+			x.collMu.Unlock()
+		}
+	}
+}
+
+// collDone forgets local rank l's collective in request slot req (its
+// completion is in a plan).
+func (x *checks) collDone(l int, req uint32) {
+	x.collMu.Lock()
+	defer x.collMu.Unlock()
+	cs := x.colls[l]
+	for j, r := range cs {
+		if r == req {
+			x.colls[l] = append(cs[:j], cs[j+1:]...)
+			return
+		}
+	}
 }
 
 // reset prepares the counts for plan p (before the plan is published).
@@ -173,6 +215,10 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 // every entry from another node arrived once (end of TX).
 func (a *Agent) flowEnd(k proto.SliceID, p *core.Plan) error {
 	for _, c := range p.Completions {
+		if c.Kind == proto.KindColl && int(c.Rank) < len(a.localOf) && a.localOf[c.Rank] >= 0 && a.chk.mode.Buffers {
+			a.chk.collDone(a.localOf[c.Rank], c.Req)
+			continue
+		}
 		if c.Kind != proto.KindSend || int(c.Rank) >= len(a.localOf) || a.localOf[c.Rank] < 0 || int(c.Req) >= len(a.chk.sendSeq[a.localOf[c.Rank]]) {
 			continue
 		}
@@ -209,12 +255,12 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	local := c.DstNode == a.node
 	var sv, dv view
 	sok, dok := false, false
-	if x != nil && x.mode.Buffers && c.Xfer != 0 && c.Len > 0 {
-		if req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]; ok && read {
+	if x != nil && x.mode.Buffers && c.Len > 0 {
+		if req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]; ok && read && c.Xfer != 0 {
 			sv, sok = a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
 		}
 		if local && !c.DstAcc {
-			dv, dok = a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, x.raw, x.sums)
+			dv, dok = a.destView(c, x.raw, x.sums)
 		}
 	}
 	skew := 0
@@ -309,8 +355,8 @@ func (a *Agent) arriveChecked(i int, c *proto.Chunk, m *proto.Msg) error {
 	defer x.rxMu.Unlock()
 	var dv view
 	dok := false
-	if x.mode.Buffers && c.Xfer != 0 && !c.DstAcc && c.Len > 0 {
-		dv, dok = a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, x.rxRaw, x.rxSums)
+	if x.mode.Buffers && !c.DstAcc && c.Len > 0 {
+		dv, dok = a.destView(c, x.rxRaw, x.rxSums)
 	}
 	var dst uint32
 	for off := 0; off < len(m.Payload); {
@@ -355,6 +401,39 @@ type view struct {
 	base, n uint64
 	b0      int
 	sums    []uint32
+	// A collective's receive buffer (destView): only blocks cb0 .. cb1, the
+	// ones wholly inside the chunk, are compared before the write. Its
+	// chunks are written in any order and by several goroutines at once, so
+	// a block that two chunks share may already hold the runtime's bytes of
+	// the other one.
+	coll     bool
+	cb0, cb1 int
+}
+
+// destView is the check header of the receive buffer that chunk c writes
+// into (a local rank's memory), read for the pre-write comparison: a
+// point-to-point receive's, named by the chunk, or that of the rank's
+// active collective whose written buffer contains the chunk.
+func (a *Agent) destView(c *proto.Chunk, raw []byte, sums []uint32) (view, bool) {
+	if c.Xfer != 0 {
+		return a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, raw, sums)
+	}
+	x := a.chk
+	x.collMu.Lock()
+	defer x.collMu.Unlock()
+	for _, req := range x.colls[a.localOf[c.Dst]] {
+		v, ok := a.readView(c.Dst, req, c.DstAddr, c.Len, raw, sums)
+		if !ok {
+			continue
+		}
+		off, end := int(c.DstAddr-v.base), int(c.DstAddr-v.base+c.Len)
+		v.coll, v.cb0, v.cb1 = true, (off+check.BlockSize-1)/check.BlockSize, end/check.BlockSize-1
+		if end == int(v.n) {
+			v.cb1 = check.Blocks(end) - 1
+		}
+		return v, true
+	}
+	return view{}, false
 }
 
 // readView reads the check header of request req of local rank r for the
@@ -401,6 +480,9 @@ func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []by
 // completion record; buf is scratch for the buffer's bytes.
 func (a *Agent) preWrite(k proto.SliceID, v *view, off, n int, buf []byte) {
 	b0, b1 := check.Touched(off, n, int(v.n))
+	if v.coll {
+		b0, b1 = max(b0, v.cb0), min(b1, v.cb1)
+	}
 	if b0 > b1 {
 		return
 	}
@@ -413,7 +495,9 @@ func (a *Agent) preWrite(k proto.SliceID, v *view, off, n int, buf []byte) {
 		return
 	}
 	if lo, hi, ok := check.Diff(v.sums[b0-v.b0:b1-v.b0+1], data, 0); ok {
+		a.chk.repMu.Lock()
 		v.blk.ReportWritten(v.req, uint32(b0+lo), uint32(b0+hi), k)
+		a.chk.repMu.Unlock()
 	}
 }
 

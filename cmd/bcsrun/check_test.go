@@ -32,6 +32,11 @@ func TestCheckReports(t *testing.T) {
 		{scenario: "recvwrite-past", want: []string{"rank 1: MPI_Irecv: MPI_ERR_BUFFER: request #1 (from rank 0 tag 7, 12288-byte buffer): receive buffer written by the program while in flight: bytes [8192, 12288) (4 KiB block 2), past the 100 bytes delivered"}},
 		{scenario: "overlap-recv", want: []string{"rank 1: MPI_Irecv: MPI_ERR_BUFFER: its receive (written) buffer", "overlaps the receive (written) buffer of active request #1 (MPI_Irecv)", "(160 bytes), and both are written"}},
 		{scenario: "overlap-coll", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: its send (read) buffer", "overlaps the receive (written) buffer of active request #1 (MPI_Iallreduce)", "(4000 bytes), and one is written"}},
+		// A nonblocking collective's receive buffer, compared by the agent
+		// before it writes a chunk into it (a local copy, or a frame from
+		// the other node), like a point-to-point receive's.
+		{scenario: "recvwrite-iallgather", want: []string{"rank 0: MPI_Iallgather: MPI_ERR_BUFFER: request #1 (collective on communicator 0, 2097152-byte buffer): receive buffer written by the program while in flight: bytes [1060864, 1064960) (4 KiB block 259) changed between the post (slice ", "when the runtime wrote into them (agent); the program's writes there are lost"}},
+		{scenario: "recvwrite-iallreduce", want: []string{"rank 0: MPI_Iallreduce: MPI_ERR_BUFFER: request #1 (collective on communicator 0, 4194304-byte buffer): receive buffer written by the program while in flight: bytes [2097152, 2101248) (4 KiB block 512) changed between the post (slice "}},
 		{scenario: "sendmod-bcast", want: []string{"rank 0: MPI_Ibcast: MPI_ERR_BUFFER: request #1 (collective on communicator 0, 4194304 bytes): send buffer modified while in flight: bytes [1048576, 1052672) (4 KiB block 256) differ"}},
 	}
 	for _, c := range cases {
@@ -72,7 +77,7 @@ func TestCheckWarn(t *testing.T) {
 // Without the check the violating scenarios run to exit 0 without a word:
 // what the check adds.
 func TestCheckOffReportsNothing(t *testing.T) {
-	for _, s := range []string{"sendmod-large", "recvwrite-large", "overlap-recv"} {
+	for _, s := range []string{"sendmod-large", "recvwrite-large", "overlap-recv", "recvwrite-iallgather", "recvwrite-iallreduce"} {
 		r := bcsrun(t, "-n", "2", "./e2eprog", "check", s)
 		if r.code != 0 || strings.Contains(r.stderr, "MPI_ERR_BUFFER") {
 			t.Fatalf("%s without the check: exit %d\nstderr:\n%s", s, r.code, r.stderr)

@@ -45,6 +45,48 @@
 // A 4-lane 64-bit multiply-xor hash written in Go was measured earlier and
 // was no faster than CRC-32C.
 //
+// # What is exact and what is not detected
+//
+// Exact up to the sums (a block whose sum is unchanged, probability about
+// 2^-32): a send buffer that differs at completion from the post, in any
+// block; a point-to-point send buffer that the agent reads while it differs
+// from the post (across nodes, and within a node when the agent copies);
+// a point-to-point receive buffer written by the program before the runtime
+// writes the block (compared at the first write that reaches the block's
+// start) or past the delivered bytes; a nonblocking collective's written
+// buffer written before the runtime writes a block wholly inside one
+// chunk; every overlap of active buffers where one is written. Nothing is
+// sampled: every block of every buffer is summed and compared.
+//
+// Not detected:
+//
+//   - Reads of a receive buffer before its completion. A read leaves no
+//     trace in memory, so only a trap on access could see it, and none is
+//     cheap and sound here: mprotect of the buffer's pages would make the
+//     runtime's own writes into them fail (the agent writes with
+//     process_vm_writev, and a receiving rank serving a pull order with
+//     process_vm_readv; neither passes a protection, and the agent cannot
+//     change another process's protections), a fault in a rank is taken by
+//     the Go runtime's signal handler, which every rank has (the C ABI runs
+//     it too) and which ends the process rather than letting a report be
+//     made and the access resumed, only the pages a buffer wholly covers
+//     could be protected (the rest are shared with other data), and every
+//     post and completion would cost two mprotect calls, a TLB shootdown
+//     across the process's threads and a split of its mappings (bounded by
+//     vm.max_map_count). Page access bits (/sys/kernel/mm/page_idle) need
+//     root and do not tell the program's access from the runtime's own.
+//     A read-modify-write of a receive buffer is found as a write.
+//   - A write to a receive buffer after the runtime wrote that block and
+//     before completion (indistinguishable from the data), and a write to
+//     a block of a collective's receive buffer that two chunks share.
+//   - A send buffer modified and restored while in flight, where the bytes
+//     moved were not compared with the post: a receiving rank's pull copy
+//     within a node, and a collective's send buffer (compared at completion
+//     only).
+//   - Writes by another thread or goroutine into the receive buffer of a
+//     blocking collective while the call runs (not summed, see package
+//     mpiapi).
+//
 // The package is pure: no I/O, no clock, no goroutines. Nothing here is safe
 // for concurrent use.
 package check

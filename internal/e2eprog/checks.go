@@ -111,6 +111,42 @@ func checkScenario(name string) {
 		}
 		_, err = mpi.Wait(r)
 		check(err)
+	case "recvwrite-iallgather": // a nonblocking collective's receive buffer written before the runtime writes it
+		const n = 1 << 20
+		recv := make([]byte, 2*n)
+		if me == 0 {
+			r, err := mpi.Iallgather(w, make([]byte, n), recv)
+			check(err)
+			recv[n+3*4096+5] = 1                // in rank 1's block: 4 KiB block 259
+			check(mpi.Send(w, []byte{1}, 1, 8)) // rank 1 posts after this write
+			_, err = mpi.Wait(r)
+			check(err)
+		} else {
+			_, err := mpi.Recv(w, make([]byte, 1), 0, 8)
+			check(err)
+			r, err := mpi.Iallgather(w, make([]byte, n), recv)
+			check(err)
+			_, err = mpi.Wait(r)
+			check(err)
+		}
+	case "recvwrite-iallreduce": // the same, into a reduction's result over several slices
+		const n = 512 << 10 // float64s: 4 MiB, segmented over slices
+		recv := make([]float64, n)
+		if me == 0 {
+			r, err := mpi.Iallreduce(w, make([]float64, n), recv, mpi.Sum)
+			check(err)
+			recv[n/2+3] = 1 // byte 2097176: 4 KiB block 512
+			check(mpi.Send(w, []byte{1}, 1, 8))
+			_, err = mpi.Wait(r)
+			check(err)
+		} else {
+			_, err := mpi.Recv(w, make([]byte, 1), 0, 8)
+			check(err)
+			r, err := mpi.Iallreduce(w, make([]float64, n), recv, mpi.Sum)
+			check(err)
+			_, err = mpi.Wait(r)
+			check(err)
+		}
 	default:
 		fail("unknown check scenario %q", name)
 	}
