@@ -66,16 +66,21 @@
 //     runtime's own writes into them fail (the agent writes with
 //     process_vm_writev, and a receiving rank serving a pull order with
 //     process_vm_readv; neither passes a protection, and the agent cannot
-//     change another process's protections), a fault in a rank is taken by
-//     the Go runtime's signal handler, which every rank has (the C ABI runs
-//     it too) and which ends the process rather than letting a report be
-//     made and the access resumed, only the pages a buffer wholly covers
-//     could be protected (the rest are shared with other data), and every
+//     change another process's protections, so the pages would have to be
+//     opened by the rank itself before every delivery, which happens in
+//     the slices while the program runs, not inside its MPI calls), a
+//     fault in a Go rank is taken by the Go runtime's signal handler,
+//     which ends the process rather than letting a report be made and the
+//     access resumed (a C program could have a handler of the C ABI ahead
+//     of Go's; the deliveries are the obstacle there), only the pages a
+//     buffer wholly covers could be protected (the rest are shared with
+//     other data), and every
 //     post and completion would cost two mprotect calls, a TLB shootdown
 //     across the process's threads and a split of its mappings (bounded by
 //     vm.max_map_count). Page access bits (/sys/kernel/mm/page_idle) need
 //     root and do not tell the program's access from the runtime's own.
-//     A read-modify-write of a receive buffer is found as a write.
+//     A read-modify-write of a receive buffer is found as a write when it
+//     comes before the runtime writes that block.
 //   - A write to a receive buffer after the runtime wrote that block and
 //     before completion (indistinguishable from the data), and a write to
 //     a block of a collective's receive buffer that two chunks share.
