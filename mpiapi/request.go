@@ -161,6 +161,9 @@ func (p *process) finish(r *Request) {
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}
+	if comp.Err == proto.ErrNone {
+		traffic.note(r.kind, comp.Count) // tool.go
+	}
 	if r.kind == proto.KindIprobe && !comp.Found {
 		r.status = Status{Source: AnySource, Tag: AnyTag}
 	}
