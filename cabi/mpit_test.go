@@ -20,3 +20,14 @@ func TestMPIT(t *testing.T) {
 		okRanks(t, bcsrun(t, "-n", "4", "--nodes", "2", exe, "4096", "main"), "mpit", 4)
 	})
 }
+
+// TestExternal32 runs testdata/external.c: external32 byte images of basic,
+// pair, complex, long double and derived datatypes against bytes written
+// out by hand, their round trips, conversion and truncation errors; the
+// f90 datatypes; the ABI and Fortran information; the hardware info; the
+// non-blocking buffer flushes.
+func TestExternal32(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/external.c")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "external", 1) })
+	t.Run("n3", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", exe), "external", 3) })
+}

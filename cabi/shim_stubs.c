@@ -15,26 +15,8 @@
 int bcs_unsupported(uintptr_t comm, const char *call);
 int bcs_unsupported_t(const char *call);
 
-STUB int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set) { (void)is_set; (void)logical_false; (void)logical_true; (void)logical_size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_get_fortran_booleans"); }
-STUB int MPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set) { return PMPI_Abi_get_fortran_booleans(logical_size, logical_true, logical_false, is_set); }
-
-STUB int PMPI_Abi_get_fortran_info(MPI_Info *info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_get_fortran_info"); }
-STUB int MPI_Abi_get_fortran_info(MPI_Info *info) { return PMPI_Abi_get_fortran_info(info); }
-
-STUB int PMPI_Abi_get_info(MPI_Info *info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_get_info"); }
-STUB int MPI_Abi_get_info(MPI_Info *info) { return PMPI_Abi_get_info(info); }
-
-STUB int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false) { (void)logical_false; (void)logical_true; (void)logical_size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_booleans"); }
-STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false) { return PMPI_Abi_set_fortran_booleans(logical_size, logical_true, logical_false); }
-
-STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
-STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
-
 STUB int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Accumulate_c"); }
 STUB int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
-
-STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
-STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
 STUB int PMPI_Close_port(const char *port_name) { (void)port_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Close_port"); }
 STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_name); }
@@ -53,9 +35,6 @@ STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm)
 
 STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
 STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
-
-STUB int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_iflush_buffer"); }
-STUB int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { return PMPI_Comm_iflush_buffer(comm, request); }
 
 STUB int PMPI_Comm_join(int fd, MPI_Comm *intercomm) { (void)intercomm; (void)fd; return bcs_unsupported((uintptr_t)intercomm, "MPI_Comm_join"); }
 STUB int MPI_Comm_join(int fd, MPI_Comm *intercomm) { return PMPI_Comm_join(fd, intercomm); }
@@ -342,9 +321,6 @@ STUB int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, M
 STUB int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_c"); }
 STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
 
-STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
-STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
-
 STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
 STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
 
@@ -362,18 +338,6 @@ STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_nam
 
 STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
 STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
-
-STUB int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external"); }
-STUB int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position); }
-
-STUB int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_c"); }
-STUB int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) { return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position); }
-
-STUB int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size"); }
-STUB int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size) { return PMPI_Pack_external_size(datarep, incount, datatype, size); }
-
-STUB int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size_c"); }
-STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { return PMPI_Pack_external_size_c(datarep, incount, datatype, size); }
 
 STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
 STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
@@ -443,21 +407,6 @@ STUB int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { 
 
 STUB int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_set_errhandler"); }
 STUB int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { return PMPI_Session_set_errhandler(session, errhandler); }
-
-STUB int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_complex"); }
-STUB int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_complex(p, r, newtype); }
-
-STUB int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { (void)newtype; (void)r; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_integer"); }
-STUB int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_integer(r, newtype); }
-
-STUB int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_real"); }
-STUB int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_real(p, r, newtype); }
-
-STUB int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external"); }
-STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype); }
-
-STUB int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external_c"); }
-STUB int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) { return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype); }
 
 STUB int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpublish_name"); }
 STUB int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Unpublish_name(service_name, info, port_name); }
