@@ -38,6 +38,11 @@ const (
 	tSessionBase = 0x7a000000
 	tPvarBase    = 0x78000000
 	tAllHandles  = 1
+	// tMaxObjects bounds the cvar handles, sessions and pvar handles made
+	// between the first MPI_T_init_thread and the last MPI_T_finalize
+	// (indices are not reused within that time, so a stale handle is
+	// always told apart): 2^20 of each.
+	tMaxObjects = 1 << 20
 
 	dtInt      = 0x209
 	dtUnsigned = 0x20d
@@ -475,6 +480,9 @@ func bcs_t_cvar_handle_alloc(i C.int, obj unsafe.Pointer, out *C.uintptr_t, coun
 	if out == nil || count == nil {
 		return C.MPI_T_ERR_INVALID
 	}
+	if len(tCvarLive) >= tMaxObjects {
+		return C.MPI_T_ERR_OUT_OF_HANDLES
+	}
 	tCvarLive = append(tCvarLive, int(i)+1)
 	*out = C.uintptr_t(tCvarBase + len(tCvarLive))
 	*count = C.int(tCount(&tCvars[i]))
@@ -602,6 +610,9 @@ func bcs_t_pvar_session_create(out *C.uintptr_t) C.int {
 	if out == nil {
 		return C.MPI_T_ERR_INVALID
 	}
+	if len(tSessions) >= tMaxObjects {
+		return C.MPI_T_ERR_OUT_OF_SESSIONS
+	}
 	tSessions = append(tSessions, tSession{live: true})
 	*out = C.uintptr_t(tSessionBase + len(tSessions))
 	return 0
@@ -649,6 +660,9 @@ func bcs_t_pvar_handle_alloc(s C.uintptr_t, i C.int, obj unsafe.Pointer, out *C.
 	}
 	if out == nil || count == nil {
 		return C.MPI_T_ERR_INVALID
+	}
+	if len(tHandles) >= tMaxObjects {
+		return C.MPI_T_ERR_OUT_OF_HANDLES
 	}
 	v := &tPvars[i]
 	h := tHandle{live: true, pvar: int(i), session: k}
