@@ -311,8 +311,8 @@
 // string's length + 1; a longer string is truncated; NULL or 0 copies none.
 //
 // Variables are only ever added (indices stay valid): those the rank learns
-// at MPI_Init (marked "from MPI_Init" below) are added by the first MPI_T
-// call after it, which increments MPI_T_category_changed's number. Every
+// at MPI_Init (marked "from MPI_Init" below) are added at its end, which
+// increments MPI_T_category_changed's number. Every
 // variable is bound to no object (MPI_T_BIND_NO_OBJECT).
 //
 // Control variables: the job's configuration keys (package configs;

@@ -27,8 +27,8 @@ import (
 //
 // Variables are only ever added, so an index stays valid: the variables the
 // rank learns at MPI_Init (the region's geometry, the MMDS counters) are
-// appended by the first MPI_T call that sees MPI_Init done, which bumps
-// MPI_T_category_changed's number.
+// appended at the end of MPI_Init, which bumps MPI_T_category_changed's
+// number.
 
 // Handle bases: a handle is its base + a table index + 1, so 0 (the NULL
 // handles) and 1 (MPI_T_PVAR_ALL_HANDLES) are never one.
@@ -109,18 +109,17 @@ type tHandle struct {
 }
 
 var (
-	tRefs       int
-	tChanged    int
-	tCvars      []tVar
-	tPvars      []tVar
-	tCats       []tCategory
-	tCvarLive   []int // cvar handle i -> cvar index + 1, 0 when freed
-	tSessions   []tSession
-	tHandles    []tHandle
-	tLateAdded  bool
-	tMMDSLast   [mds.NumPrims][2]uint64 // the last MMDS totals read, kept past Finalize
-	tGeomLast   [3]uint64
-	tTrafficFun = mpiapi.TrafficSoFar
+	tRefs      int
+	tChanged   int
+	tCvars     []tVar
+	tPvars     []tVar
+	tCats      []tCategory
+	tCvarLive  []int // cvar handle i -> cvar index + 1, 0 when freed
+	tSessions  []tSession
+	tHandles   []tHandle
+	tLateAdded bool
+	tMMDSLast  [mds.NumPrims][2]uint64 // the last MMDS totals read, kept past Finalize
+	tGeomLast  [3]uint64
 )
 
 const (
@@ -208,13 +207,13 @@ func tSetup() {
 		pv(tVar{name: name, desc: desc, cat: catP2P, class: C.MPI_T_PVAR_CLASS_COUNTER, atomic: true, num: f})
 	}
 	counter("bcs_msgs_sent", "point-to-point messages this rank sent through the runtime (completed sends of every mode; not those on one-process communicators)",
-		func() uint64 { return tTrafficFun().MsgsSent })
+		func() uint64 { return mpiapi.TrafficSoFar().MsgsSent })
 	counter("bcs_bytes_sent", "bytes of the messages counted by bcs_msgs_sent",
-		func() uint64 { return tTrafficFun().BytesSent })
+		func() uint64 { return mpiapi.TrafficSoFar().BytesSent })
 	counter("bcs_msgs_received", "point-to-point messages this rank received through the runtime (completed receives, not probes)",
-		func() uint64 { return tTrafficFun().MsgsReceived })
+		func() uint64 { return mpiapi.TrafficSoFar().MsgsReceived })
 	counter("bcs_bytes_received", "bytes of the messages counted by bcs_msgs_received",
-		func() uint64 { return tTrafficFun().BytesReceived })
+		func() uint64 { return mpiapi.TrafficSoFar().BytesReceived })
 	pv(tVar{name: "bcs_requests_in_use", desc: "request slots this rank holds now (of bcs_requests_max); 0 before MPI_Init and after MPI_Finalize",
 		cat: catRuntime, class: C.MPI_T_PVAR_CLASS_LEVEL, readonly: true, continuous: true, atomic: false,
 		num: func() uint64 { n, _ := mpiapi.RequestsInUse(); return uint64(n) }})
@@ -225,6 +224,7 @@ func tRefresh() {
 	if tLateAdded {
 		return
 	}
+	tSetup()
 	g, ok := mpiapi.Geometry()
 	if !ok {
 		return

@@ -295,6 +295,19 @@ int main(int argc, char **argv) {
     iflush();
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
+    /* MPI_T first used after MPI_Finalize still sees what MPI_Init learnt
+     * (a job of several ranks runs under bcsrun; a singleton has no region). */
+    int provided, idx, rc;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+        printf("FAIL rank %d: MPI_T_init_thread after MPI_Finalize\n", rank);
+        return 1;
+    }
+    rc = MPI_T_cvar_get_index("bcs_requests_max", &idx);
+    if (rc != (size > 1 ? MPI_SUCCESS : MPI_T_ERR_INVALID_NAME)) {
+        printf("FAIL rank %d: bcs_requests_max after MPI_Finalize: %d\n", rank, rc);
+        return 1;
+    }
+    MPI_T_finalize();
     printf("external ok %d\n", rank);
     return 0;
 }
