@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
+	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
 // Small functions of the ABI: the size-specific Fortran datatypes
@@ -241,8 +242,9 @@ func procField(file, key string) string {
 }
 
 // bcs_buffer_iflush is MPI_Buffer_iflush (commH NULL) and
-// MPI_Comm_iflush_buffer: the flush runs to its end, as the blocking one
-// does, and the request returned has completed.
+// MPI_Comm_iflush_buffer: the request completes once every buffered send
+// pending in the buffer now has (mpiapi.Watch); it does not wait for sends
+// made after it. With none pending it has completed already.
 //
 //export bcs_buffer_iflush
 func bcs_buffer_iflush(commH *C.uintptr_t, out *C.uintptr_t) C.int {
@@ -267,11 +269,20 @@ func bcs_buffer_iflush(commH *C.uintptr_t, out *C.uintptr_t) C.int {
 	if commH != nil {
 		owner = commBufs[ci]
 	}
-	if owner != nil {
-		if err := bsendWait(owner); err != nil {
-			return failErr(ci, err)
+	var rs []*mpiapi.Request
+	for _, m := range bsends {
+		if owner != nil && m.owner == owner {
+			rs = append(rs, m.r)
 		}
 	}
-	*out = C.uintptr_t(newReq(nil, doneReq(ci), ci))
+	if len(rs) == 0 {
+		*out = C.uintptr_t(newReq(nil, doneReq(ci), ci))
+		return 0
+	}
+	w, err := mpiapi.Watch(call, rs)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = C.uintptr_t(newReq(w, nil, ci))
 	return 0
 }

@@ -559,24 +559,11 @@
 //     cpus_allowed (its affinity list), memory_bytes (the host's memory),
 //     mpi_hw_resource_type (mpi_shared_memory, the one split type known) and,
 //     under bcsrun, bcs_node (its logical node).
-//   - Buffer_iflush and Comm_iflush_buffer (abimisc.go): the flush of the
-//     blocking call, then a request that has completed. So the flush runs
-//     to its end inside the call: a buffered send whose receive is posted
-//     only after the iflush returns (by this process, or by one that is
-//     itself waiting in an iflush) keeps it waiting, and bcsmpi's deadlock
-//     detection reports that job instead of letting it run.
-//   - One-sided (see above): Win_create, Win_allocate, Win_create_dynamic,
-//     Win_attach, Win_detach, Win_free, Win_get_attr (MPI_WIN_BASE,
-//     MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR,
-//     MPI_WIN_MODEL), Win_get_group, Win_set_name, Win_get_name,
-//     Win_set_errhandler, Win_get_errhandler, Win_create_errhandler,
-//     Win_call_errhandler, Win_get_info (empty), Win_set_info (checked,
-//     unused); Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
-//     Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
-//     and MPI_NO_OP included, basic and derived datatypes on both sides);
-//     Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test,
-//     Win_lock, Win_unlock, Win_lock_all, Win_unlock_all, Win_flush,
-//     Win_flush_all, Win_flush_local, Win_flush_local_all, Win_sync.
+//   - Buffer_iflush and Comm_iflush_buffer (abimisc.go): a request that
+//     completes, with an empty status, once every buffered send pending in
+//     that buffer when the call was made has completed (mpiapi.Watch polls
+//     them; the buffer keeps its own account of them). With none pending it
+//     is complete at once. It may be freed; MPI_Cancel refuses it.
 //
 // # Stubs (142 functions)
 //

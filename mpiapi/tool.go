@@ -62,3 +62,41 @@ func Geometry() (g shm.Geometry, ok bool) {
 	}
 	return self.region.G, true
 }
+
+// Watch returns a request that completes, with an empty status, once every
+// request of rs has completed (MPI_Buffer_iflush: the buffered sends
+// pending when it was called). The requests of rs are only polled, never
+// retired: their owner still tests or waits for them as before. Cancel and
+// the error of a request of rs do not pass to the watch.
+func Watch(call string, rs []*Request) (*Request, error) {
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if err := p.checkLive(call, r); err != nil {
+			return nil, err
+		}
+	}
+	// No kind: not a send, receive or collective of the runtime, so
+	// MPI_Request_free may free it and MPI_Cancel refuses it.
+	w := &Request{call: call, active: true, watch: append([]*Request(nil), rs...)}
+	if len(rs) == 0 {
+		w.done, w.active, w.watch, w.status = true, false, nil, emptyStatus
+	}
+	return p.track(w), nil
+}
+
+// pollWatch advances a Watch request: polled requests drop off the list.
+func (p *process) pollWatch(w *Request) bool {
+	for len(w.watch) > 0 {
+		if !p.poll(w.watch[0]) {
+			return false
+		}
+		w.watch[0] = nil
+		w.watch = w.watch[1:]
+	}
+	w.watch, w.done, w.active = nil, true, false
+	w.status = emptyStatus
+	return true
+}
