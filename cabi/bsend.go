@@ -21,7 +21,8 @@ import (
 // (which the MMDS records), when a new one needs room, and waited for by
 // MPI_Buffer_detach, MPI_Comm_detach_buffer, the flush calls
 // (MPI_Buffer_flush, MPI_Comm_flush_buffer) and MPI_Finalize. The
-// non-blocking flushes and the session buffers are stubs.
+// non-blocking flushes (abimisc.go) return a request that completes when
+// the sends pending at the call have; the session buffers are stubs.
 
 // bbuf is an attached buffer.
 type bbuf struct {

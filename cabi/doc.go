@@ -295,7 +295,104 @@
 //     a window's progress posts and polls receives at timing-dependent
 //     points outside the replay log, which a replay could not reproduce.
 //
-// # Implemented (460 functions, each as MPI_ and PMPI_)
+// # MPI_T: the tool information interface (mpit.go, shim_mpit.c)
+//
+// Every MPI_T function returns an MPI_T error code (MPI_T_ERR_*), never
+// through an error handler; all but MPI_T_init_thread return
+// MPI_T_ERR_NOT_INITIALIZED outside an MPI_T_init_thread/MPI_T_finalize
+// pair. The pairs nest (a count); the last MPI_T_finalize frees every
+// handle and session. MPI_T works before MPI_Init and after MPI_Finalize
+// (it provides MPI_THREAD_FUNNELED at most, as MPI_Init_thread does). Bad
+// indices give MPI_T_ERR_INVALID_INDEX, unknown names
+// MPI_T_ERR_INVALID_NAME, a freed or foreign handle MPI_T_ERR_INVALID_HANDLE,
+// a freed session MPI_T_ERR_INVALID_SESSION; each kind of object is bounded
+// to 2^20 per init/finalize round (MPI_T_ERR_OUT_OF_HANDLES, _SESSIONS).
+// Strings follow the standard: *len in is the buffer's size, out the
+// string's length + 1; a longer string is truncated; NULL or 0 copies none.
+//
+// Variables are only ever added (indices stay valid): those the rank learns
+// at MPI_Init (marked "from MPI_Init" below) are added at its end, which
+// increments MPI_T_category_changed's number. Every
+// variable is bound to no object (MPI_T_BIND_NO_OBJECT).
+//
+// Control variables: the job's configuration keys (package configs;
+// bcs.example.yaml says what each means), as the launcher gave them to this
+// rank. All have scope MPI_T_SCOPE_CONSTANT: fixed for the job at launch,
+// so MPI_T_cvar_write answers MPI_T_ERR_CVAR_SET_NEVER. Categories:
+// bcs_runtime, bcs_mds, bcs_p2p, bcs_check.
+//
+//	bcs_timeslice_ns     MPI_UNSIGNED_LONG_LONG  timeslice in ns (0 in a singleton)
+//	bcs_spin_ns          MPI_UNSIGNED_LONG_LONG  spin in ns
+//	bcs_leak_check       MPI_INT, enum bcs_leak_check (0 warn, 1 error, 2 off)
+//	bcs_mds              MPI_CHAR                mds (none, main, elan, ...)
+//	bcs_mds_ranks        MPI_CHAR                mds_ranks
+//	bcs_mds_primitives   MPI_CHAR                mds_primitives
+//	bcs_mds_digits       MPI_INT                 mds_digits (0: the default)
+//	bcs_mds_interval     MPI_CHAR                mds_interval, a Go duration
+//	bcs_check            MPI_CHAR                check
+//	bcs_record           MPI_INT, enum bcs_bool  bcsrun --record
+//	bcs_replay           MPI_CHAR                bcsrun --replay's recording
+//	bcs_ring_slots       MPI_UNSIGNED_LONG_LONG  ring_slots (from MPI_Init)
+//	bcs_requests_max     MPI_UNSIGNED_LONG_LONG  requests_max (from MPI_Init)
+//	bcs_inline_max       MPI_UNSIGNED_LONG_LONG  inline_max (from MPI_Init)
+//	bcs_deterministic    MPI_INT, enum bcs_bool  deterministic (from MPI_Init)
+//
+// Keys the rank is not told (nodes, tx_timeout, the EMDS and gang keys)
+// are not variables. A string reads with its NUL; its handle's count is
+// its length + 1.
+//
+// Performance variables, all MPI_UNSIGNED_LONG_LONG:
+//
+//	bcs_msgs_sent, bcs_bytes_sent            COUNTER  point-to-point messages this rank sent through the runtime and their bytes
+//	bcs_msgs_received, bcs_bytes_received    COUNTER  ... received (completed receives; probes are not counted)
+//	bcs_requests_in_use                      LEVEL    request slots this rank holds now
+//	bcs_mmds_<MPI_X>_count, _bytes           COUNTER  the MMDS's calls of primitive MPI_X and the bytes it counted
+//	                                                  (from MPI_Init, when this rank records the MMDS: mds has main
+//	                                                  and mds_ranks has the rank; 2 per MMDS primitive)
+//
+// The traffic counters (mpiapi.TrafficSoFar) count requests that completed
+// without error, whatever call made them (Send, Isend, Bsend, Ssend, the
+// persistent and partitioned forms, one-sided traffic, which moves as
+// messages); messages on one-process communicators (MPI_COMM_SELF, a
+// singleton's world: local.go) do not pass the runtime and are not
+// counted, nor are collectives. Counters are not continuous: a handle
+// counts only while started (MPI_T_pvar_start), keeps its value when
+// stopped, and MPI_T_pvar_write, _reset and _readreset set that handle's
+// value alone (other handles and sessions are untouched); they are atomic
+// (one thread reads, so MPI_T_pvar_readreset is). The level is
+// continuous and read-only: start and stop give
+// MPI_T_ERR_PVAR_NO_STARTSTOP, write, reset and readreset
+// MPI_T_ERR_PVAR_NO_WRITE. MPI_T_PVAR_ALL_HANDLES starts, stops or resets
+// every handle of the session it applies to (skipping the continuous or
+// read-only ones, as the standard says) and is MPI_T_ERR_INVALID_HANDLE for
+// read, write and readreset. The values survive MPI_Finalize.
+//
+// Events: none are raised (MPI_T_event_get_num is 0): every event call
+// taking an index gives MPI_T_ERR_INVALID_INDEX, MPI_T_event_get_index
+// MPI_T_ERR_INVALID_NAME, and every call taking a registration or an
+// instance MPI_T_ERR_INVALID_HANDLE. Categories have no events and no
+// subcategories. One source, bcs_clock: the rank's monotonic clock in
+// nanoseconds (ticks_per_second 10^9, MPI_T_SOURCE_ORDERED; its info is an
+// empty info object the caller frees).
+//
+// # External32 (external32.go)
+//
+// MPI_Pack_external, MPI_Unpack_external and MPI_Pack_external_size accept
+// the datarep "external32" only (any other is MPI_ERR_UNSUPPORTED_DATAREP
+// naming it; MPI_Pack is the native form). Every basic element is written
+// big-endian at the standard's external32 size, with no padding: MPI_LONG,
+// MPI_UNSIGNED_LONG and the long of MPI_LONG_INT in 4 bytes, MPI_WCHAR in
+// 2, the pair types as their two parts (MPI_DOUBLE_INT in 12 bytes,
+// MPI_SHORT_INT in 6), complex types as two reals, MPI_LONG_DOUBLE (x87
+// 80-bit here) as an IEEE binary128 (unpacking drops the binary128
+// fraction's lowest 49 bits, which an x87 value cannot hold). A value that
+// does not fit its external32 size (a long beyond 32 bits, a wchar_t beyond
+// 0xffff) is MPI_ERR_CONVERSION naming the element and the value. Derived
+// types go through the same layout as MPI_Pack (packed natively, then each
+// element of the signature converted). The host must be little-endian
+// (x86-64, arm64), like every host bcsmpi runs on.
+//
+// # Implemented (521 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -438,22 +535,37 @@
 //     the destination arrives in the receiver's source block, even when
 //     both are one process. Several edges between two members of a graph
 //     pair in list order.
-//   - The tool information interface, empty: T_init_thread, T_finalize and
-//     the T_*_get_num calls (0 variables, categories, events, sources).
-//   - One-sided (see above): Win_create, Win_allocate, Win_create_dynamic,
-//     Win_attach, Win_detach, Win_free, Win_get_attr (MPI_WIN_BASE,
-//     MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR,
-//     MPI_WIN_MODEL), Win_get_group, Win_set_name, Win_get_name,
-//     Win_set_errhandler, Win_get_errhandler, Win_create_errhandler,
-//     Win_call_errhandler, Win_get_info (empty), Win_set_info (checked,
-//     unused); Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
-//     Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
-//     and MPI_NO_OP included, basic and derived datatypes on both sides);
-//     Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test,
-//     Win_lock, Win_unlock, Win_lock_all, Win_unlock_all, Win_flush,
-//     Win_flush_all, Win_flush_local, Win_flush_local_all, Win_sync.
+//   - The tool information interface, all 51 MPI_T functions (mpit.go,
+//     shim_mpit.c; see MPI_T below).
+//   - Datatypes, more: Pack_external, Unpack_external, Pack_external_size
+//     and their _c forms (external32.go; see External32 below),
+//     Type_create_f90_integer/real/complex (abimisc.go: the named type of
+//     the kind SELECTED_INT_KIND(r) or SELECTED_REAL_KIND(p, r) would pick
+//     among MPI_INTEGER1/2/4/8/16, MPI_REAL4/8/16 and MPI_COMPLEX8/16/32;
+//     MPI_ERR_ARG naming p and r when none has the precision and range, or
+//     when both are MPI_UNDEFINED. The result is that predefined type, so
+//     MPI_Type_get_envelope says MPI_COMBINER_NAMED, where the standard
+//     says MPI_COMBINER_F90_*).
+//   - The ABI's own information (abimisc.go): Abi_get_info (an info with
+//     mpi_aint_size, mpi_count_size and mpi_offset_size, in bytes; callable
+//     before MPI_Init), Abi_get_fortran_info, Abi_set_fortran_info,
+//     Abi_get_fortran_booleans, Abi_set_fortran_booleans. bcsmpi has no
+//     Fortran: until a Fortran binding layer sets them, the Fortran info is
+//     MPI_INFO_NULL and the booleans of every LOGICAL size are not set
+//     (is_set false); each may be set once (again: MPI_ERR_ABI), for LOGICAL
+//     sizes 1, 2, 4, 8 and 16 (else MPI_ERR_ARG), and is then returned as
+//     set. Get_hw_resource_info: an info describing this host and process:
+//     host, arch (as uname -m), ncpus (CPUs this process may run on),
+//     cpus_allowed (its affinity list), memory_bytes (the host's memory),
+//     mpi_hw_resource_type (mpi_shared_memory, the one split type known) and,
+//     under bcsrun, bcs_node (its logical node).
+//   - Buffer_iflush and Comm_iflush_buffer (abimisc.go): a request that
+//     completes, with an empty status, once every buffered send pending in
+//     that buffer when the call was made has completed (mpiapi.Watch polls
+//     them; the buffer keeps its own account of them). With none pending it
+//     is complete at once. It may be freed; MPI_Cancel refuses it.
 //
-// # Stubs (203 functions)
+// # Stubs (142 functions)
 //
 // Every other function of the ABI is a stub in shim_stubs.c, generated by
 // genstubs from mpi.h (run go generate ./cabi after implementing one; a
@@ -461,18 +573,14 @@
 // stub). A program that references one links and runs; calling it invokes
 // the error handler of its communicator argument (or of MPI_COMM_WORLD)
 // with MPI_ERR_UNSUPPORTED_OPERATION and the message "MPI_X is not
-// implemented by bcsmpi ...". The MPI_T stubs return the class without a
-// handler, as MPI_T functions do. By family: Pack_external and
-// Unpack_external (and their _c forms); of one-sided communication, the _c
+// implemented by bcsmpi ...". By family: of one-sided communication, the _c
 // forms, Win_allocate_shared and Win_shared_query, and window keyvals and
 // attributes (Win_create_keyval, Win_free_keyval, Win_set_attr,
 // Win_delete_attr); file I/O (File_*, Register_datarep); sessions
 // (Session_* but Session_init); intercommunicators, spawn and ports
 // (Intercomm_*, Comm_spawn*, Comm_remote_*, Comm_accept/connect/join/
 // disconnect/get_parent, Open/Close_port, Publish/Lookup/Unpublish_name);
-// the non-blocking flushes of MPI 4.1 (Buffer_iflush, Comm_iflush_buffer);
-// Comm_create_from_group, Group_from_session_pset; Get_hw_resource_info
-// and the Abi_ info and Fortran calls; the rest of MPI_T.
+// Comm_create_from_group, Group_from_session_pset.
 //
 // Not defined at all, so that configure scripts that probe for it do not
 // switch sessions on: MPI_Session_init. (MPI_Accumulate and
@@ -481,8 +589,7 @@
 //
 // # Not yet
 //
-//   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
-//     forms; signature checks of mixed-kind types and on one-process
+//   - Datatypes: signature checks of mixed-kind types and on one-process
 //     communicators (see Datatypes). Complex,
 //     long double and the Fortran pair types move in every call but have no
 //     predefined reductions. A receive freed with MPI_Request_free while

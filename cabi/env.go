@@ -63,6 +63,7 @@ func bcs_init(required C.int) C.int {
 	// or any thread under the program's own serialisation — not yet
 	// claimed, because it is not tested.
 	C.bcs_thread_level = C.int(min(required, C.MPI_THREAD_FUNNELED))
+	tRefresh() // mpit.go: the MPI_T variables MPI_Init makes known
 	return 0
 }
 

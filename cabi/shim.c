@@ -1413,20 +1413,7 @@ int PMPI_Status_set_error(MPI_Status *status, int error) { status->MPI_ERROR = e
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag) { status->MPI_internal[2] = flag != 0; return MPI_SUCCESS; }
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag) { *flag = status->MPI_internal[2] != 0; return MPI_SUCCESS; }
 
-// The tool information interface exists and has no variables, categories,
-// events or sources.
-static int bcs_t_level;
-int PMPI_T_init_thread(int required, int *provided) {
-    bcs_t_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : required;
-    *provided = bcs_t_level;
-    return MPI_SUCCESS;
-}
-int PMPI_T_finalize(void) { return MPI_SUCCESS; }
-int PMPI_T_cvar_get_num(int *num_cvar) { *num_cvar = 0; return MPI_SUCCESS; }
-int PMPI_T_pvar_get_num(int *num_pvar) { *num_pvar = 0; return MPI_SUCCESS; }
-int PMPI_T_category_get_num(int *num_cat) { *num_cat = 0; return MPI_SUCCESS; }
-int PMPI_T_event_get_num(int *num_events) { *num_events = 0; return MPI_SUCCESS; }
-int PMPI_T_source_get_num(int *num_sources) { *num_sources = 0; return MPI_SUCCESS; }
+// The tool information interface is in shim_mpit.c and mpit.go.
 
 W(Comm_toint) W(Comm_fromint) W(Errhandler_toint) W(Errhandler_fromint) W(File_toint) W(File_fromint)
 W(Group_toint) W(Group_fromint) W(Info_toint) W(Info_fromint) W(Message_toint) W(Message_fromint)
@@ -1434,8 +1421,6 @@ W(Op_toint) W(Op_fromint) W(Request_toint) W(Request_fromint) W(Session_toint) W
 W(Type_toint) W(Type_fromint) W(Win_toint) W(Win_fromint)
 W(Status_get_source) W(Status_get_tag) W(Status_get_error) W(Status_set_source) W(Status_set_tag)
 W(Status_set_error) W(Status_set_cancelled) W(Test_cancelled)
-W(T_init_thread) W(T_finalize) W(T_cvar_get_num) W(T_pvar_get_num) W(T_category_get_num) W(T_event_get_num)
-W(T_source_get_num)
 
 // Info objects (info.go).
 int PMPI_Info_create(MPI_Info *info) { GUARD("MPI_Info_create"); return bcs_info_create((uintptr_t *)info); }
@@ -1653,3 +1638,4 @@ W(Comm_idup) W(Comm_idup_with_info)
 
 // ---- abi11b: the fork guard for shim_abi11b.c ----
 int bcs_guard(const char *call) { return bcs_forked ? bcs_forked_error(call) : MPI_SUCCESS; }
+int bcs_forked_child(void) { return bcs_forked; }

@@ -15,26 +15,8 @@
 int bcs_unsupported(uintptr_t comm, const char *call);
 int bcs_unsupported_t(const char *call);
 
-STUB int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set) { (void)is_set; (void)logical_false; (void)logical_true; (void)logical_size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_get_fortran_booleans"); }
-STUB int MPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set) { return PMPI_Abi_get_fortran_booleans(logical_size, logical_true, logical_false, is_set); }
-
-STUB int PMPI_Abi_get_fortran_info(MPI_Info *info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_get_fortran_info"); }
-STUB int MPI_Abi_get_fortran_info(MPI_Info *info) { return PMPI_Abi_get_fortran_info(info); }
-
-STUB int PMPI_Abi_get_info(MPI_Info *info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_get_info"); }
-STUB int MPI_Abi_get_info(MPI_Info *info) { return PMPI_Abi_get_info(info); }
-
-STUB int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false) { (void)logical_false; (void)logical_true; (void)logical_size; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_booleans"); }
-STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false) { return PMPI_Abi_set_fortran_booleans(logical_size, logical_true, logical_false); }
-
-STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
-STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
-
 STUB int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Accumulate_c"); }
 STUB int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
-
-STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
-STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
 STUB int PMPI_Close_port(const char *port_name) { (void)port_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Close_port"); }
 STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_name); }
@@ -53,9 +35,6 @@ STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm)
 
 STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
 STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
-
-STUB int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_iflush_buffer"); }
-STUB int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { return PMPI_Comm_iflush_buffer(comm, request); }
 
 STUB int PMPI_Comm_join(int fd, MPI_Comm *intercomm) { (void)intercomm; (void)fd; return bcs_unsupported((uintptr_t)intercomm, "MPI_Comm_join"); }
 STUB int MPI_Comm_join(int fd, MPI_Comm *intercomm) { return PMPI_Comm_join(fd, intercomm); }
@@ -342,9 +321,6 @@ STUB int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, M
 STUB int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_c"); }
 STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
 
-STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
-STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
-
 STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
 STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
 
@@ -362,18 +338,6 @@ STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_nam
 
 STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
 STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
-
-STUB int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external"); }
-STUB int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position); }
-
-STUB int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_c"); }
-STUB int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) { return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position); }
-
-STUB int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size"); }
-STUB int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size) { return PMPI_Pack_external_size(datarep, incount, datatype, size); }
-
-STUB int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size_c"); }
-STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { return PMPI_Pack_external_size_c(datarep, incount, datatype, size); }
 
 STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
 STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
@@ -443,153 +407,6 @@ STUB int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { 
 
 STUB int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_set_errhandler"); }
 STUB int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { return PMPI_Session_set_errhandler(session, errhandler); }
-
-STUB int PMPI_T_category_changed(int *update_number) { (void)update_number; return bcs_unsupported_t("MPI_T_category_changed"); }
-STUB int MPI_T_category_changed(int *update_number) { return PMPI_T_category_changed(update_number); }
-
-STUB int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) { (void)indices; (void)len; (void)cat_index; return bcs_unsupported_t("MPI_T_category_get_categories"); }
-STUB int MPI_T_category_get_categories(int cat_index, int len, int indices[]) { return PMPI_T_category_get_categories(cat_index, len, indices); }
-
-STUB int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) { (void)indices; (void)len; (void)cat_index; return bcs_unsupported_t("MPI_T_category_get_cvars"); }
-STUB int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) { return PMPI_T_category_get_cvars(cat_index, len, indices); }
-
-STUB int PMPI_T_category_get_events(int cat_index, int len, int indices[]) { (void)indices; (void)len; (void)cat_index; return bcs_unsupported_t("MPI_T_category_get_events"); }
-STUB int MPI_T_category_get_events(int cat_index, int len, int indices[]) { return PMPI_T_category_get_events(cat_index, len, indices); }
-
-STUB int PMPI_T_category_get_index(const char *name, int *cat_index) { (void)cat_index; (void)name; return bcs_unsupported_t("MPI_T_category_get_index"); }
-STUB int MPI_T_category_get_index(const char *name, int *cat_index) { return PMPI_T_category_get_index(name, cat_index); }
-
-STUB int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories) { (void)num_categories; (void)num_pvars; (void)num_cvars; (void)desc_len; (void)desc; (void)name_len; (void)name; (void)cat_index; return bcs_unsupported_t("MPI_T_category_get_info"); }
-STUB int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories) { return PMPI_T_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories); }
-
-STUB int PMPI_T_category_get_num_events(int cat_index, int *num_events) { (void)num_events; (void)cat_index; return bcs_unsupported_t("MPI_T_category_get_num_events"); }
-STUB int MPI_T_category_get_num_events(int cat_index, int *num_events) { return PMPI_T_category_get_num_events(cat_index, num_events); }
-
-STUB int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) { (void)indices; (void)len; (void)cat_index; return bcs_unsupported_t("MPI_T_category_get_pvars"); }
-STUB int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) { return PMPI_T_category_get_pvars(cat_index, len, indices); }
-
-STUB int PMPI_T_cvar_get_index(const char *name, int *cvar_index) { (void)cvar_index; (void)name; return bcs_unsupported_t("MPI_T_cvar_get_index"); }
-STUB int MPI_T_cvar_get_index(const char *name, int *cvar_index) { return PMPI_T_cvar_get_index(name, cvar_index); }
-
-STUB int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) { (void)scope; (void)bind; (void)desc_len; (void)desc; (void)enumtype; (void)datatype; (void)verbosity; (void)name_len; (void)name; (void)cvar_index; return bcs_unsupported_t("MPI_T_cvar_get_info"); }
-STUB int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope) { return PMPI_T_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope); }
-
-STUB int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count) { (void)count; (void)handle; (void)obj_handle; (void)cvar_index; return bcs_unsupported_t("MPI_T_cvar_handle_alloc"); }
-STUB int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count) { return PMPI_T_cvar_handle_alloc(cvar_index, obj_handle, handle, count); }
-
-STUB int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) { (void)handle; return bcs_unsupported_t("MPI_T_cvar_handle_free"); }
-STUB int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) { return PMPI_T_cvar_handle_free(handle); }
-
-STUB int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) { (void)buf; (void)handle; return bcs_unsupported_t("MPI_T_cvar_read"); }
-STUB int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) { return PMPI_T_cvar_read(handle, buf); }
-
-STUB int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) { (void)buf; (void)handle; return bcs_unsupported_t("MPI_T_cvar_write"); }
-STUB int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) { return PMPI_T_cvar_write(handle, buf); }
-
-STUB int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) { (void)name_len; (void)name; (void)num; (void)enumtype; return bcs_unsupported_t("MPI_T_enum_get_info"); }
-STUB int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) { return PMPI_T_enum_get_info(enumtype, num, name, name_len); }
-
-STUB int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len) { (void)name_len; (void)name; (void)value; (void)indx; (void)enumtype; return bcs_unsupported_t("MPI_T_enum_get_item"); }
-STUB int MPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len) { return PMPI_T_enum_get_item(enumtype, indx, value, name, name_len); }
-
-STUB int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used) { (void)info_used; (void)cb_safety; (void)event_registration; return bcs_unsupported_t("MPI_T_event_callback_get_info"); }
-STUB int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used) { return PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used); }
-
-STUB int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info) { (void)info; (void)cb_safety; (void)event_registration; return bcs_unsupported_t("MPI_T_event_callback_set_info"); }
-STUB int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info) { return PMPI_T_event_callback_set_info(event_registration, cb_safety, info); }
-
-STUB int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) { (void)buffer; (void)event_instance; return bcs_unsupported_t("MPI_T_event_copy"); }
-STUB int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) { return PMPI_T_event_copy(event_instance, buffer); }
-
-STUB int PMPI_T_event_get_index(const char *name, int *event_index) { (void)event_index; (void)name; return bcs_unsupported_t("MPI_T_event_get_index"); }
-STUB int MPI_T_event_get_index(const char *name, int *event_index) { return PMPI_T_event_get_index(name, event_index); }
-
-STUB int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) { (void)bind; (void)desc_len; (void)desc; (void)info; (void)enumtype; (void)num_elements; (void)array_of_displacements; (void)array_of_datatypes; (void)verbosity; (void)name_len; (void)name; (void)event_index; return bcs_unsupported_t("MPI_T_event_get_info"); }
-STUB int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) { return PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind); }
-
-STUB int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) { (void)source_index; (void)event_instance; return bcs_unsupported_t("MPI_T_event_get_source"); }
-STUB int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) { return PMPI_T_event_get_source(event_instance, source_index); }
-
-STUB int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp) { (void)event_timestamp; (void)event_instance; return bcs_unsupported_t("MPI_T_event_get_timestamp"); }
-STUB int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp) { return PMPI_T_event_get_timestamp(event_instance, event_timestamp); }
-
-STUB int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration) { (void)event_registration; (void)info; (void)obj_handle; (void)event_index; return bcs_unsupported_t("MPI_T_event_handle_alloc"); }
-STUB int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration) { return PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration); }
-
-STUB int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function) { (void)free_cb_function; (void)user_data; (void)event_registration; return bcs_unsupported_t("MPI_T_event_handle_free"); }
-STUB int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function free_cb_function) { return PMPI_T_event_handle_free(event_registration, user_data, free_cb_function); }
-
-STUB int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) { (void)info_used; (void)event_registration; return bcs_unsupported_t("MPI_T_event_handle_get_info"); }
-STUB int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used) { return PMPI_T_event_handle_get_info(event_registration, info_used); }
-
-STUB int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) { (void)info; (void)event_registration; return bcs_unsupported_t("MPI_T_event_handle_set_info"); }
-STUB int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info) { return PMPI_T_event_handle_set_info(event_registration, info); }
-
-STUB int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer) { (void)buffer; (void)element_index; (void)event_instance; return bcs_unsupported_t("MPI_T_event_read"); }
-STUB int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer) { return PMPI_T_event_read(event_instance, element_index, buffer); }
-
-STUB int PMPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function) { (void)event_cb_function; (void)user_data; (void)info; (void)cb_safety; (void)event_registration; return bcs_unsupported_t("MPI_T_event_register_callback"); }
-STUB int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function event_cb_function) { return PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function); }
-
-STUB int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function) { (void)dropped_cb_function; (void)event_registration; return bcs_unsupported_t("MPI_T_event_set_dropped_handler"); }
-STUB int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function dropped_cb_function) { return PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function); }
-
-STUB int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) { (void)pvar_index; (void)var_class; (void)name; return bcs_unsupported_t("MPI_T_pvar_get_index"); }
-STUB int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) { return PMPI_T_pvar_get_index(name, var_class, pvar_index); }
-
-STUB int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) { (void)atomic; (void)continuous; (void)readonly; (void)bind; (void)desc_len; (void)desc; (void)enumtype; (void)datatype; (void)var_class; (void)verbosity; (void)name_len; (void)name; (void)pvar_index; return bcs_unsupported_t("MPI_T_pvar_get_info"); }
-STUB int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic) { return PMPI_T_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic); }
-
-STUB int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count) { (void)count; (void)handle; (void)obj_handle; (void)pvar_index; (void)session; return bcs_unsupported_t("MPI_T_pvar_handle_alloc"); }
-STUB int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count) { return PMPI_T_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count); }
-
-STUB int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) { (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_handle_free"); }
-STUB int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) { return PMPI_T_pvar_handle_free(session, handle); }
-
-STUB int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) { (void)buf; (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_read"); }
-STUB int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) { return PMPI_T_pvar_read(session, handle, buf); }
-
-STUB int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) { (void)buf; (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_readreset"); }
-STUB int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) { return PMPI_T_pvar_readreset(session, handle, buf); }
-
-STUB int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_reset"); }
-STUB int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { return PMPI_T_pvar_reset(session, handle); }
-
-STUB int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) { (void)session; return bcs_unsupported_t("MPI_T_pvar_session_create"); }
-STUB int MPI_T_pvar_session_create(MPI_T_pvar_session *session) { return PMPI_T_pvar_session_create(session); }
-
-STUB int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) { (void)session; return bcs_unsupported_t("MPI_T_pvar_session_free"); }
-STUB int MPI_T_pvar_session_free(MPI_T_pvar_session *session) { return PMPI_T_pvar_session_free(session); }
-
-STUB int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_start"); }
-STUB int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { return PMPI_T_pvar_start(session, handle); }
-
-STUB int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_stop"); }
-STUB int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) { return PMPI_T_pvar_stop(session, handle); }
-
-STUB int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) { (void)buf; (void)handle; (void)session; return bcs_unsupported_t("MPI_T_pvar_write"); }
-STUB int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf) { return PMPI_T_pvar_write(session, handle, buf); }
-
-STUB int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info) { (void)info; (void)max_ticks; (void)ticks_per_second; (void)ordering; (void)desc_len; (void)desc; (void)name_len; (void)name; (void)source_index; return bcs_unsupported_t("MPI_T_source_get_info"); }
-STUB int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info) { return PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info); }
-
-STUB int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) { (void)timestamp; (void)source_index; return bcs_unsupported_t("MPI_T_source_get_timestamp"); }
-STUB int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) { return PMPI_T_source_get_timestamp(source_index, timestamp); }
-
-STUB int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_complex"); }
-STUB int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_complex(p, r, newtype); }
-
-STUB int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { (void)newtype; (void)r; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_integer"); }
-STUB int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_integer(r, newtype); }
-
-STUB int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { (void)newtype; (void)r; (void)p; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Type_create_f90_real"); }
-STUB int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) { return PMPI_Type_create_f90_real(p, r, newtype); }
-
-STUB int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external"); }
-STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) { return PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype); }
-
-STUB int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external_c"); }
-STUB int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) { return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype); }
 
 STUB int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpublish_name"); }
 STUB int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Unpublish_name(service_name, info, port_name); }

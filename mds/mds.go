@@ -225,7 +225,7 @@ func ParsePrimitives(s string) ([]bool, error) {
 	return out, nil
 }
 
-type stat struct{ count, min, max, total int64 }
+type stat struct{ count, min, max, total, bytes int64 }
 
 // Recorder is one rank's MMDS. Not safe for concurrent use (see the package doc).
 type Recorder struct {
@@ -302,6 +302,7 @@ func (r *Recorder) End(p Prim, t0 int64, bytes int64, blocking bool) {
 	}
 	s.count++
 	s.total += d
+	s.bytes += max(bytes, 0)
 	if r.want[p] {
 		h := r.lat[p]
 		if h == nil { // a primitive's distributions cost ~75 KB: only for the ones a program calls
@@ -320,6 +321,14 @@ func (r *Recorder) End(p Prim, t0 int64, bytes int64, blocking bool) {
 		r.comm.RecordValue(max(c, 1))
 		r.compStart = t
 	}
+}
+
+// Totals returns primitive p's calls so far, the nanoseconds spent in them
+// and the bytes they moved (as End was told), for the C ABI's MPI_T
+// performance variables.
+func (r *Recorder) Totals(p Prim) (count, ns, bytes int64) {
+	s := r.stats[p]
+	return s.count, s.total, s.bytes
 }
 
 // Close ends the run (at Finalize): the last computation interval is closed.

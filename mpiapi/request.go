@@ -51,6 +51,7 @@ type Request struct {
 	comp      proto.Completion
 	after     func() error // runs once when a collective completes (copy-outs, Split)
 	chain     *chain       // a compound request: runtime steps joined by local work
+	watch     []*Request   // a request done when these are (Watch, tool.go); they stay their owner's
 	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
 	cancelPosted bool
 	chk          *reqCheck // the buffer checks' record (check.go); nil when off
@@ -161,6 +162,9 @@ func (p *process) finish(r *Request) {
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}
+	if comp.Err == proto.ErrNone {
+		traffic.note(r.kind, comp.Count) // tool.go
+	}
 	if r.kind == proto.KindIprobe && !comp.Found {
 		r.status = Status{Source: AnySource, Tag: AnyTag}
 	}
@@ -188,6 +192,9 @@ func (p *process) poll(r *Request) bool {
 	}
 	if r.chain != nil {
 		return p.pollChain(r)
+	}
+	if r.watch != nil {
+		return p.pollWatch(r) // tool.go
 	}
 	if !r.active {
 		return false

@@ -337,6 +337,25 @@ typedef void (MPI_T_event_free_cb_function)(MPI_T_event_registration event_regis
                                             MPI_T_cb_safety cb_safety, void *user_data);
 typedef void (MPI_T_event_dropped_cb_function)(MPI_Count count, MPI_T_event_registration event_registration,
                                                int source_index, MPI_T_cb_safety cb_safety, void *user_data);
+#define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+#define MPI_T_PVAR_ALL_HANDLES  ((MPI_T_pvar_handle)1)
+enum {
+    MPI_T_VERBOSITY_USER_BASIC = 0x09, MPI_T_VERBOSITY_USER_DETAIL = 0x0a, MPI_T_VERBOSITY_USER_ALL = 0x0c,
+    MPI_T_VERBOSITY_TUNER_BASIC = 0x11, MPI_T_VERBOSITY_TUNER_DETAIL = 0x12, MPI_T_VERBOSITY_TUNER_ALL = 0x14,
+    MPI_T_VERBOSITY_MPIDEV_BASIC = 0x21, MPI_T_VERBOSITY_MPIDEV_DETAIL = 0x22, MPI_T_VERBOSITY_MPIDEV_ALL = 0x24,
+    MPI_T_BIND_NO_OBJECT = 1, MPI_T_BIND_MPI_COMM = 2, MPI_T_BIND_MPI_DATATYPE = 3, MPI_T_BIND_MPI_ERRHANDLER = 4,
+    MPI_T_BIND_MPI_FILE = 5, MPI_T_BIND_MPI_GROUP = 6, MPI_T_BIND_MPI_OP = 7, MPI_T_BIND_MPI_REQUEST = 8,
+    MPI_T_BIND_MPI_WIN = 9, MPI_T_BIND_MPI_MESSAGE = 10, MPI_T_BIND_MPI_INFO = 11, MPI_T_BIND_MPI_SESSION = 12,
+    MPI_T_SCOPE_CONSTANT = 1, MPI_T_SCOPE_READONLY = 2, MPI_T_SCOPE_LOCAL = 3, MPI_T_SCOPE_GROUP = 4,
+    MPI_T_SCOPE_GROUP_EQ = 5, MPI_T_SCOPE_ALL = 6, MPI_T_SCOPE_ALL_EQ = 7,
+    MPI_T_PVAR_CLASS_STATE = 1, MPI_T_PVAR_CLASS_LEVEL = 2, MPI_T_PVAR_CLASS_SIZE = 3,
+    MPI_T_PVAR_CLASS_PERCENTAGE = 4, MPI_T_PVAR_CLASS_HIGHWATERMARK = 5, MPI_T_PVAR_CLASS_LOWWATERMARK = 6,
+    MPI_T_PVAR_CLASS_COUNTER = 7, MPI_T_PVAR_CLASS_AGGREGATE = 8, MPI_T_PVAR_CLASS_TIMER = 9,
+    MPI_T_PVAR_CLASS_GENERIC = 10
+};
 
 /* ---- Functions: each declared as MPI_X and PMPI_X ---- */
 #define BCSMPI_FN(ret, name, params) ret MPI_##name params; ret PMPI_##name params;

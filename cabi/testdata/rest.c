@@ -1,6 +1,6 @@
 /* rest: the rest of the ABI (abi11): stubs fail with
  * MPI_ERR_UNSUPPORTED_OPERATION under MPI_ERRORS_RETURN, info objects,
- * handle conversion, status accessors, the empty tool interface, user
+ * handle conversion, status accessors, the tool interface's presence, user
  * attributes, MPI_ERR_IN_STATUS. Prints "rest ok <rank>". */
 #include <mpi.h>
 #include <stdio.h>
@@ -41,11 +41,11 @@ static void tools(void) {
     int provided, n;
     OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     OK(MPI_T_cvar_get_num(&n));
-    CHECK(n == 0, "%d cvars", n);
+    CHECK(n > 0, "%d cvars", n);
     OK(MPI_T_pvar_get_num(&n));
-    CHECK(n == 0, "%d pvars", n);
-    int rc = MPI_T_cvar_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_T_cvar_get_info returned %d", rc);
+    CHECK(n > 0, "%d pvars", n);
+    int rc = MPI_T_cvar_get_info(-1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    CHECK(rc == MPI_T_ERR_INVALID_INDEX, "MPI_T_cvar_get_info returned %d", rc); /* mpit.c tests the rest */
     OK(MPI_T_finalize());
 }
 
