@@ -282,7 +282,7 @@ func RunHost(job HostJob) (code int, err error) {
 	if me == 0 {
 		mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
 			OnSlice: onSlice, OnDEM: onDEM}
-		if err := j.runMaster(mcfg, remote, true); err != nil {
+		if err := j.runMaster(mcfg, remote); err != nil {
 			return 1, err
 		}
 	}

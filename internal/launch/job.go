@@ -19,7 +19,8 @@ import (
 
 // job is what one job holds on this host while it runs: the embedded
 // launcher (Run, also in the gang daemon) and bcsd (RunHost) build the same
-// type, from the same small steps, in this order:
+// type, from the same small steps; Run in this order (RunHost takes the
+// parts it needs, the mesh before the MDS):
 //
 //	reaper      the registry entry that makes the job's orphans its own (reap.go)
 //	recording   --record's files (Run only)
@@ -27,7 +28,7 @@ import (
 //	region N    node N's shared-memory region (one per node on this host)
 //	leak pipe   the report pipe the ranks inherit as fd 4 (leak_check on)
 //	mesh        the transport endpoints, and the goroutines serving them
-//	master      the master's goroutine, or the job's place in a gang
+//	master      the master's goroutine, or the job's place in a gang (Job.Gang)
 //	stall watch bcsrun's own stalls (Run only)
 //	ranks       the rank processes, spawned from a locked OS thread
 //
@@ -59,7 +60,7 @@ type job struct {
 	reportW *os.File // leak pipe: the ranks' (closed once they hold it)
 	leaks   chan leaksRead
 	meshes  []*transport.Mesh
-	wg      sync.WaitGroup // the goroutines serving the meshes (and RunHost's master)
+	wg      sync.WaitGroup // the goroutines serving the meshes, and the master's
 	stop    chan struct{}  // closed to stop the master
 	stopped func()
 	master  chan masterDone // the master's end, sent once
@@ -120,7 +121,7 @@ func (j *job) step(name string, release func() error) error {
 }
 
 // Close releases every part the job acquired, in reverse order, and returns
-// their errors joined (each prefixed with its part's name). It is safe after
+// their errors joined (each names its part). It is safe after
 // any step failed, and more than once (a later call returns the first's
 // error).
 func (j *job) Close() error {
@@ -134,7 +135,7 @@ func (j *job) Close() error {
 			onRelease(j.parts[i].name)
 		}
 		if err := j.parts[i].release(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", j.parts[i].name, err))
+			errs = append(errs, err)
 		}
 	}
 	j.closeErr = errors.Join(errs...)
@@ -152,7 +153,9 @@ func (j *job) becomeReaper() error {
 		}
 		var err error
 		if j.spawned > 0 && !j.orphans {
-			_, err = endJobOrphans(j.procs)
+			if _, err = endJobOrphans(j.procs); err != nil {
+				err = fmt.Errorf("%s: ending the processes the ranks left behind: %w", j.who, err)
+			}
 		}
 		j.procs.unregister()
 		return err
@@ -267,8 +270,8 @@ func (j *job) openLeakPipe() error {
 }
 
 // meshStep adds the mesh part: released, every mesh is closed and the
-// goroutines serving them (j.wg) are waited for. Call it before the first
-// listen.
+// goroutines serving them and the master's (j.wg) are waited for. Call it
+// before the first listen.
 func (j *job) meshStep() error { return j.step("mesh", func() error { j.stopAgents(); return nil }) }
 
 // listen opens a mesh endpoint on addr (host:0) with secret, owned by the
@@ -282,8 +285,9 @@ func (j *job) listen(addr string, secret []byte) (*transport.Mesh, error) {
 	return m, nil
 }
 
-// stopAgents closes the meshes and waits for the goroutines serving them:
-// the agents (and RunHost's master) end. Safe more than once.
+// stopAgents closes the meshes and waits for the goroutines serving them
+// and the master's (stopped before, or ending for want of its nodes). Safe
+// more than once.
 func (j *job) stopAgents() {
 	for _, m := range j.meshes {
 		m.Close()
@@ -291,11 +295,19 @@ func (j *job) stopAgents() {
 	j.wg.Wait()
 }
 
-// masterStep adds the master part: released, the master is told to stop
-// and its end awaited (unless it was received already). Call it before
-// starting the master.
+// masterStep adds the master part: released, the master is told to stop;
+// its end is awaited then when the job has no mesh, else by the mesh's
+// release, after the meshes are closed (a master waiting for a node's
+// answer then returns at once, as it would not if it were awaited first).
+// Call it before starting the master.
 func (j *job) masterStep() error {
-	return j.step("master", func() error { j.stopMaster(); return nil })
+	return j.step("master", func() error {
+		j.stopped()
+		if len(j.meshes) == 0 {
+			j.stopMaster()
+		}
+		return nil
+	})
 }
 
 // stopMaster tells the master to stop and waits for its end; the end is
@@ -309,19 +321,15 @@ func (j *job) stopMaster() *masterDone {
 	return j.ended
 }
 
-// runMaster runs the job's own master on a goroutine over nodes; with wg
-// true the goroutine counts in j.wg (RunHost waits for it with the agents).
-func (j *job) runMaster(mcfg nicthread.MasterConfig, nodes nicthread.Nodes, wg bool) error {
+// runMaster runs the job's own master over nodes, on a goroutine that
+// counts in j.wg.
+func (j *job) runMaster(mcfg nicthread.MasterConfig, nodes nicthread.Nodes) error {
 	if err := j.masterStep(); err != nil {
 		return err
 	}
-	if wg {
-		j.wg.Add(1)
-	}
+	j.wg.Add(1)
 	go func() {
-		if wg {
-			defer j.wg.Done()
-		}
+		defer j.wg.Done()
 		st, err := nicthread.RunMaster(mcfg, nodes, j.stop)
 		j.master <- masterDone{st, err}
 	}()
@@ -340,7 +348,9 @@ func (j *job) joinGang(g *nicthread.Gang, name string, mcfg nicthread.MasterConf
 		return fmt.Errorf("%s: %w", j.who, err)
 	}
 	j.member = m
+	j.wg.Add(1)
 	go func() {
+		defer j.wg.Done()
 		st, err := m.Wait()
 		j.master <- masterDone{st, err}
 	}()

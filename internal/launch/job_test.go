@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/pmi"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
 
@@ -175,4 +177,62 @@ func reversed(s []string) []string {
 	r := slices.Clone(s)
 	slices.Reverse(r)
 	return r
+}
+
+// TestHostCloseReleasesWhatEachStepMade is the test above for bcsd's path
+// (RunHost, one host, over an in-process PMI server): a step that fails
+// ends RunHost with its error, a rank that cannot start ends the job; each
+// time the parts acquired are released in reverse and nothing is left.
+func TestHostCloseReleasesWhatEachStepMade(t *testing.T) {
+	cfg := configs.Default()
+	cfg.Nodes, cfg.Address = 1, "127.0.0.1"
+	want := []string{"reaper", "region 0", "mesh", "MDS", "master", "leak pipe", "ranks"}
+	steps := append(slices.Clone(want), "rank 0", "rank 1")
+	for i, step := range steps {
+		before := snapshot(t)
+		var acquired, released []string
+		failStep = func(name string) error {
+			if name == step {
+				return errInjected
+			}
+			if !strings.HasPrefix(name, "rank ") {
+				acquired = append(acquired, name)
+			}
+			return nil
+		}
+		onRelease = func(name string) { released = append(released, name) }
+		srv, err := pmi.NewServer(pmi.ServerConfig{Size: 1, JobID: "1.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, ss := net.Pipe()
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ss, 0) }()
+		c, err := pmi.NewClient(cs, pmi.V2, pmi.Identity{Rank: 0, ID: -1, JobID: "1.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := RunHost(HostJob{Ranks: 2, Program: "sleep", Args: []string{"60"}, Config: cfg, JobID: "test-host", Secret: make([]byte, 16),
+			PMI: c, Stdout: io.Discard, Stderr: io.Discard, Signals: make(chan os.Signal)})
+		failStep, onRelease = nil, nil
+		srv.Close()
+		<-served
+		if strings.HasPrefix(step, "rank") { // the ranks part, or one rank: the job ends, watched
+			if err != nil || code != 1 {
+				t.Errorf("fail at %q: RunHost gave %d, %v; want exit status 1 (a rank that could not start ends the job)", step, code, err)
+			}
+		} else if !errors.Is(err, errInjected) {
+			t.Errorf("fail at %q: RunHost gave %d, %v; want the injected failure", step, code, err)
+		}
+		wantAcq := want[:min(i, len(want))]
+		if !slices.Equal(acquired, wantAcq) {
+			t.Errorf("fail at %q: acquired %q, want %q", step, acquired, wantAcq)
+		}
+		if !slices.Equal(released, reversed(acquired)) {
+			t.Errorf("fail at %q: released %q, want %q (the acquired parts, in reverse)", step, released, reversed(acquired))
+		}
+		if left := snapshot(t).leftSince(before); len(left) > 0 {
+			t.Errorf("fail at %q: left behind:\n%s", step, strings.Join(left, "\n"))
+		}
+	}
 }

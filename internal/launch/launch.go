@@ -195,11 +195,11 @@ func Run(spec Job) (res Result, err error) {
 	j := newJob("bcsrun", "", cfg, spec.Ranks, NodeOf(spec.Ranks, cfg.Nodes, cfg.Cyclic(), cfg.PPN), stderr)
 	defer func() {
 		// The recording's files are the one part whose release can fail
-		// the job (a file that could not be written).
+		// a job that ran (a file that could not be written).
 		if cerr := j.Close(); cerr != nil {
-			fmt.Fprintln(stderr, strings.TrimPrefix(cerr.Error(), "recording: "))
+			fmt.Fprintln(stderr, cerr)
 			if res.ExitCode == 0 {
-				res.ExitCode, res.Message = 1, strings.TrimPrefix(cerr.Error(), "recording: ")
+				res.ExitCode, res.Message = 1, cerr.Error()
 			}
 		}
 	}()
@@ -211,11 +211,10 @@ func Run(spec Job) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	start, cpu0 := time.Now(), unix.ProcessCPUTime()
 	startErr := j.spawnRanks(lj.spawner(spec, prog, stdout, stderr), signalled)
 	lj.watch(&res, sigs, startErr, startSig)
 	j.endOrphans(res.ExitCode == 0)
-	lj.finish(&res, spec, stdout, start, cpu0)
+	lj.finish(&res, spec, stdout)
 	return res, nil
 }
 
@@ -264,6 +263,8 @@ type localJob struct {
 	replaySlices *replay.Slices
 	stall        *stallWatch
 	agentErrs    chan error
+	start        time.Time     // for Result.Elapsed
+	cpu0         time.Duration // for Result.RuntimeCPU
 }
 
 // create acquires, in order, the parts of a job on this machine (job.go);
@@ -293,6 +294,7 @@ func (j *job) create(spec Job, prog string, signalled func() bool) (*localJob, e
 			return lj, err
 		}
 	}
+	lj.start, lj.cpu0 = time.Now(), unix.ProcessCPUTime()
 	if err := j.openMonitor(func() (*monitor, error) { return newMonitor(spec, cfg, j.id, j.nodeOf, j.stderr) }, false); err != nil {
 		return lj, err
 	}
@@ -335,7 +337,7 @@ func (j *job) create(spec Job, prog string, signalled func() bool) (*localJob, e
 		}
 		err = j.joinGang(spec.Gang, name, mcfg, nodeSet)
 	} else {
-		err = j.runMaster(mcfg, nodeSet, false)
+		err = j.runMaster(mcfg, nodeSet)
 	}
 	if err != nil {
 		return lj, err
@@ -514,7 +516,7 @@ func (lj *localJob) watch(res *Result, sigs <-chan os.Signal, startErr error, st
 // res: it stops the master and the agents (as Close would, in Close's
 // order, reading each one's counts once it has stopped), drains the
 // output, and makes the reports (recording, replay, leaks, MDS).
-func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer, start time.Time, cpu0 time.Duration) {
+func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 	j, stderr := lj.job, lj.stderr
 	md := j.stopMaster()
 	res.Slices, res.Skipped, res.FIFO = md.st.Slices, md.st.Skipped, md.st.FIFO
@@ -524,8 +526,8 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer, start time.T
 	}
 	j.stopAgents()
 	j.drainOutput()
-	res.Elapsed = time.Since(start)
-	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
+	res.Elapsed = time.Since(lj.start)
+	res.RuntimeCPU = unix.ProcessCPUTime() - lj.cpu0
 	if j.rec != nil { // the agents have stopped: what the ranks logged after the last strobe
 		for _, n := range j.nodes {
 			if err := n.agent.DrainLogs(); err != nil && res.ExitCode == 0 {
