@@ -81,7 +81,7 @@ type HostJob struct {
 // completes when every host's ranks have ended, and node 0 then stops the
 // master, whose stop ends every agent.
 //
-// With a control connection (job.Control, control.go): a failure this host
+// With a control connection (spec.Control, control.go): a failure this host
 // judges (a rank's exit, a runtime error) goes to bcsrun, which ends the
 // job on the other hosts ('A', an abort as for a signal, silent); an error
 // that is only a consequence of another host's end (a peer's connection
@@ -93,8 +93,8 @@ type HostJob struct {
 // reaper of its ranks' orphans; and when the job fails elsewhere while this
 // host waits in the fence, it leaves the PMI conversation to the process's
 // exit.
-func RunHost(job HostJob) (code int, err error) {
-	c := job.PMI
+func RunHost(spec HostJob) (code int, err error) {
+	c := spec.PMI
 	fencing, fenceDone, fenceOK := false, false, false // the end-of-job fence (below)
 	defer func() {
 		// A fence still waiting (the job failed elsewhere) keeps the
@@ -117,24 +117,24 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}()
 	who := "bcsd"
-	if job.Host != "" {
-		who = "bcsd on " + job.Host
+	if spec.Host != "" {
+		who = "bcsd on " + spec.Host
 	}
-	sigs := job.Signals
+	sigs := spec.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 4)
 		signal.Notify(ch, TermSignals...)
 		defer signal.Stop(ch)
 		sigs = ch
 	}
-	stdout, stderr := job.Stdout, job.Stderr
+	stdout, stderr := spec.Stdout, spec.Stderr
 	if stdout == nil {
 		stdout = os.Stdout
 	}
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	cfg := job.Config
+	cfg := spec.Config
 	if err := cfg.Validate(); err != nil {
 		return 1, err
 	}
@@ -142,19 +142,19 @@ func RunHost(job HostJob) (code int, err error) {
 	if hosts != cfg.Nodes {
 		return 1, fmt.Errorf("%s: the step has %d tasks, the job's configuration %d nodes; want one bcsd per node", who, hosts, cfg.Nodes)
 	}
-	if job.Ranks < hosts || job.Ranks > 4096 {
-		return 1, fmt.Errorf("%s: --ranks %d, want %d .. 4096 (at least one per host)", who, job.Ranks, hosts)
+	if spec.Ranks < hosts || spec.Ranks > 4096 {
+		return 1, fmt.Errorf("%s: --ranks %d, want %d .. 4096 (at least one per host)", who, spec.Ranks, hosts)
 	}
-	if len(job.Secret) < 16 || job.JobID == "" {
+	if len(spec.Secret) < 16 || spec.JobID == "" {
 		return 1, fmt.Errorf("%s: no job secret or id in the environment (%s, %s): bcsd is started by bcsrun", who, VarSecret, VarJob)
 	}
-	prog, err := exec.LookPath(job.Program)
+	prog, err := exec.LookPath(spec.Program)
 	if err != nil {
-		return 1, fmt.Errorf("%s: program %q: %w", who, job.Program, err)
+		return 1, fmt.Errorf("%s: program %q: %w", who, spec.Program, err)
 	}
-	// The job's parts (job.go), released in reverse by Close on every path.
-	nodeOf := NodeOf(job.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
-	j := newJob(who, job.JobID, cfg, job.Ranks, nodeOf, stderr)
+	// The job's parts (spec.go), released in reverse by Close on every path.
+	nodeOf := NodeOf(spec.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
+	j := newJob(who, spec.JobID, cfg, spec.Ranks, nodeOf, stderr)
 	defer j.Close() // no part of a host's job fails on release
 	if err := j.becomeReaper(); err != nil {
 		return 1, err
@@ -173,7 +173,7 @@ func RunHost(job HostJob) (code int, err error) {
 	if err := j.meshStep(); err != nil {
 		return 1, err
 	}
-	listen := func() (*transport.Mesh, error) { return j.listen(net.JoinHostPort(ip, "0"), job.Secret) }
+	listen := func() (*transport.Mesh, error) { return j.listen(net.JoinHostPort(ip, "0"), spec.Secret) }
 	agentMesh, err := listen()
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
@@ -190,7 +190,7 @@ func RunHost(job HostJob) (code int, err error) {
 	if err := c.Put(kvsEndpoint+strconv.Itoa(me), agentMesh.Addr()); err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
-	if err := c.Put(kvsHost+strconv.Itoa(me), pmi.EncodeValue([]byte(job.Host))); err != nil {
+	if err := c.Put(kvsHost+strconv.Itoa(me), pmi.EncodeValue([]byte(spec.Host))); err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
 	if err := c.Fence(); err != nil {
@@ -223,13 +223,13 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}
 	// The control connection to bcsrun (control.go).
-	if job.Control != "" {
-		if ctl, err = dialControl(job.Control, job.Secret, job.JobID, me, job.Host); err != nil {
+	if spec.Control != "" {
+		if ctl, err = dialControl(spec.Control, spec.Secret, spec.JobID, me, spec.Host); err != nil {
 			return 1, fmt.Errorf("%s: %w", who, err)
 		}
 		defer ctl.close()
 	}
-	err = j.openMonitor(func() (*monitor, error) { return newHostMonitor(cfg, job.JobID, me, job.Ranks) }, true)
+	err = j.openMonitor(func() (*monitor, error) { return newHostMonitor(cfg, spec.JobID, me, spec.Ranks) }, true)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
@@ -293,8 +293,8 @@ func RunHost(job HostJob) (code int, err error) {
 	}
 
 	// Ranks.
-	j.out = &output{tag: cfg.TagOutput, host: job.Host}
-	stdin := job.Stdin
+	j.out = &output{tag: cfg.TagOutput, host: spec.Host}
+	stdin := spec.Stdin
 	var stdinR *os.File // ours, closed once rank 0 has its copy
 	if me != 0 {
 		stdin = nil
@@ -313,7 +313,7 @@ func RunHost(job HostJob) (code int, err error) {
 	if hm != nil {
 		rankMDS = hm.env(cfg)
 	}
-	sp := &spawner{who: who, prog: prog, args: job.Args, env: rankEnviron(os.Environ()), jobID: job.JobID, size: job.Ranks, cfg: cfg,
+	sp := &spawner{who: who, prog: prog, args: spec.Args, env: rankEnviron(os.Environ()), jobID: spec.JobID, size: spec.Ranks, cfg: cfg,
 		mds: rankMDS, reportW: j.reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: j.out, exits: j.exits}
 	startErr := j.spawnRanks(sp, nil)
 	if stdinR != nil { // rank 0's end of its input: a rank gone makes the writer's next write fail
@@ -452,7 +452,7 @@ func RunHost(job HostJob) (code int, err error) {
 			}
 		}
 	}
-	// The end, in Close's order (job.go), reading each part once stopped.
+	// The end, in Close's order (spec.go), reading each part once stopped.
 	j.endOrphans(code == 0)
 	j.stopped()
 	if !masterDone && code == 0 {
