@@ -152,7 +152,7 @@ func RunHost(spec HostJob) (code int, err error) {
 	if err != nil {
 		return 1, fmt.Errorf("%s: program %q: %w", who, spec.Program, err)
 	}
-	// The job's parts (spec.go), released in reverse by Close on every path.
+	// The job's parts (job.go), released in reverse by Close on every path.
 	nodeOf := NodeOf(spec.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
 	j := newJob(who, spec.JobID, cfg, spec.Ranks, nodeOf, stderr)
 	defer j.Close() // no part of a host's job fails on release
@@ -277,7 +277,7 @@ func RunHost(spec HostJob) (code int, err error) {
 	served := make(chan error, 1)
 	j.wg.Add(1)
 	go func() { defer j.wg.Done(); served <- ep.Serve() }()
-	defer j.stopped() // also on paths where this host has no master (the input feeder)
+	defer j.closeStop() // also on paths where this host has no master (the input feeder)
 	masterDone := me != 0
 	if me == 0 {
 		mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
@@ -402,7 +402,7 @@ func RunHost(spec HostJob) (code int, err error) {
 			if err != nil {
 				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
 			} else {
-				j.stopped() // node 0: the master says stop to every agent
+				j.closeStop() // node 0: the master says stop to every agent
 			}
 		case md := <-j.master:
 			j.ended, masterDone = &md, true
@@ -452,9 +452,9 @@ func RunHost(spec HostJob) (code int, err error) {
 			}
 		}
 	}
-	// The end, in Close's order (spec.go), reading each part once stopped.
+	// The end, in Close's order (job.go), reading each part once stopped.
 	j.endOrphans(code == 0)
-	j.stopped()
+	j.closeStop()
 	if !masterDone && code == 0 {
 		if err := j.stopMaster().err; err != nil {
 			code = 1

@@ -52,26 +52,26 @@ type job struct {
 	closed   bool
 	closeErr error
 
-	procs   *jobProcs // reaper
-	rec     *recording
-	mon     *monitor // Run: the job's MDS; RunHost: this host's part (nil when off)
-	nodes   []*node  // this host's nodes, in id order
-	reportR *os.File // leak pipe: ours
-	reportW *os.File // leak pipe: the ranks' (closed once they hold it)
-	leaks   chan leaksRead
-	meshes  []*transport.Mesh
-	wg      sync.WaitGroup // the goroutines serving the meshes, and the master's
-	stop    chan struct{}  // closed to stop the master
-	stopped func()
-	master  chan masterDone // the master's end, sent once
-	ended   *masterDone     // the master's end, once received
-	member  *nicthread.GangJob
-	out     *output
-	exits   chan exit
-	live    map[int]*os.Process // started ranks not yet reaped
-	spawned int                 // ranks started
-	locked  bool                // the spawning thread is locked
-	orphans bool                // the orphans were ended (finish)
+	procs     *jobProcs // reaper
+	rec       *recording
+	mon       *monitor // Run: the job's MDS; RunHost: this host's part (nil when off)
+	nodes     []*node  // this host's nodes, in id order
+	reportR   *os.File // leak pipe: ours
+	reportW   *os.File // leak pipe: the ranks' (closed once they hold it)
+	leaks     chan leaksRead
+	meshes    []*transport.Mesh
+	wg        sync.WaitGroup  // the goroutines serving the meshes, and the master's
+	stop      chan struct{}   // closed to stop the master
+	closeStop func()          // closes stop, once
+	master    chan masterDone // the master's end, sent once
+	ended     *masterDone     // the master's end, once received
+	member    *nicthread.GangJob
+	out       *output
+	exits     chan exit
+	live      map[int]*os.Process // started ranks not yet reaped
+	spawned   int                 // ranks started
+	locked    bool                // the spawning thread is locked
+	orphans   bool                // the orphans were ended (finish)
 }
 
 // part is one resource of a job and how to release it.
@@ -104,7 +104,7 @@ var (
 func newJob(who, id string, cfg configs.Config, size int, nodeOf []proto.NodeID, stderr io.Writer) *job {
 	stop := make(chan struct{})
 	return &job{who: who, id: id, cfg: cfg, size: size, nodeOf: nodeOf, stderr: stderr,
-		stop: stop, stopped: sync.OnceFunc(func() { close(stop) }), master: make(chan masterDone, 1),
+		stop: stop, closeStop: sync.OnceFunc(func() { close(stop) }), master: make(chan masterDone, 1),
 		exits: make(chan exit, size), live: map[int]*os.Process{}}
 }
 
@@ -302,7 +302,7 @@ func (j *job) stopAgents() {
 // Call it before starting the master.
 func (j *job) masterStep() error {
 	return j.step("master", func() error {
-		j.stopped()
+		j.closeStop()
 		if len(j.meshes) == 0 {
 			j.stopMaster()
 		}
@@ -313,7 +313,7 @@ func (j *job) masterStep() error {
 // stopMaster tells the master to stop and waits for its end; the end is
 // kept in j.ended. Safe more than once.
 func (j *job) stopMaster() *masterDone {
-	j.stopped()
+	j.closeStop()
 	if j.ended == nil {
 		md := <-j.master
 		j.ended = &md
