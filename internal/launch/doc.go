@@ -69,8 +69,8 @@
 //     order Close would use — reading each one's counts once it has
 //     stopped, drains the output and writes the reports.
 //   - Close releases every part acquired, in reverse order, once (a second
-//     call does nothing), and returns their errors joined; only the
-//     recording's can fail a job. It is safe after any step of create has
+//     call releases nothing and returns the first's error), and returns
+//     their errors joined; only the recording's can fail a job that ran. It is safe after any step of create has
 //     failed, or after a rank could not start: ranks still alive are killed
 //     and reaped, the master is stopped, meshes closed, regions unmapped.
 //
