@@ -3,12 +3,12 @@ package nicthread
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/plan"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
@@ -292,104 +292,23 @@ func (a *Agent) txReplay(timeout time.Duration) error {
 	return err
 }
 
-// hasher64 is FNV-1a over 64-bit words (the slice log's hashes).
-type hasher64 uint64
-
-const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
-
-func (h *hasher64) u64(x uint64) { *h = (*h ^ hasher64(x)) * fnvPrime }
-func (h *hasher64) b(x bool) {
-	if x {
-		h.u64(1)
-	} else {
-		h.u64(0)
-	}
-}
-
-// fold is the low 32 bits of a hash folded with its high ones.
-func (h hasher64) fold() uint32 { return uint32(h) ^ uint32(h>>32) }
-
-// desc hashes what of a descriptor is the program's: not its addresses
-// (heap layout differs between runs), its request slot (which slot a request
-// gets depends on the order completions were consumed) or its PostSlice (a
-// replay drains by count).
-func (h *hasher64) desc(d proto.Descriptor) {
-	h.u64(uint64(d.Kind)<<56 | uint64(d.Coll)<<48 | uint64(d.Op)<<40 | uint64(d.DType)<<32 | uint64(uint32(d.Rank)))
-	h.u64(uint64(uint32(d.Peer))<<32 | uint64(uint32(d.Tag)))
-	h.u64(d.Seq)
-	h.u64(uint64(d.CollSeq))
-	h.u64(uint64(d.Comm))
-	h.u64(d.Len)
-	h.b(d.Inline)
-	h.b(d.InPlace)
-}
+// sliceLogHash is what the slice log hashes of a plan or a descriptor: what
+// is the program's, not its addresses (heap layout differs between runs), its
+// request slots (which slot a request gets depends on the order completions
+// were consumed) or slice numbers (a replay drains by count).
+var sliceLogHash = plan.HashOptions{}
 
 // DescHash continues hash h (0: a new one) with descriptor d (the slice
 // log's per-rank hash, package internal/replay).
-func DescHash(h uint64, d proto.Descriptor) uint64 {
-	if h == 0 {
-		h = fnvOffset
-	}
-	x := hasher64(h)
-	x.desc(d)
-	return uint64(x)
-}
+func DescHash(h uint64, d proto.Descriptor) uint64 { return plan.HashDescriptor(h, d, sliceLogHash) }
 
 // Fold32 is the 32-bit form of a DescHash as the log stores it.
-func Fold32(h uint64) uint32 { return hasher64(h).fold() }
+func Fold32(h uint64) uint32 { return plan.Fold32(h) }
 
 // PlanHash hashes a plan as the slice log stores it: its matches, chunks, folds,
 // completions, writes and counts, without addresses, request slots or slice
-// numbers (see desc).
-func PlanHash(p *core.Plan) uint32 {
-	h := hasher64(fnvOffset)
-	for _, m := range p.Matches {
-		h.u64(m.Xfer)
-		h.desc(m.Send)
-		h.desc(m.Recv)
-	}
-	for _, c := range p.Chunks {
-		h.u64(c.Xfer)
-		h.u64(uint64(uint32(c.Src))<<32 | uint64(uint32(c.Dst)))
-		h.u64(uint64(uint32(c.SrcNode))<<32 | uint64(uint32(c.DstNode)))
-		h.u64(c.SendSeq)
-		h.u64(c.Off)
-		h.u64(c.Len)
-		h.u64(uint64(c.Stage))
-		h.b(c.Inline)
-		h.b(c.Last)
-		h.b(c.SrcAcc)
-		h.b(c.DstAcc)
-	}
-	for _, f := range p.Folds {
-		h.u64(uint64(uint32(f.Node))<<32 | uint64(f.Op)<<16 | uint64(f.Type)<<8 | uint64(f.Mode))
-		h.u64(f.Base)
-		h.u64(f.Stride)
-		h.u64(f.Seg)
-		h.u64(uint64(f.N))
-	}
-	for _, c := range p.Completions {
-		h.u64(uint64(uint32(c.Rank)))
-		h.u64(uint64(c.Kind)<<32 | uint64(c.Err))
-		h.u64(uint64(uint32(c.Source))<<32 | uint64(uint32(c.Tag)))
-		h.u64(c.Count)
-		h.b(c.Found)
-	}
-	for _, w := range p.Writes {
-		h.u64(uint64(uint32(w.Rank)))
-		for _, x := range w.Data {
-			h.u64(uint64(x))
-		}
-	}
-	h.u64(uint64(p.Waiting))
-	h.u64(uint64(p.Pending))
-	h.u64(uint64(p.Unexpected))
-	h.u64(uint64(p.Collectives))
-	if p.Err != nil {
-		h.u64(math.MaxUint64)
-	}
-	return h.fold()
-}
+// numbers (plan.Hash).
+func PlanHash(p *core.Plan) uint32 { return plan.Fold32(plan.Hash(p, sliceLogHash)) }
 
 // PlanEmpty reports whether a plan does nothing (an idle slice).
 func PlanEmpty(p *core.Plan) bool {

@@ -46,11 +46,12 @@ type move struct {
 	len, moved       uint64
 }
 
-// reduction is the progress of a segmented collective, a segment per slice:
+// segmented is the progress of a segmented collective, a segment per slice:
 // a reduction (segments of the vector are gathered into the fold node's
 // staging area, folded in communicator rank order, and the results sent
-// out) or a broadcast (node is the root's; no fold).
-type reduction struct {
+// out) or a broadcast (Bcast, and Allgather as one broadcast per member:
+// node is the root's, or the first member's; no fold).
+type segmented struct {
 	op         reduce.Op
 	t          reduce.Type
 	mode       reduce.Mode
@@ -71,8 +72,8 @@ type coll struct {
 	first  int // communicator rank of the first member that posted
 	moves  []move
 	left   int        // moves with bytes still to move
-	red    *reduction // nil, or &redBuf
-	redBuf reduction
+	seg    *segmented // nil, or &segBuf: the collective is segmented
+	segBuf segmented
 	done   []proto.Completion // Split: the completions it decided
 }
 
@@ -172,7 +173,7 @@ func (s *Scheduler) newColl(k collKey, ci *commInfo) *coll {
 		c.parts[i] = c.parts[i][:0]
 	}
 	*c = coll{key: k, comm: ci, heads: c.heads, parts: c.parts, first: -1, moves: c.moves[:0],
-		redBuf: reduction{block: c.redBuf.block[:0]}, done: c.done[:0]}
+		segBuf: segmented{block: c.segBuf.block[:0]}, done: c.done[:0]}
 	return c
 }
 
@@ -327,10 +328,10 @@ func (s *Scheduler) startColl(c *coll) {
 		s.split(c)
 	case proto.CollBcast:
 		t := reduce.Type(h[0].DType)
-		r := &c.redBuf
-		*r = reduction{t: t, esz: uint64(t.Size()), total: h[0].Len, node: s.nodeOf[m[root]], block: r.block[:0]}
+		r := &c.segBuf
+		*r = segmented{t: t, esz: uint64(t.Size()), total: h[0].Len, node: s.nodeOf[m[root]], block: r.block[:0]}
 		if r.total > 0 {
-			c.red = r
+			c.seg = r
 		}
 	case proto.CollGather:
 		for i := range p {
@@ -346,10 +347,10 @@ func (s *Scheduler) startColl(c *coll) {
 		}
 	case proto.CollAllgather: // p broadcasts, segmented together
 		t := reduce.Type(h[0].DType)
-		r := &c.redBuf
-		*r = reduction{t: t, esz: uint64(t.Size()), total: h[0].Len, node: s.nodeOf[m[0]], block: r.block[:0]}
+		r := &c.segBuf
+		*r = segmented{t: t, esz: uint64(t.Size()), total: h[0].Len, node: s.nodeOf[m[0]], block: r.block[:0]}
 		if r.total > 0 {
-			c.red = r
+			c.seg = r
 		}
 	case proto.CollAlltoall:
 		for i := range p {
@@ -428,8 +429,8 @@ func (s *Scheduler) startColl(c *coll) {
 		}
 	case proto.CollReduce, proto.CollAllreduce, proto.CollScan, proto.CollExscan, proto.CollReduceScatter:
 		t := reduce.Type(h[0].DType)
-		r := &c.redBuf
-		*r = reduction{op: reduce.Op(h[0].Op), t: t, esz: uint64(t.Size()), total: h[0].Len, block: r.block[:0]}
+		r := &c.segBuf
+		*r = segmented{op: reduce.Op(h[0].Op), t: t, esz: uint64(t.Size()), total: h[0].Len, block: r.block[:0]}
 		if op == proto.CollScan || op == proto.CollExscan {
 			r.mode = reduce.Prefix
 		}
@@ -454,7 +455,7 @@ func (s *Scheduler) startColl(c *coll) {
 			}
 		}
 		if r.total > 0 {
-			c.red = r
+			c.seg = r
 		}
 	default:
 		s.fail([]proto.Rank{m[0]}, "collective %s is not supported", op)
@@ -532,10 +533,10 @@ func (s *Scheduler) collChunks(p *plan.Plan) {
 		if c.left > 0 {
 			s.chunkMoves(p, c)
 		}
-		if c.red != nil && c.red.off < c.red.total {
+		if c.seg != nil && c.seg.off < c.seg.total {
 			s.chunkSegment(p, c)
 		}
-		if c.left > 0 || (c.red != nil && c.red.off < c.red.total) {
+		if c.left > 0 || (c.seg != nil && c.seg.off < c.seg.total) {
 			keep = append(keep, c)
 			continue
 		}
@@ -610,7 +611,7 @@ func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) 
 			fn(i, i-1, off, off+seg)
 		}
 	case proto.CollReduceScatter:
-		b := c.red.block
+		b := c.seg.block
 		for i := range h {
 			lo, hi := max(off, b[i]), min(off+seg, b[i+1])
 			if lo < hi {
@@ -704,7 +705,7 @@ type recipient struct {
 
 // emit lays out the segment [off, off+e.seg) of c.
 func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
-	r, m, h := c.red, c.comm.members, c.heads
+	r, m, h := c.seg, c.comm.members, c.heads
 	switch h[0].Coll {
 	case proto.CollBcast:
 		root := int(c.comm.index[h[0].Peer])
@@ -772,7 +773,7 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 // budget waits, unless the slice has not moved anything on its nodes yet, in
 // which case one element moves so that every collective progresses.
 func (s *Scheduler) chunkSegment(p *plan.Plan, c *coll) {
-	r := c.red
+	r := c.seg
 	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
 	clear(s.cnt)
 	clear(s.ccnt)

@@ -9,10 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -20,7 +18,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/pmi"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
-	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
@@ -84,7 +81,7 @@ type HostJob struct {
 // completes when every host's ranks have ended, and node 0 then stops the
 // master, whose stop ends every agent.
 //
-// With a control connection (job.Control, control.go): a failure this host
+// With a control connection (spec.Control, control.go): a failure this host
 // judges (a rank's exit, a runtime error) goes to bcsrun, which ends the
 // job on the other hosts ('A', an abort as for a signal, silent); an error
 // that is only a consequence of another host's end (a peer's connection
@@ -96,8 +93,8 @@ type HostJob struct {
 // reaper of its ranks' orphans; and when the job fails elsewhere while this
 // host waits in the fence, it leaves the PMI conversation to the process's
 // exit.
-func RunHost(job HostJob) (code int, err error) {
-	c := job.PMI
+func RunHost(spec HostJob) (code int, err error) {
+	c := spec.PMI
 	fencing, fenceDone, fenceOK := false, false, false // the end-of-job fence (below)
 	defer func() {
 		// A fence still waiting (the job failed elsewhere) keeps the
@@ -120,24 +117,24 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}()
 	who := "bcsd"
-	if job.Host != "" {
-		who = "bcsd on " + job.Host
+	if spec.Host != "" {
+		who = "bcsd on " + spec.Host
 	}
-	sigs := job.Signals
+	sigs := spec.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 4)
 		signal.Notify(ch, TermSignals...)
 		defer signal.Stop(ch)
 		sigs = ch
 	}
-	stdout, stderr := job.Stdout, job.Stderr
+	stdout, stderr := spec.Stdout, spec.Stderr
 	if stdout == nil {
 		stdout = os.Stdout
 	}
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	cfg := job.Config
+	cfg := spec.Config
 	if err := cfg.Validate(); err != nil {
 		return 1, err
 	}
@@ -145,30 +142,27 @@ func RunHost(job HostJob) (code int, err error) {
 	if hosts != cfg.Nodes {
 		return 1, fmt.Errorf("%s: the step has %d tasks, the job's configuration %d nodes; want one bcsd per node", who, hosts, cfg.Nodes)
 	}
-	if job.Ranks < hosts || job.Ranks > 4096 {
-		return 1, fmt.Errorf("%s: --ranks %d, want %d .. 4096 (at least one per host)", who, job.Ranks, hosts)
+	if spec.Ranks < hosts || spec.Ranks > 4096 {
+		return 1, fmt.Errorf("%s: --ranks %d, want %d .. 4096 (at least one per host)", who, spec.Ranks, hosts)
 	}
-	if len(job.Secret) < 16 || job.JobID == "" {
+	if len(spec.Secret) < 16 || spec.JobID == "" {
 		return 1, fmt.Errorf("%s: no job secret or id in the environment (%s, %s): bcsd is started by bcsrun", who, VarSecret, VarJob)
 	}
-	prog, err := exec.LookPath(job.Program)
+	prog, err := exec.LookPath(spec.Program)
 	if err != nil {
-		return 1, fmt.Errorf("%s: program %q: %w", who, job.Program, err)
+		return 1, fmt.Errorf("%s: program %q: %w", who, spec.Program, err)
 	}
-	if err := unix.SetChildSubreaper(); err != nil {
-		return 1, fmt.Errorf("%s: becoming the reaper of the job's processes: %w", who, err)
-	}
-	others, err := unix.Children()
-	if err != nil {
-		return 1, fmt.Errorf("%s: listing child processes: %w", who, err)
-	}
-
-	nodeOf := NodeOf(job.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
-	n, err := openNode(job.JobID, me, ranksOfNodes(nodeOf, hosts)[me], cfg, 0, who)
-	if err != nil {
+	// The job's parts (job.go), released in reverse by Close on every path.
+	nodeOf := NodeOf(spec.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
+	j := newJob(who, spec.JobID, cfg, spec.Ranks, nodeOf, stderr)
+	defer j.Close() // no part of a host's job fails on release
+	if err := j.becomeReaper(); err != nil {
 		return 1, err
 	}
-	defer n.close()
+	if err := j.openNodes([]int{me}, ranksOfNodes(nodeOf, hosts), 0, false, func() bool { return false }); err != nil {
+		return 1, err
+	}
+	n := j.nodes[0]
 
 	// The meshes: this node's agent (endpoint me+1), and on node 0 the
 	// master's (endpoint 0).
@@ -176,21 +170,10 @@ func RunHost(job HostJob) (code int, err error) {
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
-	var meshes []*transport.Mesh
-	var wg sync.WaitGroup // the agent's and the master's goroutines
-	defer func() {
-		for _, m := range meshes {
-			m.Close()
-		}
-		wg.Wait()
-	}()
-	listen := func() (*transport.Mesh, error) {
-		m, err := transport.Listen(net.JoinHostPort(ip, "0"), job.Secret)
-		if err == nil {
-			meshes = append(meshes, m)
-		}
-		return m, err
+	if err := j.meshStep(); err != nil {
+		return 1, err
 	}
+	listen := func() (*transport.Mesh, error) { return j.listen(net.JoinHostPort(ip, "0"), spec.Secret) }
 	agentMesh, err := listen()
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
@@ -207,7 +190,7 @@ func RunHost(job HostJob) (code int, err error) {
 	if err := c.Put(kvsEndpoint+strconv.Itoa(me), agentMesh.Addr()); err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
-	if err := c.Put(kvsHost+strconv.Itoa(me), pmi.EncodeValue([]byte(job.Host))); err != nil {
+	if err := c.Put(kvsHost+strconv.Itoa(me), pmi.EncodeValue([]byte(spec.Host))); err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
 	if err := c.Fence(); err != nil {
@@ -240,17 +223,17 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}
 	// The control connection to bcsrun (control.go).
-	if job.Control != "" {
-		if ctl, err = dialControl(job.Control, job.Secret, job.JobID, me, job.Host); err != nil {
+	if spec.Control != "" {
+		if ctl, err = dialControl(spec.Control, spec.Secret, spec.JobID, me, spec.Host); err != nil {
 			return 1, fmt.Errorf("%s: %w", who, err)
 		}
 		defer ctl.close()
 	}
-	hm, err := newHostMonitor(cfg, job.JobID, me, job.Ranks)
+	err = j.openMonitor(func() (*monitor, error) { return newHostMonitor(cfg, spec.JobID, me, spec.Ranks) }, true)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
-	defer hm.removeDir()
+	hm := j.mon
 	if hm != nil && ctl == nil {
 		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
 	}
@@ -286,56 +269,32 @@ func RunHost(job HostJob) (code int, err error) {
 		remote = nicthread.NewRemoteNodes(masterMesh, hosts, cfg.NodeTimeout, cfg.TXTimeout)
 		go func() { startErrs <- masterMesh.Start(0, addrs, remote.Handler, remote.Direct()) }()
 	}
-	for range meshes {
+	for range j.meshes {
 		if err := <-startErrs; err != nil {
 			return 1, fmt.Errorf("%s: %w", who, err)
 		}
 	}
 	served := make(chan error, 1)
-	wg.Add(1)
-	go func() { defer wg.Done(); served <- ep.Serve() }()
-	stop := make(chan struct{})
-	stopOnce := sync.OnceFunc(func() { close(stop) })
-	defer stopOnce()
-	masterCh := make(chan error, 1)
+	j.wg.Add(1)
+	go func() { defer j.wg.Done(); served <- ep.Serve() }()
+	defer j.closeStop() // also on paths where this host has no master (the input feeder)
 	masterDone := me != 0
-	var masterSt nicthread.MasterStats // written before masterCh's send
 	if me == 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st, err := nicthread.RunMaster(nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
-				OnSlice: onSlice, OnDEM: onDEM}, remote, stop)
-			masterSt = st
-			masterCh <- err
-		}()
+		mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
+			OnSlice: onSlice, OnDEM: onDEM}
+		if err := j.runMaster(mcfg, remote); err != nil {
+			return 1, err
+		}
 	}
 
 	// The leak report pipe, for this host's ranks.
-	var reportR, reportW *os.File
-	reportCh := make(chan []rankLeak, 1)
-	dropped := 0
-	if cfg.LeakCheck != "off" {
-		if reportR, reportW, err = os.Pipe(); err != nil {
-			return 1, fmt.Errorf("%s: leak report pipe: %w", who, err)
-		}
-		defer reportR.Close()
-		defer reportW.Close()
-		go func() {
-			l, d := readLeaks(reportR, job.Ranks)
-			dropped = d
-			reportCh <- l
-		}()
+	if err := j.openLeakPipe(); err != nil {
+		return 1, err
 	}
 
 	// Ranks.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	exits := make(chan exit, len(n.ranks))
-	procs := map[int]*os.Process{}
-	out := &output{tag: cfg.TagOutput, host: job.Host}
-	notJob := pidSet(others)
-	stdin := job.Stdin
+	j.out = &output{tag: cfg.TagOutput, host: spec.Host}
+	stdin := spec.Stdin
 	var stdinR *os.File // ours, closed once rank 0 has its copy
 	if me != 0 {
 		stdin = nil
@@ -346,7 +305,7 @@ func RunHost(job HostJob) (code int, err error) {
 			return 1, fmt.Errorf("%s: rank 0's input pipe: %w", who, err)
 		}
 		defer r.Close()
-		go ctl.feedInput(w, stop)
+		go ctl.feedInput(w, j.stop)
 		stdin = r
 		stdinR = r
 	}
@@ -354,22 +313,9 @@ func RunHost(job HostJob) (code int, err error) {
 	if hm != nil {
 		rankMDS = hm.env(cfg)
 	}
-	sp := &spawner{who: who, prog: prog, args: job.Args, env: rankEnviron(os.Environ()), jobID: job.JobID, size: job.Ranks, cfg: cfg,
-		mds: rankMDS, reportW: reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
-	var startErr error
-	for li, r := range n.ranks {
-		cmd, err := sp.start(n, li, r)
-		if err != nil {
-			startErr = err
-			break
-		}
-		procs[r] = cmd.Process
-		notJob[cmd.Process.Pid] = true
-		n.agent.Spawned(proto.Rank(r), cmd.Process.Pid)
-	}
-	if reportW != nil {
-		reportW.Close()
-	}
+	sp := &spawner{who: who, prog: prog, args: spec.Args, env: rankEnviron(os.Environ()), jobID: spec.JobID, size: spec.Ranks, cfg: cfg,
+		mds: rankMDS, reportW: j.reportW, stdin: stdin, stdout: stdout, stderr: stderr, out: j.out, exits: j.exits}
+	startErr := j.spawnRanks(sp, nil)
 	if stdinR != nil { // rank 0's end of its input: a rank gone makes the writer's next write fail
 		stdinR.Close()
 	}
@@ -391,9 +337,7 @@ func RunHost(job HostJob) (code int, err error) {
 			}
 		}
 		n.agent.Abort()
-		for _, p := range procs {
-			p.Signal(syscall.SIGTERM)
-		}
+		j.signalRanks(syscall.SIGTERM)
 		killTimer = time.After(2 * time.Second)
 	}
 	// abortAfter aborts with msg; a consequence of another host's end
@@ -430,8 +374,8 @@ func RunHost(job HostJob) (code int, err error) {
 	// signals and rank exits are still watched meanwhile.
 	var agentErr error
 	agentPending := false
-	for len(procs) > 0 || !aborting && (!agentDone || agentPending || quietTimer != nil) {
-		if len(procs) == 0 && !aborting && !fencing {
+	for len(j.live) > 0 || !aborting && (!agentDone || agentPending || quietTimer != nil) {
+		if len(j.live) == 0 && !aborting && !fencing {
 			// Every local rank ended well: wait, serving the agent, for every
 			// other host's (the fence completes when all bcsds entered it).
 			fencing = true
@@ -444,10 +388,9 @@ func RunHost(job HostJob) (code int, err error) {
 			}
 		case <-reapTimer:
 			reapTimer = nil
-			reapZombies(notJob)
-		case e := <-exits:
-			delete(procs, e.rank)
-			n.agent.RankExited(proto.Rank(e.rank))
+			reapJobZombies(j.procs)
+		case e := <-j.exits:
+			j.reaped(e)
 			if aborting {
 				continue
 			}
@@ -459,13 +402,14 @@ func RunHost(job HostJob) (code int, err error) {
 			if err != nil {
 				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
 			} else {
-				stopOnce() // node 0: the master says stop to every agent
+				j.closeStop() // node 0: the master says stop to every agent
 			}
-		case err := <-masterCh:
-			masterDone = true
+		case md := <-j.master:
+			j.ended, masterDone = &md, true
+			err := md.err
 			if err != nil {
 				abortAfter(describe(err), peerGone(err))
-			} else if !aborting && len(procs) > 0 {
+			} else if !aborting && len(j.live) > 0 {
 				abort(1, who+": the master stopped before the ranks finished")
 			}
 		case err := <-served:
@@ -480,7 +424,7 @@ func RunHost(job HostJob) (code int, err error) {
 			secondary = true
 			abort(1, quietMsg)
 		case <-killTimer:
-			for _, p := range procs {
+			for _, p := range j.live {
 				p.Kill()
 			}
 		}
@@ -492,7 +436,7 @@ func RunHost(job HostJob) (code int, err error) {
 				// error is the teardown at the end (another host closed
 				// its connections just after the master's stop, and the
 				// agent saw that before the stop). Wait for the fence.
-			case (err == nil || fenceOK) && !masterDone && len(procs) > 0:
+			case (err == nil || fenceOK) && !masterDone && len(j.live) > 0:
 				// Node 0: the master stops every agent, ours included,
 				// when it fails; its error (about to come) says why.
 			default:
@@ -502,34 +446,27 @@ func RunHost(job HostJob) (code int, err error) {
 				}
 				if err != nil {
 					abortAfter(describe(err), peerGone(err))
-				} else if len(procs) > 0 {
+				} else if len(j.live) > 0 {
 					abortAfter(who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)", true)
 				}
 			}
 		}
 	}
-	if k, err := endOrphans(pidSet(others)); err != nil {
-		fmt.Fprintf(stderr, "%s: warning: ending the processes the ranks left behind: %v\n", who, err)
-	} else if k > 0 && code == 0 {
-		fmt.Fprintf(stderr, "%s: ended %d process(es) that the ranks left running\n", who, k)
-	}
-	stopOnce()
+	// The end, in Close's order (job.go), reading each part once stopped.
+	j.endOrphans(code == 0)
+	j.closeStop()
 	if !masterDone && code == 0 {
-		if err := <-masterCh; err != nil {
+		if err := j.stopMaster().err; err != nil {
 			code = 1
 			fmt.Fprintf(stderr, "%s: %v\n", who, err)
 		}
 	}
-	for _, m := range meshes {
-		m.Close()
-	}
-	wg.Wait()
-	if held := out.drain(drainWait); len(held) > 0 {
-		fmt.Fprintf(stderr, "%s: warning: the output of rank(s) %v is still held open by a process outside the job; stopped reading it\n", who, held)
-	}
-	if reportR != nil {
-		reportR.SetReadDeadline(time.Now().Add(time.Second))
-		leaks := <-reportCh
+	j.stopAgents()
+	j.drainOutput()
+	if j.reportR != nil {
+		j.reportR.SetReadDeadline(time.Now().Add(time.Second))
+		got := <-j.leaks
+		leaks, dropped := got.leaks, got.dropped
 		if code == 0 {
 			var lost []proto.Descriptor
 			if me == 0 {
@@ -556,8 +493,9 @@ func RunHost(job HostJob) (code int, err error) {
 		}
 	}
 	if ctl != nil {
-		if me == 0 { // the master's goroutine has ended (wg.Wait above)
-			ctl.sendJSON('S', hostStats{Slices: masterSt.Slices, Skipped: masterSt.Skipped, FIFO: masterSt.FIFO})
+		if me == 0 { // the master's goroutine has ended (stopAgents above)
+			st := j.stopMaster().st
+			ctl.sendJSON('S', hostStats{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO})
 		}
 		if err := ctl.ship(hm, me, code); err != nil {
 			fmt.Fprintf(stderr, "%s: warning: sending this host's end to bcsrun: %v\n", who, err)

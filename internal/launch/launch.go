@@ -1,105 +1,16 @@
-// Package launch runs one job: it creates a shared-memory region and an
-// agent per node, starts the master, spawns the rank processes, forwards
-// their output, watches them, and tears everything down on every path
-// (normal end, a failing rank, a runtime error, SIGINT, SIGTERM or SIGHUP,
-// at any moment from the start).
-//
-// Two launchers share what one node needs (node.go: the region, the agent
-// and its mesh endpoint, rank spawning with the jobenv contract, judging a
-// rank's exit):
-//
-//   - Run, the embedded launcher: every node is a logical node of this
-//     process (over loopback TCP when there are several), and so is the
-//     master.
-//   - Across hosts under Slurm (slurm.go, host.go): RunSlurm, in bcsrun,
-//     starts one bcsd per host of the allocation with srun --mpi=pmi2, and
-//     RunHost, in each bcsd, runs that host's node. The bcsds exchange their
-//     endpoints through the PMI key/value space (put, fence, get) and build
-//     the authenticated mesh on the address key's interface; the job's
-//     secret comes in the environment, never on a command line.
-//   - Across hosts over ssh (ssh.go): RunSSH starts one bcsd per host with
-//     ssh and is itself the PMI server they meet at; the secret comes on
-//     ssh's standard input. Each bcsd runs RunHost as under Slurm.
-//
-// Where the master runs across hosts: in node 0's bcsd, not in bcsrun. The
-// strobe is the job's heartbeat, a round trip to every node each slice: it
-// belongs on the compute hosts' network, one hop from every agent, not on the
-// host where the user typed salloc (a login node that may not even be
-// reachable from the compute hosts, and is loaded by other users). It also
-// ties the master's life to the Slurm step, which Slurm ends and cleans up
-// as a whole; bcsrun is then only srun's caller, and its death ends the
-// step without leaving a master behind.
-//
-// Job end across hosts: a bcsd whose ranks all ended well enters a second
-// PMI fence; it completes when every host's ranks have, and node 0 then
-// stops the master, whose stop ends every agent. Each bcsd keeps a control
-// connection to bcsrun (control.go). A bcsd that judges a rank's exit a
-// failure prints the job message (naming the rank and its host) and sends
-// it to bcsrun, which ends the job on every other host; bcsrun exits with
-// the failing rank's status, not its launcher's. Each bcsd then sends its
-// MDS files (hostmds.go) and exits when bcsrun has every host's part; a
-// host that died is named in the job's MDS directory as missing. Each
-// bcsd, like Run, is the reaper of its ranks' orphans.
-//
-// Ownership: Run owns every resource it creates — regions (anonymous memfd
-// files with no name in any file system, inherited by the ranks as fd 3, so
-// nothing is left behind whatever kills bcsrun, SIGKILL included), transport
-// listeners and connections, child processes, and goroutines; all are
-// released before Run returns.
-//
-// Processes: ranks are started with PDEATHSIG=SIGKILL from a locked thread, so
-// they die with bcsrun. The calling process becomes a child subreaper
-// (PR_SET_CHILD_SUBREAPER, for the rest of its life), so every process a rank
-// starts and leaves behind is re-parented to it; when the last rank has ended,
-// Run kills (SIGKILL) and reaps every remaining child: no process a rank
-// started outlives the job. (If bcsrun itself is killed with SIGKILL, the
-// ranks die but such grandchildren cannot be reached.) Orphans that exit
-// during the job are reaped on SIGCHLD.
-//
-// Gangs (gang.go): with Job.Gang set, Run joins that gang master instead of
-// starting its own, and several Runs may share it concurrently in one
-// process; each job's ranks form a process group per node, stopped and
-// continued at the strobe when the gang switches jobs, and each Run reaps
-// and ends only its own processes (reap.go's registry).
-//
-// Input and output: rank 0 reads Job.Stdin (across hosts: through srun, or
-// over ssh through node 0's control connection), the other ranks /dev/null. Output
-// goes straight to Job.Stdout/Stderr when they are files; otherwise, and with
-// TagOutput, through pipes read by Run, with no limit on a line's length.
-// The job ends when its ranks end: Run does not wait for a process outside
-// the job that still holds an output pipe open (it reads what the pipe holds,
-// for at most drainWait, then closes it).
-//
-// At the end of a job that otherwise succeeded, Run prints one report of what
-// was not released (leak.go): the ranks' parts, which they write to the
-// report pipe (fd 4) at MPI_Finalize, and the messages no receive matched. The
-// leak_check key makes it a warning, an error that fails the job, or nothing.
-//
-// Fault injection (fault.go, nofault.go): the agents' links carry no fault
-// logic in production. A build with the bcsfault tag (go build -tags
-// bcsfault), which is how cmd/bcsrun's end-to-end tests build bcsrun and bcsd
-// in their TestMain, reads BCS_FAULT_STALL_NODE=node@slice and wraps that
-// node's transport.Link with transporttest.Stall: its agent stops answering
-// the master from that slice on, so the tests see a silent node end to end. A
-// normal build ignores the variable and does not link transporttest (a test
-// checks both with go list -deps). Why a tag rather than an environment
-// switch alone: the tests run the real binaries, so the hook must be compiled
-// into some build of them; the tag keeps it out of the one users run, and the
-// variable, read only in that build, still picks the node and slice per test.
 package launch
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -240,8 +151,11 @@ func Nodes(ranks, avail, ppn int) (int, error) {
 // processes of other jobs that Run runs concurrently in the same process
 // (the registry, reap.go): call it from a process that starts no other
 // children meanwhile, as bcsrun and bcsd do.
-func Run(job Job) (res Result, err error) {
-	sigs := job.Signals
+//
+// Run is the job type's lifecycle (job.go): create the job's parts, start
+// its ranks, watch them, finish (the result), Close.
+func Run(spec Job) (res Result, err error) {
+	sigs := spec.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 4)
 		signal.Notify(ch, TermSignals...)
@@ -258,38 +172,12 @@ func Run(job Job) (res Result, err error) {
 		}
 		return startSig != nil
 	}
-	cfg := job.Config
-	if err := cfg.Validate(); err != nil {
+	cfg, prog, err := checkJob(spec)
+	res.BytesPerSliceMax = cfg.BytesPerSliceMax
+	if err != nil {
 		return res, err
 	}
-	if cfg.BytesPerSliceMax == 0 { // auto: once for the job, the same for every node
-		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
-	}
-	res.BytesPerSliceMax = cfg.BytesPerSliceMax
-	if job.Ranks < 1 || job.Ranks > 4096 {
-		return res, fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", job.Ranks)
-	}
-	if cfg.PPN > 0 {
-		n, err := Nodes(job.Ranks, 64, cfg.PPN)
-		if err != nil {
-			return res, err
-		}
-		if cfg.Nodes > 1 && cfg.Nodes != n {
-			return res, fmt.Errorf("bcsrun: --nodes %d and --ppn %d disagree: %d ranks at %d per node need %d nodes", cfg.Nodes, cfg.PPN, job.Ranks, cfg.PPN, n)
-		}
-		cfg.Nodes = n
-	}
-	if cfg.Nodes > job.Ranks {
-		return res, fmt.Errorf("bcsrun: --nodes %d is more than the %d ranks; want 1 .. %d", cfg.Nodes, job.Ranks, job.Ranks)
-	}
-	prog, err := exec.LookPath(job.Program)
-	if err != nil {
-		return res, fmt.Errorf("bcsrun: program %q: %w", job.Program, err)
-	}
-	if job.Record != "" && job.Replay != "" {
-		return res, fmt.Errorf("bcsrun: --record %s and --replay %s: a job is recorded or replayed, not both", job.Record, job.Replay)
-	}
-	stdout, stderr := job.Stdout, job.Stderr
+	stdout, stderr := spec.Stdout, spec.Stderr
 	if stdout == nil {
 		stdout = os.Stdout
 	}
@@ -304,279 +192,261 @@ func Run(job Job) (res Result, err error) {
 	if signalled() {
 		return sigResult(startSig), nil
 	}
-	if err := unix.SetChildSubreaper(); err != nil {
-		return res, fmt.Errorf("bcsrun: becoming the reaper of the job's processes: %w", err)
-	}
-	others, err := unix.Children() // the caller's own children are not the job's
-	if err != nil {
-		return res, fmt.Errorf("bcsrun: listing child processes: %w", err)
-	}
-	jp := register(others)
-	defer jp.unregister()
-	var idb [6]byte
-	rand.Read(idb[:])
-	res.JobID = strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(idb[:])
-	var rec *recording
-	var replayDir string
-	var replaySlices *replay.Slices
-	if job.Replay != "" {
-		var diffs []string
-		if replayDir, diffs, replaySlices, err = checkReplay(job, prog); err != nil {
-			return res, err
-		}
-		for _, d := range diffs {
-			fmt.Fprintf(stderr, "bcsrun: warning: replaying %s: %s; the ranks check every logged call against the recording\n", job.Replay, d)
-		}
-	}
-	if job.Record != "" {
-		if rec, err = startRecording(job, prog, res.JobID); err != nil {
-			return res, err
-		}
-		defer func() {
-			if cerr := rec.close(); cerr != nil {
-				fmt.Fprintln(stderr, cerr)
-				if res.ExitCode == 0 {
-					res.ExitCode, res.Message = 1, cerr.Error()
-				}
+	j := newJob("bcsrun", "", cfg, spec.Ranks, NodeOf(spec.Ranks, cfg.Nodes, cfg.Cyclic(), cfg.PPN), stderr)
+	defer func() {
+		// The recording's files are the one part whose release can fail
+		// a job that ran (a file that could not be written).
+		if cerr := j.Close(); cerr != nil {
+			fmt.Fprintln(stderr, cerr)
+			if res.ExitCode == 0 {
+				res.ExitCode, res.Message = 1, cerr.Error()
 			}
-		}()
+		}
+	}()
+	lj, err := j.create(spec, prog, signalled)
+	res.JobID = j.id
+	if errors.Is(err, errSignalled) {
+		return sigResult(startSig), nil
 	}
-	start := time.Now()
-	cpu0 := unix.ProcessCPUTime()
-
-	// Regions and agents.
-	nodeOf := NodeOf(job.Ranks, cfg.Nodes, cfg.Cyclic(), cfg.PPN)
-	mon, err := newMonitor(job, cfg, res.JobID, nodeOf, stderr)
 	if err != nil {
 		return res, err
 	}
-	defer mon.close()
-	onSlice := job.OnSlice
-	if mon.global != nil {
+	startErr := j.spawnRanks(lj.spawner(spec, prog, stdout, stderr), signalled)
+	lj.watch(&res, sigs, startErr, startSig)
+	j.endOrphans(res.ExitCode == 0)
+	lj.finish(&res, spec, stdout)
+	return res, nil
+}
+
+// checkJob validates a job for Run: the configuration with the byte budget
+// resolved (auto) and the nodes chosen (ppn), and the program's path.
+func checkJob(spec Job) (configs.Config, string, error) {
+	cfg := spec.Config
+	if err := cfg.Validate(); err != nil {
+		return configs.Config{}, "", err
+	}
+	if cfg.BytesPerSliceMax == 0 { // auto: once for the job, the same for every node
+		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
+	}
+	if spec.Ranks < 1 || spec.Ranks > 4096 {
+		return cfg, "", fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", spec.Ranks)
+	}
+	if cfg.PPN > 0 {
+		n, err := Nodes(spec.Ranks, 64, cfg.PPN)
+		if err != nil {
+			return cfg, "", err
+		}
+		if cfg.Nodes > 1 && cfg.Nodes != n {
+			return cfg, "", fmt.Errorf("bcsrun: --nodes %d and --ppn %d disagree: %d ranks at %d per node need %d nodes", cfg.Nodes, cfg.PPN, spec.Ranks, cfg.PPN, n)
+		}
+		cfg.Nodes = n
+	}
+	if cfg.Nodes > spec.Ranks {
+		return cfg, "", fmt.Errorf("bcsrun: --nodes %d is more than the %d ranks; want 1 .. %d", cfg.Nodes, spec.Ranks, spec.Ranks)
+	}
+	prog, err := exec.LookPath(spec.Program)
+	if err != nil {
+		return cfg, "", fmt.Errorf("bcsrun: program %q: %w", spec.Program, err)
+	}
+	if spec.Record != "" && spec.Replay != "" {
+		return cfg, "", fmt.Errorf("bcsrun: --record %s and --replay %s: a job is recorded or replayed, not both", spec.Record, spec.Replay)
+	}
+	return cfg, prog, nil
+}
+
+// localJob is what Run keeps beside its job: the replayed recording, the
+// stall watch, and the job's agents (over loopback when there are several
+// nodes).
+type localJob struct {
+	*job
+	replayDir    string
+	replaySlices *replay.Slices
+	stall        *stallWatch
+	agentErrs    chan error
+	start        time.Time     // for Result.Elapsed
+	cpu0         time.Duration // for Result.RuntimeCPU
+}
+
+// create acquires, in order, the parts of a job on this machine (job.go);
+// on error the caller's Close releases what was acquired. signalled stops
+// it, with errSignalled, before each region.
+func (j *job) create(spec Job, prog string, signalled func() bool) (*localJob, error) {
+	lj := &localJob{job: j, agentErrs: make(chan error, j.cfg.Nodes)}
+	cfg := j.cfg
+	if err := j.becomeReaper(); err != nil {
+		return lj, err
+	}
+	var idb [6]byte
+	rand.Read(idb[:])
+	j.id = strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(idb[:])
+	if spec.Replay != "" {
+		var diffs []string
+		var err error
+		if lj.replayDir, diffs, lj.replaySlices, err = checkReplay(spec, prog); err != nil {
+			return lj, err
+		}
+		for _, d := range diffs {
+			fmt.Fprintf(j.stderr, "bcsrun: warning: replaying %s: %s; the ranks check every logged call against the recording\n", spec.Replay, d)
+		}
+	}
+	if spec.Record != "" {
+		if err := j.startRecording(spec, prog); err != nil {
+			return lj, err
+		}
+	}
+	lj.start, lj.cpu0 = time.Now(), unix.ProcessCPUTime()
+	if err := j.openMonitor(func() (*monitor, error) { return newMonitor(spec, cfg, j.id, j.nodeOf, j.stderr) }, false); err != nil {
+		return lj, err
+	}
+	logBytes := 0
+	if j.rec != nil {
+		logBytes = logRingBytes
+	}
+	ids := make([]int, cfg.Nodes)
+	for i := range ids {
+		ids[i] = i
+	}
+	if err := j.openNodes(ids, ranksOfNodes(j.nodeOf, cfg.Nodes), logBytes, spec.Gang != nil, signalled); err != nil {
+		return lj, err
+	}
+	if err := j.openLeakPipe(); err != nil {
+		return lj, err
+	}
+	nodeSet, err := lj.startAgents(spec)
+	if err != nil {
+		return lj, err
+	}
+	onSlice := spec.OnSlice
+	if j.mon.global != nil {
 		onSlice = func(r *strobe.SliceRecord) {
-			mon.onSlice(r)
-			if job.OnSlice != nil {
-				job.OnSlice(r)
+			j.mon.onSlice(r)
+			if spec.OnSlice != nil {
+				spec.OnSlice(r)
 			}
 		}
 	}
+	var onDEM func([]proto.Descriptor)
+	if j.mon.msgs != nil {
+		onDEM = j.mon.onDEM
+	}
+	mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: cfg.Nodes, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout, OnSlice: onSlice, OnDEM: onDEM}
+	if spec.Gang != nil {
+		name := spec.GangName
+		if name == "" {
+			name = j.id
+		}
+		err = j.joinGang(spec.Gang, name, mcfg, nodeSet)
+	} else {
+		err = j.runMaster(mcfg, nodeSet)
+	}
+	if err != nil {
+		return lj, err
+	}
+	lj.stall = newStallWatch(cfg.NodeTimeout, cfg.TXTimeout, time.Now())
+	return lj, j.watchStalls(lj.stall)
+}
+
+// startAgents makes every node's agent: in this process with one node, else
+// each behind its own loopback mesh endpoint (and the master behind
+// endpoint 0), serving on its own goroutine. It returns the master's view
+// of the nodes.
+func (lj *localJob) startAgents(spec Job) (nicthread.Nodes, error) {
+	j, cfg := lj.job, lj.cfg
 	agentHook := func(n int) func(*nicthread.SliceStats) {
-		h := mon.agentHook(n)
+		h := j.mon.agentHook(n)
 		switch {
 		case h == nil:
-			return job.OnAgentSlice
-		case job.OnAgentSlice == nil:
+			return spec.OnAgentSlice
+		case spec.OnAgentSlice == nil:
 			return h
 		}
-		return func(s *nicthread.SliceStats) { h(s); job.OnAgentSlice(s) }
+		return func(s *nicthread.SliceStats) { h(s); spec.OnAgentSlice(s) }
 	}
-	var onDEM func([]proto.Descriptor)
 	var onPlan func(*core.Plan)
-	if mon.msgs != nil {
-		onDEM, onPlan = mon.onDEM, mon.onPlan
+	if j.mon.msgs != nil {
+		onPlan = j.mon.onPlan
 	}
-	rankLists := ranksOfNodes(nodeOf, cfg.Nodes)
-	nodes := make([]*node, 0, cfg.Nodes)
-	defer func() {
-		for _, n := range nodes {
-			n.close()
-		}
-	}()
-	for i := range cfg.Nodes {
-		if signalled() {
-			return sigResult(startSig), nil
-		}
-		logBytes := 0
-		if rec != nil {
-			logBytes = logRingBytes
-		}
-		n, err := openNode(res.JobID, i, rankLists[i], cfg, logBytes, "bcsrun")
-		if err != nil {
-			return res, err
-		}
-		if job.Gang != nil {
-			n.group = newGroup()
-		}
-		nodes = append(nodes, n)
-	}
-
-	// The leak report pipe: every rank inherits the write end as fd 4.
-	var reportW *os.File
-	type leaksRead struct {
-		leaks   []rankLeak
-		dropped int
-	}
-	var reportR *os.File
-	reportCh := make(chan leaksRead, 1)
-	if cfg.LeakCheck != "off" {
-		if reportR, reportW, err = os.Pipe(); err != nil {
-			return res, fmt.Errorf("bcsrun: leak report pipe: %w", err)
-		}
-		defer reportR.Close()
-		defer reportW.Close()
-		go func() {
-			l, d := readLeaks(reportR, job.Ranks)
-			reportCh <- leaksRead{l, d}
-		}()
-	}
-
-	// Master and agents.
-	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
+	onWarn := func(msg string) { fmt.Fprintf(j.stderr, "bcsmpi: %s\n", msg) }
 	var onLog func(proto.Rank, []byte)
-	if rec != nil {
-		onLog = rec.onLog
+	if j.rec != nil {
+		onLog = j.rec.onLog
 	}
-	stop := make(chan struct{})
-	var nodeSet nicthread.Nodes
-	var wg sync.WaitGroup
-	agentErrs := make(chan error, cfg.Nodes)
-	var meshes []*transport.Mesh
-	defer func() {
-		for _, m := range meshes {
-			m.Close()
-		}
-	}()
-	if cfg.Nodes == 1 {
-		n := nodes[0]
-		ac := n.agentConfig(cfg, nodeOf)
-		ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(0), onPlan, onWarn, onLog
+	config := func(i int, n *node) nicthread.AgentConfig {
+		ac := n.agentConfig(cfg, j.nodeOf)
+		ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(i), onPlanIf(i == 0, onPlan), onWarn, onLog
 		if n.group != nil {
 			ac.OnRun = n.group.onRun
 		}
-		agentHooks(&ac, 0, rec, replaySlices)
-		n.agent = nicthread.NewAgent(ac)
-		nodeSet = &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}
-	} else {
-		addrs := make([]string, cfg.Nodes+1)
-		secret := transport.NewSecret()
-		for i := range addrs {
-			m, err := transport.Listen("127.0.0.1:0", secret)
-			if err != nil {
-				return res, err
-			}
-			meshes = append(meshes, m)
-			addrs[i] = m.Addr()
-		}
-		remote := nicthread.NewRemoteNodes(meshes[0], cfg.Nodes, cfg.NodeTimeout, cfg.TXTimeout)
-		handlers := []transport.Handler{remote.Handler}
-		direct := [][]bool{remote.Direct()}
-		var eps []*nicthread.AgentEndpoint
-		for i, n := range nodes {
-			ac := n.agentConfig(cfg, nodeOf)
-			ac.OnSlice, ac.OnPlan, ac.OnWarn, ac.OnLog = agentHook(i), onPlanIf(i == 0, onPlan), onWarn, onLog
-			if n.group != nil {
-				ac.OnRun = n.group.onRun
-			}
-			agentHooks(&ac, i, rec, replaySlices)
-			ep := n.remoteAgent(ac, meshes[i+1], cfg.TXTimeout)
-			eps = append(eps, ep)
-			handlers = append(handlers, ep.Handler)
-			direct = append(direct, ep.Direct())
-		}
-		startErrs := make(chan error, len(meshes))
-		for i, m := range meshes {
-			go func() { startErrs <- m.Start(i, addrs, handlers[i], direct[i]) }()
-		}
-		for range meshes {
-			if err := <-startErrs; err != nil {
-				return res, err
-			}
-		}
-		for _, ep := range eps {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := ep.Serve(); err != nil {
-					agentErrs <- err
-				}
-			}()
-		}
-		nodeSet = remote
+		agentHooks(&ac, i, j.rec, lj.replaySlices)
+		return ac
 	}
-	type masterDone struct {
-		st  nicthread.MasterStats
-		err error
+	if cfg.Nodes == 1 {
+		n := j.nodes[0]
+		n.agent = nicthread.NewAgent(config(0, n))
+		return &nicthread.LocalNodes{Agents: []*nicthread.Agent{n.agent}, TXTimeout: cfg.TXTimeout}, nil
 	}
-	masterCh := make(chan masterDone, 1)
-	mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: cfg.Nodes, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout, OnSlice: onSlice, OnDEM: onDEM}
-	var member *nicthread.GangJob
-	if job.Gang != nil {
-		// Refused (a full gang, another timeslice) before any rank starts.
-		name := job.GangName
-		if name == "" {
-			name = res.JobID
+	if err := j.meshStep(); err != nil {
+		return nil, err
+	}
+	addrs := make([]string, cfg.Nodes+1)
+	secret := transport.NewSecret()
+	for i := range addrs {
+		m, err := j.listen("127.0.0.1:0", secret)
+		if err != nil {
+			return nil, err
 		}
-		if member, err = job.Gang.Join(name, mcfg, nodeSet, stop); err != nil {
-			return res, fmt.Errorf("bcsrun: %w", err)
+		addrs[i] = m.Addr()
+	}
+	remote := nicthread.NewRemoteNodes(j.meshes[0], cfg.Nodes, cfg.NodeTimeout, cfg.TXTimeout)
+	handlers := []transport.Handler{remote.Handler}
+	direct := [][]bool{remote.Direct()}
+	var eps []*nicthread.AgentEndpoint
+	for i, n := range j.nodes {
+		ep := n.remoteAgent(config(i, n), j.meshes[i+1], cfg.TXTimeout)
+		eps = append(eps, ep)
+		handlers = append(handlers, ep.Handler)
+		direct = append(direct, ep.Direct())
+	}
+	startErrs := make(chan error, len(j.meshes))
+	for i, m := range j.meshes {
+		go func() { startErrs <- m.Start(i, addrs, handlers[i], direct[i]) }()
+	}
+	for range j.meshes {
+		if err := <-startErrs; err != nil {
+			return nil, err // Close closes the meshes, which ends the other starts
 		}
+	}
+	for _, ep := range eps {
+		j.wg.Add(1)
 		go func() {
-			st, err := member.Wait()
-			masterCh <- masterDone{st, err}
-		}()
-	} else {
-		go func() {
-			st, err := nicthread.RunMaster(mcfg, nodeSet, stop)
-			masterCh <- masterDone{st, err}
+			defer j.wg.Done()
+			if err := ep.Serve(); err != nil {
+				lj.agentErrs <- err
+			}
 		}()
 	}
+	return remote, nil
+}
 
-	// bcsrun's own stalls (SIGSTOP, Ctrl-Z), to explain a node timeout.
-	stall := newStallWatch(cfg.NodeTimeout, cfg.TXTimeout, time.Now())
-	conts := make(chan os.Signal, 1)
-	signal.Notify(conts, syscall.SIGCONT)
-	defer signal.Stop(conts)
-	stallStop := make(chan struct{})
-	stallDone := make(chan struct{})
-	go func() { defer close(stallDone); stall.run(conts, stallStop) }()
-	defer func() { close(stallStop); <-stallDone }()
-
-	// Ranks. Spawned from a locked thread so PDEATHSIG means "bcsrun died".
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	exits := make(chan exit, job.Ranks)
-	procs := make([]*os.Process, job.Ranks)
-	out := &output{tag: cfg.TagOutput}
-	started := 0
-	var startErr error
-	env := job.Env
+// spawner is how Run starts the ranks.
+func (lj *localJob) spawner(spec Job, prog string, stdout, stderr io.Writer) *spawner {
+	j := lj.job
+	j.out = &output{tag: j.cfg.TagOutput}
+	env := spec.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	sp := &spawner{who: "bcsrun", prog: prog, args: job.Args, env: replayEnv(env, replaySlices), dir: job.Dir, jobID: res.JobID, size: job.Ranks, cfg: cfg, mds: mon.env(cfg),
-		record: rec != nil, replay: replayDir,
-		reportW: reportW, stdin: job.Stdin, stdout: stdout, stderr: stderr, out: out, exits: exits}
-	for _, n := range nodes {
-		for li, r := range n.ranks {
-			if signalled() {
-				break
-			}
-			var cmd *exec.Cmd
-			if cmd, startErr = sp.start(n, li, r); startErr != nil {
-				break
-			}
-			procs[r] = cmd.Process
-			pgid := 0
-			if n.group != nil {
-				pgid = n.group.pgid // set by the node's first rank; read on this goroutine, which sets it
-			}
-			jp.addRank(cmd.Process.Pid, pgid) // children that reapJobZombies leaves alone
-			mon.rankStarted(r, cmd.Process.Pid)
-			started++
-			n.agent.Spawned(proto.Rank(r), cmd.Process.Pid) // the process (tree) that may attach as r
-		}
-		if startErr != nil {
-			break
-		}
-	}
-	for _, n := range nodes { // every path: the group leaders may be waited for now
-		n.group.spawned()
-	}
-	if reportW != nil { // the ranks hold the write end now: EOF comes when the last exits
-		reportW.Close()
-	}
+	return &spawner{who: j.who, prog: prog, args: spec.Args, env: replayEnv(env, lj.replaySlices), dir: spec.Dir, jobID: j.id, size: j.size, cfg: j.cfg, mds: j.mon.env(j.cfg),
+		record: j.rec != nil, replay: lj.replayDir,
+		reportW: j.reportW, stdin: spec.Stdin, stdout: stdout, stderr: stderr, out: j.out, exits: j.exits}
+}
 
-	// Watch.
-	alive := started
+// watch follows the job until its last rank has ended: the ranks' exits
+// (the first that fails the job aborts it), the master's end, an agent's
+// error and the terminating signals. startErr, a rank that could not
+// start, and startSig, a signal during start-up, abort it at once.
+func (lj *localJob) watch(res *Result, sigs <-chan os.Signal, startErr error, startSig os.Signal) {
+	j := lj.job
 	aborting := false
 	var killTimer <-chan time.Time
 	abort := func(code int, msg string) {
@@ -585,16 +455,12 @@ func Run(job Job) (res Result, err error) {
 		}
 		aborting = true
 		res.ExitCode, res.Message = code, msg
-		fmt.Fprintln(stderr, msg) // the reason first, before the ranks report being stopped
-		for _, n := range nodes {
+		fmt.Fprintln(j.stderr, msg) // the reason first, before the ranks report being stopped
+		for _, n := range j.nodes {
 			n.agent.Abort()
 		}
-		for _, p := range procs {
-			if p != nil {
-				p.Signal(syscall.SIGTERM)
-			}
-		}
-		for _, n := range nodes { // a descheduled rank handles SIGTERM only once continued
+		j.signalRanks(syscall.SIGTERM)
+		for _, n := range j.nodes { // a descheduled rank handles SIGTERM only once continued
 			n.group.cont()
 		}
 		killTimer = time.After(2 * time.Second)
@@ -610,8 +476,7 @@ func Run(job Job) (res Result, err error) {
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
 	var reapTimer <-chan time.Time
-	var master *masterDone
-	for alive > 0 {
+	for len(j.live) > 0 {
 		select {
 		case <-chld:
 			if reapTimer == nil {
@@ -619,103 +484,85 @@ func Run(job Job) (res Result, err error) {
 			}
 		case <-reapTimer:
 			reapTimer = nil
-			reapJobZombies(jp)
-		case e := <-exits:
-			alive--
-			procs[e.rank] = nil
-			nodes[nodeOf[e.rank]].group.reaped()
-			nodes[nodeOf[e.rank]].agent.RankExited(proto.Rank(e.rank)) // not "starting" any more (deadlock detection)
+			reapJobZombies(j.procs)
+		case e := <-j.exits:
+			j.reaped(e)
 			if aborting {
 				continue
 			}
-			if msg, code := judge(e, nodes[nodeOf[e.rank]], "bcsrun"); msg != "" {
+			if msg, code := judge(e, j.nodeOfRank(e.rank), j.who); msg != "" {
 				abort(code, msg)
 			}
-		case md := <-masterCh:
-			master = &md
+		case md := <-j.master:
+			j.ended = &md
 			if md.err != nil {
-				abort(1, stall.explain(md.err, cfg.NodeTimeout, time.Now()))
+				abort(1, lj.stall.explain(md.err, j.cfg.NodeTimeout, time.Now()))
 			} else if !aborting {
 				abort(1, "bcsmpi: the master stopped before the ranks finished")
 			}
-		case err := <-agentErrs:
-			abort(1, stall.explain(err, cfg.NodeTimeout, time.Now()))
+		case err := <-lj.agentErrs:
+			abort(1, lj.stall.explain(err, j.cfg.NodeTimeout, time.Now()))
 		case s := <-sigs:
 			abort(128+int(s.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", s))
 		case <-killTimer:
-			for _, p := range procs {
-				if p != nil {
-					p.Kill()
-				}
+			for _, p := range j.live {
+				p.Kill()
 			}
 		}
 	}
-	// Every rank has ended: so does every process a rank left behind.
-	if n, err := endJobOrphans(jp); err != nil {
-		fmt.Fprintf(stderr, "bcsrun: warning: ending the processes the ranks left behind: %v\n", err)
-	} else if n > 0 && res.ExitCode == 0 {
-		fmt.Fprintf(stderr, "bcsrun: ended %d process(es) that the ranks left running\n", n)
-	}
-	close(stop)
-	if master == nil {
-		md := <-masterCh
-		master = &md
-	}
-	res.Slices, res.Skipped, res.FIFO = master.st.Slices, master.st.Skipped, master.st.FIFO
+}
+
+// finish ends a job whose ranks have all ended and fills in the rest of
+// res: it stops the master and the agents (as Close would, in Close's
+// order, reading each one's counts once it has stopped), drains the
+// output, and makes the reports (recording, replay, leaks, MDS).
+func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
+	j, stderr := lj.job, lj.stderr
+	md := j.stopMaster()
+	res.Slices, res.Skipped, res.FIFO = md.st.Slices, md.st.Skipped, md.st.FIFO
 	res.SlicesRun, res.SlicesAlive = res.Slices, res.Slices
-	if member != nil {
-		res.SlicesRun, res.SlicesAlive = member.Counts()
+	if j.member != nil {
+		res.SlicesRun, res.SlicesAlive = j.member.Counts()
 	}
-	for _, m := range meshes {
-		m.Close()
-	}
-	wg.Wait()
-	if held := out.drain(drainWait); len(held) > 0 {
-		fmt.Fprintf(stderr, "bcsrun: warning: the output of rank(s) %v is still held open by a process outside the job; stopped reading it\n", held)
-	}
-	res.Elapsed = time.Since(start)
-	res.RuntimeCPU = unix.ProcessCPUTime() - cpu0
-	if rec != nil { // the agents have stopped: what the ranks logged after the last strobe
-		for _, n := range nodes {
-			if n.agent == nil {
-				continue
-			}
+	j.stopAgents()
+	j.drainOutput()
+	res.Elapsed = time.Since(lj.start)
+	res.RuntimeCPU = unix.ProcessCPUTime() - lj.cpu0
+	if j.rec != nil { // the agents have stopped: what the ranks logged after the last strobe
+		for _, n := range j.nodes {
 			if err := n.agent.DrainLogs(); err != nil && res.ExitCode == 0 {
 				res.ExitCode, res.Message = 1, err.Error()
 				fmt.Fprintln(stderr, "bcsmpi:", err)
 			}
 		}
-		res.RecordBytes = rec.bytes()
+		res.RecordBytes = j.rec.bytes()
 	}
-	replayReport(stderr, job.Replay, replaySlices, nodes)
-	if replayDir != "" && res.ExitCode != 0 {
-		fmt.Fprintf(stderr, "bcsrun: note: the job replayed %s; a rank that waits for ever (a deadlock report) can mean that the program no longer makes the recorded calls\n", job.Replay)
+	replayReport(stderr, spec.Replay, lj.replaySlices, j.nodes)
+	if lj.replayDir != "" && res.ExitCode != 0 {
+		fmt.Fprintf(stderr, "bcsrun: note: the job replayed %s; a rank that waits for ever (a deadlock report) can mean that the program no longer makes the recorded calls\n", spec.Replay)
 	}
-	for _, n := range nodes { // the agents have stopped (wg.Wait above)
-		if n.agent != nil {
-			ps := n.agent.Pulls()
-			res.Pulls.Served += ps.Served
-			res.Pulls.Revoked += ps.Revoked
-			res.Pulls.Unfinished += ps.Unfinished
-			res.Pulls.Bytes += ps.Bytes
-		}
+	for _, n := range j.nodes { // the agents have stopped
+		ps := n.agent.Pulls()
+		res.Pulls.Served += ps.Served
+		res.Pulls.Revoked += ps.Revoked
+		res.Pulls.Unfinished += ps.Unfinished
+		res.Pulls.Bytes += ps.Bytes
 	}
-	if reportR != nil {
+	if j.reportR != nil {
 		// Every rank has exited, so what they wrote is in the pipe; the
 		// deadline only bounds the wait should a child of a rank still hold
 		// the write end (ranks mark it close-on-exec at MPI_Init).
-		reportR.SetReadDeadline(time.Now().Add(time.Second))
-		got := <-reportCh
+		j.reportR.SetReadDeadline(time.Now().Add(time.Second))
+		got := <-j.leaks
 		if res.ExitCode == 0 {
-			text, fail := leakReport(cfg.LeakCheck, got.leaks, got.dropped, nodes[0].agent.Unmatched())
+			text, fail := leakReport(j.cfg.LeakCheck, got.leaks, got.dropped, j.nodes[0].agent.Unmatched())
 			fmt.Fprint(stderr, text)
 			if fail {
 				res.ExitCode, res.Message = 1, strings.TrimSuffix(strings.SplitN(text, "\n", 2)[0], ":")
 			}
 		}
 	}
-	mon.finish(&res, stdout, stderr)
-	return res, nil
+	j.mon.finish(res, stdout, stderr)
 }
 
 // onPlanIf gives f to node 0 only: every node computes the same plan.

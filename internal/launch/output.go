@@ -55,6 +55,7 @@ func (o *output) writer(rank int, dst io.Writer) (*os.File, error) {
 	go func() {
 		defer o.wg.Done()
 		defer close(p.done)
+		defer rd.Close() // ours: released at the end of the pipe (drain may close it first)
 		if o.tag {
 			o.forwardLines(rank, rd, dst)
 		} else {

@@ -5,7 +5,10 @@
 // internal/sim, internal/launch) reach the protocol through the core alone
 // (docs/design.md §4).
 //
-// Plain data: no behaviour beyond Error's method.
+// Plain data, and one digest of it (hash.go): Hash, with options for what
+// differs between runs of the same program (addresses and request slots,
+// slice numbers), is the one plan hash of the slice log
+// (nicthread.PlanHash) and of the simulator's trace (internal/sim).
 package plan
 
 import (

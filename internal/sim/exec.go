@@ -2,9 +2,9 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/plan"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
@@ -84,93 +84,19 @@ func (s *Sim) staging(n proto.NodeID, end uint64) []byte {
 }
 
 // hasher is FNV-1a over 64-bit words: deterministic across processes, which
-// hash/maphash is not.
+// hash/maphash is not (the trace and content hashes).
 type hasher uint64
 
 const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
 
 func (h *hasher) u64(x uint64) { *h = (*h ^ hasher(x)) * fnvPrime }
-func (h *hasher) b(x bool) {
-	if x {
-		h.u64(1)
-	} else {
-		h.u64(0)
-	}
-}
 
 // hashPlan hashes everything in a plan; withSlices false leaves out slice
 // numbers (the plan's and the descriptors' PostSlice), so that two runs that
 // differ only in timing (and so in which slice numbers the master skipped)
 // hash alike.
 func hashPlan(p *core.Plan, withSlices bool) uint64 {
-	h := hasher(fnvOffset)
-	if withSlices {
-		h.u64(uint64(p.Slice))
-	}
-	desc := func(d proto.Descriptor) {
-		h.u64(uint64(d.Kind)<<56 | uint64(d.Coll)<<48 | uint64(d.Op)<<40 | uint64(d.DType)<<32 | uint64(uint32(d.Rank)))
-		h.u64(uint64(uint32(d.Peer))<<32 | uint64(uint32(d.Tag)))
-		h.u64(d.Seq)
-		h.u64(uint64(d.Req)<<32 | uint64(d.CollSeq))
-		h.u64(uint64(d.Comm))
-		h.u64(d.Addr)
-		h.u64(d.Len)
-		h.u64(d.RAddr)
-		h.b(d.Inline)
-		h.b(d.InPlace)
-		if withSlices {
-			h.u64(uint64(d.PostSlice))
-		}
-	}
-	for _, m := range p.Matches {
-		h.u64(m.Xfer)
-		desc(m.Send)
-		desc(m.Recv)
-	}
-	for _, c := range p.Chunks {
-		h.u64(c.Xfer)
-		h.u64(uint64(uint32(c.Src))<<32 | uint64(uint32(c.Dst)))
-		h.u64(uint64(uint32(c.SrcNode))<<32 | uint64(uint32(c.DstNode)))
-		h.u64(c.SendSeq)
-		h.u64(c.SrcAddr)
-		h.u64(c.DstAddr)
-		h.u64(c.Off)
-		h.u64(c.Len)
-		h.u64(uint64(c.Stage))
-		h.b(c.Inline)
-		h.b(c.Last)
-		h.b(c.SrcAcc)
-		h.b(c.DstAcc)
-	}
-	for _, f := range p.Folds {
-		h.u64(uint64(uint32(f.Node))<<32 | uint64(f.Op)<<16 | uint64(f.Type)<<8 | uint64(f.Mode))
-		h.u64(f.Base)
-		h.u64(f.Stride)
-		h.u64(f.Seg)
-		h.u64(uint64(f.N))
-	}
-	for _, c := range p.Completions {
-		h.u64(uint64(uint32(c.Rank))<<32 | uint64(c.Req))
-		h.u64(uint64(c.Kind)<<32 | uint64(c.Err))
-		h.u64(uint64(uint32(c.Source))<<32 | uint64(uint32(c.Tag)))
-		h.u64(c.Count)
-		h.b(c.Found)
-	}
-	for _, w := range p.Writes {
-		h.u64(uint64(uint32(w.Rank)))
-		h.u64(w.Addr)
-		for _, x := range w.Data {
-			h.u64(uint64(x))
-		}
-	}
-	h.u64(uint64(p.Waiting))
-	h.u64(uint64(p.Pending))
-	h.u64(uint64(p.Unexpected))
-	h.u64(uint64(p.Collectives))
-	if p.Err != nil {
-		h.u64(math.MaxUint64)
-	}
-	return uint64(h)
+	return plan.Hash(p, plan.HashOptions{Addresses: true, Slices: withSlices})
 }
 
 // link is an ordered pair of nodes.
