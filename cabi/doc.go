@@ -313,11 +313,14 @@
 //     Comm_compare, Comm_test_inter (always false: no intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),
-//     Comm_create_group (graph.go: a group of the whole communicator, in
-//     any order, is a Comm_create over it, a group of the caller alone a
-//     one-process communicator; a strict subset of two or more members is
-//     MPI_ERR_UNSUPPORTED_OPERATION, since the runtime makes communicators
-//     only collectively over an existing one; the tag is checked, not used),
+//     Comm_create_group (graph.go: collective over the group's members
+//     only, any subset of the communicator in any order; the runtime
+//     agrees on the new communicator among the members, keyed by the
+//     parent, the tag, a hash of the group and the call's order, see
+//     scheduler/group.go; a group of the caller alone is a one-process
+//     communicator; a caller outside the group is MPI_ERR_GROUP),
+//     Comm_create with one group or with disjoint groups (each becomes a
+//     communicator),
 //     Group_size/rank/incl/excl/range_incl/range_excl/translate_ranks/compare/
 //     union/intersection/difference/free.
 //   - Attributes (attr.go): Comm_get_attr (the predefined attributes, served

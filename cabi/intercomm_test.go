@@ -1,0 +1,21 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+)
+
+// TestIntercomm runs testdata/intercomm.c: communicators of strict subsets
+// (MPI_Comm_create_group called by the group only, MPI_Comm_create with
+// disjoint groups), sessions, intercommunicators and the dynamic-process
+// answers, on odd and even sizes, one node and several, and as a singleton.
+func TestIntercomm(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/intercomm.c")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "intercomm", 1) })
+	for _, c := range []struct{ ranks, nodes int }{{2, 1}, {5, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "intercomm", c.ranks)
+		})
+	}
+}
