@@ -20,8 +20,10 @@ import (
 // buffer means no bound. Pending sends are reclaimed, with mpiapi's Test
 // (which the MMDS records), when a new one needs room, and waited for by
 // MPI_Buffer_detach, MPI_Comm_detach_buffer, the flush calls
-// (MPI_Buffer_flush, MPI_Comm_flush_buffer) and MPI_Finalize. The
-// non-blocking flushes and the session buffers are stubs.
+// (MPI_Buffer_flush, MPI_Comm_flush_buffer) and MPI_Finalize. A
+// communicator made from a session's group uses the session's buffer
+// (MPI_Session_attach_buffer, session.go) when it has none of its own. The
+// non-blocking flushes of the process and communicators are stubs.
 
 // bbuf is an attached buffer.
 type bbuf struct {
@@ -225,6 +227,9 @@ func bsendCore(call string, a p2p) C.int {
 		return 0
 	}
 	owner := commBufs[a.ci]
+	if owner == nil {
+		owner = sessionBuf(a.ci) // session.go
+	}
 	if owner == nil {
 		owner = procBuf
 	}

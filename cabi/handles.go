@@ -96,6 +96,7 @@ func freeComm(i int) {
 	e.c, e.live = nil, false
 	e.gen = (e.gen + 1) & genMask
 	delete(commBufs, i) // its attached buffer, if any (bsend.go)
+	delete(commSess, i) // the session it came from (session.go)
 	freeComms = append(freeComms, i)
 }
 

@@ -18,4 +18,10 @@ func TestIntercomm(t *testing.T) {
 			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "intercomm", c.ranks)
 		})
 	}
+	// The sessions model without MPI_Init (three sessions one after the
+	// other), and a session that outlives MPI_Finalize.
+	for _, part := range []string{"sessions-only", "outlive"} {
+		t.Run(part+"-singleton", func(t *testing.T) { okRanks(t, run(t, exe, part), "intercomm", 1) })
+		t.Run(part+"-n3", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", exe, part), "intercomm", 3) })
+	}
 }

@@ -45,9 +45,6 @@ STUB int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Com
 STUB int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_connect"); }
 STUB int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_connect(port_name, info, root, comm, newcomm); }
 
-STUB int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { (void)newcomm; (void)errhandler; (void)info; (void)stringtag; (void)group; return bcs_unsupported((uintptr_t)newcomm, "MPI_Comm_create_from_group"); }
-STUB int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm); }
-
 STUB int PMPI_Comm_disconnect(MPI_Comm *comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_disconnect"); }
 STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm); }
 
@@ -345,9 +342,6 @@ STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origi
 STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
 STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
 
-STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
-STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
-
 STUB int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { (void)newintercomm; (void)tag; (void)remote_leader; (void)peer_comm; (void)local_leader; (void)local_comm; return bcs_unsupported((uintptr_t)local_comm, "MPI_Intercomm_create"); }
 STUB int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm); }
 
@@ -398,51 +392,6 @@ STUB int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 
 STUB int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rput_c"); }
 STUB int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
-
-STUB int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { (void)size; (void)buffer; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_attach_buffer"); }
-STUB int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { return PMPI_Session_attach_buffer(session, buffer, size); }
-
-STUB int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) { (void)size; (void)buffer; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_attach_buffer_c"); }
-STUB int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) { return PMPI_Session_attach_buffer_c(session, buffer, size); }
-
-STUB int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) { (void)errorcode; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_call_errhandler"); }
-STUB int MPI_Session_call_errhandler(MPI_Session session, int errorcode) { return PMPI_Session_call_errhandler(session, errorcode); }
-
-STUB int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) { (void)errhandler; (void)session_errhandler_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_create_errhandler"); }
-STUB int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) { return PMPI_Session_create_errhandler(session_errhandler_fn, errhandler); }
-
-STUB int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) { (void)size; (void)buffer_addr; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_detach_buffer"); }
-STUB int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) { return PMPI_Session_detach_buffer(session, buffer_addr, size); }
-
-STUB int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) { (void)size; (void)buffer_addr; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_detach_buffer_c"); }
-STUB int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) { return PMPI_Session_detach_buffer_c(session, buffer_addr, size); }
-
-STUB int PMPI_Session_finalize(MPI_Session *session) { (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_finalize"); }
-STUB int MPI_Session_finalize(MPI_Session *session) { return PMPI_Session_finalize(session); }
-
-STUB int PMPI_Session_flush_buffer(MPI_Session session) { (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_flush_buffer"); }
-STUB int MPI_Session_flush_buffer(MPI_Session session) { return PMPI_Session_flush_buffer(session); }
-
-STUB int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_errhandler"); }
-STUB int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) { return PMPI_Session_get_errhandler(session, errhandler); }
-
-STUB int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) { (void)info_used; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_info"); }
-STUB int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) { return PMPI_Session_get_info(session, info_used); }
-
-STUB int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) { (void)pset_name; (void)pset_len; (void)n; (void)info; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_nth_pset"); }
-STUB int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) { return PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name); }
-
-STUB int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) { (void)npset_names; (void)info; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_num_psets"); }
-STUB int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) { return PMPI_Session_get_num_psets(session, info, npset_names); }
-
-STUB int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) { (void)info; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_pset_info"); }
-STUB int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) { return PMPI_Session_get_pset_info(session, pset_name, info); }
-
-STUB int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { (void)request; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_iflush_buffer"); }
-STUB int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { return PMPI_Session_iflush_buffer(session, request); }
-
-STUB int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_set_errhandler"); }
-STUB int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { return PMPI_Session_set_errhandler(session, errhandler); }
 
 STUB int PMPI_T_category_changed(int *update_number) { (void)update_number; return bcs_unsupported_t("MPI_T_category_changed"); }
 STUB int MPI_T_category_changed(int *update_number) { return PMPI_T_category_changed(update_number); }

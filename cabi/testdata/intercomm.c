@@ -123,18 +123,192 @@ static void groups(void) {
     free(list);
 }
 
+
+static int sess_calls, sess_last;
+static void sess_handler(MPI_Session *s, int *code, ...) {
+    (void)s;
+    sess_calls++;
+    sess_last = *code;
+}
+
+static int has_key(MPI_Info info, const char *key, char *val) {
+    int flag = 0, len = MPI_MAX_INFO_VAL;
+    OK(MPI_Info_get_string(info, key, &len, val, &flag));
+    return flag;
+}
+
+/* sessions: psets, groups and communicators from a session (the whole
+ * world, the caller, and the even ranks without the odd ones), session
+ * error handlers and buffers. Works with or without MPI_Init. */
+static void sessions(const char *tag) {
+    MPI_Session s;
+    MPI_Info info;
+    MPI_Group g, ev;
+    MPI_Comm c, self;
+    char val[MPI_MAX_INFO_VAL];
+    int n, r, sum;
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "thread_level", "MPI_THREAD_SINGLE"));
+    OK(MPI_Session_init(info, MPI_ERRORS_RETURN, &s));
+    OK(MPI_Info_free(&info));
+    OK(MPI_Session_get_num_psets(s, MPI_INFO_NULL, &n));
+    CHECK(n >= 2, "%d psets", n);
+    int world = 0, me = 0;
+    for (int i = 0; i < n; i++) {
+        int len = 0;
+        OK(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, NULL));
+        char *name = malloc(len);
+        OK(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, name));
+        CHECK((int)strlen(name) == len - 1, "pset %d: %s, length %d", i, name, len);
+        world += strcmp(name, "mpi://WORLD") == 0;
+        me += strcmp(name, "mpi://SELF") == 0;
+        free(name);
+    }
+    CHECK(world == 1 && me == 1, "mpi://WORLD %d times, mpi://SELF %d times", world, me);
+    OK(MPI_Session_get_pset_info(s, "mpi://WORLD", &info));
+    CHECK(has_key(info, "mpi_size", val) && atoi(val) == size, "mpi://WORLD mpi_size %s", val);
+    OK(MPI_Info_free(&info));
+    OK(MPI_Session_get_pset_info(s, "mpi://SELF", &info));
+    CHECK(has_key(info, "mpi_size", val) && atoi(val) == 1, "mpi://SELF mpi_size %s", val);
+    OK(MPI_Info_free(&info));
+    OK(MPI_Session_get_info(s, &info));
+    CHECK(has_key(info, "thread_level", val), "no thread_level in the session's info");
+    OK(MPI_Info_free(&info));
+    /* The world's pset. */
+    OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
+    OK(MPI_Group_size(g, &n));
+    CHECK(n == size, "world group size %d", n);
+    OK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
+    OK(MPI_Comm_rank(c, &r));
+    OK(MPI_Comm_size(c, &n));
+    CHECK(r == rank && n == size, "session world: rank %d of %d", r, n);
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK(sum == size * (size - 1) / 2, "session world sum %d", sum);
+    /* Even ranks only: the odd ones do not call. */
+    int *evens = malloc(size * sizeof(int)), k = 0;
+    for (int i = 0; i < size; i += 2)
+        evens[k++] = i;
+    OK(MPI_Group_incl(g, k, evens, &ev));
+    if (rank % 2 == 0) {
+        MPI_Comm ce;
+        OK(MPI_Comm_create_from_group(ev, "evens", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ce));
+        OK(MPI_Comm_size(ce, &n));
+        OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ce));
+        CHECK(n == k && sum == k * (k - 1), "evens: size %d sum %d", n, sum);
+        OK(MPI_Comm_free(&ce));
+    }
+    OK(MPI_Group_free(&ev));
+    free(evens);
+    OK(MPI_Group_free(&g));
+    /* The caller's pset. */
+    OK(MPI_Group_from_session_pset(s, "mpi://SELF", &g));
+    OK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &self));
+    OK(MPI_Comm_size(self, &n));
+    CHECK(n == 1, "session self size %d", n);
+    OK(MPI_Comm_free(&self));
+    OK(MPI_Group_free(&g));
+    /* Errors go to the session's handler (MPICH 4.0 aborts instead). */
+    if (bcs) {
+        int rc = MPI_Session_get_pset_info(s, "mpi://NOWHERE", &info);
+        CHECK(class_of(rc) == MPI_ERR_ARG, "unknown pset: rc %d", rc);
+    }
+    MPI_Errhandler eh, got;
+    OK(MPI_Session_create_errhandler(sess_handler, &eh));
+    OK(MPI_Session_set_errhandler(s, eh));
+    OK(MPI_Session_get_errhandler(s, &got));
+    CHECK(got == eh, "get_errhandler gave another handler");
+    OK(MPI_Session_call_errhandler(s, MPI_ERR_OTHER));
+    CHECK(sess_calls == 1 && sess_last == MPI_ERR_OTHER, "handler called %d times, code %d", sess_calls, sess_last);
+    if (bcs) {
+        n = 0;
+        MPI_Session_get_nth_pset(s, MPI_INFO_NULL, 99, &n, NULL);
+        CHECK(sess_calls == 2 && class_of(sess_last) == MPI_ERR_ARG, "handler called %d times, code %d", sess_calls, sess_last);
+    }
+    sess_calls = 0;
+    OK(MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN));
+    OK(MPI_Errhandler_free(&eh));
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1) /* session buffers are MPI 4.1 */
+    /* Buffered sends on the session's communicator use its buffer. */
+    int bsize = 4 * (MPI_BSEND_OVERHEAD + (int)sizeof(int));
+    char *buf = malloc(bsize);
+    OK(MPI_Session_attach_buffer(s, buf, bsize));
+    int got_v = -1;
+    OK(MPI_Bsend(&rank, 1, MPI_INT, (rank + 1) % size, 4, c));
+    OK(MPI_Recv(&got_v, 1, MPI_INT, (rank + size - 1) % size, 4, c, MPI_STATUS_IGNORE));
+    CHECK(got_v == (rank + size - 1) % size, "bsend ring got %d", got_v);
+    OK(MPI_Session_flush_buffer(s));
+    MPI_Request req;
+    OK(MPI_Session_iflush_buffer(s, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    void *back;
+    int bn;
+    OK(MPI_Session_detach_buffer(s, &back, &bn));
+    CHECK(back == buf && bn == bsize, "detached %p %d, attached %p %d", back, bn, (void *)buf, bsize);
+    free(buf);
+#endif
+    OK(MPI_Comm_free(&c));
+    OK(MPI_Session_finalize(&s));
+    CHECK(s == MPI_SESSION_NULL, "session not MPI_SESSION_NULL after finalize");
+}
+
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     OK(MPI_Get_library_version(lib, &len));
     bcs = strstr(lib, "bcsmpi") != NULL;
     const char *part = argc > 1 ? argv[1] : "all";
+    if (strcmp(part, "sessions-only") == 0) {
+        /* No MPI_Init: the sessions model alone, twice over. */
+        MPI_Session s;
+        MPI_Group g;
+        MPI_Comm c;
+        OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+        OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
+        OK(MPI_Comm_create_from_group(g, "first", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
+        OK(MPI_Comm_rank(c, &rank));
+        OK(MPI_Comm_size(c, &size));
+        OK(MPI_Group_free(&g));
+        OK(MPI_Comm_free(&c));
+        OK(MPI_Session_finalize(&s));
+        int flag = 1;
+        OK(MPI_Initialized(&flag));
+        CHECK(flag == 0, "MPI_Initialized says %d in a sessions-only program", flag);
+        if (bcs) { /* MPICH 4.0 crashes starting a session after one ended */
+            sessions("second");
+            sessions("third");
+        }
+        printf("intercomm ok %d\n", rank);
+        return 0;
+    }
+    if (strcmp(part, "outlive") == 0) {
+        /* A session started before MPI_Init, used after MPI_Finalize. */
+        MPI_Session s;
+        MPI_Group g;
+        MPI_Comm c;
+        OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+        OK(MPI_Init(&argc, &argv));
+        OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+        OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+        OK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
+        OK(MPI_Comm_create_from_group(g, "outlive", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c));
+        OK(MPI_Group_free(&g));
+        OK(MPI_Finalize());
+        int sum = 0;
+        OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
+        CHECK(sum == size * (size - 1) / 2, "after MPI_Finalize: sum %d", sum);
+        OK(MPI_Comm_free(&c));
+        OK(MPI_Session_finalize(&s));
+        printf("intercomm ok %d\n", rank);
+        return 0;
+    }
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     int all = strcmp(part, "all") == 0;
     if (all || strcmp(part, "groups") == 0)
         groups();
+    if (all || strcmp(part, "sessions") == 0)
+        sessions("org.bcsmpi.test");
     OK(MPI_Barrier(MPI_COMM_WORLD));
     printf("intercomm ok %d\n", rank);
     OK(MPI_Finalize());
