@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -24,4 +25,12 @@ func TestIntercomm(t *testing.T) {
 		t.Run(part+"-singleton", func(t *testing.T) { okRanks(t, run(t, exe, part), "intercomm", 1) })
 		t.Run(part+"-n3", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", exe, part), "intercomm", 3) })
 	}
+	// MPI_Comm_spawn under MPI_ERRORS_ARE_FATAL ends the job, saying why.
+	t.Run("spawn-fatal", func(t *testing.T) {
+		r := bcsrun(t, "-n", "2", exe, "spawn-fatal")
+		want := "MPI_Comm_spawn: MPI_ERR_SPAWN: bcsmpi does not support dynamic processes"
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("exit %d, stderr lacks %q:\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+		}
+	})
 }

@@ -36,38 +36,14 @@ STUB int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
-STUB int PMPI_Close_port(const char *port_name) { (void)port_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Close_port"); }
-STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_name); }
-
-STUB int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_accept"); }
-STUB int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_accept(port_name, info, root, comm, newcomm); }
-
-STUB int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_connect"); }
-STUB int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_connect(port_name, info, root, comm, newcomm); }
-
-STUB int PMPI_Comm_disconnect(MPI_Comm *comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_disconnect"); }
-STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm); }
-
-STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
-STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
-
 STUB int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_iflush_buffer"); }
 STUB int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { return PMPI_Comm_iflush_buffer(comm, request); }
-
-STUB int PMPI_Comm_join(int fd, MPI_Comm *intercomm) { (void)intercomm; (void)fd; return bcs_unsupported((uintptr_t)intercomm, "MPI_Comm_join"); }
-STUB int MPI_Comm_join(int fd, MPI_Comm *intercomm) { return PMPI_Comm_join(fd, intercomm); }
 
 STUB int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { (void)group; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_group"); }
 STUB int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { return PMPI_Comm_remote_group(comm, group); }
 
 STUB int PMPI_Comm_remote_size(MPI_Comm comm, int *size) { (void)size; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_size"); }
 STUB int MPI_Comm_remote_size(MPI_Comm comm, int *size) { return PMPI_Comm_remote_size(comm, size); }
-
-STUB int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)info; (void)maxprocs; (void)argv; (void)command; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn"); }
-STUB int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes); }
-
-STUB int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)array_of_info; (void)array_of_maxprocs; (void)array_of_argv; (void)array_of_commands; (void)count; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn_multiple"); }
-STUB int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes); }
 
 STUB int PMPI_File_call_errhandler(MPI_File fh, int errorcode) { (void)errorcode; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_call_errhandler"); }
 STUB int MPI_File_call_errhandler(MPI_File fh, int errorcode) { return PMPI_File_call_errhandler(fh, errorcode); }
@@ -351,12 +327,6 @@ STUB int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leade
 STUB int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { (void)newintracomm; (void)high; (void)intercomm; return bcs_unsupported((uintptr_t)intercomm, "MPI_Intercomm_merge"); }
 STUB int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { return PMPI_Intercomm_merge(intercomm, high, newintracomm); }
 
-STUB int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Lookup_name"); }
-STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { return PMPI_Lookup_name(service_name, info, port_name); }
-
-STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
-STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
-
 STUB int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external"); }
 STUB int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position); }
 
@@ -368,9 +338,6 @@ STUB int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype d
 
 STUB int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { (void)size; (void)datatype; (void)incount; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external_size_c"); }
 STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) { return PMPI_Pack_external_size_c(datarep, incount, datatype, size); }
-
-STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
-STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
 
 STUB int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Put_c"); }
 STUB int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
@@ -539,9 +506,6 @@ STUB int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint i
 
 STUB int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) { (void)datatype; (void)outcount; (void)outbuf; (void)position; (void)insize; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpack_external_c"); }
 STUB int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) { return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype); }
-
-STUB int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpublish_name"); }
-STUB int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Unpublish_name(service_name, info, port_name); }
 
 STUB int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_c"); }
 STUB int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win); }

@@ -124,6 +124,47 @@ static void groups(void) {
 }
 
 
+/* dynamic: a bcsrun job has no parent; spawning, ports, names and join
+ * fail with their classes; MPI_Comm_disconnect frees. */
+static void dynamic(void) {
+    MPI_Comm parent = MPI_COMM_WORLD, dup, ic = MPI_COMM_WORLD;
+    OK(MPI_Comm_get_parent(&parent));
+    CHECK(parent == MPI_COMM_NULL, "MPI_Comm_get_parent gave a communicator");
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    if (bcs) {
+        OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int codes[2] = {0, 0};
+        char *args[] = {NULL};
+        int rc = MPI_Comm_spawn("./child", args, 2, MPI_INFO_NULL, 0, dup, &ic, codes);
+        CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN,
+              "spawn: rc %d codes %d %d", rc, codes[0], codes[1]);
+        char port[MPI_MAX_PORT_NAME] = "";
+        rc = MPI_Open_port(MPI_INFO_NULL, port);
+        CHECK(class_of(rc) == MPI_ERR_PORT, "open_port: rc %d", rc);
+        rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, dup, &ic);
+        CHECK(class_of(rc) == MPI_ERR_PORT, "accept: rc %d", rc);
+        rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, dup, &ic);
+        CHECK(class_of(rc) == MPI_ERR_PORT, "connect: rc %d", rc);
+        rc = MPI_Close_port(port);
+        CHECK(class_of(rc) == MPI_ERR_PORT, "close_port: rc %d", rc);
+        rc = MPI_Publish_name("svc", MPI_INFO_NULL, port);
+        CHECK(class_of(rc) == MPI_ERR_SERVICE, "publish: rc %d", rc);
+        rc = MPI_Unpublish_name("svc", MPI_INFO_NULL, port);
+        CHECK(class_of(rc) == MPI_ERR_SERVICE, "unpublish: rc %d", rc);
+        rc = MPI_Lookup_name("svc", MPI_INFO_NULL, port);
+        CHECK(class_of(rc) == MPI_ERR_NAME, "lookup: rc %d", rc);
+        rc = MPI_Comm_join(0, &ic);
+        CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "join: rc %d", rc);
+        rc = MPI_Comm_disconnect(&parent); /* MPI_COMM_NULL */
+        CHECK(class_of(rc) == MPI_ERR_COMM, "disconnect of MPI_COMM_NULL: rc %d", rc);
+        OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    }
+    OK(MPI_Barrier(dup));
+    OK(MPI_Comm_disconnect(&dup));
+    CHECK(dup == MPI_COMM_NULL, "disconnect left the handle");
+}
+
 static int sess_calls, sess_last;
 static void sess_handler(MPI_Session *s, int *code, ...) {
     (void)s;
@@ -309,6 +350,14 @@ int main(int argc, char **argv) {
         groups();
     if (all || strcmp(part, "sessions") == 0)
         sessions("org.bcsmpi.test");
+    if (all || strcmp(part, "dynamic") == 0)
+        dynamic();
+    if (strcmp(part, "spawn-fatal") == 0) { /* under the default handler: the job ends */
+        char *args[] = {NULL};
+        MPI_Comm ic;
+        MPI_Comm_spawn("./child", args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE);
+        CHECK(0, "MPI_Comm_spawn returned under MPI_ERRORS_ARE_FATAL");
+    }
     OK(MPI_Barrier(MPI_COMM_WORLD));
     printf("intercomm ok %d\n", rank);
     OK(MPI_Finalize());
