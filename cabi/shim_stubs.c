@@ -39,12 +39,6 @@ STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(req
 STUB int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { (void)request; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_iflush_buffer"); }
 STUB int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) { return PMPI_Comm_iflush_buffer(comm, request); }
 
-STUB int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { (void)group; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_group"); }
-STUB int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { return PMPI_Comm_remote_group(comm, group); }
-
-STUB int PMPI_Comm_remote_size(MPI_Comm comm, int *size) { (void)size; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_size"); }
-STUB int MPI_Comm_remote_size(MPI_Comm comm, int *size) { return PMPI_Comm_remote_size(comm, size); }
-
 STUB int PMPI_File_call_errhandler(MPI_File fh, int errorcode) { (void)errorcode; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_call_errhandler"); }
 STUB int MPI_File_call_errhandler(MPI_File fh, int errorcode) { return PMPI_File_call_errhandler(fh, errorcode); }
 
@@ -317,15 +311,6 @@ STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origi
 
 STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
 STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
-
-STUB int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { (void)newintercomm; (void)tag; (void)remote_leader; (void)peer_comm; (void)local_leader; (void)local_comm; return bcs_unsupported((uintptr_t)local_comm, "MPI_Intercomm_create"); }
-STUB int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm); }
-
-STUB int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) { (void)newintercomm; (void)errhandler; (void)info; (void)stringtag; (void)remote_leader; (void)remote_group; (void)local_leader; (void)local_group; return bcs_unsupported((uintptr_t)newintercomm, "MPI_Intercomm_create_from_groups"); }
-STUB int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) { return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm); }
-
-STUB int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { (void)newintracomm; (void)high; (void)intercomm; return bcs_unsupported((uintptr_t)intercomm, "MPI_Intercomm_merge"); }
-STUB int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { return PMPI_Intercomm_merge(intercomm, high, newintracomm); }
 
 STUB int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { (void)position; (void)outsize; (void)outbuf; (void)datatype; (void)incount; (void)inbuf; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Pack_external"); }
 STUB int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) { return PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position); }

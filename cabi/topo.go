@@ -69,6 +69,9 @@ func commSize(ci int) int {
 }
 
 func commRank(ci int) int {
+	if ic := comms[ci].inter; ic != nil { // inter.go: the rank in the local group
+		return comms[ci].c.Rank() - ic.loff
+	}
 	if c := comms[ci].c; c != nil {
 		return c.Rank()
 	}

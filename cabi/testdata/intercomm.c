@@ -165,6 +165,164 @@ static void dynamic(void) {
     CHECK(dup == MPI_COMM_NULL, "disconnect left the handle");
 }
 
+/* inter: intercommunicators between the even (group A) and odd (group B)
+ * world ranks: point-to-point naming the remote group, the blocking
+ * collectives, merge, dup, create_from_groups, and one over MPI_COMM_SELF. */
+static void inter(void) {
+    if (size < 2)
+        return;
+    MPI_Comm local, ic, merged, dup;
+    MPI_Status st;
+    int color = rank % 2, other = 1 - color, flag = 0, n, lr, r, v, sum;
+    int asize = (size + 1) / 2, bsize = size / 2;
+    int lsize = color == 0 ? asize : bsize, rsize = color == 0 ? bsize : asize;
+#define REMOTE_WORLD(j) (2 * (j) + other)
+    OK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local));
+    OK(MPI_Comm_rank(local, &lr));
+    OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, other, 77, &ic));
+    OK(MPI_Comm_test_inter(ic, &flag));
+    CHECK(flag == 1, "test_inter %d", flag);
+    OK(MPI_Comm_size(ic, &n));
+    OK(MPI_Comm_rank(ic, &r));
+    CHECK(n == lsize && r == lr, "intercomm: rank %d of %d, want %d of %d", r, n, lr, lsize);
+    OK(MPI_Comm_remote_size(ic, &n));
+    CHECK(n == rsize, "remote size %d, want %d", n, rsize);
+    MPI_Group rg, wg;
+    OK(MPI_Comm_remote_group(ic, &rg));
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    for (int j = 0; j < rsize; j++) {
+        int w;
+        OK(MPI_Group_translate_ranks(rg, 1, &j, wg, &w));
+        CHECK(w == REMOTE_WORLD(j), "remote rank %d is world rank %d", j, w);
+    }
+    OK(MPI_Group_free(&rg));
+    OK(MPI_Group_free(&wg));
+    /* Point-to-point: ranks name the remote group. */
+    if (lr < rsize) {
+        OK(MPI_Sendrecv(&rank, 1, MPI_INT, lr, 5, &v, 1, MPI_INT, MPI_ANY_SOURCE, 5, ic, &st));
+        CHECK(v == REMOTE_WORLD(lr) && st.MPI_SOURCE == lr, "p2p: got %d from %d", v, st.MPI_SOURCE);
+    }
+    int rc0 = MPI_SUCCESS;
+    if (bcs) {
+        OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
+        rc0 = MPI_Send(&rank, 1, MPI_INT, rsize, 5, ic);
+        CHECK(class_of(rc0) == MPI_ERR_RANK, "send to remote rank %d: rc %d", rsize, rc0);
+        MPI_Request q;
+        rc0 = MPI_Ibarrier(ic, &q);
+        CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "ibarrier on an intercommunicator: rc %d", rc0);
+        MPI_Comm sp;
+        rc0 = MPI_Comm_split(ic, 0, 0, &sp);
+        CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "split of an intercommunicator: rc %d", rc0);
+        OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
+    }
+    OK(MPI_Barrier(ic));
+    /* Bcast from A's rank 0, then from B's last rank. */
+    v = color == 0 && lr == 0 ? 1234 : -1;
+    OK(MPI_Bcast(&v, 1, MPI_INT, color == 0 ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
+    CHECK(color == 0 ? v == (lr == 0 ? 1234 : -1) : v == 1234, "bcast A: %d", v);
+    double d[3] = {0, 0, 0};
+    if (color == 1 && lr == bsize - 1)
+        d[0] = 1.5, d[1] = 2.5, d[2] = 3.5;
+    OK(MPI_Bcast(d, 3, MPI_DOUBLE, color == 1 ? (lr == bsize - 1 ? MPI_ROOT : MPI_PROC_NULL) : bsize - 1, ic));
+    CHECK(color == 1 || (d[0] == 1.5 && d[2] == 3.5), "bcast B: %g %g", d[0], d[2]);
+    /* Allreduce: the sum of the remote group's world ranks. */
+    int rsum = 0;
+    for (int j = 0; j < rsize; j++)
+        rsum += REMOTE_WORLD(j);
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ic));
+    CHECK(sum == rsum, "allreduce %d, want %d", sum, rsum);
+    /* Allgather: the remote group's world ranks in its rank order. */
+    int *all = malloc(size * sizeof(int));
+    OK(MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, ic));
+    for (int j = 0; j < rsize; j++)
+        CHECK(all[j] == REMOTE_WORLD(j), "allgather[%d] = %d", j, all[j]);
+    /* Reduce to B's rank 0. */
+    sum = -1;
+    OK(MPI_Reduce(&rank, &sum, 1, MPI_INT, MPI_SUM, color == 1 ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
+    CHECK(!(color == 1 && lr == 0) || sum == rsum, "reduce %d, want %d", sum, rsum);
+    /* Gather to A's rank 0. */
+    for (int j = 0; j < size; j++)
+        all[j] = -1;
+    OK(MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, color == 0 ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
+    if (color == 0 && lr == 0)
+        for (int j = 0; j < bsize; j++)
+            CHECK(all[j] == REMOTE_WORLD(j), "gather[%d] = %d", j, all[j]);
+    /* Scatter from B's rank 0 to A. */
+    for (int j = 0; j < size; j++)
+        all[j] = 100 + j;
+    v = -1;
+    OK(MPI_Scatter(all, 1, MPI_INT, &v, 1, MPI_INT, color == 1 ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
+    CHECK(color == 1 || v == 100 + lr, "scatter %d", v);
+    /* Alltoall: block j goes to remote rank j. */
+    int *sb = malloc(size * sizeof(int)), *rb = malloc(size * sizeof(int));
+    for (int j = 0; j < rsize; j++)
+        sb[j] = rank * 100 + j;
+    OK(MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, ic));
+    for (int j = 0; j < rsize; j++)
+        CHECK(rb[j] == REMOTE_WORLD(j) * 100 + lr, "alltoall[%d] = %d", j, rb[j]);
+    free(sb);
+    free(rb);
+    free(all);
+    /* Merge: A (high = 0) first, then B. */
+    OK(MPI_Intercomm_merge(ic, color, &merged));
+    OK(MPI_Comm_rank(merged, &r));
+    OK(MPI_Comm_size(merged, &n));
+    CHECK(n == size && r == (color == 0 ? lr : asize + lr), "merged: rank %d of %d", r, n);
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged));
+    CHECK(sum == size * (size - 1) / 2, "merged sum %d", sum);
+    OK(MPI_Comm_free(&merged));
+    /* B first (A passes high = 1). */
+    OK(MPI_Intercomm_merge(ic, other, &merged));
+    OK(MPI_Comm_rank(merged, &r));
+    CHECK(r == (color == 1 ? lr : bsize + lr), "merged B first: rank %d", r);
+    OK(MPI_Comm_free(&merged));
+    /* A duplicate is an intercommunicator with its own message space. */
+    OK(MPI_Comm_dup(ic, &dup));
+    OK(MPI_Comm_test_inter(dup, &flag));
+    CHECK(flag == 1, "dup: test_inter %d", flag);
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, dup));
+    CHECK(sum == rsum, "dup allreduce %d", sum);
+    OK(MPI_Comm_disconnect(&dup));
+    OK(MPI_Comm_free(&ic));
+    OK(MPI_Comm_free(&local));
+    /* From groups, without a parent. */
+    MPI_Group world, mine, theirs;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int *l = malloc(size * sizeof(int)), *t = malloc(size * sizeof(int)), ln = 0, tn = 0;
+    for (int j = 0; j < size; j++) {
+        if (j % 2 == color)
+            l[ln++] = j;
+        else
+            t[tn++] = j;
+    }
+    OK(MPI_Group_incl(world, ln, l, &mine));
+    OK(MPI_Group_incl(world, tn, t, &theirs));
+    OK(MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "org.bcsmpi.inter", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ic));
+    OK(MPI_Comm_remote_size(ic, &n));
+    CHECK(n == rsize, "from groups: remote size %d", n);
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ic));
+    CHECK(sum == rsum, "from groups: allreduce %d", sum);
+    OK(MPI_Comm_free(&ic));
+    OK(MPI_Group_free(&mine));
+    OK(MPI_Group_free(&theirs));
+    OK(MPI_Group_free(&world));
+    free(l);
+    free(t);
+    /* Over MPI_COMM_SELF: world ranks 0 and 1 alone. */
+    if (rank < 2) {
+        OK(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, 1 - rank, 9, &ic));
+        OK(MPI_Comm_size(ic, &n));
+        OK(MPI_Comm_remote_size(ic, &r));
+        CHECK(n == 1 && r == 1, "self intercomm: %d and %d", n, r);
+        OK(MPI_Sendrecv(&rank, 1, MPI_INT, 0, 3, &v, 1, MPI_INT, 0, 3, ic, &st));
+        CHECK(v == 1 - rank && st.MPI_SOURCE == 0, "self intercomm p2p: %d from %d", v, st.MPI_SOURCE);
+        OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ic));
+        CHECK(sum == 1 - rank, "self intercomm allreduce %d", sum);
+        OK(MPI_Comm_free(&ic));
+    }
+#undef REMOTE_WORLD
+}
+
 static int sess_calls, sess_last;
 static void sess_handler(MPI_Session *s, int *code, ...) {
     (void)s;
@@ -350,6 +508,8 @@ int main(int argc, char **argv) {
         groups();
     if (all || strcmp(part, "sessions") == 0)
         sessions("org.bcsmpi.test");
+    if (all || strcmp(part, "inter") == 0)
+        inter();
     if (all || strcmp(part, "dynamic") == 0)
         dynamic();
     if (strcmp(part, "spawn-fatal") == 0) { /* under the default handler: the job ends */
