@@ -29,14 +29,13 @@ import (
 // forms, are MPI_ERR_UNSUPPORTED_OPERATION.
 
 type interComm struct {
-	local, union int   // hidden slots
+	local, union   int   // hidden slots
 	lranks, rranks []int // world ranks of the local and remote groups
 	loff, roff     int   // where the local and remote groups start in union
 }
 
 const (
 	hInt        = 0x209 // MPI_INT
-	hByte       = 0x247 // MPI_BYTE
 	interTag    = 1     // tag of the hidden messages (union is private)
 	abiRoot     = -4    // MPI_ROOT
 	abiProcNull = -3    // MPI_PROC_NULL
