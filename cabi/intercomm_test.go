@@ -25,6 +25,22 @@ func TestIntercomm(t *testing.T) {
 		t.Run(part+"-singleton", func(t *testing.T) { okRanks(t, run(t, exe, part), "intercomm", 1) })
 		t.Run(part+"-n3", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", exe, part), "intercomm", 3) })
 	}
+	// A member that never enters MPI_Comm_create_group: the others wait
+	// in it, and the deadlock detector says so rather than hanging (the MMDS
+	// has no primitive of its own for it: the status names MPI_Comm_create).
+	t.Run("group-missing", func(t *testing.T) {
+		t.Setenv("BCS_DEADLOCK_SLICES", "50")
+		r := bcsrun(t, "-n", "3", exe, "group-missing")
+		for _, w := range []string{
+			"deadlock: every MPI rank has been blocked",
+			"rank 0 (in MPI_Comm_create): waits in MPI_Comm_create_group(group of 3, rank 0 in it, tag 4)",
+			"rank 2 (finalized)",
+		} {
+			if r.code == 0 || !strings.Contains(r.stderr, w) {
+				t.Errorf("exit %d, stderr lacks %q:\n%s", r.code, w, r.stderr)
+			}
+		}
+	})
 	// MPI_Comm_spawn under MPI_ERRORS_ARE_FATAL ends the job, saying why.
 	t.Run("spawn-fatal", func(t *testing.T) {
 		r := bcsrun(t, "-n", "2", exe, "spawn-fatal")

@@ -512,6 +512,20 @@ int main(int argc, char **argv) {
         inter();
     if (all || strcmp(part, "dynamic") == 0)
         dynamic();
+    if (strcmp(part, "group-missing") == 0 && size >= 3) {
+        /* World rank 2 never joins the group creation: a deadlock, reported. */
+        if (rank < 2) {
+            MPI_Group w, g;
+            MPI_Comm c;
+            int three[3] = {0, 1, 2};
+            OK(MPI_Comm_group(MPI_COMM_WORLD, &w));
+            OK(MPI_Group_incl(w, 3, three, &g));
+            OK(MPI_Comm_create_group(MPI_COMM_WORLD, g, 4, &c));
+            CHECK(0, "MPI_Comm_create_group returned without rank 2");
+        }
+        OK(MPI_Finalize());
+        return 0;
+    }
     if (strcmp(part, "spawn-fatal") == 0) { /* under the default handler: the job ends */
         char *args[] = {NULL};
         MPI_Comm ic;
