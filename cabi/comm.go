@@ -81,7 +81,7 @@ func bcs_comm_split(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
 	}
 	e := comms[ci]
 	if e.inter != nil {
-		return fail(ci, call, errUnsupported, "comm = %s is an intercommunicator; splitting one is not implemented by bcsmpi (merge it with MPI_Intercomm_merge first)", describe(uintptr(h)))
+		return interSplit(ci, color, key, out) // inter.go
 	}
 	if e.c == nil { // a local communicator: the only member keeps or drops out
 		if color != C.MPI_UNDEFINED && color < 0 {

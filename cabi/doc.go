@@ -340,7 +340,9 @@
 // if both passed the same value, the group of the lower leader world rank
 // first), MPI_Comm_test_inter, MPI_Comm_remote_size, MPI_Comm_remote_group;
 // Comm_rank, Comm_size and Comm_group give the local group; Comm_dup,
-// Comm_free and Comm_disconnect work on intercommunicators.
+// Comm_free and Comm_disconnect work on intercommunicators, and
+// Comm_split makes intercommunicators of the members of each color (a
+// color missing from either group gives MPI_COMM_NULL).
 //
 // Design: an intercommunicator is two hidden intracommunicators made by
 // the runtime's group creation (mpiapi.CreateFromGroup, collective over
@@ -363,8 +365,8 @@
 // Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: the other
 // collectives on an intercommunicator (the v-forms, Alltoallw,
 // Reduce_scatter; Scan and Exscan are not defined there), the non-blocking
-// and persistent forms of every collective, MPI_Comm_split and
-// MPI_Comm_create of an intercommunicator (merge it first). Topology
+// and persistent forms of every collective, MPI_Comm_create and
+// MPI_Comm_split_type of an intercommunicator (merge it first). Topology
 // constructors and windows, which need an intracommunicator, are not
 // refused on an intercommunicator: they act on its union (an erroneous
 // program that does so is not caught).

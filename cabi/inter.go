@@ -611,3 +611,78 @@ func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount
 	}
 	return fail(ci, name, errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
 }
+
+// interSplit is MPI_Comm_split of intercommunicator slot ci: the members of
+// each group with one color, ordered by key (ties by rank), form the local
+// group of a new intercommunicator whose remote group is the other group's
+// members with that color; a color missing from either group gives
+// MPI_COMM_NULL. The local group splits first (its new ranks order the new
+// union: the first group's members, then the other's).
+func interSplit(ci int, color, key C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_split"
+	ic := comms[ci].inter
+	errh := comms[ci].errh
+	col := int(color)
+	if color == C.MPI_UNDEFINED {
+		col = mpiapi.Undefined
+	} else if color < 0 {
+		return fail(ci, call, errArg, "color = %d, want >= 0 or MPI_UNDEFINED", int(color))
+	}
+	var nl *mpiapi.Comm
+	lrank, inLocal := 0, col != mpiapi.Undefined
+	if l := comms[ic.local].c; l != nil {
+		var err error
+		if nl, err = l.Split(col, int(key)); err != nil {
+			return failErr(ci, err)
+		}
+		if nl != nil {
+			lrank = nl.Rank()
+		}
+	}
+	u := comms[ic.union].c
+	ukey := lrank
+	if ic.loff != 0 {
+		ukey += u.Size()
+	}
+	nu, err := u.Split(col, ukey)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = hCommNull
+	if !inLocal {
+		return 0
+	}
+	lranks := []int{worldRank}
+	if nl != nil {
+		lranks = worldRanks(nl)
+	}
+	var rranks []int
+	for _, w := range worldRanks(nu) {
+		if !slices.Contains(lranks, w) {
+			rranks = append(rranks, w)
+		}
+	}
+	if len(rranks) == 0 { // the color is only in this group
+		if nl != nil {
+			if err := nl.Free(); err != nil {
+				return failErr(ci, err)
+			}
+		}
+		return failErr(ci, nu.Free())
+	}
+	*out = C.uintptr_t(newInter(nu, slotOf(newComm(nl, errh)), lranks, rranks, ic.loff == 0, errh))
+	return 0
+}
+
+// worldRanks lists c's members' world ranks in its rank order.
+func worldRanks(c *mpiapi.Comm) []int {
+	idx := make([]int, c.Size())
+	for i := range idx {
+		idx[i] = i
+	}
+	w, err := c.Group().TranslateRanks(idx, mpiapi.World().Group())
+	if err != nil {
+		panic(fmt.Sprintf("cabi: translating the ranks of a live communicator: %v", err))
+	}
+	return w
+}

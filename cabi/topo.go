@@ -346,6 +346,9 @@ func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, 
 	if rc != 0 {
 		return rc
 	}
+	if comms[ci].inter != nil {
+		return fail(ci, call, errUnsupported, "comm = %s is an intercommunicator; MPI_Comm_split_type of one is not implemented by bcsmpi (merge it first)", describe(uintptr(h)))
+	}
 	if info != 0x130 && info != 0x131 { // MPI_INFO_NULL, MPI_INFO_ENV
 		return fail(ci, call, errInfo, "info = %s, want MPI_INFO_NULL (Info objects are not implemented yet)", describe(uintptr(info)))
 	}

@@ -210,9 +210,7 @@ static void inter(void) {
         MPI_Request q;
         rc0 = MPI_Ibarrier(ic, &q);
         CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "ibarrier on an intercommunicator: rc %d", rc0);
-        MPI_Comm sp;
-        rc0 = MPI_Comm_split(ic, 0, 0, &sp);
-        CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "split of an intercommunicator: rc %d", rc0);
+
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     }
     OK(MPI_Barrier(ic));
@@ -276,6 +274,33 @@ static void inter(void) {
     OK(MPI_Comm_rank(merged, &r));
     CHECK(r == (color == 1 ? lr : bsize + lr), "merged B first: rank %d", r);
     OK(MPI_Comm_free(&merged));
+    /* Split: color = local rank % 2, reversed key; color 1 exists on both
+     * sides only with 4 or more ranks; a color missing on one side gives
+     * MPI_COMM_NULL. */
+    MPI_Comm sp;
+    int c2 = lr % 2;
+    OK(MPI_Comm_split(ic, c2, -lr, &sp));
+    int mine_n = (lsize - c2 + 1) / 2, their_n = (rsize - c2 + 1) / 2;
+    if (their_n == 0) {
+        CHECK(sp == MPI_COMM_NULL, "split: a color missing remotely gave a communicator");
+    } else {
+        OK(MPI_Comm_test_inter(sp, &flag));
+        OK(MPI_Comm_size(sp, &n));
+        OK(MPI_Comm_rank(sp, &r));
+        CHECK(flag && n == mine_n && r == mine_n - 1 - lr / 2, "split: inter %d, rank %d of %d, want %d of %d", flag, r, n,
+              mine_n - 1 - lr / 2, mine_n);
+        OK(MPI_Comm_remote_size(sp, &n));
+        CHECK(n == their_n, "split: remote size %d, want %d", n, their_n);
+        /* The remote rank 0 is the remote group's highest local rank of this color. */
+        int top = -1, got = -1;
+        for (int j = c2; j < rsize; j += 2)
+            top = REMOTE_WORLD(j);
+        if (r == 0) {
+            OK(MPI_Sendrecv(&rank, 1, MPI_INT, 0, 6, &got, 1, MPI_INT, 0, 6, sp, MPI_STATUS_IGNORE));
+            CHECK(got == top, "split: remote rank 0 is world rank %d, want %d", got, top);
+        }
+        OK(MPI_Comm_free(&sp));
+    }
     /* A duplicate is an intercommunicator with its own message space. */
     OK(MPI_Comm_dup(ic, &dup));
     OK(MPI_Comm_test_inter(dup, &flag));
