@@ -30,7 +30,7 @@ func bcs_init(required C.int) C.int {
 	default:
 		return fail(-1, call, errArg, "required = %d, want MPI_THREAD_SINGLE (0), MPI_THREAD_FUNNELED (1024), MPI_THREAD_SERIALIZED (2048) or MPI_THREAD_MULTIPLE (4096)", int(required))
 	}
-	if rc := startRuntime(); rc != 0 {
+	if rc := startRuntime(call); rc != 0 {
 		return rc
 	}
 	// Calls may come from one thread at a time: the main thread (FUNNELED),
@@ -49,12 +49,12 @@ func bcs_init(required C.int) C.int {
 // another session in between.
 var runtimeUp, runtimeDown bool
 
-func startRuntime() C.int {
+func startRuntime(call string) C.int {
 	if runtimeUp {
 		return 0
 	}
 	if runtimeDown {
-		return fail(-1, "MPI_Init", errOther, "bcsmpi's runtime was already finalized in this process; it starts once")
+		return fail(-1, call, errOther, "bcsmpi's runtime was already finalized in this process (MPI_Finalize, or the end of its last session after MPI_Finalize); it starts once per process")
 	}
 	// A rank's Go runtime only serves calls; keep its housekeeping off the
 	// program's cores unless the user asked otherwise.

@@ -93,7 +93,7 @@ func bcs_session_init(infoH, errh C.uintptr_t, out *C.uintptr_t) C.int {
 			thread = "MPI_THREAD_SINGLE"
 		}
 	}
-	if rc := startRuntime(); rc != 0 {
+	if rc := startRuntime(call); rc != 0 {
 		return rc
 	}
 	C.bcs_fix_sigonstack()
