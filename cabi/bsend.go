@@ -20,9 +20,11 @@ import (
 // buffer means no bound. Pending sends are reclaimed, with mpiapi's Test
 // (which the MMDS records), when a new one needs room, and waited for by
 // MPI_Buffer_detach, MPI_Comm_detach_buffer, the flush calls
-// (MPI_Buffer_flush, MPI_Comm_flush_buffer) and MPI_Finalize. The
+// (MPI_Buffer_flush, MPI_Comm_flush_buffer) and MPI_Finalize. A
+// communicator made from a session's group uses the session's buffer
+// (MPI_Session_attach_buffer, session.go) when it has none of its own. The
 // non-blocking flushes (abimisc.go) return a request that completes when
-// the sends pending at the call have; the session buffers are stubs.
+// the sends pending at the call have.
 
 // bbuf is an attached buffer.
 type bbuf struct {
@@ -226,6 +228,9 @@ func bsendCore(call string, a p2p) C.int {
 		return 0
 	}
 	owner := commBufs[a.ci]
+	if owner == nil {
+		owner = sessionBuf(a.ci) // session.go
+	}
 	if owner == nil {
 		owner = procBuf
 	}

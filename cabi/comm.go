@@ -18,10 +18,7 @@ func bcs_comm_rank(h C.uintptr_t, rank *C.int) C.int {
 	if rc != 0 {
 		return rc
 	}
-	*rank = 0
-	if c := comms[ci].c; c != nil {
-		*rank = C.int(c.Rank())
-	}
+	*rank = C.int(commRank(ci))
 	return 0
 }
 
@@ -33,7 +30,9 @@ func bcs_comm_size(h C.uintptr_t, size *C.int) C.int {
 		return rc
 	}
 	*size = 1
-	if c := comms[ci].c; c != nil {
+	if ic := comms[ci].inter; ic != nil {
+		*size = C.int(len(ic.lranks))
+	} else if c := comms[ci].c; c != nil {
 		*size = C.int(c.Size())
 	}
 	return 0
@@ -48,13 +47,20 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	}
 	e := comms[ci]
 	var nc *mpiapi.Comm
-	if e.c != nil {
+	var nh uintptr
+	if e.inter != nil {
+		if nh, rc = interDup(ci); rc != 0 { // inter.go
+			return rc
+		}
+	} else if e.c != nil {
 		var err error
 		if nc, err = e.c.Dup(); err != nil {
 			return failErr(ci, err)
 		}
 	}
-	nh := newComm(nc, e.errh)
+	if nh == 0 {
+		nh = newComm(nc, e.errh)
+	}
 	if rc := copyAttrs(call, ci, nh); rc != 0 { // attr.go
 		return rc
 	}
@@ -74,6 +80,9 @@ func bcs_comm_split(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
 		return rc
 	}
 	e := comms[ci]
+	if e.inter != nil {
+		return interSplit(ci, color, key, out) // inter.go
+	}
 	if e.c == nil { // a local communicator: the only member keeps or drops out
 		if color != C.MPI_UNDEFINED && color < 0 {
 			return fail(ci, call, errArg, "color = %d, want >= 0 or MPI_UNDEFINED", int(color))
@@ -108,7 +117,11 @@ func bcs_comm_free(h *C.uintptr_t) C.int {
 	if rc := deleteAttrs(call, ci); rc != 0 { // attr.go
 		return rc
 	}
-	if c := comms[ci].c; c != nil {
+	if comms[ci].inter != nil {
+		if rc := interFree(ci); rc != 0 { // inter.go
+			return rc
+		}
+	} else if c := comms[ci].c; c != nil {
 		if err := c.Free(); err != nil {
 			return failErr(ci, err)
 		}

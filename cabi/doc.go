@@ -392,7 +392,99 @@
 // element of the signature converted). The host must be little-endian
 // (x86-64, arm64), like every host bcsmpi runs on.
 //
-// # Implemented (521 functions, each as MPI_ and PMPI_)
+// # Sessions (session.go, shim_session.c)
+//
+// MPI_Session_init, Session_finalize, Session_get_num_psets,
+// Session_get_nth_pset, Session_get_pset_info (the key "mpi_size"),
+// Session_get_info (the key "thread_level": MPI_THREAD_FUNNELED, or
+// MPI_THREAD_SINGLE if the info asked for it), Group_from_session_pset,
+// Comm_create_from_group, Session_create_errhandler, Session_set/get/
+// call_errhandler, Session_attach_buffer(_c), Session_detach_buffer(_c),
+// Session_flush_buffer and Session_iflush_buffer (flushes at once and
+// returns a complete request).
+//
+//   - Process sets: "mpi://WORLD" (every process of the bcsrun job) and
+//     "mpi://SELF" (the caller), matched without regard to case; any other
+//     name is MPI_ERR_ARG naming the valid ones, raised on the session's
+//     error handler (MPI_ERRHANDLER_NULL at Session_init means
+//     MPI_ERRORS_ARE_FATAL). A bad session handle is MPI_ERR_SESSION.
+//   - MPI_Comm_create_from_group is collective over the group's members
+//     only (mpiapi.CreateFromGroup: the runtime's group creation under the
+//     world, the string tag hashed into its key); the new communicator
+//     gets the errhandler argument. MPI_GROUP_EMPTY gives MPI_COMM_NULL.
+//   - Buffered sends on a communicator made from a session's group (a
+//     group from Group_from_session_pset, or any group while one session
+//     is live) use the session's buffer when the communicator has none;
+//     MPI_Session_finalize waits for that buffer's pending sends.
+//   - Both models in one process: the runtime starts at MPI_Init or the
+//     first MPI_Session_init, whichever comes first; while a session is
+//     live every call works, before MPI_Init and after MPI_Finalize too
+//     (MPI_Initialized and MPI_Finalized still tell the world model). The
+//     runtime detaches at MPI_Finalize with no session live, at the last
+//     MPI_Session_finalize after MPI_Finalize, and, in a process that never
+//     called MPI_Init, at exit (so sessions may follow one another). Once
+//     detached it cannot start again: MPI_Init after that is
+//     MPI_ERR_OTHER. MPI_Info_create works at any time, as MPI-4 says.
+//   - MPI_COMM_WORLD and MPI_COMM_SELF are usable in a sessions-only
+//     process (using them is erroneous there; bcsmpi does not check).
+//
+// # Intercommunicators (inter.go, shim_inter.c)
+//
+// MPI_Intercomm_create (the leaders swap their groups over peer_comm with
+// the tag; each broadcasts the remote group in its local_comm),
+// MPI_Intercomm_create_from_groups (collective over both groups only, no
+// parent), MPI_Intercomm_merge (the group that passed high = false first;
+// if both passed the same value, the group of the lower leader world rank
+// first), MPI_Comm_test_inter, MPI_Comm_remote_size, MPI_Comm_remote_group;
+// Comm_rank, Comm_size and Comm_group give the local group; Comm_dup,
+// Comm_free and Comm_disconnect work on intercommunicators, and
+// Comm_split makes intercommunicators of the members of each color (a
+// color missing from either group gives MPI_COMM_NULL).
+//
+// Design: an intercommunicator is two hidden intracommunicators made by
+// the runtime's group creation (mpiapi.CreateFromGroup, collective over
+// their members only): union, of both groups (the group whose leader has
+// the lower world rank first, each in its rank order), and local, a
+// duplicate of the local group. Point-to-point ranks name the remote group
+// and become union ranks (a send to remote rank r goes to union rank
+// roff + r, a status's source comes back as r), so the intercommunicator's
+// messages use union's message space. The blocking collectives Barrier,
+// Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are
+// composed of calls on the hidden communicators: a collective of the
+// local group to or from its rank 0, and messages between the leaders (or
+// between the root, MPI_ROOT, and the remote group's rank 0) on union;
+// members passing MPI_PROC_NULL as root take no part; Alltoall is a
+// message exchange between every pair of the two groups, both groups
+// going through their peers in rank order. MPI_IN_PLACE is MPI_ERR_BUFFER
+// on an intercommunicator, as the standard says. The MMDS records the
+// calls they are made of.
+//
+// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: the other
+// collectives on an intercommunicator (the v-forms, Alltoallw,
+// Reduce_scatter; Scan and Exscan are not defined there), the non-blocking
+// and persistent forms of every collective, MPI_Comm_create and
+// MPI_Comm_split_type of an intercommunicator (merge it first). Topology
+// constructors and windows, which need an intracommunicator, are not
+// refused on an intercommunicator: they act on its union (an erroneous
+// program that does so is not caught).
+//
+// # Dynamic processes (dynamic.go, shim_dynamic.c)
+//
+// A bcsrun job's processes are fixed at launch. MPI_Comm_get_parent gives
+// MPI_COMM_NULL (no process was spawned). MPI_Comm_spawn and
+// MPI_Comm_spawn_multiple fail with MPI_ERR_SPAWN (intercomm set to
+// MPI_COMM_NULL, every errcode to MPI_ERR_SPAWN); MPI_Open_port,
+// MPI_Close_port, MPI_Comm_accept and MPI_Comm_connect with MPI_ERR_PORT;
+// MPI_Lookup_name with MPI_ERR_NAME; MPI_Publish_name and
+// MPI_Unpublish_name with MPI_ERR_SERVICE; MPI_Comm_join with
+// MPI_ERR_UNSUPPORTED_OPERATION; each through its communicator's error
+// handler (the world's when it has none), with the message "bcsmpi does
+// not support dynamic processes: ...". MPI_Comm_disconnect is
+// MPI_Comm_free (collective; no communicator reaches another job); it
+// does not wait for pending requests on the communicator, so complete
+// them first.
+//
+// # Implemented (495 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -407,14 +499,17 @@
 //     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,
 //     return a complete request), Comm_split, Comm_create, Comm_split_type
 //     (MPI_COMM_TYPE_SHARED: the ranks of one logical node), Comm_free,
-//     Comm_compare, Comm_test_inter (always false: no intercommunicators),
+//     Comm_compare, Comm_test_inter (see Intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),
-//     Comm_create_group (graph.go: a group of the whole communicator, in
-//     any order, is a Comm_create over it, a group of the caller alone a
-//     one-process communicator; a strict subset of two or more members is
-//     MPI_ERR_UNSUPPORTED_OPERATION, since the runtime makes communicators
-//     only collectively over an existing one; the tag is checked, not used),
+//     Comm_create_group (graph.go: collective over the group's members
+//     only, any subset of the communicator in any order; the runtime
+//     agrees on the new communicator among the members, keyed by the
+//     parent, the tag, a hash of the group and the call's order, see
+//     scheduler/group.go; a group of the caller alone is a one-process
+//     communicator; a caller outside the group is MPI_ERR_GROUP),
+//     Comm_create with one group or with disjoint groups (each becomes a
+//     communicator),
 //     Group_size/rank/incl/excl/range_incl/range_excl/translate_ranks/compare/
 //     union/intersection/difference/free.
 //   - Attributes (attr.go): Comm_get_attr (the predefined attributes, served
@@ -565,7 +660,7 @@
 //     them; the buffer keeps its own account of them). With none pending it
 //     is complete at once. It may be freed; MPI_Cancel refuses it.
 //
-// # Stubs (142 functions)
+// # Stubs (169 functions)
 //
 // Every other function of the ABI is a stub in shim_stubs.c, generated by
 // genstubs from mpi.h (run go generate ./cabi after implementing one; a
@@ -576,16 +671,11 @@
 // implemented by bcsmpi ...". By family: of one-sided communication, the _c
 // forms, Win_allocate_shared and Win_shared_query, and window keyvals and
 // attributes (Win_create_keyval, Win_free_keyval, Win_set_attr,
-// Win_delete_attr); file I/O (File_*, Register_datarep); sessions
-// (Session_* but Session_init); intercommunicators, spawn and ports
-// (Intercomm_*, Comm_spawn*, Comm_remote_*, Comm_accept/connect/join/
-// disconnect/get_parent, Open/Close_port, Publish/Lookup/Unpublish_name);
-// Comm_create_from_group, Group_from_session_pset.
+// Win_delete_attr); file I/O (File_*, Register_datarep).
 //
-// Not defined at all, so that configure scripts that probe for it do not
-// switch sessions on: MPI_Session_init. (MPI_Accumulate and
-// MPI_Get_accumulate, which switch one-sided benchmarks on, are
-// implemented.)
+// Every name of the ABI is defined: the ones configure scripts probe to
+// switch features on (MPI_Session_init, MPI_Accumulate,
+// MPI_Get_accumulate) are implemented.
 //
 // # Not yet
 //

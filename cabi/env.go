@@ -30,6 +30,32 @@ func bcs_init(required C.int) C.int {
 	default:
 		return fail(-1, call, errArg, "required = %d, want MPI_THREAD_SINGLE (0), MPI_THREAD_FUNNELED (1024), MPI_THREAD_SERIALIZED (2048) or MPI_THREAD_MULTIPLE (4096)", int(required))
 	}
+	if rc := startRuntime(call); rc != 0 {
+		return rc
+	}
+	// Calls may come from one thread at a time: the main thread (FUNNELED),
+	// or any thread under the program's own serialisation — not yet
+	// claimed, because it is not tested.
+	C.bcs_thread_level = C.int(min(required, C.MPI_THREAD_FUNNELED))
+	return 0
+}
+
+// Runtime: the library attaches to bcsrun's job (mpiapi.Init) once per
+// process, at MPI_Init or at the first MPI_Session_init, whichever comes
+// first, and detaches (mpiapi.Finalize, local) once neither model needs it:
+// at MPI_Finalize if no session is live, else when the last session is
+// finalized after MPI_Finalize; a process that finalizes its sessions and
+// never called MPI_Init detaches at exit (session.go), so it may start
+// another session in between.
+var runtimeUp, runtimeDown bool
+
+func startRuntime(call string) C.int {
+	if runtimeUp {
+		return 0
+	}
+	if runtimeDown {
+		return fail(-1, call, errOther, "bcsmpi's runtime was already finalized in this process (MPI_Finalize, or the end of its last session after MPI_Finalize); it starts once per process")
+	}
 	// A rank's Go runtime only serves calls; keep its housekeeping off the
 	// program's cores unless the user asked otherwise.
 	if os.Getenv("GOMAXPROCS") == "" {
@@ -59,10 +85,7 @@ func bcs_init(required C.int) C.int {
 		worldRank = w.Rank()
 		C.bcs_world_rank, C.bcs_world_size = C.int(w.Rank()), C.int(w.Size())
 	}
-	// Calls may come from one thread at a time: the main thread (FUNNELED),
-	// or any thread under the program's own serialisation — not yet
-	// claimed, because it is not tested.
-	C.bcs_thread_level = C.int(min(required, C.MPI_THREAD_FUNNELED))
+	runtimeUp = true
 	tRefresh() // mpit.go: the MPI_T variables MPI_Init makes known
 	return 0
 }
@@ -72,6 +95,18 @@ func bcs_finalize() C.int {
 	const call = "MPI_Finalize"
 	if rc := enter(call); rc != 0 {
 		return rc
+	}
+	if sessionsLive > 0 { // session.go: the runtime stays until the last one ends
+		return 0
+	}
+	return stopRuntime(call)
+}
+
+// stopRuntime detaches from the job: windows, pending requests and
+// buffered sends first.
+func stopRuntime(call string) C.int {
+	if !runtimeUp {
+		return 0
 	}
 	if rc := finalizeWindows(); rc != 0 { // rma.go
 		return rc
@@ -86,6 +121,7 @@ func bcs_finalize() C.int {
 		if pending > 0 {
 			return fail(0, call, errRequest, "%d requests still pending; wait for them before MPI_Finalize", pending)
 		}
+		runtimeUp, runtimeDown = false, true
 		return 0
 	}
 	if err := bsendWait(nil); err != nil {
@@ -98,12 +134,13 @@ func bcs_finalize() C.int {
 			return failErr(0, err)
 		}
 	}
+	runtimeUp, runtimeDown = false, true
 	return failErr(0, mpiapi.Finalize())
 }
 
 //export bcs_abort
 func bcs_abort(commHandle C.uintptr_t, code C.int) {
-	if singleton || C.bcs_initialized == 0 {
+	if singleton || !runtimeUp {
 		fmt.Fprintf(os.Stderr, "bcsmpi: rank %d called MPI_Abort with code %d\n", max(worldRank, 0), int(code))
 		if code == 0 {
 			code = 1

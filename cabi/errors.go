@@ -130,6 +130,12 @@ func bcs_error(commHandle C.uintptr_t, call *C.char, class C.int, msg *C.char) C
 
 // enter checks that MPI is initialised and not finalised.
 func enter(call string) C.int {
+	if sessionsLive > 0 { // session.go: a session keeps the library usable without (or after) MPI_Init
+		if winsLive > 0 {
+			rmaProgress()
+		}
+		return 0
+	}
 	if C.bcs_initialized == 0 {
 		return fail(-1, call, errOther, "MPI_Init has not been called")
 	}

@@ -49,7 +49,7 @@ func peek(call string, i int, st *C.MPI_Status) (bool, C.int) {
 	if err != nil {
 		class = int(failErr(e.comm, err))
 	}
-	putStatus(st, s, class)
+	putStatus(st, interStatus(e.comm, s), class)
 	return true, C.int(class)
 }
 

@@ -373,11 +373,10 @@ func bcs_dist_graph_neighbors(h C.uintptr_t, maxin C.int, sources, sw *C.int, ma
 
 // ---- MPI_Comm_create_group ----
 
-// bcs_comm_create_group is MPI_Comm_create_group. The runtime makes
-// communicators only by collectives over an existing one, so a group of
-// the whole communicator (in any order) is a Comm_create over it, a group
-// of the caller alone is a one-process communicator, and any other group
-// (a strict subset of two or more members) is MPI_ERR_UNSUPPORTED_OPERATION.
+// bcs_comm_create_group is MPI_Comm_create_group: collective over the
+// group's members only. A group of the caller alone is a one-process
+// communicator; any other is made by the runtime among its members
+// (mpiapi.Comm.CreateGroup), the parent's other members taking no part.
 //
 //export bcs_comm_create_group
 func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int {
@@ -404,12 +403,18 @@ func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int
 		return fail(ci, call, errGroup, "the calling process (world rank %d) is not in the group; only the group's members call MPI_Comm_create_group", me)
 	}
 	e := comms[ci]
-	switch {
-	case len(g) == 1:
+	if len(g) == 1 {
 		*out = C.uintptr_t(newComm(nil, e.errh))
 		return 0
-	case len(g) == len(mine):
-		return bcs_comm_create(h, gh, out)
 	}
-	return fail(ci, call, errUnsupported, "a group of %d of the communicator's %d members: bcsmpi makes a communicator of a strict subset only collectively over the whole communicator (use MPI_Comm_create)", len(g), len(mine))
+	mg, err := mpiapi.World().Group().Incl(g)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	nc, err := e.c.CreateGroup(mg, int(tag))
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = C.uintptr_t(newComm(nc, e.errh))
+	return 0
 }

@@ -70,6 +70,9 @@ func group(call, what string, h C.uintptr_t) ([]int, int, C.int) {
 
 // members is the world ranks of communicator slot ci, in its rank order.
 func members(ci int) []int {
+	if ic := comms[ci].inter; ic != nil { // inter.go: the local group
+		return slices.Clone(ic.lranks)
+	}
 	c := comms[ci].c
 	if c == nil {
 		return []int{worldRank}
@@ -286,6 +289,9 @@ func bcs_comm_create(h, gh C.uintptr_t, out *C.uintptr_t) C.int {
 	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
+	}
+	if comms[ci].inter != nil {
+		return fail(ci, call, errUnsupported, "comm = %s is an intercommunicator; MPI_Comm_create on one is not implemented by bcsmpi", describe(uintptr(h)))
 	}
 	g, _, rc := group(call, "group", gh)
 	if rc != 0 {

@@ -48,10 +48,11 @@ func splitHandle(h uintptr) (kind, idx int, gen uint32) {
 // MPI_COMM_SELF. A nil c is a local communicator of one process
 // (MPI_COMM_SELF, or the world of a singleton) whose collectives are copies.
 type commEntry struct {
-	c    *mpiapi.Comm
-	errh uintptr
-	gen  uint32
-	live bool
+	c     *mpiapi.Comm
+	errh  uintptr
+	gen   uint32
+	live  bool
+	inter *interComm // an intercommunicator (inter.go); c is then its union
 }
 
 // reqEntry is a request slot: a request of the runtime (r), or one on a
@@ -87,15 +88,16 @@ func newComm(c *mpiapi.Comm, errh uintptr) uintptr {
 		comms = append(comms, commEntry{})
 	}
 	e := &comms[i]
-	e.c, e.errh, e.live = c, errh, true
+	e.c, e.errh, e.live, e.inter = c, errh, true, nil
 	return userHandle(kindComm, i, e.gen)
 }
 
 func freeComm(i int) {
 	e := &comms[i]
-	e.c, e.live = nil, false
+	e.c, e.live, e.inter = nil, false, nil
 	e.gen = (e.gen + 1) & genMask
 	delete(commBufs, i) // its attached buffer, if any (bsend.go)
+	delete(commSess, i) // the session it came from (session.go)
 	freeComms = append(freeComms, i)
 }
 

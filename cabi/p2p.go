@@ -122,8 +122,18 @@ func p2pArgs(call string, commH C.uintptr_t, buf unsafe.Pointer, count C.MPI_Cou
 	if a.c != nil {
 		size = a.c.Size()
 	}
+	ic := comms[ci].inter
+	if ic != nil { // ranks name the remote group (inter.go)
+		size = len(ic.rranks)
+		if r >= C.int(size) {
+			return a, fail(ci, call, errRank, "%s = %d, want 0..%d (a rank of the remote group) or MPI_PROC_NULL", what, int(r), size-1)
+		}
+	}
 	if a.peer, rc = peer(ci, call, what, r, size, recv); rc != 0 {
 		return a, rc
+	}
+	if ic != nil {
+		a.peer = interPeer(ic, a.peer)
 	}
 	if a.tag, rc = tag(ci, call, t, recv); rc != 0 {
 		return a, rc
@@ -177,7 +187,7 @@ func bcs_recv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(a.ci, err)
-	putStatus(st, s, int(rc))
+	putStatus(st, interStatus(a.ci, s), int(rc))
 	return rc
 }
 
@@ -271,7 +281,7 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 	s.release()
 	r.release()
 	rc := failErr(r.ci, err)
-	putStatus(st, status, int(rc))
+	putStatus(st, interStatus(r.ci, status), int(rc))
 	return rc
 }
 
@@ -320,7 +330,7 @@ func bcs_probe(source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 	}
 	s, err := mpiapi.Probe(a.c, a.peer, a.tag)
 	rc = failErr(a.ci, err)
-	putStatus(st, s, int(rc))
+	putStatus(st, interStatus(a.ci, s), int(rc))
 	return rc
 }
 
@@ -353,7 +363,7 @@ func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Statu
 	*flag = 0
 	if found {
 		*flag = 1
-		putStatus(st, s, 0)
+		putStatus(st, interStatus(a.ci, s), 0)
 	}
 	return 0
 }

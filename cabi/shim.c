@@ -1567,13 +1567,9 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
     return bcs_send_init((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
-// bcsmpi has no intercommunicators: every communicator is an intracommunicator.
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     GUARD("MPI_Comm_test_inter");
-    int size, rc = PMPI_Comm_size(comm, &size); // checks comm
-    if (rc == MPI_SUCCESS)
-        *flag = 0;
-    return rc;
+    return bcs_comm_test_inter(H(comm), flag); // inter.go
 }
 
 // Group_range_incl/excl expand the (first, last, stride) triplets into a

@@ -27,6 +27,7 @@ const struct bcs_type *bcs_type_of(uintptr_t h);
 const char *bcs_class_name(int c);
 void bcs_flush(void);
 void bcs_fix_sigonstack(void);
+void bcs_register_exit(void);
 void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 int bcs_op_is_large(void *fn);

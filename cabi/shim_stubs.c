@@ -18,39 +18,6 @@ int bcs_unsupported_t(const char *call);
 STUB int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Accumulate_c"); }
 STUB int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
 
-STUB int PMPI_Close_port(const char *port_name) { (void)port_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Close_port"); }
-STUB int MPI_Close_port(const char *port_name) { return PMPI_Close_port(port_name); }
-
-STUB int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_accept"); }
-STUB int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_accept(port_name, info, root, comm, newcomm); }
-
-STUB int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { (void)newcomm; (void)comm; (void)root; (void)info; (void)port_name; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_connect"); }
-STUB int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) { return PMPI_Comm_connect(port_name, info, root, comm, newcomm); }
-
-STUB int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { (void)newcomm; (void)errhandler; (void)info; (void)stringtag; (void)group; return bcs_unsupported((uintptr_t)newcomm, "MPI_Comm_create_from_group"); }
-STUB int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm) { return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm); }
-
-STUB int PMPI_Comm_disconnect(MPI_Comm *comm) { (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_disconnect"); }
-STUB int MPI_Comm_disconnect(MPI_Comm *comm) { return PMPI_Comm_disconnect(comm); }
-
-STUB int PMPI_Comm_get_parent(MPI_Comm *parent) { (void)parent; return bcs_unsupported((uintptr_t)parent, "MPI_Comm_get_parent"); }
-STUB int MPI_Comm_get_parent(MPI_Comm *parent) { return PMPI_Comm_get_parent(parent); }
-
-STUB int PMPI_Comm_join(int fd, MPI_Comm *intercomm) { (void)intercomm; (void)fd; return bcs_unsupported((uintptr_t)intercomm, "MPI_Comm_join"); }
-STUB int MPI_Comm_join(int fd, MPI_Comm *intercomm) { return PMPI_Comm_join(fd, intercomm); }
-
-STUB int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { (void)group; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_group"); }
-STUB int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) { return PMPI_Comm_remote_group(comm, group); }
-
-STUB int PMPI_Comm_remote_size(MPI_Comm comm, int *size) { (void)size; (void)comm; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_remote_size"); }
-STUB int MPI_Comm_remote_size(MPI_Comm comm, int *size) { return PMPI_Comm_remote_size(comm, size); }
-
-STUB int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)info; (void)maxprocs; (void)argv; (void)command; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn"); }
-STUB int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes); }
-
-STUB int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { (void)array_of_errcodes; (void)intercomm; (void)comm; (void)root; (void)array_of_info; (void)array_of_maxprocs; (void)array_of_argv; (void)array_of_commands; (void)count; return bcs_unsupported((uintptr_t)comm, "MPI_Comm_spawn_multiple"); }
-STUB int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) { return PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes); }
-
 STUB int PMPI_File_call_errhandler(MPI_File fh, int errorcode) { (void)errorcode; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_call_errhandler"); }
 STUB int MPI_File_call_errhandler(MPI_File fh, int errorcode) { return PMPI_File_call_errhandler(fh, errorcode); }
 
@@ -321,27 +288,6 @@ STUB int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, M
 STUB int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_c"); }
 STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
 
-STUB int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { (void)newgroup; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Group_from_session_pset"); }
-STUB int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) { return PMPI_Group_from_session_pset(session, pset_name, newgroup); }
-
-STUB int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { (void)newintercomm; (void)tag; (void)remote_leader; (void)peer_comm; (void)local_leader; (void)local_comm; return bcs_unsupported((uintptr_t)local_comm, "MPI_Intercomm_create"); }
-STUB int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) { return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm); }
-
-STUB int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) { (void)newintercomm; (void)errhandler; (void)info; (void)stringtag; (void)remote_leader; (void)remote_group; (void)local_leader; (void)local_group; return bcs_unsupported((uintptr_t)newintercomm, "MPI_Intercomm_create_from_groups"); }
-STUB int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) { return PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm); }
-
-STUB int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { (void)newintracomm; (void)high; (void)intercomm; return bcs_unsupported((uintptr_t)intercomm, "MPI_Intercomm_merge"); }
-STUB int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) { return PMPI_Intercomm_merge(intercomm, high, newintracomm); }
-
-STUB int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Lookup_name"); }
-STUB int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) { return PMPI_Lookup_name(service_name, info, port_name); }
-
-STUB int PMPI_Open_port(MPI_Info info, char *port_name) { (void)port_name; (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Open_port"); }
-STUB int MPI_Open_port(MPI_Info info, char *port_name) { return PMPI_Open_port(info, port_name); }
-
-STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
-STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
-
 STUB int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Put_c"); }
 STUB int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
 
@@ -362,54 +308,6 @@ STUB int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 
 STUB int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rput_c"); }
 STUB int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
-
-STUB int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { (void)size; (void)buffer; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_attach_buffer"); }
-STUB int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { return PMPI_Session_attach_buffer(session, buffer, size); }
-
-STUB int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) { (void)size; (void)buffer; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_attach_buffer_c"); }
-STUB int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) { return PMPI_Session_attach_buffer_c(session, buffer, size); }
-
-STUB int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) { (void)errorcode; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_call_errhandler"); }
-STUB int MPI_Session_call_errhandler(MPI_Session session, int errorcode) { return PMPI_Session_call_errhandler(session, errorcode); }
-
-STUB int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) { (void)errhandler; (void)session_errhandler_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_create_errhandler"); }
-STUB int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler) { return PMPI_Session_create_errhandler(session_errhandler_fn, errhandler); }
-
-STUB int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) { (void)size; (void)buffer_addr; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_detach_buffer"); }
-STUB int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) { return PMPI_Session_detach_buffer(session, buffer_addr, size); }
-
-STUB int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) { (void)size; (void)buffer_addr; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_detach_buffer_c"); }
-STUB int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) { return PMPI_Session_detach_buffer_c(session, buffer_addr, size); }
-
-STUB int PMPI_Session_finalize(MPI_Session *session) { (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_finalize"); }
-STUB int MPI_Session_finalize(MPI_Session *session) { return PMPI_Session_finalize(session); }
-
-STUB int PMPI_Session_flush_buffer(MPI_Session session) { (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_flush_buffer"); }
-STUB int MPI_Session_flush_buffer(MPI_Session session) { return PMPI_Session_flush_buffer(session); }
-
-STUB int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_errhandler"); }
-STUB int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) { return PMPI_Session_get_errhandler(session, errhandler); }
-
-STUB int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) { (void)info_used; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_info"); }
-STUB int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) { return PMPI_Session_get_info(session, info_used); }
-
-STUB int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) { (void)pset_name; (void)pset_len; (void)n; (void)info; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_nth_pset"); }
-STUB int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) { return PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name); }
-
-STUB int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) { (void)npset_names; (void)info; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_num_psets"); }
-STUB int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) { return PMPI_Session_get_num_psets(session, info, npset_names); }
-
-STUB int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) { (void)info; (void)pset_name; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_get_pset_info"); }
-STUB int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) { return PMPI_Session_get_pset_info(session, pset_name, info); }
-
-STUB int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { (void)request; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_iflush_buffer"); }
-STUB int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) { return PMPI_Session_iflush_buffer(session, request); }
-
-STUB int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { (void)errhandler; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_set_errhandler"); }
-STUB int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) { return PMPI_Session_set_errhandler(session, errhandler); }
-
-STUB int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpublish_name"); }
-STUB int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Unpublish_name(service_name, info, port_name); }
 
 STUB int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_c"); }
 STUB int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win); }

@@ -223,7 +223,7 @@ func bcs_mprobe(source, t C.int, commH C.uintptr_t, flag *C.int, out *C.uintptr_
 	if err != nil || !ok {
 		return failErr(a.ci, err)
 	}
-	putStatus(st, s, 0)
+	putStatus(st, interStatus(a.ci, s), 0)
 	*out = C.uintptr_t(newMsg(m, nil, a.ci))
 	found()
 	return 0
@@ -305,7 +305,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(ci, err)
-	putStatus(st, s, int(rc))
+	putStatus(st, interStatus(ci, s), int(rc))
 	return rc
 }
 

@@ -69,6 +69,9 @@ func commSize(ci int) int {
 }
 
 func commRank(ci int) int {
+	if ic := comms[ci].inter; ic != nil { // inter.go: the rank in the local group
+		return comms[ci].c.Rank() - ic.loff
+	}
 	if c := comms[ci].c; c != nil {
 		return c.Rank()
 	}
@@ -342,6 +345,9 @@ func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, 
 	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
+	}
+	if comms[ci].inter != nil {
+		return fail(ci, call, errUnsupported, "comm = %s is an intercommunicator; MPI_Comm_split_type of one is not implemented by bcsmpi (merge it first)", describe(uintptr(h)))
 	}
 	if info != 0x130 && info != 0x131 { // MPI_INFO_NULL, MPI_INFO_ENV
 		return fail(ci, call, errInfo, "info = %s, want MPI_INFO_NULL (Info objects are not implemented yet)", describe(uintptr(info)))

@@ -76,7 +76,7 @@ func complete(i int, h *C.uintptr_t, st *C.MPI_Status, class int) {
 		}
 	}
 	if e.r != nil {
-		putStatus(st, e.r.Status(), class)
+		putStatus(st, interStatus(e.comm, e.r.Status()), class)
 	} else {
 		e.loc.status(st, class)
 	}

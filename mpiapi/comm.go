@@ -204,32 +204,43 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 			if r.comp.Err == proto.ErrNoComm {
 				return nil
 			}
-			n := int(r.comp.Source)
-			raw := unsafe.Slice((*byte)(unsafe.Pointer(&list[0])), 4*n)
-			nc := &Comm{id: proto.CommID(r.comp.Count), rank: int(r.comp.Tag), size: n,
-				members: make([]proto.Rank, n), toComm: make([]int32, p.size)}
-			for i := range nc.toComm {
-				nc.toComm[i] = -1
-			}
-			for i := range n {
-				w := proto.Rank(binary.LittleEndian.Uint32(raw[4*i:]))
-				if w < 0 || w >= p.size {
-					return p.errf(ErrIntern, call, "the runtime listed world rank %d in the new communicator", w)
-				}
-				nc.members[i] = w
-				nc.toComm[w] = int32(i)
-			}
-			if nc.members[nc.rank] != p.rank {
-				return p.errf(ErrIntern, call, "the runtime placed rank %d at position %d of the new communicator", p.rank, nc.rank)
-			}
-			nc.made = call
-			p.comms[nc.id] = nc
+			nc, err := p.adopt(call, r, list)
 			out = nc
-			return nil
+			return err
 		}
 		return r, nil
 	})
 	return out, err
+}
+
+// adopt makes the communicator a Split or a group creation's completion r
+// describes (Count: its id, Tag: the caller's rank, Source: its size; list:
+// its members' world ranks, as the runtime wrote them).
+func (p *process) adopt(call string, r *Request, list []int32) (*Comm, error) {
+	n := int(r.comp.Source)
+	if n < 1 || n > len(list) {
+		return nil, p.errf(ErrIntern, call, "the runtime made a communicator of %d ranks, want 1..%d", n, len(list))
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&list[0])), 4*n)
+	nc := &Comm{id: proto.CommID(r.comp.Count), rank: int(r.comp.Tag), size: n,
+		members: make([]proto.Rank, n), toComm: make([]int32, p.size)}
+	for i := range nc.toComm {
+		nc.toComm[i] = -1
+	}
+	for i := range n {
+		w := proto.Rank(binary.LittleEndian.Uint32(raw[4*i:]))
+		if w < 0 || w >= p.size {
+			return nil, p.errf(ErrIntern, call, "the runtime listed world rank %d in the new communicator", w)
+		}
+		nc.members[i] = w
+		nc.toComm[w] = int32(i)
+	}
+	if nc.rank < 0 || nc.rank >= n || nc.members[nc.rank] != p.rank {
+		return nil, p.errf(ErrIntern, call, "the runtime placed rank %d at position %d of the new communicator", p.rank, nc.rank)
+	}
+	nc.made = call
+	p.comms[nc.id] = nc
+	return nc, nil
 }
 
 // Split partitions c by color (MPI_Comm_split): members with the same color
@@ -247,8 +258,10 @@ func (c *Comm) Dup() (*Comm, error) {
 }
 
 // Create makes a communicator of g's members, ranked as in g
-// (MPI_Comm_create); members of c outside g get nil. Every member of c must
-// call it with the same group. Collective over c.
+// (MPI_Comm_create); members of c outside g get nil. Every member of c
+// calls it, with the same group or with disjoint groups (each member of a
+// group passing that group), each of which becomes a communicator.
+// Collective over c.
 func (c *Comm) Create(g *Group) (*Comm, error) {
 	const call = "MPI_Comm_create"
 	if g == nil {
@@ -269,7 +282,17 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 	if me == Undefined {
 		return split(call, c, Undefined, 0)
 	}
-	return split(call, c, 0, me)
+	// Members may pass different, disjoint groups (MPI-2.2): each group
+	// becomes its own communicator, told apart by the lowest rank in c of
+	// its members.
+	color := 0
+	if c != nil {
+		color = c.size
+		for _, w := range g.ranks {
+			color = min(color, c.commRank(w))
+		}
+	}
+	return split(call, c, color, me)
 }
 
 // Free releases c (MPI_Comm_free); c must not be used afterwards. Collective

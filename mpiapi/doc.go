@@ -50,7 +50,9 @@
 // the ranks and their calls, whatever the error handler: it is found by the
 // runtime, not by the calling rank.
 //
-// Communicators (comm.go): Dup, Split, Create (from a Group), Free, Compare,
+// Communicators (comm.go): Dup, Split, Create (from a Group; members may
+// pass disjoint groups), CreateGroup (group.go: collective over the group's
+// members only), CreateFromGroup (no parent: sessions), Free, Compare,
 // and the group operations. Point-to-point ranks are communicator ranks; the
 // API translates them to world ranks in descriptors and back in statuses.
 //

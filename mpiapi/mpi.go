@@ -54,6 +54,7 @@ type process struct {
 	live       map[uint64]*Request
 	freed      []*Request // released with Request.Free, still holding a slot
 	comms      map[proto.CommID]*Comm
+	groupSeq   map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
 	slice      time.Duration
 	spin       time.Duration
 	start      time.Time

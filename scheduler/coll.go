@@ -221,6 +221,8 @@ func DescribeCall(d proto.Descriptor) string {
 	case proto.CollBarrier, proto.CollFree:
 	case proto.CollSplit:
 		args = append(args, fmt.Sprintf("color %d, key %d", d.Tag, d.Peer))
+	case proto.CollGroup:
+		args = append(args, fmt.Sprintf("group of %d, rank %d in it, tag %d", d.Len, d.Peer, d.Tag))
 	default:
 		t := reduce.Type(d.DType)
 		if t.Valid() {
@@ -833,6 +835,9 @@ func (s *Scheduler) collWaits(out []Wait) []Wait {
 
 // missing lists the members of d's collective that have not entered it.
 func (s *Scheduler) missing(d proto.Descriptor) []proto.Rank {
+	if d.Coll == proto.CollGroup { // group.go: who else belongs is known only once all have posted
+		return nil
+	}
 	c := s.colls[collKey{d.Comm, d.CollSeq}]
 	if c == nil {
 		return nil

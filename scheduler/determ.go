@@ -314,6 +314,9 @@ func (s *Scheduler) alone(e proto.Descriptor) bool {
 			}
 		}
 	}
+	if s.groupBusy(q) {
+		return false
+	}
 	for _, c := range s.collActive {
 		for _, d := range c.heads {
 			if d.Rank == q {

@@ -197,6 +197,11 @@
 // rank); new communicator ids are handed out in color order from a counter
 // every node advances identically, and the member list is written into each
 // member's buffer (plan.Plan.Writes). Ids are never reused.
+// MPI_Comm_create_group (proto.CollGroup, group.go) is posted by the new
+// group's members only: it is gathered outside the parent's collectives,
+// keyed by (parent, tag, group hash, the caller's count of such calls),
+// checked against the hash once every member has posted, and given the
+// next id the same way.
 //
 // # Output and importers
 //

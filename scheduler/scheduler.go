@@ -73,7 +73,8 @@ type Scheduler struct {
 	comms      map[proto.CommID]*commInfo
 	nextComm   proto.CommID
 	colls      map[collKey]*coll
-	collActive []*coll // every member has posted; moving, in readiness order
+	groups     map[groupKey]*groupMake // MPI_Comm_create_group calls waiting for members (group.go)
+	collActive []*coll                 // every member has posted; moving, in readiness order
 	freeColls  []*coll
 	cnt, ccnt  []int    // per node, scratch of chunkSegment
 	slots, kn  []int    // per node, scratch of chunkSegment and fanout
@@ -147,6 +148,11 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		}
 		switch d.Coll {
 		case proto.CollBarrier, proto.CollFree, proto.CollSplit:
+			return nil
+		case proto.CollGroup:
+			if d.Len == 0 || d.Len > uint64(size) || d.Peer < 0 || uint64(d.Peer) >= d.Len {
+				return fmt.Errorf("%s: rank %d of a group of %d in a job of %d", d.Coll.MPIName(), d.Peer, d.Len, size)
+			}
 			return nil
 		}
 		t := reduce.Type(d.DType)
@@ -270,6 +276,10 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *pla
 	p.Collectives = 0
 	for _, d := range s.order {
 		if d.Kind == proto.KindSend || d.Kind == proto.KindCancel {
+			continue
+		}
+		if d.Kind == proto.KindColl && d.Coll == proto.CollGroup {
+			s.postGroup(d) // group.go
 			continue
 		}
 		if d.IsColl() {

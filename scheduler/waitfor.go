@@ -35,6 +35,7 @@ func (s *Scheduler) Waits() []Wait {
 		}
 	}
 	out = s.collWaits(out)
+	out = s.groupWaits(out)
 	for _, x := range s.active {
 		out = append(out, Wait{x.recv.Rank, x.recv, "moving"})
 	}
@@ -69,6 +70,13 @@ func (s *Scheduler) Incomplete(mark []bool) {
 			continue
 		}
 		for _, d := range c.heads {
+			if d.Kind != 0 {
+				mark[d.Rank] = true
+			}
+		}
+	}
+	for _, g := range s.groups {
+		for _, d := range g.heads {
 			if d.Kind != 0 {
 				mark[d.Rank] = true
 			}

@@ -13,10 +13,9 @@
 // replaces the stub even before this file is generated again.
 //
 // The names configure scripts probe to switch features on get no stub: they
-// must not link until they work. MPI_Session_init is the one left;
-// MPI_Accumulate and MPI_Get_accumulate, which switch on one-sided
-// benchmarks, are implemented (shim_rma.c), so their _c forms are ordinary
-// stubs.
+// must not link until they work. None is left: MPI_Session_init
+// (shim_session.c), MPI_Accumulate and MPI_Get_accumulate (shim_rma.c) are
+// implemented, so the _c forms of the last two are ordinary stubs.
 package main
 
 import (
@@ -30,7 +29,7 @@ import (
 )
 
 // Probed are the functions left undefined on purpose.
-var Probed = map[string]bool{"Session_init": true}
+var Probed = map[string]bool{}
 
 type fn struct {
 	ret, name string

@@ -533,8 +533,7 @@ BCSMPI_FN(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const i
 
 /* ---- The rest of the ABI: declared for every program; cabi/doc.go says which
  * are implemented and which are stubs that fail with
- * MPI_ERR_UNSUPPORTED_OPERATION (MPI_Session_init is declared but not
- * exported: configure scripts probe it). ---- */
+ * MPI_ERR_UNSUPPORTED_OPERATION. ---- */
 BCSMPI_FN(int, Abi_get_fortran_booleans, (int logical_size, void *logical_true, void *logical_false,
           int *is_set))
 BCSMPI_FN(int, Abi_get_fortran_info, (MPI_Info *info))

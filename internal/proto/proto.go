@@ -162,7 +162,30 @@ func (d Descriptor) IsColl() bool { return d.Kind == KindColl || d.Kind == KindC
 //	Reduce_scatter        Addr, Len: the whole vector; one PartRecv: own block
 //	Split                 Tag: color (UndefinedColor: none), Peer: key; RAddr: room
 //	                      for the new group's world ranks (4 bytes each)
+//	Group                 MPI_Comm_create_group: posted by the group's members only.
+//	                      Tag: the user's tag; Peer: the caller's rank in the group;
+//	                      Len: the group's size; Addr: GroupHash of its world ranks;
+//	                      RAddr: room for them (4 bytes each); CollSeq: the caller's
+//	                      count of such calls with this Comm, Tag and hash (the
+//	                      parent's own collective count is not used)
 type Coll uint8
+
+// GroupHash identifies a group (its world ranks in order) in a CollGroup
+// descriptor: FNV-1a over the size and the ranks.
+func GroupHash(ranks []Rank) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(v uint32) {
+		for i := 0; i < 4; i++ {
+			h ^= uint64(byte(v >> (8 * i)))
+			h *= 1099511628211
+		}
+	}
+	mix(uint32(len(ranks)))
+	for _, r := range ranks {
+		mix(uint32(r))
+	}
+	return h
+}
 
 // UndefinedColor is MPI_UNDEFINED as the color of a Split descriptor (its
 // Tag): the rank joins no new communicator.
@@ -186,12 +209,13 @@ const (
 	CollExscan
 	CollSplit
 	CollFree
+	CollGroup
 	collEnd
 )
 
 var collNames = [...]string{"", "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter",
 	"scatterv", "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter", "scan", "exscan",
-	"comm_split", "comm_free"}
+	"comm_split", "comm_free", "comm_create_group"}
 
 func (c Coll) String() string {
 	if c >= 1 && c < collEnd {
@@ -211,6 +235,8 @@ func (c Coll) MPIName() string {
 		return "MPI_Comm_split"
 	case CollFree:
 		return "MPI_Comm_free"
+	case CollGroup:
+		return "MPI_Comm_create_group"
 	case CollReduceScatter:
 		return "MPI_Reduce_scatter"
 	case CollAllgatherv:
@@ -260,7 +286,7 @@ func (d Descriptor) Describe() string {
 		if d.Coll.Rooted() {
 			fmt.Fprintf(&b, " root=%d", d.Peer)
 		}
-		if d.Coll != CollBarrier && d.Coll != CollFree && d.Coll != CollSplit {
+		if d.Coll != CollBarrier && d.Coll != CollFree && d.Coll != CollSplit && d.Coll != CollGroup {
 			fmt.Fprintf(&b, " len=%d", d.Len)
 		}
 		return b.String()

@@ -1,0 +1,688 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Intercommunicators. An intercommunicator is kept as two hidden
+// intracommunicators: union, of both groups (the group whose leader has the
+// lower world rank first, each in its own rank order), and local, of the
+// caller's group. The intercommunicator's slot holds union's mpiapi.Comm and
+// the translation: a rank of the remote group r is union rank remoteOff+r.
+// Point-to-point calls translate ranks and statuses and run on union (its
+// message space is the intercommunicator's own). The blocking collectives
+// Barrier, Bcast, Allreduce, Allgather, Reduce, Gather, Scatter and
+// Alltoall are composed of calls on the hidden communicators: a collective
+// of the local group (to or from its rank 0), and messages between the
+// leaders or between the root and the remote leader on union (MPI_Alltoall:
+// a message between every pair of the two groups, in rank order). Other
+// collectives on an intercommunicator, and the non-blocking and persistent
+// forms, are MPI_ERR_UNSUPPORTED_OPERATION.
+
+type interComm struct {
+	local, union   int   // hidden slots
+	lranks, rranks []int // world ranks of the local and remote groups
+	loff, roff     int   // where the local and remote groups start in union
+}
+
+const (
+	hInt        = 0x209 // MPI_INT
+	interTag    = 1     // tag of the hidden messages (union is private)
+	abiRoot     = -4    // MPI_ROOT
+	abiProcNull = -3    // MPI_PROC_NULL
+)
+
+// interOf is the intercommunicator behind handle h, or nil (no error is
+// raised: the caller goes on and checks h).
+func interOf(h C.uintptr_t) (int, *interComm) {
+	kind, i, gen := splitHandle(uintptr(h))
+	if kind == kindComm && i < len(comms) && comms[i].live && comms[i].gen == gen && comms[i].inter != nil {
+		return i, comms[i].inter
+	}
+	return -1, nil
+}
+
+// hidden is the handle of hidden slot i, with the error handler of the
+// intercommunicator ci for the calls made on it.
+func hidden(i, ci int) C.uintptr_t {
+	comms[i].errh = comms[ci].errh
+	return C.uintptr_t(userHandle(kindComm, i, comms[i].gen))
+}
+
+func slotOf(h uintptr) int { _, i, _ := splitHandle(h); return i }
+
+// newInter makes the intercommunicator of the local group (local: its hidden
+// intracommunicator slot) and the remote group, over union.
+func newInter(union *mpiapi.Comm, local int, lranks, rranks []int, localFirst bool, errh uintptr) uintptr {
+	ic := &interComm{local: local, lranks: lranks, rranks: rranks}
+	if localFirst {
+		ic.roff = len(lranks)
+	} else {
+		ic.loff = len(rranks)
+	}
+	ic.union = slotOf(newComm(union, errh))
+	h := newComm(union, errh)
+	comms[slotOf(h)].inter = ic
+	return h
+}
+
+// unionGroup lists both groups' world ranks, the one of the lower leader first.
+func unionGroup(lranks, rranks []int, lleader, rleader int) ([]int, bool) {
+	localFirst := lranks[lleader] < rranks[rleader]
+	if localFirst {
+		return append(slices.Clone(lranks), rranks...), true
+	}
+	return append(slices.Clone(rranks), lranks...), false
+}
+
+func makeComm(call string, ranks []int, tag string) (*mpiapi.Comm, C.int) {
+	if len(ranks) == 1 {
+		return nil, 0
+	}
+	g, err := mpiapi.World().Group().Incl(ranks)
+	if err != nil {
+		return nil, failErr(0, err)
+	}
+	c, err := mpiapi.CreateFromGroup(g, tag)
+	if err != nil {
+		return nil, failErr(0, err)
+	}
+	return c, 0
+}
+
+func disjoint(a, b []int) bool {
+	for _, w := range a {
+		if slices.Contains(b, w) {
+			return false
+		}
+	}
+	return true
+}
+
+//export bcs_intercomm_create
+func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, rleader, tag C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Intercomm_create"
+	ci, rc := enterComm(call, uintptr(localH))
+	if rc != 0 {
+		return rc
+	}
+	if comms[ci].inter != nil {
+		return fail(ci, call, errComm, "local_comm = %s is an intercommunicator, want an intracommunicator", describe(uintptr(localH)))
+	}
+	lranks := members(ci)
+	if lleader < 0 || int(lleader) >= len(lranks) {
+		return fail(ci, call, errRank, "local_leader = %d, want 0..%d", int(lleader), len(lranks)-1)
+	}
+	if tag < 0 {
+		return fail(ci, call, errTag, "tag = %d, want 0..MPI_TAG_UB", int(tag))
+	}
+	if out == nil {
+		return fail(ci, call, errArg, "newintercomm = NULL")
+	}
+	// The leaders swap their groups over peer_comm; each broadcasts the
+	// remote one in its group.
+	hdr := [2]C.int{C.int(len(lranks)), lleader}
+	var rhdr [2]C.int
+	if commRank(ci) == int(lleader) {
+		if rc := bcs_sendrecv(unsafe.Pointer(&hdr[0]), 2, hInt, rleader, tag, unsafe.Pointer(&rhdr[0]), 2, hInt, rleader, tag, peerH, nil, 0); rc != 0 {
+			return rc
+		}
+	}
+	if rc := bcs_bcast(unsafe.Pointer(&rhdr[0]), 2, hInt, lleader, localH, nil, 0); rc != 0 {
+		return rc
+	}
+	rn, rl := int(rhdr[0]), int(rhdr[1])
+	if rn < 1 || rl < 0 || rl >= rn {
+		return fail(ci, call, errIntern, "the remote leader sent a group of %d with its leader at %d", rn, rl)
+	}
+	mine := make([]C.int, len(lranks))
+	for i, w := range lranks {
+		mine[i] = C.int(w)
+	}
+	theirs := make([]C.int, rn)
+	if commRank(ci) == int(lleader) {
+		if rc := bcs_sendrecv(unsafe.Pointer(&mine[0]), C.MPI_Count(len(mine)), hInt, rleader, tag, unsafe.Pointer(&theirs[0]), C.MPI_Count(rn), hInt, rleader, tag, peerH, nil, 0); rc != 0 {
+			return rc
+		}
+	}
+	if rc := bcs_bcast(unsafe.Pointer(&theirs[0]), C.MPI_Count(rn), hInt, lleader, localH, nil, 0); rc != 0 {
+		return rc
+	}
+	rranks := make([]int, rn)
+	for i, w := range theirs {
+		rranks[i] = int(w)
+	}
+	if !disjoint(lranks, rranks) {
+		return fail(ci, call, errComm, "the local and remote groups overlap (local %v, remote %v); they must be disjoint", lranks, rranks)
+	}
+	all, localFirst := unionGroup(lranks, rranks, int(lleader), rl)
+	union, rc := makeComm(call, all, fmt.Sprintf("bcsmpi intercomm tag %d", int(tag)))
+	if rc != 0 {
+		return rc
+	}
+	e := comms[ci]
+	var lc *mpiapi.Comm
+	if e.c != nil {
+		var err error
+		if lc, err = e.c.Dup(); err != nil {
+			return failErr(ci, err)
+		}
+	}
+	*out = C.uintptr_t(newInter(union, slotOf(newComm(lc, e.errh)), lranks, rranks, localFirst, e.errh))
+	return 0
+}
+
+//export bcs_intercomm_create_from_groups
+func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintptr_t, rleader C.int, tag *C.char, infoH, errh C.uintptr_t, out *C.uintptr_t) C.int {
+	const call = "MPI_Intercomm_create_from_groups"
+	if rc := enter(call); rc != 0 {
+		return rc
+	}
+	lranks, _, rc := group(call, "local_group", lg)
+	if rc != 0 {
+		return rc
+	}
+	rranks, _, rc := group(call, "remote_group", rg)
+	if rc != 0 {
+		return rc
+	}
+	eh := uintptr(errh)
+	if eh == hErrhNull {
+		eh = hErrhFatal
+	}
+	switch {
+	case !validErrhandler(eh):
+		return fail(0, call, errArg, "errhandler = %s is not an error handler", describe(eh))
+	case tag == nil || out == nil:
+		return fail(0, call, errArg, "stringtag or newintercomm = NULL")
+	case len(lranks) == 0 || len(rranks) == 0:
+		return fail(0, call, errGroup, "an empty group (local %d, remote %d processes)", len(lranks), len(rranks))
+	case lleader < 0 || int(lleader) >= len(lranks):
+		return fail(0, call, errRank, "local_leader = %d, want 0..%d", int(lleader), len(lranks)-1)
+	case rleader < 0 || int(rleader) >= len(rranks):
+		return fail(0, call, errRank, "remote_leader = %d, want 0..%d", int(rleader), len(rranks)-1)
+	case !slices.Contains(lranks, worldRank):
+		return fail(0, call, errGroup, "the calling process (world rank %d) is not in local_group", worldRank)
+	case !disjoint(lranks, rranks):
+		return fail(0, call, errGroup, "local_group and remote_group overlap; they must be disjoint")
+	}
+	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
+		return rc
+	}
+	t := C.GoString(tag)
+	lc, rc := makeComm(call, lranks, "bcsmpi intercomm local "+t)
+	if rc != 0 {
+		return rc
+	}
+	all, localFirst := unionGroup(lranks, rranks, int(lleader), int(rleader))
+	union, rc := makeComm(call, all, "bcsmpi intercomm union "+t)
+	if rc != 0 {
+		return rc
+	}
+	*out = C.uintptr_t(newInter(union, slotOf(newComm(lc, eh)), slices.Clone(lranks), slices.Clone(rranks), localFirst, eh))
+	return 0
+}
+
+//export bcs_intercomm_merge
+func bcs_intercomm_merge(h C.uintptr_t, high C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Intercomm_merge"
+	ci, rc := enterComm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	ic := comms[ci].inter
+	if ic == nil {
+		return fail(ci, call, errComm, "intercomm = %s is an intracommunicator, want an intercommunicator", describe(uintptr(h)))
+	}
+	if out == nil {
+		return fail(ci, call, errArg, "newintracomm = NULL")
+	}
+	u := comms[ic.union].c
+	flags := make([]int32, u.Size())
+	hi := int32(0)
+	if high != 0 {
+		hi = 1
+	}
+	if err := mpiapi.Allgather(u, []int32{hi}, flags); err != nil {
+		return failErr(ci, err)
+	}
+	// The group that passed high = false first; if both passed the same,
+	// the union's order.
+	localFirst := ic.loff == 0
+	if rh := flags[ic.roff]; rh != hi {
+		localFirst = hi == 0
+	}
+	key := commRank(ci)
+	if !localFirst {
+		key += len(ic.rranks)
+	}
+	nc, err := u.Split(0, key)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = C.uintptr_t(newComm(nc, comms[ci].errh))
+	return 0
+}
+
+//export bcs_comm_test_inter
+func bcs_comm_test_inter(h C.uintptr_t, flag *C.int) C.int {
+	const call = "MPI_Comm_test_inter"
+	ci, rc := enterComm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	if flag == nil {
+		return fail(ci, call, errArg, "flag = NULL")
+	}
+	*flag = 0
+	if comms[ci].inter != nil {
+		*flag = 1
+	}
+	return 0
+}
+
+// bcs_comm_remote is MPI_Comm_remote_size (size set) and
+// MPI_Comm_remote_group (group set).
+//
+//export bcs_comm_remote
+func bcs_comm_remote(h C.uintptr_t, size *C.int, g *C.uintptr_t) C.int {
+	call := "MPI_Comm_remote_size"
+	if g != nil {
+		call = "MPI_Comm_remote_group"
+	}
+	ci, rc := enterComm(call, uintptr(h))
+	if rc != 0 {
+		return rc
+	}
+	ic := comms[ci].inter
+	if ic == nil {
+		return fail(ci, call, errComm, "comm = %s is an intracommunicator, want an intercommunicator", describe(uintptr(h)))
+	}
+	if size != nil {
+		*size = C.int(len(ic.rranks))
+	}
+	if g != nil {
+		*g = C.uintptr_t(newGroup(slices.Clone(ic.rranks)))
+	}
+	return 0
+}
+
+// interDup duplicates intercommunicator slot ci (MPI_Comm_dup).
+func interDup(ci int) (uintptr, C.int) {
+	ic := comms[ci].inter
+	u, err := comms[ic.union].c.Dup()
+	if err != nil {
+		return 0, failErr(ci, err)
+	}
+	var lc *mpiapi.Comm
+	if l := comms[ic.local].c; l != nil {
+		if lc, err = l.Dup(); err != nil {
+			return 0, failErr(ci, err)
+		}
+	}
+	errh := comms[ci].errh
+	h := newInter(u, slotOf(newComm(lc, errh)), ic.lranks, ic.rranks, ic.loff == 0, errh)
+	return h, 0
+}
+
+// interFree frees intercommunicator slot ci's hidden communicators.
+func interFree(ci int) C.int {
+	ic := comms[ci].inter
+	if l := comms[ic.local].c; l != nil {
+		if err := l.Free(); err != nil {
+			return failErr(ci, err)
+		}
+	}
+	if err := comms[ic.union].c.Free(); err != nil {
+		return failErr(ci, err)
+	}
+	freeComm(ic.local)
+	freeComm(ic.union)
+	comms[ci].c, comms[ci].inter = nil, nil
+	return 0
+}
+
+// interPeer translates a rank of the remote group to union's.
+func interPeer(ic *interComm, r int) int {
+	if r >= 0 {
+		return r + ic.roff
+	}
+	return r
+}
+
+// interStatus translates a status's source on intercommunicator slot ci
+// from union's ranks to the remote group's.
+func interStatus(ci int, s mpiapi.Status) mpiapi.Status {
+	if ci >= 0 && ci < len(comms) {
+		if ic := comms[ci].inter; ic != nil && s.Source >= 0 {
+			s.Source -= ic.roff
+		}
+	}
+	return s
+}
+
+// interScratch is room for n items of t (a pointer as a buffer argument).
+func interScratch(t dtype, n int) unsafe.Pointer {
+	lo, hi := int64(0), int64(t.extent)
+	if t.info != nil {
+		lo, hi = t.info.trueLB, t.info.trueUB
+	}
+	front := max(0, -lo)
+	end := front + int64(max(n-1, 0))*int64(t.extent) + hi
+	b := make([]byte, max(end, 1)+8)
+	return unsafe.Pointer(&b[front])
+}
+
+// ---- collectives ----
+
+type interCall struct {
+	ci     int
+	ic     *interComm
+	name   string
+	local  C.uintptr_t
+	union  C.uintptr_t
+	lrank  int
+	leader bool
+}
+
+func newInterCall(ci int, ic *interComm, name string, out *C.uintptr_t, mode C.int) (*interCall, C.int) {
+	if out != nil || mode&(C.BCS_PERSIST|C.BCS_RUN) != 0 {
+		return nil, fail(ci, name, errUnsupported, "the non-blocking and persistent collectives on an intercommunicator are not implemented by bcsmpi (the blocking ones are)")
+	}
+	k := &interCall{ci: ci, ic: ic, name: name, local: hidden(ic.local, ci), union: hidden(ic.union, ci)}
+	k.lrank = commRank(ci)
+	k.leader = k.lrank == 0
+	return k, 0
+}
+
+// rootRole reads an intercommunicator collective's root: the caller is the
+// root (MPI_ROOT), another member of the root's group (MPI_PROC_NULL), or
+// in the other group (the root's rank in the remote group).
+func (k *interCall) rootRole(root C.int) (isRoot, idle bool, rc C.int) {
+	switch {
+	case root == abiRoot:
+		return true, false, 0
+	case root == abiProcNull:
+		return false, true, 0
+	case root >= 0 && int(root) < len(k.ic.rranks):
+		return false, false, 0
+	}
+	return false, false, fail(k.ci, k.name, errRoot, "root = %d, want MPI_ROOT, MPI_PROC_NULL or 0..%d (a rank of the remote group)", int(root), len(k.ic.rranks)-1)
+}
+
+func (k *interCall) typ(what string, h C.uintptr_t) (dtype, C.int) {
+	return datatype(k.ci, k.name, what, uintptr(h))
+}
+
+// interBlock is item i*n of a buffer of t.
+func interBlock(p unsafe.Pointer, t dtype, i, n int) unsafe.Pointer {
+	return unsafe.Add(p, i*n*t.extent)
+}
+
+func interBarrier(ci int, ic *interComm, out *C.uintptr_t, mode C.int) C.int {
+	k, rc := newInterCall(ci, ic, "MPI_Barrier", out, mode)
+	if rc != 0 {
+		return rc
+	}
+	return bcs_barrier(k.union, nil, 0)
+}
+
+func interBcast(ci int, ic *interComm, buf unsafe.Pointer, n C.MPI_Count, dt C.uintptr_t, root C.int, out *C.uintptr_t, mode C.int) C.int {
+	k, rc := newInterCall(ci, ic, "MPI_Bcast", out, mode)
+	if rc != 0 {
+		return rc
+	}
+	isRoot, idle, rc := k.rootRole(root)
+	switch {
+	case rc != 0:
+		return rc
+	case idle:
+		return 0
+	case isRoot:
+		return bcs_send(buf, n, dt, C.int(ic.roff), interTag, k.union, 0)
+	}
+	if k.leader {
+		if rc := bcs_recv(buf, n, dt, C.int(ic.roff)+root, interTag, k.union, nil, 0); rc != 0 {
+			return rc
+		}
+	}
+	return bcs_bcast(buf, n, dt, 0, k.local, nil, 0)
+}
+
+// interReduce is Reduce (which BCS_REDUCE) and Allreduce.
+func interReduce(ci int, ic *interComm, which C.int, send, recv unsafe.Pointer, n C.MPI_Count, dt, op C.uintptr_t, root C.int, out *C.uintptr_t, mode C.int) C.int {
+	name := "MPI_Allreduce"
+	if which == C.BCS_REDUCE {
+		name = "MPI_Reduce"
+	}
+	if which != C.BCS_REDUCE && which != C.BCS_ALLREDUCE {
+		return fail(ci, collName(int(which), out != nil, mode), errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+	}
+	k, rc := newInterCall(ci, ic, name, out, mode)
+	if rc != 0 {
+		return rc
+	}
+	if uintptr(send) == hInPlace || uintptr(recv) == hInPlace {
+		return fail(ci, name, errBuffer, "MPI_IN_PLACE is not allowed on an intercommunicator")
+	}
+	t, rc := k.typ("datatype", dt)
+	if rc != 0 {
+		return rc
+	}
+	if which == C.BCS_REDUCE {
+		isRoot, idle, rc := k.rootRole(root)
+		switch {
+		case rc != 0:
+			return rc
+		case idle:
+			return 0
+		case isRoot:
+			return bcs_recv(recv, n, dt, C.int(ic.roff), interTag, k.union, nil, 0)
+		}
+		tmp := interScratch(t, int(n))
+		if rc := bcs_reduce(C.BCS_REDUCE, send, tmp, n, nil, dt, op, 0, k.local, nil, 0); rc != 0 {
+			return rc
+		}
+		if k.leader {
+			return bcs_send(tmp, n, dt, C.int(ic.roff)+root, interTag, k.union, 0)
+		}
+		return 0
+	}
+	// Allreduce: each group reduces to its leader; the leaders swap; each
+	// broadcasts the other group's result.
+	tmp := interScratch(t, int(n))
+	if rc := bcs_reduce(C.BCS_REDUCE, send, tmp, n, nil, dt, op, 0, k.local, nil, 0); rc != 0 {
+		return rc
+	}
+	if k.leader {
+		if rc := bcs_sendrecv(tmp, n, dt, C.int(ic.roff), interTag, recv, n, dt, C.int(ic.roff), interTag, k.union, nil, 0); rc != 0 {
+			return rc
+		}
+	}
+	return bcs_bcast(recv, n, dt, 0, k.local, nil, 0)
+}
+
+// interBlocks is Gather, Scatter, Allgather and Alltoall.
+func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount C.MPI_Count, stype C.uintptr_t,
+	recv unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t, root C.int, out *C.uintptr_t, mode C.int) C.int {
+	name := collName(int(which), out != nil, mode)
+	k, rc := newInterCall(ci, ic, name, out, mode)
+	if rc != 0 {
+		return rc
+	}
+	if uintptr(send) == hInPlace || uintptr(recv) == hInPlace {
+		return fail(ci, name, errBuffer, "MPI_IN_PLACE is not allowed on an intercommunicator")
+	}
+	ln, rn := len(ic.lranks), len(ic.rranks)
+	remote := C.int(ic.roff)
+	switch which {
+	case C.BCS_GATHER:
+		isRoot, idle, rc := k.rootRole(root)
+		switch {
+		case rc != 0:
+			return rc
+		case idle:
+			return 0
+		case isRoot:
+			return bcs_recv(recv, rcount*C.MPI_Count(rn), rtype, remote, interTag, k.union, nil, 0)
+		}
+		st, rc := k.typ("sendtype", stype)
+		if rc != 0 {
+			return rc
+		}
+		var tmp unsafe.Pointer
+		if k.leader {
+			tmp = interScratch(st, int(scount)*ln)
+		}
+		if rc := bcs_blocks(C.BCS_GATHER, send, scount, stype, tmp, scount, stype, 0, k.local, nil, 0); rc != 0 {
+			return rc
+		}
+		if k.leader {
+			return bcs_send(tmp, scount*C.MPI_Count(ln), stype, remote+root, interTag, k.union, 0)
+		}
+		return 0
+	case C.BCS_SCATTER:
+		isRoot, idle, rc := k.rootRole(root)
+		switch {
+		case rc != 0:
+			return rc
+		case idle:
+			return 0
+		case isRoot:
+			return bcs_send(send, scount*C.MPI_Count(rn), stype, remote, interTag, k.union, 0)
+		}
+		rt, rc := k.typ("recvtype", rtype)
+		if rc != 0 {
+			return rc
+		}
+		var tmp unsafe.Pointer
+		if k.leader {
+			tmp = interScratch(rt, int(rcount)*ln)
+			if rc := bcs_recv(tmp, rcount*C.MPI_Count(ln), rtype, remote+root, interTag, k.union, nil, 0); rc != 0 {
+				return rc
+			}
+		}
+		return bcs_blocks(C.BCS_SCATTER, tmp, rcount, rtype, recv, rcount, rtype, 0, k.local, nil, 0)
+	case C.BCS_ALLGATHER:
+		st, rc := k.typ("sendtype", stype)
+		if rc != 0 {
+			return rc
+		}
+		var tmp unsafe.Pointer
+		if k.leader {
+			tmp = interScratch(st, int(scount)*ln)
+		}
+		if rc := bcs_blocks(C.BCS_GATHER, send, scount, stype, tmp, scount, stype, 0, k.local, nil, 0); rc != 0 {
+			return rc
+		}
+		if k.leader {
+			if rc := bcs_sendrecv(tmp, scount*C.MPI_Count(ln), stype, remote, interTag, recv, rcount*C.MPI_Count(rn), rtype, remote, interTag, k.union, nil, 0); rc != 0 {
+				return rc
+			}
+		}
+		return bcs_bcast(recv, rcount*C.MPI_Count(rn), rtype, 0, k.local, nil, 0)
+	case C.BCS_ALLTOALL:
+		st, rc := k.typ("sendtype", stype)
+		if rc != 0 {
+			return rc
+		}
+		rt, rc := k.typ("recvtype", rtype)
+		if rc != 0 {
+			return rc
+		}
+		// Every pair exchanges its blocks; both groups go through their
+		// peers in rank order, so the pairs meet without a cycle.
+		for j := range rn {
+			if rc := bcs_sendrecv(interBlock(send, st, j, int(scount)), scount, stype, remote+C.int(j), interTag,
+				interBlock(recv, rt, j, int(rcount)), rcount, rtype, remote+C.int(j), interTag, k.union, nil, 0); rc != 0 {
+				return rc
+			}
+		}
+		return 0
+	}
+	return fail(ci, name, errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+}
+
+// interSplit is MPI_Comm_split of intercommunicator slot ci: the members of
+// each group with one color, ordered by key (ties by rank), form the local
+// group of a new intercommunicator whose remote group is the other group's
+// members with that color; a color missing from either group gives
+// MPI_COMM_NULL. The local group splits first (its new ranks order the new
+// union: the first group's members, then the other's).
+func interSplit(ci int, color, key C.int, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_split"
+	ic := comms[ci].inter
+	errh := comms[ci].errh
+	col := int(color)
+	if color == C.MPI_UNDEFINED {
+		col = mpiapi.Undefined
+	} else if color < 0 {
+		return fail(ci, call, errArg, "color = %d, want >= 0 or MPI_UNDEFINED", int(color))
+	}
+	var nl *mpiapi.Comm
+	lrank, inLocal := 0, col != mpiapi.Undefined
+	if l := comms[ic.local].c; l != nil {
+		var err error
+		if nl, err = l.Split(col, int(key)); err != nil {
+			return failErr(ci, err)
+		}
+		if nl != nil {
+			lrank = nl.Rank()
+		}
+	}
+	u := comms[ic.union].c
+	ukey := lrank
+	if ic.loff != 0 {
+		ukey += u.Size()
+	}
+	nu, err := u.Split(col, ukey)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = hCommNull
+	if !inLocal {
+		return 0
+	}
+	lranks := []int{worldRank}
+	if nl != nil {
+		lranks = worldRanks(nl)
+	}
+	var rranks []int
+	for _, w := range worldRanks(nu) {
+		if !slices.Contains(lranks, w) {
+			rranks = append(rranks, w)
+		}
+	}
+	if len(rranks) == 0 { // the color is only in this group
+		if nl != nil {
+			if err := nl.Free(); err != nil {
+				return failErr(ci, err)
+			}
+		}
+		return failErr(ci, nu.Free())
+	}
+	*out = C.uintptr_t(newInter(nu, slotOf(newComm(nl, errh)), lranks, rranks, ic.loff == 0, errh))
+	return 0
+}
+
+// worldRanks lists c's members' world ranks in its rank order.
+func worldRanks(c *mpiapi.Comm) []int {
+	idx := make([]int, c.Size())
+	for i := range idx {
+		idx[i] = i
+	}
+	w, err := c.Group().TranslateRanks(idx, mpiapi.World().Group())
+	if err != nil {
+		panic(fmt.Sprintf("cabi: translating the ranks of a live communicator: %v", err))
+	}
+	return w
+}
