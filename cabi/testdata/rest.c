@@ -24,9 +24,6 @@ static int rank, size;
 
 static void stubs(void) {
     int rc, n;
-    MPI_Request req;
-    rc = MPI_Buffer_iflush(&req);
-    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Buffer_iflush returned %d", rc);
     rc = MPI_Comm_remote_size(MPI_COMM_WORLD, &n); /* an intracommunicator */
     CHECK(rc == MPI_ERR_COMM, "MPI_Comm_remote_size returned %d", rc);
     n = 0;
