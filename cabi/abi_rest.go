@@ -48,6 +48,8 @@ func bcs_fromint(v C.int) C.uintptr_t {
 		gen = msgs[i].gen
 	case kind == kindType && i < len(typeSlots):
 		gen = typeSlots[i].gen
+	case kind == kindFile && i < len(files): // file.go
+		gen = files[i].gen
 	}
 	return C.uintptr_t(userHandle(kind, i, gen))
 }

@@ -75,6 +75,7 @@ func bcs_finalize() C.int {
 	if rc := finalizeWindows(); rc != 0 { // rma.go
 		return rc
 	}
+	finalizeFiles() // file.go
 	pending := 0
 	for i := range reqs {
 		if reqs[i].live && !reqs[i].inactive() {
