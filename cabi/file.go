@@ -121,14 +121,14 @@ type file struct {
 	split *splitOp // the split collective begun and not ended
 }
 
-// splitOp is a split collective between its _begin and _end: it ran at
-// _begin; _end hands back its status.
+// splitOp is a split collective between its _begin and _end: _begin
+// checked it, _end runs it.
 type splitOp struct {
 	call  string // the _begin call
 	kind  int    // ioOp bits of the position (ioAt, ioOrdered, none)
 	write bool
 	buf   unsafe.Pointer
-	bytes int64
+	a     *access
 }
 
 var (
@@ -459,9 +459,13 @@ func (f *file) mapShared() error {
 	} else {
 		fd := mfd
 		if f.rank != 0 {
+			// Only a memfd of this name is opened: on another host the
+			// pid and fd name some other process's file.
+			p := fmt.Sprintf("/proc/%d/fd/%d", hdr[0], hdr[1])
 			var err error
-			fd, err = syscall.Open(fmt.Sprintf("/proc/%d/fd/%d", hdr[0], hdr[1]), syscall.O_RDWR|syscall.O_CLOEXEC, 0)
-			if err != nil {
+			if l, e := os.Readlink(p); e != nil || !strings.HasPrefix(l, "/memfd:bcs-file-pointer") {
+				fd, why = -1, fmt.Sprintf("rank %d cannot find rank 0's shared memory at %s: the members are not all on one host", f.rank, p)
+			} else if fd, err = syscall.Open(p, syscall.O_RDWR|syscall.O_CLOEXEC, 0); err != nil {
 				fd, why = -1, fmt.Sprintf("rank %d cannot open rank 0's shared memory (%v): the members are not all on one host", f.rank, err)
 			}
 		}
@@ -984,6 +988,8 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 			mine = ioErr(errUnsupDatarep, "datarep = %q is not a data representation; want \"native\"", rep)
 		case d == -1 && f.amode&modeSequential == 0:
 			mine = ioErr(errArg, "disp = MPI_DISPLACEMENT_CURRENT is allowed only on files opened with MPI_MODE_SEQUENTIAL")
+		case d != -1 && f.amode&modeSequential != 0:
+			mine = ioErr(errArg, "disp = %d: a file opened with MPI_MODE_SEQUENTIAL takes MPI_DISPLACEMENT_CURRENT (its view starts at the shared file pointer)", d)
 		case d < 0 && d != -1:
 			mine = ioErr(errArg, "disp = %d, want >= 0", d)
 		case et.wire == 0:
@@ -1002,6 +1008,9 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 	if mine == nil {
 		ew = et.wire
 	}
+	if d == -1 && mine == nil { // read before the allgather: rank 0 resets the pointer after it
+		d = f.byteOffset(f.sharedPos())
+	}
 	all, err := allgather(f.c, []int64{ew})
 	if err != nil {
 		return f.failErr(err)
@@ -1015,9 +1024,6 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 		return f.failErr(err)
 	} else if e != nil {
 		return f.fail(call, e.class, "%s", e.msg)
-	}
-	if d == -1 {
-		d = f.byteOffset(f.sharedPos())
 	}
 	f.disp, f.etype, f.ftype, f.indiv = d, et, ft, 0
 	if f.shared != nil && f.rank == 0 {
@@ -1235,7 +1241,22 @@ func ioCall(op int) string {
 	return b.String()
 }
 
-// bcs_file_io is every read and write: op says which (ioOp bits).
+// access is one read or write, checked: err is what check found (the
+// access then moves nothing and fails).
+type access struct {
+	o      int
+	call   string
+	offset int64
+	buf    unsafe.Pointer
+	count  int
+	t      *dtInfo
+	bytes  int64
+	err    *ioError
+}
+
+// bcs_file_io is every read and write: op says which (ioOp bits). A split
+// collective's _begin checks and records the access, which its _end runs,
+// so _begin never blocks.
 //
 //export bcs_file_io
 func bcs_file_io(op C.int, h C.uintptr_t, offset C.MPI_Offset, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, st *C.MPI_Status, reqOut *C.uintptr_t) C.int {
@@ -1245,27 +1266,39 @@ func bcs_file_io(op C.int, h C.uintptr_t, offset C.MPI_Offset, buf unsafe.Pointe
 	if rc != 0 {
 		return rc
 	}
-	coll := o&(ioAll|ioOrdered) != 0
-	mine := f.check(o, offset, buf, count, dt, reqOut)
-	var t *dtInfo
-	var bytes int64
-	if mine == nil {
-		t, _ = committedTypeQuiet(uintptr(dt))
-		bytes = t.wire * int64(count)
+	a := &access{o: o, call: call, offset: int64(offset), buf: buf, count: int(count)}
+	a.err = f.check(o, offset, buf, count, dt, reqOut)
+	if a.err == nil {
+		a.t, _ = committedTypeQuiet(uintptr(dt))
+		a.bytes = a.t.wire * int64(count)
 	}
-	// Where the access starts (in view bytes).
-	var start int64
+	if o&ioBegin != 0 {
+		if f.split != nil {
+			return f.fail(call, errIO, "%s is still active on this file; call its _end first (one split collective at a time)", f.split.call)
+		}
+		f.split = &splitOp{call: call, kind: o & (ioAt | ioOrdered), write: o&ioWrite != 0, buf: buf, a: a}
+		return 0
+	}
+	return f.run(a, st, reqOut)
+}
+
+// run does a checked access: where it starts, the system calls, and for
+// the blocking collectives the members' synchronisation (every member's
+// data is in the file once any returns, and they fail together).
+func (f *file) run(a *access, st *C.MPI_Status, reqOut *C.uintptr_t) C.int {
+	o, mine := a.o, a.err
+	var start int64 // where the access starts, in view bytes
 	switch {
 	case mine != nil:
 	case o&ioAt != 0:
-		start = int64(offset) * f.etype.wire
+		start = a.offset * f.etype.wire
 	case o&ioOrdered != 0:
 		var err error
-		if start, err = f.ordered(bytes); err != nil {
+		if start, err = f.ordered(a.bytes); err != nil {
 			return f.failErr(err)
 		}
 	case o&ioShared != 0:
-		start = atomic.AddInt64(f.shared, bytes/f.etype.wire)*f.etype.wire - bytes
+		start = atomic.AddInt64(f.shared, a.bytes/f.etype.wire)*f.etype.wire - a.bytes
 	default:
 		start = f.indiv * f.etype.wire
 	}
@@ -1276,29 +1309,26 @@ func bcs_file_io(op C.int, h C.uintptr_t, offset C.MPI_Offset, buf unsafe.Pointe
 	}
 	var moved int64
 	if mine == nil {
-		moved, mine = f.move(o&ioWrite != 0, start, buf, int(count), t, bytes)
+		moved, mine = f.move(o&ioWrite != 0, start, a.buf, a.count, a.t, a.bytes)
 		if o&(ioAt|ioShared|ioOrdered) == 0 {
 			f.indiv += moved / f.etype.wire
 		}
 	}
-	if coll && f.c != nil { // a collective write is visible to every member once it returns
-		e, err := agree(f.c, mine, call)
+	if o&(ioAll|ioOrdered) != 0 && o&ioNB == 0 && f.c != nil {
+		e, err := agree(f.c, mine, a.call)
 		if err != nil {
 			return f.failErr(err)
 		}
 		mine = e
 	}
 	if mine != nil {
-		return f.fail(call, mine.class, "%s", mine.msg)
+		return f.fail(a.call, mine.class, "%s", mine.msg)
 	}
-	switch {
-	case o&ioBegin != 0:
-		f.split = &splitOp{call: call, kind: o & (ioAt | ioOrdered), write: o&ioWrite != 0, buf: buf, bytes: moved}
-	case o&ioNB != 0:
+	if reqOut != nil {
 		*reqOut = C.uintptr_t(newReq(nil, &localReq{done: true, source: -1, rtag: mpiapi.AnyTag, bytes: uint64(moved)}, 0))
-	default:
-		putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_TAG, uint64(moved), 0)
+		return 0
 	}
+	putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_TAG, uint64(moved), 0)
 	return 0
 }
 
@@ -1338,8 +1368,6 @@ func (f *file) check(o int, offset C.MPI_Offset, buf unsafe.Pointer, count C.MPI
 		return ioErr(errUnsupported, "this file has no shared file pointer: %s", f.sharedWhy)
 	case o&ioNB != 0 && reqOut == nil:
 		return ioErr(errArg, "request = NULL")
-	case o&ioBegin != 0 && f.split != nil:
-		return ioErr(errIO, "%s is still active on this file; call its _end first (one split collective at a time)", f.split.call)
 	case count < 0:
 		return ioErr(errCount, "count = %d, want >= 0", int64(count))
 	case t == nil:
@@ -1487,8 +1515,8 @@ func bcs_file_end(what C.int, h C.uintptr_t, buf unsafe.Pointer, st *C.MPI_Statu
 		return f.fail(call, errBuffer, "buf = %p differs from %s's %p", buf, s.call, s.buf)
 	}
 	f.split = nil
-	putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_TAG, uint64(s.bytes), 0)
-	return 0
+	s.a.call = call
+	return f.run(s.a, st, nil)
 }
 
 // ---- file pointers ----
@@ -1507,6 +1535,8 @@ func bcs_file_seek(h C.uintptr_t, offset C.MPI_Offset, whence C.int, shared C.in
 	cur := f.indiv
 	if shared != 0 {
 		switch {
+		case f.amode&modeSequential != 0:
+			mine = ioErr(errUnsupported, "%q was opened with MPI_MODE_SEQUENTIAL, whose shared file pointer only moves forward with its accesses", f.name)
 		case f.shared == nil:
 			mine = ioErr(errUnsupported, "this file has no shared file pointer: %s", f.sharedWhy)
 		default:
@@ -1586,15 +1616,15 @@ func bcs_file_get_position(h C.uintptr_t, out *C.MPI_Offset, shared C.int) C.int
 	if out == nil {
 		return f.fail(call, errArg, "offset = NULL")
 	}
+	if shared != 0 && f.amode&modeSequential != 0 {
+		return f.fail(call, errUnsupported, "%q was opened with MPI_MODE_SEQUENTIAL, whose shared file pointer is not to be asked for", f.name)
+	}
 	if shared != 0 {
 		if f.shared == nil {
 			return f.fail(call, errUnsupported, "this file has no shared file pointer: %s", f.sharedWhy)
 		}
 		*out = C.MPI_Offset(f.sharedPos())
 		return 0
-	}
-	if f.amode&modeSequential != 0 {
-		return f.fail(call, errUnsupported, "%q was opened with MPI_MODE_SEQUENTIAL, which has no individual file pointer", f.name)
 	}
 	*out = C.MPI_Offset(f.indiv)
 	return 0

@@ -470,6 +470,43 @@ static void forms(void) {
     CHECK(access(path("forms"), F_OK) != 0, "forms left behind");
 }
 
+/* MPI_MODE_SEQUENTIAL: only the shared file pointer. */
+static void sequential(void) {
+    MPI_File fh;
+    MPI_Status st;
+    int a[64], x = 0;
+    OK(MPI_File_open(MPI_COMM_WORLD, path("seq"),
+                     MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                     &fh));
+    FAILS(MPI_File_write_at(fh, 0, &x, 1, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
+    FAILS(MPI_File_write(fh, &x, 1, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
+    for (int i = 0; i <= rank; i++)
+        a[i] = val(rank, i);
+    OK(MPI_File_write_ordered(fh, a, rank + 1, MPI_INT, &st));
+    MPI_Offset pos, d, sz;
+    int tot = size * (size + 1) / 2;
+    /* The shared pointer may not be asked for (ROMIO refuses it too);
+     * a view must start at the shared pointer. */
+    FAILS(MPI_File_get_position_shared(fh, &pos), MPI_ERR_UNSUPPORTED_OPERATION);
+    OK(MPI_File_get_position(fh, &pos)); /* allowed; its value means nothing here */
+    FAILS(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL), MPI_ERR_ARG);
+    OK(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    OK(MPI_File_get_view(fh, &d, &et, &ft, rep));
+    CHECK(d == (MPI_Offset)(tot * sizeof(int)) && et == MPI_INT && ft == MPI_INT, "view disp %lld", (long long)d);
+    if (rank == 0)
+        OK(MPI_File_write_shared(fh, a, 1, MPI_INT, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_write_ordered(fh, a, 1, MPI_INT, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_get_size(fh, &sz));
+    CHECK(sz == (MPI_Offset)((tot + 1 + size) * sizeof(int)), "sequential size %lld, want %d", (long long)sz, (int)((tot + 1 + size) * sizeof(int)));
+    OK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(access(path("seq"), F_OK) != 0, "seq left behind");
+}
+
 /* File error handlers. */
 static int calls, lastcode;
 static MPI_File lastfile;
@@ -539,6 +576,7 @@ int main(int argc, char **argv) {
     memtypes();
     shared();
     forms();
+    sequential();
     handlers();
     MPI_Finalize();
     printf("io ok %d\n", rank);
