@@ -8,7 +8,9 @@
  * write_ordered/read_ordered: rank order); nonblocking and split
  * collective forms; the _c forms; sizes, atomicity, views and
  * MPI_Get_count/Get_elements from the statuses; file error handlers;
- * MPI_MODE_DELETE_ON_CLOSE and MPI_MODE_APPEND. Prints "io ok <rank>".
+ * MPI_MODE_DELETE_ON_CLOSE, MPI_MODE_APPEND and MPI_MODE_SEQUENTIAL; a
+ * 2-D array decomposed over the members written and read through
+ * subarray memory and file types. Prints "io ok <rank>".
  *
  * Mode argv[2] == "nosame": rank 0 passes another amode to MPI_File_open
  * under MPI_ERRORS_ARE_FATAL set on MPI_FILE_NULL, so the job must end
@@ -470,6 +472,65 @@ static void forms(void) {
     CHECK(access(path("forms"), F_OK) != 0, "forms left behind");
 }
 
+/* A 2-D array of doubles decomposed over a grid of members: each writes
+ * its block, held with a halo of 1, through a subarray memory type into a
+ * subarray filetype of the global array (the pattern of real codes). */
+#define GR 7
+#define GC 9
+static double gval(int i, int j) { return i * 1000.0 + j + 0.25; }
+static void subarrays(void) {
+    int dims[2] = {0, 0}, coords[2];
+    OK(MPI_Dims_create(size, 2, dims));
+    coords[0] = rank / dims[1];
+    coords[1] = rank % dims[1];
+    int gs[2] = {GR, GC}, ls[2], st0[2];
+    for (int d = 0; d < 2; d++) {
+        int q = gs[d] / dims[d], r = gs[d] % dims[d];
+        ls[d] = q + (coords[d] < r);
+        st0[d] = coords[d] * q + (coords[d] < r ? coords[d] : r);
+    }
+    int hs[2] = {ls[0] + 2, ls[1] + 2}, one[2] = {1, 1};
+    double *loc = malloc(sizeof(double) * hs[0] * hs[1]);
+    for (int i = 0; i < hs[0]; i++)
+        for (int j = 0; j < hs[1]; j++)
+            loc[i * hs[1] + j] = (i == 0 || j == 0 || i == hs[0] - 1 || j == hs[1] - 1)
+                                     ? -1.0
+                                     : gval(st0[0] + i - 1, st0[1] + j - 1);
+    MPI_Datatype mem, ft;
+    OK(MPI_Type_create_subarray(2, hs, ls, one, MPI_ORDER_C, MPI_DOUBLE, &mem));
+    OK(MPI_Type_commit(&mem));
+    OK(MPI_Type_create_subarray(2, gs, ls, st0, MPI_ORDER_C, MPI_DOUBLE, &ft));
+    OK(MPI_Type_commit(&ft));
+    MPI_File fh;
+    MPI_Status st;
+    OK(MPI_File_open(MPI_COMM_WORLD, path("grid"), MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                     MPI_INFO_NULL, &fh));
+    OK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ft, "native", MPI_INFO_NULL));
+    OK(MPI_File_write_all(fh, loc, 1, mem, &st));
+    int cnt;
+    OK(MPI_Get_elements(&st, MPI_DOUBLE, &cnt));
+    CHECK(cnt == ls[0] * ls[1], "subarray write elements %d, want %d", cnt, ls[0] * ls[1]);
+    /* The whole file, contiguously. */
+    double *g = malloc(sizeof(double) * (GR + 2) * (GC + 2));
+    OK(MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_DOUBLE, "native", MPI_INFO_NULL));
+    OK(MPI_File_read_at_all(fh, 0, g, GR * GC, MPI_DOUBLE, &st));
+    for (int i = 0; i < GR; i++)
+        for (int j = 0; j < GC; j++)
+            CHECK(g[i * GC + j] == gval(i, j), "global [%d][%d] = %g, want %g", i, j, g[i * GC + j], gval(i, j));
+    /* Back through the view into a fresh halo'd buffer: the halo stays. */
+    OK(MPI_File_set_view(fh, 0, MPI_DOUBLE, ft, "native", MPI_INFO_NULL));
+    for (int k = 0; k < hs[0] * hs[1]; k++)
+        g[k] = -1.0;
+    OK(MPI_File_read_all(fh, g, 1, mem, &st));
+    for (int k = 0; k < hs[0] * hs[1]; k++)
+        CHECK(g[k] == loc[k], "block read back [%d] = %g, want %g", k, g[k], loc[k]);
+    OK(MPI_File_close(&fh));
+    OK(MPI_Type_free(&mem));
+    OK(MPI_Type_free(&ft));
+    free(g);
+    free(loc);
+}
+
 /* MPI_MODE_SEQUENTIAL: only the shared file pointer. */
 static void sequential(void) {
     MPI_File fh;
@@ -576,6 +637,7 @@ int main(int argc, char **argv) {
     memtypes();
     shared();
     forms();
+    subarrays();
     sequential();
     handlers();
     MPI_Finalize();
