@@ -1449,38 +1449,115 @@ func (f *file) move(write bool, start int64, buf unsafe.Pointer, count int, t *d
 	}
 	var moved int64
 	var bad *ioError
-	f.runs(start, bytes, func(off, pos, l int64) bool {
-		for l > 0 {
-			var n int
-			var err error
-			if write {
-				n, err = syscall.Pwrite(f.fd, data[pos:pos+l], off)
-			} else {
-				n, err = syscall.Pread(f.fd, data[pos:pos+l], off)
+	if write {
+		f.runs(start, bytes, func(off, pos, l int64) bool {
+			n, e := f.pio(true, data[pos:pos+l], off)
+			moved, bad = moved+n, e
+			return e == nil && n == l
+		})
+	} else {
+		// Data sieving: runs are read in batches, each batch whose span is
+		// dense enough with one pread of the span.
+		var batch []fileRun
+		more := true
+		flush := func() {
+			if more && len(batch) > 0 {
+				var n int64
+				n, bad, more = f.sieveRead(batch, data)
+				moved += n
 			}
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
-			if err != nil {
-				what := "reading"
-				if write {
-					what = "writing"
-				}
-				bad = ioErr(errnoClass(err), "%s %d bytes of %q at offset %d: %v", what, l, f.name, off, err)
-				return false
-			}
-			moved += int64(n)
-			if n == 0 { // the end of the file
-				return false
-			}
-			off, pos, l = off+int64(n), pos+int64(n), l-int64(n)
+			batch = batch[:0]
 		}
-		return true
-	})
+		f.runs(start, bytes, func(off, pos, l int64) bool {
+			batch = append(batch, fileRun{off, pos, l})
+			if len(batch) == sieveRuns {
+				flush()
+			}
+			return more
+		})
+		flush()
+	}
 	if !write && !t.contig && moved > 0 {
 		t.unpack(buf, data[:moved], count)
 	}
 	return moved, bad
+}
+
+// pio is one pread or pwrite of all of b at off, retried until it has
+// moved everything, the file ends (a read) or it fails: the bytes moved.
+func (f *file) pio(write bool, b []byte, off int64) (int64, *ioError) {
+	var done int64
+	for done < int64(len(b)) {
+		var n int
+		var err error
+		if write {
+			n, err = syscall.Pwrite(f.fd, b[done:], off+done)
+		} else {
+			n, err = syscall.Pread(f.fd, b[done:], off+done)
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			what := "reading"
+			if write {
+				what = "writing"
+			}
+			return done, ioErr(errnoClass(err), "%s %d bytes of %q at offset %d: %v", what, len(b), f.name, off, err)
+		}
+		if n == 0 { // the end of the file
+			break
+		}
+		done += int64(n)
+	}
+	return done, nil
+}
+
+// fileRun is l bytes at file offset off, bytes pos.. of an access.
+type fileRun struct{ off, pos, l int64 }
+
+// Data sieving: a batch of at most sieveRuns runs is read with one pread of
+// its span when the span is at most twice the data plus sieveSlack and at
+// most sieveMax bytes.
+const (
+	sieveRuns  = 1 << 14
+	sieveSlack = 64 << 10
+	sieveMax   = 64 << 20
+)
+
+// sieveRead reads a batch of runs into data: the bytes read up to the
+// first that lies beyond the end of the file, an error, and whether to go
+// on (the file did not end).
+func (f *file) sieveRead(rs []fileRun, data []byte) (int64, *ioError, bool) {
+	var moved, want int64
+	lo, hi := rs[0].off, rs[0].off+rs[0].l
+	for _, r := range rs {
+		lo, hi, want = min(lo, r.off), max(hi, r.off+r.l), want+r.l
+	}
+	if span := hi - lo; len(rs) > 1 && span <= 2*want+sieveSlack && span <= sieveMax {
+		win := make([]byte, span)
+		got, bad := f.pio(false, win, lo)
+		if bad != nil {
+			return 0, bad, false
+		}
+		for _, r := range rs {
+			avail := min(r.l, max(0, lo+got-r.off))
+			copy(data[r.pos:r.pos+avail], win[r.off-lo:])
+			moved += avail
+			if avail < r.l {
+				return moved, nil, false
+			}
+		}
+		return moved, nil, true
+	}
+	for _, r := range rs {
+		n, bad := f.pio(false, data[r.pos:r.pos+r.l], r.off)
+		moved += n
+		if bad != nil || n < r.l {
+			return moved, bad, false
+		}
+	}
+	return moved, nil, true
 }
 
 // bcs_file_end is the _end of a split collective: what says which (ioAt,
