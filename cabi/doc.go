@@ -340,7 +340,9 @@
 //     predefined name: MPI_ERR_DUP_DATAREP). An access's data is packed as
 //     in MPI_Pack (memory datatypes may be derived) and laid into the view
 //     through the filetype's compiled layout; adjacent runs become one
-//     system call. A basic element occupies its extent in the file, as in
+//     system call, and a read takes a batch of runs (up to 16384) with one
+//     pread of their span when it is at most twice their data plus 64 KiB
+//     (data sieving). A basic element occupies its extent in the file, as in
 //     a packed buffer, so the pair types (MPI_DOUBLE_INT, ...) carry their
 //     padding. Its data must be whole etypes (MPI_ERR_TYPE). get_view
 //     returns derived types as new handles the program frees;
@@ -380,10 +382,10 @@
 //   - The MMDS and the deadlock detector see the synchronisation the calls
 //     are made of (MPI_Comm_dup, MPI_Bcast, MPI_Allgather, MPI_Barrier on
 //     the file's communicator), not MPI_File calls of their own.
-//   - Not done: data sieving and two-phase collective buffering (a
-//     filetype of small blocks costs a system call per block), hints, the
-//     external32 and internal representations and user representations,
-//     and the shared file pointer across hosts.
+//   - Not done: data sieving for writes and two-phase collective
+//     buffering (a write through a filetype of small blocks costs a system
+//     call per block), hints, the external32 and internal representations
+//     and user representations, and the shared file pointer across hosts.
 //
 // # Implemented (550 functions, each as MPI_ and PMPI_)
 //
