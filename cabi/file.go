@@ -706,13 +706,17 @@ func bcs_file_resize(h C.uintptr_t, size C.MPI_Offset, grow C.int) C.int {
 	case f.amode&modeRdonly != 0:
 		mine = ioErr(errReadOnly, "%q was opened with MPI_MODE_RDONLY", f.name)
 	}
-	if mine == nil && f.c != nil {
-		all, err := allgather(f.c, []int64{int64(size)})
+	if f.c != nil { // every member takes part, so the collectives pair up
+		my := int64(size)
+		if mine != nil {
+			my = -1
+		}
+		all, err := allgather(f.c, []int64{my})
 		if err != nil {
 			return f.failErr(err)
 		}
 		for r, s := range all {
-			if s != int64(size) {
+			if mine == nil && s >= 0 && s != int64(size) {
 				mine = ioErr(errNotSame, "size = %d differs from rank %d's %d; every member must pass the same", int64(size), r, s)
 				break
 			}

@@ -452,6 +452,10 @@ static void forms(void) {
     OK(MPI_File_preallocate(fh, 4096));
     OK(MPI_File_get_size(fh, &sz));
     CHECK(sz == 4096, "after preallocate %lld", (long long)sz);
+    if (BCSMPI && size > 1) /* sizes that differ: every member fails */
+        FAILS(MPI_File_set_size(fh, rank == 1 ? 20 : 10), MPI_ERR_NOT_SAME);
+    if (BCSMPI) /* a bad size on one member: every member fails */
+        FAILS(MPI_File_set_size(fh, rank == size - 1 ? -1 : 10), MPI_ERR_ARG);
     OK(MPI_File_set_size(fh, 10));
     OK(MPI_File_get_size(fh, &sz));
     CHECK(sz == 10, "after set_size %lld", (long long)sz);
