@@ -326,9 +326,6 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 	if cname == nil {
 		return nullFail(call, errBadFile, "filename = NULL, want a file name")
 	}
-	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
-		return rc
-	}
 	name, a := C.GoString(cname), int(amode)
 	f := &file{name: name, amode: a, fd: -1, ci: ci, c: comms[ci].c, size: 1, errh: fileNullErrh,
 		etype: predefinedType(0x247), ftype: predefinedType(0x247), members: members(ci)}
@@ -372,6 +369,9 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 	}
 	if mine == nil {
 		mine = checkAmode(a)
+	}
+	if why := infoProblem(uintptr(infoH)); mine == nil && why != "" {
+		mine = ioErr(errInfo, "%s", why)
 	}
 	e, err := agree(f.c, mine, "MPI_File_open")
 	if e != nil || err != nil {
@@ -641,8 +641,8 @@ func bcs_file_delete(cname *C.char, infoH C.uintptr_t) C.int {
 	if cname == nil {
 		return nullFail(call, errBadFile, "filename = NULL, want a file name")
 	}
-	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
-		return rc
+	if why := infoProblem(uintptr(infoH)); why != "" {
+		return nullFail(call, errInfo, "%s", why)
 	}
 	name := C.GoString(cname)
 	var st syscall.Stat_t
@@ -823,10 +823,11 @@ func bcs_file_set_info(h, infoH C.uintptr_t) C.int {
 	if rc != 0 {
 		return rc
 	}
-	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
-		return rc
+	var mine *ioError
+	if why := infoProblem(uintptr(infoH)); why != "" {
+		mine = ioErr(errInfo, "%s", why)
 	}
-	if e, err := agree(f.c, nil, call); err != nil {
+	if e, err := agree(f.c, mine, call); err != nil {
 		return f.failErr(err)
 	} else if e != nil {
 		return f.fail(call, e.class, "%s", e.msg)
@@ -921,6 +922,23 @@ func bcs_register_datarep(name *C.char, large C.int) C.int {
 	return nullFail(call, errUnsupported, "datarep = %s: bcsmpi supports only the \"native\" data representation; user-defined representations (conversion functions) are not implemented", n)
 }
 
+// infoProblem says why h is not an info argument (MPI_INFO_NULL allowed),
+// or "": unlike infoArg it raises nothing, so a collective call's members
+// can fail together.
+func infoProblem(h uintptr) string {
+	if h == hInfoNull || h == hInfoEnv {
+		return ""
+	}
+	kind, i, gen := splitHandle(h)
+	if kind == kindInfo && i < len(infos) {
+		if e := &infos[i]; e.live && e.gen == gen {
+			return ""
+		}
+		return fmt.Sprintf("info = 0x%x was freed with MPI_Info_free", h)
+	}
+	return fmt.Sprintf("info = %s is not an info object", describe(h))
+}
+
 // ---- views ----
 
 // checkFiletype says why t cannot be a filetype over etype e, or "".
@@ -954,10 +972,10 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 	if rc != 0 {
 		return rc
 	}
-	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
-		return rc
-	}
 	var mine *ioError
+	if why := infoProblem(uintptr(infoH)); why != "" {
+		mine = ioErr(errInfo, "%s", why)
+	}
 	typeArg := func(what string, th C.uintptr_t) *dtInfo {
 		t := predefinedType(uintptr(th))
 		if t == nil {

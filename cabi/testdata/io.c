@@ -107,6 +107,17 @@ static void errors(void) {
               MPI_ERR_NOT_SAME);
         CHECK(access(path(own), F_OK) != 0, "the file %s was made", own);
     }
+    /* A freed info on one member: every member fails (MPICH does not check). */
+    if (BCSMPI) {
+        MPI_Info inf, stale;
+        OK(MPI_Info_create(&inf));
+        stale = inf;
+        OK(MPI_Info_free(&inf));
+        FAILS(MPI_File_open(MPI_COMM_WORLD, path("x"), MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                            rank == 0 ? stale : MPI_INFO_NULL, &fh),
+              MPI_ERR_INFO);
+        CHECK(access(path("x"), F_OK) != 0, "the file x was made");
+    }
     /* EXCL on an existing file. */
     OK(MPI_File_open(MPI_COMM_WORLD, path("e"), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     OK(MPI_File_close(&fh));
