@@ -328,8 +328,10 @@
 //     MPI_File_delete and of a null, closed or wrong-kind file handle
 //     (MPI_ERR_FILE) go to MPI_FILE_NULL's handler. File_create_errhandler,
 //     File_call_errhandler, File_get/set_errhandler as for communicators.
-//     Collective calls (set_view, set_size, the _all and ordered
-//     accesses, ...) fail on every member when one fails.
+//     Collective calls (open, set_view, set_size, set_info, the _all and
+//     ordered accesses, ...) fail on every member when one fails, each
+//     member taking part in the synchronisation even when its own
+//     arguments are bad (a null, freed or wrong-kind info is MPI_ERR_INFO).
 //   - Views: MPI_File_set_view takes a committed etype and filetype; the
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
 //     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
