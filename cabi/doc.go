@@ -367,7 +367,8 @@
 //     checks the link's name and a random cookie), moved with atomic adds
 //     (read_shared, write_shared and their nonblocking forms). Nothing is
 //     named in any file system, so nothing is left behind on any path, not
-//     even a killed job. It needs the members on one host: where they are
+//     even a killed job. It needs the members on one host (and /proc/<pid>/fd
+//     of a sibling rank readable, as process_vm_readv already needs): where
 //     not, the open still succeeds and the shared-pointer calls fail with
 //     MPI_ERR_UNSUPPORTED_OPERATION saying why. Ordered accesses (and
 //     their split forms) take their places in rank order from it with one

@@ -466,7 +466,7 @@ func (f *file) mapShared() error {
 			if l, e := os.Readlink(p); e != nil || !strings.HasPrefix(l, "/memfd:bcs-file-pointer") {
 				fd, why = -1, fmt.Sprintf("rank %d cannot find rank 0's shared memory at %s: the members are not all on one host", f.rank, p)
 			} else if fd, err = syscall.Open(p, syscall.O_RDWR|syscall.O_CLOEXEC, 0); err != nil {
-				fd, why = -1, fmt.Sprintf("rank %d cannot open rank 0's shared memory (%v): the members are not all on one host", f.rank, err)
+				fd, why = -1, fmt.Sprintf("rank %d cannot open rank 0's shared memory at %s (%v): another host, or /proc restricted", f.rank, p, err)
 			}
 		}
 		if fd >= 0 {
