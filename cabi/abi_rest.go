@@ -50,6 +50,8 @@ func bcs_fromint(v C.int) C.uintptr_t {
 		gen = typeSlots[i].gen
 	case kind == kindSession && i < len(sessions):
 		gen = sessions[i].gen
+	case kind == kindFile && i < len(files): // file.go
+		gen = files[i].gen
 	}
 	return C.uintptr_t(userHandle(kind, i, gen))
 }

@@ -484,7 +484,102 @@
 // does not wait for pending requests on the communicator, so complete
 // them first.
 //
-// # Implemented (495 functions, each as MPI_ and PMPI_)
+// # I/O (file.go, shim_file.c)
+//
+// MPI-IO for C programs: the 88 MPI_File_* functions of the ABI (with
+// File_toint and File_fromint, all 90) and MPI_Register_datarep(_c), on a
+// POSIX file system, each member moving its own data with pread and pwrite.
+//
+//   - MPI_File_open is collective over a private duplicate of the
+//     communicator (its synchronisation never matches the program's
+//     messages). Every member must pass rank 0's filename and amode: a
+//     difference is MPI_ERR_NOT_SAME naming both values, and every member
+//     fails (the others' messages name the member that differed). The
+//     amode rules: exactly one of MPI_MODE_RDONLY, WRONLY, RDWR; RDONLY
+//     with CREATE or EXCL, RDWR with SEQUENTIAL, and unknown bits are
+//     MPI_ERR_AMODE. Rank 0 creates the file (EXCL applies to it), then the
+//     others open it; a system error on any member fails the open on all:
+//     ENOENT is MPI_ERR_NO_SUCH_FILE, EEXIST MPI_ERR_FILE_EXISTS,
+//     EACCES/EPERM MPI_ERR_ACCESS, EROFS MPI_ERR_READ_ONLY, a directory or
+//     bad path MPI_ERR_BAD_FILE, ENOSPC MPI_ERR_NO_SPACE, EDQUOT
+//     MPI_ERR_QUOTA, others MPI_ERR_IO, with the system's message. APPEND
+//     puts both file pointers at the end; DELETE_ON_CLOSE deletes the file
+//     at MPI_File_close (by rank 0, after every member closed it);
+//     UNIQUE_OPEN is accepted. Reading a WRONLY file is MPI_ERR_ACCESS,
+//     writing or resizing a RDONLY one MPI_ERR_READ_ONLY; a SEQUENTIAL file
+//     takes only shared-pointer accesses (others, and
+//     MPI_File_seek_shared, MPI_File_get_position_shared, set_size and
+//     preallocate, are MPI_ERR_UNSUPPORTED_OPERATION, as ROMIO has them)
+//     and views at MPI_DISPLACEMENT_CURRENT (else MPI_ERR_ARG).
+//   - Errors: a file's handler starts as MPI_FILE_NULL's, which is
+//     MPI_ERRORS_RETURN until MPI_File_set_errhandler(MPI_FILE_NULL, ...)
+//     changes it, as the standard says. Errors of MPI_File_open,
+//     MPI_File_delete and of a null, closed or wrong-kind file handle
+//     (MPI_ERR_FILE) go to MPI_FILE_NULL's handler. File_create_errhandler,
+//     File_call_errhandler, File_get/set_errhandler as for communicators.
+//     Collective calls (open, set_view, set_size, set_info, the _all and
+//     ordered accesses, ...) fail on every member when one fails, each
+//     member taking part in the synchronisation even when its own
+//     arguments are bad (a null, freed or wrong-kind info is MPI_ERR_INFO).
+//   - Views: MPI_File_set_view takes a committed etype and filetype; the
+//     filetype's data must be whole etypes, at nonnegative, nondecreasing
+//     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
+//     the members' etypes must have one size (MPI_ERR_NOT_SAME). Only the
+//     "native" data representation: "internal", "external32" and any other
+//     name are MPI_ERR_UNSUPPORTED_DATAREP naming it, and
+//     MPI_Register_datarep(_c) is MPI_ERR_UNSUPPORTED_OPERATION (a
+//     predefined name: MPI_ERR_DUP_DATAREP). An access's data is packed as
+//     in MPI_Pack (memory datatypes may be derived) and laid into the view
+//     through the filetype's compiled layout; adjacent runs become one
+//     system call, and a read takes a batch of runs (up to 16384) with one
+//     pread of their span when it is at most twice their data plus 64 KiB
+//     (data sieving). A basic element occupies its extent in the file, as in
+//     a packed buffer, so the pair types (MPI_DOUBLE_INT, ...) carry their
+//     padding. Its data must be whole etypes (MPI_ERR_TYPE). get_view
+//     returns derived types as new handles the program frees;
+//     get_type_extent is the datatype's extent; get_info an empty info
+//     (hints are checked, not used).
+//   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
+//     CUR, END of the view; get_position, get_byte_offset) and reads that
+//     stop at the end of the file: the status counts what moved
+//     (MPI_Get_count, MPI_Get_elements, their _c forms).
+//   - Collective accesses (_all) are independent accesses followed, in the
+//     blocking forms, by the members' synchronisation, so every member's
+//     data is in the file when any returns. Nonblocking forms (iread,
+//     iwrite_at_all, ...) complete in the call and return a complete
+//     request that Wait and Test accept; their collective forms do not
+//     synchronise. A split collective's _begin checks and records the
+//     access and never blocks; its _end runs it (one at a time per file:
+//     another _begin, or an _end that does not match, is MPI_ERR_IO).
+//   - The shared file pointer is an int64 in a memfd that the file's rank
+//     0 makes at open and every member maps through /proc/<pid>/fd (it
+//     checks the link's name and a random cookie), moved with atomic adds
+//     (read_shared, write_shared and their nonblocking forms). Nothing is
+//     named in any file system, so nothing is left behind on any path, not
+//     even a killed job. It needs the members on one host (and /proc/<pid>/fd
+//     of a sibling rank readable, as process_vm_readv already needs): where
+//     not, the open still succeeds and the shared-pointer calls fail with
+//     MPI_ERR_UNSUPPORTED_OPERATION saying why. Ordered accesses (and
+//     their split forms) take their places in rank order from it with one
+//     allgather and a barrier; seek_shared is collective (the members must
+//     reach one position, MPI_ERR_NOT_SAME).
+//   - set_size and preallocate (rank 0, then the members synchronise;
+//     every member must pass one size), get_size, sync (fsync, then
+//     synchronise), get_amode, get_group, set_info, get/set_atomicity: in
+//     atomic mode an access holds an fcntl lock of the whole file (shared
+//     for reads, exclusive for writes), so concurrent accesses on one host
+//     (or a file system with POSIX locks) do not interleave.
+//   - MPI_Finalize closes the files left open, with a warning naming each
+//     (DELETE_ON_CLOSE applies), and frees their private communicators.
+//   - The MMDS and the deadlock detector see the synchronisation the calls
+//     are made of (MPI_Comm_dup, MPI_Bcast, MPI_Allgather, MPI_Barrier on
+//     the file's communicator), not MPI_File calls of their own.
+//   - Not done: data sieving for writes and two-phase collective
+//     buffering (a write through a filetype of small blocks costs a system
+//     call per block), hints, the external32 and internal representations
+//     and user representations, and the shared file pointer across hosts.
+//
+// # Implemented (550 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -659,8 +754,22 @@
 //     that buffer when the call was made has completed (mpiapi.Watch polls
 //     them; the buffer keeps its own account of them). With none pending it
 //     is complete at once. It may be freed; MPI_Cancel refuses it.
+//   - One-sided (see above): Win_create, Win_allocate, Win_create_dynamic,
+//     Win_attach, Win_detach, Win_free, Win_get_attr (MPI_WIN_BASE,
+//     MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR,
+//     MPI_WIN_MODEL), Win_get_group, Win_set_name, Win_get_name,
+//     Win_set_errhandler, Win_get_errhandler, Win_create_errhandler,
+//     Win_call_errhandler, Win_get_info (empty), Win_set_info (checked,
+//     unused); Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+//     Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
+//     and MPI_NO_OP included, basic and derived datatypes on both sides);
+//     Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test,
+//     Win_lock, Win_unlock, Win_lock_all, Win_unlock_all, Win_flush,
+//     Win_flush_all, Win_flush_local, Win_flush_local_all, Win_sync.
+//   - I/O (see above): every File_* function and Register_datarep(_c)
+//     (which fails, as it says).
 //
-// # Stubs (169 functions)
+// # Stubs (113 functions)
 //
 // Every other function of the ABI is a stub in shim_stubs.c, generated by
 // genstubs from mpi.h (run go generate ./cabi after implementing one; a

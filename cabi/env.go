@@ -111,6 +111,7 @@ func stopRuntime(call string) C.int {
 	if rc := finalizeWindows(); rc != 0 { // rma.go
 		return rc
 	}
+	finalizeFiles() // file.go
 	pending := 0
 	for i := range reqs {
 		if reqs[i].live && !reqs[i].inactive() {

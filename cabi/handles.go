@@ -157,6 +157,8 @@ func describe(h uintptr) string {
 		return "MPI_ERRORS_RETURN"
 	case hErrhAbort:
 		return "MPI_ERRORS_ABORT"
+	case hFileNull:
+		return "MPI_FILE_NULL"
 	}
 	switch kind, _, _ := splitHandle(h); kind {
 	case kindComm:
@@ -171,6 +173,8 @@ func describe(h uintptr) string {
 		return fmt.Sprintf("0x%x (a user operation)", h)
 	case kindType:
 		return describeType(h)
+	case kindFile:
+		return fmt.Sprintf("0x%x (a file)", h)
 	}
 	return fmt.Sprintf("0x%x", h)
 }

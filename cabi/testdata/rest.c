@@ -29,12 +29,12 @@ static void stubs(void) {
     n = 0;
     rc = MPI_Win_free_keyval(&n);
     CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_free_keyval returned %d", rc);
-    rc = MPI_File_sync(MPI_FILE_NULL); /* file I/O */
-    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_File_sync returned %d", rc);
+    MPI_Request r;
+    rc = MPI_Comm_iflush_buffer(MPI_COMM_WORLD, &r); /* the non-blocking flushes of MPI 4.1 */
+    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_iflush_buffer returned %d", rc);
     /* The profiling name fails the same way. */
-    MPI_File f = MPI_FILE_NULL;
-    rc = PMPI_File_close(&f);
-    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "PMPI_File_close returned %d", rc);
+    rc = PMPI_Buffer_iflush(&r);
+    CHECK(rc == MPI_ERR_UNSUPPORTED_OPERATION, "PMPI_Buffer_iflush returned %d", rc);
 }
 
 static void tools(void) {
