@@ -320,6 +320,9 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 	if rc != 0 {
 		return rc
 	}
+	if comms[ci].inter != nil {
+		return fail(ci, call, errComm, "comm = %s is an intercommunicator, want an intracommunicator", describe(uintptr(commH)))
+	}
 	if out == nil {
 		return nullFail(call, errArg, "fh = NULL, want the address of an MPI_File")
 	}

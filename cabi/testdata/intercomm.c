@@ -210,6 +210,9 @@ static void inter(void) {
         MPI_Request q;
         rc0 = MPI_Ibarrier(ic, &q);
         CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "ibarrier on an intercommunicator: rc %d", rc0);
+        MPI_File fh = MPI_FILE_NULL;
+        rc0 = MPI_File_open(ic, "never-created", MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && fh == MPI_FILE_NULL, "MPI_File_open on an intercommunicator: rc %d", rc0);
 
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     }
