@@ -124,9 +124,9 @@ type rmaBuf struct {
 	bytes int64
 }
 
-func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.int, h C.uintptr_t) (rmaBuf, C.int) {
+func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.MPI_Count, h C.uintptr_t) (rmaBuf, C.int) {
 	if count < 0 {
-		return rmaBuf{}, w.fail(call, errCount, "%s_count = %d, want >= 0", what, int(count))
+		return rmaBuf{}, w.fail(call, errCount, "%s_count = %d, want >= 0", what, int64(count))
 	}
 	t, rc := datatype(w.ci, call, what+"_datatype", uintptr(h))
 	if rc != 0 {
@@ -137,7 +137,7 @@ func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.int, h C.ui
 		return rmaBuf{}, w.fail(call, e.class, "%s", e.msg)
 	}
 	if p == nil && n > 0 && !t.bottom() {
-		return rmaBuf{}, w.fail(call, errBuffer, "%s_addr = NULL with %s_count = %d", what, what, int(count))
+		return rmaBuf{}, w.fail(call, errBuffer, "%s_addr = NULL with %s_count = %d", what, what, int64(count))
 	}
 	return rmaBuf{p: p, count: int(count), t: t, bytes: n}, 0
 }
@@ -162,16 +162,20 @@ func elemOf(t dtype) reduce.Type {
 
 // bcs_rma issues one operation. compare is Compare_and_swap's; result the
 // result buffer of the fetching operations (Get's is origin); req, when
-// not nil, receives a request (the R forms).
+// not nil, receives a request (the R forms); mode C.BCS_LARGE: the _c
+// form called (the int forms pass their counts as MPI_Count).
 //
 //export bcs_rma
-func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.int, otype C.uintptr_t,
-	compare unsafe.Pointer, result unsafe.Pointer, rcount C.int, rtype C.uintptr_t,
-	target C.int, disp C.MPI_Aint, tcount C.int, ttype C.uintptr_t, opH C.uintptr_t,
-	winH C.uintptr_t, req *C.uintptr_t) C.int {
+func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr_t,
+	compare unsafe.Pointer, result unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t,
+	target C.int, disp C.MPI_Aint, tcount C.MPI_Count, ttype C.uintptr_t, opH C.uintptr_t,
+	winH C.uintptr_t, req *C.uintptr_t, mode C.int) C.int {
 	call := rmaCalls[which][0]
 	if req != nil {
 		call = rmaCalls[which][1]
+	}
+	if mode&C.BCS_LARGE != 0 {
+		call += "_c"
 	}
 	w, rc := win(call, winH)
 	if rc != 0 {

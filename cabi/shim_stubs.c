@@ -30,9 +30,6 @@ STUB int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void
 STUB int PMPI_Abi_set_fortran_info(MPI_Info info) { (void)info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Abi_set_fortran_info"); }
 STUB int MPI_Abi_set_fortran_info(MPI_Info info) { return PMPI_Abi_set_fortran_info(info); }
 
-STUB int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Accumulate_c"); }
-STUB int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
-
 STUB int PMPI_Buffer_iflush(MPI_Request *request) { (void)request; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Buffer_iflush"); }
 STUB int MPI_Buffer_iflush(MPI_Request *request) { return PMPI_Buffer_iflush(request); }
 
@@ -336,12 +333,6 @@ STUB int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Data
 STUB int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { (void)status; (void)datatype; (void)count; (void)buf; (void)fh; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_File_write_shared_c"); }
 STUB int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) { return PMPI_File_write_shared_c(fh, buf, count, datatype, status); }
 
-STUB int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)result_datatype; (void)result_count; (void)result_addr; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_accumulate_c"); }
-STUB int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) { return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win); }
-
-STUB int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_c"); }
-STUB int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
-
 STUB int PMPI_Get_hw_resource_info(MPI_Info *hw_info) { (void)hw_info; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Get_hw_resource_info"); }
 STUB int MPI_Get_hw_resource_info(MPI_Info *hw_info) { return PMPI_Get_hw_resource_info(hw_info); }
 
@@ -378,26 +369,11 @@ STUB int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Da
 STUB int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Publish_name"); }
 STUB int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Publish_name(service_name, info, port_name); }
 
-STUB int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Put_c"); }
-STUB int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) { return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win); }
-
-STUB int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Raccumulate_c"); }
-STUB int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
-
 STUB int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep"); }
 STUB int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }
 
 STUB int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { (void)extra_state; (void)dtype_file_extent_fn; (void)write_conversion_fn; (void)read_conversion_fn; (void)datarep; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Register_datarep_c"); }
 STUB int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) { return PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state); }
-
-STUB int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)op; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)result_datatype; (void)result_count; (void)result_addr; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget_accumulate_c"); }
-STUB int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) { return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request); }
-
-STUB int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rget_c"); }
-STUB int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
-
-STUB int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { (void)request; (void)win; (void)target_datatype; (void)target_count; (void)target_disp; (void)target_rank; (void)origin_datatype; (void)origin_count; (void)origin_addr; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Rput_c"); }
-STUB int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) { return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request); }
 
 STUB int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { (void)size; (void)buffer; (void)session; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Session_attach_buffer"); }
 STUB int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) { return PMPI_Session_attach_buffer(session, buffer, size); }
@@ -593,33 +569,3 @@ STUB int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Coun
 
 STUB int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { (void)port_name; (void)info; (void)service_name; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Unpublish_name"); }
 STUB int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) { return PMPI_Unpublish_name(service_name, info, port_name); }
-
-STUB int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_c"); }
-STUB int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win); }
-
-STUB int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_shared"); }
-STUB int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win); }
-
-STUB int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { (void)win; (void)baseptr; (void)comm; (void)info; (void)disp_unit; (void)size; return bcs_unsupported((uintptr_t)comm, "MPI_Win_allocate_shared_c"); }
-STUB int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) { return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win); }
-
-STUB int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) { (void)win; (void)comm; (void)info; (void)disp_unit; (void)size; (void)base; return bcs_unsupported((uintptr_t)comm, "MPI_Win_create_c"); }
-STUB int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) { return PMPI_Win_create_c(base, size, disp_unit, info, comm, win); }
-
-STUB int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) { (void)extra_state; (void)win_keyval; (void)win_delete_attr_fn; (void)win_copy_attr_fn; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_create_keyval"); }
-STUB int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) { return PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state); }
-
-STUB int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) { (void)win_keyval; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_delete_attr"); }
-STUB int MPI_Win_delete_attr(MPI_Win win, int win_keyval) { return PMPI_Win_delete_attr(win, win_keyval); }
-
-STUB int PMPI_Win_free_keyval(int *win_keyval) { (void)win_keyval; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_free_keyval"); }
-STUB int MPI_Win_free_keyval(int *win_keyval) { return PMPI_Win_free_keyval(win_keyval); }
-
-STUB int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) { (void)attribute_val; (void)win_keyval; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_set_attr"); }
-STUB int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) { return PMPI_Win_set_attr(win, win_keyval, attribute_val); }
-
-STUB int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) { (void)baseptr; (void)disp_unit; (void)size; (void)rank; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_shared_query"); }
-STUB int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) { return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr); }
-
-STUB int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) { (void)baseptr; (void)disp_unit; (void)size; (void)rank; (void)win; return bcs_unsupported((uintptr_t)MPI_COMM_WORLD, "MPI_Win_shared_query_c"); }
-STUB int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) { return PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr); }

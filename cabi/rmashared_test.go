@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRMAShared runs testdata/rmashared.c: window attributes with user
+// keyvals (delete callbacks counted, copy callbacks never run), shared
+// windows over the ranks of each node (plain stores read by the other
+// members after MPI_Win_sync and a barrier; Put, Get, Accumulate and
+// Fetch_and_op on the same memory; contiguous and page-aligned segments;
+// MPI_Win_shared_query of every rank and of MPI_PROC_NULL; a mapping
+// backed by an anonymous memory file) and the _c forms of the one-sided
+// calls; as a singleton, on 1 node and on 2 (where a window over
+// MPI_COMM_WORLD is refused with MPI_ERR_RMA_SHARED).
+func TestRMAShared(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rmashared.c")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "rmashared", 1) })
+	for _, c := range []struct{ ranks, nodes int }{{1, 1}, {3, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			r := bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe)
+			okRanks(t, r, "rmashared", c.ranks)
+			if strings.Contains(r.stderr, "not released") || strings.Contains(r.stderr, "never freed") {
+				t.Fatalf("resources left behind:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// Under the default handler, each refusal ends the job with a message
+// naming the value and what is valid.
+func TestRMASharedErrorsFatal(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rmashared.c")
+	for _, c := range []struct {
+		mode  string
+		nodes int
+		want  string
+	}{
+		{"bigput", 1, "rank 0: MPI_Put_c: MPI_ERR_RMA_RANGE: target_disp = 0 (disp_unit 1) with target_count = 2147483648 of MPI_BYTE touches bytes [0, 2147483648) of rank 1's window, which has 32 bytes"},
+		{"bigget", 1, "rank 0: MPI_Get_c: MPI_ERR_COUNT: "},
+		{"dispunit", 1, "MPI_Win_create_c: MPI_ERR_DISP: disp_unit = 2147483648, want 1..2147483647 bytes"},
+		{"world", 2, "MPI_Win_allocate_shared: MPI_ERR_RMA_SHARED: the communicator's members are on more than one node (rank 0 on node 0, rank 1 on node 1)"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := bcsrun(t, "-n", "2", "--nodes", strconv.Itoa(c.nodes), exe, c.mode)
+			if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "not reached") {
+				t.Fatalf("exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+	// A rank that aborts while a shared window is live ends the job; the
+	// window's memory is an anonymous file, so nothing is left (run checks
+	// the job's shared-memory files).
+	t.Run("abort", func(t *testing.T) {
+		r := bcsrun(t, "-n", "3", exe, "abort")
+		if r.code == 0 || strings.Contains(r.stdout, "not reached") {
+			t.Fatalf("exit %d, want the job aborted\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+}
