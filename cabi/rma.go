@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -199,6 +200,9 @@ const (
 //
 //export bcs_win_create
 func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, infoH, commH C.uintptr_t, baseOut *unsafe.Pointer, out *C.uintptr_t, mode C.int) C.int {
+	prim := map[C.int]mds.Prim{flavorCreate: mds.WinCreate, flavorAllocate: mds.WinAllocate, flavorDynamic: mds.WinCreateDynamic, flavorShared: mds.WinAllocateShared}[flavor]
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(prim, t0, 0, true)
 	call := map[C.int]string{flavorCreate: "MPI_Win_create", flavorAllocate: "MPI_Win_allocate", flavorDynamic: "MPI_Win_create_dynamic", flavorShared: "MPI_Win_allocate_shared"}[flavor]
 	if mode&C.BCS_LARGE != 0 {
 		call += "_c"
@@ -339,6 +343,8 @@ func (w *window) postReceives() C.int {
 
 //export bcs_win_free
 func bcs_win_free(h *C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinFree, t0, 0, true)
 	const call = "MPI_Win_free"
 	if h == nil {
 		return fail(0, call, errArg, "win = NULL")

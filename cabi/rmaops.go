@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -111,6 +112,13 @@ const (
 	rmaCAS
 )
 
+// rmaPrims are the MMDS primitives of the operations (shim's order; plain
+// and request forms).
+var rmaPrims = [...][2]mds.Prim{
+	{mds.Put, mds.Rput}, {mds.Get, mds.Rget}, {mds.Accumulate, mds.Raccumulate},
+	{mds.GetAccumulate, mds.RgetAccumulate}, {mds.FetchAndOp, 0}, {mds.CompareAndSwap, 0},
+}
+
 var rmaCalls = [...][2]string{
 	{"MPI_Put", "MPI_Rput"}, {"MPI_Get", "MPI_Rget"}, {"MPI_Accumulate", "MPI_Raccumulate"},
 	{"MPI_Get_accumulate", "MPI_Rget_accumulate"}, {"MPI_Fetch_and_op", ""}, {"MPI_Compare_and_swap", ""},
@@ -167,6 +175,22 @@ func elemOf(t dtype) reduce.Type {
 //
 //export bcs_rma
 func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr_t,
+	compare unsafe.Pointer, result unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t,
+	target C.int, disp C.MPI_Aint, tcount C.MPI_Count, ttype C.uintptr_t, opH C.uintptr_t,
+	winH C.uintptr_t, req *C.uintptr_t, mode C.int) C.int {
+	// The MMDS records the call as its own primitive, with the bytes the
+	// target datatype covers; not the messages it is made of.
+	t0 := mpiapi.BeginCall(false)
+	rmaBytes = 0
+	rc := rma(which, origin, ocount, otype, compare, result, rcount, rtype, target, disp, tcount, ttype, opH, winH, req, mode)
+	mpiapi.EndCall(rmaPrims[which][b2i(req != nil)], t0, rmaBytes, false)
+	return rc
+}
+
+// rmaBytes is what the operation bcs_rma issues moves, for the MMDS.
+var rmaBytes int64
+
+func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr_t,
 	compare unsafe.Pointer, result unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t,
 	target C.int, disp C.MPI_Aint, tcount C.MPI_Count, ttype C.uintptr_t, opH C.uintptr_t,
 	winH C.uintptr_t, req *C.uintptr_t, mode C.int) C.int {
@@ -289,6 +313,7 @@ func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uin
 	if rc := w.inRange(call, t, h.disp, tt); rc != 0 {
 		return rc
 	}
+	rmaBytes = tt.bytes
 	var data []byte
 	switch {
 	case h.op == opCAS:
@@ -453,11 +478,13 @@ func rmaProgress() {
 		return
 	}
 	inRMAProgress = true
+	mpiapi.Quiet(true) // the MMDS records the program's calls, not this
 	for _, w := range wins {
 		if w.live && w.c != nil && !w.closing {
 			w.progress()
 		}
 	}
+	mpiapi.Quiet(false)
 	inRMAProgress = false
 }
 

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bcsmpi/bcsmpi/mds"
 )
 
 // TestRMAShared runs testdata/rmashared.c: window attributes with user
@@ -60,4 +63,52 @@ func TestRMASharedErrorsFatal(t *testing.T) {
 			t.Fatalf("exit %d, want the job aborted\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
+}
+
+// The MMDS records the one-sided calls as primitives of their own (a
+// failed call too), and not the messages, barriers and waits they are made
+// of: rmashared.c calls no MPI_Isend, MPI_Irecv or MPI_Send itself.
+func TestRMAMMDSPrimitives(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rmashared.c")
+	root := t.TempDir()
+	t.Setenv("BCS_MDS", "main")
+	t.Setenv("BCS_MDS_DIR", root)
+	r := bcsrun(t, "-n", "2", exe)
+	okRanks(t, r, "rmashared", 2)
+	dir, err := filepath.EvalSymlinks(filepath.Join(root, "latest"))
+	if err != nil {
+		t.Fatalf("no MMDS directory: %v\nstderr:\n%s", err, r.stderr)
+	}
+	sums, err := mds.ReadDir(dir, nil)
+	if err != nil || len(sums) != 2 {
+		t.Fatalf("%d summaries, %v", len(sums), err)
+	}
+	// Per rank: shared() runs 3 times (twice over the node, once over the
+	// world) with one MPI_Put each; large() makes one MPI_Put_c and two that
+	// fail; one MPI_Rput_c.
+	want := map[string]int64{"MPI_Put": 6, "MPI_Rput": 1, "MPI_Get_accumulate": 1, "MPI_Rget_accumulate": 1,
+		"MPI_Win_allocate_shared": 4, "MPI_Win_create": 3}
+	for _, s := range sums {
+		rows := map[string]int64{}
+		for _, row := range s.Rows {
+			rows[row.Name] = row.Count
+		}
+		for n, c := range want {
+			if rows[n] != c {
+				t.Errorf("rank %d: %s counted %d times, want %d (rows %v)", s.Rank, n, rows[n], c, rows)
+			}
+		}
+		for _, n := range []string{"MPI_Get", "MPI_Accumulate", "MPI_Fetch_and_op", "MPI_Rget", "MPI_Raccumulate",
+			"MPI_Win_fence", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all",
+			"MPI_Win_flush", "MPI_Win_sync", "MPI_Win_allocate", "MPI_Win_free"} {
+			if rows[n] == 0 {
+				t.Errorf("rank %d: no %s row (rows %v)", s.Rank, n, rows)
+			}
+		}
+		for _, n := range []string{"MPI_Isend", "MPI_Irecv", "MPI_Send", "MPI_Recv"} {
+			if rows[n] != 0 {
+				t.Errorf("rank %d: %d %s rows, which the program never calls: the window's own messages were recorded", s.Rank, rows[n], n)
+			}
+		}
+	}
 }
