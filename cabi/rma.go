@@ -106,6 +106,7 @@ type winPeer struct {
 	held    bool // target side: its lock request waits, so its later requests wait too
 	dirty   bool // operations sent since its last remote completion
 	results []rmaResult
+	sends   []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
 }
 
 // rmaResult is a pending receive of data a target returns.

@@ -10,6 +10,8 @@
  * under fence, lock/unlock, lock_all and flush; the mapping is an anonymous
  * memory file (checked in /proc/self/maps), so nothing is named in /dev/shm.
  * MPI_COMM_WORLD over several nodes is refused with MPI_ERR_RMA_SHARED.
+ * Long transfers: a burst of puts, a put whose buffer changes after
+ * MPI_Win_flush_local, a long accumulate and a put into a strided target.
  *
  * Modes (argv[1]), each under the fatal handler, whose message the Go test
  * checks: none: everything above; "abort": rank 0 aborts the job while a
@@ -379,6 +381,74 @@ static void large(void) {
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
+/* ---- long transfers (bodies sent from the program's buffer, and received
+ * straight into the window when the target layout is contiguous) ---- */
+
+#define BIG (1 << 16) /* doubles per rank: 512 KiB */
+
+static double bval(int r, int i, int k) { return r * 1e7 + i + k * 0.25; }
+
+static void bulk(void) {
+    int t = (rank + 1) % size, prev = (rank + size - 1) % size;
+    double *mem, *src = malloc(BIG * sizeof(double));
+    MPI_Win win;
+    OK(MPI_Win_allocate(BIG * sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    for (int i = 0; i < BIG; i++)
+        mem[i] = -1;
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* A burst of four puts of 128 KiB, one per quarter, then one flush. */
+    for (int i = 0; i < BIG; i++)
+        src[i] = bval(rank, i, 0);
+    OK(MPI_Win_lock_all(0, win));
+    for (int q = 0; q < 4; q++)
+        OK(MPI_Put(src + q * (BIG / 4), BIG / 4, MPI_DOUBLE, t, q * (BIG / 4), BIG / 4, MPI_DOUBLE, win));
+    OK(MPI_Win_flush(t, win));
+    OK(MPI_Win_unlock_all(win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < BIG; i++)
+        CHECK(mem[i] == bval(prev, i, 0), "burst put [%d] = %.17g, want %.17g", i, mem[i], bval(prev, i, 0));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* Local completion: once MPI_Win_flush_local returns, the buffer may
+     * change; the target holds what it held at the put. One put of the
+     * whole 512 KiB. */
+    for (int i = 0; i < BIG; i++)
+        src[i] = bval(rank, i, 1);
+    OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+    OK(MPI_Put(src, BIG, MPI_DOUBLE, t, 0, BIG, MPI_DOUBLE, win));
+    OK(MPI_Win_flush_local(t, win));
+    for (int i = 0; i < BIG; i++)
+        src[i] = 0;
+    OK(MPI_Win_unlock(t, win));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < BIG; i++)
+        CHECK(mem[i] == bval(prev, i, 1), "put after flush_local [%d] = %.17g, want %.17g", i, mem[i],
+              bval(prev, i, 1));
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* A long accumulate, then a long put into a strided target (both
+     * through a buffer at the target), under fence. */
+    for (int i = 0; i < BIG / 2; i++)
+        src[i] = bval(rank, i, 2);
+    MPI_Datatype every2;
+    OK(MPI_Type_vector(BIG / 4, 1, 2, MPI_DOUBLE, &every2));
+    OK(MPI_Type_commit(&every2));
+    OK(MPI_Win_fence(0, win));
+    OK(MPI_Accumulate(src, BIG / 2, MPI_DOUBLE, t, 0, BIG / 2, MPI_DOUBLE, MPI_SUM, win));
+    OK(MPI_Put(src, BIG / 4, MPI_DOUBLE, t, BIG / 2, 1, every2, win));
+    OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    for (int i = 0; i < BIG / 2; i++)
+        CHECK(mem[i] == bval(prev, i, 1) + bval(prev, i, 2), "long accumulate [%d] = %.17g", i, mem[i]);
+    for (int i = 0; i < BIG / 2; i++) {
+        double want = i % 2 == 0 ? bval(prev, i / 2, 2) : bval(prev, BIG / 2 + i, 1);
+        CHECK(mem[BIG / 2 + i] == want, "strided put [%d] = %.17g, want %.17g", BIG / 2 + i, mem[BIG / 2 + i], want);
+    }
+    OK(MPI_Type_free(&every2));
+    OK(MPI_Win_free(&win));
+    free(src);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -439,6 +509,7 @@ int main(int argc, char **argv) {
     }
     query_other();
     large();
+    bulk();
     OK(MPI_Comm_free(&node));
     MPI_Finalize();
     printf("rmashared ok %d\n", rank);
