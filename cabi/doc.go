@@ -216,7 +216,16 @@
 // local, so the target cannot look a derived type up) and the origin's
 // packed data; one message up to 4 KiB, a header and a body beyond (the
 // target posts the body's receive as soon as it takes the header, and
-// serves the requests behind it once it has arrived).
+// serves the requests behind it once it has arrived). Long transfers
+// (rmaops.go, sendDirect): a put or accumulate from a contiguous origin
+// buffer sends the layout with the header and the body from the program's
+// buffer, with no copy; a put whose target layout is contiguous and lies
+// in the window is received straight into the window's memory, when
+// nothing but such puts from its origin waits before it (a lock request,
+// an unlock or an accumulate ahead of it must take effect first). So a
+// long put crosses memory once or twice (the runtime's move), instead of
+// five times (pack, message, runtime, buffer, window), and a burst of them
+// is in flight at once (bench/cabi/putbw.c).
 // Results (Get, Get_accumulate, Fetch_and_op, Compare_and_swap) come back
 // into a receive the origin posted with the request, straight into its
 // buffer when the result datatype is contiguous. Control messages (lock,
@@ -265,7 +274,8 @@
 //     waits, so lock, operations and unlock cost one round trip. Unlock,
 //     flush and flush_all wait for the
 //     target's acknowledgement (remote completion); flush_local waits for
-//     results only, since a put's data is copied when it is issued.
+//     results and for the bodies sent from the program's buffers (a short
+//     request's data is copied when it is issued).
 //     Lock_all takes a shared lock on every member. MPI_Win_sync is a
 //     full memory fence (in the shim) and nothing more: there is one copy
 //     of the memory (MPI_WIN_UNIFIED).

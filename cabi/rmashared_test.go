@@ -85,8 +85,8 @@ func TestRMAMMDSPrimitives(t *testing.T) {
 	}
 	// Per rank: shared() runs 3 times (twice over the node, once over the
 	// world) with one MPI_Put each; large() makes one MPI_Put_c and two that
-	// fail; one MPI_Rput_c.
-	want := map[string]int64{"MPI_Put": 6, "MPI_Rput": 1, "MPI_Get_accumulate": 1, "MPI_Rget_accumulate": 1,
+	// fail, and one MPI_Rput_c; bulk() 6 puts.
+	want := map[string]int64{"MPI_Put": 12, "MPI_Rput": 1, "MPI_Get_accumulate": 1, "MPI_Rget_accumulate": 1,
 		"MPI_Win_allocate_shared": 4, "MPI_Win_create": 3}
 	for _, s := range sums {
 		rows := map[string]int64{}
