@@ -339,6 +339,7 @@ static void large(void) {
     for (int i = 0; i < NL; i++)
         CHECK(mem[i] == (long long)left * 1000 + i && mem[NL + i] == mem[i], "Put_c/Accumulate_c [%d] = %lld, %lld", i,
               mem[i], mem[NL + i]);
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* checked before the next epoch's operations arrive */
     OK(MPI_Get_c(in, NL, MPI_LONG_LONG, right, 0, NL, MPI_LONG_LONG, win));
     OK(MPI_Get_accumulate_c(out, NL, MPI_LONG_LONG, res, NL, MPI_LONG_LONG, right, NL, NL, MPI_LONG_LONG, MPI_SUM,
                             win));
@@ -347,6 +348,7 @@ static void large(void) {
         CHECK(in[i] == out[i] && res[i] == out[i], "Get_c/Get_accumulate_c [%d] = %lld, %lld", i, in[i], res[i]);
     for (int i = 0; i < NL; i++)
         CHECK(mem[NL + i] == 2 * ((long long)left * 1000 + i), "after Get_accumulate_c [%d] = %lld", i, mem[NL + i]);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
 
     OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
     OK(MPI_Rput_c(out, NL, MPI_LONG_LONG, right, NL, NL, MPI_LONG_LONG, win, &rq[0]));
