@@ -465,6 +465,9 @@ int main(int argc, char **argv) {
         MPI_Win win;
         OK(MPI_Win_allocate_shared(1 << 20, 1, MPI_INFO_NULL, node, &mine, &win));
         mine[0] = 1;
+        char from[256];
+        mapped_from(mine, from, sizeof from);
+        CHECK(strstr(from, "memfd:") != NULL, "the shared window is backed by %s, want an anonymous memory file", from);
         OK(MPI_Barrier(MPI_COMM_WORLD));
         if (rank == 0)
             MPI_Abort(MPI_COMM_WORLD, 7);
