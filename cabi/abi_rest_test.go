@@ -99,22 +99,6 @@ func TestRest(t *testing.T) {
 	t.Run("n4-nodes2", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "4", "--nodes", "2", exe), "rest", 4) })
 }
 
-// A stub under the default handler (MPI_ERRORS_ARE_FATAL) ends the job with
-// a message naming the function.
-func TestStubIsFatalByDefault(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "stub.c")
-	src := "#include <mpi.h>\nint main(int argc, char **argv) {\n    MPI_Init(&argc, &argv);\n" +
-		"    MPI_Request req;\n    MPI_Comm_iflush_buffer(MPI_COMM_WORLD, &req);\n    MPI_Finalize();\n    return 0;\n}\n"
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := bcsrun(t, "-n", "2", compile(t, "bcscc", file))
-	want := "MPI_Comm_iflush_buffer: MPI_ERR_UNSUPPORTED_OPERATION: MPI_Comm_iflush_buffer is not implemented by bcsmpi"
-	if r.code == 0 || !strings.Contains(r.stderr, want) {
-		t.Fatalf("exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
-	}
-}
-
 // Two synchronous sends head to head can never complete (with standard
 // sends of the same size, buffered, the program runs): the deadlock
 // detector reports both ranks in MPI_Ssend and the cycle.

@@ -21,7 +21,7 @@ import (
 // when an attribute is replaced or deleted, when its communicator is freed,
 // and, for MPI_COMM_SELF, at the start of MPI_Finalize (newest first). The
 // predefined keys (MPI_TAG_UB, ...) are served by the shim; keyvals of
-// datatypes are in typeattr.go, those of windows are stubs.
+// datatypes are in typeattr.go, those of windows in winattr.go.
 
 const keyvalBase = 0x1000 // user keyvals: keyvalBase + index
 
@@ -29,6 +29,7 @@ type keyval struct {
 	copyFn, deleteFn, extra unsafe.Pointer
 	freed                   bool // attributes set with it keep working
 	typ                     bool // a datatype keyval (typeattr.go)
+	win                     bool // a window keyval (winattr.go)
 }
 
 type attr struct {
@@ -64,7 +65,7 @@ func bcs_comm_create_keyval(copyFn, deleteFn unsafe.Pointer, out *C.int, extra u
 // userKeyval resolves a user keyval; live refuses one already freed.
 func userKeyval(ci int, call string, k C.int, live bool) (*keyval, C.int) {
 	i := int(k) - keyvalBase
-	if i < 0 || i >= len(keyvals) || keyvals[i].typ {
+	if i < 0 || i >= len(keyvals) || keyvals[i].typ || keyvals[i].win {
 		return nil, fail(ci, call, errKeyval, "keyval = %d is not a keyval made by MPI_Comm_create_keyval (nor a predefined attribute key)", int(k))
 	}
 	if live && keyvals[i].freed {

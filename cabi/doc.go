@@ -163,7 +163,10 @@
 // Sendrecv_c, Sendrecv_replace_c, Isendrecv_c, Isendrecv_replace_c,
 // Ssend_c, Issend_c, Bsend_c, Ibsend_c, Rsend_c, Irsend_c, Send_init_c,
 // Recv_init_c, Ssend_init_c, Bsend_init_c, Rsend_init_c, Mrecv_c,
-// Imrecv_c, Buffer_attach_c, Buffer_detach_c), of every collective,
+// Imrecv_c, Buffer_attach_c, Buffer_detach_c), of the one-sided calls
+// (Put_c, Get_c, Accumulate_c, Get_accumulate_c, Rput_c, Rget_c,
+// Raccumulate_c, Rget_accumulate_c, Win_create_c, Win_allocate_c,
+// Win_allocate_shared_c, Win_shared_query_c), of every collective,
 // blocking, non-blocking and persistent (Bcast_c, Ibcast_c,
 // Bcast_init_c, ..., Alltoallw_c, Reduce_scatter_c, Exscan_c), of the
 // neighbourhood collectives, Reduce_local_c, Op_create_c, Pack_c,
@@ -179,7 +182,11 @@
 // detach it with MPI_Buffer_detach_c); MPI_Get_count gives MPI_UNDEFINED
 // beyond INT_MAX. A user function from MPI_Op_create_c gets its length as
 // an MPI_Count (the shim keeps a list of them and calls them through their
-// own trampoline). Error messages name the _c call.
+// own trampoline). Error messages name the _c call. A window's disp_unit
+// (an MPI_Aint in the _c forms) is at most INT_MAX, since the
+// MPI_WIN_DISP_UNIT attribute is an int (MPI_ERR_DISP naming it); a
+// one-sided count beyond INT_MAX is taken as it is and checked against
+// the target's window (MPI_ERR_RMA_RANGE) and bcsmpi's bound (MPI_ERR_COUNT).
 //
 // # Persistent collectives (persist.go)
 //
@@ -200,8 +207,8 @@
 //
 // # One-sided communication (rma.go, rmaops.go, rmasync.go, shim_rma.c)
 //
-// Windows (MPI_Win_create, MPI_Win_allocate, MPI_Win_create_dynamic) are
-// made collectively over a private duplicate of their communicator, and
+// Windows (MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared,
+// MPI_Win_create_dynamic) are made collectively over a private duplicate of their communicator, and
 // every member learns every other's base, size and disp_unit then. An
 // operation to another member is a request message on that communicator:
 // a 64-byte header (operation, displacement, count, accumulate operation
@@ -209,7 +216,18 @@
 // local, so the target cannot look a derived type up) and the origin's
 // packed data; one message up to 4 KiB, a header and a body beyond (the
 // target posts the body's receive as soon as it takes the header, and
-// serves the requests behind it once it has arrived).
+// serves the requests behind it once it has arrived). Long transfers
+// (rmaops.go, sendDirect): a put or accumulate from a contiguous origin
+// buffer sends the layout with the header and the body from the program's
+// buffer, with no copy; a put whose target layout is contiguous and lies
+// in the window is received straight into the window's memory, when
+// nothing but such puts from its origin waits before it (a lock request,
+// an unlock or an accumulate ahead of it must take effect first). So a
+// long put crosses memory once or twice (the runtime's move), instead of
+// five times (pack, message, runtime, buffer, window), and a burst of them
+// is in flight at once (bench/cabi/putbw.c). (What held long puts at
+// about 27 MB/s was the target unpacking a contiguous layout item by item,
+// one call per MPI_BYTE; a contiguous type now moves as one copy.)
 // Results (Get, Get_accumulate, Fetch_and_op, Compare_and_swap) come back
 // into a receive the origin posted with the request, straight into its
 // buffer when the result datatype is contiguous. Control messages (lock,
@@ -258,9 +276,38 @@
 //     waits, so lock, operations and unlock cost one round trip. Unlock,
 //     flush and flush_all wait for the
 //     target's acknowledgement (remote completion); flush_local waits for
-//     results only, since a put's data is copied when it is issued.
-//     Lock_all takes a shared lock on every member. MPI_Win_sync does
-//     nothing: there is one copy of the memory (MPI_WIN_UNIFIED).
+//     results and for the bodies sent from the program's buffers (a short
+//     request's data is copied when it is issued).
+//     Lock_all takes a shared lock on every member. MPI_Win_sync is a
+//     full memory fence (in the shim) and nothing more: there is one copy
+//     of the memory (MPI_WIN_UNIFIED).
+//   - Shared-memory windows (rmashared.go): MPI_Win_allocate_shared over
+//     a communicator whose members are on one node (such as one from
+//     MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)); one spanning nodes is
+//     refused by every member with MPI_ERR_RMA_SHARED. Rank 0 makes an
+//     anonymous memory file (memfd_create) holding every segment, the
+//     others map it through /proc/<pid>/fd of rank 0, and all close their
+//     descriptors once all have mapped it: nothing is ever named in
+//     /dev/shm, and a killed job leaves nothing. Segments are contiguous
+//     in rank order (the standard's default); with the info key
+//     alloc_shared_noncontig = "true" on any member, each starts on a
+//     page. Members load and store each other's segments directly
+//     (MPI_Win_shared_query: size, disp_unit and address of a rank's
+//     segment, or of the lowest rank with memory for MPI_PROC_NULL);
+//     one-sided operations and synchronisation work as on other windows
+//     (requests applied by the target, so accumulates stay atomic).
+//     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
+//     MPI_WIN_UNIFIED. On other flavors MPI_Win_shared_query gives the
+//     caller's own memory, and size 0 and NULL for the other ranks (as
+//     MPI-4 allows).
+//   - Attributes (winattr.go): MPI_Win_create_keyval, Win_free_keyval,
+//     Win_set_attr, Win_get_attr, Win_delete_attr, as on communicators;
+//     delete callbacks run at replacement, deletion and MPI_Win_free
+//     (newest first, before anything is freed); a window is never
+//     duplicated, so copy callbacks never run. The predefined keys
+//     (MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT,
+//     MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL) cannot be set or deleted
+//     (MPI_ERR_KEYVAL).
 //   - Request forms: MPI_Rput and MPI_Raccumulate return a completed
 //     request (the data is copied); MPI_Rget and MPI_Rget_accumulate
 //     return the result's receive, which Wait and Test complete (a
@@ -286,12 +333,15 @@
 //   - A window the program does not free is reported at MPI_Finalize (a
 //     warning naming it); its receives are withdrawn there, its private
 //     communicator is reported as never freed.
-//   - The MMDS records the traffic as the runtime calls it is made of
-//     (Isend, Irecv, Barrier): one-sided calls are not primitives of their
-//     own yet.
+//   - The MMDS records each one-sided call as a primitive of its own
+//     (MPI_Put ... MPI_Rget_accumulate, MPI_Win_create ... MPI_Win_free,
+//     the synchronisation calls; a _c form as its int form; the data
+//     calls with the bytes of the target datatype), and not the messages,
+//     barriers and waits it is made of, nor the target side's progress
+//     (mpiapi.BeginCall, EndCall, Quiet).
 //   - A recorded or replayed job (bcsrun --record, --replay) cannot make
-//     a window: MPI_Win_create, MPI_Win_allocate and
-//     MPI_Win_create_dynamic fail with MPI_ERR_UNSUPPORTED_OPERATION, since
+//     a window: MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared
+//     and MPI_Win_create_dynamic fail with MPI_ERR_UNSUPPORTED_OPERATION, since
 //     a window's progress posts and polls receives at timing-dependent
 //     points outside the replay log, which a replay could not reproduce.
 //
@@ -579,7 +629,7 @@
 //     call per block), hints, the external32 and internal representations
 //     and user representations, and the shared file pointer across hosts.
 //
-// # Implemented (550 functions, each as MPI_ and PMPI_)
+// # Implemented (all 664 functions, each as MPI_ and PMPI_)
 //
 //   - Environment: Init, Init_thread, Initialized, Finalized, Finalize,
 //     Query_thread, Is_thread_main, Abort, Get_version, Get_library_version,
@@ -615,11 +665,13 @@
 //     says), delete callbacks when a value is replaced or deleted, at
 //     Comm_free, and for MPI_COMM_SELF at the start of Finalize, newest
 //     first; both are C functions called through shim trampolines.
+//     Windows likewise (winattr.go: see One-sided communication).
 //     Datatypes likewise (typeattr.go): Type_create_keyval, Type_free_keyval,
 //     Type_set_attr, Type_get_attr, Type_delete_attr; copy callbacks at
 //     Type_dup, delete callbacks at replacement, deletion and Type_free;
 //     predefined datatypes take attributes too. mpi.h defines
-//     MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN and the
+//     MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN,
+//     MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN and the
 //     deprecated MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN with the
 //     standard ABI's values.
 //   - Info objects (info.go): Info_create, Info_set, Info_get, Info_get_string,
@@ -755,9 +807,11 @@
 //     them; the buffer keeps its own account of them). With none pending it
 //     is complete at once. It may be freed; MPI_Cancel refuses it.
 //   - One-sided (see above): Win_create, Win_allocate, Win_create_dynamic,
-//     Win_attach, Win_detach, Win_free, Win_get_attr (MPI_WIN_BASE,
-//     MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR,
-//     MPI_WIN_MODEL), Win_get_group, Win_set_name, Win_get_name,
+//     Win_allocate_shared, Win_shared_query, Win_attach, Win_detach,
+//     Win_free, Win_get_attr (MPI_WIN_BASE, MPI_WIN_SIZE,
+//     MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL, user
+//     keyvals), Win_create_keyval, Win_free_keyval, Win_set_attr,
+//     Win_delete_attr, the _c forms (see Large counts), Win_get_group, Win_set_name, Win_get_name,
 //     Win_set_errhandler, Win_get_errhandler, Win_create_errhandler,
 //     Win_call_errhandler, Win_get_info (empty), Win_set_info (checked,
 //     unused); Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
@@ -769,22 +823,17 @@
 //   - I/O (see above): every File_* function and Register_datarep(_c)
 //     (which fails, as it says).
 //
-// # Stubs (113 functions)
+// # Stubs (none)
 //
-// Every other function of the ABI is a stub in shim_stubs.c, generated by
-// genstubs from mpi.h (run go generate ./cabi after implementing one; a
-// strong definition anywhere in the library already wins over the weak
-// stub). A program that references one links and runs; calling it invokes
-// the error handler of its communicator argument (or of MPI_COMM_WORLD)
-// with MPI_ERR_UNSUPPORTED_OPERATION and the message "MPI_X is not
-// implemented by bcsmpi ...". By family: of one-sided communication, the _c
-// forms, Win_allocate_shared and Win_shared_query, and window keyvals and
-// attributes (Win_create_keyval, Win_free_keyval, Win_set_attr,
-// Win_delete_attr); file I/O (File_*, Register_datarep).
-//
-// Every name of the ABI is defined: the ones configure scripts probe to
-// switch features on (MPI_Session_init, MPI_Accumulate,
-// MPI_Get_accumulate) are implemented.
+// Every function of the ABI is defined. genstubs (go generate ./cabi) still
+// writes shim_stubs.c from mpi.h: a function the header declares that no
+// C file defines becomes a weak stub there, failing through the error
+// handler of its communicator argument (or of MPI_COMM_WORLD) with
+// MPI_ERR_UNSUPPORTED_OPERATION and the message "MPI_X is not implemented
+// by bcsmpi ..." (the MPI_T ones return the class without a handler).
+// Today the file holds no stub; TestStubsUpToDate keeps it true. The
+// functions that answer "not supported" by design (dynamic processes, user
+// data representations; see their sections) do so with their own classes.
 //
 // # Not yet
 //

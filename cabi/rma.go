@@ -9,10 +9,12 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -57,6 +59,8 @@ type window struct {
 	unit    int64
 	flavor  int
 	alloc   unsafe.Pointer // Win_allocate's memory, freed with the window
+	shm     []byte         // Win_allocate_shared's mapping, unmapped with the window (rmashared.go)
+	shmOff  []int64        // each member's segment in it
 	attr    unsafe.Pointer // C memory the attribute pointers point into
 	bases   []uint64
 	sizes   []int64 // -1: a dynamic window (the target checks)
@@ -102,6 +106,7 @@ type winPeer struct {
 	held    bool // target side: its lock request waits, so its later requests wait too
 	dirty   bool // operations sent since its last remote completion
 	results []rmaResult
+	sends   []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
 }
 
 // rmaResult is a pending receive of data a target returns.
@@ -184,17 +189,25 @@ const (
 	flavorCreate   = 311
 	flavorAllocate = 312
 	flavorDynamic  = 313
+	flavorShared   = 314
 	modelUnified   = 321
 )
 
 // bcs_win_create is MPI_Win_create (flavor create: base is the caller's
 // memory), MPI_Win_allocate (allocate: the memory is allocated here and its
-// address stored at *baseOut) and MPI_Win_create_dynamic (dynamic: no
-// memory until MPI_Win_attach).
+// address stored at *baseOut), MPI_Win_allocate_shared (shared: one shared
+// mapping for the members, rmashared.go) and MPI_Win_create_dynamic
+// (dynamic: no memory until MPI_Win_attach); mode C.BCS_LARGE: the _c form.
 //
 //export bcs_win_create
-func bcs_win_create(flavor C.int, base unsafe.Pointer, size C.MPI_Aint, unit C.int, infoH, commH C.uintptr_t, baseOut *unsafe.Pointer, out *C.uintptr_t) C.int {
-	call := map[C.int]string{flavorCreate: "MPI_Win_create", flavorAllocate: "MPI_Win_allocate", flavorDynamic: "MPI_Win_create_dynamic"}[flavor]
+func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, infoH, commH C.uintptr_t, baseOut *unsafe.Pointer, out *C.uintptr_t, mode C.int) C.int {
+	prim := map[C.int]mds.Prim{flavorCreate: mds.WinCreate, flavorAllocate: mds.WinAllocate, flavorDynamic: mds.WinCreateDynamic, flavorShared: mds.WinAllocateShared}[flavor]
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(prim, t0, 0, true)
+	call := map[C.int]string{flavorCreate: "MPI_Win_create", flavorAllocate: "MPI_Win_allocate", flavorDynamic: "MPI_Win_create_dynamic", flavorShared: "MPI_Win_allocate_shared"}[flavor]
+	if mode&C.BCS_LARGE != 0 {
+		call += "_c"
+	}
 	ci, rc := enterComm(call, uintptr(commH))
 	if rc != 0 {
 		return rc
@@ -216,17 +229,18 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size C.MPI_Aint, unit C.i
 		if size < 0 || int64(size) > maxTypeBytes {
 			return fail(ci, call, errSize, "size = %d, want 0..%d bytes", int64(size), maxTypeBytes)
 		}
-		if unit <= 0 {
-			return fail(ci, call, errDisp, "disp_unit = %d, want a positive number of bytes", int(unit))
+		// MPI_WIN_DISP_UNIT is an int attribute: the _c forms take no more.
+		if unit <= 0 || unit > math.MaxInt32 {
+			return fail(ci, call, errDisp, "disp_unit = %d, want 1..%d bytes", int64(unit), math.MaxInt32)
 		}
 		if flavor == flavorCreate && base == nil && size > 0 {
 			return fail(ci, call, errBase, "base = NULL with size = %d", int64(size))
 		}
 	}
+	if (flavor == flavorAllocate || flavor == flavorShared) && baseOut == nil {
+		return fail(ci, call, errArg, "baseptr = NULL, want the address of a pointer")
+	}
 	if flavor == flavorAllocate {
-		if baseOut == nil {
-			return fail(ci, call, errArg, "baseptr = NULL, want the address of a pointer")
-		}
 		base = C.malloc(C.size_t(max(size, 1)))
 		if base == nil {
 			return fail(ci, call, errNoMem, "cannot allocate %d bytes", int64(size))
@@ -249,6 +263,15 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size C.MPI_Aint, unit C.i
 			return failErr(ci, err)
 		}
 		w.rank, w.size = w.c.Rank(), w.c.Size()
+	}
+	if flavor == flavorShared {
+		if rc := w.allocShared(call, uintptr(infoH)); rc != 0 { // rmashared.go
+			if w.c != nil {
+				_ = w.c.Free()
+			}
+			return rc
+		}
+		*baseOut = w.base
 	}
 	mine := []int64{int64(uintptr(w.base)), w.bytes, w.unit}
 	if flavor == flavorDynamic {
@@ -321,6 +344,8 @@ func (w *window) postReceives() C.int {
 
 //export bcs_win_free
 func bcs_win_free(h *C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinFree, t0, 0, true)
 	const call = "MPI_Win_free"
 	if h == nil {
 		return fail(0, call, errArg, "win = NULL")
@@ -331,6 +356,9 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 	}
 	if w.open() != "" {
 		return w.fail(call, errRMASync, "%s is still open; close it before freeing the window", w.open())
+	}
+	if rc := w.deleteAttrs(call); rc != 0 { // winattr.go
+		return rc
 	}
 	if rc := w.completeAll(call, true); rc != 0 {
 		return rc
@@ -352,6 +380,7 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 	if w.alloc != nil {
 		C.free(w.alloc)
 	}
+	w.unmapShared() // rmashared.go
 	C.free(w.attr)
 	wins[w.idx] = &window{idx: w.idx, gen: (w.gen + 1) & genMask}
 	freeWins = append(freeWins, w.idx)
@@ -463,7 +492,7 @@ func bcs_win_get_attr(h C.uintptr_t, key C.int, val *unsafe.Pointer, flag *C.int
 	case C.MPI_WIN_MODEL:
 		*val = unsafe.Add(w.attr, 16)
 	default:
-		return w.fail(call, errKeyval, "win_keyval = %d, want MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR or MPI_WIN_MODEL (bcsmpi has no user window attributes)", int(key))
+		return w.userAttr(call, key, val, flag) // winattr.go
 	}
 	return 0
 }

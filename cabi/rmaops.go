@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -56,11 +57,12 @@ const (
 
 // header is a request's fixed part.
 //
-//	0 op, 1 excl, 2 red, 3 elem (reduce.Type), 4 body follows
+//	0 op, 1 excl, 2 red, 3 elem (reduce.Type), 4 body follows,
+//	5 split (the header message carries the layout, the body only the data)
 //	8 disp, 16 count, 24 extent, 32 wire, 40 nseg, 48 data bytes (int64s)
 type header struct {
 	op, excl, red, elem uint8
-	body                bool
+	body, split         bool
 	disp, count         int64
 	extent, wire        int64
 	nseg, data          int64
@@ -70,9 +72,12 @@ const hdrSize = 64
 
 func (h header) encode(b []byte) {
 	b[0], b[1], b[2], b[3] = h.op, h.excl, h.red, h.elem
-	b[4] = 0
+	b[4], b[5] = 0, 0
 	if h.body {
 		b[4] = 1
+	}
+	if h.split {
+		b[5] = 1
 	}
 	for i, v := range [...]int64{h.disp, h.count, h.extent, h.wire, h.nseg, h.data} {
 		le.PutUint64(b[8+8*i:], uint64(v))
@@ -83,7 +88,7 @@ func decodeHeader(b []byte) (header, bool) {
 	if len(b) < hdrSize {
 		return header{}, false
 	}
-	h := header{op: b[0], excl: b[1], red: b[2], elem: b[3], body: b[4] == 1}
+	h := header{op: b[0], excl: b[1], red: b[2], elem: b[3], body: b[4] == 1, split: b[5] == 1}
 	v := [6]int64{}
 	for i := range v {
 		v[i] = int64(le.Uint64(b[8+8*i:]))
@@ -111,6 +116,13 @@ const (
 	rmaCAS
 )
 
+// rmaPrims are the MMDS primitives of the operations (shim's order; plain
+// and request forms).
+var rmaPrims = [...][2]mds.Prim{
+	{mds.Put, mds.Rput}, {mds.Get, mds.Rget}, {mds.Accumulate, mds.Raccumulate},
+	{mds.GetAccumulate, mds.RgetAccumulate}, {mds.FetchAndOp, 0}, {mds.CompareAndSwap, 0},
+}
+
 var rmaCalls = [...][2]string{
 	{"MPI_Put", "MPI_Rput"}, {"MPI_Get", "MPI_Rget"}, {"MPI_Accumulate", "MPI_Raccumulate"},
 	{"MPI_Get_accumulate", "MPI_Rget_accumulate"}, {"MPI_Fetch_and_op", ""}, {"MPI_Compare_and_swap", ""},
@@ -124,9 +136,9 @@ type rmaBuf struct {
 	bytes int64
 }
 
-func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.int, h C.uintptr_t) (rmaBuf, C.int) {
+func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.MPI_Count, h C.uintptr_t) (rmaBuf, C.int) {
 	if count < 0 {
-		return rmaBuf{}, w.fail(call, errCount, "%s_count = %d, want >= 0", what, int(count))
+		return rmaBuf{}, w.fail(call, errCount, "%s_count = %d, want >= 0", what, int64(count))
 	}
 	t, rc := datatype(w.ci, call, what+"_datatype", uintptr(h))
 	if rc != 0 {
@@ -137,7 +149,7 @@ func (w *window) rmaBuf(call, what string, p unsafe.Pointer, count C.int, h C.ui
 		return rmaBuf{}, w.fail(call, e.class, "%s", e.msg)
 	}
 	if p == nil && n > 0 && !t.bottom() {
-		return rmaBuf{}, w.fail(call, errBuffer, "%s_addr = NULL with %s_count = %d", what, what, int(count))
+		return rmaBuf{}, w.fail(call, errBuffer, "%s_addr = NULL with %s_count = %d", what, what, int64(count))
 	}
 	return rmaBuf{p: p, count: int(count), t: t, bytes: n}, 0
 }
@@ -162,16 +174,36 @@ func elemOf(t dtype) reduce.Type {
 
 // bcs_rma issues one operation. compare is Compare_and_swap's; result the
 // result buffer of the fetching operations (Get's is origin); req, when
-// not nil, receives a request (the R forms).
+// not nil, receives a request (the R forms); mode C.BCS_LARGE: the _c
+// form called (the int forms pass their counts as MPI_Count).
 //
 //export bcs_rma
-func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.int, otype C.uintptr_t,
-	compare unsafe.Pointer, result unsafe.Pointer, rcount C.int, rtype C.uintptr_t,
-	target C.int, disp C.MPI_Aint, tcount C.int, ttype C.uintptr_t, opH C.uintptr_t,
-	winH C.uintptr_t, req *C.uintptr_t) C.int {
+func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr_t,
+	compare unsafe.Pointer, result unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t,
+	target C.int, disp C.MPI_Aint, tcount C.MPI_Count, ttype C.uintptr_t, opH C.uintptr_t,
+	winH C.uintptr_t, req *C.uintptr_t, mode C.int) C.int {
+	// The MMDS records the call as its own primitive, with the bytes the
+	// target datatype covers; not the messages it is made of.
+	t0 := mpiapi.BeginCall(false)
+	rmaBytes = 0
+	rc := rma(which, origin, ocount, otype, compare, result, rcount, rtype, target, disp, tcount, ttype, opH, winH, req, mode)
+	mpiapi.EndCall(rmaPrims[which][b2i(req != nil)], t0, rmaBytes, false)
+	return rc
+}
+
+// rmaBytes is what the operation bcs_rma issues moves, for the MMDS.
+var rmaBytes int64
+
+func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr_t,
+	compare unsafe.Pointer, result unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t,
+	target C.int, disp C.MPI_Aint, tcount C.MPI_Count, ttype C.uintptr_t, opH C.uintptr_t,
+	winH C.uintptr_t, req *C.uintptr_t, mode C.int) C.int {
 	call := rmaCalls[which][0]
 	if req != nil {
 		call = rmaCalls[which][1]
+	}
+	if mode&C.BCS_LARGE != 0 {
+		call += "_c"
 	}
 	w, rc := win(call, winH)
 	if rc != 0 {
@@ -285,16 +317,21 @@ func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.int, otype C.uintptr_t
 	if rc := w.inRange(call, t, h.disp, tt); rc != 0 {
 		return rc
 	}
+	rmaBytes = tt.bytes
 	var data []byte
+	direct := false // data is the program's buffer, sent as it is (see send)
 	switch {
 	case h.op == opCAS:
 		data = append(o.pack(), (rmaBuf{p: compare, count: 1, t: o.t, bytes: o.bytes}).pack()...)
-	case h.op != opGet:
-		data = o.pack()
-	}
-	if h.op == opPut && o.t.info.contig && o.bytes > 0 && t != w.rank {
-		// No need for a copy: the message is built below anyway.
+	case h.op == opGet:
+	case o.bytes > 0 && o.t.info.contig && t != w.rank:
+		// No copy here: send copies a short request into its message, and
+		// sends a long one straight from the buffer (not for the request
+		// forms, whose request is complete at once).
 		data = unsafe.Slice((*byte)(unsafe.Add(o.p, o.t.info.trueLB)), o.bytes)
+		direct = req == nil
+	default:
+		data = o.pack()
 	}
 	if t == w.rank {
 		// The caller's own window: applied now.
@@ -333,7 +370,49 @@ func bcs_rma(which C.int, origin unsafe.Pointer, ocount C.int, otype C.uintptr_t
 	if h.op != opGet {
 		p.dirty = true
 	}
+	if direct {
+		return w.sendDirect(t, h, tt.t.info, data)
+	}
 	return w.send(t, h, tt.t.info, data)
+}
+
+// sendDirect sends a request whose data is the program's contiguous
+// buffer. A long one goes as a header message holding the layout and a
+// body of the data alone, sent from the buffer with no copy: the body's
+// send stays in the peer's sends until it completes, and the calls that
+// complete operations locally (flush_local, and every one that completes
+// them remotely) wait for it. A short one, or one whose layout does not
+// fit a header message, is copied into one message (send).
+func (w *window) sendDirect(t int, h header, tt *dtInfo, data []byte) C.int {
+	nseg := int64(len(tt.segs))
+	if hdrSize+32*nseg+int64(len(data)) <= hdrMax || hdrSize+32*nseg > hdrMax {
+		return w.send(t, h, tt, data)
+	}
+	h.extent, h.wire, h.nseg, h.data = tt.extent(), tt.wire, nseg, int64(len(data))
+	h.body, h.split = true, true
+	msg := make([]byte, hdrSize+32*nseg)
+	putSegs(msg[hdrSize:], tt)
+	h.encode(msg)
+	if rc := w.post(t, tagHdr, msg); rc != 0 {
+		return rc
+	}
+	q, err := mpiapi.Isend(w.c, data, t, tagBody)
+	if err != nil {
+		return w.failErr(err)
+	}
+	w.peers[t].sends = append(w.peers[t].sends, q)
+	return 0
+}
+
+// putSegs writes the segments of tt (32 bytes each) into b.
+func putSegs(b []byte, tt *dtInfo) {
+	for i, s := range tt.segs {
+		e := b[32*i:]
+		le.PutUint64(e, uint64(s.off))
+		le.PutUint64(e[8:], uint64(s.len))
+		le.PutUint64(e[16:], uint64(s.n))
+		le.PutUint64(e[24:], uint64(s.stride))
+	}
 }
 
 // postResult posts the receive of a result from target t into res.
@@ -369,13 +448,7 @@ func (w *window) send(t int, h header, tt *dtInfo, data []byte) C.int {
 	n := hdrSize + 32*h.nseg + h.data
 	msg := make([]byte, n)
 	if tt != nil {
-		for i, s := range tt.segs {
-			b := msg[hdrSize+32*i:]
-			le.PutUint64(b, uint64(s.off))
-			le.PutUint64(b[8:], uint64(s.len))
-			le.PutUint64(b[16:], uint64(s.n))
-			le.PutUint64(b[24:], uint64(s.stride))
-		}
+		putSegs(msg[hdrSize:], tt)
 	}
 	copy(msg[hdrSize+32*h.nseg:], data)
 	if n > hdrMax {
@@ -449,11 +522,13 @@ func rmaProgress() {
 		return
 	}
 	inRMAProgress = true
+	mpiapi.Quiet(true) // the MMDS records the program's calls, not this
 	for _, w := range wins {
 		if w.live && w.c != nil && !w.closing {
 			w.progress()
 		}
 	}
+	mpiapi.Quiet(false)
 	inRMAProgress = false
 }
 
@@ -500,12 +575,28 @@ func (w *window) drain(r int) {
 			it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d has %d bytes, fewer than a header's %d", r, len(buf), hdrSize)
 		case h.body:
 			n, ok := h.rest()
-			if !ok {
+			if !ok || h.split && int64(len(buf)) != hdrSize+32*h.nseg {
 				it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d announces a body of %d segments and %d bytes", r, h.nseg, h.data)
 				break
 			}
-			it.rest = make([]byte, n)
-			if it.body, err = mpiapi.Irecv(w.c, it.rest, r, tagBody); err != nil {
+			into := []byte(nil)
+			if h.split {
+				// The layout came with the header; the body is the data.
+				segs := buf[hdrSize:]
+				if h.op == opPut && !p.held && allDirect(p.queue) {
+					into = w.directTarget(h, segs) // the window's memory
+					it.direct = into != nil
+				}
+				if into == nil {
+					it.rest = make([]byte, n)
+					copy(it.rest, segs)
+					into = it.rest[32*h.nseg:]
+				}
+			} else {
+				it.rest = make([]byte, n)
+				into = it.rest
+			}
+			if it.body, err = mpiapi.Irecv(w.c, into, r, tagBody); err != nil {
 				it.class, it.msg = errOther, fmt.Sprintf("cannot receive the body of a request from rank %d: %v", r, err)
 			}
 		case len(p.queue) == 0 && !p.held:
@@ -534,9 +625,20 @@ func (w *window) drain(r int) {
 				return
 			}
 			it.body = nil
-			it.rest = it.rest[:min(st.Bytes(), len(it.rest))]
-			if err != nil {
+			switch {
+			case err != nil:
 				it.class, it.msg = errOther, fmt.Sprintf("the body of a request from rank %d failed: %v", r, err)
+			case it.direct && int64(st.Bytes()) != it.h.data:
+				it.class, it.msg = errType, fmt.Sprintf("a put from rank %d announced %d bytes and sent %d", r, it.h.data, st.Bytes())
+			case it.direct:
+				// Received straight into the window: applied.
+				p.queue[0] = queued{}
+				p.queue = p.queue[1:]
+				continue
+			case it.h.split: // the layout, then the data received
+				it.rest = it.rest[:min(32*int(it.h.nseg)+st.Bytes(), len(it.rest))]
+			default:
+				it.rest = it.rest[:min(st.Bytes(), len(it.rest))]
 			}
 		}
 		h, rest, class, msg := it.h, it.rest, it.class, it.msg
@@ -558,6 +660,44 @@ type queued struct {
 	class  int             // a request that failed: refused in its turn
 	msg    string
 	served bool
+	direct bool // a put whose body is received straight into the window's memory
+}
+
+// allDirect tells whether every request in q is a put received straight
+// into the window: a put behind them may be too (puts from one origin are
+// not ordered among themselves), but not one behind anything else (a lock
+// request, an unlock, an accumulate), which must take effect first.
+func allDirect(q []queued) bool {
+	for i := range q {
+		if !q[i].direct {
+			return false
+		}
+	}
+	return true
+}
+
+// directTarget is the window memory a put's body may be received into
+// straight away: the put's target layout (segs, from its header message)
+// is contiguous, lies inside the window and covers the announced data; or
+// nil (the body goes through a buffer, and serve checks and applies it).
+// The caller makes sure nothing but such puts from the origin waits before
+// it (allDirect).
+func (w *window) directTarget(h header, segs []byte) []byte {
+	if h.data <= 0 {
+		return nil
+	}
+	tt, _ := layout(h, segs)
+	if tt == nil || !tt.contig {
+		return nil
+	}
+	if total, ok := mulCheck(h.count, tt.wire); !ok || total != h.data {
+		return nil
+	}
+	addr, class, _ := w.target(h, tt)
+	if class != 0 || addr == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(addr, tt.trueLB)), h.data)
 }
 
 // rest is the bytes of a request after its header, if they are in bounds.
@@ -585,6 +725,18 @@ func (w *window) pollResults(r int) {
 	}
 	clear(p.results[len(keep):])
 	p.results = keep
+	sends := p.sends[:0]
+	for _, q := range p.sends {
+		done, _, err := mpiapi.Poll(q, true)
+		switch {
+		case !done:
+			sends = append(sends, q)
+		case err != nil:
+			w.deferErr(errOther, err.Error())
+		}
+	}
+	clear(p.sends[len(sends):])
+	p.sends = sends
 }
 
 // refuse reports a refused request to its origin (which raises it at its
@@ -683,6 +835,7 @@ func layout(h header, b []byte) (*dtInfo, string) {
 	if sum != h.wire {
 		return nil, fmt.Sprintf("segments of %d bytes, wire bytes %d", sum, h.wire)
 	}
+	t.contig = len(t.segs) == 1 && t.segs[0].n == 1 && t.segs[0].len == t.wire && t.wire == t.extent() && t.segs[0].off == t.trueLB
 	if total, ok := mulCheck(h.count, h.wire); !ok || total > maxTypeBytes {
 		return nil, fmt.Sprintf("%d items of %d bytes out of bounds", h.count, h.wire)
 	}

@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -42,10 +43,10 @@ func (w *window) wait(call string, done func() bool) C.int {
 }
 
 // settled reports whether rank t owes the caller no acknowledgement and no
-// result.
+// result, and the bodies sent to it from the program's buffers have gone.
 func (w *window) settled(t int) bool {
 	p := &w.peers[t]
-	return p.acks == 0 && len(p.results) == 0
+	return p.acks == 0 && len(p.results) == 0 && len(p.sends) == 0
 }
 
 // complete completes the operations issued to the targets in ts: at the
@@ -104,6 +105,8 @@ func (w *window) raiseDeferred(call string) C.int {
 
 //export bcs_win_fence
 func bcs_win_fence(assert C.int, h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinFence, t0, 0, true)
 	const call = "MPI_Win_fence"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -242,6 +245,8 @@ func (w *window) closeFence() { w.fence = false }
 
 //export bcs_win_lock
 func bcs_win_lock(lockType, rank, assert C.int, h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinLock, t0, 0, true)
 	const call = "MPI_Win_lock"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -284,6 +289,8 @@ func bcs_win_lock(lockType, rank, assert C.int, h C.uintptr_t) C.int {
 
 //export bcs_win_unlock
 func bcs_win_unlock(rank C.int, h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinUnlock, t0, 0, true)
 	const call = "MPI_Win_unlock"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -303,6 +310,8 @@ func bcs_win_unlock(rank C.int, h C.uintptr_t) C.int {
 
 //export bcs_win_lock_all
 func bcs_win_lock_all(assert C.int, h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinLockAll, t0, 0, true)
 	const call = "MPI_Win_lock_all"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -330,6 +339,8 @@ func bcs_win_lock_all(assert C.int, h C.uintptr_t) C.int {
 
 //export bcs_win_unlock_all
 func bcs_win_unlock_all(h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinUnlockAll, t0, 0, true)
 	const call = "MPI_Win_unlock_all"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -347,6 +358,9 @@ func bcs_win_unlock_all(h C.uintptr_t) C.int {
 //
 //export bcs_win_flush
 func bcs_win_flush(rank C.int, h C.uintptr_t, local, all C.int) C.int {
+	prim := [2][2]mds.Prim{{mds.WinFlush, mds.WinFlushAll}, {mds.WinFlushLocal, mds.WinFlushLocalAll}}[b2i(local != 0)][b2i(all != 0)]
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(prim, t0, 0, true)
 	call := [2][2]string{{"MPI_Win_flush", "MPI_Win_flush_all"}, {"MPI_Win_flush_local", "MPI_Win_flush_local_all"}}[local][all]
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -379,6 +393,8 @@ func bcs_win_flush(rank C.int, h C.uintptr_t, local, all C.int) C.int {
 
 //export bcs_win_sync
 func bcs_win_sync(h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(false)
+	defer mpiapi.EndCall(mds.WinSync, t0, 0, false)
 	_, rc := win("MPI_Win_sync", h) // one copy of the memory (MPI_WIN_UNIFIED): nothing to synchronise
 	return rc
 }
@@ -409,6 +425,8 @@ func (w *window) groupRanks(call string, g C.uintptr_t) ([]int, C.int) {
 
 //export bcs_win_post
 func bcs_win_post(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinPost, t0, 0, true)
 	const call = "MPI_Win_post"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -440,6 +458,8 @@ func bcs_win_post(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
 
 //export bcs_win_start
 func bcs_win_start(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinStart, t0, 0, true)
 	const call = "MPI_Win_start"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -477,6 +497,8 @@ func bcs_win_start(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
 
 //export bcs_win_complete
 func bcs_win_complete(h C.uintptr_t) C.int {
+	t0 := mpiapi.BeginCall(true)
+	defer mpiapi.EndCall(mds.WinComplete, t0, 0, true)
 	const call = "MPI_Win_complete"
 	w, rc := win(call, h)
 	if rc != 0 {
@@ -502,6 +524,12 @@ func bcs_win_complete(h C.uintptr_t) C.int {
 
 //export bcs_win_wait
 func bcs_win_wait(h C.uintptr_t, test C.int, flag *C.int) C.int {
+	prim, blocking := mds.WinWait, test == 0
+	if test != 0 {
+		prim = mds.WinTest
+	}
+	t0 := mpiapi.BeginCall(blocking)
+	defer mpiapi.EndCall(prim, t0, 0, blocking)
 	call := "MPI_Win_wait"
 	if test != 0 {
 		call = "MPI_Win_test"

@@ -9,7 +9,7 @@
 //   - For the selected primitives: latency and message-size distributions on
 //     HdrHistogram at the configured number of significant digits, made on
 //     the primitive's first call (about 75 KB each at 2 digits; a rank pays
-//     only for the primitives it uses, at most about 4 MB for all 52 of them).
+//     only for the primitives it uses, at most about 6 MB for all 82 of them).
 //   - Computation granularity and communication overhead, kept as the paper's
 //     two counters and two arrays: on entering a blocking primitive the rank
 //     closes a computation interval (now − compStart) and opens a

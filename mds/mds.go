@@ -72,6 +72,38 @@ const (
 	Improbe
 	Mrecv
 	Imrecv
+	// One-sided communication (the C library: cabi/rma*.go); the _c forms
+	// count as their int forms.
+	Put
+	Get
+	Accumulate
+	GetAccumulate
+	FetchAndOp
+	CompareAndSwap
+	Rput
+	Rget
+	Raccumulate
+	RgetAccumulate
+	WinCreate
+	WinAllocate
+	WinAllocateShared
+	WinCreateDynamic
+	WinFree
+	WinFence
+	WinPost
+	WinStart
+	WinComplete
+	WinWait
+	WinTest
+	WinLock
+	WinUnlock
+	WinLockAll
+	WinUnlockAll
+	WinFlush
+	WinFlushAll
+	WinFlushLocal
+	WinFlushLocalAll
+	WinSync
 	NumPrims
 )
 
@@ -82,7 +114,13 @@ var primNames = [NumPrims]string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv
 	"MPI_Exscan", "MPI_Ibarrier", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Igather", "MPI_Iscatter",
 	"MPI_Iallgather", "MPI_Ialltoall", "MPI_Igatherv", "MPI_Iscatterv", "MPI_Iallgatherv", "MPI_Ialltoallv",
 	"MPI_Iscan", "MPI_Iexscan", "MPI_Ireduce_scatter", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Comm_free",
-	"MPI_Ssend", "MPI_Issend", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv"}
+	"MPI_Ssend", "MPI_Issend", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv",
+	"MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap",
+	"MPI_Rput", "MPI_Rget", "MPI_Raccumulate", "MPI_Rget_accumulate",
+	"MPI_Win_create", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_create_dynamic", "MPI_Win_free",
+	"MPI_Win_fence", "MPI_Win_post", "MPI_Win_start", "MPI_Win_complete", "MPI_Win_wait", "MPI_Win_test",
+	"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all", "MPI_Win_unlock_all",
+	"MPI_Win_flush", "MPI_Win_flush_all", "MPI_Win_flush_local", "MPI_Win_flush_local_all", "MPI_Win_sync"}
 
 func (p Prim) String() string { return primNames[p] }
 

@@ -40,6 +40,9 @@ type mmds struct {
 	// dumpMu makes the rank's dump one path: the rank's goroutine and the
 	// signal goroutine never write at once, and the one that exits holds it.
 	dumpMu sync.Mutex
+	// quiet > 0: a layer above is inside a call of its own (BeginCall) or
+	// its progress (Quiet), and the runtime calls it makes are not recorded.
+	quiet int
 }
 
 func (m *mmds) init(rank int, env jobenv.MDS) error {
@@ -93,14 +96,14 @@ func (m *mmds) init(rank int, env jobenv.MDS) error {
 }
 
 func (m *mmds) begin(blocking bool) int64 {
-	if m.rec == nil {
+	if m.rec == nil || m.quiet > 0 {
 		return 0
 	}
 	return m.rec.Begin(blocking)
 }
 
 func (m *mmds) end(p mds.Prim, t0 int64, bytes int64, blocking bool) {
-	if m.rec == nil {
+	if m.rec == nil || m.quiet > 0 {
 		return
 	}
 	m.rec.End(p, t0, bytes, blocking)
@@ -109,6 +112,43 @@ func (m *mmds) end(p mds.Prim, t0 int64, bytes int64, blocking bool) {
 		m.next = t0 + m.interval
 	}
 	m.checkSignal()
+}
+
+// BeginCall and EndCall record a call of a layer built on this package
+// (the C library's one-sided calls: MPI_Put, MPI_Win_fence, ...) as
+// primitive prim, entered at t0 and moving bytes; the runtime calls it
+// makes in between (its messages, barriers and waits) are not recorded.
+// Every BeginCall needs its EndCall; calls nest (only the outermost is
+// recorded). Without MPI_Init, or with the MMDS off, they do nothing.
+func BeginCall(blocking bool) int64 {
+	if self == nil {
+		return 0
+	}
+	t0 := self.mmds.begin(blocking)
+	self.mmds.quiet++
+	return t0
+}
+
+// EndCall ends the call BeginCall began (see BeginCall).
+func EndCall(prim mds.Prim, t0, bytes int64, blocking bool) {
+	if self == nil || self.mmds.quiet == 0 {
+		return
+	}
+	self.mmds.quiet--
+	self.mmds.end(prim, t0, bytes, blocking)
+}
+
+// Quiet(true) stops recording the runtime calls this process makes until
+// the matching Quiet(false): for a layer's own progress (the one-sided
+// target side), which is no call of the program's. Calls nest.
+func Quiet(on bool) {
+	switch {
+	case self == nil:
+	case on:
+		self.mmds.quiet++
+	case self.mmds.quiet > 0:
+		self.mmds.quiet--
+	}
 }
 
 // checkSignal dumps and exits if SIGTERM arrived (called on the rank's goroutine).

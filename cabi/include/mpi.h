@@ -307,6 +307,9 @@ typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype, int type_keyv
 typedef int (MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval, void *extra_state,
                                          void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int (MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+#define MPI_WIN_NULL_COPY_FN    ((MPI_Win_copy_attr_function *)0x0)
+#define MPI_WIN_DUP_FN          ((MPI_Win_copy_attr_function *)0x1)
+#define MPI_WIN_NULL_DELETE_FN  ((MPI_Win_delete_attr_function *)0x0)
 typedef void (MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
 typedef void (MPI_File_errhandler_function)(MPI_File *file, int *error_code, ...);
 typedef void (MPI_Session_errhandler_function)(MPI_Session *session, int *error_code, ...);
