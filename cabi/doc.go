@@ -484,8 +484,10 @@
 //   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
 //     forms; signature checks of mixed-kind types and on one-process
 //     communicators (see Datatypes). Complex,
-//     long double and the Fortran pair types move in every call but have no
-//     predefined reductions. A receive freed with MPI_Request_free while
+//     long double, MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION
+//     move in every call but have no predefined reductions (the other pair
+//     types, MPI_SHORT_INT and MPI_2INTEGER included, reduce with MINLOC and
+//     MAXLOC). A receive freed with MPI_Request_free while
 //     active is never unpacked from its staging buffer.
 //   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
 //     under Stubs.

@@ -10,7 +10,7 @@ enum {
     BCS_NONE, // moves as bytes in point-to-point calls; no collectives yet
     BCS_I8, BCS_U8, BCS_I16, BCS_U16, BCS_I32, BCS_U32, BCS_I64, BCS_U64,
     BCS_F32, BCS_F64,
-    BCS_F32I, BCS_F64I, BCS_I32I, BCS_I64I, // value-index pairs (MINLOC/MAXLOC)
+    BCS_F32I, BCS_F64I, BCS_I32I, BCS_I64I, BCS_I16I, // value-index pairs (MINLOC/MAXLOC)
     BCS_NKINDS
 };
 
