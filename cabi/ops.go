@@ -75,6 +75,12 @@ func bcs_op_free(h *C.uintptr_t) C.int {
 	if kind != kindOp || i >= len(userOps) || !userOps[i].live {
 		return fail(0, call, errOp, "op = %s is not a live user operation (predefined operations cannot be freed)", describe(uintptr(*h)))
 	}
+	// Free the runtime's operations made for it too, or MPI_Finalize
+	// reports them as leaked. A reduction already started keeps the
+	// function it was given.
+	for _, o := range userOps[i].byType {
+		o.Free()
+	}
 	userOps[i] = userOpEntry{}
 	*h = hOpNull
 	return 0
