@@ -28,7 +28,7 @@ static int rank, size, errs;
         CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);          \
     } while (0)
 
-static void start(int *argc, char ***argv) {
+static inline void start(int *argc, char ***argv) {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
