@@ -29,4 +29,5 @@ func TestDiffP2P(t *testing.T)   { runDiff(t, "p2p", diffLayouts) }
 func TestDiffColl(t *testing.T)  { runDiff(t, "coll", diffLayouts) }
 func TestDiffComm(t *testing.T)  { runDiff(t, "comm", diffLayouts) }
 func TestDiffTopo(t *testing.T)  { runDiff(t, "topo", [][2]int{{1, 1}, {4, 1}, {6, 2}}) }
+func TestDiffMisc(t *testing.T)  { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T) { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
