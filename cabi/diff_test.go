@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -25,9 +26,28 @@ func runDiff(t *testing.T, name string, layouts [][2]int) {
 
 var diffLayouts = [][2]int{{1, 1}, {2, 1}, {3, 1}, {5, 2}}
 
-func TestDiffP2P(t *testing.T)   { runDiff(t, "p2p", diffLayouts) }
-func TestDiffColl(t *testing.T)  { runDiff(t, "coll", diffLayouts) }
-func TestDiffComm(t *testing.T)  { runDiff(t, "comm", diffLayouts) }
-func TestDiffTopo(t *testing.T)  { runDiff(t, "topo", [][2]int{{1, 1}, {4, 1}, {6, 2}}) }
-func TestDiffMisc(t *testing.T)  { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
-func TestDiffDtype(t *testing.T) { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
+func TestDiffP2P(t *testing.T)    { runDiff(t, "p2p", diffLayouts) }
+func TestDiffColl(t *testing.T)   { runDiff(t, "coll", diffLayouts) }
+func TestDiffComm(t *testing.T)   { runDiff(t, "comm", diffLayouts) }
+func TestDiffTopo(t *testing.T)   { runDiff(t, "topo", [][2]int{{1, 1}, {4, 1}, {6, 2}}) }
+func TestDiffStress(t *testing.T) { runDiff(t, "stress", [][2]int{{1, 1}, {3, 1}}) }
+func TestDiffMisc(t *testing.T)   { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
+func TestDiffDtype(t *testing.T)  { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
+
+// TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
+// and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
+// on whichever communicator, while the others wait in a receive. Code 0
+// exits 1: the standard lets an implementation not return the code, and
+// bcsmpi makes an aborted job fail (MPICH and Open MPI exit 0).
+func TestDiffAbort(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/diff/abort.c")
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{[]string{"1", "7"}, 7}, {[]string{"0", "3"}, 3}, {[]string{"2", "42", "self"}, 42}, {[]string{"1", "300"}, 300 % 256}, {[]string{"1", "0"}, 1}} {
+		r := bcsrun(t, append([]string{"-n", "3", exe}, c.args...)...)
+		if r.code != c.want || strings.Contains(r.stdout, "not reached") {
+			t.Errorf("MPI_Abort %v: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", c.args, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}

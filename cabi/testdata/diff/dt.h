@@ -34,7 +34,7 @@ static inline void start(int *argc, char ***argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 }
 
-static int finish(const char *name) {
+static inline int finish(const char *name) {
     int all = 0;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (errs == 0)
