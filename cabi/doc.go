@@ -91,7 +91,12 @@
 //     runtime checks element types and counts across members, and
 //     predefined operations reduce it; any other type moves as its packed
 //     bytes (and only user operations reduce it: the C function sees the
-//     items in the type's layout). Send and receive types may differ where
+//     items in the type's layout). The predefined types without a Go
+//     element type (long double, the C and Fortran complex types,
+//     MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION) take the
+//     predefined operations the standard allows them (shim_ops.c: C
+//     functions applied as a user operation's are), derived types of them
+//     none. Send and receive types may differ where
 //     they move the same number of elements of one kind (a column vector
 //     gathered into rows).
 //   - MPI_Get_count divides the bytes received by the type's packed size
@@ -483,11 +488,11 @@
 //
 //   - Datatypes: the Fortran (MPI_Type_create_f90_*) and external32 pack
 //     forms; signature checks of mixed-kind types and on one-process
-//     communicators (see Datatypes). Complex,
-//     long double, MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION
-//     move in every call but have no predefined reductions (the other pair
-//     types, MPI_SHORT_INT and MPI_2INTEGER included, reduce with MINLOC and
-//     MAXLOC). A receive freed with MPI_Request_free while
+//     communicators (see Datatypes). MPI_REAL2, MPI_REAL16,
+//     MPI_COMPLEX4, MPI_COMPLEX32 and MPI_INTEGER16 move in every call but
+//     have no predefined reductions (no C type here has their layout), nor
+//     do derived types of long double or complex elements. A receive freed
+//     with MPI_Request_free while
 //     active is never unpacked from its staging buffer.
 //   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
 //     under Stubs.

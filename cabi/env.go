@@ -75,6 +75,10 @@ func bcs_finalize() C.int {
 	if rc := finalizeWindows(); rc != 0 { // rma.go
 		return rc
 	}
+	for k, o := range builtinOps { // ops.go
+		o.Free()
+		delete(builtinOps, k)
+	}
 	pending := 0
 	for i := range reqs {
 		if reqs[i].live && !reqs[i].inactive() {

@@ -31,6 +31,7 @@ void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 int bcs_op_is_large(void *fn);
 void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
+void *bcs_builtin_op(uintptr_t type, uintptr_t op); // shim_ops.c
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 
