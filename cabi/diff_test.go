@@ -32,6 +32,8 @@ func TestDiffComm(t *testing.T)    { runDiff(t, "comm", diffLayouts) }
 func TestDiffTopo(t *testing.T)    { runDiff(t, "topo", [][2]int{{1, 1}, {4, 1}, {6, 2}}) }
 func TestDiffStress(t *testing.T)  { runDiff(t, "stress", [][2]int{{1, 1}, {3, 1}}) }
 func TestDiffOpTypes(t *testing.T) { runDiff(t, "optypes", diffLayouts) }
+func TestDiffCtx(t *testing.T)     { runDiff(t, "ctx", [][2]int{{1, 1}, {3, 2}}) }
+func TestDiffSigs(t *testing.T)    { runDiff(t, "sigs", [][2]int{{1, 1}, {4, 1}}) }
 func TestDiffMisc(t *testing.T)    { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T)   { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
 
