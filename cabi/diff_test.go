@@ -54,3 +54,15 @@ func TestDiffAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSplitType: MPI_Comm_split_type takes an info object, and every
+// split type of the standard (the program checks each against
+// MPI_COMM_TYPE_SHARED), on one and on two logical nodes.
+func TestDiffSplitType(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/diff/splittype.c")
+	for _, l := range [][2]int{{1, 1}, {3, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", l[0], l[1]), func(t *testing.T) {
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(l[0]), "--nodes", strconv.Itoa(l[1]), exe, strconv.Itoa(l[1])), "splittype", l[0])
+		})
+	}
+}

@@ -314,7 +314,10 @@
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
 //     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,
 //     return a complete request), Comm_split, Comm_create, Comm_split_type
-//     (MPI_COMM_TYPE_SHARED: the ranks of one logical node), Comm_free,
+//     (MPI_COMM_TYPE_SHARED: the ranks of one logical node; HW_GUIDED with
+//     mpi_hw_resource_type = mpi_shared_memory the same, with another or
+//     none MPI_COMM_NULL; HW_UNGUIDED the node when it is a strict subset,
+//     else MPI_COMM_NULL; RESOURCE_GUIDED MPI_COMM_NULL; hints accepted), Comm_free,
 //     Comm_compare, Comm_test_inter (always false: no intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),
@@ -494,8 +497,8 @@
 //     do derived types of long double or complex elements. A receive freed
 //     with MPI_Request_free while
 //     active is never unpacked from its staging buffer.
-//   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
-//     under Stubs.
+//   - Hardware resources other than the logical node in
+//     Comm_split_type, and everything listed under Stubs.
 //   - Testany is composed of Test, and Waitsome and Testsome of Waitany and
 //     Test, which the MMDS records as such. Ssend, Issend, Mprobe, Improbe,
 //     Mrecv and Imrecv are primitives of their own in the MMDS.
