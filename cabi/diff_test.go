@@ -34,6 +34,7 @@ func TestDiffStress(t *testing.T)  { runDiff(t, "stress", [][2]int{{1, 1}, {3, 1
 func TestDiffOpTypes(t *testing.T) { runDiff(t, "optypes", diffLayouts) }
 func TestDiffCtx(t *testing.T)     { runDiff(t, "ctx", [][2]int{{1, 1}, {3, 2}}) }
 func TestDiffSigs(t *testing.T)    { runDiff(t, "sigs", [][2]int{{1, 1}, {4, 1}}) }
+func TestDiffCreate(t *testing.T)  { runDiff(t, "create", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffMisc(t *testing.T)    { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T)   { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
 

@@ -248,7 +248,9 @@ func (c *Comm) Dup() (*Comm, error) {
 
 // Create makes a communicator of g's members, ranked as in g
 // (MPI_Comm_create); members of c outside g get nil. Every member of c must
-// call it with the same group. Collective over c.
+// call it with the same group, or with disjoint groups, each member of one
+// passing that one (MPI 2.2: each group becomes a communicator). Collective
+// over c.
 func (c *Comm) Create(g *Group) (*Comm, error) {
 	const call = "MPI_Comm_create"
 	if g == nil {
@@ -269,7 +271,9 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 	if me == Undefined {
 		return split(call, c, Undefined, 0)
 	}
-	return split(call, c, 0, me)
+	// Members may pass different groups if they are disjoint (MPI 2.2):
+	// each group is one color, named by its lowest world rank.
+	return split(call, c, int(slices.Min(g.ranks)), me)
 }
 
 // Free releases c (MPI_Comm_free); c must not be used afterwards. Collective
