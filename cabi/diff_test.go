@@ -67,3 +67,15 @@ func TestDiffSplitType(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffGroups: the group constructors order their results as the
+// standard says; an erroneous MPI_Group_range_incl is reported under its
+// own name (it was reported as MPI_Group_incl).
+func TestDiffGroups(t *testing.T) {
+	runDiff(t, "groups", [][2]int{{1, 1}, {4, 1}, {7, 2}})
+	exe := compile(t, "bcscc", "testdata/diff/groups.c")
+	r := bcsrun(t, "-n", "2", exe, "overlap")
+	if want := "MPI_Group_range_incl: MPI_ERR_RANK: rank 0 is in two of the ranges"; r.code == 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, want non-zero and %q\nstderr:\n%s", r.code, want, r.stderr)
+	}
+}

@@ -1621,7 +1621,7 @@ static int bcs_group_range(const char *call, MPI_Group group, int n, int ranges[
     for (int i = 0; i < n; i++)
         for (int r = ranges[i][0]; ranges[i][2] > 0 ? r <= ranges[i][1] : r >= ranges[i][1]; r += ranges[i][2])
             ranks[k++] = r;
-    rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl);
+    rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl | 2); // 2: from ranges
     free(ranks);
     return rc;
 }
