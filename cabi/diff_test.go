@@ -26,17 +26,18 @@ func runDiff(t *testing.T, name string, layouts [][2]int) {
 
 var diffLayouts = [][2]int{{1, 1}, {2, 1}, {3, 1}, {5, 2}}
 
-func TestDiffP2P(t *testing.T)     { runDiff(t, "p2p", diffLayouts) }
-func TestDiffColl(t *testing.T)    { runDiff(t, "coll", diffLayouts) }
-func TestDiffComm(t *testing.T)    { runDiff(t, "comm", diffLayouts) }
-func TestDiffTopo(t *testing.T)    { runDiff(t, "topo", [][2]int{{1, 1}, {4, 1}, {6, 2}}) }
-func TestDiffStress(t *testing.T)  { runDiff(t, "stress", [][2]int{{1, 1}, {3, 1}}) }
-func TestDiffOpTypes(t *testing.T) { runDiff(t, "optypes", diffLayouts) }
-func TestDiffCtx(t *testing.T)     { runDiff(t, "ctx", [][2]int{{1, 1}, {3, 2}}) }
-func TestDiffSigs(t *testing.T)    { runDiff(t, "sigs", [][2]int{{1, 1}, {4, 1}}) }
-func TestDiffCreate(t *testing.T)  { runDiff(t, "create", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
-func TestDiffMisc(t *testing.T)    { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
-func TestDiffDtype(t *testing.T)   { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
+func TestDiffP2P(t *testing.T)      { runDiff(t, "p2p", diffLayouts) }
+func TestDiffColl(t *testing.T)     { runDiff(t, "coll", diffLayouts) }
+func TestDiffComm(t *testing.T)     { runDiff(t, "comm", diffLayouts) }
+func TestDiffTopo(t *testing.T)     { runDiff(t, "topo", [][2]int{{1, 1}, {4, 1}, {6, 2}}) }
+func TestDiffStress(t *testing.T)   { runDiff(t, "stress", [][2]int{{1, 1}, {3, 1}}) }
+func TestDiffOpTypes(t *testing.T)  { runDiff(t, "optypes", diffLayouts) }
+func TestDiffCtx(t *testing.T)      { runDiff(t, "ctx", [][2]int{{1, 1}, {3, 2}}) }
+func TestDiffSigs(t *testing.T)     { runDiff(t, "sigs", [][2]int{{1, 1}, {4, 1}}) }
+func TestDiffCreate(t *testing.T)   { runDiff(t, "create", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
+func TestDiffNullArgs(t *testing.T) { runDiff(t, "nullargs", [][2]int{{1, 1}, {2, 1}}) }
+func TestDiffMisc(t *testing.T)     { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
+func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
 
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and

@@ -132,6 +132,9 @@
 // "bcsmpi: rank R: MPI_Send: MPI_ERR_RANK: dest = 99, want 0..1 or
 // MPI_PROC_NULL (MPI_ERRORS_ARE_FATAL: aborting the job)" and exit 1, and
 // bcsrun aborts the job. Errors with no communicator use the world's handler.
+// A NULL output argument (a request, flag, rank, size, new communicator or
+// group) is MPI_ERR_ARG naming it, before the call posts anything; this is
+// checked for the calls that would otherwise crash (nullargs.c lists them).
 // mpiapi's own handler is kept at ErrorsReturn.
 //
 // # One-process communicators and the singleton
