@@ -17,6 +17,6 @@ for n in "$@"; do for i in $impls; do
   case $i in
   mpich) timeout 60 mpiexec.mpich -n $n $o/$p.mpich;;
   ompi) timeout 60 mpirun.openmpi --allow-run-as-root --oversubscribe -n $n $o/$p.ompi;;
-  bcs) timeout 60 env $BCSENV $bin/bcsrun -n $n $o/$p.bcs;;
+  bcs) timeout 60 $bin/bcsrun -n $n $o/$p.bcs;;
   esac 2>&1 | grep -v " ok [0-9]*$" | grep -v "^ *[0-9][0-9]* .*0x\|^=\|^$\|FAQ\|typically\|EXIT STRING\|^\[vm" | sort | head -${LINES:-20}
 done; done
