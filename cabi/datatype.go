@@ -171,7 +171,7 @@ var predefinedInfo [C.BCS_NTYPES]*dtInfo
 // kindSize is the bytes of one element of each kind.
 var kindSize = [C.BCS_NKINDS]int64{
 	C.BCS_I8: 1, C.BCS_U8: 1, C.BCS_I16: 2, C.BCS_U16: 2, C.BCS_I32: 4, C.BCS_U32: 4, C.BCS_I64: 8, C.BCS_U64: 8,
-	C.BCS_F32: 4, C.BCS_F64: 8, C.BCS_F32I: 8, C.BCS_F64I: 16, C.BCS_I32I: 8, C.BCS_I64I: 16,
+	C.BCS_F32: 4, C.BCS_F64: 8, C.BCS_F32I: 8, C.BCS_F64I: 16, C.BCS_I32I: 8, C.BCS_I64I: 16, C.BCS_I16I: 8,
 }
 
 // predefinedType is the dtInfo of a predefined handle, or nil.
@@ -189,7 +189,7 @@ func predefinedType(h uintptr) *dtInfo {
 	switch {
 	case kind == C.BCS_NONE && size == ext && ext >= 8 && (name != "MPI_LONG_DOUBLE" && name != "MPI_REAL16" && name != "MPI_INTEGER16" && name != "MPI_LOGICAL16"): // complex: its parts
 		align = ext / 2
-	case kind == C.BCS_F32I || kind == C.BCS_I32I:
+	case kind == C.BCS_F32I || kind == C.BCS_I32I || kind == C.BCS_I16I:
 		align = 4
 	case kind == C.BCS_F64I || kind == C.BCS_I64I:
 		align = 8

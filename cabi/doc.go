@@ -91,7 +91,12 @@
 //     runtime checks element types and counts across members, and
 //     predefined operations reduce it; any other type moves as its packed
 //     bytes (and only user operations reduce it: the C function sees the
-//     items in the type's layout). Send and receive types may differ where
+//     items in the type's layout). The predefined types without a Go
+//     element type (long double, the C and Fortran complex types,
+//     MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION) take the
+//     predefined operations the standard allows them (shim_ops.c: C
+//     functions applied as a user operation's are), derived types of them
+//     none. Send and receive types may differ where
 //     they move the same number of elements of one kind (a column vector
 //     gathered into rows).
 //   - MPI_Get_count divides the bytes received by the type's packed size
@@ -127,6 +132,9 @@
 // "bcsmpi: rank R: MPI_Send: MPI_ERR_RANK: dest = 99, want 0..1 or
 // MPI_PROC_NULL (MPI_ERRORS_ARE_FATAL: aborting the job)" and exit 1, and
 // bcsrun aborts the job. Errors with no communicator use the world's handler.
+// A NULL output argument (a request, flag, rank, size, new communicator or
+// group) is MPI_ERR_ARG naming it, before the call posts anything; this is
+// checked for the calls that would otherwise crash (nullargs.c lists them).
 // mpiapi's own handler is kept at ErrorsReturn.
 //
 // # One-process communicators and the singleton
@@ -642,8 +650,12 @@
 //     not used).
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
 //     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,
-//     return a complete request), Comm_split, Comm_create, Comm_split_type
-//     (MPI_COMM_TYPE_SHARED: the ranks of one logical node), Comm_free,
+//     return a complete request), Comm_split, Comm_create (members may
+//     pass disjoint groups, MPI 2.2: each becomes a communicator), Comm_split_type
+//     (MPI_COMM_TYPE_SHARED: the ranks of one logical node; HW_GUIDED with
+//     mpi_hw_resource_type = mpi_shared_memory the same, with another or
+//     none MPI_COMM_NULL; HW_UNGUIDED the node when it is a strict subset,
+//     else MPI_COMM_NULL; RESOURCE_GUIDED MPI_COMM_NULL; hints accepted), Comm_free,
 //     Comm_compare, Comm_test_inter (see Intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),
@@ -838,12 +850,14 @@
 // # Not yet
 //
 //   - Datatypes: signature checks of mixed-kind types and on one-process
-//     communicators (see Datatypes). Complex,
-//     long double and the Fortran pair types move in every call but have no
-//     predefined reductions. A receive freed with MPI_Request_free while
+//     communicators (see Datatypes). MPI_REAL2, MPI_REAL16,
+//     MPI_COMPLEX4, MPI_COMPLEX32 and MPI_INTEGER16 move in every call but
+//     have no predefined reductions (no C type here has their layout), nor
+//     do derived types of long double or complex elements. A receive freed
+//     with MPI_Request_free while
 //     active is never unpacked from its staging buffer.
-//   - Other split types than MPI_COMM_TYPE_SHARED, and everything listed
-//     under Stubs.
+//   - Hardware resources other than the logical node in
+//     Comm_split_type, and everything listed under Stubs.
 //   - Testany is composed of Test, and Waitsome and Testsome of Waitany and
 //     Test, which the MMDS records as such. Ssend, Issend, Mprobe, Improbe,
 //     Mrecv and Imrecv are primitives of their own in the MMDS.

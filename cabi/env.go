@@ -112,6 +112,10 @@ func stopRuntime(call string) C.int {
 		return rc
 	}
 	finalizeFiles() // file.go
+	for k, o := range builtinOps { // ops.go
+		o.Free()
+		delete(builtinOps, k)
+	}
 	pending := 0
 	for i := range reqs {
 		if reqs[i].live && !reqs[i].inactive() {

@@ -137,8 +137,9 @@ func bcs_group_free(h *C.uintptr_t) C.int {
 	return 0
 }
 
-// rankList reads n distinct ranks of a group of size from C.
-func rankList(call string, p *C.int, n C.int, size int) ([]int, C.int) {
+// rankList reads n distinct ranks of a group of size from C (expanded from
+// the call's ranges when fromRanges).
+func rankList(call string, p *C.int, n C.int, size int, fromRanges bool) ([]int, C.int) {
 	if n < 0 || int(n) > size {
 		return nil, fail(0, call, errArg, "n = %d, want 0..%d (the group's size)", int(n), size)
 	}
@@ -152,6 +153,9 @@ func rankList(call string, p *C.int, n C.int, size int) ([]int, C.int) {
 			return nil, fail(0, call, errRank, "ranks[%d] = %d, want 0..%d", i, int(r), size-1)
 		}
 		if seen[r] {
+			if fromRanges {
+				return nil, fail(0, call, errRank, "rank %d is in two of the ranges (or twice in one)", int(r))
+			}
 			return nil, fail(0, call, errRank, "ranks[%d] = %d appears twice", i, int(r))
 		}
 		seen[r] = true
@@ -160,17 +164,20 @@ func rankList(call string, p *C.int, n C.int, size int) ([]int, C.int) {
 	return out, 0
 }
 
+// bcs_group_incl is Group_incl (excl 0) and Group_excl (1), and with 2
+// added Group_range_incl and Group_range_excl, whose ranges the shim has
+// expanded into ranks.
+//
 //export bcs_group_incl
 func bcs_group_incl(h C.uintptr_t, n C.int, ranks *C.int, out *C.uintptr_t, excl C.int) C.int {
-	call := "MPI_Group_incl"
-	if excl != 0 {
-		call = "MPI_Group_excl"
-	}
+	call := [...]string{"MPI_Group_incl", "MPI_Group_excl", "MPI_Group_range_incl", "MPI_Group_range_excl"}[excl&3]
+	fromRanges := excl&2 != 0
+	excl &= 1
 	g, _, rc := group(call, "group", h)
 	if rc != 0 {
 		return rc
 	}
-	list, rc := rankList(call, ranks, n, len(g))
+	list, rc := rankList(call, ranks, n, len(g), fromRanges)
 	if rc != 0 {
 		return rc
 	}

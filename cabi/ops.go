@@ -30,9 +30,27 @@ type userOpEntry struct {
 
 var userOps []userOpEntry
 
+// builtinOps are the predefined operations on predefined types without a
+// Go element type (shim_ops.c), made on first use per (operation, type) and
+// freed at MPI_Finalize.
+var builtinOps = map[[2]uintptr]*mpiapi.Op{}
+
 // operation resolves an operation handle for elements of t.
 func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
 	if o, ok := ops[h]; ok {
+		if t.info.kind == C.BCS_NONE && t.info.combiner == combNamed {
+			// Long double, complex and the other pair types: the runtime
+			// moves their bytes and a C function reduces them, as it would
+			// a user operation's.
+			if b := builtinOps[[2]uintptr{h, t.h}]; b != nil {
+				return b, 0
+			}
+			if fn := C.bcs_builtin_op(C.uintptr_t(t.h), C.uintptr_t(h)); fn != nil {
+				b := collectiveOf(t.kind).userOp(fmt.Sprintf("%s on %s", o, t.name), fn, t, true)
+				builtinOps[[2]uintptr{h, t.h}] = b
+				return b, 0
+			}
+		}
 		if pair, loc := t.kind >= C.BCS_F32I, o == mpiapi.Minloc || o == mpiapi.Maxloc; loc && !pair {
 			return nil, fail(ci, call, errOp, "%s needs a value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...), not %s", o, t.name)
 		}
@@ -74,6 +92,12 @@ func bcs_op_free(h *C.uintptr_t) C.int {
 	kind, i, _ := splitHandle(uintptr(*h))
 	if kind != kindOp || i >= len(userOps) || !userOps[i].live {
 		return fail(0, call, errOp, "op = %s is not a live user operation (predefined operations cannot be freed)", describe(uintptr(*h)))
+	}
+	// Free the runtime's operations made for it too, or MPI_Finalize
+	// reports them as leaked. A reduction already started keeps the
+	// function it was given.
+	for _, o := range userOps[i].byType {
+		o.Free()
 	}
 	userOps[i] = userOpEntry{}
 	*h = hOpNull

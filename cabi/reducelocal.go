@@ -62,13 +62,19 @@ func bcs_reduce_local(in, inout unsafe.Pointer, count C.MPI_Count, dt, op C.uint
 		return 0
 	}
 	code, predefined := opCodes[uintptr(op)]
-	if !predefined { // a user operation: the C function on the caller's buffers
+	var fn unsafe.Pointer // a C function on the caller's buffers
+	if !predefined {      // a user operation
+		_, i, _ := splitHandle(uintptr(op))
+		fn = userOps[i].fn
+	} else if t.info.kind == C.BCS_NONE && t.info.combiner == combNamed { // shim_ops.c
+		fn = C.bcs_builtin_op(dt, op)
+	}
+	if fn != nil {
 		if count > math.MaxInt32 {
 			return fail(0, call, errCount, "count = %d, more than a user function's int len holds", int64(count))
 		}
-		_, i, _ := splitHandle(uintptr(op))
 		n := C.int(count)
-		C.bcs_call_op(userOps[i].fn, in, inout, &n, dt)
+		C.bcs_call_op(fn, in, inout, &n, dt)
 		return 0
 	}
 	typ := sigOfKind[t.kind]

@@ -45,9 +45,9 @@ struct bcs_type bcs_types[BCS_NTYPES] = {
     T(0x225, "MPI_CXX_LONG_DOUBLE_COMPLEX", 32, 32, BCS_NONE),
     T(0x228, "MPI_FLOAT_INT", 8, 8, BCS_F32I), T(0x229, "MPI_DOUBLE_INT", 12, 16, BCS_F64I),
     T(0x22a, "MPI_LONG_INT", 12, 16, BCS_I64I), T(0x22b, "MPI_2INT", 8, 8, BCS_I32I),
-    T(0x22c, "MPI_SHORT_INT", 6, 8, BCS_NONE), T(0x22d, "MPI_LONG_DOUBLE_INT", 20, 32, BCS_NONE),
+    T(0x22c, "MPI_SHORT_INT", 6, 8, BCS_I16I), T(0x22d, "MPI_LONG_DOUBLE_INT", 20, 32, BCS_NONE),
     T(0x230, "MPI_2REAL", 8, 8, BCS_NONE), T(0x231, "MPI_2DOUBLE_PRECISION", 16, 16, BCS_NONE),
-    T(0x232, "MPI_2INTEGER", 8, 8, BCS_NONE), T(0x238, "MPI_C_BOOL", 1, 1, BCS_U8),
+    T(0x232, "MPI_2INTEGER", 8, 8, BCS_I32I), T(0x238, "MPI_C_BOOL", 1, 1, BCS_U8),
     T(0x239, "MPI_CXX_BOOL", 1, 1, BCS_U8), T(0x23c, "MPI_WCHAR", 4, 4, BCS_I32),
     T(0x240, "MPI_INT8_T", 1, 1, BCS_I8), T(0x241, "MPI_UINT8_T", 1, 1, BCS_U8),
     T(0x243, "MPI_CHAR", 1, 1, BCS_I8), T(0x244, "MPI_SIGNED_CHAR", 1, 1, BCS_I8),
@@ -117,6 +117,11 @@ static int bcs_forked_error(const char *call) {
     return MPI_ERR_OTHER;
 }
 #define GUARD(call) do { if (bcs_forked) return bcs_forked_error(call); } while (0)
+
+// NONNULL refuses a NULL output argument (MPI_ERR_ARG through comm's error
+// handler) before the call does anything: writing through it would crash
+// the process, or leave a posted request nobody can complete.
+#define NONNULL(comm, call, arg) do { if ((arg) == NULL) return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } while (0)
 
 // Go's runtime needs its signal handlers to run on the alternate signal
 // stack; a handler the program installed without SA_ONSTACK crashes the
@@ -260,30 +265,34 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
 // ---- Communicators ----
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank) {
-    if (comm == MPI_COMM_WORLD && bcs_initialized && !bcs_finalized) {
+    if (comm == MPI_COMM_WORLD && rank != NULL && bcs_initialized && !bcs_finalized) {
         *rank = bcs_world_rank;
         return MPI_SUCCESS;
     }
     GUARD("MPI_Comm_rank");
+    NONNULL(comm, "MPI_Comm_rank", rank);
     return bcs_comm_rank(H(comm), rank);
 }
 
 int PMPI_Comm_size(MPI_Comm comm, int *size) {
-    if (comm == MPI_COMM_WORLD && bcs_initialized && !bcs_finalized) {
+    if (comm == MPI_COMM_WORLD && size != NULL && bcs_initialized && !bcs_finalized) {
         *size = bcs_world_size;
         return MPI_SUCCESS;
     }
     GUARD("MPI_Comm_size");
+    NONNULL(comm, "MPI_Comm_size", size);
     return bcs_comm_size(H(comm), size);
 }
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     GUARD("MPI_Comm_dup");
+    NONNULL(comm, "MPI_Comm_dup", newcomm);
     return bcs_comm_dup(H(comm), (uintptr_t *)newcomm);
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     GUARD("MPI_Comm_split");
+    NONNULL(comm, "MPI_Comm_split", newcomm);
     return bcs_comm_split(H(comm), color, key, (uintptr_t *)newcomm);
 }
 
@@ -710,6 +719,7 @@ static int bcs_dt_scalars(const char *call, MPI_Datatype datatype, MPI_Count *si
         return rc_
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_size", size);
     DT_SCALARS("MPI_Type_size", datatype);
     *size = s_ > 0x7fffffff ? MPI_UNDEFINED : (int)s_;
     return MPI_SUCCESS;
@@ -939,11 +949,13 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Isend");
+    NONNULL(comm, "MPI_Isend", request);
     return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Irecv");
+    NONNULL(comm, "MPI_Irecv", request);
     return bcs_irecv(buf, count, H(datatype), source, tag, H(comm), (uintptr_t *)request, 0);
 }
 
@@ -964,6 +976,7 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Irsend");
+    NONNULL(comm, "MPI_Irsend", request);
     return bcs_isend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
@@ -1034,11 +1047,13 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) {
     GUARD("MPI_Iprobe");
+    NONNULL(comm, "MPI_Iprobe", flag);
     return bcs_iprobe(source, tag, H(comm), flag, status);
 }
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status) {
     GUARD("MPI_Wait");
+    NONNULL(MPI_COMM_WORLD, "MPI_Wait", request);
     return bcs_wait((uintptr_t *)request, status);
 }
 
@@ -1054,6 +1069,8 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Sta
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     GUARD("MPI_Test");
+    NONNULL(MPI_COMM_WORLD, "MPI_Test", request);
+    NONNULL(MPI_COMM_WORLD, "MPI_Test", flag);
     return bcs_test((uintptr_t *)request, flag, status);
 }
 
@@ -1174,6 +1191,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status) {
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     GUARD("MPI_Comm_group");
+    NONNULL(comm, "MPI_Comm_group", group);
     return bcs_comm_group(H(comm), (uintptr_t *)group);
 }
 
@@ -1184,6 +1202,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 
 int PMPI_Group_size(MPI_Group group, int *size) {
     GUARD("MPI_Group_size");
+    NONNULL(MPI_COMM_WORLD, "MPI_Group_size", size);
     return bcs_group_size(H(group), size);
 }
 
@@ -1602,7 +1621,7 @@ static int bcs_group_range(const char *call, MPI_Group group, int n, int ranges[
     for (int i = 0; i < n; i++)
         for (int r = ranges[i][0]; ranges[i][2] > 0 ? r <= ranges[i][1] : r >= ranges[i][1]; r += ranges[i][2])
             ranks[k++] = r;
-    rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl);
+    rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl | 2); // 2: from ranges
     free(ranks);
     return rc;
 }
@@ -1619,6 +1638,7 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup");
     if (request == NULL)
         return bcs_error(H(comm), "MPI_Comm_idup", MPI_ERR_ARG, "request = NULL");
+    NONNULL(comm, "MPI_Comm_idup", newcomm);
     int rc = PMPI_Comm_dup(comm, newcomm);
     return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
 }

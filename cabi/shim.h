@@ -10,7 +10,7 @@ enum {
     BCS_NONE, // moves as bytes in point-to-point calls; no collectives yet
     BCS_I8, BCS_U8, BCS_I16, BCS_U16, BCS_I32, BCS_U32, BCS_I64, BCS_U64,
     BCS_F32, BCS_F64,
-    BCS_F32I, BCS_F64I, BCS_I32I, BCS_I64I, // value-index pairs (MINLOC/MAXLOC)
+    BCS_F32I, BCS_F64I, BCS_I32I, BCS_I64I, BCS_I16I, // value-index pairs (MINLOC/MAXLOC)
     BCS_NKINDS
 };
 
@@ -32,6 +32,7 @@ void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 int bcs_op_is_large(void *fn);
 void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
+void *bcs_builtin_op(uintptr_t type, uintptr_t op); // shim_ops.c
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 

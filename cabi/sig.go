@@ -28,6 +28,7 @@ var sigOfKind = [C.BCS_NKINDS]reduce.Type{
 	C.BCS_I32: reduce.Int32, C.BCS_U32: reduce.Uint32, C.BCS_I64: reduce.Int64, C.BCS_U64: reduce.Uint64,
 	C.BCS_F32: reduce.Float32, C.BCS_F64: reduce.Float64,
 	C.BCS_F32I: reduce.Float32Int, C.BCS_F64I: reduce.Float64Int, C.BCS_I32I: reduce.Int32Int, C.BCS_I64I: reduce.Int64Int,
+	C.BCS_I16I: reduce.Int16Int,
 }
 
 // sig is the type signature of a checked call's datatype (0: unchecked).

@@ -349,20 +349,63 @@ func bcs_comm_split_type(h C.uintptr_t, splitType, key C.int, info C.uintptr_t, 
 	if comms[ci].inter != nil {
 		return fail(ci, call, errUnsupported, "comm = %s is an intercommunicator; MPI_Comm_split_type of one is not implemented by bcsmpi (merge it first)", describe(uintptr(h)))
 	}
-	if info != 0x130 && info != 0x131 { // MPI_INFO_NULL, MPI_INFO_ENV
-		return fail(ci, call, errInfo, "info = %s, want MPI_INFO_NULL (Info objects are not implemented yet)", describe(uintptr(info)))
+	if rc := infoArg(call, uintptr(info)); rc != 0 {
+		return rc
 	}
 	color := node
 	switch splitType {
 	case C.MPI_COMM_TYPE_SHARED:
 	case C.MPI_UNDEFINED:
 		color = C.MPI_UNDEFINED
+	case C.MPI_COMM_TYPE_HW_GUIDED:
+		// The info key mpi_hw_resource_type names the resource; the one
+		// bcsmpi knows is the standard's mpi_shared_memory (a logical
+		// node, as MPI_COMM_TYPE_SHARED). Any other, or none, gives
+		// MPI_COMM_NULL, as the standard says for an unknown type.
+		if infoValue(uintptr(info), "mpi_hw_resource_type") != "mpi_shared_memory" {
+			color = C.MPI_UNDEFINED
+		}
+	case C.MPI_COMM_TYPE_HW_UNGUIDED, C.MPI_COMM_TYPE_RESOURCE_GUIDED:
+		// HW_UNGUIDED: the logical node, when it is a strict subset of
+		// comm (below); else MPI_COMM_NULL. RESOURCE_GUIDED (process
+		// sets of the info's mpi_pset_name): no process set is known
+		// beyond the predefined ones, so MPI_COMM_NULL.
+		if splitType == C.MPI_COMM_TYPE_RESOURCE_GUIDED {
+			color = C.MPI_UNDEFINED
+		}
 	default:
-		return fail(ci, call, errArg, "split_type = %d, want MPI_COMM_TYPE_SHARED (%d) or MPI_UNDEFINED", int(splitType), C.MPI_COMM_TYPE_SHARED)
+		return fail(ci, call, errArg, "split_type = %d, want MPI_COMM_TYPE_SHARED (%d), MPI_COMM_TYPE_HW_UNGUIDED (%d), MPI_COMM_TYPE_HW_GUIDED (%d), MPI_COMM_TYPE_RESOURCE_GUIDED (%d) or MPI_UNDEFINED",
+			int(splitType), C.MPI_COMM_TYPE_SHARED, C.MPI_COMM_TYPE_HW_UNGUIDED, C.MPI_COMM_TYPE_HW_GUIDED, C.MPI_COMM_TYPE_RESOURCE_GUIDED)
 	}
 	nh, rc := splitOf(ci, color, int(key))
-	if rc == 0 {
-		*out = C.uintptr_t(nh)
+	if rc != 0 {
+		return rc
 	}
-	return rc
+	if splitType == C.MPI_COMM_TYPE_HW_UNGUIDED && nh != hCommNull {
+		if _, nci, _ := splitHandle(nh); commSize(nci) == commSize(ci) {
+			h := C.uintptr_t(nh)
+			if rc := bcs_comm_free(&h); rc != 0 {
+				return rc
+			}
+			nh = hCommNull
+		}
+	}
+	*out = C.uintptr_t(nh)
+	return 0
+}
+
+// infoValue is the value of key in info h ("" when h is MPI_INFO_NULL or
+// lacks it); h is valid.
+func infoValue(h uintptr, key string) string {
+	if h == hInfoNull {
+		return ""
+	}
+	e, rc := info("", h, false)
+	if rc != 0 {
+		return ""
+	}
+	if i := e.find(key); i >= 0 {
+		return e.vals[i]
+	}
+	return ""
 }

@@ -322,6 +322,7 @@ var kinds = [C.BCS_NKINDS]collective{
 	C.BCS_F32: elems[float32]{}, C.BCS_F64: elems[float64]{},
 	C.BCS_F32I: elems[mpiapi.ValIdx[float32]]{}, C.BCS_F64I: elems[mpiapi.ValIdx[float64]]{},
 	C.BCS_I32I: elems[mpiapi.ValIdx[int32]]{}, C.BCS_I64I: elems[mpiapi.ValIdx[int64]]{},
+	C.BCS_I16I: elems[mpiapi.ValIdx[int16]]{},
 }
 
 // collectiveOf is the collective implementation of elements of kind.

@@ -545,7 +545,9 @@ func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, dis
 	es := sizeOf[T]()
 	parts := make([]proto.Descriptor, c.size)
 	for i := range c.size {
-		if counts[i] < 0 || displs[i] < 0 || displs[i]+counts[i] > len(buf) {
+		// A block of no elements moves nothing, so its displacement may
+		// lie anywhere (MPI programs leave it past the buffer's end).
+		if counts[i] < 0 || displs[i] < 0 || counts[i] > 0 && displs[i]+counts[i] > len(buf) {
 			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, len(buf))
 		}
 		parts[i] = proto.Descriptor{Peer: c.worldRank(i), Tag: dir, Addr: addrOf(buf, displs[i]), Len: uint64(counts[i]) * es}

@@ -10,8 +10,8 @@ import (
 )
 
 // ValIdx is a value–index pair, the element of MINLOC and MAXLOC reductions
-// (MPI_DOUBLE_INT, MPI_FLOAT_INT, MPI_2INT, MPI_LONG_INT).
-type ValIdx[T float32 | float64 | int32 | int64] struct {
+// (MPI_DOUBLE_INT, MPI_FLOAT_INT, MPI_2INT, MPI_LONG_INT, MPI_SHORT_INT).
+type ValIdx[T float32 | float64 | int16 | int32 | int64] struct {
 	Val T
 	Idx int32
 }
@@ -19,7 +19,7 @@ type ValIdx[T float32 | float64 | int32 | int64] struct {
 // Elem is the element type of a collective buffer: a Numeric type or a
 // value–index pair.
 type Elem interface {
-	Numeric | ValIdx[float32] | ValIdx[float64] | ValIdx[int32] | ValIdx[int64]
+	Numeric | ValIdx[float32] | ValIdx[float64] | ValIdx[int16] | ValIdx[int32] | ValIdx[int64]
 }
 
 var pairTypes = map[reflect.Type]reduce.Type{
@@ -27,6 +27,7 @@ var pairTypes = map[reflect.Type]reduce.Type{
 	reflect.TypeFor[ValIdx[float64]](): reduce.Float64Int,
 	reflect.TypeFor[ValIdx[int32]]():   reduce.Int32Int,
 	reflect.TypeFor[ValIdx[int64]]():   reduce.Int64Int,
+	reflect.TypeFor[ValIdx[int16]]():   reduce.Int16Int,
 }
 
 var kindTypes = map[reflect.Kind]reduce.Type{

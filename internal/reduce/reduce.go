@@ -35,13 +35,14 @@ const (
 	Float64Int
 	Int32Int
 	Int64Int
+	Int16Int // appended: the codes above are fixed
 	typeEnd
 )
 
 var typeNames = [...]string{"", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-	"float32", "float64", "float32-int pair", "float64-int pair", "int32-int pair", "int64-int pair"}
+	"float32", "float64", "float32-int pair", "float64-int pair", "int32-int pair", "int64-int pair", "int16-int pair"}
 
-var typeSizes = [...]int{0, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 8, 16}
+var typeSizes = [...]int{0, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 8, 16, 8}
 
 func (t Type) String() string {
 	if t.Valid() {
@@ -165,6 +166,8 @@ func Apply(op Op, t Type, acc, in []byte) {
 		loc(op, view[Pair[int32]](acc), view[Pair[int32]](in))
 	case Int64Int:
 		loc(op, view[Pair[int64]](acc), view[Pair[int64]](in))
+	case Int16Int:
+		loc(op, view[Pair[int16]](acc), view[Pair[int16]](in))
 	default:
 		panic(fmt.Sprintf("reduce: type %s", t))
 	}
