@@ -665,8 +665,6 @@
 //     parent, the tag, a hash of the group and the call's order, see
 //     scheduler/group.go; a group of the caller alone is a one-process
 //     communicator; a caller outside the group is MPI_ERR_GROUP),
-//     Comm_create with one group or with disjoint groups (each becomes a
-//     communicator),
 //     Group_size/rank/incl/excl/range_incl/range_excl/translate_ranks/compare/
 //     union/intersection/difference/free.
 //   - Attributes (attr.go): Comm_get_attr (the predefined attributes, served
