@@ -111,7 +111,7 @@ func stopRuntime(call string) C.int {
 	if rc := finalizeWindows(); rc != 0 { // rma.go
 		return rc
 	}
-	finalizeFiles() // file.go
+	finalizeFiles()                // file.go
 	for k, o := range builtinOps { // ops.go
 		o.Free()
 		delete(builtinOps, k)
