@@ -38,8 +38,11 @@ import (
 // difference stops the job, naming the slice and, for descriptors, the rank
 // and its calls. A rank that has posted fewer descriptors than recorded for
 // v and can post no more before v runs — blocked in a call with every
-// completion published to it seen, finalized, or exited — is a divergence
-// too, naming the slice, the rank and the call it is blocked in. It cannot
+// completion published to it seen, finalized, or exited, and every
+// descriptor it posted drained (one posted in the real slice being drained
+// is drained in the next: a rank that posts and blocks, as Iprobe does,
+// between the agent's SetSlice and its status read is not stuck) — is a
+// divergence too, naming the slice, the rank and the call it is blocked in. It cannot
 // be a wait for something the replay has yet to give: in the recording the
 // rank posted those descriptors having seen only completions published
 // before v, and the replay has published the same ones.
@@ -195,7 +198,11 @@ func (a *Agent) demReplay(k proto.SliceID) ([]proto.Descriptor, error) {
 		}
 		if lb.need[i] > 0 {
 			complete = false
-			if proto.StatusBlocked(st) || proto.StatusInert(st) {
+			// A rank blocked now may have posted in this real slice (its
+			// descriptors carry k: it read the region's slice after
+			// SetSlice above) before it blocked: Drain leaves them for the
+			// next real slice, and they may be the ones v waits for.
+			if (proto.StatusBlocked(st) || proto.StatusInert(st)) && b.Undrained() == 0 {
 				c, _ := lb.cur.CountOf(int(a.rankOf[i]))
 				return nil, a.divergence(a.rankOf[i], "slice %d: the recording exchanged %d descriptors of this rank in this slice; it posted %d and is %s, so it will post no more before the slice (the program no longer makes the recorded calls)",
 					lb.v, c.Count, c.Count-lb.need[i], proto.DescribeStatus(st))

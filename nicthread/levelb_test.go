@@ -2,6 +2,7 @@ package nicthread
 
 import (
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/internal/core"
@@ -191,5 +192,58 @@ func TestReplayStatsRanAndSwitch(t *testing.T) {
 		if switched := i == 1 || i == 3; (got[i].Switch > 0) != switched {
 			t.Errorf("slice %d: Switch = %v, want a switch cost only in slices 2 and 4", got[i].Slice, got[i].Switch)
 		}
+	}
+}
+
+// A rank that posts in the real slice being drained (it read the region's
+// slice after the agent's SetSlice) and then blocks, as a rank in
+// MPI_Iprobe or MPI_Recv does, is not stuck: its descriptor is drained in
+// the next real slice and the virtual slice that waits for it runs then.
+// (Before the fix, the agent saw the rank blocked with fewer descriptors
+// drained than recorded and stopped the job as a divergence.)
+func TestReplayPostedInTheDrainedSlice(t *testing.T) {
+	var enc replay.SliceEncoder
+	log := replay.SlicesHeader(2, replay.IDOf("job"))
+	rec := newLBNode(t, &enc, &log, nil)
+	rec.rank[0].Post(inlineSend(0, 1, 0, 1), payload)
+	if err := runSlices([]*testNode{rec}, 2); err != nil {
+		t.Fatal(err)
+	}
+	rec.rank[1].Post(recvFrom(1, 0, 5, 0, 1), nil) // exchanged in slice 3
+	if err := runSlices3(rec, 3, 5); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := replay.ParseSlices(enc.End(log), "slices.rpl", 2, replay.IDOf("job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rep := newLBNode(t, nil, nil, sl)
+	rep.rank[0].Post(inlineSend(0, 1, 0, 1), payload)
+	if err := runSlices3(rep, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Real slice 3, virtual slice 3: rank 1's receive carries slice 3, and
+	// rank 1 is blocked in MPI_Recv with every completion seen.
+	recv := recvFrom(1, 0, 5, 0, 1)
+	recv.PostSlice = 3
+	b := rep.rank[1]
+	b.Post(recv, nil)
+	b.SetBlocked(proto.CallCode("MPI_Recv"))
+	b.SetSeen(atomic.LoadUint32(b.Wake()))
+	if err := runSlices3(rep, 3, 3); err != nil {
+		t.Fatalf("a receive posted in the real slice being drained: %v", err)
+	}
+	if n, _ := rep.a.Replayed(); n != 2 {
+		t.Fatalf("%d virtual slices ran by real slice 3, want 2 (slice 3 waits for the receive)", n)
+	}
+	if err := runSlices3(rep, 4, 8); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Done(0) {
+		t.Fatal("replay: the receive did not complete")
+	}
+	if n, busy := rep.a.Replayed(); busy != 2 || n != sl.Total {
+		t.Fatalf("replayed %d slices (%d busy), want %d (2)", n, busy, sl.Total)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/configs"
@@ -65,6 +66,43 @@ func (l *lockedBuf) String() string {
 	return l.b.String()
 }
 
+// gate holds ranks before they start their program until the test opens
+// it: Run is given Program wrap and Args the real program and its
+// arguments, and each rank is a shell that reads a line from a fifo, then
+// execs the program. The test holds the fifo open for reading and writing,
+// so a rank's open never blocks, the lines it writes wait in the pipe for
+// ranks that open it later, and no rank reads end of file.
+type gate struct {
+	f    *os.File
+	wrap string
+	once sync.Once
+	n    int // ranks to let through
+}
+
+func newGate(t *testing.T, ranks int) *gate {
+	t.Helper()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "gate")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	g := &gate{f: f, wrap: filepath.Join(dir, "gated"), n: ranks}
+	if err := os.WriteFile(g.wrap, []byte("#!/bin/sh\nread line < '"+fifo+"' || exit 97\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// open lets every rank through (the first call; later ones do nothing).
+func (g *gate) open() {
+	g.once.Do(func() { g.f.Write(bytes.Repeat([]byte("\n"), g.n)) })
+}
+
 // gangJob is one job of a gang test and how it ended.
 type gangJob struct {
 	name     string
@@ -75,15 +113,22 @@ type gangJob struct {
 	deadlock uint64 // deadlock_slices (0: the default)
 
 	out, errs lockedBuf
-	switches  atomic.Int64 // agent slices with a switch (SWITCHNS > 0)
-	stopped   atomic.Int64 // agent slices the job did not run in
+	switches  atomic.Int64  // agent slices with a switch (SWITCHNS > 0)
+	stopped   atomic.Int64  // agent slices the job did not run in
+	alive     atomic.Uint64 // slices strobed (OnSlice)
 	res       Result
 	err       error
 }
 
 // runGang runs the jobs concurrently through Run with one gang and checks
-// that nothing of theirs is left behind.
-func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob) {
+// that nothing of theirs is left behind. Gated, every rank of every job
+// waits before its program (a gate) until every job has been in the gang
+// for gang_mpl × gang_quantum + 1 slices (counted on the jobs' own slice
+// records), so that the jobs overlap in time whatever the machine's load:
+// by the gang's rules each of them was then stopped at least once and ran
+// at least once (a gated rank is alive, not blocked, so it can use its
+// turn). A job that ends meanwhile (an error) opens the gate for the others.
+func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob, gated bool) {
 	t.Helper()
 	dir := progs(t)
 	base := configs.Default()
@@ -94,6 +139,23 @@ func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob) {
 		t.Fatal(err)
 	}
 	defer g.Close()
+	var gt *gate
+	if gated {
+		ranks := 0
+		for _, j := range jobs {
+			ranks += j.ranks
+		}
+		gt = newGate(t, ranks)
+	}
+	together := uint64(mpl)*quantum + 1
+	onSlice := func(*strobe.SliceRecord) {
+		for _, j := range jobs {
+			if j.alive.Load() < together {
+				return
+			}
+		}
+		gt.open()
+	}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		cfg := base
@@ -101,11 +163,21 @@ func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob) {
 		if j.deadlock > 0 {
 			cfg.DeadlockSlices = j.deadlock
 		}
+		prog, args := filepath.Join(dir, j.prog), j.args
+		if gt != nil {
+			prog, args = gt.wrap, append([]string{prog}, args...)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			j.res, j.err = Run(Job{Ranks: j.ranks, Program: filepath.Join(dir, j.prog), Args: j.args, Config: cfg, Gang: g,
+			j.res, j.err = Run(Job{Ranks: j.ranks, Program: prog, Args: args, Config: cfg, Gang: g,
 				Stdout: &j.out, Stderr: &j.errs,
+				OnSlice: func(r *strobe.SliceRecord) {
+					j.alive.Add(1)
+					if gt != nil {
+						onSlice(r)
+					}
+				},
 				OnAgentSlice: func(s *nicthread.SliceStats) {
 					if s.Switch > 0 {
 						j.switches.Add(1)
@@ -114,6 +186,9 @@ func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob) {
 						j.stopped.Add(1)
 					}
 				}})
+			if gt != nil {
+				gt.open()
+			}
 		}()
 	}
 	wg.Wait()
@@ -142,7 +217,9 @@ func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob) {
 // share through one gang: each computes its own result (the stencil checks
 // its checksum against a serial run, exchange checks every byte against its
 // sender's pattern; a message of another job would fail either), and the
-// gang descheduled and switched them.
+// gang descheduled and switched them. The jobs start their programs only
+// once all are in the gang (runGang's gate): they overlap in time however
+// the machine schedules the test.
 func TestGangJobsShareCorrectly(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		jobs := []*gangJob{
@@ -150,8 +227,7 @@ func TestGangJobsShareCorrectly(t *testing.T) {
 			{name: "exchange3", ranks: 3, nodes: 2, prog: "e2eprog", args: []string{"exchange"}},
 			{name: "stencil3", ranks: 3, prog: "stencil", args: []string{"-iters", "40", "-halo", "12288", "-work", "1ms"}},
 		}[:n]
-		runGang(t, n, 5, jobs)
-		stopped := int64(0)
+		runGang(t, n, 5, jobs, true)
 		for _, j := range jobs {
 			if j.res.ExitCode != 0 {
 				t.Fatalf("%d jobs: job %s exited %d: %s\nstderr:\n%s", n, j.name, j.res.ExitCode, j.res.Message, j.errs.String())
@@ -163,10 +239,9 @@ func TestGangJobsShareCorrectly(t *testing.T) {
 			if !strings.Contains(j.out.String(), want) {
 				t.Fatalf("%d jobs: job %s printed %q, want %q", n, j.name, j.out.String(), want)
 			}
-			stopped += j.stopped.Load()
-		}
-		if stopped == 0 {
-			t.Errorf("%d jobs at MPL %d: no job was ever descheduled", n, n)
+			if j.stopped.Load() == 0 {
+				t.Errorf("%d jobs at MPL %d: job %s was never descheduled, though every job was in the gang for %d slices before any started its program", n, n, j.name, n*5+1)
+			}
 		}
 	}
 }
@@ -179,7 +254,7 @@ func TestGangFailuresStayInTheirJob(t *testing.T) {
 		{name: "exit3", ranks: 2, prog: "e2eprog", args: []string{"exit3"}},
 		{name: "deadlock", ranks: 3, prog: "e2eprog", args: []string{"deadlock"}, deadlock: 40},
 	}
-	runGang(t, 3, 5, jobs)
+	runGang(t, 3, 5, jobs, false)
 	if j := jobs[0]; j.res.ExitCode != 0 || !strings.Contains(j.out.String(), "checksum ok") {
 		t.Fatalf("stencil: exit %d (%s), output %q\nstderr:\n%s", j.res.ExitCode, j.res.Message, j.out.String(), j.errs.String())
 	}
@@ -199,6 +274,9 @@ func TestGangFailuresStayInTheirJob(t *testing.T) {
 
 // A job beyond the multiprogramming level is refused before any rank
 // starts, with a message naming gang_mpl; the job in the gang is untouched.
+// The first job's ranks wait before their program (a gate) until the second
+// job has been refused, so it is in the gang then however slowly the test
+// runs.
 func TestGangFullRefusesAJob(t *testing.T) {
 	dir := progs(t)
 	cfg := configs.Default()
@@ -208,29 +286,40 @@ func TestGangFullRefusesAJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
+	gt := newGate(t, 2)
 	in := make(chan struct{})
 	var once sync.Once
 	var out lockedBuf
-	done := make(chan Result, 1)
+	type ended struct {
+		res Result
+		err error
+	}
+	done := make(chan ended, 1)
 	go func() {
-		res, err := Run(Job{Ranks: 2, Program: filepath.Join(dir, "stencil"), Args: []string{"-iters", "100", "-halo", "4096", "-work", "1ms"},
+		res, err := Run(Job{Ranks: 2, Program: gt.wrap, Args: []string{filepath.Join(dir, "stencil"), "-iters", "100", "-halo", "4096", "-work", "1ms"},
 			Config: cfg, Gang: g, GangName: "first", Stdout: &out, Stderr: &out,
 			OnSlice: func(*strobe.SliceRecord) { once.Do(func() { close(in) }) }})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
+		done <- ended{res, err}
 	}()
-	<-in
+	select {
+	case <-in:
+	case e := <-done:
+		t.Fatalf("the first job ended before its first slice: %v, exit %d (%s), output %q", e.err, e.res.ExitCode, e.res.Message, out.String())
+	}
 	if st := g.Status(); len(st) != 1 || st[0].Name != "first" || st[0].Slot != 0 {
 		t.Errorf("status %+v, want the first job in slot 0", st)
 	}
 	_, err = Run(Job{Ranks: 2, Program: filepath.Join(dir, "stencil"), Config: cfg, Gang: g, Stdout: &out, Stderr: &out})
+	gt.open()
 	if !errors.Is(err, strobe.ErrGangFull) || !strings.Contains(err.Error(), "gang_mpl 1") {
 		t.Fatalf("a second job at gang_mpl 1: %v, want a refusal naming gang_mpl", err)
 	}
-	if res := <-done; res.ExitCode != 0 || !strings.Contains(out.String(), "checksum ok") {
-		t.Fatalf("the first job: exit %d (%s), output %q", res.ExitCode, res.Message, out.String())
+	e := <-done
+	if e.err != nil {
+		t.Fatalf("the first job: %v", e.err)
+	}
+	if e.res.ExitCode != 0 || !strings.Contains(out.String(), "checksum ok") {
+		t.Fatalf("the first job: exit %d (%s), output %q", e.res.ExitCode, e.res.Message, out.String())
 	}
 }
 

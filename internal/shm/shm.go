@@ -328,6 +328,11 @@ func (b *RankBlock) Drain(k proto.SliceID, fn func(d proto.Descriptor, inline []
 	return n, nil
 }
 
+// Undrained is how many descriptors the rank has posted that Drain has not
+// handed over yet: those posted in the slice drained or later, or held back
+// by the drain's fn (agent side, like Drain).
+func (b *RankBlock) Undrained() uint64 { return atomic.LoadUint64(b.head()) - b.taken }
+
 // RingFree is how many descriptors the rank may post before the ring is full.
 func (b *RankBlock) RingFree() int {
 	return b.r.G.RingSlots - int(atomic.LoadUint64(b.head())-atomic.LoadUint64(b.tail()))
