@@ -86,23 +86,26 @@ func TestHandshakeRefusesStrangers(t *testing.T) {
 	var wg sync.WaitGroup
 	outcome := make(chan error, 3)
 	ms, _ := startMesh(t, NewSecret(), 2, func(addrs []string) {
+		// The strangers connect before the mesh starts, so they are in
+		// endpoint 1's accept queue ahead of node 0 and are accepted before
+		// the mesh completes and the listener closes.
+		var conns [3]net.Conn
+		for i := range conns {
+			c, err := net.Dial("tcp", addrs[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns[i] = c
+		}
 		wg.Add(3)
 		go func() { // another job's peer: right protocol, wrong secret
 			defer wg.Done()
-			c, err := net.Dial("tcp", addrs[1])
-			if err != nil {
-				outcome <- err
-				return
-			}
-			defer c.Close()
-			outcome <- dialHandshake(c, NewSecret(), 0, 1)
+			defer conns[0].Close()
+			outcome <- dialHandshake(conns[0], NewSecret(), 0, 1)
 		}()
 		go func() { // garbage: an oversized frame instead of a hello
 			defer wg.Done()
-			c, err := net.Dial("tcp", addrs[1])
-			if err != nil {
-				return
-			}
+			c := conns[1]
 			defer c.Close()
 			io.ReadFull(c, make([]byte, len(authMagic)+nonceLen))
 			c.Write([]byte{byte(proto.MsgData), 0xff, 0xff, 0xff, 0x7f})
@@ -110,10 +113,7 @@ func TestHandshakeRefusesStrangers(t *testing.T) {
 		}()
 		go func() { // a replay: a hello computed for another challenge
 			defer wg.Done()
-			c, err := net.Dial("tcp", addrs[1])
-			if err != nil {
-				return
-			}
+			c := conns[2]
 			defer c.Close()
 			io.ReadFull(c, make([]byte, len(authMagic)+nonceLen))
 			hello := proto.Msg{Type: proto.MsgHello, Node: 0, Index: 1, Payload: make([]byte, nonceLen+macLen)}
