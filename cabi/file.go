@@ -17,8 +17,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -434,7 +433,7 @@ func (f *file) mapShared() error {
 	mfd := -1
 	if f.rank == 0 {
 		rand.Read(cookie[:])
-		fd, err := unix.MemfdCreate("bcs-file-pointer", unix.MFD_CLOEXEC)
+		fd, err := unix.Memfd("bcs-file-pointer")
 		if err == nil {
 			if err = syscall.Ftruncate(fd, segBytes); err != nil {
 				syscall.Close(fd)

@@ -8,10 +8,10 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -88,9 +88,9 @@ func (w *window) allocShared(call string, infoH uintptr) C.int {
 	fd, errno := -1, 0
 	if w.rank == 0 {
 		var err error
-		if fd, err = unix.MemfdCreate("bcsmpi-win", unix.MFD_CLOEXEC); err == nil {
-			if err = unix.Ftruncate(fd, length); err == nil {
-				w.shm, err = unix.Mmap(fd, 0, int(length), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if fd, err = unix.Memfd("bcsmpi-win"); err == nil {
+			if err = syscall.Ftruncate(fd, length); err == nil {
+				w.shm, err = syscall.Mmap(fd, 0, int(length), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 			}
 		}
 		errno = errnoOf(err)
@@ -101,14 +101,14 @@ func (w *window) allocShared(call string, infoH uintptr) C.int {
 			return w.sharedFailed(failErr(w.ci, err), fd)
 		}
 		if b[1] != 0 {
-			return w.sharedFailed(fail(w.ci, call, errNoMem, "rank 0 cannot make a shared mapping of %d bytes: %v", length, unix.Errno(b[1])), fd)
+			return w.sharedFailed(fail(w.ci, call, errNoMem, "rank 0 cannot make a shared mapping of %d bytes: %v", length, syscall.Errno(b[1])), fd)
 		}
 		if w.rank != 0 {
 			path := fmt.Sprintf("/proc/%d/fd/%d", all[2], b[0])
-			f, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
+			f, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
 			if err == nil {
-				w.shm, err = unix.Mmap(f, 0, int(length), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-				unix.Close(f)
+				w.shm, err = syscall.Mmap(f, 0, int(length), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+				syscall.Close(f)
 			}
 			errno = errnoOf(err)
 		}
@@ -118,14 +118,14 @@ func (w *window) allocShared(call string, infoH uintptr) C.int {
 		}
 		for r, e := range st {
 			if e != 0 {
-				return w.sharedFailed(fail(w.ci, call, errRMAShared, "rank %d cannot map rank 0's shared memory (/proc/%d/fd/%d): %v", r, all[2], b[0], unix.Errno(e)), fd)
+				return w.sharedFailed(fail(w.ci, call, errRMAShared, "rank %d cannot map rank 0's shared memory (/proc/%d/fd/%d): %v", r, all[2], b[0], syscall.Errno(e)), fd)
 			}
 		}
 	} else if errno != 0 {
-		return w.sharedFailed(fail(w.ci, call, errNoMem, "cannot make a shared mapping of %d bytes: %v", length, unix.Errno(errno)), fd)
+		return w.sharedFailed(fail(w.ci, call, errNoMem, "cannot make a shared mapping of %d bytes: %v", length, syscall.Errno(errno)), fd)
 	}
 	if fd >= 0 {
-		unix.Close(fd) // every member has mapped it
+		syscall.Close(fd) // every member has mapped it
 	}
 	w.base = unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[w.rank])
 	return 0
@@ -134,7 +134,7 @@ func (w *window) allocShared(call string, infoH uintptr) C.int {
 // sharedFailed undoes a failed allocShared and returns rc.
 func (w *window) sharedFailed(rc C.int, fd int) C.int {
 	if fd >= 0 {
-		unix.Close(fd)
+		syscall.Close(fd)
 	}
 	w.unmapShared()
 	return rc
@@ -143,7 +143,7 @@ func (w *window) sharedFailed(rc C.int, fd int) C.int {
 // unmapShared unmaps a shared window's memory (MPI_Win_free).
 func (w *window) unmapShared() {
 	if w.shm != nil {
-		_ = unix.Munmap(w.shm)
+		_ = syscall.Munmap(w.shm)
 		w.shm = nil
 	}
 }
@@ -153,10 +153,10 @@ func errnoOf(err error) int {
 	if err == nil {
 		return 0
 	}
-	if e, ok := err.(unix.Errno); ok {
+	if e, ok := err.(syscall.Errno); ok {
 		return int(e)
 	}
-	return int(unix.EIO)
+	return int(syscall.EIO)
 }
 
 const errRMAShared = 49

@@ -177,3 +177,10 @@ func AllowReadsFrom(pid int) error {
 	}
 	return err
 }
+
+// Memfd makes an anonymous memory file of size 0 (memfd_create, close on
+// exec): nothing names it in any file system, so it goes with the last
+// descriptor or mapping. name labels it in /proc/PID/fd ("/memfd:name").
+func Memfd(name string) (int, error) {
+	return unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+}

@@ -130,3 +130,6 @@ func PeerCred(c *net.UnixConn) (pid, uid int, err error) { return 0, 0, notSuppo
 
 // TryLock fails.
 func TryLock(f *os.File) error { return notSupported("flock") }
+
+// Memfd fails: memory files are Linux's.
+func Memfd(name string) (int, error) { return -1, notSupported("memfd_create") }
