@@ -608,7 +608,8 @@
 //     request that Wait and Test accept; their collective forms do not
 //     synchronise. A split collective's _begin checks and records the
 //     access and never blocks; its _end runs it (one at a time per file:
-//     another _begin, or an _end that does not match, is MPI_ERR_IO).
+//     another _begin, or an _end that does not match, is MPI_ERR_IO; a bad
+//     _end still takes part in the members' agreement, so they all fail).
 //   - The shared file pointer is an int64 in a memfd that the file's rank
 //     0 makes at open and every member maps through /proc/<pid>/fd (it
 //     checks the link's name and a random cookie), moved with atomic adds

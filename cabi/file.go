@@ -1608,15 +1608,26 @@ func bcs_file_end(what C.int, h C.uintptr_t, buf unsafe.Pointer, st *C.MPI_Statu
 		return rc
 	}
 	s := f.split
+	var bad *ioError
 	switch {
 	case s == nil:
-		return f.fail(call, errIO, "no split collective is active on this file; call the matching _begin first")
+		bad = ioErr(errIO, "no split collective is active on this file; call the matching _begin first")
 	case s.kind != w&(ioAt|ioOrdered) || s.write != (w&ioWrite != 0):
-		return f.fail(call, errIO, "the active split collective is %s, which this call does not end", s.call)
+		bad = ioErr(errIO, "the active split collective is %s, which this call does not end", s.call)
 	case s.buf != buf:
-		return f.fail(call, errBuffer, "buf = %p differs from %s's %p", buf, s.call, s.buf)
+		bad = ioErr(errBuffer, "buf = %p differs from %s's %p", buf, s.call, s.buf)
 	}
 	f.split = nil
+	if bad != nil {
+		// The _end is collective: this member still takes part in the
+		// ordering and the agreement the others' _end does (run with an
+		// error moves nothing), so every member fails together.
+		o := w & (ioAt | ioOrdered | ioWrite)
+		if o&ioOrdered == 0 {
+			o |= ioAll
+		}
+		return f.run(&access{o: o, call: call, buf: buf, err: bad}, st, nil)
+	}
 	s.a.call = call
 	return f.run(s.a, st, nil)
 }

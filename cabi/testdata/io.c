@@ -647,6 +647,35 @@ static void handlers(void) {
     OK(MPI_Errhandler_free(&eh));
 }
 
+/* Errors of one member in a collective: every member fails together, and
+ * the next collective still pairs with the others' (bcsmpi only: the
+ * standard leaves an erroneous _end undefined). */
+static void collerr(void) {
+    MPI_File fh;
+    MPI_Status st;
+    int x = rank, other = 0, y[8], rc;
+    int bad = size - 1 == 0 ? 0 : 1; /* the member that errs */
+    if (!BCSMPI)
+        return;
+    OK(MPI_File_open(MPI_COMM_WORLD, path("ce"), MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                     MPI_INFO_NULL, &fh));
+    /* A split _end with another buffer on one member. */
+    OK(MPI_File_write_at_all_begin(fh, rank * (MPI_Offset)sizeof(int), &x, 1, MPI_INT));
+    rc = MPI_File_write_at_all_end(fh, rank == bad ? (void *)&other : (void *)&x, &st);
+    CHECK(cls(rc) == MPI_ERR_BUFFER, "write_at_all_end with another buffer on rank %d: rc %d", bad, rc);
+    /* An ordered _end with no _begin on one member. */
+    if (rank != bad)
+        OK(MPI_File_write_ordered_begin(fh, &x, 1, MPI_INT));
+    rc = MPI_File_write_ordered_end(fh, &x, &st);
+    CHECK(cls(rc) == MPI_ERR_IO, "write_ordered_end with no _begin on rank %d: rc %d", bad, rc);
+    /* The next collective pairs with the others' and succeeds. */
+    OK(MPI_File_write_at_all(fh, rank * (MPI_Offset)sizeof(int), &x, 1, MPI_INT, &st));
+    OK(MPI_File_read_at_all(fh, 0, y, size < 8 ? size : 8, MPI_INT, &st));
+    for (int i = 0; i < size && i < 8; i++)
+        CHECK(y[i] == i, "after the failed _end: [%d] = %d", i, y[i]);
+    OK(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -679,6 +708,7 @@ int main(int argc, char **argv) {
     subarrays();
     sequential();
     handlers();
+    collerr();
     MPI_Finalize();
     printf("io ok %d\n", rank);
     return 0;
