@@ -600,7 +600,10 @@
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
 //     CUR, END of the view; get_position, get_byte_offset) and reads that
 //     stop at the end of the file: the status counts what moved
-//     (MPI_Get_count, MPI_Get_elements, their _c forms).
+//     (MPI_Get_count, MPI_Get_elements, their _c forms). Every file offset
+//     an access, seek, get_byte_offset or set_view's disp reaches must lie
+//     within 2^60 bytes (maxTypeBound), else MPI_ERR_ARG naming the offset
+//     (joining the members' agreement in collective calls).
 //   - Collective accesses (_all) are independent accesses followed, in the
 //     blocking forms, by the members' synchronisation, so every member's
 //     data is in the file when any returns. Nonblocking forms (iread,

@@ -1017,6 +1017,8 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 			mine = ioErr(errArg, "disp = %d: a file opened with MPI_MODE_SEQUENTIAL takes MPI_DISPLACEMENT_CURRENT (its view starts at the shared file pointer)", d)
 		case d < 0 && d != -1:
 			mine = ioErr(errArg, "disp = %d, want >= 0", d)
+		case d > maxTypeBound:
+			mine = ioErr(errArg, "disp = %d lies beyond bcsmpi's bound of %d bytes on the file", d, maxTypeBound)
 		case et.wire == 0:
 			mine = ioErr(errType, "etype = %s holds no data", et.describe())
 		}
@@ -1185,6 +1187,25 @@ func (f *file) runs(v, n int64, fn func(off, pos, l int64) bool) {
 	}
 }
 
+// viewBytes is the view byte of view position pos (in etypes), checked
+// with an access of bytes view bytes from there: every file offset it
+// touches must lie within maxTypeBound (so no product or sum on the way
+// wraps, and no offset lands before the one asked for). It returns an
+// error naming what (the argument, in the caller's words) and the bound.
+func (f *file) viewBytes(pos, bytes int64, what string) (int64, *ioError) {
+	ft := f.ftype
+	v, ok := mulCheck(pos, f.etype.wire)
+	if ok && within(v, maxTypeBound) {
+		// The file offsets of view bytes [v, v+bytes) lie below those of
+		// the filetype item after the last one they touch.
+		items, okI := mulCheck((v+bytes)/ft.wire+1, ft.extent())
+		if okI && within(items, maxTypeBound) && within(f.disp+items+max(0, ft.trueUB), maxTypeBound) {
+			return v, nil
+		}
+	}
+	return 0, ioErr(errArg, "%s = %d etypes of %d bytes (disp %d, filetype extent %d) lies beyond bcsmpi's bound of %d bytes on the file", what, pos, f.etype.wire, f.disp, ft.extent(), maxTypeBound)
+}
+
 // byteOffset is the file offset of view position pos (in etypes).
 func (f *file) byteOffset(pos int64) int64 {
 	out := f.disp
@@ -1316,18 +1337,23 @@ func (f *file) run(a *access, st *C.MPI_Status, reqOut *C.uintptr_t) C.int {
 	switch {
 	case mine != nil:
 	case o&ioAt != 0:
-		start = a.offset * f.etype.wire
+		start = a.offset * f.etype.wire // checked by check
 	case o&ioOrdered != 0:
 		var err error
 		if start, err = f.ordered(a.bytes); err != nil {
 			return f.failErr(err)
 		}
+		_, mine = f.viewBytes(start/f.etype.wire, a.bytes, "the shared file pointer")
 	case o&ioShared != 0:
-		start = atomic.AddInt64(f.shared, a.bytes/f.etype.wire)*f.etype.wire - a.bytes
+		n := a.bytes / f.etype.wire
+		p := atomic.AddInt64(f.shared, n) - n
+		if start, mine = f.viewBytes(p, a.bytes, "the shared file pointer"); mine != nil {
+			atomic.AddInt64(f.shared, -n)
+		}
 	default:
-		start = f.indiv * f.etype.wire
+		start = f.indiv * f.etype.wire // checked by check
 	}
-	if o&ioOrdered != 0 && mine != nil && f.shared != nil { // still take part in the ordering
+	if o&ioOrdered != 0 && a.err != nil && f.shared != nil { // still take part in the ordering
 		if _, err := f.ordered(0); err != nil {
 			return f.failErr(err)
 		}
@@ -1409,6 +1435,16 @@ func (f *file) check(o int, offset C.MPI_Offset, buf unsafe.Pointer, count C.MPI
 	}
 	if bytes > 0 && buf == nil {
 		return ioErr(errBuffer, "buf = NULL with count = %d", int64(count))
+	}
+	switch {
+	case o&ioAt != 0:
+		if _, e := f.viewBytes(int64(offset), bytes, "offset"); e != nil {
+			return e
+		}
+	case o&(ioShared|ioOrdered) == 0:
+		if _, e := f.viewBytes(f.indiv, bytes, "the individual file pointer"); e != nil {
+			return e
+		}
 	}
 	return nil
 }
@@ -1659,6 +1695,9 @@ func bcs_file_seek(h C.uintptr_t, offset C.MPI_Offset, whence C.int, shared C.in
 		mine = ioErr(errUnsupported, "%q was opened with MPI_MODE_SEQUENTIAL, which has no individual file pointer", f.name)
 	}
 	var pos int64
+	if mine == nil && !within(int64(offset), maxTypeBound) {
+		mine = ioErr(errArg, "offset = %d etypes lies beyond bcsmpi's bound of %d bytes on the file", int64(offset), maxTypeBound)
+	}
 	if mine == nil {
 		switch whence {
 		case C.MPI_SEEK_SET:
@@ -1677,6 +1716,9 @@ func bcs_file_seek(h C.uintptr_t, offset C.MPI_Offset, whence C.int, shared C.in
 	}
 	if mine == nil && pos < 0 {
 		mine = ioErr(errArg, "offset = %d moves the file pointer to %d etypes, before the start of the view", int64(offset), pos)
+	}
+	if mine == nil {
+		_, mine = f.viewBytes(pos, 0, fmt.Sprintf("offset = %d moves the file pointer to", int64(offset)))
 	}
 	if shared != 0 { // collective: every member must reach one position
 		p := pos
@@ -1755,6 +1797,9 @@ func bcs_file_get_byte_offset(h C.uintptr_t, offset C.MPI_Offset, out *C.MPI_Off
 	}
 	if offset < 0 {
 		return f.fail(call, errArg, "offset = %d, want >= 0 (in etypes of the view)", int64(offset))
+	}
+	if _, e := f.viewBytes(int64(offset), 0, "offset"); e != nil {
+		return f.fail(call, e.class, "%s", e.msg)
 	}
 	*out = C.MPI_Offset(f.byteOffset(int64(offset)))
 	return 0

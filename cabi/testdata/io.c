@@ -673,6 +673,24 @@ static void collerr(void) {
     OK(MPI_File_read_at_all(fh, 0, y, size < 8 ? size : 8, MPI_INT, &st));
     for (int i = 0; i < size && i < 8; i++)
         CHECK(y[i] == i, "after the failed _end: [%d] = %d", i, y[i]);
+    /* Offsets in etypes whose bytes overflow fail with MPI_ERR_ARG and
+     * move nothing (1 << 62 ints are 1 << 64 bytes, 0 when wrapped). */
+    int big = -1;
+    MPI_Offset pos, off;
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    FAILS(MPI_File_write_at(fh, (MPI_Offset)1 << 62, &big, 1, MPI_INT, &st), MPI_ERR_ARG);
+    rc = MPI_File_write_at_all(fh, rank == bad ? (MPI_Offset)1 << 62 : rank, rank == bad ? &big : &x, 1, MPI_INT, &st);
+    CHECK(cls(rc) == MPI_ERR_ARG, "write_at_all at 1 << 62 on rank %d: rc %d", bad, rc);
+    OK(MPI_File_read_at_all(fh, 0, y, size < 8 ? size : 8, MPI_INT, &st));
+    for (int i = 0; i < size && i < 8; i++)
+        CHECK(y[i] == i, "after writes at 1 << 62: [%d] = %d", i, y[i]);
+    FAILS(MPI_File_seek(fh, (MPI_Offset)1 << 62, MPI_SEEK_SET), MPI_ERR_ARG);
+    OK(MPI_File_seek(fh, 10, MPI_SEEK_SET));
+    FAILS(MPI_File_seek(fh, (MPI_Offset)0x7fffffffffffffffLL, MPI_SEEK_CUR), MPI_ERR_ARG);
+    OK(MPI_File_get_position(fh, &pos));
+    CHECK(pos == 10, "position %lld after a failed seek, want 10", (long long)pos);
+    FAILS(MPI_File_get_byte_offset(fh, (MPI_Offset)1 << 62, &off), MPI_ERR_ARG);
+    FAILS(MPI_File_seek_shared(fh, (MPI_Offset)1 << 62, MPI_SEEK_SET), MPI_ERR_ARG);
     OK(MPI_File_close(&fh));
 }
 
