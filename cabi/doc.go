@@ -552,7 +552,9 @@
 //     communicator (its synchronisation never matches the program's
 //     messages). Every member must pass rank 0's filename and amode: a
 //     difference is MPI_ERR_NOT_SAME naming both values, and every member
-//     fails (the others' messages name the member that differed). The
+//     fails (the others' messages name the member that differed); so does
+//     fh = NULL (MPI_ERR_ARG) or filename = NULL (MPI_ERR_BAD_FILE) on any
+//     member, which still takes part in the open's collective steps. The
 //     amode rules: exactly one of MPI_MODE_RDONLY, WRONLY, RDWR; RDONLY
 //     with CREATE or EXCL, RDWR with SEQUENTIAL, and unknown bits are
 //     MPI_ERR_AMODE. Rank 0 creates the file (EXCL applies to it), then the

@@ -323,13 +323,18 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 	if comms[ci].inter != nil {
 		return fail(ci, call, errComm, "comm = %s is an intercommunicator, want an intracommunicator", describe(uintptr(commH)))
 	}
-	if out == nil {
-		return nullFail(call, errArg, "fh = NULL, want the address of an MPI_File")
+	// A NULL argument is this member's error: it still takes part in the
+	// collective steps (with an empty name), so every member fails.
+	var mine *ioError
+	name, a := "", int(amode)
+	switch {
+	case out == nil:
+		mine = ioErr(errArg, "fh = NULL, want the address of an MPI_File")
+	case cname == nil:
+		mine = ioErr(errBadFile, "filename = NULL, want a file name")
+	default:
+		name = C.GoString(cname)
 	}
-	if cname == nil {
-		return nullFail(call, errBadFile, "filename = NULL, want a file name")
-	}
-	name, a := C.GoString(cname), int(amode)
 	f := &file{name: name, amode: a, fd: -1, ci: ci, c: comms[ci].c, size: 1, errh: fileNullErrh,
 		etype: predefinedType(0x247), ftype: predefinedType(0x247), members: members(ci)}
 	fail := func(e *ioError, err error) C.int {
@@ -352,7 +357,6 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 		f.rank, f.size = f.c.Rank(), f.c.Size()
 	}
 	// Every member must pass rank 0's name and amode.
-	var mine *ioError
 	if f.c != nil {
 		hdr := []int64{int64(a), int64(len(name))}
 		if err := mpiapi.Bcast(f.c, hdr, 0); err != nil {
@@ -364,6 +368,7 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 			return fail(nil, err)
 		}
 		switch {
+		case mine != nil:
 		case int(hdr[0]) != a:
 			mine = ioErr(errNotSame, "amode = %s differs from rank 0's %s; every member must pass the same", amodeString(a), amodeString(int(hdr[0])))
 		case string(nb) != name:

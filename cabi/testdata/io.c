@@ -657,6 +657,14 @@ static void collerr(void) {
     int bad = size - 1 == 0 ? 0 : 1; /* the member that errs */
     if (!BCSMPI)
         return;
+    /* MPI_File_open with fh or filename NULL on one member fails on all. */
+    rc = MPI_File_open(MPI_COMM_WORLD, path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                       rank == bad ? NULL : &fh);
+    CHECK(cls(rc) == MPI_ERR_ARG, "open with fh = NULL on rank %d: rc %d", bad, rc);
+    rc = MPI_File_open(MPI_COMM_WORLD, rank == bad ? NULL : path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR,
+                       MPI_INFO_NULL, &fh);
+    CHECK(cls(rc) == MPI_ERR_BAD_FILE, "open with filename = NULL on rank %d: rc %d", bad, rc);
+    CHECK(access(path("nf"), F_OK) != 0, "the file nf was made");
     OK(MPI_File_open(MPI_COMM_WORLD, path("ce"), MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                      MPI_INFO_NULL, &fh));
     /* A split _end with another buffer on one member. */
