@@ -573,7 +573,8 @@
 //     and views at MPI_DISPLACEMENT_CURRENT (else MPI_ERR_ARG).
 //   - Errors: a file's handler starts as MPI_FILE_NULL's, which is
 //     MPI_ERRORS_RETURN until MPI_File_set_errhandler(MPI_FILE_NULL, ...)
-//     changes it, as the standard says. Errors of MPI_File_open,
+//     changes it, as the standard says. Errors of MPI_File_open (a bad
+//     or intercommunicator comm, MPI_ERR_COMM, included),
 //     MPI_File_delete and of a null, closed or wrong-kind file handle
 //     (MPI_ERR_FILE) go to MPI_FILE_NULL's handler. File_create_errhandler,
 //     File_call_errhandler, File_get/set_errhandler as for communicators.

@@ -164,6 +164,41 @@ func nullFail(call string, class int, format string, a ...any) C.int {
 	return raiseWith(fileNullErrh, hFileNull, class, fmt.Sprintf("rank %d: %s: %s: %s", worldRank, call, name, fmt.Sprintf(format, a...)))
 }
 
+// nullFailErr raises an error returned by mpiapi on MPI_FILE_NULL's
+// handler.
+func nullFailErr(err error) C.int {
+	var e *mpiapi.Error
+	if errors.As(err, &e) {
+		return raiseWith(fileNullErrh, hFileNull, abiClass(e.Class), e.Error())
+	}
+	return raiseWith(fileNullErrh, hFileNull, errIntern, fmt.Sprintf("rank %d: %v", worldRank, err))
+}
+
+// openComm resolves MPI_File_open's communicator as comm does, but says
+// what is wrong instead of raising it on a communicator's handler (the
+// errors of MPI_File_open go to MPI_FILE_NULL's).
+func openComm(h uintptr) (int, string) {
+	switch h {
+	case hCommWorld:
+		return 0, ""
+	case hCommSelf:
+		return 1, ""
+	case hCommNull:
+		return -1, "comm = MPI_COMM_NULL, want a communicator such as MPI_COMM_WORLD"
+	}
+	kind, i, gen := splitHandle(h)
+	if kind == kindComm && i < len(comms) {
+		if e := &comms[i]; e.live && e.gen == gen {
+			if e.inter != nil {
+				return -1, fmt.Sprintf("comm = %s is an intercommunicator, want an intracommunicator", describe(h))
+			}
+			return i, ""
+		}
+		return -1, fmt.Sprintf("comm = %s was freed with MPI_Comm_free", describe(h))
+	}
+	return -1, fmt.Sprintf("comm = %s is not a communicator", describe(h))
+}
+
 // fail raises an error on the file's handler.
 func (f *file) fail(call string, class int, format string, a ...any) C.int {
 	name := C.GoString(C.bcs_class_name(C.int(class)))
@@ -316,12 +351,12 @@ func sysOpen(name string, a int, create bool) (int, *ioError) {
 //export bcs_file_open
 func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintptr_t, out *C.uintptr_t) C.int {
 	const call = "MPI_File_open"
-	ci, rc := enterComm(call, uintptr(commH))
-	if rc != 0 {
+	if rc := enter(call); rc != 0 {
 		return rc
 	}
-	if comms[ci].inter != nil {
-		return fail(ci, call, errComm, "comm = %s is an intercommunicator, want an intracommunicator", describe(uintptr(commH)))
+	ci, why := openComm(uintptr(commH))
+	if why != "" {
+		return nullFail(call, errComm, "%s", why)
 	}
 	// A NULL argument is this member's error: it still takes part in the
 	// collective steps (with an empty name), so every member fails.
@@ -345,14 +380,14 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 			f.c.Free()
 		}
 		if err != nil {
-			return failErr(ci, err)
+			return nullFailErr(err)
 		}
 		return nullFail(call, e.class, "%s", e.msg)
 	}
 	if f.c != nil {
 		var err error
 		if f.c, err = f.c.Dup(); err != nil {
-			return failErr(ci, err)
+			return nullFailErr(err)
 		}
 		f.rank, f.size = f.c.Rank(), f.c.Size()
 	}

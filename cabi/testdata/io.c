@@ -657,6 +657,12 @@ static void collerr(void) {
     int bad = size - 1 == 0 ? 0 : 1; /* the member that errs */
     if (!BCSMPI)
         return;
+    /* MPI_File_open's errors go to MPI_FILE_NULL's handler
+     * (MPI_ERRORS_RETURN), not to the communicator's. */
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    rc = MPI_File_open(MPI_COMM_NULL, path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    CHECK(cls(rc) == MPI_ERR_COMM, "open on MPI_COMM_NULL: rc %d", rc);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     /* MPI_File_open with fh or filename NULL on one member fails on all. */
     rc = MPI_File_open(MPI_COMM_WORLD, path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                        rank == bad ? NULL : &fh);
