@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -506,7 +507,9 @@ func (f *file) mapShared() error {
 			// pid and fd name some other process's file.
 			p := fmt.Sprintf("/proc/%d/fd/%d", hdr[0], hdr[1])
 			var err error
-			if l, e := os.Readlink(p); e != nil || !strings.HasPrefix(l, "/memfd:bcs-file-pointer") {
+			if l, e := os.Readlink(p); e != nil && !errors.Is(e, fs.ErrNotExist) {
+				fd, why = -1, fmt.Sprintf("rank %d cannot read the link %s to rank 0's shared memory (%v): /proc restricted (ptrace access to rank 0 denied)", f.rank, p, e)
+			} else if e != nil || !strings.HasPrefix(l, "/memfd:bcs-file-pointer") {
 				fd, why = -1, fmt.Sprintf("rank %d cannot find rank 0's shared memory at %s: the members are not all on one host", f.rank, p)
 			} else if fd, err = syscall.Open(p, syscall.O_RDWR|syscall.O_CLOEXEC, 0); err != nil {
 				fd, why = -1, fmt.Sprintf("rank %d cannot open rank 0's shared memory at %s (%v): another host, or /proc restricted", f.rank, p, err)
@@ -551,7 +554,7 @@ func (f *file) mapShared() error {
 	}
 	for r, b := range all {
 		if b != 0 && why == "" {
-			why = fmt.Sprintf("rank %d of the file's communicator could not map the shared file pointer (the members are not all on one host)", r)
+			why = fmt.Sprintf("rank %d of the file's communicator could not map the shared file pointer (the members are not all on one host, or /proc is restricted there)", r)
 		}
 	}
 	all2, err := allgather(f.c, []int64{bad})
