@@ -620,8 +620,11 @@ func bcs_file_close(h *C.uintptr_t) C.int {
 			firstErr = ioErr(errnoClass(e), "deleting %q (MPI_MODE_DELETE_ON_CLOSE): %v", f.name, e)
 		}
 	}
-	if f.c != nil && err == nil {
-		err = f.c.Free()
+	if f.c != nil { // freed even when the Barrier failed: nothing is left behind
+		if e := f.c.Free(); err == nil {
+			err = e
+		}
+		f.c = nil
 	}
 	errh, fh := f.errh, f.handle()
 	f.release()
