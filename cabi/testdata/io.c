@@ -10,7 +10,10 @@
  * MPI_Get_count/Get_elements from the statuses; file error handlers;
  * MPI_MODE_DELETE_ON_CLOSE, MPI_MODE_APPEND and MPI_MODE_SEQUENTIAL; a
  * 2-D array decomposed over the members written and read through
- * subarray memory and file types. Prints "io ok <rank>".
+ * subarray memory and file types; under bcsmpi, one member's error in a
+ * collective (a bad split _end, a NULL argument to MPI_File_open, an
+ * offset beyond the bound) fails every member, and MPI_File_open's errors
+ * go to MPI_FILE_NULL's handler. Prints "io ok <rank>".
  *
  * Mode argv[2] == "nosame": rank 0 passes another amode to MPI_File_open
  * under MPI_ERRORS_ARE_FATAL set on MPI_FILE_NULL, so the job must end
