@@ -585,7 +585,7 @@
 //   - Views: MPI_File_set_view takes a committed etype and filetype; the
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
 //     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
-//     the members' etypes must have one size (MPI_ERR_NOT_SAME). Only the
+//     the members' etypes must have one extent (MPI_ERR_NOT_SAME). Only the
 //     "native" data representation: "internal", "external32" and any other
 //     name are MPI_ERR_UNSUPPORTED_DATAREP naming it, and
 //     MPI_Register_datarep(_c) is MPI_ERR_UNSUPPORTED_OPERATION (a

@@ -1077,20 +1077,23 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 	if mine == nil && f.split != nil {
 		mine = ioErr(errIO, "%s is still active; call its _end first", f.split.call)
 	}
-	ew := int64(0)
+	// The members' etypes must have one extent (the standard: "the
+	// extents of etype in the file data representation must be
+	// identical"); a member that failed passes no extent.
+	ok, ew := int64(0), int64(0)
 	if mine == nil {
-		ew = et.wire
+		ok, ew = 1, et.extent()
 	}
 	if d == -1 && mine == nil { // read before the allgather: rank 0 resets the pointer after it
 		d = f.byteOffset(f.sharedPos())
 	}
-	all, err := allgather(f.c, []int64{ew})
+	all, err := allgather(f.c, []int64{ok, ew})
 	if err != nil {
 		return f.failErr(err)
 	}
-	for r, w := range all {
-		if mine == nil && w != 0 && w != ew {
-			mine = ioErr(errNotSame, "etype = %s has %d bytes; rank %d's has %d: every member must use etypes of one size", et.describe(), ew, r, w)
+	for r := 0; r < len(all)/2; r++ {
+		if w := all[2*r+1]; mine == nil && all[2*r] != 0 && w != ew {
+			mine = ioErr(errNotSame, "etype = %s has extent %d; rank %d's has extent %d: every member must use etypes of one extent", et.describe(), ew, r, w)
 		}
 	}
 	if e, err := agree(f.c, mine, call); err != nil {

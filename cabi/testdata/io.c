@@ -708,6 +708,14 @@ static void collerr(void) {
     CHECK(pos == 10, "position %lld after a failed seek, want 10", (long long)pos);
     FAILS(MPI_File_get_byte_offset(fh, (MPI_Offset)1 << 62, &off), MPI_ERR_ARG);
     FAILS(MPI_File_seek_shared(fh, (MPI_Offset)1 << 62, MPI_SEEK_SET), MPI_ERR_ARG);
+    /* The members' etypes must have one extent: an int resized to extent
+     * 8 (one size, another extent) on one member fails the view on all. */
+    MPI_Datatype wide;
+    OK(MPI_Type_create_resized(MPI_INT, 0, 8, &wide));
+    OK(MPI_Type_commit(&wide));
+    rc = MPI_File_set_view(fh, 0, rank == bad ? wide : MPI_INT, rank == bad ? wide : MPI_INT, "native", MPI_INFO_NULL);
+    CHECK(size == 1 ? rc == MPI_SUCCESS : cls(rc) == MPI_ERR_NOT_SAME, "etype extents 8 and 4: rc %d", rc);
+    OK(MPI_Type_free(&wide));
     OK(MPI_File_close(&fh));
 }
 
