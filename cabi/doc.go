@@ -552,7 +552,9 @@
 //     communicator (its synchronisation never matches the program's
 //     messages). Every member must pass rank 0's filename and amode: a
 //     difference is MPI_ERR_NOT_SAME naming both values, and every member
-//     fails (the others' messages name the member that differed). The
+//     fails (the others' messages name the member that differed); so does
+//     fh = NULL (MPI_ERR_ARG) or filename = NULL (MPI_ERR_BAD_FILE) on any
+//     member, which still takes part in the open's collective steps. The
 //     amode rules: exactly one of MPI_MODE_RDONLY, WRONLY, RDWR; RDONLY
 //     with CREATE or EXCL, RDWR with SEQUENTIAL, and unknown bits are
 //     MPI_ERR_AMODE. Rank 0 creates the file (EXCL applies to it), then the
@@ -571,7 +573,8 @@
 //     and views at MPI_DISPLACEMENT_CURRENT (else MPI_ERR_ARG).
 //   - Errors: a file's handler starts as MPI_FILE_NULL's, which is
 //     MPI_ERRORS_RETURN until MPI_File_set_errhandler(MPI_FILE_NULL, ...)
-//     changes it, as the standard says. Errors of MPI_File_open,
+//     changes it, as the standard says. Errors of MPI_File_open (a bad
+//     or intercommunicator comm, MPI_ERR_COMM, included),
 //     MPI_File_delete and of a null, closed or wrong-kind file handle
 //     (MPI_ERR_FILE) go to MPI_FILE_NULL's handler. File_create_errhandler,
 //     File_call_errhandler, File_get/set_errhandler as for communicators.
@@ -582,7 +585,7 @@
 //   - Views: MPI_File_set_view takes a committed etype and filetype; the
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
 //     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
-//     the members' etypes must have one size (MPI_ERR_NOT_SAME). Only the
+//     the members' etypes must have one extent (MPI_ERR_NOT_SAME). Only the
 //     "native" data representation: "internal", "external32" and any other
 //     name are MPI_ERR_UNSUPPORTED_DATAREP naming it, and
 //     MPI_Register_datarep(_c) is MPI_ERR_UNSUPPORTED_OPERATION (a
@@ -600,7 +603,10 @@
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
 //     CUR, END of the view; get_position, get_byte_offset) and reads that
 //     stop at the end of the file: the status counts what moved
-//     (MPI_Get_count, MPI_Get_elements, their _c forms).
+//     (MPI_Get_count, MPI_Get_elements, their _c forms). Every file offset
+//     an access, seek, get_byte_offset or set_view's disp reaches must lie
+//     within 2^60 bytes (maxTypeBound), else MPI_ERR_ARG naming the offset
+//     (joining the members' agreement in collective calls).
 //   - Collective accesses (_all) are independent accesses followed, in the
 //     blocking forms, by the members' synchronisation, so every member's
 //     data is in the file when any returns. Nonblocking forms (iread,
@@ -608,7 +614,8 @@
 //     request that Wait and Test accept; their collective forms do not
 //     synchronise. A split collective's _begin checks and records the
 //     access and never blocks; its _end runs it (one at a time per file:
-//     another _begin, or an _end that does not match, is MPI_ERR_IO).
+//     another _begin, or an _end that does not match, is MPI_ERR_IO; a bad
+//     _end still takes part in the members' agreement, so they all fail).
 //   - The shared file pointer is an int64 in a memfd that the file's rank
 //     0 makes at open and every member maps through /proc/<pid>/fd (it
 //     checks the link's name and a random cookie), moved with atomic adds

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -161,6 +162,41 @@ func lookupFile(call string, h C.uintptr_t) (*file, C.int) {
 func nullFail(call string, class int, format string, a ...any) C.int {
 	name := C.GoString(C.bcs_class_name(C.int(class)))
 	return raiseWith(fileNullErrh, hFileNull, class, fmt.Sprintf("rank %d: %s: %s: %s", worldRank, call, name, fmt.Sprintf(format, a...)))
+}
+
+// nullFailErr raises an error returned by mpiapi on MPI_FILE_NULL's
+// handler.
+func nullFailErr(err error) C.int {
+	var e *mpiapi.Error
+	if errors.As(err, &e) {
+		return raiseWith(fileNullErrh, hFileNull, abiClass(e.Class), e.Error())
+	}
+	return raiseWith(fileNullErrh, hFileNull, errIntern, fmt.Sprintf("rank %d: %v", worldRank, err))
+}
+
+// openComm resolves MPI_File_open's communicator as comm does, but says
+// what is wrong instead of raising it on a communicator's handler (the
+// errors of MPI_File_open go to MPI_FILE_NULL's).
+func openComm(h uintptr) (int, string) {
+	switch h {
+	case hCommWorld:
+		return 0, ""
+	case hCommSelf:
+		return 1, ""
+	case hCommNull:
+		return -1, "comm = MPI_COMM_NULL, want a communicator such as MPI_COMM_WORLD"
+	}
+	kind, i, gen := splitHandle(h)
+	if kind == kindComm && i < len(comms) {
+		if e := &comms[i]; e.live && e.gen == gen {
+			if e.inter != nil {
+				return -1, fmt.Sprintf("comm = %s is an intercommunicator, want an intracommunicator", describe(h))
+			}
+			return i, ""
+		}
+		return -1, fmt.Sprintf("comm = %s was freed with MPI_Comm_free", describe(h))
+	}
+	return -1, fmt.Sprintf("comm = %s is not a communicator", describe(h))
 }
 
 // fail raises an error on the file's handler.
@@ -315,20 +351,25 @@ func sysOpen(name string, a int, create bool) (int, *ioError) {
 //export bcs_file_open
 func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintptr_t, out *C.uintptr_t) C.int {
 	const call = "MPI_File_open"
-	ci, rc := enterComm(call, uintptr(commH))
-	if rc != 0 {
+	if rc := enter(call); rc != 0 {
 		return rc
 	}
-	if comms[ci].inter != nil {
-		return fail(ci, call, errComm, "comm = %s is an intercommunicator, want an intracommunicator", describe(uintptr(commH)))
+	ci, why := openComm(uintptr(commH))
+	if why != "" {
+		return nullFail(call, errComm, "%s", why)
 	}
-	if out == nil {
-		return nullFail(call, errArg, "fh = NULL, want the address of an MPI_File")
+	// A NULL argument is this member's error: it still takes part in the
+	// collective steps (with an empty name), so every member fails.
+	var mine *ioError
+	name, a := "", int(amode)
+	switch {
+	case out == nil:
+		mine = ioErr(errArg, "fh = NULL, want the address of an MPI_File")
+	case cname == nil:
+		mine = ioErr(errBadFile, "filename = NULL, want a file name")
+	default:
+		name = C.GoString(cname)
 	}
-	if cname == nil {
-		return nullFail(call, errBadFile, "filename = NULL, want a file name")
-	}
-	name, a := C.GoString(cname), int(amode)
 	f := &file{name: name, amode: a, fd: -1, ci: ci, c: comms[ci].c, size: 1, errh: fileNullErrh,
 		etype: predefinedType(0x247), ftype: predefinedType(0x247), members: members(ci)}
 	fail := func(e *ioError, err error) C.int {
@@ -339,19 +380,18 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 			f.c.Free()
 		}
 		if err != nil {
-			return failErr(ci, err)
+			return nullFailErr(err)
 		}
 		return nullFail(call, e.class, "%s", e.msg)
 	}
 	if f.c != nil {
 		var err error
 		if f.c, err = f.c.Dup(); err != nil {
-			return failErr(ci, err)
+			return nullFailErr(err)
 		}
 		f.rank, f.size = f.c.Rank(), f.c.Size()
 	}
 	// Every member must pass rank 0's name and amode.
-	var mine *ioError
 	if f.c != nil {
 		hdr := []int64{int64(a), int64(len(name))}
 		if err := mpiapi.Bcast(f.c, hdr, 0); err != nil {
@@ -363,6 +403,7 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 			return fail(nil, err)
 		}
 		switch {
+		case mine != nil:
 		case int(hdr[0]) != a:
 			mine = ioErr(errNotSame, "amode = %s differs from rank 0's %s; every member must pass the same", amodeString(a), amodeString(int(hdr[0])))
 		case string(nb) != name:
@@ -465,7 +506,9 @@ func (f *file) mapShared() error {
 			// pid and fd name some other process's file.
 			p := fmt.Sprintf("/proc/%d/fd/%d", hdr[0], hdr[1])
 			var err error
-			if l, e := os.Readlink(p); e != nil || !strings.HasPrefix(l, "/memfd:bcs-file-pointer") {
+			if l, e := os.Readlink(p); e != nil && !errors.Is(e, fs.ErrNotExist) {
+				fd, why = -1, fmt.Sprintf("rank %d cannot read the link %s to rank 0's shared memory (%v): /proc restricted (ptrace access to rank 0 denied)", f.rank, p, e)
+			} else if e != nil || !strings.HasPrefix(l, "/memfd:bcs-file-pointer") {
 				fd, why = -1, fmt.Sprintf("rank %d cannot find rank 0's shared memory at %s: the members are not all on one host", f.rank, p)
 			} else if fd, err = syscall.Open(p, syscall.O_RDWR|syscall.O_CLOEXEC, 0); err != nil {
 				fd, why = -1, fmt.Sprintf("rank %d cannot open rank 0's shared memory at %s (%v): another host, or /proc restricted", f.rank, p, err)
@@ -510,7 +553,7 @@ func (f *file) mapShared() error {
 	}
 	for r, b := range all {
 		if b != 0 && why == "" {
-			why = fmt.Sprintf("rank %d of the file's communicator could not map the shared file pointer (the members are not all on one host)", r)
+			why = fmt.Sprintf("rank %d of the file's communicator could not map the shared file pointer (the members are not all on one host, or /proc is restricted there)", r)
 		}
 	}
 	all2, err := allgather(f.c, []int64{bad})
@@ -576,8 +619,11 @@ func bcs_file_close(h *C.uintptr_t) C.int {
 			firstErr = ioErr(errnoClass(e), "deleting %q (MPI_MODE_DELETE_ON_CLOSE): %v", f.name, e)
 		}
 	}
-	if f.c != nil && err == nil {
-		err = f.c.Free()
+	if f.c != nil { // freed even when the Barrier failed: nothing is left behind
+		if e := f.c.Free(); err == nil {
+			err = e
+		}
+		f.c = nil
 	}
 	errh, fh := f.errh, f.handle()
 	f.release()
@@ -1016,6 +1062,8 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 			mine = ioErr(errArg, "disp = %d: a file opened with MPI_MODE_SEQUENTIAL takes MPI_DISPLACEMENT_CURRENT (its view starts at the shared file pointer)", d)
 		case d < 0 && d != -1:
 			mine = ioErr(errArg, "disp = %d, want >= 0", d)
+		case d > maxTypeBound:
+			mine = ioErr(errArg, "disp = %d lies beyond bcsmpi's bound of %d bytes on the file", d, maxTypeBound)
 		case et.wire == 0:
 			mine = ioErr(errType, "etype = %s holds no data", et.describe())
 		}
@@ -1028,20 +1076,23 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 	if mine == nil && f.split != nil {
 		mine = ioErr(errIO, "%s is still active; call its _end first", f.split.call)
 	}
-	ew := int64(0)
+	// The members' etypes must have one extent (the standard: "the
+	// extents of etype in the file data representation must be
+	// identical"); a member that failed passes no extent.
+	ok, ew := int64(0), int64(0)
 	if mine == nil {
-		ew = et.wire
+		ok, ew = 1, et.extent()
 	}
 	if d == -1 && mine == nil { // read before the allgather: rank 0 resets the pointer after it
 		d = f.byteOffset(f.sharedPos())
 	}
-	all, err := allgather(f.c, []int64{ew})
+	all, err := allgather(f.c, []int64{ok, ew})
 	if err != nil {
 		return f.failErr(err)
 	}
-	for r, w := range all {
-		if mine == nil && w != 0 && w != ew {
-			mine = ioErr(errNotSame, "etype = %s has %d bytes; rank %d's has %d: every member must use etypes of one size", et.describe(), ew, r, w)
+	for r := 0; r < len(all)/2; r++ {
+		if w := all[2*r+1]; mine == nil && all[2*r] != 0 && w != ew {
+			mine = ioErr(errNotSame, "etype = %s has extent %d; rank %d's has extent %d: every member must use etypes of one extent", et.describe(), ew, r, w)
 		}
 	}
 	if e, err := agree(f.c, mine, call); err != nil {
@@ -1184,6 +1235,25 @@ func (f *file) runs(v, n int64, fn func(off, pos, l int64) bool) {
 	}
 }
 
+// viewBytes is the view byte of view position pos (in etypes), checked
+// with an access of bytes view bytes from there: every file offset it
+// touches must lie within maxTypeBound (so no product or sum on the way
+// wraps, and no offset lands before the one asked for). It returns an
+// error naming what (the argument, in the caller's words) and the bound.
+func (f *file) viewBytes(pos, bytes int64, what string) (int64, *ioError) {
+	ft := f.ftype
+	v, ok := mulCheck(pos, f.etype.wire)
+	if ok && within(v, maxTypeBound) {
+		// The file offsets of view bytes [v, v+bytes) lie below those of
+		// the filetype item after the last one they touch.
+		items, okI := mulCheck((v+bytes)/ft.wire+1, ft.extent())
+		if okI && within(items, maxTypeBound) && within(f.disp+items+max(0, ft.trueUB), maxTypeBound) {
+			return v, nil
+		}
+	}
+	return 0, ioErr(errArg, "%s = %d etypes of %d bytes (disp %d, filetype extent %d) lies beyond bcsmpi's bound of %d bytes on the file", what, pos, f.etype.wire, f.disp, ft.extent(), maxTypeBound)
+}
+
 // byteOffset is the file offset of view position pos (in etypes).
 func (f *file) byteOffset(pos int64) int64 {
 	out := f.disp
@@ -1315,18 +1385,23 @@ func (f *file) run(a *access, st *C.MPI_Status, reqOut *C.uintptr_t) C.int {
 	switch {
 	case mine != nil:
 	case o&ioAt != 0:
-		start = a.offset * f.etype.wire
+		start = a.offset * f.etype.wire // checked by check
 	case o&ioOrdered != 0:
 		var err error
 		if start, err = f.ordered(a.bytes); err != nil {
 			return f.failErr(err)
 		}
+		_, mine = f.viewBytes(start/f.etype.wire, a.bytes, "the shared file pointer")
 	case o&ioShared != 0:
-		start = atomic.AddInt64(f.shared, a.bytes/f.etype.wire)*f.etype.wire - a.bytes
+		n := a.bytes / f.etype.wire
+		p := atomic.AddInt64(f.shared, n) - n
+		if start, mine = f.viewBytes(p, a.bytes, "the shared file pointer"); mine != nil {
+			atomic.AddInt64(f.shared, -n)
+		}
 	default:
-		start = f.indiv * f.etype.wire
+		start = f.indiv * f.etype.wire // checked by check
 	}
-	if o&ioOrdered != 0 && mine != nil && f.shared != nil { // still take part in the ordering
+	if o&ioOrdered != 0 && a.err != nil && f.shared != nil { // still take part in the ordering
 		if _, err := f.ordered(0); err != nil {
 			return f.failErr(err)
 		}
@@ -1408,6 +1483,16 @@ func (f *file) check(o int, offset C.MPI_Offset, buf unsafe.Pointer, count C.MPI
 	}
 	if bytes > 0 && buf == nil {
 		return ioErr(errBuffer, "buf = NULL with count = %d", int64(count))
+	}
+	switch {
+	case o&ioAt != 0:
+		if _, e := f.viewBytes(int64(offset), bytes, "offset"); e != nil {
+			return e
+		}
+	case o&(ioShared|ioOrdered) == 0:
+		if _, e := f.viewBytes(f.indiv, bytes, "the individual file pointer"); e != nil {
+			return e
+		}
 	}
 	return nil
 }
@@ -1607,15 +1692,26 @@ func bcs_file_end(what C.int, h C.uintptr_t, buf unsafe.Pointer, st *C.MPI_Statu
 		return rc
 	}
 	s := f.split
+	var bad *ioError
 	switch {
 	case s == nil:
-		return f.fail(call, errIO, "no split collective is active on this file; call the matching _begin first")
+		bad = ioErr(errIO, "no split collective is active on this file; call the matching _begin first")
 	case s.kind != w&(ioAt|ioOrdered) || s.write != (w&ioWrite != 0):
-		return f.fail(call, errIO, "the active split collective is %s, which this call does not end", s.call)
+		bad = ioErr(errIO, "the active split collective is %s, which this call does not end", s.call)
 	case s.buf != buf:
-		return f.fail(call, errBuffer, "buf = %p differs from %s's %p", buf, s.call, s.buf)
+		bad = ioErr(errBuffer, "buf = %p differs from %s's %p", buf, s.call, s.buf)
 	}
 	f.split = nil
+	if bad != nil {
+		// The _end is collective: this member still takes part in the
+		// ordering and the agreement the others' _end does (run with an
+		// error moves nothing), so every member fails together.
+		o := w & (ioAt | ioOrdered | ioWrite)
+		if o&ioOrdered == 0 {
+			o |= ioAll
+		}
+		return f.run(&access{o: o, call: call, buf: buf, err: bad}, st, nil)
+	}
 	s.a.call = call
 	return f.run(s.a, st, nil)
 }
@@ -1647,6 +1743,9 @@ func bcs_file_seek(h C.uintptr_t, offset C.MPI_Offset, whence C.int, shared C.in
 		mine = ioErr(errUnsupported, "%q was opened with MPI_MODE_SEQUENTIAL, which has no individual file pointer", f.name)
 	}
 	var pos int64
+	if mine == nil && !within(int64(offset), maxTypeBound) {
+		mine = ioErr(errArg, "offset = %d etypes lies beyond bcsmpi's bound of %d bytes on the file", int64(offset), maxTypeBound)
+	}
 	if mine == nil {
 		switch whence {
 		case C.MPI_SEEK_SET:
@@ -1665,6 +1764,9 @@ func bcs_file_seek(h C.uintptr_t, offset C.MPI_Offset, whence C.int, shared C.in
 	}
 	if mine == nil && pos < 0 {
 		mine = ioErr(errArg, "offset = %d moves the file pointer to %d etypes, before the start of the view", int64(offset), pos)
+	}
+	if mine == nil {
+		_, mine = f.viewBytes(pos, 0, fmt.Sprintf("offset = %d moves the file pointer to", int64(offset)))
 	}
 	if shared != 0 { // collective: every member must reach one position
 		p := pos
@@ -1743,6 +1845,9 @@ func bcs_file_get_byte_offset(h C.uintptr_t, offset C.MPI_Offset, out *C.MPI_Off
 	}
 	if offset < 0 {
 		return f.fail(call, errArg, "offset = %d, want >= 0 (in etypes of the view)", int64(offset))
+	}
+	if _, e := f.viewBytes(int64(offset), 0, "offset"); e != nil {
+		return f.fail(call, e.class, "%s", e.msg)
 	}
 	*out = C.MPI_Offset(f.byteOffset(int64(offset)))
 	return 0

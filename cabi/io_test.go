@@ -30,7 +30,9 @@ func emptyDir(t *testing.T, dir string) {
 // contiguously and through the view, derived memory types, nonblocking,
 // split collective and _c forms, sizes, atomicity, views, statuses and file
 // error handlers, MPI_MODE_SEQUENTIAL, a 2-D array decomposed in
-// subarrays; as a singleton and on 2 to 6 ranks over 1 to 3 logical nodes.
+// subarrays; one member's error in a collective failing every member (a
+// bad split _end, NULL fh or filename to open, offsets beyond the bound);
+// as a singleton and on 2 to 6 ranks over 1 to 3 logical nodes.
 // The program deletes its files; nothing may be left in its directory, and
 // no resource unreleased. (The program runs under MPICH too:
 // mpicc.mpich testdata/io.c && mpiexec.mpich -n 4 ./a.out DIR.)

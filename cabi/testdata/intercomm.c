@@ -204,15 +204,18 @@ static void inter(void) {
     }
     int rc0 = MPI_SUCCESS;
     if (bcs) {
+        /* MPI_File_open's errors go to MPI_FILE_NULL's handler
+         * (MPI_ERRORS_RETURN), not to the intercommunicator's. */
+        OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
+        MPI_File fh = MPI_FILE_NULL;
+        rc0 = MPI_File_open(ic, "never-created", MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && fh == MPI_FILE_NULL, "MPI_File_open on an intercommunicator: rc %d", rc0);
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
         rc0 = MPI_Send(&rank, 1, MPI_INT, rsize, 5, ic);
         CHECK(class_of(rc0) == MPI_ERR_RANK, "send to remote rank %d: rc %d", rsize, rc0);
         MPI_Request q;
         rc0 = MPI_Ibarrier(ic, &q);
         CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "ibarrier on an intercommunicator: rc %d", rc0);
-        MPI_File fh = MPI_FILE_NULL;
-        rc0 = MPI_File_open(ic, "never-created", MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
-        CHECK(class_of(rc0) == MPI_ERR_COMM && fh == MPI_FILE_NULL, "MPI_File_open on an intercommunicator: rc %d", rc0);
 
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     }

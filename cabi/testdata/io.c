@@ -10,7 +10,10 @@
  * MPI_Get_count/Get_elements from the statuses; file error handlers;
  * MPI_MODE_DELETE_ON_CLOSE, MPI_MODE_APPEND and MPI_MODE_SEQUENTIAL; a
  * 2-D array decomposed over the members written and read through
- * subarray memory and file types. Prints "io ok <rank>".
+ * subarray memory and file types; under bcsmpi, one member's error in a
+ * collective (a bad split _end, a NULL argument to MPI_File_open, an
+ * offset beyond the bound) fails every member, and MPI_File_open's errors
+ * go to MPI_FILE_NULL's handler. Prints "io ok <rank>".
  *
  * Mode argv[2] == "nosame": rank 0 passes another amode to MPI_File_open
  * under MPI_ERRORS_ARE_FATAL set on MPI_FILE_NULL, so the job must end
@@ -647,6 +650,75 @@ static void handlers(void) {
     OK(MPI_Errhandler_free(&eh));
 }
 
+/* Errors of one member in a collective: every member fails together, and
+ * the next collective still pairs with the others' (bcsmpi only: the
+ * standard leaves an erroneous _end undefined). */
+static void collerr(void) {
+    MPI_File fh;
+    MPI_Status st;
+    int x = rank, other = 0, y[8], rc;
+    int bad = size - 1 == 0 ? 0 : 1; /* the member that errs */
+    if (!BCSMPI)
+        return;
+    /* MPI_File_open's errors go to MPI_FILE_NULL's handler
+     * (MPI_ERRORS_RETURN), not to the communicator's. */
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    rc = MPI_File_open(MPI_COMM_NULL, path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    CHECK(cls(rc) == MPI_ERR_COMM, "open on MPI_COMM_NULL: rc %d", rc);
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    /* MPI_File_open with fh or filename NULL on one member fails on all. */
+    rc = MPI_File_open(MPI_COMM_WORLD, path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                       rank == bad ? NULL : &fh);
+    CHECK(cls(rc) == MPI_ERR_ARG, "open with fh = NULL on rank %d: rc %d", bad, rc);
+    rc = MPI_File_open(MPI_COMM_WORLD, rank == bad ? NULL : path("nf"), MPI_MODE_CREATE | MPI_MODE_RDWR,
+                       MPI_INFO_NULL, &fh);
+    CHECK(cls(rc) == MPI_ERR_BAD_FILE, "open with filename = NULL on rank %d: rc %d", bad, rc);
+    CHECK(access(path("nf"), F_OK) != 0, "the file nf was made");
+    OK(MPI_File_open(MPI_COMM_WORLD, path("ce"), MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                     MPI_INFO_NULL, &fh));
+    /* A split _end with another buffer on one member. */
+    OK(MPI_File_write_at_all_begin(fh, rank * (MPI_Offset)sizeof(int), &x, 1, MPI_INT));
+    rc = MPI_File_write_at_all_end(fh, rank == bad ? (void *)&other : (void *)&x, &st);
+    CHECK(cls(rc) == MPI_ERR_BUFFER, "write_at_all_end with another buffer on rank %d: rc %d", bad, rc);
+    /* An ordered _end with no _begin on one member. */
+    if (rank != bad)
+        OK(MPI_File_write_ordered_begin(fh, &x, 1, MPI_INT));
+    rc = MPI_File_write_ordered_end(fh, &x, &st);
+    CHECK(cls(rc) == MPI_ERR_IO, "write_ordered_end with no _begin on rank %d: rc %d", bad, rc);
+    /* The next collective pairs with the others' and succeeds. */
+    OK(MPI_File_write_at_all(fh, rank * (MPI_Offset)sizeof(int), &x, 1, MPI_INT, &st));
+    OK(MPI_File_read_at_all(fh, 0, y, size < 8 ? size : 8, MPI_INT, &st));
+    for (int i = 0; i < size && i < 8; i++)
+        CHECK(y[i] == i, "after the failed _end: [%d] = %d", i, y[i]);
+    /* Offsets in etypes whose bytes overflow fail with MPI_ERR_ARG and
+     * move nothing (1 << 62 ints are 1 << 64 bytes, 0 when wrapped). */
+    int big = -1;
+    MPI_Offset pos, off;
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    FAILS(MPI_File_write_at(fh, (MPI_Offset)1 << 62, &big, 1, MPI_INT, &st), MPI_ERR_ARG);
+    rc = MPI_File_write_at_all(fh, rank == bad ? (MPI_Offset)1 << 62 : rank, rank == bad ? &big : &x, 1, MPI_INT, &st);
+    CHECK(cls(rc) == MPI_ERR_ARG, "write_at_all at 1 << 62 on rank %d: rc %d", bad, rc);
+    OK(MPI_File_read_at_all(fh, 0, y, size < 8 ? size : 8, MPI_INT, &st));
+    for (int i = 0; i < size && i < 8; i++)
+        CHECK(y[i] == i, "after writes at 1 << 62: [%d] = %d", i, y[i]);
+    FAILS(MPI_File_seek(fh, (MPI_Offset)1 << 62, MPI_SEEK_SET), MPI_ERR_ARG);
+    OK(MPI_File_seek(fh, 10, MPI_SEEK_SET));
+    FAILS(MPI_File_seek(fh, (MPI_Offset)0x7fffffffffffffffLL, MPI_SEEK_CUR), MPI_ERR_ARG);
+    OK(MPI_File_get_position(fh, &pos));
+    CHECK(pos == 10, "position %lld after a failed seek, want 10", (long long)pos);
+    FAILS(MPI_File_get_byte_offset(fh, (MPI_Offset)1 << 62, &off), MPI_ERR_ARG);
+    FAILS(MPI_File_seek_shared(fh, (MPI_Offset)1 << 62, MPI_SEEK_SET), MPI_ERR_ARG);
+    /* The members' etypes must have one extent: an int resized to extent
+     * 8 (one size, another extent) on one member fails the view on all. */
+    MPI_Datatype wide;
+    OK(MPI_Type_create_resized(MPI_INT, 0, 8, &wide));
+    OK(MPI_Type_commit(&wide));
+    rc = MPI_File_set_view(fh, 0, rank == bad ? wide : MPI_INT, rank == bad ? wide : MPI_INT, "native", MPI_INFO_NULL);
+    CHECK(size == 1 ? rc == MPI_SUCCESS : cls(rc) == MPI_ERR_NOT_SAME, "etype extents 8 and 4: rc %d", rc);
+    OK(MPI_Type_free(&wide));
+    OK(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -679,6 +751,7 @@ int main(int argc, char **argv) {
     subarrays();
     sequential();
     handlers();
+    collerr();
     MPI_Finalize();
     printf("io ok %d\n", rank);
     return 0;
