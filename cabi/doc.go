@@ -510,7 +510,9 @@
 // Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are
 // composed of calls on the hidden communicators: a collective of the
 // local group to or from its rank 0, and messages between the leaders (or
-// between the root, MPI_ROOT, and the remote group's rank 0) on union;
+// between the root, MPI_ROOT, and the remote group's rank 0) on coll, a
+// hidden duplicate of union that only the collectives use (so no user
+// receive, MPI_ANY_SOURCE and MPI_ANY_TAG included, takes their messages);
 // members passing MPI_PROC_NULL as root take no part; Alltoall is a
 // message exchange between every pair of the two groups, both groups
 // going through their peers in rank order. MPI_IN_PLACE is MPI_ERR_BUFFER

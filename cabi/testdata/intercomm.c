@@ -217,6 +217,28 @@ static void inter(void) {
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     }
     OK(MPI_Barrier(ic));
+    /* A user message sent before a collective, with the tag bcsmpi's
+     * collectives use inside, is not taken by the collective, nor the
+     * collective's message by a receive of any source and tag. */
+    if (color == 0 && lr == 0) {
+        MPI_Request q;
+        int msg = 111, b = 222;
+        OK(MPI_Isend(&msg, 1, MPI_INT, 0, 1, ic, &q));
+        OK(MPI_Bcast(&b, 1, MPI_INT, MPI_ROOT, ic));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    } else if (color == 0) {
+        OK(MPI_Bcast(&v, 1, MPI_INT, MPI_PROC_NULL, ic));
+    } else {
+        v = -1;
+        OK(MPI_Bcast(&v, 1, MPI_INT, 0, ic));
+        CHECK(v == 222, "bcast after a user message with tag 1: %d, want 222", v);
+        if (lr == 0) {
+            v = -1;
+            OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, ic, &st));
+            CHECK(v == 111 && st.MPI_SOURCE == 0 && st.MPI_TAG == 1, "user message: %d from %d tag %d, want 111 from 0 tag 1", v,
+                  st.MPI_SOURCE, st.MPI_TAG);
+        }
+    }
     /* Bcast from A's rank 0, then from B's last rank. */
     v = color == 0 && lr == 0 ? 1234 : -1;
     OK(MPI_Bcast(&v, 1, MPI_INT, color == 0 ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
