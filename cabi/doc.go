@@ -523,10 +523,13 @@
 // collectives on an intercommunicator (the v-forms, Alltoallw,
 // Reduce_scatter; Scan and Exscan are not defined there), the non-blocking
 // and persistent forms of every collective, MPI_Comm_create and
-// MPI_Comm_split_type of an intercommunicator (merge it first). Topology
-// constructors and windows, which need an intracommunicator, are not
-// refused on an intercommunicator: they act on its union (an erroneous
-// program that does so is not caught).
+// MPI_Comm_split_type of an intercommunicator (merge it first). The calls
+// that need an intracommunicator refuse an intercommunicator with
+// MPI_ERR_COMM naming it: the window constructors (MPI_Win_create,
+// MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic), the
+// topology constructors (MPI_Cart_create, MPI_Graph_create,
+// MPI_Dist_graph_create(_adjacent)), MPI_Comm_create_group and
+// MPI_File_open.
 //
 // # Dynamic processes (dynamic.go, shim_dynamic.c)
 //

@@ -63,6 +63,16 @@ func hidden(i, ci int) C.uintptr_t {
 
 func slotOf(h uintptr) int { _, i, _ := splitHandle(h); return i }
 
+// wantIntra refuses intercommunicator slot ci (handle h, argument arg) for a
+// call that needs an intracommunicator (windows, topologies,
+// MPI_Comm_create_group): MPI_ERR_COMM.
+func wantIntra(ci int, call, arg string, h C.uintptr_t) C.int {
+	if comms[ci].inter == nil {
+		return 0
+	}
+	return fail(ci, call, errComm, "%s = %s is an intercommunicator, want an intracommunicator", arg, describe(uintptr(h)))
+}
+
 // newInter makes the intercommunicator of the local group (local: its hidden
 // intracommunicator slot) and the remote group, over union (collective
 // over union: it duplicates union for the collectives' messages). On an

@@ -213,6 +213,33 @@ static void inter(void) {
         MPI_File fh = MPI_FILE_NULL;
         rc0 = MPI_File_open(ic, "never-created", MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
         CHECK(class_of(rc0) == MPI_ERR_COMM && fh == MPI_FILE_NULL, "MPI_File_open on an intercommunicator: rc %d", rc0);
+        /* Windows, topologies and MPI_Comm_create_group need an intracommunicator. */
+        MPI_Win win = MPI_WIN_NULL;
+        MPI_Comm tc = MPI_COMM_NULL;
+        void *wbase = NULL;
+        int wbuf[1], zero = 0, dims[1] = {lsize}, periods[1] = {0}, idx[1] = {0}, me0 = lr;
+        rc0 = MPI_Win_create(wbuf, sizeof wbuf, 1, MPI_INFO_NULL, ic, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_create on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Win_allocate(4, 1, MPI_INFO_NULL, ic, &wbase, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_allocate on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Win_allocate_shared(4, 1, MPI_INFO_NULL, ic, &wbase, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_allocate_shared on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Win_create_dynamic(MPI_INFO_NULL, ic, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_create_dynamic on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Cart_create(ic, 1, dims, periods, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Cart_create on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Graph_create(ic, 1, idx, NULL, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Graph_create on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Dist_graph_create_adjacent on an intercommunicator: rc %d",
+              rc0);
+        rc0 = MPI_Dist_graph_create(ic, 1, &me0, &zero, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Dist_graph_create on an intercommunicator: rc %d", rc0);
+        MPI_Group lg;
+        OK(MPI_Comm_group(ic, &lg));
+        rc0 = MPI_Comm_create_group(ic, lg, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Comm_create_group on an intercommunicator: rc %d", rc0);
+        OK(MPI_Group_free(&lg));
 
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     }
