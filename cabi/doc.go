@@ -469,7 +469,9 @@
 //   - MPI_Comm_create_from_group is collective over the group's members
 //     only (mpiapi.CreateFromGroup: the runtime's group creation under the
 //     world, the string tag hashed into its key); the new communicator
-//     gets the errhandler argument. MPI_GROUP_EMPTY gives MPI_COMM_NULL.
+//     gets the errhandler argument. A caller outside the group
+//     (MPI_GROUP_EMPTY too) gets MPI_COMM_NULL, locally, as from
+//     MPI_Comm_create_group.
 //   - Buffered sends on a communicator made from a session's group (a
 //     group from Group_from_session_pset, or any group while one session
 //     is live) use the session's buffer when the communicator has none;
@@ -669,7 +671,8 @@
 //     agrees on the new communicator among the members, keyed by the
 //     parent, the tag, a hash of the group and the call's order, see
 //     scheduler/group.go; a group of the caller alone is a one-process
-//     communicator; a caller outside the group is MPI_ERR_GROUP),
+//     communicator; a caller outside the group, MPI_GROUP_EMPTY too, gets
+//     MPI_COMM_NULL and MPI_SUCCESS, locally, as the standard says),
 //     Group_size/rank/incl/excl/range_incl/range_excl/translate_ranks/compare/
 //     union/intersection/difference/free.
 //   - Attributes (attr.go): Comm_get_attr (the predefined attributes, served

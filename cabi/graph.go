@@ -411,8 +411,9 @@ func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int
 			return fail(ci, call, errGroup, "group rank %d (world rank %d) is not a member of the communicator", i, w)
 		}
 	}
-	if !slices.Contains(g, me) {
-		return fail(ci, call, errGroup, "the calling process (world rank %d) is not in the group; only the group's members call MPI_Comm_create_group", me)
+	if !slices.Contains(g, me) { // outside the group (MPI_GROUP_EMPTY too): local, MPI_COMM_NULL
+		*out = hCommNull
+		return 0
 	}
 	e := comms[ci]
 	if len(g) == 1 {
