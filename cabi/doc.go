@@ -518,7 +518,10 @@
 // members passing MPI_PROC_NULL as root take no part; Alltoall is a
 // message exchange between every pair of the two groups, both groups
 // going through their peers in rank order. MPI_IN_PLACE is MPI_ERR_BUFFER
-// on an intercommunicator, as the standard says. The MMDS records the
+// on an intercommunicator, as the standard says. MPI_Comm_compare of an
+// intercommunicator and an intracommunicator is MPI_UNEQUAL; of two
+// intercommunicators, MPI_CONGRUENT when both the local and the remote
+// groups match in order, MPI_SIMILAR when they match as sets. The MMDS records the
 // calls they are made of.
 //
 // Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: the other

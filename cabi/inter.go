@@ -349,6 +349,27 @@ func bcs_comm_remote(h C.uintptr_t, size *C.int, g *C.uintptr_t) C.int {
 	return 0
 }
 
+// interCompare is MPI_Comm_compare of two communicators (not the same
+// handle), one of them at least an intercommunicator (nil: an
+// intracommunicator): MPI_CONGRUENT if both the local and the remote groups
+// are the same in the same order, MPI_SIMILAR if they have the same members,
+// else (an intracommunicator too) MPI_UNEQUAL.
+func interCompare(a, b *interComm) C.int {
+	if a == nil || b == nil {
+		return C.MPI_UNEQUAL
+	}
+	if slices.Equal(a.lranks, b.lranks) && slices.Equal(a.rranks, b.rranks) {
+		return C.MPI_CONGRUENT
+	}
+	same := func(x, y []int) bool {
+		return len(x) == len(y) && !slices.ContainsFunc(x, func(w int) bool { return !slices.Contains(y, w) })
+	}
+	if same(a.lranks, b.lranks) && same(a.rranks, b.rranks) {
+		return C.MPI_SIMILAR
+	}
+	return C.MPI_UNEQUAL
+}
+
 // interDup duplicates intercommunicator slot ci (MPI_Comm_dup).
 func interDup(ci int) (uintptr, C.int) {
 	ic := comms[ci].inter

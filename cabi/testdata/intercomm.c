@@ -362,6 +362,18 @@ static void inter(void) {
     OK(MPI_Comm_dup(ic, &dup));
     OK(MPI_Comm_test_inter(dup, &flag));
     CHECK(flag == 1, "dup: test_inter %d", flag);
+    /* Compare: an intercommunicator is never like an intracommunicator. */
+    int res;
+    OK(MPI_Comm_compare(ic, ic, &res));
+    CHECK(res == MPI_IDENT, "compare ic ic: %d", res);
+    OK(MPI_Comm_compare(ic, dup, &res));
+    CHECK(res == MPI_CONGRUENT, "compare ic dup: %d", res);
+    OK(MPI_Comm_compare(ic, MPI_COMM_WORLD, &res));
+    CHECK(res == MPI_UNEQUAL, "compare ic world: %d", res);
+    OK(MPI_Intercomm_merge(ic, color, &merged));
+    OK(MPI_Comm_compare(merged, ic, &res));
+    CHECK(res == MPI_UNEQUAL, "compare merged ic: %d", res);
+    OK(MPI_Comm_free(&merged));
     OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, dup));
     CHECK(sum == rsum, "dup allreduce %d", sum);
     OK(MPI_Comm_disconnect(&dup));
@@ -382,6 +394,25 @@ static void inter(void) {
     OK(MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "org.bcsmpi.inter", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ic));
     OK(MPI_Comm_remote_size(ic, &n));
     CHECK(n == rsize, "from groups: remote size %d", n);
+    { /* Both groups reversed: the same members in another order, similar. */
+        MPI_Group rmine, rtheirs;
+        MPI_Comm ic2;
+        int *rl = malloc(size * sizeof(int)), *rt = malloc(size * sizeof(int));
+        for (int j = 0; j < ln; j++)
+            rl[j] = l[ln - 1 - j];
+        for (int j = 0; j < tn; j++)
+            rt[j] = t[tn - 1 - j];
+        OK(MPI_Group_incl(world, ln, rl, &rmine));
+        OK(MPI_Group_incl(world, tn, rt, &rtheirs));
+        OK(MPI_Intercomm_create_from_groups(rmine, 0, rtheirs, 0, "org.bcsmpi.inter2", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ic2));
+        OK(MPI_Comm_compare(ic, ic2, &res));
+        CHECK(res == (ln > 1 || tn > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare reversed groups: %d", res);
+        OK(MPI_Comm_free(&ic2));
+        OK(MPI_Group_free(&rmine));
+        OK(MPI_Group_free(&rtheirs));
+        free(rl);
+        free(rt);
+    }
     OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ic));
     CHECK(sum == rsum, "from groups: allreduce %d", sum);
     OK(MPI_Comm_free(&ic));
