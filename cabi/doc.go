@@ -469,7 +469,9 @@
 //   - MPI_Comm_create_from_group is collective over the group's members
 //     only (mpiapi.CreateFromGroup: the runtime's group creation under the
 //     world, the string tag hashed into its key); the new communicator
-//     gets the errhandler argument. A caller outside the group
+//     gets the errhandler argument, which also takes the call's own errors
+//     (bad group, NULL stringtag, ...; a user handler gets MPI_COMM_NULL),
+//     as in MPI_Intercomm_create_from_groups. A caller outside the group
 //     (MPI_GROUP_EMPTY too) gets MPI_COMM_NULL, locally, as from
 //     MPI_Comm_create_group.
 //   - Buffered sends on a communicator made from a session's group (a
@@ -493,7 +495,7 @@
 // MPI_Intercomm_create (the leaders swap their groups over peer_comm with
 // the tag; each broadcasts the remote group in its local_comm),
 // MPI_Intercomm_create_from_groups (collective over both groups only, no
-// parent), MPI_Intercomm_merge (the group that passed high = false first;
+// parent; its errors go to its errhandler argument), MPI_Intercomm_merge (the group that passed high = false first;
 // if both passed the same value, the group of the lower leader world rank
 // first), MPI_Comm_test_inter, MPI_Comm_remote_size, MPI_Comm_remote_group;
 // Comm_rank, Comm_size and Comm_group give the local group; Comm_dup,

@@ -216,6 +216,14 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
+	eh := uintptr(errh)
+	if eh == hErrhNull {
+		eh = hErrhFatal
+	}
+	if !validErrhandler(eh) {
+		return fail(0, call, errArg, "errhandler = %s is not an error handler", describe(eh))
+	}
+	defer withErrh(eh)() // every error from here goes to the errhandler argument
 	lranks, _, rc := group(call, "local_group", lg)
 	if rc != 0 {
 		return rc
@@ -224,13 +232,7 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc != 0 {
 		return rc
 	}
-	eh := uintptr(errh)
-	if eh == hErrhNull {
-		eh = hErrhFatal
-	}
 	switch {
-	case !validErrhandler(eh):
-		return fail(0, call, errArg, "errhandler = %s is not an error handler", describe(eh))
 	case tag == nil || out == nil:
 		return fail(0, call, errArg, "stringtag or newintercomm = NULL")
 	case len(lranks) == 0 || len(rranks) == 0:

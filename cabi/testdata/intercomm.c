@@ -527,6 +527,20 @@ static void sessions(const char *tag) {
     if (bcs) {
         int rc = MPI_Session_get_pset_info(s, "mpi://NOWHERE", &info);
         CHECK(class_of(rc) == MPI_ERR_ARG, "unknown pset: rc %d", rc);
+        /* Errors of the constructors without a communicator go to their
+         * errhandler argument (the world's handler is fatal). */
+        MPI_Comm bad = MPI_COMM_NULL;
+        rc = MPI_Comm_create_from_group(MPI_GROUP_NULL, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_GROUP && bad == MPI_COMM_NULL, "create_from_group(MPI_GROUP_NULL): rc %d", rc);
+        MPI_Group gs;
+        OK(MPI_Group_from_session_pset(s, "mpi://SELF", &gs));
+        rc = MPI_Comm_create_from_group(gs, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_ARG && bad == MPI_COMM_NULL, "create_from_group(stringtag NULL): rc %d", rc);
+        rc = MPI_Intercomm_create_from_groups(gs, 5, MPI_GROUP_NULL, 0, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_GROUP && bad == MPI_COMM_NULL, "intercomm_create_from_groups(MPI_GROUP_NULL): rc %d", rc);
+        rc = MPI_Intercomm_create_from_groups(gs, 5, gs, 0, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_RANK && bad == MPI_COMM_NULL, "intercomm_create_from_groups(local_leader 5): rc %d", rc);
+        OK(MPI_Group_free(&gs));
     }
     MPI_Errhandler eh, got;
     OK(MPI_Session_create_errhandler(sess_handler, &eh));
