@@ -543,7 +543,8 @@
 // A bcsrun job's processes are fixed at launch. MPI_Comm_get_parent gives
 // MPI_COMM_NULL (no process was spawned). MPI_Comm_spawn and
 // MPI_Comm_spawn_multiple fail with MPI_ERR_SPAWN (intercomm set to
-// MPI_COMM_NULL, every errcode to MPI_ERR_SPAWN); MPI_Open_port,
+// MPI_COMM_NULL, every errcode to MPI_ERR_SPAWN at root, where maxprocs is
+// significant; the others' array_of_errcodes is left alone); MPI_Open_port,
 // MPI_Close_port, MPI_Comm_accept and MPI_Comm_connect with MPI_ERR_PORT;
 // MPI_Lookup_name with MPI_ERR_NAME; MPI_Publish_name and
 // MPI_Unpublish_name with MPI_ERR_SERVICE; MPI_Comm_join with

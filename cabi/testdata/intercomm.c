@@ -139,11 +139,18 @@ static void dynamic(void) {
     if (bcs) {
         OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-        int codes[2] = {0, 0};
+        /* maxprocs is significant only at root: the others pass a larger
+         * one than their array, and their codes are left alone. */
+        int codes[3] = {-7, -7, -7};
         char *args[] = {NULL};
-        int rc = MPI_Comm_spawn("./child", args, 2, MPI_INFO_NULL, 0, dup, &ic, codes);
-        CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN,
-              "spawn: rc %d codes %d %d", rc, codes[0], codes[1]);
+        int rc = MPI_Comm_spawn("./child", args, rank == 0 ? 2 : 1000000, MPI_INFO_NULL, 0, dup, &ic, codes);
+        if (rank == 0)
+            CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN &&
+                      codes[2] == -7,
+                  "spawn: rc %d codes %d %d %d", rc, codes[0], codes[1], codes[2]);
+        else
+            CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == -7 && codes[2] == -7,
+                  "spawn at a non-root: rc %d codes %d %d %d", rc, codes[0], codes[1], codes[2]);
         char port[MPI_MAX_PORT_NAME] = "";
         rc = MPI_Open_port(MPI_INFO_NULL, port);
         CHECK(class_of(rc) == MPI_ERR_PORT, "open_port: rc %d", rc);
