@@ -244,7 +244,13 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	case !slices.Contains(lranks, worldRank):
 		return fail(0, call, errGroup, "the calling process (world rank %d) is not in local_group", worldRank)
 	case !disjoint(lranks, rranks):
-		return fail(0, call, errGroup, "local_group and remote_group overlap; they must be disjoint")
+		var both []int
+		for _, w := range lranks {
+			if slices.Contains(rranks, w) {
+				both = append(both, w)
+			}
+		}
+		return fail(0, call, errGroup, "local_group and remote_group overlap (world ranks %v in both; local %v, remote %v); they must be disjoint", both, lranks, rranks)
 	}
 	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
 		return rc

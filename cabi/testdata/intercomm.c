@@ -664,6 +664,14 @@ int main(int argc, char **argv) {
         OK(MPI_Finalize());
         return 0;
     }
+    if (strcmp(part, "overlap-fatal") == 0) { /* the fatal message names the ranks in both groups */
+        MPI_Group w, g;
+        MPI_Comm ic;
+        OK(MPI_Comm_group(MPI_COMM_WORLD, &w));
+        OK(MPI_Group_incl(w, 1, &rank, &g));
+        MPI_Intercomm_create_from_groups(g, 0, g, 0, "overlap", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &ic);
+        CHECK(0, "MPI_Intercomm_create_from_groups of overlapping groups returned under MPI_ERRORS_ARE_FATAL");
+    }
     if (strcmp(part, "spawn-fatal") == 0) { /* under the default handler: the job ends */
         char *args[] = {NULL};
         MPI_Comm ic;
