@@ -146,9 +146,12 @@ func bcs_comm_compare(h1, h2 C.uintptr_t, result *C.int) C.int {
 		return rc
 	}
 	ca, cb := comms[a].c, comms[b].c
+	ia, ib := comms[a].inter, comms[b].inter
 	switch {
 	case a == b:
 		*result = C.MPI_IDENT
+	case ia != nil || ib != nil:
+		*result = interCompare(ia, ib)
 	case ca == nil && cb == nil:
 		*result = C.MPI_CONGRUENT // both hold just this process
 	case ca == nil || cb == nil: // one holds just this process: the other must too

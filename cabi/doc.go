@@ -469,7 +469,11 @@
 //   - MPI_Comm_create_from_group is collective over the group's members
 //     only (mpiapi.CreateFromGroup: the runtime's group creation under the
 //     world, the string tag hashed into its key); the new communicator
-//     gets the errhandler argument. MPI_GROUP_EMPTY gives MPI_COMM_NULL.
+//     gets the errhandler argument, which also takes the call's own errors
+//     (bad group, NULL stringtag, ...; a user handler gets MPI_COMM_NULL),
+//     as in MPI_Intercomm_create_from_groups. A caller outside the group
+//     (MPI_GROUP_EMPTY too) gets MPI_COMM_NULL, locally, as from
+//     MPI_Comm_create_group.
 //   - Buffered sends on a communicator made from a session's group (a
 //     group from Group_from_session_pset, or any group while one session
 //     is live) use the session's buffer when the communicator has none;
@@ -491,7 +495,7 @@
 // MPI_Intercomm_create (the leaders swap their groups over peer_comm with
 // the tag; each broadcasts the remote group in its local_comm),
 // MPI_Intercomm_create_from_groups (collective over both groups only, no
-// parent), MPI_Intercomm_merge (the group that passed high = false first;
+// parent; its errors go to its errhandler argument), MPI_Intercomm_merge (the group that passed high = false first;
 // if both passed the same value, the group of the lower leader world rank
 // first), MPI_Comm_test_inter, MPI_Comm_remote_size, MPI_Comm_remote_group;
 // Comm_rank, Comm_size and Comm_group give the local group; Comm_dup,
@@ -510,28 +514,37 @@
 // Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are
 // composed of calls on the hidden communicators: a collective of the
 // local group to or from its rank 0, and messages between the leaders (or
-// between the root, MPI_ROOT, and the remote group's rank 0) on union;
+// between the root, MPI_ROOT, and the remote group's rank 0) on coll, a
+// hidden duplicate of union that only the collectives use (so no user
+// receive, MPI_ANY_SOURCE and MPI_ANY_TAG included, takes their messages);
 // members passing MPI_PROC_NULL as root take no part; Alltoall is a
 // message exchange between every pair of the two groups, both groups
 // going through their peers in rank order. MPI_IN_PLACE is MPI_ERR_BUFFER
-// on an intercommunicator, as the standard says. The MMDS records the
+// on an intercommunicator, as the standard says. MPI_Comm_compare of an
+// intercommunicator and an intracommunicator is MPI_UNEQUAL; of two
+// intercommunicators, MPI_CONGRUENT when both the local and the remote
+// groups match in order, MPI_SIMILAR when they match as sets. The MMDS records the
 // calls they are made of.
 //
 // Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: the other
 // collectives on an intercommunicator (the v-forms, Alltoallw,
 // Reduce_scatter; Scan and Exscan are not defined there), the non-blocking
 // and persistent forms of every collective, MPI_Comm_create and
-// MPI_Comm_split_type of an intercommunicator (merge it first). Topology
-// constructors and windows, which need an intracommunicator, are not
-// refused on an intercommunicator: they act on its union (an erroneous
-// program that does so is not caught).
+// MPI_Comm_split_type of an intercommunicator (merge it first). The calls
+// that need an intracommunicator refuse an intercommunicator with
+// MPI_ERR_COMM naming it: the window constructors (MPI_Win_create,
+// MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic), the
+// topology constructors (MPI_Cart_create, MPI_Graph_create,
+// MPI_Dist_graph_create(_adjacent)), MPI_Comm_create_group and
+// MPI_File_open.
 //
 // # Dynamic processes (dynamic.go, shim_dynamic.c)
 //
 // A bcsrun job's processes are fixed at launch. MPI_Comm_get_parent gives
 // MPI_COMM_NULL (no process was spawned). MPI_Comm_spawn and
 // MPI_Comm_spawn_multiple fail with MPI_ERR_SPAWN (intercomm set to
-// MPI_COMM_NULL, every errcode to MPI_ERR_SPAWN); MPI_Open_port,
+// MPI_COMM_NULL, every errcode to MPI_ERR_SPAWN at root, where maxprocs is
+// significant; the others' array_of_errcodes is left alone); MPI_Open_port,
 // MPI_Close_port, MPI_Comm_accept and MPI_Comm_connect with MPI_ERR_PORT;
 // MPI_Lookup_name with MPI_ERR_NAME; MPI_Publish_name and
 // MPI_Unpublish_name with MPI_ERR_SERVICE; MPI_Comm_join with
@@ -671,7 +684,8 @@
 //     agrees on the new communicator among the members, keyed by the
 //     parent, the tag, a hash of the group and the call's order, see
 //     scheduler/group.go; a group of the caller alone is a one-process
-//     communicator; a caller outside the group is MPI_ERR_GROUP),
+//     communicator; a caller outside the group, MPI_GROUP_EMPTY too, gets
+//     MPI_COMM_NULL and MPI_SUCCESS, locally, as the standard says),
 //     Group_size/rank/incl/excl/range_incl/range_excl/translate_ranks/compare/
 //     union/intersection/difference/free.
 //   - Attributes (attr.go): Comm_get_attr (the predefined attributes, served

@@ -77,3 +77,26 @@ func bcs_comm_disconnect(h *C.uintptr_t) C.int {
 	}
 	return bcs_comm_free(h)
 }
+
+// bcs_spawn_root reports whether the caller is rank root of communicator
+// h (0 when h is not a live communicator: the call's own check raises
+// that); it raises nothing.
+//
+//export bcs_spawn_root
+func bcs_spawn_root(h C.uintptr_t, root C.int) C.int {
+	i := -1
+	switch uintptr(h) {
+	case hCommWorld:
+		i = 0
+	case hCommSelf:
+		i = 1
+	default:
+		if kind, j, gen := splitHandle(uintptr(h)); kind == kindComm && j < len(comms) && comms[j].live && comms[j].gen == gen {
+			i = j
+		}
+	}
+	if i >= 0 && i < len(comms) && commRank(i) == int(root) {
+		return 1
+	}
+	return 0
+}

@@ -75,7 +75,21 @@ func errhandler(ci int) uintptr {
 // MPI_ERRORS_ABORT it prints text and ends the process (bcsrun then aborts
 // the job).
 func raise(ci int, class int, text string) C.int {
+	if argErrh != 0 {
+		return raiseWith(argErrh, hCommNull, class, text)
+	}
 	return raiseWith(errhandler(ci), commHandle(ci), class, text)
+}
+
+// argErrh, when set, is the error handler of every error raised: the
+// errhandler argument of MPI_Comm_create_from_group and
+// MPI_Intercomm_create_from_groups, which have no communicator yet (the
+// handler gets MPI_COMM_NULL). withErrh sets it for the call's duration.
+var argErrh uintptr
+
+func withErrh(eh uintptr) func() {
+	argErrh = eh
+	return func() { argErrh = 0 }
 }
 
 // raiseWith applies error handler eh of the object obj (a communicator or

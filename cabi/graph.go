@@ -84,6 +84,9 @@ func bcs_graph_create(h C.uintptr_t, nnodes C.int, index, edges *C.int, out *C.u
 	if rc != 0 {
 		return rc
 	}
+	if rc := wantIntra(ci, call, "comm_old", h); rc != 0 {
+		return rc
+	}
 	size, me := commSize(ci), commRank(ci)
 	if nnodes < 0 || int(nnodes) > size {
 		return fail(ci, call, errArg, "nnodes = %d, want 0..%d (the communicator's size)", int(nnodes), size)
@@ -241,6 +244,9 @@ func bcs_dist_graph_create_adjacent(h C.uintptr_t, indegree C.int, sources, sour
 	if rc != 0 {
 		return rc
 	}
+	if rc := wantIntra(ci, call, "comm_old", h); rc != 0 {
+		return rc
+	}
 	if indegree < 0 || outdegree < 0 {
 		return fail(ci, call, errArg, "indegree = %d, outdegree = %d, want >= 0", int(indegree), int(outdegree))
 	}
@@ -267,6 +273,9 @@ func bcs_dist_graph_create(h C.uintptr_t, n C.int, sources, degrees, dests, wts 
 	const call = "MPI_Dist_graph_create"
 	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
+		return rc
+	}
+	if rc := wantIntra(ci, call, "comm_old", h); rc != 0 {
 		return rc
 	}
 	size, me := commSize(ci), commRank(ci)
@@ -385,6 +394,9 @@ func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int
 	if rc != 0 {
 		return rc
 	}
+	if rc := wantIntra(ci, call, "comm", h); rc != 0 {
+		return rc
+	}
 	if tag < 0 {
 		return fail(ci, call, errTag, "tag = %d, want 0..MPI_TAG_UB", int(tag))
 	}
@@ -399,8 +411,9 @@ func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int
 			return fail(ci, call, errGroup, "group rank %d (world rank %d) is not a member of the communicator", i, w)
 		}
 	}
-	if !slices.Contains(g, me) {
-		return fail(ci, call, errGroup, "the calling process (world rank %d) is not in the group; only the group's members call MPI_Comm_create_group", me)
+	if !slices.Contains(g, me) { // outside the group (MPI_GROUP_EMPTY too): local, MPI_COMM_NULL
+		*out = hCommNull
+		return 0
 	}
 	e := comms[ci]
 	if len(g) == 1 {

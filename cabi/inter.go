@@ -19,7 +19,9 @@ import (
 // caller's group. The intercommunicator's slot holds union's mpiapi.Comm and
 // the translation: a rank of the remote group r is union rank remoteOff+r.
 // Point-to-point calls translate ranks and statuses and run on union (its
-// message space is the intercommunicator's own). The blocking collectives
+// message space is the intercommunicator's own). The collectives' messages
+// go over coll, a duplicate of union that user calls never see, so no user
+// receive (MPI_ANY_SOURCE, MPI_ANY_TAG included) can take them. The blocking collectives
 // Barrier, Bcast, Allreduce, Allgather, Reduce, Gather, Scatter and
 // Alltoall are composed of calls on the hidden communicators: a collective
 // of the local group (to or from its rank 0), and messages between the
@@ -30,13 +32,14 @@ import (
 
 type interComm struct {
 	local, union   int   // hidden slots
+	coll           int   // hidden slot of union's duplicate for the collectives
 	lranks, rranks []int // world ranks of the local and remote groups
 	loff, roff     int   // where the local and remote groups start in union
 }
 
 const (
 	hInt        = 0x209 // MPI_INT
-	interTag    = 1     // tag of the hidden messages (union is private)
+	interTag    = 1     // tag of the collectives' messages (on coll, private)
 	abiRoot     = -4    // MPI_ROOT
 	abiProcNull = -3    // MPI_PROC_NULL
 )
@@ -60,9 +63,30 @@ func hidden(i, ci int) C.uintptr_t {
 
 func slotOf(h uintptr) int { _, i, _ := splitHandle(h); return i }
 
+// wantIntra refuses intercommunicator slot ci (handle h, argument arg) for a
+// call that needs an intracommunicator (windows, topologies,
+// MPI_Comm_create_group): MPI_ERR_COMM.
+func wantIntra(ci int, call, arg string, h C.uintptr_t) C.int {
+	if comms[ci].inter == nil {
+		return 0
+	}
+	return fail(ci, call, errComm, "%s = %s is an intercommunicator, want an intracommunicator", arg, describe(uintptr(h)))
+}
+
 // newInter makes the intercommunicator of the local group (local: its hidden
-// intracommunicator slot) and the remote group, over union.
-func newInter(union *mpiapi.Comm, local int, lranks, rranks []int, localFirst bool, errh uintptr) uintptr {
+// intracommunicator slot) and the remote group, over union (collective
+// over union: it duplicates union for the collectives' messages). On an
+// error it frees union and local's communicator.
+func newInter(union *mpiapi.Comm, local int, lranks, rranks []int, localFirst bool, errh uintptr) (uintptr, error) {
+	coll, err := union.Dup()
+	if err != nil {
+		union.Free()
+		if l := comms[local].c; l != nil {
+			l.Free()
+		}
+		freeComm(local)
+		return 0, err
+	}
 	ic := &interComm{local: local, lranks: lranks, rranks: rranks}
 	if localFirst {
 		ic.roff = len(lranks)
@@ -70,9 +94,10 @@ func newInter(union *mpiapi.Comm, local int, lranks, rranks []int, localFirst bo
 		ic.loff = len(rranks)
 	}
 	ic.union = slotOf(newComm(union, errh))
+	ic.coll = slotOf(newComm(coll, errh))
 	h := newComm(union, errh)
 	comms[slotOf(h)].inter = ic
-	return h
+	return h, nil
 }
 
 // unionGroup lists both groups' world ranks, the one of the lower leader first.
@@ -177,7 +202,11 @@ func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, 
 			return failErr(ci, err)
 		}
 	}
-	*out = C.uintptr_t(newInter(union, slotOf(newComm(lc, e.errh)), lranks, rranks, localFirst, e.errh))
+	h, err := newInter(union, slotOf(newComm(lc, e.errh)), lranks, rranks, localFirst, e.errh)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = C.uintptr_t(h)
 	return 0
 }
 
@@ -187,6 +216,14 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
+	eh := uintptr(errh)
+	if eh == hErrhNull {
+		eh = hErrhFatal
+	}
+	if !validErrhandler(eh) {
+		return fail(0, call, errArg, "errhandler = %s is not an error handler", describe(eh))
+	}
+	defer withErrh(eh)() // every error from here goes to the errhandler argument
 	lranks, _, rc := group(call, "local_group", lg)
 	if rc != 0 {
 		return rc
@@ -195,13 +232,7 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc != 0 {
 		return rc
 	}
-	eh := uintptr(errh)
-	if eh == hErrhNull {
-		eh = hErrhFatal
-	}
 	switch {
-	case !validErrhandler(eh):
-		return fail(0, call, errArg, "errhandler = %s is not an error handler", describe(eh))
 	case tag == nil || out == nil:
 		return fail(0, call, errArg, "stringtag or newintercomm = NULL")
 	case len(lranks) == 0 || len(rranks) == 0:
@@ -213,7 +244,13 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	case !slices.Contains(lranks, worldRank):
 		return fail(0, call, errGroup, "the calling process (world rank %d) is not in local_group", worldRank)
 	case !disjoint(lranks, rranks):
-		return fail(0, call, errGroup, "local_group and remote_group overlap; they must be disjoint")
+		var both []int
+		for _, w := range lranks {
+			if slices.Contains(rranks, w) {
+				both = append(both, w)
+			}
+		}
+		return fail(0, call, errGroup, "local_group and remote_group overlap (world ranks %v in both; local %v, remote %v); they must be disjoint", both, lranks, rranks)
 	}
 	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
 		return rc
@@ -228,7 +265,11 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc != 0 {
 		return rc
 	}
-	*out = C.uintptr_t(newInter(union, slotOf(newComm(lc, eh)), slices.Clone(lranks), slices.Clone(rranks), localFirst, eh))
+	h, err := newInter(union, slotOf(newComm(lc, eh)), slices.Clone(lranks), slices.Clone(rranks), localFirst, eh)
+	if err != nil {
+		return failErr(0, err)
+	}
+	*out = C.uintptr_t(h)
 	return 0
 }
 
@@ -252,7 +293,7 @@ func bcs_intercomm_merge(h C.uintptr_t, high C.int, out *C.uintptr_t) C.int {
 	if high != 0 {
 		hi = 1
 	}
-	if err := mpiapi.Allgather(u, []int32{hi}, flags); err != nil {
+	if err := mpiapi.Allgather(comms[ic.coll].c, []int32{hi}, flags); err != nil {
 		return failErr(ci, err)
 	}
 	// The group that passed high = false first; if both passed the same,
@@ -316,6 +357,27 @@ func bcs_comm_remote(h C.uintptr_t, size *C.int, g *C.uintptr_t) C.int {
 	return 0
 }
 
+// interCompare is MPI_Comm_compare of two communicators (not the same
+// handle), one of them at least an intercommunicator (nil: an
+// intracommunicator): MPI_CONGRUENT if both the local and the remote groups
+// are the same in the same order, MPI_SIMILAR if they have the same members,
+// else (an intracommunicator too) MPI_UNEQUAL.
+func interCompare(a, b *interComm) C.int {
+	if a == nil || b == nil {
+		return C.MPI_UNEQUAL
+	}
+	if slices.Equal(a.lranks, b.lranks) && slices.Equal(a.rranks, b.rranks) {
+		return C.MPI_CONGRUENT
+	}
+	same := func(x, y []int) bool {
+		return len(x) == len(y) && !slices.ContainsFunc(x, func(w int) bool { return !slices.Contains(y, w) })
+	}
+	if same(a.lranks, b.lranks) && same(a.rranks, b.rranks) {
+		return C.MPI_SIMILAR
+	}
+	return C.MPI_UNEQUAL
+}
+
 // interDup duplicates intercommunicator slot ci (MPI_Comm_dup).
 func interDup(ci int) (uintptr, C.int) {
 	ic := comms[ci].inter
@@ -330,7 +392,10 @@ func interDup(ci int) (uintptr, C.int) {
 		}
 	}
 	errh := comms[ci].errh
-	h := newInter(u, slotOf(newComm(lc, errh)), ic.lranks, ic.rranks, ic.loff == 0, errh)
+	h, err := newInter(u, slotOf(newComm(lc, errh)), ic.lranks, ic.rranks, ic.loff == 0, errh)
+	if err != nil {
+		return 0, failErr(ci, err)
+	}
 	return h, 0
 }
 
@@ -342,10 +407,14 @@ func interFree(ci int) C.int {
 			return failErr(ci, err)
 		}
 	}
+	if err := comms[ic.coll].c.Free(); err != nil {
+		return failErr(ci, err)
+	}
 	if err := comms[ic.union].c.Free(); err != nil {
 		return failErr(ci, err)
 	}
 	freeComm(ic.local)
+	freeComm(ic.coll)
 	freeComm(ic.union)
 	comms[ci].c, comms[ci].inter = nil, nil
 	return 0
@@ -389,7 +458,7 @@ type interCall struct {
 	ic     *interComm
 	name   string
 	local  C.uintptr_t
-	union  C.uintptr_t
+	union  C.uintptr_t // coll's handle: the collectives' messages
 	lrank  int
 	leader bool
 }
@@ -398,7 +467,7 @@ func newInterCall(ci int, ic *interComm, name string, out *C.uintptr_t, mode C.i
 	if out != nil || mode&(C.BCS_PERSIST|C.BCS_RUN) != 0 {
 		return nil, fail(ci, name, errUnsupported, "the non-blocking and persistent collectives on an intercommunicator are not implemented by bcsmpi (the blocking ones are)")
 	}
-	k := &interCall{ci: ci, ic: ic, name: name, local: hidden(ic.local, ci), union: hidden(ic.union, ci)}
+	k := &interCall{ci: ci, ic: ic, name: name, local: hidden(ic.local, ci), union: hidden(ic.coll, ci)}
 	k.lrank = commRank(ci)
 	k.leader = k.lrank == 0
 	return k, 0
@@ -670,7 +739,11 @@ func interSplit(ci int, color, key C.int, out *C.uintptr_t) C.int {
 		}
 		return failErr(ci, nu.Free())
 	}
-	*out = C.uintptr_t(newInter(nu, slotOf(newComm(nl, errh)), lranks, rranks, ic.loff == 0, errh))
+	h, err := newInter(nu, slotOf(newComm(nl, errh)), lranks, rranks, ic.loff == 0, errh)
+	if err != nil {
+		return failErr(ci, err)
+	}
+	*out = C.uintptr_t(h)
 	return 0
 }
 

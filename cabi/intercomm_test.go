@@ -41,6 +41,14 @@ func TestIntercomm(t *testing.T) {
 			}
 		}
 	})
+	// Overlapping groups: the message names the world ranks in both.
+	t.Run("overlap-fatal", func(t *testing.T) {
+		r := bcsrun(t, "-n", "1", exe, "overlap-fatal")
+		want := "MPI_Intercomm_create_from_groups: MPI_ERR_GROUP: local_group and remote_group overlap (world ranks [0] in both"
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("exit %d, stderr lacks %q:\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+		}
+	})
 	// MPI_Comm_spawn under MPI_ERRORS_ARE_FATAL ends the job, saying why.
 	t.Run("spawn-fatal", func(t *testing.T) {
 		r := bcsrun(t, "-n", "2", exe, "spawn-fatal")

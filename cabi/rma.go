@@ -212,6 +212,9 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 	if rc != 0 {
 		return rc
 	}
+	if rc := wantIntra(ci, call, "comm", commH); rc != 0 {
+		return rc
+	}
 	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
 		return rc
 	}

@@ -289,6 +289,7 @@ func bcs_comm_create_from_group(gh C.uintptr_t, tag *C.char, infoH, errh C.uintp
 	if !validErrhandler(eh) {
 		return fail(0, call, errArg, "errhandler = %s, want MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT or a user handler", describe(eh))
 	}
+	defer withErrh(eh)() // every error from here goes to the errhandler argument
 	g, gi, rc := group(call, "group", gh)
 	if rc != 0 {
 		return rc
@@ -302,12 +303,9 @@ func bcs_comm_create_from_group(gh C.uintptr_t, tag *C.char, infoH, errh C.uintp
 	if out == nil {
 		return fail(0, call, errArg, "newcomm = NULL")
 	}
-	if len(g) == 0 {
+	if !slices.Contains(g, worldRank) { // outside the group (MPI_GROUP_EMPTY too): local, MPI_COMM_NULL
 		*out = hCommNull
 		return 0
-	}
-	if !slices.Contains(g, worldRank) {
-		return fail(0, call, errGroup, "the calling process (world rank %d) is not in the group; only the group's members call %s", worldRank, call)
 	}
 	var nc *mpiapi.Comm
 	if len(g) > 1 {

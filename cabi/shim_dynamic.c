@@ -23,11 +23,12 @@ int PMPI_Comm_disconnect(MPI_Comm *comm) {
 
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
                     MPI_Comm *intercomm, int array_of_errcodes[]) {
-    (void)command, (void)argv, (void)info, (void)root;
+    (void)command, (void)argv, (void)info;
     GUARD("MPI_Comm_spawn");
     if (intercomm)
         *intercomm = MPI_COMM_NULL;
-    if (array_of_errcodes != MPI_ERRCODES_IGNORE)
+    /* maxprocs is significant only at root: only root's codes are written. */
+    if (array_of_errcodes != MPI_ERRCODES_IGNORE && bcs_spawn_root(H(comm), root))
         for (int i = 0; i < maxprocs; i++)
             array_of_errcodes[i] = MPI_ERR_SPAWN;
     return bcs_dynamic(H(comm), "MPI_Comm_spawn", D_SPAWN);
@@ -36,11 +37,11 @@ int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info in
 int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
                              const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
                              MPI_Comm *intercomm, int array_of_errcodes[]) {
-    (void)array_of_commands, (void)array_of_argv, (void)array_of_info, (void)root;
+    (void)array_of_commands, (void)array_of_argv, (void)array_of_info;
     GUARD("MPI_Comm_spawn_multiple");
     if (intercomm)
         *intercomm = MPI_COMM_NULL;
-    if (array_of_errcodes != MPI_ERRCODES_IGNORE && array_of_maxprocs != NULL) {
+    if (array_of_errcodes != MPI_ERRCODES_IGNORE && array_of_maxprocs != NULL && bcs_spawn_root(H(comm), root)) {
         int n = 0;
         for (int i = 0; i < count; i++)
             n += array_of_maxprocs[i] > 0 ? array_of_maxprocs[i] : 0;

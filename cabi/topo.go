@@ -105,6 +105,9 @@ func bcs_cart_create(h C.uintptr_t, ndims C.int, dims, periods *C.int, out *C.ui
 	if rc != 0 {
 		return rc
 	}
+	if rc := wantIntra(ci, call, "comm_old", h); rc != 0 {
+		return rc
+	}
 	if ndims < 0 || (ndims > 0 && (dims == nil || periods == nil)) {
 		return fail(ci, call, errArg, "ndims = %d with dims or periods NULL", int(ndims))
 	}

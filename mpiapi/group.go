@@ -20,8 +20,9 @@ type groupCall struct {
 // CreateGroup makes a communicator of g's members, ranked as in g
 // (MPI_Comm_create_group). Unlike Create it is collective over g only: the
 // members of c outside g do not call it, and c's own collectives are not
-// disturbed. g must be a subset of c's group and contain the caller; tag
-// (>= 0) tells apart concurrent calls with the same group.
+// disturbed. g must be a subset of c's group; a caller outside g (an empty
+// g too) gets nil and no error, locally. tag (>= 0) tells apart concurrent
+// calls with the same group.
 func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 	const call = "MPI_Comm_create_group"
 	p, err := enter(call, c)
@@ -53,8 +54,8 @@ func CreateFromGroup(g *Group, tag string) (*Comm, error) {
 }
 
 func (p *process) createGroup(call string, c *Comm, g *Group, tag int32) (*Comm, error) {
-	if g == nil || len(g.ranks) == 0 {
-		return nil, p.errf(ErrGroup, call, "group is empty or nil, want a group that holds the caller")
+	if g == nil {
+		return nil, p.errf(ErrGroup, call, "group is nil, want a group")
 	}
 	for i, w := range g.ranks {
 		if c.commRank(w) < 0 {
@@ -62,8 +63,8 @@ func (p *process) createGroup(call string, c *Comm, g *Group, tag int32) (*Comm,
 		}
 	}
 	me := g.Rank()
-	if me == Undefined {
-		return nil, p.errf(ErrGroup, call, "the calling process (world rank %d) is not in the group; only the group's members call %s", p.rank, call)
+	if me == Undefined { // outside the group (MPI_GROUP_EMPTY too): no communicator, locally
+		return nil, nil
 	}
 	hash := proto.GroupHash(g.ranks)
 	if p.groupSeq == nil {

@@ -85,16 +85,21 @@ static void groups(void) {
         OK(MPI_Group_free(&two));
     }
     OK(MPI_Barrier(dup));
-    /* A caller outside the group is refused. */
+    /* A caller outside the group (MPI_GROUP_EMPTY too) gets MPI_COMM_NULL,
+     * locally: the group's only member is not calling. */
     OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
-    if (bcs && size >= 2) { /* erroneous: MPICH crashes */
+    if (size >= 2) {
         MPI_Group other;
         int o = (rank + 1) % size;
         OK(MPI_Group_incl(world, 1, &o, &other));
-        int rc = MPI_Comm_create_group(dup, other, 0, &c);
-        CHECK(class_of(rc) == MPI_ERR_GROUP, "outside the group: rc %d", rc);
+        c = MPI_COMM_WORLD;
+        OK(MPI_Comm_create_group(dup, other, 0, &c));
+        CHECK(c == MPI_COMM_NULL, "outside the group: not MPI_COMM_NULL");
         OK(MPI_Group_free(&other));
     }
+    c = MPI_COMM_WORLD;
+    OK(MPI_Comm_create_group(dup, MPI_GROUP_EMPTY, 0, &c));
+    CHECK(c == MPI_COMM_NULL, "MPI_GROUP_EMPTY: not MPI_COMM_NULL");
     OK(MPI_Comm_free(&dup));
     /* MPI_Comm_create with disjoint groups: the lower and upper halves. */
     int h = size / 2, lo = rank < h ? 0 : h, hn = rank < h ? h : size - h;
@@ -134,11 +139,18 @@ static void dynamic(void) {
     if (bcs) {
         OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-        int codes[2] = {0, 0};
+        /* maxprocs is significant only at root: the others pass a larger
+         * one than their array, and their codes are left alone. */
+        int codes[3] = {-7, -7, -7};
         char *args[] = {NULL};
-        int rc = MPI_Comm_spawn("./child", args, 2, MPI_INFO_NULL, 0, dup, &ic, codes);
-        CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN,
-              "spawn: rc %d codes %d %d", rc, codes[0], codes[1]);
+        int rc = MPI_Comm_spawn("./child", args, rank == 0 ? 2 : 1000000, MPI_INFO_NULL, 0, dup, &ic, codes);
+        if (rank == 0)
+            CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN &&
+                      codes[2] == -7,
+                  "spawn: rc %d codes %d %d %d", rc, codes[0], codes[1], codes[2]);
+        else
+            CHECK(class_of(rc) == MPI_ERR_SPAWN && ic == MPI_COMM_NULL && codes[0] == -7 && codes[2] == -7,
+                  "spawn at a non-root: rc %d codes %d %d %d", rc, codes[0], codes[1], codes[2]);
         char port[MPI_MAX_PORT_NAME] = "";
         rc = MPI_Open_port(MPI_INFO_NULL, port);
         CHECK(class_of(rc) == MPI_ERR_PORT, "open_port: rc %d", rc);
@@ -216,10 +228,59 @@ static void inter(void) {
         MPI_Request q;
         rc0 = MPI_Ibarrier(ic, &q);
         CHECK(class_of(rc0) == MPI_ERR_UNSUPPORTED_OPERATION, "ibarrier on an intercommunicator: rc %d", rc0);
+        /* Windows, topologies and MPI_Comm_create_group need an intracommunicator. */
+        MPI_Win win = MPI_WIN_NULL;
+        MPI_Comm tc = MPI_COMM_NULL;
+        void *wbase = NULL;
+        int wbuf[1], zero = 0, dims[1] = {lsize}, periods[1] = {0}, idx[1] = {0}, me0 = lr;
+        rc0 = MPI_Win_create(wbuf, sizeof wbuf, 1, MPI_INFO_NULL, ic, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_create on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Win_allocate(4, 1, MPI_INFO_NULL, ic, &wbase, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_allocate on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Win_allocate_shared(4, 1, MPI_INFO_NULL, ic, &wbase, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_allocate_shared on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Win_create_dynamic(MPI_INFO_NULL, ic, &win);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && win == MPI_WIN_NULL, "MPI_Win_create_dynamic on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Cart_create(ic, 1, dims, periods, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Cart_create on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Graph_create(ic, 1, idx, NULL, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Graph_create on an intercommunicator: rc %d", rc0);
+        rc0 = MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Dist_graph_create_adjacent on an intercommunicator: rc %d",
+              rc0);
+        rc0 = MPI_Dist_graph_create(ic, 1, &me0, &zero, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Dist_graph_create on an intercommunicator: rc %d", rc0);
+        MPI_Group lg;
+        OK(MPI_Comm_group(ic, &lg));
+        rc0 = MPI_Comm_create_group(ic, lg, 0, &tc);
+        CHECK(class_of(rc0) == MPI_ERR_COMM && tc == MPI_COMM_NULL, "MPI_Comm_create_group on an intercommunicator: rc %d", rc0);
+        OK(MPI_Group_free(&lg));
 
         OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     }
     OK(MPI_Barrier(ic));
+    /* A user message sent before a collective, with the tag bcsmpi's
+     * collectives use inside, is not taken by the collective, nor the
+     * collective's message by a receive of any source and tag. */
+    if (color == 0 && lr == 0) {
+        MPI_Request q;
+        int msg = 111, b = 222;
+        OK(MPI_Isend(&msg, 1, MPI_INT, 0, 1, ic, &q));
+        OK(MPI_Bcast(&b, 1, MPI_INT, MPI_ROOT, ic));
+        OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    } else if (color == 0) {
+        OK(MPI_Bcast(&v, 1, MPI_INT, MPI_PROC_NULL, ic));
+    } else {
+        v = -1;
+        OK(MPI_Bcast(&v, 1, MPI_INT, 0, ic));
+        CHECK(v == 222, "bcast after a user message with tag 1: %d, want 222", v);
+        if (lr == 0) {
+            v = -1;
+            OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, ic, &st));
+            CHECK(v == 111 && st.MPI_SOURCE == 0 && st.MPI_TAG == 1, "user message: %d from %d tag %d, want 111 from 0 tag 1", v,
+                  st.MPI_SOURCE, st.MPI_TAG);
+        }
+    }
     /* Bcast from A's rank 0, then from B's last rank. */
     v = color == 0 && lr == 0 ? 1234 : -1;
     OK(MPI_Bcast(&v, 1, MPI_INT, color == 0 ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic));
@@ -311,6 +372,18 @@ static void inter(void) {
     OK(MPI_Comm_dup(ic, &dup));
     OK(MPI_Comm_test_inter(dup, &flag));
     CHECK(flag == 1, "dup: test_inter %d", flag);
+    /* Compare: an intercommunicator is never like an intracommunicator. */
+    int res;
+    OK(MPI_Comm_compare(ic, ic, &res));
+    CHECK(res == MPI_IDENT, "compare ic ic: %d", res);
+    OK(MPI_Comm_compare(ic, dup, &res));
+    CHECK(res == MPI_CONGRUENT, "compare ic dup: %d", res);
+    OK(MPI_Comm_compare(ic, MPI_COMM_WORLD, &res));
+    CHECK(res == MPI_UNEQUAL, "compare ic world: %d", res);
+    OK(MPI_Intercomm_merge(ic, color, &merged));
+    OK(MPI_Comm_compare(merged, ic, &res));
+    CHECK(res == MPI_UNEQUAL, "compare merged ic: %d", res);
+    OK(MPI_Comm_free(&merged));
     OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, dup));
     CHECK(sum == rsum, "dup allreduce %d", sum);
     OK(MPI_Comm_disconnect(&dup));
@@ -331,6 +404,25 @@ static void inter(void) {
     OK(MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "org.bcsmpi.inter", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ic));
     OK(MPI_Comm_remote_size(ic, &n));
     CHECK(n == rsize, "from groups: remote size %d", n);
+    { /* Both groups reversed: the same members in another order, similar. */
+        MPI_Group rmine, rtheirs;
+        MPI_Comm ic2;
+        int *rl = malloc(size * sizeof(int)), *rt = malloc(size * sizeof(int));
+        for (int j = 0; j < ln; j++)
+            rl[j] = l[ln - 1 - j];
+        for (int j = 0; j < tn; j++)
+            rt[j] = t[tn - 1 - j];
+        OK(MPI_Group_incl(world, ln, rl, &rmine));
+        OK(MPI_Group_incl(world, tn, rt, &rtheirs));
+        OK(MPI_Intercomm_create_from_groups(rmine, 0, rtheirs, 0, "org.bcsmpi.inter2", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ic2));
+        OK(MPI_Comm_compare(ic, ic2, &res));
+        CHECK(res == (ln > 1 || tn > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare reversed groups: %d", res);
+        OK(MPI_Comm_free(&ic2));
+        OK(MPI_Group_free(&rmine));
+        OK(MPI_Group_free(&rtheirs));
+        free(rl);
+        free(rt);
+    }
     OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ic));
     CHECK(sum == rsum, "from groups: allreduce %d", sum);
     OK(MPI_Comm_free(&ic));
@@ -426,6 +518,10 @@ static void sessions(const char *tag) {
         OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, ce));
         CHECK(n == k && sum == k * (k - 1), "evens: size %d sum %d", n, sum);
         OK(MPI_Comm_free(&ce));
+    } else { /* outside the group: MPI_COMM_NULL, locally */
+        MPI_Comm ce = MPI_COMM_WORLD;
+        OK(MPI_Comm_create_from_group(ev, "odd-outside", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ce));
+        CHECK(ce == MPI_COMM_NULL, "create_from_group outside the group: not MPI_COMM_NULL");
     }
     OK(MPI_Group_free(&ev));
     free(evens);
@@ -441,6 +537,20 @@ static void sessions(const char *tag) {
     if (bcs) {
         int rc = MPI_Session_get_pset_info(s, "mpi://NOWHERE", &info);
         CHECK(class_of(rc) == MPI_ERR_ARG, "unknown pset: rc %d", rc);
+        /* Errors of the constructors without a communicator go to their
+         * errhandler argument (the world's handler is fatal). */
+        MPI_Comm bad = MPI_COMM_NULL;
+        rc = MPI_Comm_create_from_group(MPI_GROUP_NULL, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_GROUP && bad == MPI_COMM_NULL, "create_from_group(MPI_GROUP_NULL): rc %d", rc);
+        MPI_Group gs;
+        OK(MPI_Group_from_session_pset(s, "mpi://SELF", &gs));
+        rc = MPI_Comm_create_from_group(gs, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_ARG && bad == MPI_COMM_NULL, "create_from_group(stringtag NULL): rc %d", rc);
+        rc = MPI_Intercomm_create_from_groups(gs, 5, MPI_GROUP_NULL, 0, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_GROUP && bad == MPI_COMM_NULL, "intercomm_create_from_groups(MPI_GROUP_NULL): rc %d", rc);
+        rc = MPI_Intercomm_create_from_groups(gs, 5, gs, 0, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &bad);
+        CHECK(class_of(rc) == MPI_ERR_RANK && bad == MPI_COMM_NULL, "intercomm_create_from_groups(local_leader 5): rc %d", rc);
+        OK(MPI_Group_free(&gs));
     }
     MPI_Errhandler eh, got;
     OK(MPI_Session_create_errhandler(sess_handler, &eh));
@@ -556,6 +666,14 @@ int main(int argc, char **argv) {
         }
         OK(MPI_Finalize());
         return 0;
+    }
+    if (strcmp(part, "overlap-fatal") == 0) { /* the fatal message names the ranks in both groups */
+        MPI_Group w, g;
+        MPI_Comm ic;
+        OK(MPI_Comm_group(MPI_COMM_WORLD, &w));
+        OK(MPI_Group_incl(w, 1, &rank, &g));
+        MPI_Intercomm_create_from_groups(g, 0, g, 0, "overlap", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &ic);
+        CHECK(0, "MPI_Intercomm_create_from_groups of overlapping groups returned under MPI_ERRORS_ARE_FATAL");
     }
     if (strcmp(part, "spawn-fatal") == 0) { /* under the default handler: the job ends */
         char *args[] = {NULL};
