@@ -395,7 +395,7 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts un
 	if rc != 0 {
 		return rc
 	}
-	o, rc := operation(k.ci, k.name, uintptr(op), t)
+	o, rc := resolveOp(k.ci, k.name, uintptr(op), t, mode&C.BCS_RUN != 0 && out != nil) // a start, not the init's checks
 	if rc != 0 {
 		return rc
 	}

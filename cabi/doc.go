@@ -784,7 +784,9 @@
 //     Alltoallv of bytes, which the MMDS records as MPI_Alltoallv, and
 //     only the byte counts are checked across members); Op_create (C user
 //     functions: mpiapi folds in rank order and calls them through the shim),
-//     Op_free, Op_commutative.
+//     Op_free (the handle dies at once; collectives already started, and
+//     persistent collectives initialised with it, keep using the operation;
+//     its runtime copies are released at MPI_Finalize), Op_commutative.
 //   - Cartesian topologies: Dims_create, Cart_create (ranks keep their order),
 //     Cart_get, Cartdim_get, Cart_coords, Cart_rank, Cart_shift, Cart_sub,
 //     Topo_test, Cart_map and Graph_map (ranks keep their order: a process

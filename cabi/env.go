@@ -116,6 +116,10 @@ func stopRuntime(call string) C.int {
 		o.Free()
 		delete(builtinOps, k)
 	}
+	for _, o := range retiredOps { // ops.go: user operations freed by MPI_Op_free
+		o.Free()
+	}
+	retiredOps = nil
 	pending := 0
 	for i := range reqs {
 		if reqs[i].live && !reqs[i].inactive() {

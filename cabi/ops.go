@@ -35,8 +35,20 @@ var userOps []userOpEntry
 // freed at MPI_Finalize.
 var builtinOps = map[[2]uintptr]*mpiapi.Op{}
 
+// retiredOps are the runtime's operations of user operations MPI_Op_free
+// has freed: kept for the requests that still use them, freed at Finalize.
+var retiredOps []*mpiapi.Op
+
 // operation resolves an operation handle for elements of t.
 func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
+	return resolveOp(ci, call, h, t, false)
+}
+
+// resolveOp is operation; started says a persistent collective is being
+// started, which may use a user operation freed since its MPI_X_init (the
+// standard: a freed operation stays usable by what refers to it). Its
+// runtime operation was made at the init, for this datatype.
+func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.Op, C.int) {
 	if o, ok := ops[h]; ok {
 		if t.info.kind == C.BCS_NONE && t.info.combiner == combNamed {
 			// Long double, complex and the other pair types: the runtime
@@ -65,6 +77,9 @@ func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
 	}
 	e := &userOps[i]
 	if !e.live {
+		if o := e.byType[t.h]; started && e.fn != nil && o != nil {
+			return o, 0
+		}
 		return nil, fail(ci, call, errOp, "op = %s was freed with MPI_Op_free", describe(h))
 	}
 	if o := e.byType[t.h]; o != nil {
@@ -93,13 +108,14 @@ func bcs_op_free(h *C.uintptr_t) C.int {
 	if kind != kindOp || i >= len(userOps) || !userOps[i].live {
 		return fail(0, call, errOp, "op = %s is not a live user operation (predefined operations cannot be freed)", describe(uintptr(*h)))
 	}
-	// Free the runtime's operations made for it too, or MPI_Finalize
-	// reports them as leaked. A reduction already started keeps the
-	// function it was given.
+	// The runtime's operations made for it stay usable by what still
+	// refers to them (a persistent collective started again after the
+	// free, as the standard allows); MPI_Finalize frees them (retiredOps)
+	// before the runtime's leak report.
 	for _, o := range userOps[i].byType {
-		o.Free()
+		retiredOps = append(retiredOps, o)
 	}
-	userOps[i] = userOpEntry{}
+	userOps[i].live = false // fn and byType stay for persistent collectives (resolveOp); indices are never reused
 	*h = hOpNull
 	return 0
 }

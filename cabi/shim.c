@@ -1064,6 +1064,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
 
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
     GUARD("MPI_Waitany");
+    NONNULL(MPI_COMM_WORLD, "MPI_Waitany", index);
     return bcs_waitany(count, (uintptr_t *)array_of_requests, index, status);
 }
 
@@ -1076,23 +1077,32 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
     GUARD("MPI_Testall");
+    NONNULL(MPI_COMM_WORLD, "MPI_Testall", flag);
     return bcs_testall(count, (uintptr_t *)array_of_requests, flag, array_of_statuses);
 }
 
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
     GUARD("MPI_Testany");
+    NONNULL(MPI_COMM_WORLD, "MPI_Testany", index);
+    NONNULL(MPI_COMM_WORLD, "MPI_Testany", flag);
     return bcs_testany(count, (uintptr_t *)array_of_requests, index, flag, status);
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                   MPI_Status array_of_statuses[]) {
     GUARD("MPI_Waitsome");
+    NONNULL(MPI_COMM_WORLD, "MPI_Waitsome", outcount);
+    if (incount > 0)
+        NONNULL(MPI_COMM_WORLD, "MPI_Waitsome", array_of_indices);
     return bcs_waitsome(incount, (uintptr_t *)array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                   MPI_Status array_of_statuses[]) {
     GUARD("MPI_Testsome");
+    NONNULL(MPI_COMM_WORLD, "MPI_Testsome", outcount);
+    if (incount > 0)
+        NONNULL(MPI_COMM_WORLD, "MPI_Testsome", array_of_indices);
     return bcs_testsome(incount, (uintptr_t *)array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
@@ -1197,6 +1207,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     GUARD("MPI_Comm_create");
+    NONNULL(comm, "MPI_Comm_create", newcomm);
     return bcs_comm_create(H(comm), H(group), (uintptr_t *)newcomm);
 }
 
@@ -1618,9 +1629,11 @@ static int bcs_group_range(const char *call, MPI_Group group, int n, int ranges[
     if (ranks == NULL)
         return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_NO_MEM, "no memory for the rank list");
     int k = 0;
-    for (int i = 0; i < n; i++)
-        for (int r = ranges[i][0]; ranges[i][2] > 0 ? r <= ranges[i][1] : r >= ranges[i][1]; r += ranges[i][2])
-            ranks[k++] = r;
+    for (int i = 0; i < n; i++) { // by count: first + stride may pass INT_MAX
+        int first = ranges[i][0], stride = ranges[i][2], cnt = (ranges[i][1] - first) / stride + 1;
+        for (int j = 0; j < cnt; j++)
+            ranks[k++] = first + j * stride;
+    }
     rc = bcs_group_incl(H(group), k, ranks, (uintptr_t *)newgroup, excl | 2); // 2: from ranges
     free(ranks);
     return rc;

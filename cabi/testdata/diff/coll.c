@@ -239,9 +239,20 @@ static void userops(void) {
     int v[3] = {rank, 1, -rank}, w[3];
     OK(MPI_Allreduce(v, w, 3, MPI_INT, add, MPI_COMM_WORLD));
     CHECK(w[0] == size * (size - 1) / 2 && w[1] == size && w[2] == -w[0], "user add %d %d %d", w[0], w[1], w[2]);
-    OK(MPI_Op_free(&op));
+    /* A persistent collective keeps its operation after MPI_Op_free (the
+     * standard: freeing marks it; what refers to it still works). */
+    MPI_Request pr;
+    OK(MPI_Allreduce_init(v, w, 3, MPI_INT, add, MPI_COMM_WORLD, MPI_INFO_NULL, &pr));
     OK(MPI_Op_free(&add));
-    CHECK(op == MPI_OP_NULL, "op free");
+    for (int round = 0; round < 2; round++) {
+        memset(w, 0, sizeof w);
+        OK(MPI_Start(&pr));
+        OK(MPI_Wait(&pr, MPI_STATUS_IGNORE));
+        CHECK(w[0] == size * (size - 1) / 2 && w[1] == size && w[2] == -w[0], "persistent user add after Op_free %d %d %d", w[0], w[1], w[2]);
+    }
+    OK(MPI_Request_free(&pr));
+    OK(MPI_Op_free(&op));
+    CHECK(op == MPI_OP_NULL && add == MPI_OP_NULL, "op free");
     OK(MPI_Type_free(&mat));
 }
 

@@ -69,6 +69,19 @@ int main(int argc, char **argv) {
         expect(e, want, k, "range_incl two ranges");
         OK(MPI_Group_free(&e));
     }
+    /* A stride past INT_MAX: (1, 1, INT_MAX) is rank 1 alone, and
+     * (n-1, 0, INT_MIN) rank n-1 alone (the next step would overflow). */
+    if (n >= 2) {
+        int rg[2][3] = {{1, 1, 2147483647}, {n - 1, 0, -2147483647 - 1}};
+        OK(MPI_Group_range_incl(world, 1, rg, &e));
+        want[0] = 1;
+        expect(e, want, 1, "range_incl with stride INT_MAX");
+        OK(MPI_Group_free(&e));
+        OK(MPI_Group_range_incl(world, 1, rg + 1, &e));
+        want[0] = n - 1;
+        expect(e, want, 1, "range_incl with stride INT_MIN");
+        OK(MPI_Group_free(&e));
+    }
     /* range_excl leaves the rest in order. */
     int rx[1][3] = {{n - 1, 0, -2}};
     OK(MPI_Group_range_excl(a, 1, rx, &e));

@@ -10,7 +10,11 @@ int main(int argc, char **argv) {
     int x[4] = {0};
     MPI_Status st;
     MPI_Request r;
-    for (int i = 0; i < 16; i++) {
+    MPI_Request nulls[1] = {MPI_REQUEST_NULL};
+    MPI_Group wg;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    int idx[1], cnt;
+    for (int i = 0; i < 23; i++) {
         int rc = MPI_SUCCESS;
         switch (i) {
         case 0: rc = MPI_Isend(x, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, NULL); break;
@@ -34,11 +38,19 @@ int main(int argc, char **argv) {
         case 13: rc = MPI_Comm_idup(MPI_COMM_WORLD, NULL, &r); break;
         case 14: rc = MPI_Group_size(MPI_GROUP_EMPTY, NULL); break;
         case 15: rc = MPI_Comm_rank(MPI_COMM_SELF, NULL); break;
+        case 16: rc = MPI_Waitany(1, nulls, NULL, &st); break;
+        case 17: rc = MPI_Testany(1, nulls, idx, NULL, &st); break;
+        case 18: rc = MPI_Testany(1, nulls, NULL, x, &st); break;
+        case 19: rc = MPI_Testall(1, nulls, NULL, MPI_STATUSES_IGNORE); break;
+        case 20: rc = MPI_Testsome(1, nulls, NULL, idx, MPI_STATUSES_IGNORE); break;
+        case 21: rc = MPI_Waitsome(1, nulls, &cnt, NULL, MPI_STATUSES_IGNORE); break;
+        case 22: rc = MPI_Comm_create(MPI_COMM_WORLD, wg, NULL); break;
         }
         int cls = -1;
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_ARG, "case %d: class %d", i, cls);
     }
+    OK(MPI_Group_free(&wg));
     /* Nothing was posted: no message is waiting. */
     int flag = 1;
     OK(MPI_Barrier(MPI_COMM_WORLD));
