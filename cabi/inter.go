@@ -492,6 +492,24 @@ func (k *interCall) typ(what string, h C.uintptr_t) (dtype, C.int) {
 	return datatype(k.ci, k.name, what, uintptr(h))
 }
 
+// gatherLocal gathers every local member's n items of t into a scratch
+// buffer at the local leader (nil elsewhere), in local rank order: the first
+// step of the collectives whose data crosses between the leaders.
+func (k *interCall) gatherLocal(send unsafe.Pointer, n C.MPI_Count, t C.uintptr_t) (unsafe.Pointer, C.int) {
+	dt, rc := k.typ("sendtype", t)
+	if rc != 0 {
+		return nil, rc
+	}
+	var tmp unsafe.Pointer
+	if k.leader {
+		tmp = interScratch(dt, int(n)*len(k.ic.lranks))
+	}
+	if rc := bcs_blocks(C.BCS_GATHER, send, n, t, tmp, n, t, 0, k.local, nil, 0); rc != 0 {
+		return nil, rc
+	}
+	return tmp, 0
+}
+
 // interBlock is item i*n of a buffer of t.
 func interBlock(p unsafe.Pointer, t dtype, i, n int) unsafe.Pointer {
 	return unsafe.Add(p, i*n*t.extent)
@@ -604,15 +622,8 @@ func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount
 		case isRoot:
 			return bcs_recv(recv, rcount*C.MPI_Count(rn), rtype, remote, interTag, k.union, nil, 0)
 		}
-		st, rc := k.typ("sendtype", stype)
+		tmp, rc := k.gatherLocal(send, scount, stype)
 		if rc != 0 {
-			return rc
-		}
-		var tmp unsafe.Pointer
-		if k.leader {
-			tmp = interScratch(st, int(scount)*ln)
-		}
-		if rc := bcs_blocks(C.BCS_GATHER, send, scount, stype, tmp, scount, stype, 0, k.local, nil, 0); rc != 0 {
 			return rc
 		}
 		if k.leader {
@@ -642,15 +653,8 @@ func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount
 		}
 		return bcs_blocks(C.BCS_SCATTER, tmp, rcount, rtype, recv, rcount, rtype, 0, k.local, nil, 0)
 	case C.BCS_ALLGATHER:
-		st, rc := k.typ("sendtype", stype)
+		tmp, rc := k.gatherLocal(send, scount, stype)
 		if rc != 0 {
-			return rc
-		}
-		var tmp unsafe.Pointer
-		if k.leader {
-			tmp = interScratch(st, int(scount)*ln)
-		}
-		if rc := bcs_blocks(C.BCS_GATHER, send, scount, stype, tmp, scount, stype, 0, k.local, nil, 0); rc != 0 {
 			return rc
 		}
 		if k.leader {
