@@ -10,9 +10,14 @@
 //     strobe, EMDS SWITCHNS) in µs and as a share of the slice, at each
 //     quantum of -quanta.
 //
+// With -ompi PROG (bench/cabi/stencil.c, the same stencil in C, built with
+// mpicc.openmpi), part 1 also runs it under Open MPI's mpirun alone and two
+// at once (what two mpiruns sharing a machine do: the kernel time-shares
+// their ranks), each job's time against its own time alone.
+//
 // Usage (see README.md; run.sh builds and runs it):
 //
-//	gang -prog ./stencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100]
+//	gang -prog ./stencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100] [-ompi ./stencil.ompi]
 //
 // Times are wall-clock response times (launch.Result.Elapsed: from Run's
 // call to its return, start-up included). Only direct switch costs are
@@ -24,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,6 +52,8 @@ var (
 	quantum = flag.Uint64("q", 20, "quantum (slices) of parts 1 and 2")
 	quanta  = flag.String("quanta", "1,20,100", "quanta of part 3")
 	fifo    = flag.Bool("fifo", true, "try SCHED_FIFO for the strobe threads (as bcsrun does); the report says whether it was granted")
+	ompi    = flag.String("ompi", "", "part 1 also under Open MPI: bench/cabi/stencil.c built with mpicc.openmpi (empty: skip)")
+	mpirun  = flag.String("mpirun", "mpirun.openmpi", "Open MPI's launcher, for -ompi")
 	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
 )
 
@@ -74,6 +82,13 @@ func main() {
 		ratio(gang[0].Elapsed, alone.Elapsed), ratio(gang[1].Elapsed, alone.Elapsed), gang[0].SlicesRun, gang[0].SlicesAlive, gang[1].SlicesRun, gang[1].SlicesAlive)
 	fmt.Printf("   %-28s %10s %10s %.2fx %.2fx\n", "uncoordinated (2 masters)", secs(unco[0].Elapsed), secs(unco[1].Elapsed),
 		ratio(unco[0].Elapsed, alone.Elapsed), ratio(unco[1].Elapsed, alone.Elapsed))
+	if *ompi != "" {
+		oAlone := runOMPI(1)[0]
+		o := runOMPI(2)
+		fmt.Printf("   %-28s %10s %10s\n", "Open MPI alone (C stencil)", secs(oAlone), "")
+		fmt.Printf("   %-28s %10s %10s %.2fx %.2fx   (vs Open MPI alone)\n", "Open MPI, two mpiruns", secs(o[0]), secs(o[1]),
+			ratio(o[0], oAlone), ratio(o[1], oAlone))
+	}
 
 	// 2. Long + short.
 	short := *iters / 2
@@ -158,6 +173,29 @@ func run(cfg configs.Config, g *nicthread.Gang, specs ...spec) []launch.Result {
 				check(fmt.Errorf("job %d failed: %s", i, res.Message))
 			}
 			out[i] = res
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// runOMPI runs k copies of the -ompi program at once, each under its own
+// mpirun, and returns each one's wall time from start to exit.
+func runOMPI(k int) []time.Duration {
+	out := make([]time.Duration, k)
+	var wg sync.WaitGroup
+	for i := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(*mpirun, "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(*ranks), *ompi,
+				"-iters", strconv.Itoa(*iters), "-ops", strconv.Itoa(*ops), "-halo", "4096")
+			cmd.Stderr = os.Stderr
+			t0 := time.Now()
+			if b, err := cmd.Output(); err != nil {
+				check(fmt.Errorf("%s: %v\n%s", cmd, err, b))
+			}
+			out[i] = time.Since(t0)
 		}()
 	}
 	wg.Wait()
