@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 )
 
+var replayRuns = flag.Int("replay.runs", 0, "extra replays with new random delays in TestRecordReplay")
+
 // TestRecordReplay: a program of races (wildcard receives, Iprobe and Probe,
 // Improbe and Mprobe, Testany/Waitany, Testsome, Test, Testall against senders that sleep at
 // random) is recorded once on two nodes (whose agents write their ranks'
@@ -16,7 +19,8 @@ import (
 // opposite order, new random ones, and on one node — and prints the recorded
 // outcomes every time, down to the number of polls that found nothing. The
 // same program with other arguments under replay stops at the first call
-// that differs, naming the rank and the call.
+// that differs, naming the rank and the call. More replays with new random
+// delays: -replay.runs=20.
 func TestRecordReplay(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "rec")
 	t.Setenv("E2E_DELAY", "random:2000")
@@ -24,14 +28,21 @@ func TestRecordReplay(t *testing.T) {
 	if first.code != 0 || strings.Count(first.stdout, "\n") != 5 {
 		t.Fatalf("recording: exit %d\nstdout:\n%s\nstderr:\n%s", first.code, first.stdout, first.stderr)
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		delay string
 		flags []string
 	}{
 		{"down:3000", []string{"--nodes", "2"}},
 		{"random:3000", []string{"--nodes", "2"}},
 		{"up:1000", nil},
-	} {
+	}
+	for i := range *replayRuns {
+		cases = append(cases, struct {
+			delay string
+			flags []string
+		}{"random:3000", []string{"--nodes", fmt.Sprint(1 + i%3)}})
+	}
+	for _, c := range cases {
 		t.Setenv("E2E_DELAY", c.delay)
 		r := bcsrun(t, append(append([]string{"-n", "4", "--replay", rec}, c.flags...), "./e2eprog", "replayrace", "2")...)
 		if r.code != 0 || r.stdout != first.stdout {
