@@ -99,6 +99,7 @@ type Config struct {
 	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
 	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd start); more wait in its queue, 1 .. 64
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
+	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "auto" (the cgroup v2 freezer where this user can make a cgroup, else signals), "freezer" or "signal" (SIGSTOP/SIGCONT of each node's process group)
 }
 
 // Default is the embedded default configuration.
@@ -136,6 +137,7 @@ func Default() Config {
 		SSH:               "ssh",
 		GangMPL:           2,
 		GangQuantum:       20,
+		GangStop:          "auto",
 	}
 }
 
@@ -639,6 +641,9 @@ func (c Config) Validate() error {
 	}
 	if c.DeadlockAction != "abort" && c.DeadlockAction != "warn" {
 		return fmt.Errorf("configs: deadlock_action = %q, want \"abort\" or \"warn\"", c.DeadlockAction)
+	}
+	if c.GangStop != "auto" && c.GangStop != "freezer" && c.GangStop != "signal" {
+		return fmt.Errorf("configs: gang_stop = %q, want \"auto\", \"freezer\" or \"signal\"", c.GangStop)
 	}
 	if c.LeakCheck != "warn" && c.LeakCheck != "error" && c.LeakCheck != "off" {
 		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)

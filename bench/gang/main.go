@@ -6,7 +6,7 @@
 //     plain concurrent Runs, each with its own master: today's behaviour);
 //  2. a long job and a short one submitted while it runs (after -delay of
 //     it): the short job's response time against its time alone;
-//  3. the cost of a switch (the agents' killpg SIGSTOP + SIGCONT at the
+//  3. the cost of a switch (the agents' stop and continue (killpg or cgroup.freeze: -stop) at the
 //     strobe, EMDS SWITCHNS) in µs and as a share of the slice, at each
 //     quantum of -quanta.
 //
@@ -54,6 +54,7 @@ var (
 	fifo    = flag.Bool("fifo", true, "try SCHED_FIFO for the strobe threads (as bcsrun does); the report says whether it was granted")
 	ompi    = flag.String("ompi", "", "part 1 also under Open MPI: bench/cabi/stencil.c built with mpicc.openmpi (empty: skip)")
 	mpirun  = flag.String("mpirun", "mpirun.openmpi", "Open MPI's launcher, for -ompi")
+	stop    = flag.String("stop", "auto", "gang_stop: how descheduled ranks are stopped (auto, freezer, signal)")
 	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
 )
 
@@ -65,8 +66,10 @@ func main() {
 	cfg := configs.Default()
 	cfg.FIFO = *fifo
 	cfg.LeakCheck = "off"
-	fmt.Printf("gang bench: %d ranks per job, %d iterations x %d ops, timeslice %v, %d CPUs\n",
-		*ranks, *iters, *ops, cfg.Timeslice, numCPU())
+	cfg.GangStop = *stop
+	check(cfg.Validate())
+	fmt.Printf("gang bench: %d ranks per job, %d iterations x %d ops, timeslice %v, gang_stop %s, %d CPUs\n",
+		*ranks, *iters, *ops, cfg.Timeslice, cfg.GangStop, numCPU())
 
 	// 1. Two jobs: alone, gang MPL 2, uncoordinated.
 	alone := run(cfg, nil, spec{iters: *iters})[0]
@@ -104,7 +107,7 @@ func main() {
 		secs(ls[1].Elapsed), ratio(ls[1].Elapsed, shortAlone.Elapsed), secs(ls[0].Elapsed), ratio(ls[0].Elapsed, longAlone.Elapsed))
 
 	// 3. Switch cost per quantum.
-	fmt.Printf("\n3. switch cost (agent's killpg at the strobe, both jobs' nodes; slice %v)\n", cfg.Timeslice)
+	fmt.Printf("\n3. switch cost (agent's stop or continue at the strobe, both jobs' nodes; slice %v)\n", cfg.Timeslice)
 	fmt.Printf("   %6s %9s %10s %10s %10s %16s %16s %14s\n", "Q", "switches", "p50 µs", "p99 µs", "mean µs", "p50 % of slice", "p50/Q % of time", "% of time")
 	for _, f := range strings.Split(*quanta, ",") {
 		q, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
@@ -145,7 +148,7 @@ func main() {
 			100*float64(p50)/float64(cfg.Timeslice), 100*float64(p50)/float64(cfg.Timeslice)/float64(q),
 			100*float64(total)/float64(time.Duration(max(1, nslices.Load()))*cfg.Timeslice))
 	}
-	fmt.Println("\n   (a switch is one stop and one continue, each an agent's killpg timed at the strobe: p50/p99 are twice the\n   per-call figures, mean is the total over the number of switches; % of time is the measured total over every slice)")
+	fmt.Println("\n   (a switch is one stop and one continue, each an agent's killpg or cgroup.freeze write timed at the strobe: p50/p99 are twice the\n   per-call figures, mean is the total over the number of switches; % of time is the measured total over every slice)")
 }
 
 // spec is one job of a run.

@@ -91,7 +91,14 @@
 // starting its own, and several Runs may share it concurrently in one
 // process; each job's ranks form a process group per node, stopped and
 // continued at the strobe when the gang switches jobs, and each Run reaps
-// and ends only its own processes (reap.go's registry).
+// and ends only its own processes (reap.go's registry). With gang_stop
+// freezer (or auto, where a cgroup v2 directory can be made beside this
+// process's own) the node's ranks are also put in a cgroup of their own
+// (freezer.go) and the switch writes its cgroup.freeze instead of sending
+// SIGSTOP/SIGCONT: nothing the ranks can see, catch or have reported by
+// wait, and whatever they start is stopped with them. The cgroup is
+// removed with the job; one left by a SIGKILLed launcher is removed by the
+// next freezer made.
 //
 // Input and output: rank 0 reads Job.Stdin (across hosts: through srun, or
 // over ssh through node 0's control connection), the other ranks /dev/null. Output

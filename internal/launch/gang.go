@@ -15,9 +15,10 @@ import (
 //   - Run joins the gang instead of starting a master; a job beyond gang_mpl,
 //     or with another timeslice, is refused before any rank starts.
 //   - The ranks of each node of a job form a process group; the job's
-//     agents stop it (SIGSTOP) at the strobe of a slice the job does not
-//     run in and continue it (SIGCONT) when its turn comes, every node of
-//     the job at the same strobe. Its data keeps moving meanwhile.
+//     agents stop it (SIGSTOP, or the node's cgroup freezer: gang_stop) at
+//     the strobe of a slice the job does not run in and continue it
+//     (SIGCONT, or a thaw) when its turn comes, every node of the job at the
+//     same strobe. Its data keeps moving meanwhile.
 //   - A job's failure (a rank's exit, a node error, a deadlock) ends that
 //     job alone; Run reaps and ends only its own processes (reap.go).
 //   - Result.SlicesRun and SlicesAlive say how many slices the job ran in

@@ -3,6 +3,7 @@ package launch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
@@ -92,7 +94,7 @@ func newGate(t *testing.T, ranks int) *gate {
 	}
 	t.Cleanup(func() { f.Close() })
 	g := &gate{f: f, wrap: filepath.Join(dir, "gated"), n: ranks}
-	if err := os.WriteFile(g.wrap, []byte("#!/bin/sh\nread line < '"+fifo+"' || exit 97\nexec \"$@\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(g.wrap, []byte("#!/bin/sh\nread line < '"+fifo+"' || exit 97\necho \"cgroup: $(sed -n 's/^0:://p' /proc/self/cgroup)\"\nexec \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return g
@@ -128,11 +130,11 @@ type gangJob struct {
 // by the gang's rules each of them was then stopped at least once and ran
 // at least once (a gated rank is alive, not blocked, so it can use its
 // turn). A job that ends meanwhile (an error) opens the gate for the others.
-func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob, gated bool) {
+func runGang(t *testing.T, mpl int, quantum uint64, stop string, jobs []*gangJob, gated bool) {
 	t.Helper()
 	dir := progs(t)
 	base := configs.Default()
-	base.GangMPL, base.GangQuantum = mpl, quantum
+	base.GangMPL, base.GangQuantum, base.GangStop = mpl, quantum, stop
 	base.FIFO = false
 	g, err := NewGang(base)
 	if err != nil {
@@ -211,6 +213,11 @@ func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob, gated bool)
 	if len(kids) != 0 {
 		t.Errorf("processes left behind: %+v", kids)
 	}
+	if base, err := cgroup2Base(); err == nil {
+		if left, _ := filepath.Glob(filepath.Join(base, fmt.Sprintf("bcsmpi-%d-*", os.Getpid()))); len(left) != 0 {
+			t.Errorf("cgroups left behind: %v", left)
+		}
+	}
 }
 
 // Two and three jobs of different sizes, on one and two logical nodes, time-
@@ -220,15 +227,35 @@ func runGang(t *testing.T, mpl int, quantum uint64, jobs []*gangJob, gated bool)
 // gang descheduled and switched them. The jobs start their programs only
 // once all are in the gang (runGang's gate): they overlap in time however
 // the machine schedules the test.
+//
+// The jobs are stopped with signals (gang_stop: signal) and, where this
+// test can make a cgroup, with the cgroup freezer (gang_stop: freezer):
+// then each rank says which cgroup it runs in, and it must be its job's.
 func TestGangJobsShareCorrectly(t *testing.T) {
+	stops := []string{"signal"}
+	if fz, err := newFreezer("probe", 0); err != nil {
+		t.Logf("no cgroup freezer here (%v): signals only", err)
+	} else {
+		fz.close()
+		stops = append(stops, "freezer")
+	}
+	for _, stop := range stops {
+		t.Run(stop, func(t *testing.T) { gangShare(t, stop) })
+	}
+}
+
+func gangShare(t *testing.T, stop string) {
 	for _, n := range []int{2, 3} {
 		jobs := []*gangJob{
 			{name: "stencil2", ranks: 2, prog: "stencil", args: []string{"-iters", "60", "-halo", "4096", "-work", "1ms"}},
 			{name: "exchange3", ranks: 3, nodes: 2, prog: "e2eprog", args: []string{"exchange"}},
 			{name: "stencil3", ranks: 3, prog: "stencil", args: []string{"-iters", "40", "-halo", "12288", "-work", "1ms"}},
 		}[:n]
-		runGang(t, n, 5, jobs, true)
+		runGang(t, n, 5, stop, jobs, true)
 		for _, j := range jobs {
+			if stop == "freezer" && strings.Count(j.out.String(), fmt.Sprintf("/bcsmpi-%d-", os.Getpid())) != j.ranks {
+				t.Errorf("%d jobs: job %s's ranks were not in a freezer of this process's; their cgroups:\n%s", n, j.name, j.out.String())
+			}
 			if j.res.ExitCode != 0 {
 				t.Fatalf("%d jobs: job %s exited %d: %s\nstderr:\n%s", n, j.name, j.res.ExitCode, j.res.Message, j.errs.String())
 			}
@@ -254,7 +281,7 @@ func TestGangFailuresStayInTheirJob(t *testing.T) {
 		{name: "exit3", ranks: 2, prog: "e2eprog", args: []string{"exit3"}},
 		{name: "deadlock", ranks: 3, prog: "e2eprog", args: []string{"deadlock"}, deadlock: 40},
 	}
-	runGang(t, 3, 5, jobs, false)
+	runGang(t, 3, 5, "auto", jobs, false)
 	if j := jobs[0]; j.res.ExitCode != 0 || !strings.Contains(j.out.String(), "checksum ok") {
 		t.Fatalf("stencil: exit %d (%s), output %q\nstderr:\n%s", j.res.ExitCode, j.res.Message, j.out.String(), j.errs.String())
 	}
@@ -351,5 +378,77 @@ func TestGangLeaderExitsBeforeTheOthersStart(t *testing.T) {
 		if res.ExitCode != 3 || !strings.Contains(res.Message, "exited with status 3") {
 			t.Fatalf("exit %d, message %q\nstderr:\n%s", res.ExitCode, res.Message, errs.String())
 		}
+	}
+}
+
+// The freezer stops what is in it and lets it go on, and its close kills
+// what is left and removes it; a freezer whose launcher is gone (its pid in
+// the name) is removed by the next one made.
+func TestFreezer(t *testing.T) {
+	base, err := cgroup2Base()
+	if err != nil {
+		t.Skipf("no cgroup v2 here: %v", err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(base, fmt.Sprintf("bcsmpi-%d-old-node0", dead.Process.Pid))
+	if err := os.Mkdir(stale, 0o700); err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer syscall.Rmdir(stale)
+	fz, err := newFreezer("test", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fz.close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the freezer of a launcher that is gone is still there: %v", err)
+	}
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fz.add(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	waitFrozen := func(want bool) {
+		t.Helper()
+		for range 2000 { // freezing completes asynchronously: up to 10 s
+			if got, err := fz.frozen(); err != nil || got == want {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("cgroup.events never said frozen %v", want)
+	}
+	if err := fz.set(true); err != nil {
+		t.Fatal(err)
+	}
+	waitFrozen(true)
+	if err := fz.set(false); err != nil {
+		t.Fatal(err)
+	}
+	waitFrozen(false)
+	if err := fz.set(true); err != nil {
+		t.Fatal(err)
+	}
+	waitFrozen(true)
+	dir := fz.dir
+	if err := fz.close(); err != nil { // frozen, with a process in it
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the process left in the freezer: %v, want killed", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the freezer is still there after close: %v", err)
+	}
+	if err := fz.close(); err != nil {
+		t.Errorf("a second close: %v", err)
 	}
 }

@@ -233,11 +233,37 @@ func (j *job) openNodes(ids []int, ranksOf [][]int, logBytes int, gang bool, sig
 		if n, err = openNode(j.id, id, ranksOf[id], j.cfg, logBytes, j.who); err != nil {
 			return err
 		}
+		j.nodes = append(j.nodes, n)
 		if gang {
 			n.group = newGroup()
+			if err := j.openFreezer(n); err != nil {
+				return err
+			}
 		}
-		j.nodes = append(j.nodes, n)
 	}
+	return nil
+}
+
+// openFreezer gives node n's group a cgroup freezer where gang_stop asks
+// for one: always with "freezer" (an error naming why there is none), where
+// one can be made with "auto" (else the group is stopped with signals).
+// Released: the freezer (what is left in it is killed).
+func (j *job) openFreezer(n *node) error {
+	if j.cfg.GangStop == "signal" {
+		return nil
+	}
+	var fz *freezer
+	if err := j.step(fmt.Sprintf("freezer %d", n.id), func() error { return fz.close() }); err != nil {
+		return err
+	}
+	fz, err := newFreezer(j.id, n.id)
+	if err != nil {
+		if j.cfg.GangStop == "freezer" {
+			return fmt.Errorf("%s: gang_stop is freezer, but %w (gang_stop: signal or auto stop the ranks with SIGSTOP instead)", j.who, err)
+		}
+		return nil
+	}
+	n.group.fz = fz
 	return nil
 }
 

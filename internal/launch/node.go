@@ -52,6 +52,10 @@ type group struct {
 	// until then, and so keeps the group for the ranks still to join it
 	// (setpgid to a group with no member is EPERM).
 	started chan struct{}
+	// fz, where the gang stops jobs with the cgroup freezer (gang_stop),
+	// holds the node's ranks: onRun freezes and thaws it instead of
+	// signalling the group (which still exists: the reaper's orphans).
+	fz *freezer
 }
 
 func newGroup() *group { return &group{started: make(chan struct{})} }
@@ -81,12 +85,16 @@ func (g *group) reaped() {
 	}
 }
 
-// onRun stops (killpg SIGSTOP) or continues (SIGCONT) the group; the agent
-// calls it on the strobe thread.
+// onRun stops (killpg SIGSTOP, or the freezer) or continues (SIGCONT, or a
+// thaw) the group; the agent calls it on the strobe thread.
 func (g *group) onRun(run bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stopped = !run && !g.ending
+	if g.fz != nil && !g.ending { // before the first rank too: the ranks join it frozen
+		g.fz.set(!run)
+		return
+	}
 	if g.pgid == 0 || g.ending {
 		return
 	}
@@ -106,6 +114,9 @@ func (g *group) cont() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ending, g.stopped = true, false
+	if g.fz != nil {
+		g.fz.set(false)
+	}
 	if g.pgid != 0 {
 		unix.SignalGroup(g.pgid, syscall.SIGCONT)
 	}
@@ -248,13 +259,20 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	}
 	// The group's leader is waited for once the node's ranks have started.
 	var hold <-chan struct{}
+	if g := n.group; g != nil && g.fz != nil { // g.mu is held
+		if err := g.fz.add(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, fmt.Errorf("%s: starting rank %d (%s): %w", s.who, r, s.prog, err)
+		}
+	}
 	if g := n.group; g != nil { // g.mu is held
 		if g.pgid == 0 {
 			g.pgid = cmd.Process.Pid
 			hold = g.started
 		}
 		g.alive++
-		if g.stopped {
+		if g.stopped && g.fz == nil { // a freezer stops it as it joins
 			unix.Signal(cmd.Process.Pid, syscall.SIGSTOP)
 		}
 	}

@@ -1,0 +1,168 @@
+package launch
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// freezer is the cgroup v2 directory that holds one job's ranks on one node
+// when the gang stops jobs with the cgroup freezer (gang_stop: freezer, or
+// auto where one is delegated) instead of SIGSTOP/SIGCONT to their process
+// group. Writing 1 to its cgroup.freeze stops every process in it, the
+// ranks and whatever they started, without a signal any of them can see,
+// catch or have reported by wait (a rank's own SIGCONT handler, a debugger,
+// a shell's job control); 0 lets them go on. A frozen process can still be
+// killed.
+//
+// The directory is made beside this process's own cgroup (under it: a
+// cgroup whose subtree_control is empty may hold processes and children),
+// named bcsmpi-<pid>-<job>-node<N>, and removed at the end of the job.
+// Directories left by a launcher that was SIGKILLed (its pid gone) are
+// removed by the next one that makes a freezer.
+type freezer struct {
+	dir string
+}
+
+// cgroup2Base is the directory of this process's cgroup v2, or an error
+// saying why there is none: no cgroup2 mount, or no v2 entry in
+// /proc/self/cgroup.
+func cgroup2Base() (string, error) {
+	mnt := ""
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ... - fstype source superoptions
+		fields := strings.Fields(sc.Text())
+		for i, x := range fields {
+			if x == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
+				mnt = fields[4]
+			}
+		}
+		if mnt != "" {
+			break
+		}
+	}
+	if mnt == "" {
+		return "", errors.New("no cgroup2 file system is mounted")
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			return filepath.Join(mnt, p), nil
+		}
+	}
+	return "", errors.New("this process has no cgroup v2 entry in /proc/self/cgroup")
+}
+
+// newFreezer makes the freezer of node of job jobID, or says why it cannot
+// (no cgroup v2, the directory not writable, a kernel without
+// cgroup.freeze, before Linux 5.2).
+func newFreezer(jobID string, node int) (*freezer, error) {
+	base, err := cgroup2Base()
+	if err != nil {
+		return nil, err
+	}
+	sweepFreezers(base)
+	dir := filepath.Join(base, fmt.Sprintf("bcsmpi-%d-%s-node%d", os.Getpid(), jobID, node))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot make a cgroup for the ranks: %w", err)
+	}
+	fz := &freezer{dir: dir}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.freeze")); err != nil {
+		fz.close()
+		return nil, fmt.Errorf("%s has no cgroup.freeze (Linux 5.2 or later is needed)", dir)
+	}
+	return fz, nil
+}
+
+// add moves process pid into the freezer (a rank just started: until then
+// it ran in this process's cgroup, as a rank started by signals would run
+// until its SIGSTOP).
+func (fz *freezer) add(pid int) error {
+	return os.WriteFile(filepath.Join(fz.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+}
+
+// set freezes (true) or thaws (false) every process in the freezer.
+func (fz *freezer) set(frozen bool) error {
+	v := []byte("0")
+	if frozen {
+		v = []byte("1")
+	}
+	return os.WriteFile(filepath.Join(fz.dir, "cgroup.freeze"), v, 0)
+}
+
+// frozen reads cgroup.events: whether every process in the freezer is
+// frozen now (freezing completes asynchronously after set(true)).
+func (fz *freezer) frozen() (bool, error) {
+	b, err := os.ReadFile(filepath.Join(fz.dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(string(b), "frozen 1"), nil
+}
+
+// close thaws the freezer, kills what is still in it (what the ranks left:
+// the job is over) and removes it. Idempotent.
+func (fz *freezer) close() error {
+	if fz == nil || fz.dir == "" {
+		return nil
+	}
+	fz.set(false)
+	err := removeCgroup(fz.dir)
+	fz.dir = ""
+	return err
+}
+
+// removeCgroup kills the processes in dir and removes it; a killed process
+// leaves its cgroup when it has been reaped, so rmdir is retried for a
+// while (EBUSY) before giving up with the error.
+func removeCgroup(dir string) error {
+	var err error
+	for i := 0; i < 200; i++ {
+		if b, rerr := os.ReadFile(filepath.Join(dir, "cgroup.procs")); rerr == nil {
+			for _, f := range strings.Fields(string(b)) {
+				if pid, perr := strconv.Atoi(f); perr == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		if err = syscall.Rmdir(dir); err == nil || errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("removing the ranks' cgroup %s: %w", dir, err)
+}
+
+// sweepFreezers removes the freezers under base whose launcher (the pid in
+// the name) is gone: one SIGKILLed before it could remove them.
+func sweepFreezers(base string) {
+	ents, _ := filepath.Glob(filepath.Join(base, "bcsmpi-*-*-node*"))
+	for _, d := range ents {
+		f := strings.SplitN(filepath.Base(d), "-", 3)
+		pid, err := strconv.Atoi(f[1])
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			removeCgroup(d)
+		}
+	}
+}
