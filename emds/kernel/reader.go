@@ -628,7 +628,10 @@ func (r *reader) advance(to, c uint64) {
 		return
 	}
 	w := r.m.nent * nsum
-	used := int(c - r.d + 1) // slices d .. c may hold credits
+	// Slices d .. c may hold credits, and only the ring's first ones: a
+	// drain after the publisher ran more than a ring ahead (Publish
+	// outrunning a reader that held the lock) has c − d over the ring.
+	used := int(min(c-r.d+1, r.m.ring))
 	k := int(to - r.d)
 	if k < used {
 		copy(r.acc, r.acc[k*w:used*w])

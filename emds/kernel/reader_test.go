@@ -229,6 +229,41 @@ func TestReaderLostRecords(t *testing.T) {
 	}
 }
 
+// A drain that finds the publisher more than a ring ahead (Publish ran on
+// while the reader held the lock) counts the slices it cannot record as
+// lost and records the rest; it panicked (its state's slices indexed past
+// the ring) before.
+func TestReaderPublisherRingsAhead(t *testing.T) {
+	m := fake(t, 1, 1, 64)
+	ring := m.ring
+	m.bounds[0].Store(10)
+	m.sw(0, 20, 0, 7, -1, 0, false) // rank 0 runs from 20 on
+	m.cur.Store(3)                  // the reader takes slices 0..2 (and the switch) first
+	for q := uint64(1); q <= 3; q++ {
+		m.bounds[q].Store(int64(q) * 100)
+		m.labels[q-1].Store(q - 1)
+	}
+	drainAt(m, 250)
+	c := 3*ring + 5
+	for q := uint64(4); q <= c; q++ {
+		m.bounds[q%ring].Store(int64(q) * 100)
+		m.labels[(q-1)%ring].Store(q - 1)
+	}
+	m.cur.Store(c)
+	m.mu.Lock()
+	m.drain(false, true)
+	m.mu.Unlock()
+	if want := int64(c - (ring - 2) - 2); m.lost != want { // slices 0 and 1 were recorded
+		t.Errorf("lost %d slices, want %d", m.lost, want)
+	}
+	if m.rd.d != c {
+		t.Errorf("recorded up to slice %d, want %d (every slice that ended)", m.rd.d, c)
+	}
+	if on := row(t, m, 0, c-1, "ONCPU"); on != 100 {
+		t.Errorf("slice %d: rank 0 on a CPU %d ns, want 100 (all of it)", c-1, on)
+	}
+}
+
 func TestLatBucket(t *testing.T) {
 	for _, v := range []uint64{0, 1, 2, 3, 5, 100, 1023, 1024, 1535, 1536, 2047, 1 << 40, 1<<62 + 5} {
 		b := latBucket(v)
