@@ -11,12 +11,13 @@
 // entity its thread-group id is registered as, else to none.
 //
 // The programs only log: each event that concerns a tracked task (or a
-// switch on a CPU where a tracked task waits) becomes a 32-byte record in
-// its CPU's log, a memory-mapped array that the reader drains; the reader
-// keeps the tasks' states and credits the slices (kernel.go). Per event the
-// kernel reads the tasks' thread-group ids, one entry of a small id table
-// each, its CPU's state (one cache line) and, for a logged event, the
-// clock, and writes one record.
+// switch on a CPU where a tracked task waits, marked there) becomes a
+// 32-byte record in its CPU's log, a memory-mapped array that the reader
+// drains; the reader keeps the tasks' states and credits the slices
+// (kernel.go). Per event the kernel reads the tasks' thread-group ids, one
+// entry of a small id table each, its CPU's state (one cache line, written
+// by that CPU only, but for a migration's mark) and, for a logged event,
+// the clock, and writes one record.
 
 typedef unsigned char __u8;
 typedef unsigned short __u16;
@@ -215,8 +216,14 @@ static __always_inline void commit(struct ev *e, u32 seq)
 
 // mark_waiting records that a task of entity e (+ 1) waits on c's CPU, for
 // the filter: switches there are logged until it runs. One task is marked
-// per CPU: a rank displaces the master or the runtime, never the reverse
-// (the reader keeps the same mark from the records).
+// per CPU: a rank displaces the master or the runtime, never the reverse.
+// A CPU marks itself (a preemption, a wake-up onto the waker's CPU);
+// a wake-up onto another CPU does not mark it: that CPU writes its state
+// line at every switch, and a write from another CPU would move the line
+// there and back (three transfers per wake-up). The switch that ends such
+// a wait is logged anyway (next is tracked) and names prev; only switches
+// between untracked tasks during it go unlogged (their time is credited to
+// the last of them). The reader marks from the records as before.
 static __always_inline void mark_waiting(struct cpu_log *c, u32 e, u32 tid)
 {
 	if (c->wait_tid == 0 || (e - 1 < nranks && c->wait_ent - 1 >= nranks)) {
@@ -242,8 +249,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	u64 now = bpf_ktime_get_ns();
 	u32 seq;
 	struct ev *e;
-	// prev ran while a task of another entity waited: the reader names it.
-	if (w && we != pe && pt) {
+	// prev ran while a task of another entity waited, or leaves for a
+	// tracked task that may have waited for it (woken onto this CPU from
+	// another, unmarked): the reader names it.
+	if (pt && ((w && we != pe) || (!pe && ne))) {
 		u32 nk = cpu * NAMED + (pt & (NAMED - 1));
 		struct named *n = bpf_map_lookup_elem(&names, &nk);
 		u64 c8 = *(u64 *)prev->comm;
@@ -299,10 +308,10 @@ static __always_inline u32 task_cpu(struct task_struct *t)
 }
 
 // woken logs a wake-up of p, a tracked task, on the waker's CPU, and marks
-// p's CPU (sched_migrate_task follows when the wake-up moves it) unless p
-// is still queued there (running, or preempted and marked then): p's own
-// on_rq, which the wake-up reads next anyway, not the other CPU's state
-// line, which its every switch writes.
+// p's CPU when that is the waker's (mark_waiting) unless p is still queued
+// there (running, or preempted and marked then): p's own on_rq, which the
+// wake-up reads next anyway. sched_migrate_task follows when the wake-up
+// moves p.
 static __always_inline int woken(struct task_struct *p, u16 kind)
 {
 	u32 tid = p->pid;
@@ -316,15 +325,12 @@ static __always_inline int woken(struct task_struct *p, u16 kind)
 	if (kind == EV_WAKING && (pe - 1 >= nranks || (bpf_get_current_pid_tgid() >> 32) == runtime_tgid))
 		fl = FL_LATENCY;
 	u64 now = bpf_ktime_get_ns();
-	if (!p->on_rq) {
-		struct cpu_log *t = cpu_of(pc);
-		if (t)
-			mark_waiting(t, pe, tid);
-	}
 	u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_log *c = cpu_of(cpu);
 	if (!c)
 		return 0;
+	if (pc == cpu && !p->on_rq)
+		mark_waiting(c, pe, tid);
 	u32 seq;
 	struct ev *e = kind == EV_WAKING ? put_atomic(c, cpu, &seq) : put(c, cpu, &seq);
 	if (!e)
