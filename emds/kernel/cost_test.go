@@ -52,7 +52,7 @@ func loadSet(b *testing.B, name string, obj []byte) *progSet {
 	if err != nil {
 		b.Fatalf("%s: %v", name, err)
 	}
-	if err := sizeSpec(spec, ncpu, LogMin, 1, os.Getpid()); err != nil {
+	if err := sizeSpec(spec, ncpu, logRecords(ncpu), 1, os.Getpid()); err != nil {
 		b.Fatal(err)
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}})

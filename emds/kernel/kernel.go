@@ -201,10 +201,7 @@ func Open(cfg Config) (*Monitor, error) {
 			nent, ring, ring*perSlice>>20, KernelBytesMax>>20)
 	}
 	evSize := int(unsafe.Sizeof(schedEv{}))
-	nlog := LogMax
-	for nlog > LogMin && ncpu*nlog*evSize > KernelBytesMax {
-		nlog /= 2
-	}
+	nlog := logRecords(ncpu)
 	if ncpu*nlog*evSize > KernelBytesMax {
 		return nil, fmt.Errorf("emds/kernel: %d CPUs' logs of %d records need %d MiB of kernel memory, over %d MiB",
 			ncpu, nlog, ncpu*nlog*evSize>>20, KernelBytesMax>>20)
@@ -256,6 +253,16 @@ func Open(cfg Config) (*Monitor, error) {
 	m.stop, m.exited = make(chan struct{}), make(chan struct{})
 	go m.reader()
 	return m, nil
+}
+
+// logRecords is the records per CPU's log: LogMax, or as many as fit
+// KernelBytesMax over ncpu CPUs (at least LogMin).
+func logRecords(ncpu int) int {
+	nlog := LogMax
+	for nlog > LogMin && ncpu*nlog*int(unsafe.Sizeof(schedEv{})) > KernelBytesMax {
+		nlog /= 2
+	}
+	return nlog
 }
 
 // sizeSpec sizes an eBPF object's maps for ncpu CPUs with nlog records
