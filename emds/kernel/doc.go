@@ -166,10 +166,10 @@
 // BenchmarkPrograms (cost_test.go) runs these programs and the previous
 // ones (testdata/sched_base_bpfel.o, sched.bpf.c at 518bd6c) side by side
 // on a futex ping-pong between two threads on two CPUs: on the loaded
-// 2-vCPU development VM (load 15-20) sched_switch took 128-137 ns per
-// event against 173-178 ns, sched_waking 118-123 ns against 160-173 ns
-// (medians of 40 phases each, two runs); the wall time per round trip was
-// swamped by the host's load there. Earlier measurements, of the previous
+// 2-vCPU development VM (load 15-20) sched_switch took 126-148 ns per
+// event against 169-192 ns, sched_waking 118-156 ns against 160-209 ns
+// (medians of 30-40 phases each, six runs); the wall time per round trip
+// was swamped by the host's load there. Earlier measurements, of the previous
 // programs, with
 // kernel.bpf_stats_enabled=1 on the 2-vCPU development VM, the §3.3
 // barrier job (bench/mds.sh's), alternating with the first design, which
