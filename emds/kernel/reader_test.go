@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -276,37 +277,42 @@ func TestLatBucket(t *testing.T) {
 
 // BenchmarkReader: the reader's cost per record, for a barrier-like
 // pattern: per slice on each of 2 CPUs a rank is woken by the runtime and
-// switched in, preempted once and switched back.
+// switched in, preempted once and switched back; on a host of 2 CPUs, and
+// of 64 of which the 2 are busy (the others log nothing).
 func BenchmarkReader(b *testing.B) {
-	m := fake(b, 2, 2, 4096)
-	var ts int64 = 1
-	q := uint64(0)
-	m.bounds[0].Store(ts)
-	b.ReportAllocs()
-	n := 0
-	var took time.Duration
-	for b.Loop() {
-		for range 32 {
-			for cpu := range 2 {
-				tid := uint32(100 + cpu)
-				m.wake(1-cpu, ts+10, tid, cpu, cpu, true)
-				m.sw(cpu, ts+20, 0, tid, -1, cpu, false)
-				m.sw(cpu, ts+60, tid, 200, cpu, 3, true)
-				m.sw(cpu, ts+80, 200, tid, 3, cpu, false)
-				m.sw(cpu, ts+200, tid, 0, cpu, -1, false)
-				n += 5
+	for _, ncpu := range []int{2, 64} {
+		b.Run("cpus="+strconv.Itoa(ncpu), func(b *testing.B) {
+			m := fake(b, 2, ncpu, 4096)
+			var ts int64 = 1
+			q := uint64(0)
+			m.bounds[0].Store(ts)
+			b.ReportAllocs()
+			n := 0
+			var took time.Duration
+			for b.Loop() {
+				for range 32 {
+					for cpu := range 2 {
+						tid := uint32(100 + cpu)
+						m.wake(1-cpu, ts+10, tid, cpu, cpu, true)
+						m.sw(cpu, ts+20, 0, tid, -1, cpu, false)
+						m.sw(cpu, ts+60, tid, 200, cpu, 3, true)
+						m.sw(cpu, ts+80, 200, tid, 3, cpu, false)
+						m.sw(cpu, ts+200, tid, 0, cpu, -1, false)
+						n += 5
+					}
+					ts += 250
+					q++
+					m.labels[(q-1)%m.ring].Store(q - 1)
+					m.bounds[q%m.ring].Store(ts)
+					m.cur.Store(q)
+				}
+				t0 := time.Now()
+				m.drain(true, false)
+				took += time.Since(t0)
 			}
-			ts += 250
-			q++
-			m.labels[(q-1)%m.ring].Store(q - 1)
-			m.bounds[q%m.ring].Store(ts)
-			m.cur.Store(q)
-		}
-		t0 := time.Now()
-		m.drain(true, false)
-		took += time.Since(t0)
+			b.ReportMetric(float64(took.Nanoseconds())/float64(n), "ns/record")
+		})
 	}
-	b.ReportMetric(float64(took.Nanoseconds())/float64(n), "ns/record")
 }
 
 // A task registered while it runs (its switch-in logged as untracked, or
