@@ -5,8 +5,8 @@
 // run on the scheduler's tracepoints sched_switch, sched_waking,
 // sched_wakeup_new and sched_migrate_task (as tp_btf programs) and only
 // log: each event that concerns a tracked task, and each switch on a CPU
-// where a tracked task waits, becomes a 32-byte record in its CPU's log (a
-// memory-mapped array). A reader goroutine on its own thread takes the
+// where a tracked task waits after a preemption or a wake-up by that CPU,
+// becomes a 32-byte record in its CPU's log (a memory-mapped array). A reader goroutine on its own thread takes the
 // records every few ms (DrainEvery), in time order over the CPUs, keeps
 // the tasks' and CPUs' states, credits the slices and records them into
 // EMDS windows. The slice's path does no reading: after node 0's
@@ -71,7 +71,13 @@
 // sched_migrate_task record follows when it moves the task), at a
 // preemption, or, for a task woken while still on its way out of its CPU
 // (sched_waking saw it running), at that switch; WAKELAT is credited when
-// the woken task runs, to that row. A
+// the woken task runs, to that row. A task woken by another CPU than its
+// own is not marked on its own CPU by the programs (Cost says why): while
+// it waits there, switches between untracked tasks are not logged, so the
+// interference is credited, when the switch that ends the wait (logged, and
+// naming prev) comes, to the last of those tasks, and rows recorded before
+// it count the open interference only if the CPU's last logged switch
+// brought in a task other than the idle one. A
 // task registered while it ran (a rank's process switched in before
 // AddRank) counts as running from its registration. Rows the reader could
 // not record before their place was reused (the reader starved of CPU for
@@ -142,11 +148,29 @@
 //
 // On the slice's path, Publish: a clock read and three stores (about
 // 0.1 µs). In the kernel, per scheduler event: an untracked switch reads
-// the two tasks' thread-group ids, one slot of the id table each, and its
-// CPU's state (one cache line) and writes the current task there; a
-// logged event adds a clock read and one 32-byte record (a switch where
-// another task interferes may add its name). sched_wakeup is not traced:
-// sched_waking starts both the wait and the latency. Measured with
+// the two tasks' thread-group ids, one slot of the id table each (none for
+// the idle task), and its CPU's state (one cache line) and writes the
+// current task there; a logged event adds a clock read and one 32-byte
+// record (a switch where another task interferes, or an untracked task
+// leaves for a tracked one, may add its name). A record is reserved by a
+// plain increment of its CPU's head where interrupts are off
+// (sched_switch, sched_migrate_task, sched_wakeup_new), by a locked one
+// (a full barrier) only in sched_waking, which an interrupt's wake-up may
+// interrupt. A wake-up marks the woken task's CPU only when that is the
+// waker's own (deciding by the task's own on_rq): a CPU's state line is
+// written by that CPU at every switch, and a mark from another CPU cost
+// three transfers of the line between the CPUs per wake-up (the mark's
+// read and write, the owner's next switch). sched_wakeup is not traced:
+// sched_waking starts both the wait and the latency.
+//
+// BenchmarkPrograms (cost_test.go) runs these programs and the previous
+// ones (testdata/sched_base_bpfel.o, sched.bpf.c at 518bd6c) side by side
+// on a futex ping-pong between two threads on two CPUs: on the loaded
+// 2-vCPU development VM (load 15-20) sched_switch took 126-148 ns per
+// event against 169-192 ns, sched_waking 118-156 ns against 160-209 ns
+// (medians of 30-40 phases each, six runs); the wall time per round trip
+// was swamped by the host's load there. Earlier measurements, of the previous
+// programs, with
 // kernel.bpf_stats_enabled=1 on the 2-vCPU development VM, the §3.3
 // barrier job (bench/mds.sh's), alternating with the first design, which
 // aggregated per slice in the kernel: sched_switch 120–150 ns per event
@@ -157,7 +181,11 @@
 // (emds-kernel-cost.csv's drain_cpu over records), against the first
 // design's 11–14 µs per 8 ms drain. Publish makes no system call and the
 // reader none per record; emds-kernel-cost.csv records what Publish, the
-// reader and the programs took in the run.
+// reader and the programs took in the run. The reader's merge scans only
+// the CPUs with records left, not every possible CPU: BenchmarkReader's
+// host of 64 CPUs with 2 busy took 300-320 ns per record, against
+// 2.2-2.8 µs when it scanned all 64 (190-230 against 270-470 ns with 2
+// CPUs; the loaded development VM).
 //
 // # Building
 //

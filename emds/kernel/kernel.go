@@ -201,21 +201,13 @@ func Open(cfg Config) (*Monitor, error) {
 			nent, ring, ring*perSlice>>20, KernelBytesMax>>20)
 	}
 	evSize := int(unsafe.Sizeof(schedEv{}))
-	nlog := LogMax
-	for nlog > LogMin && ncpu*nlog*evSize > KernelBytesMax {
-		nlog /= 2
-	}
+	nlog := logRecords(ncpu)
 	if ncpu*nlog*evSize > KernelBytesMax {
 		return nil, fmt.Errorf("emds/kernel: %d CPUs' logs of %d records need %d MiB of kernel memory, over %d MiB",
 			ncpu, nlog, ncpu*nlog*evSize>>20, KernelBytesMax>>20)
 	}
-	spec.Maps[schedMapCpus].MaxEntries = uint32(ncpu)
-	spec.Maps[schedMapEvlog].MaxEntries = uint32(ncpu * nlog)
-	spec.Maps[schedMapNames].MaxEntries = uint32(ncpu * 16)
-	for name, v := range map[string]uint32{"runtime_tgid": uint32(cfg.RuntimePID), "nranks": uint32(cfg.Ranks), "nlog": uint32(nlog)} {
-		if err := spec.Variables[name].Set(v); err != nil {
-			return nil, fmt.Errorf("emds/kernel: %w", err)
-		}
+	if err := sizeSpec(spec, ncpu, nlog, cfg.Ranks, cfg.RuntimePID); err != nil {
+		return nil, err
 	}
 	windows := 2
 	for r := range cfg.Ranks {
@@ -261,6 +253,35 @@ func Open(cfg Config) (*Monitor, error) {
 	m.stop, m.exited = make(chan struct{}), make(chan struct{})
 	go m.reader()
 	return m, nil
+}
+
+// logRecords is the records per CPU's log: LogMax, or as many as fit
+// KernelBytesMax over ncpu CPUs (at least LogMin).
+func logRecords(ncpu int) int {
+	nlog := LogMax
+	for nlog > LogMin && ncpu*nlog*int(unsafe.Sizeof(schedEv{})) > KernelBytesMax {
+		nlog /= 2
+	}
+	return nlog
+}
+
+// sizeSpec sizes an eBPF object's maps for ncpu CPUs with nlog records
+// each and sets its constants. BenchmarkPrograms loads an earlier object
+// through it too: a map or constant the object lacks is left out.
+func sizeSpec(spec *ebpf.CollectionSpec, ncpu, nlog, ranks, runtimePID int) error {
+	for name, n := range map[string]int{schedMapCpus: ncpu, schedMapEvlog: ncpu * nlog, schedMapNames: ncpu * 16} {
+		if ms := spec.Maps[name]; ms != nil {
+			ms.MaxEntries = uint32(n)
+		}
+	}
+	for name, v := range map[string]uint32{schedVarRuntimeTgid: uint32(runtimePID), schedVarNranks: uint32(ranks), schedVarNlog: uint32(nlog)} {
+		if vs := spec.Variables[name]; vs != nil {
+			if err := vs.Set(v); err != nil {
+				return fmt.Errorf("emds/kernel: %s: %w", name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // DrainEvery is how often the reader takes the records: a 32nd of the

@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
 
 func TestNoBTF(t *testing.T) {
@@ -188,6 +190,69 @@ func TestPreemptedByPinnedCompetitor(t *testing.T) {
 	}
 	if runq2*2 < rivalNS {
 		t.Errorf("RUNQ %d ns in slices %d .. %d, under half the competitor's %d ns", runq2, half+1, n-1, rivalNS)
+	}
+}
+
+// A rank blocked on a pipe on CPU 1 is woken from CPU 0 (a thread bound
+// there writes a line each slice) while a busy competitor is pinned to CPU
+// 1. The programs mark no CPU for a wake-up from another (sched.bpf.c's
+// mark_waiting): the switch that ends the rank's wait, logged because the
+// rank comes in, must still credit the wait to the competitor and name it.
+func TestWokenFromAnotherCPU(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	m := open(t, 1)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rank := exec.Command("taskset", "-c", "1", "sh", "-c", "while read -r x; do :; done")
+	rank.Stdin = r
+	if err := rank.Start(); err != nil {
+		t.Skipf("taskset: %v", err)
+	}
+	r.Close()
+	t.Cleanup(func() { rank.Process.Kill(); rank.Wait() })
+	if err := m.AddRank(0, rank.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	rival := busy(t, 1)
+	wake := make(chan bool)
+	werr := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the bound thread ends with the goroutine
+		err := unix.SetAffinity(0)
+		for range wake {
+			if err == nil {
+				_, err = w.Write([]byte("x\n"))
+			}
+		}
+		werr <- err
+	}()
+	s := runWith(t, m, 40, 10*time.Millisecond, func(int) { wake <- true })
+	close(wake)
+	if err := <-werr; err != nil {
+		t.Fatalf("waking the rank from CPU 0: %v", err)
+	}
+	pre, nw := sum(t, s, "PREEMPT"), sum(t, s, "NWAKE")
+	var topped int64
+	for i := 1; i <= Top; i++ {
+		p, ns := col(t, s, "TOP"+strconv.Itoa(i)+"PID"), col(t, s, "TOP"+strconv.Itoa(i)+"NS")
+		for k := range p {
+			if int(p[k]) == rival.Process.Pid {
+				topped += ns[k]
+			}
+		}
+	}
+	t.Logf("PREEMPT %v, by the competitor %v; RUNQ %v; %d wake-ups measured", time.Duration(pre), time.Duration(topped),
+		time.Duration(sum(t, s, "RUNQ")), nw)
+	if topped == 0 || pre == 0 {
+		t.Errorf("the competitor (pid %d) kept the woken rank waiting %d ns (PREEMPT %d ns), want more than 0", rival.Process.Pid, topped, pre)
+	}
+	if name := m.rd.comm[uint32(rival.Process.Pid)]; name != "sh" {
+		t.Errorf("the competitor is named %q, want \"sh\"", name)
 	}
 }
 

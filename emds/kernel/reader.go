@@ -91,6 +91,7 @@ type reader struct {
 	tail   []uint64
 	stage  [][]schedEv // per CPU: records read in this drain
 	pos    []int
+	act    []int // the CPUs with records staged, in order: merge scans only those
 	cs     []cpuState
 	tasks  map[uint32]*task
 	tcache [256]struct { // tasks by tid % 256, in front of the map
@@ -132,6 +133,7 @@ func (r *reader) init(m *Monitor) {
 		r.stage[i] = make([]schedEv, 0, m.nlog)
 	}
 	r.pos = make([]int, m.ncpu)
+	r.act = make([]int, 0, m.ncpu)
 	r.cs = make([]cpuState, m.ncpu)
 	for i := range r.cs {
 		r.cs[i] = cpuState{currEnt: -1, waitEnt: -1}
@@ -222,6 +224,7 @@ func (r *reader) snapBounds(c uint64) {
 func (r *reader) read(hz int64) int64 {
 	m := r.m
 	n := m.nlog
+	r.act = r.act[:0]
 	for cpu := range m.ncpu {
 		st := r.stage[cpu][:0]
 		r.pos[cpu] = 0
@@ -257,6 +260,9 @@ func (r *reader) read(hz int64) int64 {
 		}
 		r.tail[cpu] = t
 		r.stage[cpu] = st
+		if len(st) > 0 {
+			r.act = append(r.act, cpu)
+		}
 	}
 	return hz
 }
@@ -307,12 +313,14 @@ func (r *reader) lostRecords(cpu int, n uint64) {
 }
 
 // merge takes the staged records older than hz in time order (each CPU's
-// are in order), c being the slice running when the drain began.
+// are in order), c being the slice running when the drain began. It scans
+// the CPUs with records left (act), not every possible CPU: a host's idle
+// CPUs cost nothing per record.
 func (r *reader) merge(hz int64, c uint64) {
-	m := r.m
 	for {
 		best, bestTs := -1, int64(math.MaxInt64)
-		for cpu := range m.ncpu {
+		for i := 0; i < len(r.act); i++ {
+			cpu := r.act[i]
 			st := r.stage[cpu]
 			p := r.pos[cpu]
 			for p < len(st) && st[p].Kind == evComm { // a name goes with the record after it
@@ -321,7 +329,12 @@ func (r *reader) merge(hz int64, c uint64) {
 				r.tail[cpu]++
 			}
 			r.pos[cpu] = p
-			if p < len(st) && int64(st[p].Ts) < hz && int64(st[p].Ts) < bestTs {
+			if p == len(st) { // none left: out of act, which stays in CPU order
+				r.act = append(r.act[:i], r.act[i+1:]...)
+				i--
+				continue
+			}
+			if int64(st[p].Ts) < hz && int64(st[p].Ts) < bestTs {
 				best, bestTs = cpu, int64(st[p].Ts)
 			}
 		}
@@ -628,7 +641,10 @@ func (r *reader) advance(to, c uint64) {
 		return
 	}
 	w := r.m.nent * nsum
-	used := int(c - r.d + 1) // slices d .. c may hold credits
+	// Slices d .. c may hold credits, and only the ring's first ones: a
+	// drain after the publisher ran more than a ring ahead (Publish
+	// outrunning a reader that held the lock) has c − d over the ring.
+	used := int(min(c-r.d+1, r.m.ring))
 	k := int(to - r.d)
 	if k < used {
 		copy(r.acc, r.acc[k*w:used*w])

@@ -11,12 +11,13 @@
 // entity its thread-group id is registered as, else to none.
 //
 // The programs only log: each event that concerns a tracked task (or a
-// switch on a CPU where a tracked task waits) becomes a 32-byte record in
-// its CPU's log, a memory-mapped array that the reader drains; the reader
-// keeps the tasks' states and credits the slices (kernel.go). Per event the
-// kernel reads the tasks' thread-group ids, one entry of a small id table
-// each, its CPU's state (one cache line) and, for a logged event, the
-// clock, and writes one record.
+// switch on a CPU where a tracked task waits, marked there) becomes a
+// 32-byte record in its CPU's log, a memory-mapped array that the reader
+// drains; the reader keeps the tasks' states and credits the slices
+// (kernel.go). Per event the kernel reads the tasks' thread-group ids, one
+// entry of a small id table each, its CPU's state (one cache line, written
+// by that CPU only, but for a migration's mark) and, for a logged event,
+// the clock, and writes one record.
 
 typedef unsigned char __u8;
 typedef unsigned short __u16;
@@ -46,6 +47,7 @@ struct thread_info {
 struct task_struct {
 	struct thread_info thread_info; // holds cpu on some kernels (x86 since 6.x)
 	unsigned int __state;
+	int on_rq;
 	int pid;
 	int tgid;
 	unsigned int cpu;
@@ -159,13 +161,16 @@ static __always_inline struct cpu_log *cpu_of(u32 cpu)
 	return bpf_map_lookup_elem(&cpus, &cpu);
 }
 
-// ent_of is t's entity + 1, 0: not tracked.
-static __always_inline u32 ent_of(struct task_struct *t)
+// ent_of is the entity + 1 of the task with thread id tid and thread-group
+// id tgid (mt: the master's thread id), 0: not tracked. The idle task (0)
+// costs no lookup.
+static __always_inline u32 ent_of(u32 tid, u32 tgid, u32 mt)
 {
-	u32 mt = shared.master_tid;
-	if (mt && (u32)t->pid == mt)
+	if (mt && tid == mt)
 		return nranks + 1;
-	u32 id = t->tgid;
+	u32 id = tgid;
+	if (!id)
+		return 0;
 #pragma unroll
 	for (int i = 0; i < PROBE; i++) {
 		u32 k = (id + i) & (IDS - 1);
@@ -178,8 +183,24 @@ static __always_inline u32 ent_of(struct task_struct *t)
 	return 0;
 }
 
-// put reserves the next record of cpu's log; commit publishes it.
+// put reserves the next record of cpu's log (c, the running CPU's: only
+// that CPU writes its log); commit publishes it. put runs where interrupts
+// are off (sched_switch, sched_migrate_task, sched_wakeup_new run under a
+// run-queue or pi lock), so that no other program can run on this CPU
+// between its load and store of head: a plain increment, not a locked one
+// (a full barrier) on the scheduler's path. sched_waking may run with
+// interrupts on (a task waking itself) and an interrupt's wake-up may
+// migrate a task meanwhile: it reserves with put_atomic.
 static __always_inline struct ev *put(struct cpu_log *c, u32 cpu, u32 *seq)
+{
+	u64 i = c->head;
+	c->head = i + 1;
+	u32 k = cpu * nlog + ((u32)i & (nlog - 1));
+	*seq = (u32)i + 1;
+	return bpf_map_lookup_elem(&evlog, &k);
+}
+
+static __always_inline struct ev *put_atomic(struct cpu_log *c, u32 cpu, u32 *seq)
 {
 	u64 i = __sync_fetch_and_add(&c->head, 1);
 	u32 k = cpu * nlog + ((u32)i & (nlog - 1));
@@ -195,8 +216,14 @@ static __always_inline void commit(struct ev *e, u32 seq)
 
 // mark_waiting records that a task of entity e (+ 1) waits on c's CPU, for
 // the filter: switches there are logged until it runs. One task is marked
-// per CPU: a rank displaces the master or the runtime, never the reverse
-// (the reader keeps the same mark from the records).
+// per CPU: a rank displaces the master or the runtime, never the reverse.
+// A CPU marks itself (a preemption, a wake-up onto the waker's CPU);
+// a wake-up onto another CPU does not mark it: that CPU writes its state
+// line at every switch, and a write from another CPU would move the line
+// there and back (three transfers per wake-up). The switch that ends such
+// a wait is logged anyway (next is tracked) and names prev; only switches
+// between untracked tasks during it go unlogged (their time is credited to
+// the last of them). The reader marks from the records as before.
 static __always_inline void mark_waiting(struct cpu_log *c, u32 e, u32 tid)
 {
 	if (c->wait_tid == 0 || (e - 1 < nranks && c->wait_ent - 1 >= nranks)) {
@@ -214,15 +241,18 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	u32 pt = prev->pid, nt = next->pid;
 	c->curr = nt;
-	u32 pe = ent_of(prev), ne = ent_of(next);
+	u32 mt = shared.master_tid;
+	u32 pe = ent_of(pt, prev->tgid, mt), ne = ent_of(nt, next->tgid, mt);
 	u32 w = c->wait_tid, we = c->wait_ent;
 	if (!pe && !ne && !w)
 		return 0; // nothing tracked runs, leaves or waits here
 	u64 now = bpf_ktime_get_ns();
 	u32 seq;
 	struct ev *e;
-	// prev ran while a task of another entity waited: the reader names it.
-	if (w && we != pe && pt) {
+	// prev ran while a task of another entity waited, or leaves for a
+	// tracked task that may have waited for it (woken onto this CPU from
+	// another, unmarked): the reader names it.
+	if (pt && ((w && we != pe) || (!pe && ne))) {
 		u32 nk = cpu * NAMED + (pt & (NAMED - 1));
 		struct named *n = bpf_map_lookup_elem(&names, &nk);
 		u64 c8 = *(u64 *)prev->comm;
@@ -278,13 +308,16 @@ static __always_inline u32 task_cpu(struct task_struct *t)
 }
 
 // woken logs a wake-up of p, a tracked task, on the waker's CPU, and marks
-// p's CPU (sched_migrate_task follows when the wake-up moves it).
+// p's CPU when that is the waker's (mark_waiting) unless p is still queued
+// there (running, or preempted and marked then): p's own on_rq, which the
+// wake-up reads next anyway. sched_migrate_task follows when the wake-up
+// moves p.
 static __always_inline int woken(struct task_struct *p, u16 kind)
 {
-	u32 pe = ent_of(p);
+	u32 tid = p->pid;
+	u32 pe = ent_of(tid, p->tgid, shared.master_tid);
 	if (!pe)
 		return 0;
-	u32 tid = p->pid;
 	u32 pc = task_cpu(p);
 	u16 fl = 0;
 	// A rank's latency counts only when the runtime (bcsrun) wakes it: the
@@ -292,15 +325,14 @@ static __always_inline int woken(struct task_struct *p, u16 kind)
 	if (kind == EV_WAKING && (pe - 1 >= nranks || (bpf_get_current_pid_tgid() >> 32) == runtime_tgid))
 		fl = FL_LATENCY;
 	u64 now = bpf_ktime_get_ns();
-	struct cpu_log *t = cpu_of(pc);
-	if (t && t->curr != tid)
-		mark_waiting(t, pe, tid);
 	u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_log *c = cpu_of(cpu);
 	if (!c)
 		return 0;
+	if (pc == cpu && !p->on_rq)
+		mark_waiting(c, pe, tid);
 	u32 seq;
-	struct ev *e = put(c, cpu, &seq);
+	struct ev *e = kind == EV_WAKING ? put_atomic(c, cpu, &seq) : put(c, cpu, &seq);
 	if (!e)
 		return 0;
 	e->kind = kind;
@@ -332,10 +364,10 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(on_migrate, struct task_struct *p, int dest_cpu)
 {
-	u32 pe = ent_of(p);
+	u32 tid = p->pid;
+	u32 pe = ent_of(tid, p->tgid, shared.master_tid);
 	if (!pe)
 		return 0;
-	u32 tid = p->pid;
 	u32 from = task_cpu(p);
 	u64 now = bpf_ktime_get_ns();
 	struct cpu_log *f = cpu_of(from);

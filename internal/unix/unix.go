@@ -150,6 +150,16 @@ func SetFIFO(prio int) error {
 	return unix.SchedSetAttr(0, &attr, 0)
 }
 
+// SetAffinity binds the calling OS thread to cpu. The caller must have
+// locked its goroutine to the thread and must not unlock it (the thread
+// then ends with the goroutine), or the Go runtime will run other
+// goroutines on a bound thread.
+func SetAffinity(cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	return unix.SchedSetaffinity(0, &set)
+}
+
 // SetNormal puts the calling OS thread back to SCHED_OTHER.
 func SetNormal() error {
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedOther}

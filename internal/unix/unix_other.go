@@ -62,6 +62,9 @@ func SleepUntilHoldingP(abs int64) { SleepUntil(abs) }
 // Linux refuses it.
 func SetFIFO(prio int) error { return notSupported("SCHED_FIFO") }
 
+// SetAffinity fails: callers go on unbound.
+func SetAffinity(cpu int) error { return notSupported("CPU affinity") }
+
 // SetNormal does nothing: SetFIFO never succeeds here.
 func SetNormal() error { return nil }
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The kernel monitor's overhead, this tree's against an earlier commit's,
+# side by side in one run: the paper's §3.3 barrier job (as bench/mds.sh
+# runs it) with BCS_MDS=elan, with elan,kernel built from BASE and with
+# elan,kernel built from this tree, interleaved over rounds; prints the
+# median wall time of each and its ratio to elan, and each kernel run's
+# own accounting (emds-kernel-cost.csv). Needs root and the kernel's BTF,
+# and a quiet machine: on a loaded one the spread swamps a 1% difference.
+# Usage: bench/kernel-ab.sh [rounds, default 7] [BASE, default 518bd6c: the
+# programs before their per-event cost was cut]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+rounds=${1:-7}
+base=${2:-518bd6c}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir -p "$out/src" "$out/base" "$out/new"
+git archive "$base" | tar -x -C "$out/src"
+(cd "$out/src" && go build -o "$out/base/" ./cmd/bcsrun ./examples/barrier)
+go build -o "$out/new/" ./cmd/bcsrun ./examples/barrier
+declare -A t k
+run() { # run MODE VERSION: the barrier job's wall time
+  local b0
+  b0=$(date +%s.%N)
+  BCS_MDS=$1 BCS_MDS_DIR="$out/mds" BCS_EMDS_FIRST=2500 BCS_EMDS_SLICES=5000 \
+    "$out/$2/bcsrun" -n 2 --timeslice 250us "$out/$2/barrier" -iters 2000 >/dev/null 2>"$out/stderr" ||
+    { echo "bcsrun ($1, $2) failed:" >&2; cat "$out/stderr" >&2; exit 1; }
+  echo "$(date +%s.%N) - $b0" | bc
+}
+cost() { # the last run's kernel monitor accounting, per slice
+  awk -F, '$1=="publish"{n=$2; p=$3} $1=="drain_cpu"{d=$3} $1=="records"{r=$2} $1=="lost_records"{lr=$2}
+    END {if (n>0) printf "publish %.3f µs/slice, reader %.3f µs CPU/slice, %.1f records/slice, %d lost", p/n/1000, d/n/1000, r/n, lr}' \
+    "$out/mds/latest/emds-kernel-cost.csv"
+}
+for r in $(seq "$rounds"); do
+  for v in elan base new; do
+    case $v in
+    elan) t[$v]+="$(run elan new) " ;;
+    *) t[$v]+="$(run elan,kernel "$v") "; k[$v]+="    $(cost)"$'\n' ;;
+    esac
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+m0=$(echo "${t[elan]}" | median)
+for v in elan base new; do
+  m=$(echo "${t[$v]}" | median)
+  printf "barrier %-24s median %8.3f s  ratio to elan %.4f  (runs: %s)\n" \
+    "$([[ $v == elan ]] && echo "BCS_MDS=elan" || echo "elan,kernel ($v)")" "$m" "$(echo "$m / $m0" | bc -l)" "${t[$v]}"
+done
+for v in base new; do
+  echo "kernel monitor ($v), per run:"
+  printf "%s" "${k[$v]}"
+done
