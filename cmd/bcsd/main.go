@@ -14,6 +14,10 @@
 // dials bcsrun's control port (BCSD_CONTROL) for the job's verdict, its MDS
 // data, and, over ssh, rank 0's input.
 //
+// bcsd --cleanup JOB removes job JOB's MDS staging directories on its host:
+// bcsrun runs it (through srun, or ssh) on a host whose bcsd ended without
+// saying it had removed its own (killed, or cut off), once the job has ended.
+//
 // Started by bcsrun --hosts over ssh, it takes --pmi-port (bcsrun's PMI
 // server), --node and --host, reads the job as one JSON line on standard
 // input, and stops when that input ends.
@@ -68,6 +72,7 @@ func run(sigs <-chan os.Signal) int {
 	pmiPort := fs.String("pmi-port", "", "over ssh: bcsrun's PMI server (host:port); the job comes as one line on standard input")
 	node := fs.Int("node", -1, "over ssh: this host's node id")
 	hostName := fs.String("host", "", "over ssh: this host's name in messages")
+	cleanup := fs.String("cleanup", "", "remove job `JOB`'s MDS staging directories on this host (bcsrun runs it where a bcsd could not), then exit")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsd start [--foreground] | bcsd stop | bcsd status\n       bcsd --ranks N -- PROGRAM [ARGS...] (started by bcsrun through srun)\n\nflags:\n%s", fs.FlagUsages())
 	}
@@ -77,6 +82,13 @@ func run(sigs <-chan os.Signal) int {
 		}
 		fmt.Fprintln(os.Stderr, "bcsd:", err)
 		return 2
+	}
+	if *cleanup != "" {
+		if _, err := launch.RemoveStaging(*cleanup); err != nil {
+			fmt.Fprintln(os.Stderr, "bcsd: --cleanup:", err)
+			return 1
+		}
+		return 0
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "bcsd: no program given")

@@ -292,14 +292,17 @@ func TestSlurmAcrossHosts(t *testing.T) {
 				t.Errorf("no bcsd in host h3's namespace")
 			}
 		}, "-n", "3", "./e2eprog", "hang")
-		// The killed bcsd could not remove its staging directory; the
-		// others did.
-		left := hostMDSLeft("slurm")
-		for _, l := range left {
-			os.RemoveAll(l)
+		// The killed bcsd could not remove its staging directory, the
+		// others removed theirs, and bcsrun removed node 2's on h3 (bcsd
+		// --cleanup through srun) once the job had ended: nothing is left.
+		if left := hostMDSLeft("slurm"); len(left) > 0 {
+			for _, l := range left {
+				os.RemoveAll(l)
+			}
+			t.Errorf("staging directories left: %q, want none (bcsrun cleans up after a killed bcsd)", left)
 		}
-		if len(left) != 1 || !strings.Contains(left[0], "-node2-") {
-			t.Errorf("staging directories left: %q, want node 2's (its bcsd was killed) only", left)
+		if strings.Contains(r.stderr, "staging directory") {
+			t.Errorf("a warning about the staging directory:\n%s", r.stderr)
 		}
 		if r.code == 0 {
 			t.Fatalf("exit 0\nstderr:\n%s", r.stderr)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -119,5 +121,64 @@ func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
 	}
 	if _, err := try(pmiAuth(a.secret, "j1", 1)); !errors.Is(err, errJobNode) || !strings.Contains(err.Error(), "node 1 claimed twice") {
 		t.Errorf("node 1 admitted twice: %v, want errJobNode naming the node", err)
+	}
+}
+
+// TestRemoveStaging: bcsd --cleanup removes the job's staging directories
+// of every node, with what they hold, and nothing else: not another job's
+// (one whose id starts with this one's), nor a file or a link of that name.
+func TestRemoveStaging(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	mk := func(name string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "mmds-rank0.csv.123.tmp"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mine := []string{mk("bcs-mds-slurm6-ab12-node0-111"), mk("bcs-mds-slurm6-ab12-node2-222")}
+	other := mk("bcs-mds-slurm6-ab123-node0-333")
+	file := filepath.Join(tmp, "bcs-mds-slurm6-ab12-node3-444")
+	os.WriteFile(file, nil, 0o600)
+	link := filepath.Join(tmp, "bcs-mds-slurm6-ab12-node4-555")
+	os.Symlink(other, link)
+
+	removed, err := RemoveStaging("slurm6-ab12")
+	if err != nil || !slices.Equal(removed, mine) {
+		t.Errorf("RemoveStaging = %q, %v; want %q", removed, err, mine)
+	}
+	for _, p := range mine {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: still there (%v)", p, err)
+		}
+	}
+	for _, p := range []string{other, file, link, filepath.Join(other, "sub")} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: removed, want it kept: %v", p, err)
+		}
+	}
+	for _, bad := range []string{"", "a/b", "..", "x*", "a b"} {
+		if _, err := RemoveStaging(bad); err == nil || !strings.Contains(err.Error(), "want letters") {
+			t.Errorf("RemoveStaging(%q) = %v, want an error naming what is allowed", bad, err)
+		}
+	}
+}
+
+// TestSlurmCleanupArgs: one task per host named, no MPI plugin, and
+// --overlap only inside a step.
+func TestSlurmCleanupArgs(t *testing.T) {
+	a := SlurmCleanupArgs([]string{"h2", "h3"}, "/opt/bcs/bcsd", "slurm6-ab12", false)
+	line := strings.Join(a, " ")
+	for _, want := range []string{"--mpi=none", "-N 2 -n 2", "--ntasks-per-node=1", "-w h2,h3", "--input=none", "/opt/bcs/bcsd --cleanup slurm6-ab12"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("srun %s: missing %q", line, want)
+		}
+	}
+	if slices.Contains(a, "--overlap") || !slices.Contains(SlurmCleanupArgs([]string{"h1"}, "b", "j", true), "--overlap") {
+		t.Errorf("--overlap: want it inside a step only: %v", a)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +58,19 @@ func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, 
 	}
 	a = append(a, bcsd, "--ranks", strconv.Itoa(ranks), "--")
 	return append(append(a, prog), args...)
+}
+
+// SlurmCleanupArgs are srun's arguments for `bcsd --cleanup job` on hosts
+// (their Slurm names), one task each, after the job's step has ended: it
+// removes the MDS staging directories a bcsd could not (hostmds.go).
+func SlurmCleanupArgs(hosts []string, bcsd, job string, inStep bool) []string {
+	h := strconv.Itoa(len(hosts))
+	a := []string{"--mpi=none", "-N", h, "-n", h, "--ntasks-per-node=1", "-w", strings.Join(hosts, ","), "--kill-on-bad-exit=0", "--cpu-bind=none",
+		"--input=none", "--quiet"}
+	if inStep {
+		a = append(a, "--overlap")
+	}
+	return append(a, bcsd, "--cleanup", job)
 }
 
 // RunSlurm runs the job across the hosts of the Slurm allocation bcsrun
@@ -174,6 +188,10 @@ func RunSlurm(job Job) (res Result, err error) {
 	ln.Close()
 	<-accepting
 	cr := ctl.finish()
+	if mon != nil && mon.on() && len(cr.unclean) > 0 {
+		cmd := exec.Command("srun", SlurmCleanupArgs(cr.unclean, a.bcsd, res.JobID, os.Getenv("SLURM_STEP_ID") != "")...)
+		cleanStaging([]*exec.Cmd{cmd}, []string{strings.Join(cr.unclean, ",")}, stderr)
+	}
 	var ee *exec.ExitError
 	switch {
 	case sig != nil:

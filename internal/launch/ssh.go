@@ -358,7 +358,16 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 	closeInputs()
 	res.Elapsed = time.Since(start)
 	ctlFinished = true
-	ctl.finish().apply(&res, sig != nil, mon, hosts, stdout, stderr)
+	cr := ctl.finish()
+	if mon != nil && mon.on() && len(cr.unclean) > 0 {
+		var cleans []*exec.Cmd
+		for _, h := range cr.unclean {
+			argv := append(append([]string(nil), sshArgv[1:]...), "-T", "-o", "BatchMode=yes", h, "exec "+shellQuote(a.bcsd)+" --cleanup "+shellQuote(a.jobID))
+			cleans = append(cleans, exec.Command(sshArgv[0], argv...))
+		}
+		cleanStaging(cleans, cr.unclean, stderr)
+	}
+	cr.apply(&res, sig != nil, mon, hosts, stdout, stderr)
 	return res, nil
 }
 
