@@ -9,7 +9,9 @@
 // authenticated mesh, creates its node's shared memory, starts its block of
 // ranks, forwards their output to srun, and exits with the job's status on
 // this host (see internal/launch.RunHost). Node 0's bcsd also runs the
-// master. The job's secret, id and configuration come from the environment
+// master. Under srun --mpi=none (bcsrun's slurm_mpi key) BCSD_PMI names
+// bcsrun's port instead, where the bcsds meet as they do over ssh, each as
+// its Slurm task (SLURM_PROCID). The job's secret, id and configuration come from the environment
 // (BCSD_SECRET, BCSD_JOB, BCSD_CONFIG), never from the command line; it
 // dials bcsrun's control port (BCSD_CONTROL) for the job's verdict, its MDS
 // data, and, over ssh, rank 0's input.
@@ -44,6 +46,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -115,8 +118,21 @@ func run(sigs <-chan os.Signal) int {
 		fmt.Fprintf(os.Stderr, "bcsd on %s: %s: %v: bcsd is started by bcsrun\n", host, launch.VarConfig, err)
 		return 2
 	}
-	c, err := pmi.Open(pmi.V2)
-	if err != nil {
+	var c *pmi.Client
+	if addr := os.Getenv(launch.VarPMI); addr != "" {
+		// srun --mpi=none: the bcsds meet at bcsrun's port, each as its
+		// Slurm task.
+		node, err := strconv.Atoi(os.Getenv("SLURM_PROCID"))
+		if err != nil || node < 0 {
+			fmt.Fprintf(os.Stderr, "bcsd on %s: %s is set but SLURM_PROCID=%q is not a task id: bcsd is started by bcsrun through srun\n", host, launch.VarPMI, os.Getenv("SLURM_PROCID"))
+			return 2
+		}
+		c, err = launch.DialPMI(addr, secret, os.Getenv(launch.VarJob), node)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
+			return 2
+		}
+	} else if c, err = pmi.Open(pmi.V2); err != nil {
 		fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
 		return 2
 	}

@@ -156,6 +156,54 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		})
 	}
 
+	// Without PMI-2 (slurm_mpi: none, srun --mpi=none): the bcsds meet at
+	// bcsrun's port, as over ssh. The same results, the same failures.
+	t.Run("without PMI", func(t *testing.T) {
+		// srun tells its tasks the plugin (SLURM_MPI_TYPE, none: unset).
+		for _, mpi := range []string{"pmi2", "none"} {
+			r := sallocHook(t, []string{"BCS_SLURM_MPI=" + mpi}, "", nil, "-n", "5", "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE host $SLURMD_NODENAME mpi ${SLURM_MPI_TYPE:-none}"`)
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			sort.Strings(lines)
+			var want []string
+			for i, h := range []string{"h1", "h1", "h2", "h2", "h3"} {
+				want = append(want, fmt.Sprintf("rank %d node %d host %s mpi %s", i, i/2, h, mpi))
+			}
+			if r.code != 0 || !slices.Equal(lines, want) {
+				t.Errorf("placement: exit %d, lines %q, want %q\nstderr:\n%s", r.code, lines, want, r.stderr)
+			}
+		}
+		none := []string{"BCS_SLURM_MPI=none"}
+		r := sallocHook(t, none, "", nil, "-n", "6", "./e2eprog", "collectives")
+		if r.code != 0 || !strings.Contains(r.stdout, "collectives ok: 6 ranks") {
+			t.Errorf("collectives: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		r = sallocHook(t, none, "", nil, "-n", "4", "./e2eprog", "exit3")
+		if r.code != 3 || !strings.Contains(r.stderr, "bcsd on h1: rank 1 exited with status 3; job aborted") {
+			t.Errorf("failing rank: exit %d, want 3 naming rank 1 on h1\nstderr:\n%s", r.code, r.stderr)
+		}
+	})
+	// slurm_mpi: auto (the default) chooses none where srun --mpi=list does
+	// not name pmi2 (an srun that lists only none and cray_shasta, in front
+	// of the real one).
+	t.Run("auto, srun without pmi2", func(t *testing.T) {
+		real, err := exec.LookPath("srun")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		script := "#!/bin/sh\nif [ \"$1\" = --mpi=list ]; then printf 'MPI plugin types are...\\n\\tnone\\n\\tcray_shasta\\n'; exit 0; fi\nexec " + real + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, "srun"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := sallocHook(t, []string{"PATH=" + dir + ":" + os.Getenv("PATH")}, "", nil, "-n", "3", "/bin/sh", "-c", `echo "rank $BCS_RANK host $SLURMD_NODENAME mpi ${SLURM_MPI_TYPE:-none}"`)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		sort.Strings(lines)
+		want := []string{"rank 0 host h1 mpi none", "rank 1 host h2 mpi none", "rank 2 host h3 mpi none"}
+		if r.code != 0 || !slices.Equal(lines, want) {
+			t.Errorf("exit %d, lines %q, want %q\nstderr:\n%s", r.code, lines, want, r.stderr)
+		}
+	})
+
 	// The MDS across hosts: the same files as the same job on one machine,
 	// in one directory on bcsrun's host, the manifest naming every host.
 	t.Run("MDS", func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
 // and the program, one bcsd per host, and nothing of the job's secret.
 func TestSlurmArgsKeepSecretsOff(t *testing.T) {
-	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false, 1500*time.Millisecond)
+	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false, 1500*time.Millisecond, "pmi2")
 	line := strings.Join(a, " ")
 	for _, want := range []string{"--mpi=pmi2", "-N 3 -n 3", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=2", "--input=0", "/opt/bcs/bcsd --ranks 7 -- /home/u/ring -laps 2"} {
 		if !strings.Contains(line, want) {
@@ -26,7 +26,7 @@ func TestSlurmArgsKeepSecretsOff(t *testing.T) {
 	if strings.Contains(line, "BCSD_") || slices.Contains(a, "--overlap") {
 		t.Errorf("srun %s: secret variables or --overlap outside a step", line)
 	}
-	if a := SlurmArgs(1, 1, "b", "p", nil, true, 0); !slices.Contains(a, "--overlap") {
+	if a := SlurmArgs(1, 1, "b", "p", nil, true, 0, "none"); !slices.Contains(a, "--overlap") {
 		t.Errorf("inside a step: %v, want --overlap", a)
 	}
 }
@@ -180,5 +180,33 @@ func TestSlurmCleanupArgs(t *testing.T) {
 	}
 	if slices.Contains(a, "--overlap") || !slices.Contains(SlurmCleanupArgs([]string{"h1"}, "b", "j", true), "--overlap") {
 		t.Errorf("--overlap: want it inside a step only: %v", a)
+	}
+}
+
+// TestSlurmMPI: slurm_mpi = auto is pmi2 where srun --mpi=list names it (in
+// the formats of Slurm 23 and of older versions), none where it does not,
+// and pmi2 where the listing fails; pmi2 and none are taken as they are.
+func TestSlurmMPI(t *testing.T) {
+	list := func(out string, err error) func() ([]byte, error) {
+		return func() ([]byte, error) { return []byte(out), err }
+	}
+	slurm23 := "MPI plugin types are...\n\tpmix\n\tnone\n\tcray_shasta\n\tpmi2\nspecific pmix plugin versions available: pmix_v4\n"
+	old := "srun: MPI types are...\nsrun: none\nsrun: pmi2\nsrun: openmpi\n"
+	noPMI2 := "MPI plugin types are...\n\tnone\n\tcray_shasta\n\tpmix\nspecific pmix plugin versions available: pmix_v4\n"
+	for _, c := range []struct {
+		key, out string
+		err      error
+		want     string
+	}{
+		{"auto", slurm23, nil, "pmi2"},
+		{"auto", old, nil, "pmi2"},
+		{"auto", noPMI2, nil, "none"},
+		{"auto", "", errors.New("exit status 1"), "pmi2"},
+		{"none", slurm23, nil, "none"},
+		{"pmi2", noPMI2, nil, "pmi2"},
+	} {
+		if got := slurmMPI(c.key, list(c.out, c.err)); got != c.want {
+			t.Errorf("slurmMPI(%q) with %q, %v = %q, want %q", c.key, c.out, c.err, got, c.want)
+		}
 	}
 }
