@@ -52,8 +52,9 @@
 // bcsrun it is done; for a host that connected and never said so (its
 // bcsd killed, its link cut), bcsrun runs `bcsd --cleanup JOB` there
 // (srun -w HOST, or ssh) once the job has ended on every host, and warns
-// naming the host if that fails too (the host unreachable): then the
-// directory stays until the user or a tmp cleaner removes it.
+// naming the host if that fails too (the host unreachable): then the next
+// bcsd with the MDS on that host removes it as it starts (each bcsd holds
+// its directory's flock while it lives, so only those of dead bcsds go).
 //
 // Ownership: a job (job.go) owns every resource it creates — regions
 // (anonymous memfd files with no name in any file system, inherited by the

@@ -146,6 +146,12 @@ func TestRemoveStaging(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	link := filepath.Join(tmp, "bcs-mds-slurm6-ab12-node4-555")
 	os.Symlink(other, link)
+	// A live bcsd's (its lock held): kept.
+	live, held, err := makeStaging("slurm6-ab12", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
 
 	removed, err := RemoveStaging("slurm6-ab12")
 	if err != nil || !slices.Equal(removed, mine) {
@@ -156,7 +162,7 @@ func TestRemoveStaging(t *testing.T) {
 			t.Errorf("%s: still there (%v)", p, err)
 		}
 	}
-	for _, p := range []string{other, file, link, filepath.Join(other, "sub")} {
+	for _, p := range []string{other, file, link, filepath.Join(other, "sub"), live} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s: removed, want it kept: %v", p, err)
 		}
@@ -208,5 +214,37 @@ func TestSlurmMPI(t *testing.T) {
 		if got := slurmMPI(c.key, list(c.out, c.err)); got != c.want {
 			t.Errorf("slurmMPI(%q) with %q, %v = %q, want %q", c.key, c.out, c.err, got, c.want)
 		}
+	}
+}
+
+// TestSweepStaging: a bcsd starting with the MDS removes every job's
+// staging directory whose bcsd is gone (its lock free), and none that a
+// live bcsd holds.
+func TestSweepStaging(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	live, held, err := makeStaging("aa11", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	dead, deadHeld, err := makeStaging("bb22", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dead, "mmds-rank7.csv"), []byte("x"), 0o600)
+	sweepStaging()
+	for _, p := range []string{live, dead} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s removed while its bcsd holds it: %v", p, err)
+		}
+	}
+	deadHeld.Close() // its bcsd died
+	sweepStaging()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("%s: still there after its holder closed it (%v)", dead, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s: removed while held: %v", live, err)
 	}
 }
