@@ -426,6 +426,50 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			}
 		}
 	})
+	t.Run("bcsrun SIGKILLed", func(t *testing.T) {
+		// bcsrun dies while the allocation goes on (the shell salloc runs
+		// waits for a line): srun, orphaned, would wait for its tasks for
+		// ever; each bcsd sees its control connection end and ends its
+		// host's part, and the step ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := cl.CommandContext(ctx, "salloc", "-N3", "--quiet", "/bin/sh", "-c", filepath.Join(bin, "bcsrun")+" -n 3 ./e2eprog hang </dev/null; read line")
+		// No deadlock detection: the ranks wait for ever unless ended.
+		cmd.Env = append(cmd.Env, "BCS_NODE_TIMEOUT=1s", "BCS_DEADLOCK_SLICES=0")
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			in.Close() // the shell, then salloc, end
+			cmd.Wait()
+		}()
+		if !o.waitFor("ready", 3, 60*time.Second) {
+			t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+		}
+		pid := processOf(filepath.Join(bin, "bcsrun"))
+		if pid == 0 {
+			t.Fatal("no bcsrun running")
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		end := time.Now().Add(60 * time.Second) // a bound on a hang
+		for len(ourProcesses()) > 0 || stepsLeft(cl) {
+			if time.Now().After(end) {
+				t.Fatalf("60 s after bcsrun was killed, still running: %v (steps left: %v)\n%s", ourProcesses(), stepsLeft(cl), e.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !strings.Contains(e.String(), "the control connection to bcsrun ended (bcsrun is gone); job aborted") {
+			t.Errorf("the hosts did not say why they ended:\n%s", e.String())
+		}
+		t.Logf("what the user saw:\n%s", e.String())
+	})
 	t.Run("link cut", func(t *testing.T) {
 		var cut time.Time
 		r := sallocHook(t, fast, "", func(o, e *watched) {
@@ -546,4 +590,10 @@ func processOf(exe string) int {
 		}
 	}
 	return 0
+}
+
+// stepsLeft reports whether the cluster has a job step running.
+func stepsLeft(cl *slurmtest.Cluster) bool {
+	out, err := cl.Command("squeue", "-h", "-s", "-o", "%i").Output()
+	return err != nil || strings.TrimSpace(string(out)) != ""
 }

@@ -160,6 +160,7 @@ type hostControl struct {
 	wmu     sync.Mutex
 	abort   chan struct{} // closed on 'A'
 	release chan struct{} // closed on 'R' or when the connection ends
+	gone    chan struct{} // closed when the connection ends before 'R' (bcsrun gone)
 	// Standard input for rank 0 (node 0 over ssh): pieces, then nil at its end.
 	input chan []byte
 	once  struct{ abort, release sync.Once }
@@ -200,7 +201,7 @@ func dialControl(addr string, secret []byte, job string, node int, host string) 
 		return nil, fmt.Errorf("bcsrun's control port %s: %w", addr, err)
 	}
 	conn.SetDeadline(time.Time{})
-	h := &hostControl{conn: conn, r: r, abort: make(chan struct{}), release: make(chan struct{}), input: make(chan []byte, stdinWindow+1)}
+	h := &hostControl{conn: conn, r: r, abort: make(chan struct{}), release: make(chan struct{}), gone: make(chan struct{}), input: make(chan []byte, stdinWindow+1)}
 	if err := h.sendJSON('H', map[string]string{"host": host}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("bcsrun's control port %s: %w", addr, err)
@@ -214,6 +215,7 @@ func (h *hostControl) read() {
 	for {
 		typ, p, err := readFrame(h.r)
 		if err != nil {
+			close(h.gone)
 			return
 		}
 		switch typ {

@@ -43,8 +43,11 @@
 // it to bcsrun, which ends the job on every other host; bcsrun exits with
 // the failing rank's status, not its launcher's. Each bcsd then sends its
 // MDS files (hostmds.go) and exits when bcsrun has every host's part; a
-// host that died is named in the job's MDS directory as missing. Each
-// bcsd, like Run, is the reaper of its ranks' orphans.
+// host that died is named in the job's MDS directory as missing. A bcsd
+// whose control connection ends before bcsrun released it (bcsrun killed)
+// ends its host's part at once, saying so: under Slurm nothing else would
+// (srun, orphaned, waits for its tasks). Each bcsd, like Run, is the reaper
+// of its ranks' orphans.
 //
 // Nothing left on a host: a bcsd's MDS staging directory (hostmds.go) is
 // the only named thing a host's part creates (regions are memfds, sockets
