@@ -97,6 +97,7 @@ type Config struct {
 	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
 	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
+	SlurmMPI          string        `mapstructure:"slurm_mpi"`            // under Slurm, how the bcsds meet: "pmi2" (srun --mpi=pmi2), "none" (srun --mpi=none, through bcsrun), "auto" (pmi2 where srun offers it)
 	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd start); more wait in its queue, 1 .. 64
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
 	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "auto" (the cgroup v2 freezer where this user can make a cgroup, else signals), "freezer" or "signal" (SIGSTOP/SIGCONT of each node's process group)
@@ -135,6 +136,7 @@ func Default() Config {
 		Check:             "none",
 		Address:           "auto",
 		SSH:               "ssh",
+		SlurmMPI:          "auto",
 		GangMPL:           2,
 		GangQuantum:       20,
 		GangStop:          "auto",
@@ -677,6 +679,11 @@ func (c Config) Validate() error {
 	}
 	if len(strings.Fields(c.SSH)) == 0 {
 		return fmt.Errorf("configs: ssh is empty, want the ssh command (default \"ssh\"), e.g. \"ssh -i /path/key\"")
+	}
+	switch c.SlurmMPI {
+	case "auto", "pmi2", "none":
+	default:
+		return fmt.Errorf("configs: slurm_mpi = %q, want \"auto\", \"pmi2\" or \"none\"", c.SlurmMPI)
 	}
 	if c.Address == "" || strings.ContainsAny(c.Address, " \t\n/:") && net.ParseIP(c.Address) == nil {
 		return fmt.Errorf("configs: address = %q, want \"auto\", an IP address (10.0.0.5) or an interface name (eth0)", c.Address)

@@ -138,6 +138,7 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_DEADLOCK_ACTION": "ignore"}, want: `deadlock_action = "ignore", want "abort" or "warn"`},
 		{yaml: "emds_slices: 0\n", want: "emds_slices = 0"},
 		{env: map[string]string{"BCS_LEAK_CHECK": "strict"}, want: `leak_check = "strict", want "warn", "error" or "off"`},
+		{env: map[string]string{"BCS_SLURM_MPI": "pmix"}, want: `slurm_mpi = "pmix", want "auto", "pmi2" or "none"`},
 		{env: map[string]string{"BCS_CHECK": "buffers,flwo"}, want: `check (BCS_CHECK) = "buffers,flwo", want a comma list of "buffers", "buffers:warn", "flow", "all", or "none"`},
 		{yaml: "check: buffers:error\n", want: `check (BCS_CHECK) = "buffers:error", want a comma list of`},
 		{env: map[string]string{"BCS_ADDRESS": "10.0.0.1:80"}, want: `address = "10.0.0.1:80", want "auto", an IP address (10.0.0.5) or an interface name (eth0)`},

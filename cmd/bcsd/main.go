@@ -9,10 +9,16 @@
 // authenticated mesh, creates its node's shared memory, starts its block of
 // ranks, forwards their output to srun, and exits with the job's status on
 // this host (see internal/launch.RunHost). Node 0's bcsd also runs the
-// master. The job's secret, id and configuration come from the environment
+// master. Under srun --mpi=none (bcsrun's slurm_mpi key) BCSD_PMI names
+// bcsrun's port instead, where the bcsds meet as they do over ssh, each as
+// its Slurm task (SLURM_PROCID). The job's secret, id and configuration come from the environment
 // (BCSD_SECRET, BCSD_JOB, BCSD_CONFIG), never from the command line; it
 // dials bcsrun's control port (BCSD_CONTROL) for the job's verdict, its MDS
 // data, and, over ssh, rank 0's input.
+//
+// bcsd --cleanup JOB removes job JOB's MDS staging directories on its host:
+// bcsrun runs it (through srun, or ssh) on a host whose bcsd ended without
+// saying it had removed its own (killed, or cut off), once the job has ended.
 //
 // Started by bcsrun --hosts over ssh, it takes --pmi-port (bcsrun's PMI
 // server), --node and --host, reads the job as one JSON line on standard
@@ -40,6 +46,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -68,6 +75,7 @@ func run(sigs <-chan os.Signal) int {
 	pmiPort := fs.String("pmi-port", "", "over ssh: bcsrun's PMI server (host:port); the job comes as one line on standard input")
 	node := fs.Int("node", -1, "over ssh: this host's node id")
 	hostName := fs.String("host", "", "over ssh: this host's name in messages")
+	cleanup := fs.String("cleanup", "", "remove job `JOB`'s MDS staging directories on this host (bcsrun runs it where a bcsd could not), then exit")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsd start [--foreground] | bcsd stop | bcsd status\n       bcsd --ranks N -- PROGRAM [ARGS...] (started by bcsrun through srun)\n\nflags:\n%s", fs.FlagUsages())
 	}
@@ -77,6 +85,13 @@ func run(sigs <-chan os.Signal) int {
 		}
 		fmt.Fprintln(os.Stderr, "bcsd:", err)
 		return 2
+	}
+	if *cleanup != "" {
+		if _, err := launch.RemoveStaging(*cleanup); err != nil {
+			fmt.Fprintln(os.Stderr, "bcsd: --cleanup:", err)
+			return 1
+		}
+		return 0
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "bcsd: no program given")
@@ -103,8 +118,21 @@ func run(sigs <-chan os.Signal) int {
 		fmt.Fprintf(os.Stderr, "bcsd on %s: %s: %v: bcsd is started by bcsrun\n", host, launch.VarConfig, err)
 		return 2
 	}
-	c, err := pmi.Open(pmi.V2)
-	if err != nil {
+	var c *pmi.Client
+	if addr := os.Getenv(launch.VarPMI); addr != "" {
+		// srun --mpi=none: the bcsds meet at bcsrun's port, each as its
+		// Slurm task.
+		node, err := strconv.Atoi(os.Getenv("SLURM_PROCID"))
+		if err != nil || node < 0 {
+			fmt.Fprintf(os.Stderr, "bcsd on %s: %s is set but SLURM_PROCID=%q is not a task id: bcsd is started by bcsrun through srun\n", host, launch.VarPMI, os.Getenv("SLURM_PROCID"))
+			return 2
+		}
+		c, err = launch.DialPMI(addr, secret, os.Getenv(launch.VarJob), node)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
+			return 2
+		}
+	} else if c, err = pmi.Open(pmi.V2); err != nil {
 		fmt.Fprintf(os.Stderr, "bcsd on %s: %v\n", host, err)
 		return 2
 	}

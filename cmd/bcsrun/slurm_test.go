@@ -156,6 +156,54 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		})
 	}
 
+	// Without PMI-2 (slurm_mpi: none, srun --mpi=none): the bcsds meet at
+	// bcsrun's port, as over ssh. The same results, the same failures.
+	t.Run("without PMI", func(t *testing.T) {
+		// srun tells its tasks the plugin (SLURM_MPI_TYPE, none: unset).
+		for _, mpi := range []string{"pmi2", "none"} {
+			r := sallocHook(t, []string{"BCS_SLURM_MPI=" + mpi}, "", nil, "-n", "5", "/bin/sh", "-c", `echo "rank $BCS_RANK node $BCS_NODE host $SLURMD_NODENAME mpi ${SLURM_MPI_TYPE:-none}"`)
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			sort.Strings(lines)
+			var want []string
+			for i, h := range []string{"h1", "h1", "h2", "h2", "h3"} {
+				want = append(want, fmt.Sprintf("rank %d node %d host %s mpi %s", i, i/2, h, mpi))
+			}
+			if r.code != 0 || !slices.Equal(lines, want) {
+				t.Errorf("placement: exit %d, lines %q, want %q\nstderr:\n%s", r.code, lines, want, r.stderr)
+			}
+		}
+		none := []string{"BCS_SLURM_MPI=none"}
+		r := sallocHook(t, none, "", nil, "-n", "6", "./e2eprog", "collectives")
+		if r.code != 0 || !strings.Contains(r.stdout, "collectives ok: 6 ranks") {
+			t.Errorf("collectives: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		r = sallocHook(t, none, "", nil, "-n", "4", "./e2eprog", "exit3")
+		if r.code != 3 || !strings.Contains(r.stderr, "bcsd on h1: rank 1 exited with status 3; job aborted") {
+			t.Errorf("failing rank: exit %d, want 3 naming rank 1 on h1\nstderr:\n%s", r.code, r.stderr)
+		}
+	})
+	// slurm_mpi: auto (the default) chooses none where srun --mpi=list does
+	// not name pmi2 (an srun that lists only none and cray_shasta, in front
+	// of the real one).
+	t.Run("auto, srun without pmi2", func(t *testing.T) {
+		real, err := exec.LookPath("srun")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		script := "#!/bin/sh\nif [ \"$1\" = --mpi=list ]; then printf 'MPI plugin types are...\\n\\tnone\\n\\tcray_shasta\\n'; exit 0; fi\nexec " + real + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, "srun"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := sallocHook(t, []string{"PATH=" + dir + ":" + os.Getenv("PATH")}, "", nil, "-n", "3", "/bin/sh", "-c", `echo "rank $BCS_RANK host $SLURMD_NODENAME mpi ${SLURM_MPI_TYPE:-none}"`)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		sort.Strings(lines)
+		want := []string{"rank 0 host h1 mpi none", "rank 1 host h2 mpi none", "rank 2 host h3 mpi none"}
+		if r.code != 0 || !slices.Equal(lines, want) {
+			t.Errorf("exit %d, lines %q, want %q\nstderr:\n%s", r.code, lines, want, r.stderr)
+		}
+	})
+
 	// The MDS across hosts: the same files as the same job on one machine,
 	// in one directory on bcsrun's host, the manifest naming every host.
 	t.Run("MDS", func(t *testing.T) {
@@ -292,14 +340,17 @@ func TestSlurmAcrossHosts(t *testing.T) {
 				t.Errorf("no bcsd in host h3's namespace")
 			}
 		}, "-n", "3", "./e2eprog", "hang")
-		// The killed bcsd could not remove its staging directory; the
-		// others did.
-		left := hostMDSLeft("slurm")
-		for _, l := range left {
-			os.RemoveAll(l)
+		// The killed bcsd could not remove its staging directory, the
+		// others removed theirs, and bcsrun removed node 2's on h3 (bcsd
+		// --cleanup through srun) once the job had ended: nothing is left.
+		if left := hostMDSLeft("slurm"); len(left) > 0 {
+			for _, l := range left {
+				os.RemoveAll(l)
+			}
+			t.Errorf("staging directories left: %q, want none (bcsrun cleans up after a killed bcsd)", left)
 		}
-		if len(left) != 1 || !strings.Contains(left[0], "-node2-") {
-			t.Errorf("staging directories left: %q, want node 2's (its bcsd was killed) only", left)
+		if strings.Contains(r.stderr, "staging directory") {
+			t.Errorf("a warning about the staging directory:\n%s", r.stderr)
 		}
 		if r.code == 0 {
 			t.Fatalf("exit 0\nstderr:\n%s", r.stderr)
@@ -374,6 +425,50 @@ func TestSlurmAcrossHosts(t *testing.T) {
 				t.Errorf("%s: %v", f, err)
 			}
 		}
+	})
+	t.Run("bcsrun SIGKILLed", func(t *testing.T) {
+		// bcsrun dies while the allocation goes on (the shell salloc runs
+		// waits for a line): srun, orphaned, would wait for its tasks for
+		// ever; each bcsd sees its control connection end and ends its
+		// host's part, and the step ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := cl.CommandContext(ctx, "salloc", "-N3", "--quiet", "/bin/sh", "-c", filepath.Join(bin, "bcsrun")+" -n 3 ./e2eprog hang </dev/null; read line")
+		// No deadlock detection: the ranks wait for ever unless ended.
+		cmd.Env = append(cmd.Env, "BCS_NODE_TIMEOUT=1s", "BCS_DEADLOCK_SLICES=0")
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			in.Close() // the shell, then salloc, end
+			cmd.Wait()
+		}()
+		if !o.waitFor("ready", 3, 60*time.Second) {
+			t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+		}
+		pid := processOf(filepath.Join(bin, "bcsrun"))
+		if pid == 0 {
+			t.Fatal("no bcsrun running")
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		end := time.Now().Add(60 * time.Second) // a bound on a hang
+		for len(ourProcesses()) > 0 || stepsLeft(cl) {
+			if time.Now().After(end) {
+				t.Fatalf("60 s after bcsrun was killed, still running: %v (steps left: %v)\n%s", ourProcesses(), stepsLeft(cl), e.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !strings.Contains(e.String(), "the control connection to bcsrun ended (bcsrun is gone); job aborted") {
+			t.Errorf("the hosts did not say why they ended:\n%s", e.String())
+		}
+		t.Logf("what the user saw:\n%s", e.String())
 	})
 	t.Run("link cut", func(t *testing.T) {
 		var cut time.Time
@@ -495,4 +590,10 @@ func processOf(exe string) int {
 		}
 	}
 	return 0
+}
+
+// stepsLeft reports whether the cluster has a job step running.
+func stepsLeft(cl *slurmtest.Cluster) bool {
+	out, err := cl.Command("squeue", "-h", "-s", "-o", "%i").Output()
+	return err != nil || strings.TrimSpace(string(out)) != ""
 }

@@ -190,6 +190,52 @@ func TestSSHAcrossHosts(t *testing.T) {
 		nothingLeftWithin(t, 30*time.Second)
 	}
 
+	// A host's bcsd SIGKILLed mid-job, with the MDS: the job fails naming
+	// the host, the others' data comes back, and the killed bcsd's staging
+	// directory is removed by bcsrun (bcsd --cleanup over ssh).
+	{
+		root := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), "--hosts", hosts, "-n", "3", "./e2eprog", "hang")
+		cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd, "BCS_MDS=main,elan", "BCS_MDS_DIR="+root, "BCS_NODE_TIMEOUT=1s")
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if !o.waitFor("ready", 3, 60*time.Second) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+		}
+		if pid := bcsdIn("bcsslurm3"); pid != 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		} else {
+			t.Errorf("no bcsd in host 3's namespace")
+		}
+		cmd.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("bcsd killed over ssh: bcsrun hung\n%s", e.String())
+		}
+		if c := cmd.ProcessState.ExitCode(); c == 0 || !strings.Contains(e.String(), cl.HostAddr[2]) {
+			t.Errorf("bcsd killed over ssh: exit %d, want non-zero naming host %s\n%s", c, cl.HostAddr[2], e.String())
+		}
+		if left := hostMDSLeft(""); len(left) > 0 {
+			for _, l := range left {
+				os.RemoveAll(l)
+			}
+			t.Errorf("bcsd killed over ssh: staging directories left: %q, want none", left)
+		}
+		m := readHostsManifest(t, latestDir(t, root, e.String()))
+		if len(m.MissingHosts) != 1 || !strings.Contains(m.MissingHosts[0], "(node 2): MDS data missing") {
+			t.Errorf("bcsd killed over ssh: missing hosts %q, want node 2's", m.MissingHosts)
+		}
+		t.Logf("bcsd killed over ssh, what the user saw: exit %d\n%s", cmd.ProcessState.ExitCode(), e.String())
+		nothingLeftWithin(t, 30*time.Second)
+	}
+
 	// bcsrun SIGKILLed mid-job: its ssh clients die with it, and with them
 	// every host's bcsd and ranks (nothingLeft in run1's place).
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)

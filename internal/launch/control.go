@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -158,6 +160,7 @@ type hostControl struct {
 	wmu     sync.Mutex
 	abort   chan struct{} // closed on 'A'
 	release chan struct{} // closed on 'R' or when the connection ends
+	gone    chan struct{} // closed when the connection ends before 'R' (bcsrun gone)
 	// Standard input for rank 0 (node 0 over ssh): pieces, then nil at its end.
 	input chan []byte
 	once  struct{ abort, release sync.Once }
@@ -198,7 +201,7 @@ func dialControl(addr string, secret []byte, job string, node int, host string) 
 		return nil, fmt.Errorf("bcsrun's control port %s: %w", addr, err)
 	}
 	conn.SetDeadline(time.Time{})
-	h := &hostControl{conn: conn, r: r, abort: make(chan struct{}), release: make(chan struct{}), input: make(chan []byte, stdinWindow+1)}
+	h := &hostControl{conn: conn, r: r, abort: make(chan struct{}), release: make(chan struct{}), gone: make(chan struct{}), input: make(chan []byte, stdinWindow+1)}
 	if err := h.sendJSON('H', map[string]string{"host": host}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("bcsrun's control port %s: %w", addr, err)
@@ -212,6 +215,7 @@ func (h *hostControl) read() {
 	for {
 		typ, p, err := readFrame(h.r)
 		if err != nil {
+			close(h.gone)
 			return
 		}
 		switch typ {
@@ -634,6 +638,11 @@ type ctlResult struct {
 	stats   *hostStats
 	missing []string // one line per host whose MDS data is missing
 	memory  int64
+	// unclean names the hosts whose bcsd connected but never said it was
+	// done ('Z', sent once its MDS staging directory is removed): with the
+	// MDS on, bcsrun removes what they left (cleanStaging). A host whose
+	// name never came is not listed.
+	unclean []string
 }
 
 // finish is called once every bcsd has ended (srun or every ssh returned):
@@ -659,6 +668,13 @@ func (s *ctlServer) finish() ctlResult {
 		}
 	}
 	res := ctlResult{verdict: s.verdict, stats: s.stats, memory: s.memory}
+	s.mu.Lock()
+	for n, p := range s.peers {
+		if p != nil && !s.done[n] && s.names[n] != "" {
+			res.unclean = append(res.unclean, s.names[n])
+		}
+	}
+	s.mu.Unlock()
 	for n := range s.done {
 		why := s.lost[n]
 		if !s.done[n] && why == "" {
@@ -869,4 +885,43 @@ func (s *ctlServer) hostNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.names...)
+}
+
+// cleanStaging runs `bcsd --cleanup JOB` (RemoveStaging) with each of cmds
+// (srun on the hosts, or ssh to each), all at once, each for at most
+// killWait, once the job has ended on every host; what failed is a warning
+// naming the hosts (hosts[i] is what cmds[i] cleans).
+func cleanStaging(cmds []*exec.Cmd, hosts []string, stderr io.Writer) {
+	type result struct {
+		i   int
+		out []byte
+		err error
+	}
+	results := make(chan result, len(cmds))
+	for i, cmd := range cmds {
+		go func() {
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Start()
+			if err == nil {
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case err = <-done:
+				case <-time.After(killWait):
+					cmd.Process.Kill()
+					<-done
+					err = fmt.Errorf("no answer in %v", killWait)
+				}
+			}
+			results <- result{i, out.Bytes(), err}
+		}()
+	}
+	for range cmds {
+		r := <-results
+		if r.err != nil {
+			fmt.Fprintf(stderr, "bcsrun: warning: %s: its bcsd did not remove its MDS staging directory, nor could bcsrun (%s): %v %s\n",
+				hosts[r.i], strings.Join(cmds[r.i].Args, " "), r.err, strings.TrimSpace(string(r.out)))
+		}
+	}
 }

@@ -18,8 +18,13 @@
 //     the authenticated mesh on the address key's interface; the job's
 //     secret comes in the environment, never on a command line.
 //   - Across hosts over ssh (ssh.go): RunSSH starts one bcsd per host with
-//     ssh and is itself the PMI server they meet at; the secret comes on
+//     ssh and is itself the PMI server they meet at (rendezvous.go: one
+//     port for their PMI and control connections); the secret comes on
 //     ssh's standard input. Each bcsd runs RunHost as under Slurm.
+//   - Under Slurm without PMI-2 (the slurm_mpi key: none, or auto where
+//     srun --mpi=list does not name pmi2): RunSlurm runs srun --mpi=none
+//     and the bcsds meet at bcsrun's rendezvous port as over ssh (VarPMI;
+//     each bcsd's node is its Slurm task id).
 //
 // Where the master runs across hosts: in node 0's bcsd, not in bcsrun. The
 // strobe is the job's heartbeat, a round trip to every node each slice: it
@@ -38,8 +43,21 @@
 // it to bcsrun, which ends the job on every other host; bcsrun exits with
 // the failing rank's status, not its launcher's. Each bcsd then sends its
 // MDS files (hostmds.go) and exits when bcsrun has every host's part; a
-// host that died is named in the job's MDS directory as missing. Each
-// bcsd, like Run, is the reaper of its ranks' orphans.
+// host that died is named in the job's MDS directory as missing. A bcsd
+// whose control connection ends before bcsrun released it (bcsrun killed)
+// ends its host's part at once, saying so: under Slurm nothing else would
+// (srun, orphaned, waits for its tasks). Each bcsd, like Run, is the reaper
+// of its ranks' orphans.
+//
+// Nothing left on a host: a bcsd's MDS staging directory (hostmds.go) is
+// the only named thing a host's part creates (regions are memfds, sockets
+// and pipes end with their process). A bcsd removes it before it tells
+// bcsrun it is done; for a host that connected and never said so (its
+// bcsd killed, its link cut), bcsrun runs `bcsd --cleanup JOB` there
+// (srun -w HOST, or ssh) once the job has ended on every host, and warns
+// naming the host if that fails too (the host unreachable): then the next
+// bcsd with the MDS on that host removes it as it starts (each bcsd holds
+// its directory's flock while it lives, so only those of dead bcsds go).
 //
 // Ownership: a job (job.go) owns every resource it creates — regions
 // (anonymous memfd files with no name in any file system, inherited by the

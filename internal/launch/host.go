@@ -237,9 +237,9 @@ func RunHost(spec HostJob) (code int, err error) {
 	if hm != nil && ctl == nil {
 		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
 	}
-	var ctlAbort <-chan struct{}
+	var ctlAbort, ctlGone <-chan struct{}
 	if ctl != nil {
-		ctlAbort = ctl.abort
+		ctlAbort, ctlGone = ctl.abort, ctl.gone
 	}
 	// describe names the host of the node a job error is about.
 	describe := func(err error) string {
@@ -419,6 +419,11 @@ func RunHost(spec HostJob) (code int, err error) {
 		case <-ctlAbort:
 			ctlAbort = nil
 			abort(1, "") // another host failed: bcsrun has its verdict
+		case <-ctlGone:
+			// bcsrun died (SIGKILL): nobody would end this host's part
+			// (srun, orphaned, waits for its tasks), so it ends here.
+			ctlGone = nil
+			abort(1, who+": the control connection to bcsrun ended (bcsrun is gone); job aborted")
 		case <-quietTimer:
 			quietTimer = nil
 			secondary = true
@@ -497,7 +502,7 @@ func RunHost(spec HostJob) (code int, err error) {
 			st := j.stopMaster().st
 			ctl.sendJSON('S', hostStats{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO})
 		}
-		if err := ctl.ship(hm, me, code); err != nil {
+		if err := ctl.ship(hm, me, code); err != nil && ctlGone != nil { // bcsrun gone: said above
 			fmt.Fprintf(stderr, "%s: warning: sending this host's end to bcsrun: %v\n", who, err)
 		}
 		// Exit when bcsrun has every host's part (or is gone, or a signal

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +16,7 @@ import (
 // TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
 // and the program, one bcsd per host, and nothing of the job's secret.
 func TestSlurmArgsKeepSecretsOff(t *testing.T) {
-	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false, 1500*time.Millisecond)
+	a := SlurmArgs(3, 7, "/opt/bcs/bcsd", "/home/u/ring", []string{"-laps", "2"}, false, 1500*time.Millisecond, "pmi2")
 	line := strings.Join(a, " ")
 	for _, want := range []string{"--mpi=pmi2", "-N 3 -n 3", "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=2", "--input=0", "/opt/bcs/bcsd --ranks 7 -- /home/u/ring -laps 2"} {
 		if !strings.Contains(line, want) {
@@ -24,7 +26,7 @@ func TestSlurmArgsKeepSecretsOff(t *testing.T) {
 	if strings.Contains(line, "BCSD_") || slices.Contains(a, "--overlap") {
 		t.Errorf("srun %s: secret variables or --overlap outside a step", line)
 	}
-	if a := SlurmArgs(1, 1, "b", "p", nil, true, 0); !slices.Contains(a, "--overlap") {
+	if a := SlurmArgs(1, 1, "b", "p", nil, true, 0, "none"); !slices.Contains(a, "--overlap") {
 		t.Errorf("inside a step: %v, want --overlap", a)
 	}
 }
@@ -119,5 +121,130 @@ func TestPMIPortAdmitsOnlyTheJobsBcsds(t *testing.T) {
 	}
 	if _, err := try(pmiAuth(a.secret, "j1", 1)); !errors.Is(err, errJobNode) || !strings.Contains(err.Error(), "node 1 claimed twice") {
 		t.Errorf("node 1 admitted twice: %v, want errJobNode naming the node", err)
+	}
+}
+
+// TestRemoveStaging: bcsd --cleanup removes the job's staging directories
+// of every node, with what they hold, and nothing else: not another job's
+// (one whose id starts with this one's), nor a file or a link of that name.
+func TestRemoveStaging(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	mk := func(name string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "mmds-rank0.csv.123.tmp"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mine := []string{mk("bcs-mds-slurm6-ab12-node0-111"), mk("bcs-mds-slurm6-ab12-node2-222")}
+	other := mk("bcs-mds-slurm6-ab123-node0-333")
+	file := filepath.Join(tmp, "bcs-mds-slurm6-ab12-node3-444")
+	os.WriteFile(file, nil, 0o600)
+	link := filepath.Join(tmp, "bcs-mds-slurm6-ab12-node4-555")
+	os.Symlink(other, link)
+	// A live bcsd's (its lock held): kept.
+	live, held, err := makeStaging("slurm6-ab12", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+
+	removed, err := RemoveStaging("slurm6-ab12")
+	if err != nil || !slices.Equal(removed, mine) {
+		t.Errorf("RemoveStaging = %q, %v; want %q", removed, err, mine)
+	}
+	for _, p := range mine {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: still there (%v)", p, err)
+		}
+	}
+	for _, p := range []string{other, file, link, filepath.Join(other, "sub"), live} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s: removed, want it kept: %v", p, err)
+		}
+	}
+	for _, bad := range []string{"", "a/b", "..", "x*", "a b"} {
+		if _, err := RemoveStaging(bad); err == nil || !strings.Contains(err.Error(), "want letters") {
+			t.Errorf("RemoveStaging(%q) = %v, want an error naming what is allowed", bad, err)
+		}
+	}
+}
+
+// TestSlurmCleanupArgs: one task per host named, no MPI plugin, and
+// --overlap only inside a step.
+func TestSlurmCleanupArgs(t *testing.T) {
+	a := SlurmCleanupArgs([]string{"h2", "h3"}, "/opt/bcs/bcsd", "slurm6-ab12", false)
+	line := strings.Join(a, " ")
+	for _, want := range []string{"--mpi=none", "-N 2 -n 2", "--ntasks-per-node=1", "-w h2,h3", "--input=none", "/opt/bcs/bcsd --cleanup slurm6-ab12"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("srun %s: missing %q", line, want)
+		}
+	}
+	if slices.Contains(a, "--overlap") || !slices.Contains(SlurmCleanupArgs([]string{"h1"}, "b", "j", true), "--overlap") {
+		t.Errorf("--overlap: want it inside a step only: %v", a)
+	}
+}
+
+// TestSlurmMPI: slurm_mpi = auto is pmi2 where srun --mpi=list names it (in
+// the formats of Slurm 23 and of older versions), none where it does not,
+// and pmi2 where the listing fails; pmi2 and none are taken as they are.
+func TestSlurmMPI(t *testing.T) {
+	list := func(out string, err error) func() ([]byte, error) {
+		return func() ([]byte, error) { return []byte(out), err }
+	}
+	slurm23 := "MPI plugin types are...\n\tpmix\n\tnone\n\tcray_shasta\n\tpmi2\nspecific pmix plugin versions available: pmix_v4\n"
+	old := "srun: MPI types are...\nsrun: none\nsrun: pmi2\nsrun: openmpi\n"
+	noPMI2 := "MPI plugin types are...\n\tnone\n\tcray_shasta\n\tpmix\nspecific pmix plugin versions available: pmix_v4\n"
+	for _, c := range []struct {
+		key, out string
+		err      error
+		want     string
+	}{
+		{"auto", slurm23, nil, "pmi2"},
+		{"auto", old, nil, "pmi2"},
+		{"auto", noPMI2, nil, "none"},
+		{"auto", "", errors.New("exit status 1"), "pmi2"},
+		{"none", slurm23, nil, "none"},
+		{"pmi2", noPMI2, nil, "pmi2"},
+	} {
+		if got := slurmMPI(c.key, list(c.out, c.err)); got != c.want {
+			t.Errorf("slurmMPI(%q) with %q, %v = %q, want %q", c.key, c.out, c.err, got, c.want)
+		}
+	}
+}
+
+// TestSweepStaging: a bcsd starting with the MDS removes every job's
+// staging directory whose bcsd is gone (its lock free), and none that a
+// live bcsd holds.
+func TestSweepStaging(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	live, held, err := makeStaging("aa11", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	dead, deadHeld, err := makeStaging("bb22", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dead, "mmds-rank7.csv"), []byte("x"), 0o600)
+	sweepStaging()
+	for _, p := range []string{live, dead} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s removed while its bcsd holds it: %v", p, err)
+		}
+	}
+	deadHeld.Close() // its bcsd died
+	sweepStaging()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("%s: still there after its holder closed it (%v)", dead, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s: removed while held: %v", live, err)
 	}
 }

@@ -62,6 +62,7 @@ type Manifest struct {
 // is written only by its owner (the master's thread, or one agent).
 type monitor struct {
 	dir    string
+	held   *os.File    // a host's staging directory, open and locked while this bcsd lives (hostmds.go)
 	fmode  os.FileMode // MDS files; the directory has dmode
 	dmode  os.FileMode
 	mode   mds.Mode

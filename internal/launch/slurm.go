@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,16 +48,69 @@ func SlurmHosts() (int, error) {
 // and each bcsd sends its MDS data before it exits. A host that cannot
 // start calls PMI abort, which ends the step at once; wait bounds how long
 // srun lets the other bcsds run once one has ended (--wait, whole seconds).
-func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, wait time.Duration) []string {
+//
+// mpi is srun's MPI plugin: "pmi2", or "none" (the bcsds meet at bcsrun's
+// rendezvous port, VarPMI).
+func SlurmArgs(hosts, ranks int, bcsd, prog string, args []string, inStep bool, wait time.Duration, mpi string) []string {
 	h := strconv.Itoa(hosts)
 	w := max(1, int((wait+time.Second-1)/time.Second))
-	a := []string{"--mpi=pmi2", "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=" + strconv.Itoa(w), "--cpu-bind=none",
+	a := []string{"--mpi=" + mpi, "-N", h, "-n", h, "--ntasks-per-node=1", "--kill-on-bad-exit=0", "--wait=" + strconv.Itoa(w), "--cpu-bind=none",
 		"--input=0", "--quiet"}
 	if inStep { // bcsrun is itself a task of a step: share its resources
 		a = append(a, "--overlap")
 	}
 	a = append(a, bcsd, "--ranks", strconv.Itoa(ranks), "--")
 	return append(append(a, prog), args...)
+}
+
+// SlurmCleanupArgs are srun's arguments for `bcsd --cleanup job` on hosts
+// (their Slurm names), one task each, after the job's step has ended: it
+// removes the MDS staging directories a bcsd could not (hostmds.go).
+func SlurmCleanupArgs(hosts []string, bcsd, job string, inStep bool) []string {
+	h := strconv.Itoa(len(hosts))
+	a := []string{"--mpi=none", "-N", h, "-n", h, "--ntasks-per-node=1", "-w", strings.Join(hosts, ","), "--kill-on-bad-exit=0", "--cpu-bind=none",
+		"--input=none", "--quiet"}
+	if inStep {
+		a = append(a, "--overlap")
+	}
+	return append(a, bcsd, "--cleanup", job)
+}
+
+// VarPMI is bcsrun's rendezvous port for the bcsds under Slurm without
+// PMI-2 (slurm_mpi = none): ":port" (srun's host, as for VarControl). bcsd
+// then speaks PMI-2 with bcsrun there, as over ssh, its node being its
+// Slurm task id (SLURM_PROCID).
+const VarPMI = "BCSD_PMI"
+
+// slurmMPI resolves the slurm_mpi key to srun's MPI plugin: "auto" is pmi2
+// where list (srun --mpi=list) names it, else none; a listing that cannot
+// be read gives pmi2 (srun then says what is wrong).
+func slurmMPI(key string, list func() ([]byte, error)) string {
+	if key != "auto" {
+		return key
+	}
+	out, err := list()
+	if err != nil {
+		return "pmi2"
+	}
+	if offersPMI2(out) {
+		return "pmi2"
+	}
+	return "none"
+}
+
+// offersPMI2 reports whether srun --mpi=list's output names the pmi2
+// plugin: one plugin a line, indented ("\tpmi2", Slurm 20 and later) or
+// after "srun: " (older).
+func offersPMI2(out []byte) bool {
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		line = strings.TrimSpace(strings.TrimPrefix(line, "srun:"))
+		if line == "pmi2" {
+			return true
+		}
+	}
+	return false
 }
 
 // RunSlurm runs the job across the hosts of the Slurm allocation bcsrun
@@ -113,22 +167,49 @@ func RunSlurm(job Job) (res Result, err error) {
 	}
 	defer ln.Close()
 	ctl := newCtlServer(a, job.Ranks, nil, mon, nil, false, stderr)
-	accepting := ctl.accept(ln)
+	// The bcsds meet through Slurm's PMI-2, else (slurm_mpi: none, or
+	// auto where srun offers no pmi2) at bcsrun's port, which serves both
+	// their PMI and their control connections.
+	mpi := slurmMPI(a.cfg.SlurmMPI, func() ([]byte, error) { return exec.Command("srun", "--mpi=list").Output() })
+	var rv *rendezvous
+	var accepting <-chan struct{}
+	if mpi == "none" {
+		if rv, err = startRendezvous(ln, a, ctl, stderr); err != nil {
+			ctl.finish()
+			return res, err
+		}
+	} else {
+		accepting = ctl.accept(ln)
+	}
+	// finish is called once srun has ended: it stops accepting and ends
+	// the control connections, reading what they still hold (the
+	// rendezvous's port closes after that: it closes every connection).
+	finish := func() ctlResult {
+		if rv == nil {
+			ln.Close()
+			<-accepting
+			return ctl.finish()
+		}
+		cr := ctl.finish()
+		rv.close()
+		return cr
+	}
 
 	// srun's --wait: a bcsd ended, the others have this long to end the
 	// job, send their MDS data and exit (bcsrun releases them within
 	// ctl.bound of a failure).
 	wait := 2*ctl.bound + killWait
-	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "", wait)...)
+	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "", wait, mpi)...)
 	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf), VarControl+"="+ctlAddr)
+	if mpi == "none" {
+		cmd.Env = append(cmd.Env, VarPMI+"="+ctlAddr)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if job.Stdin != nil {
 		cmd.Stdin = job.Stdin
 	}
 	if err := cmd.Start(); err != nil {
-		ln.Close()
-		<-accepting
-		ctl.finish()
+		finish()
 		return res, fmt.Errorf("bcsrun: starting srun: %w", err)
 	}
 	done := make(chan error, 1)
@@ -171,9 +252,11 @@ func RunSlurm(job Job) (res Result, err error) {
 		break
 	}
 	res.Elapsed = time.Since(start)
-	ln.Close()
-	<-accepting
-	cr := ctl.finish()
+	cr := finish()
+	if mon != nil && mon.on() && len(cr.unclean) > 0 {
+		cmd := exec.Command("srun", SlurmCleanupArgs(cr.unclean, a.bcsd, res.JobID, os.Getenv("SLURM_STEP_ID") != "")...)
+		cleanStaging([]*exec.Cmd{cmd}, []string{strings.Join(cr.unclean, ",")}, stderr)
+	}
 	var ee *exec.ExitError
 	switch {
 	case sig != nil:

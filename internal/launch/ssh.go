@@ -49,7 +49,10 @@ func pmiAuth(secret []byte, job string, node int) string {
 
 // DialPMI connects bcsd to bcsrun's PMI server at addr as node, proving it
 // knows secret, and opens PMI-2.
+//
+// Under Slurm (VarPMI) addr is ":port", on srun's host (controlAddr).
 func DialPMI(addr string, secret []byte, job string, node int) (*pmi.Client, error) {
+	addr = controlAddr(addr)
 	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to bcsrun at %s: %w", addr, err)
@@ -189,78 +192,22 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 		return res, fmt.Errorf("bcsrun: PMI port: %w", err)
 	}
 	defer ln.Close()
-	srv, err := pmi.NewServer(pmi.ServerConfig{Size: a.hosts, JobID: a.jobID})
-	if err != nil {
-		return res, err
-	}
-	defer srv.Close()
-	var served sync.WaitGroup
-	defer served.Wait()
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	defer func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	claimed := make([]bool, a.hosts)
 	// The bcsds' control connections come to the same port (control.go);
 	// rank 0's input goes through node 0's.
 	ctl := newCtlServer(a, job.Ranks, hosts, mon, job.Stdin, true, stderr)
+	rv, err := startRendezvous(ln, a, ctl, stderr)
+	if err != nil {
+		ctl.finish()
+		return res, err
+	}
 	ctlFinished := false
 	defer func() {
 		if !ctlFinished {
 			ctl.finish()
 		}
+		rv.close()
 	}()
-	served.Add(1)
-	go func() {
-		defer served.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			served.Add(1)
-			go func() {
-				defer served.Done()
-				c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				line, err := readLine(c, 200)
-				c.SetReadDeadline(time.Time{})
-				if err == nil && strings.HasPrefix(line, ctlHelloWord+" ") {
-					if err := ctl.serve(c, line); err != nil {
-						fmt.Fprintf(stderr, "bcsrun: PMI port: refused a control connection from %s: %v\n", c.RemoteAddr(), err)
-						c.Close()
-					}
-					return
-				}
-				node := 0
-				if err == nil {
-					node, err = a.admit(line, claimed, &mu)
-				}
-				if err != nil {
-					// Someone reached the PMI port and is not one of the
-					// job's bcsds, or a bcsd of this job was refused: say
-					// so; a refused node (bad node, duplicate claim) would
-					// leave the others waiting in the fence, so it fails
-					// the job.
-					fmt.Fprintf(stderr, "bcsrun: PMI port: refused a connection from %s: %v\n", c.RemoteAddr(), err)
-					c.Close()
-					if errors.Is(err, errJobNode) {
-						srv.Close()
-					}
-					return
-				}
-				srv.Serve(c, node)
-			}()
-		}
-	}()
+	srv := rv.srv
 
 	start := time.Now()
 	env, _ := json.Marshal(SSHEnv{Secret: hex.EncodeToString(a.secret), Job: a.jobID, Config: a.conf})
@@ -358,7 +305,16 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 	closeInputs()
 	res.Elapsed = time.Since(start)
 	ctlFinished = true
-	ctl.finish().apply(&res, sig != nil, mon, hosts, stdout, stderr)
+	cr := ctl.finish()
+	if mon != nil && mon.on() && len(cr.unclean) > 0 {
+		var cleans []*exec.Cmd
+		for _, h := range cr.unclean {
+			argv := append(append([]string(nil), sshArgv[1:]...), "-T", "-o", "BatchMode=yes", h, "exec "+shellQuote(a.bcsd)+" --cleanup "+shellQuote(a.jobID))
+			cleans = append(cleans, exec.Command(sshArgv[0], argv...))
+		}
+		cleanStaging(cleans, cr.unclean, stderr)
+	}
+	cr.apply(&res, sig != nil, mon, hosts, stdout, stderr)
 	return res, nil
 }
 
