@@ -364,8 +364,11 @@ func (t *dtInfo) vectorEnds(v []int64) iter.Seq2[int64, block] {
 // the indexed constructors or struct, from its arguments v (values).
 func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 	return func(yield func(int64, block) bool) {
-		old := t.types[0]
 		count := v[0]
+		if len(t.types) == 0 { // an empty structure
+			return
+		}
+		old := t.types[0]
 		switch t.combiner {
 		case combContiguous:
 			yield(0, block{bl: count, o: old})
@@ -421,10 +424,19 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 // build checks the arguments of a new type and computes its scalars.
 func (t *dtInfo) build() *typeError {
 	v := t.values()
-	if len(t.types) == 0 {
+	// A structure of no blocks has no datatype argument (the arrays of
+	// MPI_Type_create_struct(0, NULL, NULL, NULL, ...) may be NULL): an
+	// empty type, size and extent 0.
+	emptyStruct := t.combiner == combStruct && len(v) > 0 && v[0] == 0 && len(t.types) == 0
+	if len(t.types) == 0 && !emptyStruct {
 		return badArg(errIntern, "no datatype argument")
 	}
-	old := t.types[0]
+	var old *dtInfo
+	if emptyStruct {
+		old = &dtInfo{kind: C.BCS_NONE}
+	} else {
+		old = t.types[0]
+	}
 	switch t.combiner {
 	case combDup:
 		t.scalarsOf(old)

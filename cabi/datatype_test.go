@@ -62,3 +62,12 @@ func TestDatatypeVectorScale(t *testing.T) {
 	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "dtvector", 1) })
 	t.Run("n3-nodes2", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", "--nodes", "2", exe), "dtvector", 3) })
 }
+
+// TestDatatypeEdges runs testdata/dtedge.c: datatype edge cases found by
+// running MPICH's datatype tests, each checked against the standard's
+// answer (an empty MPI_Type_create_struct was MPI_ERR_INTERN).
+func TestDatatypeEdges(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/dtedge.c")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "dtedge", 1) })
+	t.Run("n3-nodes2", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", "--nodes", "2", exe), "dtedge", 3) })
+}

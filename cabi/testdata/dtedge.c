@@ -1,0 +1,91 @@
+/* dtedge: datatype edge cases that real programs reach (found running
+ * MPICH's datatype tests against bcsmpi); each check states the standard's
+ * answer. Prints "dtedge ok <rank>" on success. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int rank;
+
+#define CHECK(cond, ...)                                                  \
+    do {                                                                  \
+        if (!(cond)) {                                                    \
+            printf("FAIL rank %d line %d: %s: ", rank, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                          \
+            printf("\n");                                                 \
+            fflush(stdout);                                               \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
+        }                                                                 \
+    } while (0)
+
+#define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
+
+/* emptyStruct: MPI_Type_create_struct with count 0 (its arrays NULL) is
+ * a valid empty type: size and extent 0, decodable, usable to move no
+ * data, and a harmless member of other types. It was MPI_ERR_INTERN. */
+static void emptyStruct(void) {
+    MPI_Datatype e, ec, c, s;
+    int size, ni, na, nt, comb;
+    MPI_Aint lb, ext;
+    OK(MPI_Type_create_struct(0, NULL, NULL, NULL, &e));
+    OK(MPI_Type_commit(&e));
+    OK(MPI_Type_size(e, &size));
+    CHECK(size == 0, "size %d", size);
+    OK(MPI_Type_get_extent(e, &lb, &ext));
+    CHECK(lb == 0 && ext == 0, "lb %ld extent %ld", (long)lb, (long)ext);
+    OK(MPI_Type_get_true_extent(e, &lb, &ext));
+    CHECK(ext == 0, "true extent %ld", (long)ext);
+    OK(MPI_Type_get_envelope(e, &ni, &na, &nt, &comb));
+    CHECK(comb == MPI_COMBINER_STRUCT && ni == 1 && na == 0 && nt == 0, "envelope %d %d %d combiner %d", ni, na, nt, comb);
+    int ints[1] = {-1};
+    OK(MPI_Type_get_contents(e, 1, 0, 0, ints, NULL, NULL));
+    CHECK(ints[0] == 0, "count %d", ints[0]);
+
+    OK(MPI_Type_create_struct_c(0, NULL, NULL, NULL, &ec));
+    OK(MPI_Type_size(ec, &size));
+    CHECK(size == 0, "_c size %d", size);
+    MPI_Type_free(&ec);
+
+    /* moves no data, and a receive of it reports zero elements */
+    int size_w;
+    MPI_Comm_size(MPI_COMM_WORLD, &size_w);
+    int to = (rank + 1) % size_w, from = (rank + size_w - 1) % size_w, count = -1, buf = 7;
+    MPI_Status st;
+    OK(MPI_Sendrecv(&buf, 5, e, to, 1, &buf, 5, e, from, 1, MPI_COMM_WORLD, &st));
+    OK(MPI_Get_count(&st, e, &count));
+    CHECK(count == 0, "count %d", count);
+    CHECK(buf == 7, "buffer touched: %d", buf);
+
+    /* a member of a contiguous and of a struct beside an int */
+    OK(MPI_Type_contiguous(4, e, &c));
+    OK(MPI_Type_commit(&c));
+    OK(MPI_Type_size(c, &size));
+    CHECK(size == 0, "contiguous of empty: size %d", size);
+    int bl[2] = {1, 1};
+    MPI_Aint d[2] = {0, 0};
+    MPI_Datatype ty[2] = {e, MPI_INT};
+    OK(MPI_Type_create_struct(2, bl, d, ty, &s));
+    OK(MPI_Type_commit(&s));
+    OK(MPI_Type_size(s, &size));
+    OK(MPI_Type_get_extent(s, &lb, &ext));
+    CHECK(size == 4 && lb == 0 && ext == 4, "struct {empty, int}: size %d lb %ld extent %ld", size, (long)lb, (long)ext);
+    int in[3] = {10, 20, 30}, out[3] = {0, 0, 0}, pos = 0;
+    char packed[64];
+    OK(MPI_Pack(in, 3, s, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+    CHECK(pos == 12, "packed %d bytes", pos);
+    pos = 0;
+    OK(MPI_Unpack(packed, 12, &pos, out, 3, s, MPI_COMM_WORLD));
+    CHECK(out[0] == 10 && out[1] == 20 && out[2] == 30, "unpacked %d %d %d", out[0], out[1], out[2]);
+    MPI_Type_free(&s);
+    MPI_Type_free(&c);
+    MPI_Type_free(&e);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    emptyStruct();
+    printf("dtedge ok %d\n", rank);
+    MPI_Finalize();
+    return 0;
+}
