@@ -1231,11 +1231,11 @@ func bcs_type_set_name(h C.uintptr_t, name *C.char) C.int {
 	if rc != 0 {
 		return rc
 	}
-	if t.predefined() {
-		return fail(0, call, errType, "datatype = %s is predefined; its name cannot be changed", t.name)
-	}
 	if name == nil {
 		return fail(0, call, errArg, "type_name = NULL")
+	}
+	if t.predefined() { // the shim keeps their names (PMPI_Type_set_name)
+		return fail(0, call, errIntern, "datatype = %s is predefined: the shim names it", t.name)
 	}
 	t.name = C.GoString(name)
 	return 0

@@ -81,10 +81,42 @@ static void emptyStruct(void) {
     MPI_Type_free(&e);
 }
 
+/* predefinedNames: a predefined datatype may be renamed (MPI_Type_set_name
+ * refused it with MPI_ERR_TYPE, fatal by default); the new name is what
+ * MPI_Type_get_name returns, other types keep theirs, and a name is cut
+ * to MPI_MAX_OBJECT_NAME-1 characters. */
+static void predefinedNames(void) {
+    char name[MPI_MAX_OBJECT_NAME], longname[2 * MPI_MAX_OBJECT_NAME];
+    int len;
+    OK(MPI_Type_set_name(MPI_INT, "int"));
+    OK(MPI_Type_get_name(MPI_INT, name, &len));
+    CHECK(strcmp(name, "int") == 0 && len == 3, "MPI_INT renamed: got %s (%d)", name, len);
+    OK(MPI_Type_get_name(MPI_DOUBLE, name, &len));
+    CHECK(strcmp(name, "MPI_DOUBLE") == 0, "MPI_DOUBLE: got %s", name);
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    OK(MPI_Type_set_name(MPI_DOUBLE_INT, longname));
+    OK(MPI_Type_get_name(MPI_DOUBLE_INT, name, &len));
+    CHECK(len == MPI_MAX_OBJECT_NAME - 1 && (int)strlen(name) == len, "long name: length %d", len);
+    OK(MPI_Type_set_name(MPI_INT, "MPI_INT"));
+    OK(MPI_Type_get_name(MPI_INT, name, &len));
+    CHECK(strcmp(name, "MPI_INT") == 0, "MPI_INT renamed back: got %s", name);
+    /* a NULL name is an argument error, returned under MPI_ERRORS_RETURN */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Type_set_name(MPI_INT, NULL), cls = -1;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_ARG, "MPI_Type_set_name(MPI_INT, NULL): rc %d class %d", rc, cls);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     emptyStruct();
+    predefinedNames();
     printf("dtedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
