@@ -319,7 +319,8 @@ func badArg(class int, format string, a ...any) *typeError {
 }
 
 // block is bl consecutive items of type o at byte displacement d; bad
-// says why d could not be computed (it overflows). mult, when above 1,
+// says why d could not be computed (it overflows). A block of no items
+// is never bad: its displacement is ignored, as for the bounds. mult, when above 1,
 // says the block stands for mult equal blocks (vectorEnds).
 type block struct {
 	bl, d int64
@@ -353,7 +354,7 @@ func (t *dtInfo) vectorEnds(v []int64) iter.Seq2[int64, block] {
 		}
 		d, okD := mulCheck(count-1, stride)
 		b := block{bl: bl, d: d, o: t.types[0], mult: count - 1}
-		if !ok || !okD || !within(d, maxTypeBound) {
+		if bl != 0 && (!ok || !okD || !within(d, maxTypeBound)) {
 			b.bad = fmt.Sprintf("count = %d with stride = %d: the displacement of block %d overflows bcsmpi's bound of %d bytes", count, v[2], count-1, maxTypeBound)
 		}
 		yield(count-1, b)
@@ -381,7 +382,7 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 			for i := int64(0); i < count; i++ {
 				d, okD := mulCheck(i, stride)
 				b := block{bl, d, old, "", 0}
-				if !ok || !okD || !within(d, maxTypeBound) {
+				if bl != 0 && (!ok || !okD || !within(d, maxTypeBound)) {
 					b.bad = fmt.Sprintf("count = %d with stride = %d: the displacement of block %d overflows bcsmpi's bound of %d bytes", count, v[2], i, maxTypeBound)
 				}
 				if !yield(i, b) || b.bad != "" {
@@ -407,7 +408,7 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 					}
 					b.d = d
 				}
-				if !within(b.d, maxTypeBound) {
+				if b.bl != 0 && !within(b.d, maxTypeBound) {
 					b.bad = fmt.Sprintf("array_of_displacements[%d] = %d: the displacement overflows bcsmpi's bound of %d bytes", i, b.d, maxTypeBound)
 					if t.combiner == combIndexed || t.combiner == combIndexedBlock {
 						b.bad = fmt.Sprintf("array_of_displacements[%d] = %d items of extent %d: the displacement overflows bcsmpi's bound of %d bytes", i, v[len(v)-int(count)+int(i)], b.o.extent(), maxTypeBound)
@@ -934,9 +935,12 @@ func (t *dtInfo) flattenVector(l *segList, base int64) bool {
 	}
 	v := t.values()
 	count, bl := v[0], v[1]
+	if count <= 0 || bl == 0 { // no items: nothing to lay out, whatever the count
+		return true
+	}
 	stride, ok := t.vectorStride(v)
 	o := t.types[0]
-	if !ok || count < 2 || bl <= 0 || !o.compile() {
+	if !ok || count < 2 || bl < 0 || !o.compile() {
 		return false
 	}
 	var one segList

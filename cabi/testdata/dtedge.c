@@ -3,6 +3,7 @@
  * answer. Prints "dtedge ok <rank>" on success. */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 static int rank;
@@ -112,11 +113,64 @@ static void predefinedNames(void) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* zeroBlocks: a block of no items contributes nothing, its displacement
+ * included: (h)indexed and struct blocks of length 0 at displacements far
+ * past bcsmpi's bound were refused (MPI_ERR_ARG), and a vector of 2^40
+ * empty blocks was walked block by block at commit. */
+static void zeroBlocks(void) {
+    MPI_Datatype t, s, v;
+    MPI_Aint lb, ext;
+    int size;
+    int len[3] = {0, 4, 0};
+    MPI_Aint far[3] = {INT64_MAX, 8, INT64_MAX};
+    OK(MPI_Type_create_hindexed(3, len, far, MPI_INT, &t));
+    OK(MPI_Type_commit(&t));
+    OK(MPI_Type_get_extent(t, &lb, &ext));
+    CHECK(lb == 8 && ext == 16, "hindexed: lb %ld extent %ld, want 8 16", (long)lb, (long)ext);
+    int in[10], out[10], pos = 0;
+    char packed[64];
+    for (int i = 0; i < 10; i++)
+        in[i] = i + 1, out[i] = 0;
+    OK(MPI_Pack(in, 1, t, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+    CHECK(pos == 16, "packed %d bytes", pos);
+    pos = 0;
+    OK(MPI_Unpack(packed, 16, &pos, out, 1, t, MPI_COMM_WORLD));
+    for (int i = 0; i < 10; i++)
+        CHECK(out[i] == (i >= 2 && i < 6 ? i + 1 : 0), "unpacked [%d] = %d", i, out[i]);
+
+    int ilen[3] = {0, 4, 0}, idisp[3] = {INT32_MAX, 2, INT32_MAX};
+    MPI_Datatype ti;
+    OK(MPI_Type_indexed(3, ilen, idisp, MPI_INT, &ti));
+    OK(MPI_Type_get_extent(ti, &lb, &ext));
+    CHECK(lb == 8 && ext == 16, "indexed: lb %ld extent %ld, want 8 16", (long)lb, (long)ext);
+    MPI_Type_free(&ti);
+
+    int sl[2] = {0, 1};
+    MPI_Aint sd[2] = {INT64_MIN + 1, 4};
+    MPI_Datatype st[2] = {MPI_DOUBLE, MPI_INT};
+    OK(MPI_Type_create_struct(2, sl, sd, st, &s));
+    OK(MPI_Type_get_extent(s, &lb, &ext));
+    OK(MPI_Type_size(s, &size));
+    CHECK(size == 4 && lb == 4, "struct: size %d lb %ld", size, (long)lb);
+    MPI_Type_free(&s);
+
+    OK(MPI_Type_create_hvector_c((MPI_Count)1 << 40, 0, (MPI_Count)1 << 62, MPI_INT, &v));
+    OK(MPI_Type_commit(&v));
+    OK(MPI_Type_size(v, &size));
+    CHECK(size == 0, "empty hvector: size %d", size);
+    MPI_Type_free(&v);
+    OK(MPI_Type_vector_c((MPI_Count)1 << 40, 0, 1, MPI_INT, &v));
+    OK(MPI_Type_commit(&v));
+    MPI_Type_free(&v);
+    MPI_Type_free(&t);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     emptyStruct();
     predefinedNames();
+    zeroBlocks();
     printf("dtedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
