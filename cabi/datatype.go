@@ -319,19 +319,57 @@ func badArg(class int, format string, a ...any) *typeError {
 }
 
 // block is bl consecutive items of type o at byte displacement d; bad
-// says why d could not be computed (it overflows).
+// says why d could not be computed (it overflows). A block of no items
+// is never bad: its displacement is ignored, as for the bounds. mult, when above 1,
+// says the block stands for mult equal blocks (vectorEnds).
 type block struct {
 	bl, d int64
 	o     *dtInfo
 	bad   string
+	mult  int64
+}
+
+// vectorStride is the byte stride of a vector or hvector made from v.
+func (t *dtInfo) vectorStride(v []int64) (int64, bool) {
+	if t.combiner == combVector {
+		return mulCheck(v[2], t.types[0].extent())
+	}
+	return v[2], true
+}
+
+// vectorEnds stands for the blocks of a vector or hvector by its first
+// and last: the blocks are equal and their displacements linear in the
+// block number, so the bounds are those of the two ends and the sizes
+// count times one block's. build is then O(1) in the count (a vector of
+// 2^30 blocks took minutes block by block).
+func (t *dtInfo) vectorEnds(v []int64) iter.Seq2[int64, block] {
+	return func(yield func(int64, block) bool) {
+		count, bl := v[0], v[1]
+		if count <= 0 {
+			return
+		}
+		stride, ok := t.vectorStride(v)
+		if !yield(0, block{bl: bl, o: t.types[0]}) || count == 1 {
+			return
+		}
+		d, okD := mulCheck(count-1, stride)
+		b := block{bl: bl, d: d, o: t.types[0], mult: count - 1}
+		if bl != 0 && (!ok || !okD || !within(d, maxTypeBound)) {
+			b.bad = fmt.Sprintf("count = %d with stride = %d: the displacement of block %d overflows bcsmpi's bound of %d bytes", count, v[2], count-1, maxTypeBound)
+		}
+		yield(count-1, b)
+	}
 }
 
 // blocks lists the blocks of a type made by contiguous, vector, hvector,
 // the indexed constructors or struct, from its arguments v (values).
 func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 	return func(yield func(int64, block) bool) {
-		old := t.types[0]
 		count := v[0]
+		if len(t.types) == 0 { // an empty structure
+			return
+		}
+		old := t.types[0]
 		switch t.combiner {
 		case combContiguous:
 			yield(0, block{bl: count, o: old})
@@ -343,8 +381,8 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 			}
 			for i := int64(0); i < count; i++ {
 				d, okD := mulCheck(i, stride)
-				b := block{bl, d, old, ""}
-				if !ok || !okD || !within(d, maxTypeBound) {
+				b := block{bl, d, old, "", 0}
+				if bl != 0 && (!ok || !okD || !within(d, maxTypeBound)) {
 					b.bad = fmt.Sprintf("count = %d with stride = %d: the displacement of block %d overflows bcsmpi's bound of %d bytes", count, v[2], i, maxTypeBound)
 				}
 				if !yield(i, b) || b.bad != "" {
@@ -370,7 +408,7 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 					}
 					b.d = d
 				}
-				if !within(b.d, maxTypeBound) {
+				if b.bl != 0 && !within(b.d, maxTypeBound) {
 					b.bad = fmt.Sprintf("array_of_displacements[%d] = %d: the displacement overflows bcsmpi's bound of %d bytes", i, b.d, maxTypeBound)
 					if t.combiner == combIndexed || t.combiner == combIndexedBlock {
 						b.bad = fmt.Sprintf("array_of_displacements[%d] = %d items of extent %d: the displacement overflows bcsmpi's bound of %d bytes", i, v[len(v)-int(count)+int(i)], b.o.extent(), maxTypeBound)
@@ -387,10 +425,19 @@ func (t *dtInfo) blocks(v []int64) iter.Seq2[int64, block] {
 // build checks the arguments of a new type and computes its scalars.
 func (t *dtInfo) build() *typeError {
 	v := t.values()
-	if len(t.types) == 0 {
+	// A structure of no blocks has no datatype argument (the arrays of
+	// MPI_Type_create_struct(0, NULL, NULL, NULL, ...) may be NULL): an
+	// empty type, size and extent 0.
+	emptyStruct := t.combiner == combStruct && len(v) > 0 && v[0] == 0 && len(t.types) == 0
+	if len(t.types) == 0 && !emptyStruct {
 		return badArg(errIntern, "no datatype argument")
 	}
-	old := t.types[0]
+	var old *dtInfo
+	if emptyStruct {
+		old = &dtInfo{kind: C.BCS_NONE}
+	} else {
+		old = t.types[0]
+	}
 	switch t.combiner {
 	case combDup:
 		t.scalarsOf(old)
@@ -437,7 +484,11 @@ func (t *dtInfo) build() *typeError {
 	}
 	first, firstTrue, kindSet := true, true, false
 	t.kind = old.kind
-	for i, b := range t.blocks(v) {
+	seq := t.blocks(v)
+	if t.combiner == combVector || t.combiner == combHvector {
+		seq = t.vectorEnds(v)
+	}
+	for i, b := range seq {
 		if b.bl < 0 {
 			if t.combiner == combVector || t.combiner == combHvector || t.combiner == combIndexedBlock || t.combiner == combHindexedBlock {
 				return badArg(errArg, "blocklength = %d, want >= 0", b.bl)
@@ -458,6 +509,13 @@ func (t *dtInfo) build() *typeError {
 		wire, okW := mulCheck(b.bl, o.wire)
 		elems, okE := mulCheck(b.bl, o.elems)
 		span, okX := mulCheck(b.bl-1, o.extent())
+		if b.mult > 1 {
+			var okM1, okM2, okM3 bool
+			size, okM1 = mulCheck(size, b.mult)
+			wire, okM2 = mulCheck(wire, b.mult)
+			elems, okM3 = mulCheck(elems, b.mult)
+			okS, okW, okE = okS && okM1, okW && okM2, okE && okM3
+		}
 		if !okS || !okW || !okE || !okX || !within(span, maxTypeBytes) || !within(b.d, maxTypeBound) ||
 			size > maxTypeBytes || wire > maxTypeBytes || elems > maxTypeBytes {
 			return t.tooLarge(i, b)
@@ -856,6 +914,9 @@ func (t *dtInfo) flatten(l *segList, base int64) {
 	case combSubarray, combDarray:
 		l.repeat(t.types[1], 1, base, 0)
 	default:
+		if t.flattenVector(l, base) {
+			return
+		}
 		for _, b := range t.blocks(t.values()) {
 			if l.over {
 				return
@@ -863,6 +924,34 @@ func (t *dtInfo) flatten(l *segList, base int64) {
 			l.repeat(b.o, b.bl, base+b.d, b.o.extent())
 		}
 	}
+}
+
+// flattenVector flattens a vector or hvector whose block is one run of
+// bytes as a single strided segment, in O(1) of the count, and reports
+// whether it did.
+func (t *dtInfo) flattenVector(l *segList, base int64) bool {
+	if t.combiner != combVector && t.combiner != combHvector {
+		return false
+	}
+	v := t.values()
+	count, bl := v[0], v[1]
+	if count <= 0 || bl == 0 { // no items: nothing to lay out, whatever the count
+		return true
+	}
+	stride, ok := t.vectorStride(v)
+	o := t.types[0]
+	if !ok || count < 2 || bl < 0 || !o.compile() {
+		return false
+	}
+	var one segList
+	one.repeat(o, bl, 0, o.extent())
+	if one.over || len(one.segs) != 1 || one.segs[0].n != 1 || len(one.sig) != 1 {
+		return false
+	}
+	s := one.segs[0]
+	l.add(seg{base + s.off, s.len, count, stride})
+	l.addSig(one.sig[0].basic, one.sig[0].n*count)
+	return true
 }
 
 // ---- packing ----
@@ -1146,11 +1235,11 @@ func bcs_type_set_name(h C.uintptr_t, name *C.char) C.int {
 	if rc != 0 {
 		return rc
 	}
-	if t.predefined() {
-		return fail(0, call, errType, "datatype = %s is predefined; its name cannot be changed", t.name)
-	}
 	if name == nil {
 		return fail(0, call, errArg, "type_name = NULL")
+	}
+	if t.predefined() { // the shim keeps their names (PMPI_Type_set_name)
+		return fail(0, call, errIntern, "datatype = %s is predefined: the shim names it", t.name)
 	}
 	t.name = C.GoString(name)
 	return 0

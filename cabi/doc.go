@@ -86,6 +86,14 @@
 //     (up to 16 of up to 16 MiB); collectives allocate theirs per call.
 //     A basic element moves with its extent, so the pair types
 //     (MPI_DOUBLE_INT, ...) carry their padding, as they do contiguously.
+//     Not supported, for that reason: matching a padded pair type against
+//     a type of the same signature built from its parts (a struct
+//     {double, int}): their packed bytes differ (16 and 12 per pair), so
+//     the data lands misplaced and MPI_Get_elements is MPI_UNDEFINED; and
+//     MPI_Pack of n pairs takes n extents, more than n times MPI_Type_size
+//     (MPICH's datatype/get_elements_pairtype and pairtype_pack fail).
+//     Packing pairs at their size would need the collectives, which move
+//     pairs as Go values of the padded layout, to convert at their edge.
 //   - Collectives: a type whose basic elements are all of one kind moves as
 //     that Go element type (a vector of MPI_DOUBLE as float64s), so the
 //     runtime checks element types and counts across members, and

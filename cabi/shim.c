@@ -773,16 +773,39 @@ int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
     return MPI_SUCCESS;
 }
 
+/* The names a program gave predefined datatypes: the standard lets
+ * MPI_Type_set_name rename them (MPICH and Open MPI do); error messages
+ * keep their MPI names. Indexed as bcs_types; bounded by it. */
+static char bcs_type_names[BCS_NTYPES][MPI_MAX_OBJECT_NAME];
+static unsigned char bcs_type_named[BCS_NTYPES];
+static pthread_mutex_t bcs_type_names_mu = PTHREAD_MUTEX_INITIALIZER;
+
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
     const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t != NULL)
-        return bcs_copy_string(t->name, type_name, MPI_MAX_OBJECT_NAME, resultlen);
+    if (t != NULL) {
+        size_t i = (size_t)(t - bcs_types);
+        int rc;
+        pthread_mutex_lock(&bcs_type_names_mu);
+        rc = bcs_copy_string(bcs_type_named[i] ? bcs_type_names[i] : t->name, type_name, MPI_MAX_OBJECT_NAME, resultlen);
+        pthread_mutex_unlock(&bcs_type_names_mu);
+        return rc;
+    }
     GUARD("MPI_Type_get_name");
     return bcs_type_get_name(H(datatype), type_name, resultlen);
 }
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
     GUARD("MPI_Type_set_name");
+    const struct bcs_type *t = bcs_type_of(H(datatype));
+    if (t != NULL && type_name != NULL) {
+        size_t i = (size_t)(t - bcs_types);
+        int len;
+        pthread_mutex_lock(&bcs_type_names_mu);
+        bcs_copy_string(type_name, bcs_type_names[i], MPI_MAX_OBJECT_NAME, &len);
+        bcs_type_named[i] = 1;
+        pthread_mutex_unlock(&bcs_type_names_mu);
+        return MPI_SUCCESS;
+    }
     return bcs_type_set_name(H(datatype), (char *)type_name);
 }
 
