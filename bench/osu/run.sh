@@ -7,7 +7,6 @@ set -uo pipefail
 np_pt2pt=2 np_multi=4 np_coll=4 iters=100 warmup=10 maxsize=65536 timeout_s=300
 mpis="bcsmpi openmpi mpich" only="" direct=0 syncs="flush lock fence pscw" keep=""
 usage() {
-  sed -n 's/^#  \{0,1\}//p' "$(dirname "$0")/README.md" 2>/dev/null | head -0
   echo "usage: $0 [-n NP_COLL] [-i ITERS] [-x WARMUP] [-m MAXSIZE] [-t TIMEOUT_S] [-M 'bcsmpi openmpi mpich']"
   echo "          [-b 'osu_latency osu_bw ...'] [-s 'flush lock fence pscw'] [-d] [-k DIR] OSU_DIR"
   exit 2
