@@ -39,6 +39,11 @@ func TestDiffNullArgs(t *testing.T) { runDiff(t, "nullargs", [][2]int{{1, 1}, {2
 func TestDiffMisc(t *testing.T)     { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
 
+// TestDiffOMB: the calls the OSU micro-benchmarks make beyond the other programs' (persistent
+// and neighbourhood collectives in every form, on a multigraph too; one-sided traffic under each
+// synchronization on each kind of window, both ranks of a pair at once), every result checked.
+func TestDiffOMB(t *testing.T) { runDiff(t, "omb", [][2]int{{1, 1}, {2, 1}, {4, 1}, {5, 2}}) }
+
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
 // on whichever communicator, while the others wait in a receive. Code 0
