@@ -121,3 +121,19 @@ func TestRMADynamicRangeNoWrap(t *testing.T) {
 		}
 	}
 }
+
+// MPI_REPLACE and MPI_NO_OP given to a reduction end the job naming them
+// as operations of the one-sided accumulates (the message was "op = 0x3c
+// is not an operation"; MPI-Corrbench ArgError-MPIReduce-Op-2).
+func TestOneSidedOpInReduction(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/onesidedop.c")
+	for _, c := range []struct{ mode, want string }{
+		{"replace", "MPI_Reduce: MPI_ERR_OP: op = MPI_REPLACE is for one-sided accumulates only (MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op)"},
+		{"noop", "MPI_Allreduce: MPI_ERR_OP: op = MPI_NO_OP is for one-sided accumulates only"},
+	} {
+		r := bcsrun(t, "-n", "2", exe, c.mode)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "not reported") {
+			t.Fatalf("%s: exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", c.mode, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}
