@@ -31,6 +31,31 @@ func TestCheckBuffersFromC(t *testing.T) {
 	}
 }
 
+// Buffers that run into unmapped memory (a count larger than the buffer)
+// are refused at the post with MPI_ERR_BUFFER naming the buffer and the
+// first unmapped address, under buffers and buffers:warn alike; before,
+// the check summed them and the rank died of a Go fatal error (a fault in
+// crc32) with no MPI report (MPI-Corrbench ArgError-MPISend-Count-1).
+func TestCheckUnmappedBufferFromC(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/checkmap.c")
+	for _, mode := range []string{"buffers", "buffers:warn"} {
+		r := bcsrun(t, "--check", mode, "-n", "2", exe)
+		for _, want := range []string{"send: class MPI_ERR_BUFFER", "received ok"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s: stdout lacks %q", mode, want)
+			}
+		}
+		want := "rank 1: MPI_Irecv: MPI_ERR_BUFFER: its receive (written) buffer [0x"
+		if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "is not all mapped memory: nothing is mapped at 0x") ||
+			strings.Contains(r.stdout, "not reported 1") || strings.Contains(r.stderr, "fatal error") {
+			t.Errorf("%s: exit %d; want the job to fail with %q", mode, r.code, want)
+		}
+		if t.Failed() {
+			t.Fatalf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		}
+	}
+}
+
 // A C program that writes the receive buffer of a nonblocking collective
 // (MPI_Iallgather) before the runtime writes it is reported at its
 // MPI_Wait, within a node and across two, naming the call and the 4 KiB

@@ -340,7 +340,9 @@
 //     target's window size), MPI_ERR_RMA_SYNC (an operation outside any
 //     access epoch to its target, unlock without lock, complete without
 //     start, wait without post, a flush without a passive epoch, a second
-//     epoch of the same kind, MPI_Win_free with one open), MPI_ERR_TYPE
+//     epoch of the same kind, MPI_Win_free with one open; MPI_Win_free,
+//     lock, lock_all, start or post after operations of a fence epoch
+//     that no fence has completed yet), MPI_ERR_TYPE
 //     (origin and target moving different byte counts, basic elements that
 //     differ or are of several kinds in an accumulate, uncommitted types),
 //     MPI_ERR_OP (a user operation, MPI_MAXLOC on ints), MPI_ERR_LOCKTYPE,

@@ -71,6 +71,9 @@ func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.O
 		}
 		return o, 0
 	}
+	if name, ok := oneSidedOps[h]; ok {
+		return nil, fail(ci, call, errOp, "op = %s is for one-sided accumulates only (MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op); a reduction needs MPI_SUM, ..., MPI_MAXLOC or one from MPI_Op_create", name)
+	}
 	kind, i, _ := splitHandle(h)
 	if kind != kindOp || i >= len(userOps) {
 		return nil, fail(ci, call, errOp, "op = %s is not an operation (MPI_SUM, ..., MPI_MAXLOC, or one from MPI_Op_create)", describe(h))
@@ -136,3 +139,7 @@ func bcs_op_commutative(h C.uintptr_t, commute *C.int) C.int {
 	}
 	return 0
 }
+
+// oneSidedOps are the predefined operations of the one-sided accumulates
+// only (mpi.h's MPI_REPLACE and MPI_NO_OP; rmaops.go's redOps).
+var oneSidedOps = map[uintptr]string{0x3c: "MPI_REPLACE", 0x3d: "MPI_NO_OP"}

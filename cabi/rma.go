@@ -73,6 +73,7 @@ type window struct {
 
 	// Access epochs (origin side).
 	fence      bool // a fence opened an epoch (closed by MPI_MODE_NOSUCCEED)
+	fenceOps   int  // operations issued in that epoch, completed only by the next fence
 	locks      []int8
 	lockAll    bool
 	nocheck    []bool // lock taken with MPI_MODE_NOCHECK: no lock messages
@@ -359,6 +360,9 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 	}
 	if w.open() != "" {
 		return w.fail(call, errRMASync, "%s is still open; close it before freeing the window", w.open())
+	}
+	if rc := w.fenceDone(call); rc != 0 {
+		return rc
 	}
 	if rc := w.deleteAttrs(call); rc != 0 { // winattr.go
 		return rc

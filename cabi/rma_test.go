@@ -39,13 +39,15 @@ func TestRMA(t *testing.T) {
 	}
 }
 
-// Under the default handler, an out-of-range put and a put outside any
-// epoch end the job with a message naming the values and what is valid.
+// Under the default handler, an out-of-range put, a put outside any epoch
+// and MPI_Win_free with a put not completed by a closing fence end the job
+// with a message naming the values and what is valid.
 func TestRMAErrorsFatal(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/rma.c")
 	for _, c := range []struct{ mode, want string }{
 		{"range", "rank 0: MPI_Put: MPI_ERR_RMA_RANGE: target_disp = 7 (disp_unit 4) with target_count = 1 of MPI_INT touches bytes [28, 32) of rank 1's window, which has 16 bytes"},
 		{"sync", "rank 0: MPI_Put: MPI_ERR_RMA_SYNC: no access epoch to rank 0 is open on this window; open one with MPI_Win_fence"},
+		{"freeopen", "rank 0: MPI_Win_free: MPI_ERR_RMA_SYNC: 1 RMA operation(s) issued since the last MPI_Win_fence are not completed; end the fence epoch with MPI_Win_fence first"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			r := bcsrun(t, "-n", "2", exe, c.mode)
@@ -116,6 +118,22 @@ func TestRMADynamicRangeNoWrap(t *testing.T) {
 		}
 		if !c.ok && (class != errRMARange || addr != nil || !strings.Contains(msg, fmt.Sprintf("0x%x", c.disp))) {
 			t.Errorf("disp 0x%x, %d ints: class %d, address %p, message %q; want MPI_ERR_RMA_RANGE naming the address", c.disp, c.count, class, addr, msg)
+		}
+	}
+}
+
+// MPI_REPLACE and MPI_NO_OP given to a reduction end the job naming them
+// as operations of the one-sided accumulates (the message was "op = 0x3c
+// is not an operation"; MPI-Corrbench ArgError-MPIReduce-Op-2).
+func TestOneSidedOpInReduction(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/onesidedop.c")
+	for _, c := range []struct{ mode, want string }{
+		{"replace", "MPI_Reduce: MPI_ERR_OP: op = MPI_REPLACE is for one-sided accumulates only (MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op)"},
+		{"noop", "MPI_Allreduce: MPI_ERR_OP: op = MPI_NO_OP is for one-sided accumulates only"},
+	} {
+		r := bcsrun(t, "-n", "2", exe, c.mode)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "not reported") {
+			t.Fatalf("%s: exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", c.mode, r.code, c.want, r.stdout, r.stderr)
 		}
 	}
 }

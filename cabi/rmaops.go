@@ -318,6 +318,9 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		return rc
 	}
 	rmaBytes = tt.bytes
+	if w.fence {
+		w.fenceOps++ // completed by the next fence (fenceDone)
+	}
 	var data []byte
 	direct := false // data is the program's buffer, sent as it is (see send)
 	switch {

@@ -128,7 +128,7 @@ func bcs_win_fence(assert C.int, h C.uintptr_t) C.int {
 			return w.failErr(err)
 		}
 	}
-	w.fence = assert&modeNosucceed == 0
+	w.fence, w.fenceOps = assert&modeNosucceed == 0, 0
 	return w.raiseDeferred(call)
 }
 
@@ -240,8 +240,27 @@ func (w *window) unlock(call string, ts []int) C.int {
 
 // closeFence ends a fence epoch in which nothing was issued, so that
 // another kind of epoch can start (a program may end its fences without
-// MPI_MODE_NOSUCCEED).
-func (w *window) closeFence() { w.fence = false }
+// MPI_MODE_NOSUCCEED). An epoch in which operations were issued is ended
+// only by the next fence: call fails with MPI_ERR_RMA_SYNC.
+func (w *window) closeFence(call string) C.int {
+	if rc := w.fenceDone(call); rc != 0 {
+		return rc
+	}
+	w.fence = false
+	return 0
+}
+
+// fenceDone fails with MPI_ERR_RMA_SYNC when operations were issued in the
+// open fence epoch: only the fence that ends it completes them (MPI 5.0
+// §12.5.1), so they can be neither given to another epoch nor left behind
+// by MPI_Win_free. As in MPICH; a fence epoch in which nothing was issued
+// may be left without a closing fence.
+func (w *window) fenceDone(call string) C.int {
+	if !w.fence || w.fenceOps == 0 {
+		return 0
+	}
+	return w.fail(call, errRMASync, "%d RMA operation(s) issued since the last MPI_Win_fence are not completed; end the fence epoch with MPI_Win_fence first", w.fenceOps)
+}
 
 //export bcs_win_lock
 func bcs_win_lock(lockType, rank, assert C.int, h C.uintptr_t) C.int {
@@ -271,7 +290,9 @@ func bcs_win_lock(lockType, rank, assert C.int, h C.uintptr_t) C.int {
 	if w.started {
 		return w.fail(call, errRMASync, "the access epoch of MPI_Win_start is open on this window")
 	}
-	w.closeFence()
+	if rc := w.closeFence(call); rc != 0 {
+		return rc
+	}
 	excl := lockType == C.MPI_LOCK_EXCLUSIVE
 	if assert&modeNocheck == 0 {
 		if rc := w.lock(call, []int{t}, excl); rc != 0 {
@@ -323,7 +344,9 @@ func bcs_win_lock_all(assert C.int, h C.uintptr_t) C.int {
 	if o := w.open(); o != "" {
 		return w.fail(call, errRMASync, "%s is open on this window", o)
 	}
-	w.closeFence()
+	if rc := w.closeFence(call); rc != 0 {
+		return rc
+	}
 	ts := w.all()
 	if assert&modeNocheck == 0 {
 		if rc := w.lock(call, ts, false); rc != 0 {
@@ -442,7 +465,9 @@ func bcs_win_post(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
 	if rc != 0 {
 		return rc
 	}
-	w.closeFence()
+	if rc := w.closeFence(call); rc != 0 {
+		return rc
+	}
 	w.postGroup, w.posted = ranks, true
 	if assert&modeNocheck == 0 {
 		for _, o := range ranks {
@@ -475,7 +500,9 @@ func bcs_win_start(g C.uintptr_t, assert C.int, h C.uintptr_t) C.int {
 	if rc != 0 {
 		return rc
 	}
-	w.closeFence()
+	if rc := w.closeFence(call); rc != 0 {
+		return rc
+	}
 	if assert&modeNocheck == 0 {
 		if rc := w.wait(call, func() bool {
 			for _, t := range ranks {

@@ -98,7 +98,14 @@ func (p *process) checkPost(call string, bufs []buffer) error {
 		if len(b.b) == 0 {
 			continue
 		}
+		// Summing a buffer that runs into unmapped memory would fault in
+		// the check itself (a Go fatal error, not an MPI report): always an
+		// error, also under buffers:warn, which could not go on.
 		lo := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.b))))
+		if u := unix.Unmapped(uintptr(lo), uintptr(len(b.b))); u != 0 {
+			return p.errf(ErrBuffer, call, "its %s buffer [%#x, %#x) (%d bytes) is not all mapped memory: nothing is mapped at %#x (does the count describe more than the buffer holds?)",
+				rw(b.write), lo, lo+uint64(len(b.b)), len(b.b), u)
+		}
 		iv := check.Interval{Lo: lo, Hi: lo + uint64(len(b.b)), ID: gen, Write: b.write}
 		if o, ok := p.chk.ivs.Conflict(iv); ok {
 			other := p.live[o.ID]

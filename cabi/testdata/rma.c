@@ -8,7 +8,8 @@
  *
  * Modes (argv[1]): none: everything above; "range": an out-of-range put
  * under the default (fatal) handler; "sync": a put outside any epoch,
- * fatal; "nofree": a window never freed. */
+ * fatal; "nofree": a window never freed; "freeopen": MPI_Win_free after a
+ * put with no closing fence, fatal. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -529,7 +530,19 @@ static void errors(void) {
     expect(rc, MPI_ERR_RMA_RANGE, "range under a user handler");
     OK(MPI_Errhandler_free(&mine));
     OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-    OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    OK(MPI_Win_fence(0, win));
+    /* Operations issued in a fence epoch are completed only by the next
+     * fence: neither another epoch nor MPI_Win_free may follow them. */
+    OK(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    expect(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC, "lock after a put in a fence epoch");
+    expect(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC, "lock_all after a put in a fence epoch");
+    expect(MPI_Win_free(&win), MPI_ERR_RMA_SYNC, "free after a put in a fence epoch");
+    CHECK(win != MPI_WIN_NULL, "a refused MPI_Win_free freed the window");
+    OK(MPI_Win_fence(0, win));
+    /* A fence epoch with nothing issued may be left for a lock. */
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    OK(MPI_Win_unlock(0, win));
+    OK(MPI_Win_fence(0, win));
     OK(MPI_Win_free(&win));
     expect(MPI_Win_free(&win), MPI_ERR_WIN, "double free");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -556,6 +569,11 @@ int main(int argc, char **argv) {
             OK(MPI_Win_fence(0, win));
             if (rank == 0)
                 MPI_Put(&v, 1, MPI_INT, size - 1, 7, 1, MPI_INT, win);
+        } else if (strcmp(argv[1], "freeopen") == 0) {
+            OK(MPI_Win_fence(0, win));
+            if (rank == 0)
+                OK(MPI_Put(&v, 1, MPI_INT, size - 1, 0, 1, MPI_INT, win));
+            MPI_Win_free(&win);
         } else if (rank == 0) {
             MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
         }

@@ -58,6 +58,13 @@
 // chunk; every overlap of active buffers where one is written. Nothing is
 // sampled: every block of every buffer is summed and compared.
 //
+// A buffer that runs into unmapped memory (a count that describes more
+// bytes than the buffer holds, a wrong address) is refused when it is
+// posted: MPI_ERR_BUFFER naming the buffer and the first unmapped address
+// (mincore(2), package internal/unix). This is an error under buffers:warn
+// too: summing such a buffer would fault in the check itself, which a Go
+// rank cannot survive. Pages mapped without read permission are not found.
+//
 // Not detected:
 //
 //   - Reads of a receive buffer before its completion. A read leaves no

@@ -266,14 +266,16 @@ func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
 	fmt.Fprintf(&b, "deadlock: every MPI rank has been blocked for %d slices with nothing to exchange, move or complete\n", n.idle)
 	for r, s := range n.status {
 		line := fmt.Sprintf("  rank %d (%s)", r, proto.DescribeStatus(s))
-		any := false
+		var waits []string
 		for _, w := range ws {
 			if int(w.Rank) == r {
-				fmt.Fprintf(&b, "%s: %s\n", line, scheduler.DescribeWait(w))
-				any = true
+				waits = append(waits, scheduler.DescribeWait(w))
 			}
 		}
-		if !any {
+		for _, w := range collapseWaits(waits) {
+			fmt.Fprintf(&b, "%s: %s\n", line, w)
+		}
+		if len(waits) == 0 {
 			fmt.Fprintf(&b, "%s\n", line)
 		}
 	}
@@ -283,6 +285,28 @@ func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
 		b.WriteString("  no wait-for cycle: the ranks wait for ranks that have finalized or exited without calling MPI_Init")
 	}
 	return &DeadlockError{Slice: k, Slices: n.idle, Fatal: !n.cfg.DeadlockWarn, Report: b.String()}
+}
+
+// collapseWaits gives each distinct description once, in the order of its
+// first appearance, with the number of waits it stands for when there are
+// several: a rank with many identical receives outstanding (a one-sided
+// window's header receives, 32 per peer) is named once per peer, not once
+// per request.
+func collapseWaits(waits []string) []string {
+	count := make(map[string]int, len(waits))
+	var order []string
+	for _, w := range waits {
+		if count[w] == 0 {
+			order = append(order, w)
+		}
+		count[w]++
+	}
+	for i, w := range order {
+		if n := count[w]; n > 1 {
+			order[i] = fmt.Sprintf("%s, %d requests", w, n)
+		}
+	}
+	return order
 }
 
 // noneCanProgress reports whether no rank can make progress: every rank is

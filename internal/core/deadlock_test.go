@@ -168,3 +168,25 @@ func TestBadStatusByteRefused(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A deadlock report names each distinct wait of a rank once, in order,
+// with the number of identical waits behind it: a rank with a one-sided
+// window's 32 header receives per peer outstanding was listed 32 times per
+// peer (MPICH rma/at_complete on 4 ranks, a 392-line report).
+func TestCollapseWaits(t *testing.T) {
+	a, b := "waits for a message from rank 1 (tag 1, communicator 1)", "waits for a message from rank 2 (tag 1, communicator 1)"
+	in := []string{a, a, b, a, b, "its send to rank 3 waits for a matching receive"}
+	got := collapseWaits(in)
+	want := []string{a + ", 3 requests", b + ", 2 requests", "its send to rank 3 waits for a matching receive"}
+	if len(got) != len(want) {
+		t.Fatalf("collapseWaits = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("collapseWaits = %q, want %q", got, want)
+		}
+	}
+	if got := collapseWaits(nil); len(got) != 0 {
+		t.Fatalf("collapseWaits(nil) = %q, want nothing", got)
+	}
+}

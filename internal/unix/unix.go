@@ -241,3 +241,33 @@ func ThreadCPUTime() int64 {
 	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	return ts.Nano()
 }
+
+// Unmapped returns the first page-aligned address in [addr, addr+n) that
+// is not mapped in this process, or 0 when every page is (mincore(2),
+// which fails with ENOMEM on an unmapped page, asked 1 MiB at a time). A
+// page mapped without read permission counts as mapped.
+func Unmapped(addr, n uintptr) uintptr {
+	if n == 0 {
+		return 0
+	}
+	const page, chunk = 4096, 1 << 20
+	var vec [chunk / page]byte
+	lo, end := addr&^(page-1), addr+n
+	if end < addr { // wraps: the top of the address space is never mapped
+		end = ^uintptr(0) &^ (page - 1)
+	}
+	for lo < end {
+		m := min(end-lo, chunk)
+		_, _, e := unix.Syscall(unix.SYS_MINCORE, lo, m, uintptr(unsafe.Pointer(&vec[0])))
+		if e == unix.ENOMEM {
+			for p := lo; p < lo+m; p += page { // which page
+				if _, _, e := unix.Syscall(unix.SYS_MINCORE, p, page, uintptr(unsafe.Pointer(&vec[0]))); e == unix.ENOMEM {
+					return max(p, addr)
+				}
+			}
+			return max(lo, addr)
+		}
+		lo += m
+	}
+	return 0
+}

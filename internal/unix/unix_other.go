@@ -20,6 +20,10 @@ func notSupported(what string) error {
 	return fmt.Errorf("%w: %s needs Linux (this is %s)", ErrNotSupported, what, runtime.GOOS)
 }
 
+// Unmapped reports nothing: without mincore(2) every address is taken as
+// mapped.
+func Unmapped(addr, n uintptr) uintptr { return 0 }
+
 // Map fails: shared mappings of the runtime's regions need Linux.
 func Map(fd int, size int) ([]byte, error) { return nil, notSupported("mmap") }
 

@@ -5,6 +5,7 @@ package unix
 import (
 	"os"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,5 +47,42 @@ func TestShmFileAndCloseOnExec(t *testing.T) {
 	}
 	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || fl&unix.FD_CLOEXEC == 0 {
 		t.Fatalf("flags %#x, %v after CloseOnExec; want FD_CLOEXEC", fl, err)
+	}
+}
+
+// Unmapped finds the first unmapped page of a range: none in a mapping,
+// the hole left by unmapping its middle page (also for a range starting
+// inside a page), and the page of an address no mapping holds.
+func TestUnmapped(t *testing.T) {
+	const page = 4096
+	b, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := uintptr(unsafe.Pointer(&b[0]))
+	munmap := func(a, n uintptr) {
+		if _, _, e := unix.Syscall(unix.SYS_MUNMAP, a, n, 0); e != 0 {
+			t.Fatalf("munmap %#x: %v", a, e)
+		}
+	}
+	defer munmap(base, 3*page)
+	if u := Unmapped(base, 3*page); u != 0 {
+		t.Fatalf("a mapped range: Unmapped = %#x, want 0", u)
+	}
+	if u := Unmapped(base+10, 0); u != 0 {
+		t.Fatalf("an empty range: Unmapped = %#x, want 0", u)
+	}
+	munmap(base+page, page)
+	if u := Unmapped(base, 3*page); u != base+page {
+		t.Fatalf("a hole at %#x: Unmapped = %#x", base+page, u)
+	}
+	if u := Unmapped(base+100, page); u != base+page {
+		t.Fatalf("[base+100, +4096) reaches the hole at %#x: Unmapped = %#x", base+page, u)
+	}
+	if u := Unmapped(base+page+8, 16); u != base+page+8 {
+		t.Fatalf("a range inside the hole: Unmapped = %#x, want its start %#x", u, base+page+8)
+	}
+	if u := Unmapped(base, page); u != 0 {
+		t.Fatalf("the first page alone: Unmapped = %#x, want 0", u)
 	}
 }
