@@ -773,7 +773,10 @@
 //     receive is unpacked when get_status first sees it finished).
 //     Waitall, Testall, Waitsome and Testsome fail with MPI_ERR_IN_STATUS
 //     when a request they complete failed, with each status's MPI_ERROR set
-//     (errstatus.go), invoking the error handler once.
+//     (errstatus.go), invoking the error handler once. The calls that
+//     return one status (Recv, Sendrecv, Wait, Test, Waitany, Testany,
+//     Probe, Iprobe, Mprobe, Mrecv) leave its MPI_ERROR as the program set
+//     it, as Open MPI does: the return code is the error.
 //   - Collectives, blocking and non-blocking (I...): Barrier, Bcast, Reduce,
 //     Allreduce, Scan, Exscan, Reduce_scatter, Reduce_scatter_block, Gather,
 //     Scatter, Allgather, Alltoall, Gatherv, Scatterv, Allgatherv, Alltoallv,
