@@ -776,7 +776,8 @@
 //     (errstatus.go), invoking the error handler once. The calls that
 //     return one status (Recv, Sendrecv, Wait, Test, Waitany, Testany,
 //     Probe, Iprobe, Mprobe, Mrecv) leave its MPI_ERROR as the program set
-//     it, as Open MPI does: the return code is the error.
+//     it when they succeed, as Open MPI does: the return code is the error
+//     (a failed one writes its class there).
 //   - Collectives, blocking and non-blocking (I...): Barrier, Bcast, Reduce,
 //     Allreduce, Scan, Exscan, Reduce_scatter, Reduce_scatter_block, Gather,
 //     Scatter, Allgather, Alltoall, Gatherv, Scatterv, Allgatherv, Alltoallv,

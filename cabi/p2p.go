@@ -59,12 +59,22 @@ func tag(ci int, call string, t C.int, wildcard bool) (int, C.int) {
 
 // keepError, as the class of a status write, leaves the status's MPI_ERROR
 // as the program set it. The calls that return one status (Recv, Wait,
-// Test, Waitany, Testany, Probe, Mprobe, Mrecv, Sendrecv) use it: their
-// return code is the error, and MPICH and Open MPI leave that field alone
-// there too (Open MPI everywhere, MPICH 4.0 in all but Probe, Iprobe and
-// Sendrecv_replace; MPI 5.0 §3.2.5 makes it undefined); the calls that fill an
-// array of statuses set it.
+// Test, Waitany, Testany, Probe, Mprobe, Mrecv, Sendrecv) use it when they
+// succeed: their return code is the error, and MPICH and Open MPI leave that
+// field alone there too (Open MPI everywhere, MPICH 4.0 in all but Probe,
+// Iprobe and Sendrecv_replace; MPI 5.0 §3.2.5 makes it undefined). A failed
+// call still writes its class there, and the calls that fill an array of
+// statuses always set it.
 const keepError = -1
+
+// single is the class a one-status call writes into its status for its
+// return code rc: keepError when it succeeded.
+func single(rc C.int) int {
+	if rc == 0 {
+		return keepError
+	}
+	return int(rc)
+}
 
 func putRaw(st *C.MPI_Status, source, tag int, bytes uint64, class int) {
 	if st == nil {
@@ -199,7 +209,7 @@ func bcs_recv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(a.ci, err)
-	putStatus(st, interStatus(a.ci, s), keepError)
+	putStatus(st, interStatus(a.ci, s), single(rc))
 	return rc
 }
 
@@ -293,7 +303,7 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 	s.release()
 	r.release()
 	rc := failErr(r.ci, err)
-	putStatus(st, interStatus(r.ci, status), keepError)
+	putStatus(st, interStatus(r.ci, status), single(rc))
 	return rc
 }
 
@@ -342,7 +352,7 @@ func bcs_probe(source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 	}
 	s, err := mpiapi.Probe(a.c, a.peer, a.tag)
 	rc = failErr(a.ci, err)
-	putStatus(st, interStatus(a.ci, s), keepError)
+	putStatus(st, interStatus(a.ci, s), single(rc))
 	return rc
 }
 
@@ -390,6 +400,6 @@ func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
 	a.drain(int(r.bytes))
 	a.release()
 	rc := r.result(call)
-	r.status(st, keepError)
+	r.status(st, single(rc))
 	return rc
 }

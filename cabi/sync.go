@@ -289,7 +289,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 		a.drain(int(r.bytes))
 		a.release()
 		rc := r.result(call)
-		r.status(st, keepError)
+		r.status(st, single(rc))
 		return rc
 	}
 	if out != nil {
@@ -305,7 +305,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(ci, err)
-	putStatus(st, interStatus(ci, s), keepError)
+	putStatus(st, interStatus(ci, s), single(rc))
 	return rc
 }
 
