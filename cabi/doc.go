@@ -664,9 +664,10 @@
 //     Abi_get_version, Get_processor_name, Wtime, Wtick, Error_string,
 //     Error_class, Add_error_class, Add_error_code, Add_error_string,
 //     Remove_error_class, Remove_error_code, Remove_error_string (user
-//     classes and codes are numbered from MPI_ERR_LASTCODE + 1 on, never
-//     reused; MPI_LASTUSEDCODE follows them; a class is removed once its
-//     codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
+//     classes and codes are numbered from MPI_ERR_LASTCODE + 1 on; the
+//     highest numbers, once removed, are handed out again, so adding and
+//     removing in a loop stays bounded; MPI_LASTUSEDCODE follows the
+//     largest in use; a class is removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
 //     not used).
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
 //     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,

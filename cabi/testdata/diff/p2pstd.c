@@ -1,6 +1,7 @@
-/* p2pstd: point-to-point behaviours that MPICH's test suite expects and
- * bcsmpi got wrong, one section per defect, self-checking on any number
- * of ranks (each rank talks to itself and to its neighbours). */
+/* p2pstd: behaviours that MPICH's test suite (pt2pt, comm, group, init,
+ * errhan, attr, info, basic) expects and bcsmpi got wrong, one section per
+ * defect, self-checking on any number of ranks (each rank talks to itself
+ * and to its neighbours). Written for bcsmpi; no MPICH code. */
 #include "dt.h"
 
 #define MARK 12345 /* a value no call of this program returns as an error code */
@@ -96,8 +97,59 @@ static void status_error_field(void) {
 #undef KEPT
 }
 
+/* Error classes and codes added and removed in a loop: the numbers are
+ * reused, so the table and MPI_LASTUSEDCODE stay bounded (removing a class
+ * scanned every number ever handed out, so such a loop took quadratic time),
+ * and a class with a live code cannot be removed. */
+static void error_codes_reused(void) {
+    enum { NCLASS = 8, NCODE = 4, ROUNDS = 100 };
+    int cls[NCLASS], code[NCLASS][NCODE], *last, flag, first = -1, most = 0;
+    char text[MPI_MAX_ERROR_STRING];
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < NCLASS; i++) {
+            OK(MPI_Add_error_class(&cls[i]));
+            for (int j = 0; j < NCODE; j++) {
+                OK(MPI_Add_error_code(cls[i], &code[i][j]));
+                snprintf(text, sizeof text, "round %d class %d code %d", round, i, j);
+                OK(MPI_Add_error_string(code[i][j], text));
+                if (code[i][j] > most)
+                    most = code[i][j];
+            }
+        }
+        if (first < 0)
+            first = cls[0];
+        OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+        CHECK(flag && *last == code[NCLASS - 1][NCODE - 1], "round %d: MPI_LASTUSEDCODE %d, want %d", round, *last, code[NCLASS - 1][NCODE - 1]);
+        for (int i = 0; i < NCLASS; i++)
+            for (int j = 0; j < NCODE; j++) {
+                int c = -1, len = 0;
+                char want[MPI_MAX_ERROR_STRING];
+                OK(MPI_Error_class(code[i][j], &c));
+                CHECK(c == cls[i], "class of code %d is %d, want %d", code[i][j], c, cls[i]);
+                OK(MPI_Error_string(code[i][j], text, &len));
+                snprintf(want, sizeof want, "round %d class %d code %d", round, i, j);
+                CHECK(strcmp(text, want) == 0, "string of code %d is '%s', want '%s'", code[i][j], text, want);
+            }
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int rc = MPI_Remove_error_class(cls[0]), ec = -1;
+        MPI_Error_class(rc, &ec);
+        CHECK(ec == MPI_ERR_ARG, "removing a class with live codes: class %d, want MPI_ERR_ARG", ec);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        for (int i = 0; i < NCLASS; i++) {
+            for (int j = 0; j < NCODE; j++) {
+                OK(MPI_Remove_error_string(code[i][j]));
+                OK(MPI_Remove_error_code(code[i][j]));
+            }
+            OK(MPI_Remove_error_class(cls[i]));
+        }
+    }
+    CHECK(most < first + NCLASS * (NCODE + 1), "after %d rounds of %d numbers the largest code is %d (first %d): removed numbers are not reused",
+          ROUNDS, NCLASS * (NCODE + 1), most, first);
+}
+
 int main(int argc, char **argv) {
     start(&argc, &argv);
     status_error_field();
+    error_codes_reused();
     return finish("p2pstd");
 }
