@@ -312,6 +312,21 @@ func (c *Comm) Free() error {
 	return err
 }
 
+// Forget releases c on this rank alone; c must not be used afterwards. It
+// is for a duplicate the program never saw: the C layer's MPI_Comm_dup
+// when an attribute copy callback failed on this rank (MPI then returns
+// MPI_COMM_NULL). Unlike Free it is not collective, so it cannot hang on
+// members whose copies succeeded; they keep their duplicate, and what they
+// send on it to this rank is never received.
+func (c *Comm) Forget() {
+	p, err := current("MPI_Comm_dup")
+	if err != nil || c.id == 0 {
+		return
+	}
+	c.freed = true
+	delete(p.comms, c.id)
+}
+
 // ID is the communicator's job-wide id (0 for the world), as the runtime's
 // traces and MDS files name it.
 func (c *Comm) ID() uint32 { return uint32(c.id) }

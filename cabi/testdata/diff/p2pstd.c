@@ -147,9 +147,47 @@ static void error_codes_reused(void) {
           ROUNDS, NCLASS * (NCODE + 1), most, first);
 }
 
+/* MPI_Comm_dup when an attribute copy callback fails: the call fails with
+ * the callback's code and newcomm is MPI_COMM_NULL (as in MPICH and Open
+ * MPI; it was left unset, and the half-made duplicate was never released).
+ * An attribute copied before the failing one does not survive either. */
+static int copy_calls;
+static int copy_fails(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag) {
+    (void)c, (void)key, (void)extra, (void)in, (void)out;
+    copy_calls++;
+    *flag = 1;
+    return MPI_ERR_OTHER;
+}
+static void dup_copy_fails(void) {
+    int kgood, kbad, rc, ec = -1, flag = 0, *val;
+    static int payload = 7;
+    MPI_Comm base, dup = MPI_COMM_WORLD;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &base));
+    OK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &kgood, NULL));
+    OK(MPI_Comm_create_keyval(copy_fails, MPI_COMM_NULL_DELETE_FN, &kbad, NULL));
+    OK(MPI_Comm_set_attr(base, kgood, &payload));
+    OK(MPI_Comm_set_attr(base, kbad, &payload));
+    OK(MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN));
+    rc = MPI_Comm_dup(base, &dup);
+    MPI_Error_class(rc, &ec);
+    CHECK(ec == MPI_ERR_OTHER && copy_calls == 1, "Comm_dup with a failing copy callback: class %d (want MPI_ERR_OTHER), %d calls", ec, copy_calls);
+    CHECK(dup == MPI_COMM_NULL, "Comm_dup that failed left newcomm = %p, want MPI_COMM_NULL", (void *)dup);
+    /* Without the failing attribute the duplicate works and keeps the other. */
+    OK(MPI_Comm_delete_attr(base, kbad));
+    OK(MPI_Comm_dup(base, &dup));
+    OK(MPI_Comm_get_attr(dup, kgood, &val, &flag));
+    CHECK(flag && val == &payload, "the DUP_FN attribute: flag %d", flag);
+    OK(MPI_Barrier(dup));
+    OK(MPI_Comm_free(&dup));
+    OK(MPI_Comm_free(&base));
+    OK(MPI_Comm_free_keyval(&kgood));
+    OK(MPI_Comm_free_keyval(&kbad));
+}
+
 int main(int argc, char **argv) {
     start(&argc, &argv);
     status_error_field();
     error_codes_reused();
+    dup_copy_fails();
     return finish("p2pstd");
 }
