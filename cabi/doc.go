@@ -679,7 +679,10 @@
 //     (MPI_COMM_TYPE_SHARED: the ranks of one logical node; HW_GUIDED with
 //     mpi_hw_resource_type = mpi_shared_memory the same, with another or
 //     none MPI_COMM_NULL; HW_UNGUIDED the node when it is a strict subset,
-//     else MPI_COMM_NULL; RESOURCE_GUIDED MPI_COMM_NULL; hints accepted), Comm_free,
+//     else MPI_COMM_NULL; RESOURCE_GUIDED MPI_COMM_NULL; hints accepted), Comm_free
+//     (returns without waiting for the other members: its collective
+//     completes in the background, and Finalize waits for it; operations
+//     pending on the communicator complete normally),
 //     Comm_compare, Comm_test_inter (see Intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),

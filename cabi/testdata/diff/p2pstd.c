@@ -184,10 +184,43 @@ static void dup_copy_fails(void) {
     OK(MPI_Comm_free_keyval(&kbad));
 }
 
+/* MPI_Comm_free does not wait for the other members: a rank frees a
+ * communicator with a receive pending on it, and the message is sent only
+ * after a handshake on MPI_COMM_WORLD; the receive then completes normally
+ * (bcsmpi's free was a barrier over the communicator: deadlock). Rank 0
+ * frees its copy last, after sending. */
+static void free_with_pending_recv(void) {
+    MPI_Comm c;
+    MPI_Request r;
+    int in[4] = {-1, -1, -1, -1}, out[4] = {10, 11, 12, 13}, last = size - 1;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    if (size == 1) {
+        OK(MPI_Comm_free(&c));
+        CHECK(c == MPI_COMM_NULL, "Comm_free left %p", (void *)c);
+        return;
+    }
+    if (rank == last) {
+        OK(MPI_Irecv(in, 4, MPI_INT, 0, 9, c, &r));
+        OK(MPI_Comm_free(&c));
+        CHECK(c == MPI_COMM_NULL, "Comm_free left %p", (void *)c);
+        OK(MPI_Sendrecv(NULL, 0, MPI_INT, 0, 8, NULL, 0, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        CHECK(in[0] == 10 && in[3] == 13, "receive pending at Comm_free got %d..%d", in[0], in[3]);
+    } else if (rank == 0) {
+        OK(MPI_Sendrecv(NULL, 0, MPI_INT, last, 8, NULL, 0, MPI_INT, last, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Send(out, 4, MPI_INT, last, 9, c));
+        OK(MPI_Comm_free(&c));
+    } else {
+        OK(MPI_Comm_free(&c));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv) {
     start(&argc, &argv);
     status_error_field();
     error_codes_reused();
     dup_copy_fails();
+    free_with_pending_recv();
     return finish("p2pstd");
 }
