@@ -62,6 +62,8 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 		nh = newComm(nc, e.errh)
 	}
 	if rc := copyAttrs(call, ci, nh); rc != 0 { // attr.go
+		discardDup(nh)
+		*out = hCommNull
 		return rc
 	}
 	if t := carts[ci]; t != nil { // a duplicate keeps the topology
@@ -70,6 +72,28 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	}
 	*out = C.uintptr_t(nh)
 	return 0
+}
+
+// discardDup releases a duplicate whose attributes could not be copied (a
+// copy callback failed on this rank): the attributes already copied to it
+// are dropped without their delete callbacks (the program never saw the
+// duplicate, so it never held them), and the communicator is released on
+// this rank only (the callback may have failed here alone, and a collective
+// free would wait for members that succeeded).
+func discardDup(nh uintptr) {
+	_, i, _ := splitHandle(nh)
+	delete(attrs, nh)
+	if ic := comms[i].inter; ic != nil {
+		for _, j := range []int{ic.local, ic.coll, ic.union} {
+			if c := comms[j].c; c != nil {
+				c.Forget()
+			}
+			freeComm(j)
+		}
+	} else if c := comms[i].c; c != nil {
+		c.Forget()
+	}
+	freeComm(i)
 }
 
 //export bcs_comm_split

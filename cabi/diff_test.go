@@ -44,6 +44,10 @@ func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1
 // synchronization on each kind of window, both ranks of a pair at once), every result checked.
 func TestDiffOMB(t *testing.T) { runDiff(t, "omb", [][2]int{{1, 1}, {2, 1}, {4, 1}, {5, 2}}) }
 
+// TestDiffP2PStd: the point-to-point defects MPICH's test suite
+// (test/mpi/pt2pt, comm, errhan...) found, one section of p2pstd.c each.
+func TestDiffP2PStd(t *testing.T) { runDiff(t, "p2pstd", diffLayouts) }
+
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
 // on whichever communicator, while the others wait in a receive. Code 0

@@ -674,18 +674,25 @@
 //     Abi_get_version, Get_processor_name, Wtime, Wtick, Error_string,
 //     Error_class, Add_error_class, Add_error_code, Add_error_string,
 //     Remove_error_class, Remove_error_code, Remove_error_string (user
-//     classes and codes are numbered from MPI_ERR_LASTCODE + 1 on, never
-//     reused; MPI_LASTUSEDCODE follows them; a class is removed once its
-//     codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
+//     classes and codes are numbered from MPI_ERR_LASTCODE + 1 on; the
+//     highest numbers, once removed, are handed out again, so adding and
+//     removing in a loop stays bounded; MPI_LASTUSEDCODE follows the
+//     largest in use; a class is removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
 //     not used).
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
 //     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,
-//     return a complete request), Comm_split, Comm_create (members may
+//     return a complete request; when an attribute copy callback fails, the
+//     call fails with its code, newcomm is MPI_COMM_NULL and the duplicate is
+//     released on this rank alone, its copied attributes dropped without
+//     their delete callbacks), Comm_split, Comm_create (members may
 //     pass disjoint groups, MPI 2.2: each becomes a communicator), Comm_split_type
 //     (MPI_COMM_TYPE_SHARED: the ranks of one logical node; HW_GUIDED with
 //     mpi_hw_resource_type = mpi_shared_memory the same, with another or
 //     none MPI_COMM_NULL; HW_UNGUIDED the node when it is a strict subset,
-//     else MPI_COMM_NULL; RESOURCE_GUIDED MPI_COMM_NULL; hints accepted), Comm_free,
+//     else MPI_COMM_NULL; RESOURCE_GUIDED MPI_COMM_NULL; hints accepted), Comm_free
+//     (returns without waiting for the other members: its collective
+//     completes in the background, and Finalize waits for it; operations
+//     pending on the communicator complete normally),
 //     Comm_compare, Comm_test_inter (see Intercommunicators),
 //     Comm_group, Comm_set_name, Comm_get_name, Comm_set_info and
 //     Comm_get_info (hints accepted, none used, so the info in use is empty),
@@ -783,7 +790,11 @@
 //     receive is unpacked when get_status first sees it finished).
 //     Waitall, Testall, Waitsome and Testsome fail with MPI_ERR_IN_STATUS
 //     when a request they complete failed, with each status's MPI_ERROR set
-//     (errstatus.go), invoking the error handler once.
+//     (errstatus.go), invoking the error handler once. The calls that
+//     return one status (Recv, Sendrecv, Wait, Test, Waitany, Testany,
+//     Probe, Iprobe, Mprobe, Mrecv) leave its MPI_ERROR as the program set
+//     it when they succeed, as Open MPI does: the return code is the error
+//     (a failed one writes its class there).
 //   - Collectives, blocking and non-blocking (I...): Barrier, Bcast, Reduce,
 //     Allreduce, Scan, Exscan, Reduce_scatter, Reduce_scatter_block, Gather,
 //     Scatter, Allgather, Alltoall, Gatherv, Scatterv, Allgatherv, Alltoallv,

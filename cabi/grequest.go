@@ -152,8 +152,12 @@ func callbackClass(fn string, code C.int) (int, string) {
 // gstatus writes query_fn's status (with the completion's class).
 func (r *localReq) gstatus(st *C.MPI_Status, class int) {
 	if st != nil && r.g.st != nil {
+		keep := st.MPI_ERROR
 		*st = *r.g.st
 		st.MPI_ERROR = C.int(class)
+		if class == keepError {
+			st.MPI_ERROR = keep
+		}
 	}
 }
 

@@ -57,11 +57,33 @@ func tag(ci int, call string, t C.int, wildcard bool) (int, C.int) {
 	return 0, fail(ci, call, errTag, "tag = %d, want 0..%d", int(t), mpiapi.TagUB)
 }
 
+// keepError, as the class of a status write, leaves the status's MPI_ERROR
+// as the program set it. The calls that return one status (Recv, Wait,
+// Test, Waitany, Testany, Probe, Mprobe, Mrecv, Sendrecv) use it when they
+// succeed: their return code is the error, and MPICH and Open MPI leave that
+// field alone there too (Open MPI everywhere, MPICH 4.0 in all but Probe,
+// Iprobe and Sendrecv_replace; MPI 5.0 §3.2.5 makes it undefined). A failed
+// call still writes its class there, and the calls that fill an array of
+// statuses always set it.
+const keepError = -1
+
+// single is the class a one-status call writes into its status for its
+// return code rc: keepError when it succeeded.
+func single(rc C.int) int {
+	if rc == 0 {
+		return keepError
+	}
+	return int(rc)
+}
+
 func putRaw(st *C.MPI_Status, source, tag int, bytes uint64, class int) {
 	if st == nil {
 		return
 	}
-	st.MPI_SOURCE, st.MPI_TAG, st.MPI_ERROR = C.int(source), C.int(tag), C.int(class)
+	st.MPI_SOURCE, st.MPI_TAG = C.int(source), C.int(tag)
+	if class != keepError {
+		st.MPI_ERROR = C.int(class)
+	}
 	st.MPI_internal[0], st.MPI_internal[1], st.MPI_internal[2] = C.int(uint32(bytes)), C.int(uint32(bytes>>32)), 0
 }
 
@@ -80,7 +102,7 @@ func putStatus(st *C.MPI_Status, s mpiapi.Status, class int) {
 	}
 }
 
-func procNullStatus(st *C.MPI_Status) { putRaw(st, C.MPI_PROC_NULL, C.MPI_ANY_TAG, 0, 0) }
+func procNullStatus(st *C.MPI_Status) { putRaw(st, C.MPI_PROC_NULL, C.MPI_ANY_TAG, 0, keepError) }
 func emptyStatus(st *C.MPI_Status)    { putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_TAG, 0, 0) }
 
 // p2p is a checked point-to-point call: its communicator, buffer, peer, tag.
@@ -187,7 +209,7 @@ func bcs_recv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(a.ci, err)
-	putStatus(st, interStatus(a.ci, s), int(rc))
+	putStatus(st, interStatus(a.ci, s), single(rc))
 	return rc
 }
 
@@ -281,7 +303,7 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 	s.release()
 	r.release()
 	rc := failErr(r.ci, err)
-	putStatus(st, interStatus(r.ci, status), int(rc))
+	putStatus(st, interStatus(r.ci, status), single(rc))
 	return rc
 }
 
@@ -325,12 +347,12 @@ func bcs_probe(source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 			return localDeadlock(call, &localReq{ci: a.ci, tag: a.tag})
 		}
 		m := localQueue[i]
-		putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
+		putRaw(st, 0, m.tag, uint64(len(m.data)), keepError)
 		return 0
 	}
 	s, err := mpiapi.Probe(a.c, a.peer, a.tag)
 	rc = failErr(a.ci, err)
-	putStatus(st, interStatus(a.ci, s), int(rc))
+	putStatus(st, interStatus(a.ci, s), single(rc))
 	return rc
 }
 
@@ -352,7 +374,7 @@ func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Statu
 		} else if i := localFind(a.ci, a.tag); i >= 0 {
 			m := localQueue[i]
 			*flag = 1
-			putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
+			putRaw(st, 0, m.tag, uint64(len(m.data)), keepError)
 		}
 		return 0
 	}
@@ -363,7 +385,7 @@ func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Statu
 	*flag = 0
 	if found {
 		*flag = 1
-		putStatus(st, interStatus(a.ci, s), 0)
+		putStatus(st, interStatus(a.ci, s), keepError)
 	}
 	return 0
 }
@@ -378,6 +400,6 @@ func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
 	a.drain(int(r.bytes))
 	a.release()
 	rc := r.result(call)
-	r.status(st, int(rc))
+	r.status(st, single(rc))
 	return rc
 }

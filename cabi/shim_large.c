@@ -973,14 +973,19 @@ WP(Parrived)
 
 // ---- User error classes, codes and strings ----
 // MPI_Add_error_class and MPI_Add_error_code hand out numbers above
-// MPI_ERR_LASTCODE, in order, never reused; MPI_LASTUSEDCODE follows the
-// largest. MPI_Error_class and MPI_Error_string (shim.c) answer for them
-// through bcs_user_error. A class can be removed once it has no codes; a
-// string only from a class or code added here.
+// MPI_ERR_LASTCODE, in order; removing the highest numbers in use makes
+// them free again (a program that adds and removes in a loop reuses the
+// same numbers instead of growing the table: MPICH's errhan/adderr does it
+// 10,000 times). MPI_LASTUSEDCODE follows the largest in use. MPI_Error_class
+// and MPI_Error_string (shim.c) answer for them through bcs_user_error. A
+// class can be removed once it has no codes (each class counts its live
+// codes, so removal does not scan the table); a string only from a class or
+// code added here.
 
 struct bcs_uerr {
     int class;  // the class of a code; a class's own number for a class
     int live;
+    int ncodes; // a class: its live codes
     char *text; // MPI_Add_error_string's, or NULL
 };
 static struct bcs_uerr *bcs_uerrs;
@@ -1018,8 +1023,12 @@ static int bcs_uerr_new(const char *call, int class, int *out) {
         bcs_uerrs = v;
         bcs_cap_uerrs = cap;
     }
+    if (bcs_nuerrs == INT_MAX - MPI_ERR_LASTCODE - 1)
+        return bcs_error(H(MPI_COMM_WORLD), (char *)call, MPI_ERR_NO_MEM, "every error code up to INT_MAX is in use");
     int code = MPI_ERR_LASTCODE + 1 + bcs_nuerrs;
-    bcs_uerrs[bcs_nuerrs++] = (struct bcs_uerr){class < 0 ? code : class, 1, NULL};
+    bcs_uerrs[bcs_nuerrs++] = (struct bcs_uerr){class < 0 ? code : class, 1, 0, NULL};
+    if (class >= 0 && class > MPI_ERR_LASTCODE)
+        bcs_uerr_of(class)->ncodes++;
     bcs_set_lastusedcode(code);
     *out = code;
     return MPI_SUCCESS;
@@ -1039,6 +1048,19 @@ int PMPI_Add_error_code(int errorclass, int *errorcode) {
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Add_error_code", MPI_ERR_ARG, msg);
     }
     return bcs_uerr_new("MPI_Add_error_code", errorclass, errorcode);
+}
+
+// bcs_uerr_drop forgets a removed entry and frees the numbers at the top
+// of the table that are no longer in use.
+static void bcs_uerr_drop(struct bcs_uerr *e) {
+    free(e->text);
+    *e = (struct bcs_uerr){0, 0, 0, NULL};
+    while (bcs_nuerrs > 0 && !bcs_uerrs[bcs_nuerrs - 1].live)
+        bcs_nuerrs--;
+    if (bcs_nuerrs > 0)
+        bcs_set_lastusedcode(MPI_ERR_LASTCODE + bcs_nuerrs);
+    else
+        bcs_set_lastusedcode(MPI_ERR_ABI); // shim.c's initial value: the last predefined class
 }
 
 static int bcs_uerr_bad(const char *call, int code) {
@@ -1081,8 +1103,9 @@ int PMPI_Remove_error_code(int errorcode) {
     struct bcs_uerr *e = bcs_uerr_of(errorcode);
     if (e == NULL || e->class == errorcode)
         return bcs_uerr_bad("MPI_Remove_error_code", errorcode);
-    free(e->text);
-    *e = (struct bcs_uerr){0, 0, NULL};
+    if (e->class > MPI_ERR_LASTCODE)
+        bcs_uerr_of(e->class)->ncodes--;
+    bcs_uerr_drop(e);
     return MPI_SUCCESS;
 }
 
@@ -1091,15 +1114,15 @@ int PMPI_Remove_error_class(int errorclass) {
     struct bcs_uerr *e = bcs_uerr_of(errorclass);
     if (e == NULL || e->class != errorclass)
         return bcs_uerr_bad("MPI_Remove_error_class", errorclass);
-    for (int i = 0; i < bcs_nuerrs; i++)
-        if (bcs_uerrs[i].live && bcs_uerrs[i].class == errorclass && MPI_ERR_LASTCODE + 1 + i != errorclass) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "error class %d still has error code %d; remove its codes first", errorclass,
-                     MPI_ERR_LASTCODE + 1 + i);
-            return bcs_error(H(MPI_COMM_WORLD), "MPI_Remove_error_class", MPI_ERR_ARG, msg);
-        }
-    free(e->text);
-    *e = (struct bcs_uerr){0, 0, NULL};
+    if (e->ncodes > 0)
+        for (int i = 0; i < bcs_nuerrs; i++)
+            if (bcs_uerrs[i].live && bcs_uerrs[i].class == errorclass && MPI_ERR_LASTCODE + 1 + i != errorclass) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "error class %d still has error code %d; remove its codes first", errorclass,
+                         MPI_ERR_LASTCODE + 1 + i);
+                return bcs_error(H(MPI_COMM_WORLD), "MPI_Remove_error_class", MPI_ERR_ARG, msg);
+            }
+    bcs_uerr_drop(e);
     return MPI_SUCCESS;
 }
 

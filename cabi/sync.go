@@ -206,7 +206,7 @@ func bcs_mprobe(source, t C.int, commH C.uintptr_t, flag *C.int, out *C.uintptr_
 		m := localQueue[i]
 		localQueue = append(localQueue[:i], localQueue[i+1:]...)
 		m.matched()
-		putRaw(st, 0, m.tag, uint64(len(m.data)), 0)
+		putRaw(st, 0, m.tag, uint64(len(m.data)), keepError)
 		*out = C.uintptr_t(newMsg(nil, &m, a.ci))
 		found()
 		return 0
@@ -223,7 +223,7 @@ func bcs_mprobe(source, t C.int, commH C.uintptr_t, flag *C.int, out *C.uintptr_
 	if err != nil || !ok {
 		return failErr(a.ci, err)
 	}
-	putStatus(st, interStatus(a.ci, s), 0)
+	putStatus(st, interStatus(a.ci, s), keepError)
 	*out = C.uintptr_t(newMsg(m, nil, a.ci))
 	found()
 	return 0
@@ -289,7 +289,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 		a.drain(int(r.bytes))
 		a.release()
 		rc := r.result(call)
-		r.status(st, int(rc))
+		r.status(st, single(rc))
 		return rc
 	}
 	if out != nil {
@@ -305,7 +305,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(ci, err)
-	putStatus(st, interStatus(ci, s), int(rc))
+	putStatus(st, interStatus(ci, s), single(rc))
 	return rc
 }
 

@@ -138,7 +138,7 @@ func step(call string, i int, h *C.uintptr_t, st *C.MPI_Status, block bool) (don
 			return false, 0
 		}
 		rc = e.loc.result(call)
-		complete(i, h, st, int(rc))
+		complete(i, h, st, single(rc))
 		return true, rc
 	}
 	if !reqs[i].sendDone(block) { // isendrecv.go
@@ -154,7 +154,7 @@ func step(call string, i int, h *C.uintptr_t, st *C.MPI_Status, block bool) (don
 		err = reqs[i].alsoErr
 	}
 	rc = failErr(e.comm, err)
-	complete(i, h, st, int(rc))
+	complete(i, h, st, single(rc))
 	return true, rc
 }
 
@@ -211,7 +211,7 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 				if loc.done {
 					*index = C.int(k)
 					rc := loc.result(call)
-					complete(i, &handles[k], st, int(rc))
+					complete(i, &handles[k], st, single(rc))
 					return rc
 				}
 				pendingLocal = i
@@ -241,7 +241,7 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 	*index = C.int(k)
 	ci := reqs[slots[k]].comm
 	rc = failErr(ci, err)
-	complete(slots[k], &handles[k], st, int(rc))
+	complete(slots[k], &handles[k], st, single(rc))
 	return rc
 }
 

@@ -296,7 +296,12 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 }
 
 // Free releases c (MPI_Comm_free); c must not be used afterwards. Collective
-// over c. Communicator ids are never reused.
+// over c, but it does not wait for the other members: its collective
+// completes in the background (like MPICH's and Open MPI's, whose free only
+// drops a reference), so a rank may free a communicator and then wait for a
+// message the others send on it before they free it (operations pending on
+// c complete normally, MPI 5.0 §7.4.3). The collective is polled by later
+// calls and waited for by Finalize. Communicator ids are never reused.
 func (c *Comm) Free() error {
 	const call = "MPI_Comm_free"
 	p, err := enter(call, c)
@@ -306,10 +311,31 @@ func (c *Comm) Free() error {
 	if c.id == 0 {
 		return p.errf(ErrComm, call, "MPI_COMM_WORLD cannot be freed")
 	}
-	err = p.run(mds.CommFree, 0, func() (*Request, error) { return p.icoll(c, coll{call: call, kind: proto.CollFree}) })
+	r, err := p.nonblocking(mds.CommFree, 0, func() (*Request, error) { return p.icoll(c, coll{call: call, kind: proto.CollFree}) })
 	c.freed = true
 	delete(p.comms, c.id)
-	return err
+	if err != nil {
+		return err
+	}
+	p.retire(r, call) // no handle: the program cannot wait for it
+	p.freeing = append(p.freeing, r)
+	p.reap()
+	return nil
+}
+
+// Forget releases c on this rank alone; c must not be used afterwards. It
+// is for a duplicate the program never saw: the C layer's MPI_Comm_dup
+// when an attribute copy callback failed on this rank (MPI then returns
+// MPI_COMM_NULL). Unlike Free it is not collective, so it cannot hang on
+// members whose copies succeeded; they keep their duplicate, and what they
+// send on it to this rank is never received.
+func (c *Comm) Forget() {
+	p, err := current("MPI_Comm_dup")
+	if err != nil || c.id == 0 {
+		return
+	}
+	c.freed = true
+	delete(p.comms, c.id)
 }
 
 // ID is the communicator's job-wide id (0 for the world), as the runtime's

@@ -53,6 +53,7 @@ type process struct {
 	gen        uint64     // generation of the last request handle made
 	live       map[uint64]*Request
 	freed      []*Request // released with Request.Free, still holding a slot
+	freeing    []*Request // Comm.Free's collectives, completing in the background
 	comms      map[proto.CommID]*Comm
 	groupSeq   map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
 	slice      time.Duration
@@ -202,6 +203,7 @@ func Finalize() error {
 	if err != nil {
 		return err
 	}
+	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 }) // Comm.Free's collectives
 	p.reap()
 	p.finishLog()
 	p.reportLeaks()

@@ -122,7 +122,7 @@ func anyActive(rs []*Request) bool {
 }
 
 func (p *process) newRequest(call string, kind proto.Kind, buf any, elem int) (*Request, error) {
-	if len(p.freed) > 0 {
+	if len(p.freed) > 0 || len(p.freeing) > 0 {
 		p.reap()
 	}
 	n := len(p.free)
@@ -247,6 +247,14 @@ func (p *process) reap() {
 	}
 	clear(p.freed[len(keep):])
 	p.freed = keep
+	going := p.freeing[:0]
+	for _, r := range p.freeing {
+		if !p.poll(r) {
+			going = append(going, r)
+		}
+	}
+	clear(p.freeing[len(going):])
+	p.freeing = going
 }
 
 // block waits until ready() is true: spins for the spin window, then sleeps on
