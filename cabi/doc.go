@@ -172,16 +172,22 @@
 //     locked, and a blocked call sleeps on a futex that any thread may wait
 //     on. MPI_Is_thread_main answers true in the thread that called
 //     MPI_Init or MPI_Init_thread only; MPI_Finalize should be called
-//     there (the standard's rule), though any thread works.
+//     there (the standard's rule).
 //     MPI_THREAD_MULTIPLE is not provided: nothing in mpiapi or here is safe
 //     for concurrent calls, and a call blocked waiting for a message would
 //     have to let other threads in while it sleeps (a lock released around
 //     the wait in mpiapi, with every waiter re-reading its state after
 //     waking and the agent's wake-up reaching every sleeping thread, not
-//     one); generalized requests and partitioned sends would need real
-//     waits instead of their deadlock errors. A program asking for
-//     MULTIPLE gets SERIALIZED; one that then makes concurrent calls is
-//     erroneous and may crash.
+//     one; the rank's shared-memory block holds one blocked call and one
+//     pull offer, not one per thread). Deadlock detection relies on the
+//     serialisation too: a rank blocked in a call is taken to need another
+//     rank to go on, true under SERIALIZED (no other thread of it may call
+//     MPI meanwhile) but not under MULTIPLE, where a thread computing
+//     before its MPI_Send may be the one to complete it; a local wait for
+//     a generalized request or a partitioned send likewise would need a
+//     real wait instead of its deadlock error. A program asking for
+//     MULTIPLE gets SERIALIZED (and can see it: provided, MPI_Query_thread);
+//     one that then makes concurrent calls is erroneous and may crash.
 //   - The library is never unloaded (dlclose of a Go library is not
 //     supported).
 //

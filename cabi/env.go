@@ -16,7 +16,7 @@ import (
 )
 
 // maxThreadLevel is the most MPI_Init_thread, MPI_T_init_thread and a
-// session provide: MPI_THREAD_SERIALIZED (doc.go, "Threads").
+// session provide: MPI_THREAD_SERIALIZED (doc.go, "Go inside a C process").
 const maxThreadLevel = C.MPI_THREAD_SERIALIZED
 
 // node is the (logical) node holding this rank: the ranks of one node share
@@ -37,7 +37,7 @@ func bcs_init(required C.int) C.int {
 	if rc := startRuntime(call); rc != 0 {
 		return rc
 	}
-	// Calls may come from any thread, one at a time (doc.go, "Threads").
+	// Calls may come from any thread, one at a time (doc.go, "Go inside a C process").
 	C.bcs_thread_level = C.int(min(required, maxThreadLevel))
 	return 0
 }

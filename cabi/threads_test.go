@@ -12,7 +12,8 @@ import (
 // and completed in another, messages to itself, a matched probe, a large
 // message), collectives on its own communicator and communicator creation,
 // with MPI_Query_thread and MPI_Is_thread_main checked in every thread.
-// Asked for MPI_THREAD_MULTIPLE, the library provides SERIALIZED.
+// Asked for MPI_THREAD_MULTIPLE, the library provides SERIALIZED, and so
+// does a session asked for it.
 func TestThreadsSerialized(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/threads.c", "-pthread")
 	for _, ask := range []string{"serialized", "multiple"} {
@@ -20,16 +21,16 @@ func TestThreadsSerialized(t *testing.T) {
 		t.Run(ask+"/singleton", func(t *testing.T) {
 			r := run(t, exe, ask)
 			okRanks(t, r, "threads", 1)
-			if !strings.Contains(r.stdout, want) {
-				t.Fatalf("want %q\nstdout:\n%s", want, r.stdout)
+			if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "session MPI_THREAD_SERIALIZED\n") {
+				t.Fatalf("want %q and the session's MPI_THREAD_SERIALIZED\nstdout:\n%s", want, r.stdout)
 			}
 		})
 		for _, c := range []struct{ ranks, nodes int }{{2, 1}, {3, 1}, {4, 2}} {
 			t.Run(fmt.Sprintf("%s/n%d-nodes%d", ask, c.ranks, c.nodes), func(t *testing.T) {
 				r := bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe, ask)
 				okRanks(t, r, "threads", c.ranks)
-				if !strings.Contains(r.stdout, want) {
-					t.Fatalf("want %q\nstdout:\n%s", want, r.stdout)
+				if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "session MPI_THREAD_SERIALIZED\n") {
+					t.Fatalf("want %q and the session's MPI_THREAD_SERIALIZED\nstdout:\n%s", want, r.stdout)
 				}
 			})
 		}

@@ -13,7 +13,9 @@
  * thread.
  * Run: ./threads [serialized|multiple] (the level asked for; default
  * serialized). The program needs MPI_THREAD_SERIALIZED or more; rank 0
- * prints "provided <level>", every rank "threads ok <rank>". */
+ * prints "provided <level>" and "session <level>" (the "thread_level" of a
+ * session that asked for MPI_THREAD_MULTIPLE), every rank
+ * "threads ok <rank>". */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -181,6 +183,23 @@ int main(int argc, char **argv) {
     int flag;
     OK(MPI_Is_thread_main(&flag));
     CHECK(flag, "the main thread: MPI_Is_thread_main says %d", flag);
+
+    /* A session asked for MPI_THREAD_MULTIPLE says what it got. */
+    MPI_Info info;
+    MPI_Session s;
+    char val[MPI_MAX_INFO_VAL + 1];
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "thread_level", "MPI_THREAD_MULTIPLE"));
+    OK(MPI_Session_init(info, MPI_ERRORS_RETURN, &s));
+    OK(MPI_Info_free(&info));
+    OK(MPI_Session_get_info(s, &info));
+    int len = sizeof val - 1;
+    OK(MPI_Info_get_string(info, "thread_level", &len, val, &flag));
+    CHECK(flag, "no thread_level in the session's info");
+    if (rank == 0)
+        printf("session %s\n", val);
+    OK(MPI_Info_free(&info));
+    OK(MPI_Session_finalize(&s));
     printf("threads ok %d\n", rank);
     fflush(stdout);
     OK(MPI_Finalize());
