@@ -10,7 +10,7 @@
  * completed in another), with a large message (far above inline sizes)
  * among them. Some turns create and free a communicator. Every result is
  * checked, and so are MPI_Query_thread and MPI_Is_thread_main in every
- * thread.
+ * thread. Then 16 threads, one after another, each make one turn and exit.
  * Run: ./threads [serialized|multiple] (the level asked for; default
  * serialized). The program needs MPI_THREAD_SERIALIZED or more; rank 0
  * prints "provided <level>" and "session <level>" (the "thread_level" of a
@@ -148,6 +148,16 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* A thread that makes one turn and exits: threads come and go between
+ * calls (each one's first call binds it a runtime thread, its exit lets it
+ * go). Started and joined one at a time. */
+static void *short_lived(void *arg) {
+    int k = (int)(long)arg;
+    one_turn(1 + k % NT, ROUNDS + k);
+    turn++;
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     int required = MPI_THREAD_SERIALIZED;
     if (argc > 1 && strcmp(argv[1], "multiple") == 0)
@@ -170,6 +180,11 @@ int main(int argc, char **argv) {
     for (int t = 1; t <= NT; t++)
         pthread_join(th[t], NULL);
     CHECK(turn == ROUNDS * (NT + 1), "turns %d", turn);
+    for (int k = 0; k < 16; k++) {
+        pthread_t one;
+        CHECK(pthread_create(&one, NULL, short_lived, (void *)(long)k) == 0, "pthread_create");
+        pthread_join(one, NULL);
+    }
     /* Finish an exchange left half done. */
     while (turn % 3 != 0) {
         exchange(0);
