@@ -14,7 +14,8 @@
  * Run: ./threads [serialized|multiple] (the level asked for; default
  * serialized). The program needs MPI_THREAD_SERIALIZED or more; rank 0
  * prints "provided <level>" and "session <level>" (the "thread_level" of a
- * session that asked for MPI_THREAD_MULTIPLE), every rank
+ * session that asked for MPI_THREAD_MULTIPLE), "env <level>" (MPI_INFO_ENV's
+ * "thread_level", "(none)" without one), every rank
  * "threads ok <rank>". */
 #include <mpi.h>
 #include <pthread.h>
@@ -213,6 +214,10 @@ int main(int argc, char **argv) {
     CHECK(flag, "no thread_level in the session's info");
     if (rank == 0)
         printf("session %s\n", val);
+    len = sizeof val - 1;
+    OK(MPI_Info_get_string(MPI_INFO_ENV, "thread_level", &len, val, &flag));
+    if (rank == 0)
+        printf("env %s\n", flag ? val : "(none)");
     OK(MPI_Info_free(&info));
     OK(MPI_Session_finalize(&s));
     printf("threads ok %d\n", rank);
