@@ -163,8 +163,31 @@
 //   - A pthread_atfork child hook marks the library unusable: a forked child
 //     that calls MPI gets MPI_ERR_OTHER and a message, never the Go runtime
 //     (which the child does not have). The shim's fast paths still answer.
-//   - Threads: MPI_Init_thread provides at most MPI_THREAD_FUNNELED and says
-//     so; nothing here is safe for concurrent calls.
+//   - Threads: MPI_Init_thread (and MPI_T_init_thread, and a session)
+//     provides at most MPI_THREAD_SERIALIZED and says so: any thread may
+//     call MPI, one call at a time, the program ordering them (a mutex).
+//     Nothing in the library depends on the calling thread: the shim keeps
+//     no thread-local state, the Go runtime serves a call from any pthread
+//     (a thread's first call binds it a runtime thread), no OS thread is
+//     locked, and a blocked call sleeps on a futex that any thread may wait
+//     on. MPI_Is_thread_main answers true in the thread that called
+//     MPI_Init or MPI_Init_thread only; MPI_Finalize should be called
+//     there (the standard's rule).
+//     MPI_THREAD_MULTIPLE is not provided: nothing in mpiapi or here is safe
+//     for concurrent calls, and a call blocked waiting for a message would
+//     have to let other threads in while it sleeps (a lock released around
+//     the wait in mpiapi, with every waiter re-reading its state after
+//     waking and the agent's wake-up reaching every sleeping thread, not
+//     one; the rank's shared-memory block holds one blocked call and one
+//     pull offer, not one per thread). Deadlock detection relies on the
+//     serialisation too: a rank blocked in a call is taken to need another
+//     rank to go on, true under SERIALIZED (no other thread of it may call
+//     MPI meanwhile) but not under MULTIPLE, where a thread computing
+//     before its MPI_Send may be the one to complete it; a local wait for
+//     a generalized request or a partitioned send likewise would need a
+//     real wait instead of its deadlock error. A program asking for
+//     MULTIPLE gets SERIALIZED (and can see it: provided, MPI_Query_thread);
+//     one that then makes concurrent calls is erroneous and may crash.
 //   - The library is never unloaded (dlclose of a Go library is not
 //     supported).
 //
@@ -370,7 +393,7 @@
 // MPI_T_ERR_NOT_INITIALIZED outside an MPI_T_init_thread/MPI_T_finalize
 // pair. The pairs nest (a count); the last MPI_T_finalize frees every
 // handle and session. MPI_T works before MPI_Init and after MPI_Finalize
-// (it provides MPI_THREAD_FUNNELED at most, as MPI_Init_thread does). Bad
+// (it provides MPI_THREAD_SERIALIZED at most, as MPI_Init_thread does). Bad
 // indices give MPI_T_ERR_INVALID_INDEX, unknown names
 // MPI_T_ERR_INVALID_NAME, a freed or foreign handle MPI_T_ERR_INVALID_HANDLE,
 // a freed session MPI_T_ERR_INVALID_SESSION; each kind of object is bounded
@@ -464,8 +487,9 @@
 //
 // MPI_Session_init, Session_finalize, Session_get_num_psets,
 // Session_get_nth_pset, Session_get_pset_info (the key "mpi_size"),
-// Session_get_info (the key "thread_level": MPI_THREAD_FUNNELED, or
-// MPI_THREAD_SINGLE if the info asked for it), Group_from_session_pset,
+// Session_get_info (the key "thread_level": the level the info's
+// "thread_level" asked for, at most MPI_THREAD_SERIALIZED, which is also
+// the level without one), Group_from_session_pset,
 // Comm_create_from_group, Session_create_errhandler, Session_set/get/
 // call_errhandler, Session_attach_buffer(_c), Session_detach_buffer(_c),
 // Session_flush_buffer and Session_iflush_buffer (flushes at once and
@@ -773,8 +797,8 @@
 //     call that ran it: free_fn's by the completion call (MPI_ERR_IN_STATUS
 //     in the array forms), MPI_Request_free or MPI_Grequest_complete,
 //     cancel_fn's by MPI_Cancel; waiting for one that is not complete
-//     is a deadlock error, since no other thread may call MPI under
-//     MPI_THREAD_FUNNELED), Reduce_local (reducelocal.go: the runtime's
+//     is a deadlock error, since no other thread may call MPI meanwhile
+//     under MPI_THREAD_SERIALIZED), Reduce_local (reducelocal.go: the runtime's
 //     reduce kernels; a user operation is called once on the buffers),
 //     Mprobe, Improbe, Mrecv,
 //     Imrecv (sync.go: the probe claims its message by posting a receive for

@@ -58,7 +58,7 @@ func env() *infoEntry {
 			add("argv", strings.Join(os.Args[1:], " "))
 		}
 		add("maxprocs", strconv.Itoa(int(C.bcs_world_size)))
-		add("thread_level", map[C.int]string{0: "MPI_THREAD_SINGLE", 1024: "MPI_THREAD_FUNNELED"}[C.bcs_thread_level])
+		add("thread_level", threadLevelName(C.bcs_thread_level))
 		if h, err := os.Hostname(); err == nil {
 			add("host", h)
 		}
@@ -329,4 +329,35 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// threadLevels names the thread levels, lowest first, as info values
+// ("thread_level" of MPI_INFO_ENV and of a session).
+var threadLevels = []struct {
+	level C.int
+	name  string
+}{
+	{C.MPI_THREAD_SINGLE, "MPI_THREAD_SINGLE"},
+	{C.MPI_THREAD_FUNNELED, "MPI_THREAD_FUNNELED"},
+	{C.MPI_THREAD_SERIALIZED, "MPI_THREAD_SERIALIZED"},
+	{C.MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE"},
+}
+
+func threadLevelName(l C.int) string {
+	for _, t := range threadLevels {
+		if t.level == l {
+			return t.name
+		}
+	}
+	return ""
+}
+
+// threadLevelByName is the level an info value names (case ignored).
+func threadLevelByName(s string) (C.int, bool) {
+	for _, t := range threadLevels {
+		if strings.EqualFold(strings.TrimSpace(s), t.name) {
+			return t.level, true
+		}
+	}
+	return 0, false
 }

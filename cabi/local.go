@@ -117,10 +117,10 @@ func localDeadlock(call string, r *localReq) C.int {
 		for k < p.parts && p.ready[k] {
 			k++
 		}
-		return fail(r.ci, call, errOther, "deadlock: partition %d of the partitioned send (%d of %d ready) was not marked with MPI_Pready, and no other thread can mark it while this one waits (bcsmpi provides MPI_THREAD_FUNNELED)", k, p.nready, p.parts)
+		return fail(r.ci, call, errOther, "deadlock: partition %d of the partitioned send (%d of %d ready) was not marked with MPI_Pready, and no other thread can mark it while this one waits (bcsmpi provides MPI_THREAD_SERIALIZED at most: no other thread calls MPI during this call)", k, p.nready, p.parts)
 	}
 	if r.g != nil {
-		return fail(r.ci, call, errOther, "deadlock: the generalized request is not complete, and no other thread can call MPI_Grequest_complete while this one waits (bcsmpi provides MPI_THREAD_FUNNELED)")
+		return fail(r.ci, call, errOther, "deadlock: the generalized request is not complete, and no other thread can call MPI_Grequest_complete while this one waits (bcsmpi provides MPI_THREAD_SERIALIZED at most: no other thread calls MPI during this call)")
 	}
 	if !r.recv {
 		return fail(r.ci, call, errOther, "deadlock: the synchronous send (tag %s) on a one-process communicator has no matching receive, and this process is the only one that could post it", tagName(r.rtag))

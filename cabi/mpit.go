@@ -327,7 +327,7 @@ func bcs_t_init_thread(required C.int, provided *C.int) C.int {
 	}
 	tSetup()
 	tRefs++
-	*provided = min(required, C.MPI_THREAD_FUNNELED)
+	*provided = min(required, maxThreadLevel)
 	return 0
 }
 

@@ -83,14 +83,16 @@ func bcs_session_init(infoH, errh C.uintptr_t, out *C.uintptr_t) C.int {
 	if out == nil {
 		return raiseWith(eh, hSessionNull, errArg, fmt.Sprintf("rank %d: %s: MPI_ERR_ARG: session = NULL", worldRank, call))
 	}
-	thread := "MPI_THREAD_FUNNELED"
+	thread := threadLevelName(maxThreadLevel)
 	if uintptr(infoH) != hInfoNull {
 		e, rc := info(call, uintptr(infoH), false)
 		if rc != 0 {
 			return rc
 		}
-		if i := e.find("thread_level"); i >= 0 && strings.EqualFold(e.vals[i], "MPI_THREAD_SINGLE") {
-			thread = "MPI_THREAD_SINGLE"
+		if i := e.find("thread_level"); i >= 0 {
+			if l, ok := threadLevelByName(e.vals[i]); ok {
+				thread = threadLevelName(min(l, maxThreadLevel))
+			}
 		}
 	}
 	if rc := startRuntime(call); rc != 0 {

@@ -142,6 +142,12 @@
 // ErrorsAreFatal handle prints the error and ends the process, which the
 // launcher reports as the job's failure.
 //
-// Nothing in this package is safe for concurrent use from several goroutines
-// (MPI_THREAD_SINGLE / FUNNELED).
+// Nothing in this package is safe for concurrent use from several
+// goroutines. Calls may come from any goroutine or OS thread, one at a time,
+// each finishing before the next starts (MPI_THREAD_SERIALIZED): nothing
+// here depends on the calling thread (no thread-locals, no locked OS
+// threads; a blocked call sleeps on a futex in shared memory, which any
+// thread may wait on, and serves pull orders with process_vm_readv, which
+// names the process). The caller orders the calls (a mutex, a channel), which
+// also makes this package's state visible to the next caller.
 package mpiapi

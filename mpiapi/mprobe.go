@@ -15,7 +15,7 @@ import (
 // the caller's buffer. MPI's non-overtaking rule makes the claim exact: the
 // probed message is the earliest pending one from its source with its tag,
 // and no other receive of the rank is posted in between (bcsmpi provides at
-// most MPI_THREAD_FUNNELED). The MMDS counts Mprobe and Improbe as Probe and
+// most MPI_THREAD_SERIALIZED: one call at a time). The MMDS counts Mprobe and Improbe as Probe and
 // Iprobe.
 
 // Message is a message matched by Mprobe or Improbe (MPI_Message). It is
