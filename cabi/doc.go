@@ -242,7 +242,10 @@
 // unlock, flush, acknowledgement, post, complete) travel in the same
 // stream, so each target sees an origin's requests in the order it issued
 // them, and an acknowledgement means everything before it is applied.
-// An operation on the caller's own window is applied at once.
+// An operation on the caller's own window is applied at once. One that
+// moves nothing (zero counts, or datatypes of no bytes, on every side) is
+// complete at once, whatever its datatypes (MPICH and Open MPI accept a
+// zero-count accumulate whose origin and target types differ).
 //
 // Progress: each member keeps up to 32 receives posted for each other
 // member's stream (256 per window, or one per member beyond 257: each holds

@@ -282,6 +282,15 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 			return w.fail(call, errType, "datatype = %s, want a predefined integer, logical or byte datatype", tt.t.name)
 		}
 	}
+	// An operation that moves nothing (zero counts, or datatypes of no
+	// bytes, on every side) is complete as it is: no signature to match, no
+	// element type to reduce, nothing to send.
+	if tt.bytes == 0 && o.bytes == 0 && res.bytes == 0 && which != rmaFetchOp && which != rmaCAS {
+		if req != nil {
+			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+		}
+		return 0
+	}
 	// Type signatures: what moves must be as long on both sides, and the
 	// accumulate calls need basic elements of one kind, the same on every
 	// side.
