@@ -319,6 +319,13 @@
 //     (MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT,
 //     MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL) cannot be set or deleted
 //     (MPI_ERR_KEYVAL).
+//   - Accumulate reductions: on the integer, floating-point and pair
+//     types, the runtime's (internal/reduce); on long double, the complex
+//     types, MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION,
+//     shim_ops.c's C functions, as in the two-sided reductions (the request
+//     names the predefined datatype, and the target reduces with it).
+//     Operations the standard does not define on a type (MPI_MAX on a
+//     complex type) are MPI_ERR_OP at the origin.
 //   - Request forms: MPI_Rput and MPI_Raccumulate return a completed
 //     request (the data is copied); MPI_Rget and MPI_Rget_accumulate
 //     return the result's receive, which Wait and Test complete (a

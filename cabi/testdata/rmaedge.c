@@ -5,7 +5,13 @@
  *
  *   zero:  operations that move nothing (zero counts; datatypes of no
  *          bytes; zero-size origin against a differently typed target)
- *          succeed under MPI_ERRORS_ARE_FATAL, in every form. */
+ *          succeed under MPI_ERRORS_ARE_FATAL, in every form.
+ *   ctypes: accumulates on the predefined types with no Go element type
+ *          (long double, float/double/long double complex, long double-int
+ *          pairs), plain and derived, to others and to self: Accumulate,
+ *          Get_accumulate, Fetch_and_op; an operation the standard does not
+ *          define on them is MPI_ERR_OP. */
+#include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,11 +73,101 @@ static void zero(void) {
     OK(MPI_Type_free(&empty));
 }
 
+typedef struct { long double v; int i; } ldi;
+
+static void ctypes(void) {
+    enum { K = 4 };
+    long double ld[K], ldres[K], ldo[K];
+    double _Complex dc[K], dco[K];
+    float _Complex fc[K], fco[K];
+    long double _Complex lc[K], lco[K];
+    ldi pr[1], pro;
+    MPI_Win wld, wdc, wfc, wlc, wpr;
+    MPI_Datatype ld2;
+    OK(MPI_Type_contiguous(2, MPI_LONG_DOUBLE, &ld2));
+    OK(MPI_Type_commit(&ld2));
+    for (int i = 0; i < K; i++)
+        ld[i] = 1.0L, dc[i] = 1.0, fc[i] = 1.0f, lc[i] = 1.0L;
+    pr[0].v = -1.0L, pr[0].i = -1;
+    OK(MPI_Win_create(ld, sizeof ld, sizeof(long double), MPI_INFO_NULL, MPI_COMM_WORLD, &wld));
+    OK(MPI_Win_create(dc, sizeof dc, sizeof(double _Complex), MPI_INFO_NULL, MPI_COMM_WORLD, &wdc));
+    OK(MPI_Win_create(fc, sizeof fc, sizeof(float _Complex), MPI_INFO_NULL, MPI_COMM_WORLD, &wfc));
+    OK(MPI_Win_create(lc, sizeof lc, sizeof(long double _Complex), MPI_INFO_NULL, MPI_COMM_WORLD, &wlc));
+    OK(MPI_Win_create(pr, sizeof pr, sizeof(ldi), MPI_INFO_NULL, MPI_COMM_WORLD, &wpr));
+    /* Every rank adds r+1 to every element of every rank's windows (long
+     * double: slots 0-1 as MPI_LONG_DOUBLE, 2-3 through the derived type),
+     * multiplies the complex ones by i, and offers (r, r) to MAXLOC. */
+    for (int i = 0; i < K; i++)
+        ldo[i] = rank + 1.0L, dco[i] = I, fco[i] = I, lco[i] = I;
+    pro.v = rank, pro.i = rank;
+    OK(MPI_Win_fence(0, wld));
+    OK(MPI_Win_fence(0, wdc));
+    OK(MPI_Win_fence(0, wfc));
+    OK(MPI_Win_fence(0, wlc));
+    OK(MPI_Win_fence(0, wpr));
+    for (int t = 0; t < size; t++) {
+        OK(MPI_Accumulate(ldo, 2, MPI_LONG_DOUBLE, t, 0, 2, MPI_LONG_DOUBLE, MPI_SUM, wld));
+        OK(MPI_Accumulate(ldo, 1, ld2, t, 2, 1, ld2, MPI_SUM, wld));
+        OK(MPI_Accumulate(dco, K, MPI_C_DOUBLE_COMPLEX, t, 0, K, MPI_C_DOUBLE_COMPLEX, MPI_PROD, wdc));
+        OK(MPI_Accumulate(fco, K, MPI_C_FLOAT_COMPLEX, t, 0, K, MPI_C_FLOAT_COMPLEX, MPI_PROD, wfc));
+        OK(MPI_Accumulate(lco, K, MPI_C_LONG_DOUBLE_COMPLEX, t, 0, K, MPI_C_LONG_DOUBLE_COMPLEX, MPI_SUM, wlc));
+        OK(MPI_Accumulate(&pro, 1, MPI_LONG_DOUBLE_INT, t, 0, 1, MPI_LONG_DOUBLE_INT, MPI_MAXLOC, wpr));
+    }
+    OK(MPI_Win_fence(0, wld));
+    OK(MPI_Win_fence(0, wdc));
+    OK(MPI_Win_fence(0, wfc));
+    OK(MPI_Win_fence(0, wlc));
+    OK(MPI_Win_fence(0, wpr));
+    long double sum = 1.0L + size * (size + 1) / 2.0L;
+    /* i^size: 1, i, -1, -i */
+    double _Complex ip = 1.0;
+    for (int k = 0; k < size; k++)
+        ip *= I;
+    for (int i = 0; i < K; i++) {
+        CHECK(ld[i] == sum, "long double [%d] = %Lg, want %Lg", i, ld[i], sum);
+        CHECK(dc[i] == ip, "double complex [%d] = %g%+gi, want %g%+gi", i, creal(dc[i]), cimag(dc[i]), creal(ip), cimag(ip));
+        CHECK(fc[i] == (float _Complex)ip, "float complex [%d] = %g%+gi", i, crealf(fc[i]), cimagf(fc[i]));
+        CHECK(lc[i] == 1.0L + size * I, "long double complex [%d] = %Lg%+Lgi", i, creall(lc[i]), cimagl(lc[i]));
+    }
+    CHECK(pr[0].v == size - 1 && pr[0].i == size - 1, "MAXLOC pair = (%Lg, %d), want (%d, %d)", pr[0].v, pr[0].i, size - 1, size - 1);
+    /* Passive target: Fetch_and_op and Get_accumulate on long double fetch
+     * the value before and leave the sum; the last rank to go sees all. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    long double one = 1.0L, before = -1.0L;
+    for (int t = 0; t < size; t++) {
+        OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, wld));
+        OK(MPI_Fetch_and_op(&one, &before, MPI_LONG_DOUBLE, t, 0, MPI_SUM, wld));
+        OK(MPI_Get_accumulate(ldo, 1, ld2, ldres, 2, MPI_LONG_DOUBLE, t, 1, 1, ld2, MPI_MAX, wld));
+        OK(MPI_Win_unlock(t, wld));
+        CHECK(before >= sum && before < sum + size, "fetched %Lg, want %Lg..%Lg", before, sum, sum + size - 1);
+        CHECK(ldres[0] == sum, "Get_accumulate fetched %Lg, want %Lg", ldres[0], sum);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(ld[0] == sum + size, "after Fetch_and_op: %Lg, want %Lg", ld[0], sum + size);
+    /* Operations the standard does not define on these types. */
+    OK(MPI_Win_set_errhandler(wdc, MPI_ERRORS_RETURN));
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, (rank + 1) % size, 0, wdc));
+    int rc = MPI_Accumulate(dco, 1, MPI_C_DOUBLE_COMPLEX, (rank + 1) % size, 0, 1, MPI_C_DOUBLE_COMPLEX, MPI_MAX, wdc), cls;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OP, "MPI_MAX on MPI_C_DOUBLE_COMPLEX: class %d, want MPI_ERR_OP", cls);
+    rc = MPI_Accumulate(dco, 1, MPI_C_DOUBLE_COMPLEX, (rank + 1) % size, 0, 2, MPI_FLOAT, MPI_SUM, wdc);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "double complex against 2 floats: class %d, want MPI_ERR_TYPE", cls);
+    OK(MPI_Win_unlock((rank + 1) % size, wdc));
+    OK(MPI_Win_free(&wld));
+    OK(MPI_Win_free(&wdc));
+    OK(MPI_Win_free(&wfc));
+    OK(MPI_Win_free(&wlc));
+    OK(MPI_Win_free(&wpr));
+    OK(MPI_Type_free(&ld2));
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     zero();
+    ctypes();
     printf("rmaedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
