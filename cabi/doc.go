@@ -249,7 +249,9 @@
 //
 // Progress: each member keeps up to 32 receives posted for each other
 // member's stream (256 per window, or one per member beyond 257: each holds
-// one of the rank's request slots). They are served by a progress
+// one of the rank's request slots; once the live windows hold 1024, a new
+// window gets one per member, so a program can keep over 2000 two-member
+// windows, or about 400 of 8 members, live at once). They are served by a progress
 // function that runs at the start of every call of this library and inside
 // every blocking wait of the runtime: mpiapi.SetProgress hooks it into
 // mpiapi's one waiting loop, which wakes whenever the agent publishes a

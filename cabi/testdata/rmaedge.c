@@ -10,7 +10,10 @@
  *          (long double, float/double/long double complex, long double-int
  *          pairs), plain and derived, to others and to self: Accumulate,
  *          Get_accumulate, Fetch_and_op; an operation the standard does not
- *          define on them is MPI_ERR_OP. */
+ *          define on them is MPI_ERR_OP.
+ *   many:  300 windows live at once (each holds header receives; they
+ *          used to exhaust the rank's request slots at 128 windows on 2
+ *          ranks, 16 on 9 or more), each still working. */
 #include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -162,12 +165,39 @@ static void ctypes(void) {
     OK(MPI_Type_free(&ld2));
 }
 
+static void many(void) {
+    enum { NW = 300 };
+    static MPI_Win w[NW];
+    static int buf[NW];
+    for (int i = 0; i < NW; i++) {
+        buf[i] = -1;
+        OK(MPI_Win_create(&buf[i], sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w[i]));
+    }
+    /* Each rank writes i*size+rank into window i of its right neighbour,
+     * oldest and newest windows alike. */
+    int t = (rank + 1) % size, from = (rank + size - 1) % size;
+    for (int i = 0; i < NW; i += 13) {
+        int v = i * size + rank;
+        OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w[i]));
+        OK(MPI_Put(&v, 1, MPI_INT, t, 0, 1, MPI_INT, w[i]));
+        OK(MPI_Win_unlock(t, w[i]));
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < NW; i++) {
+        int want = i % 13 == 0 ? i * size + from : -1;
+        CHECK(buf[i] == want, "window %d holds %d, want %d", i, buf[i], want);
+    }
+    for (int i = NW - 1; i >= 0; i--)
+        OK(MPI_Win_free(&w[i]));
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     zero();
     ctypes();
+    many();
     printf("rmaedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
