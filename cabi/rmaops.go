@@ -404,6 +404,11 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		}
 		return 0
 	}
+	if fetch || h.op == opGet || direct {
+		if rc := w.throttle(call); rc != 0 {
+			return rc
+		}
+	}
 	p := &w.peers[t]
 	if fetch || h.op == opGet {
 		r, rc := w.postResult(call, t, res, req != nil)
@@ -419,6 +424,7 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 			}
 		}
 		p.results = append(p.results, r)
+		inFlight++
 	} else if req != nil {
 		*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
 	}
@@ -456,7 +462,26 @@ func (w *window) sendDirect(t int, h header, tt *dtInfo, data []byte) C.int {
 		return w.failErr(err)
 	}
 	w.peers[t].sends = append(w.peers[t].sends, q)
+	inFlight++
 	return 0
+}
+
+// inFlight counts the requests the operations hold (every window's
+// results to come and bodies being sent from the program's buffers): each
+// holds one of the rank's request slots. At inFlightMax an operation that
+// needs another waits, serving requests meanwhile, until half of them have
+// completed, so that an epoch of any number of Gets or long Puts does not
+// exhaust the slots (a target serves them whenever it is in an MPI call,
+// as a flush would need).
+var inFlight int
+
+const inFlightMax = 1024
+
+func (w *window) throttle(call string) C.int {
+	if inFlight < inFlightMax {
+		return 0
+	}
+	return w.wait(call, func() bool { return inFlight < inFlightMax/2 })
 }
 
 // putSegs writes the segments of tt (32 bytes each) into b.
@@ -778,6 +803,7 @@ func (w *window) pollResults(r int) {
 			res.done()
 		}
 	}
+	inFlight -= len(p.results) - len(keep)
 	clear(p.results[len(keep):])
 	p.results = keep
 	sends := p.sends[:0]
@@ -790,6 +816,7 @@ func (w *window) pollResults(r int) {
 			w.deferErr(errOther, err.Error())
 		}
 	}
+	inFlight -= len(p.sends) - len(sends)
 	clear(p.sends[len(sends):])
 	p.sends = sends
 }

@@ -14,7 +14,12 @@
  *          define on them is MPI_ERR_OP.
  *   many:  300 windows live at once (each holds header receives; they
  *          used to exhaust the rank's request slots at 128 windows on 2
- *          ranks, 16 on 9 or more), each still working. */
+ *          ranks, 16 on 9 or more), each still working.
+ *   flood: every rank but 0 issues 20000 Gets of 64 KiB from rank 0 in one
+ *          fence epoch, then in one lock_all epoch: each result holds a
+ *          request slot until it arrives, and a burst larger than the
+ *          rank's 4096 slots used to fail with MPI_ERR_REQUEST (named as
+ *          MPI_Irecv). */
 #include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -192,6 +197,40 @@ static void many(void) {
         OK(MPI_Win_free(&w[i]));
 }
 
+static void flood(void) {
+    enum { NG = 20000, NI = 16384 };
+    int *wbuf = malloc(NI * sizeof(int)), *res = malloc(NI * sizeof(int));
+    MPI_Win win;
+    for (int i = 0; i < NI; i++)
+        wbuf[i] = rank * 1000003 + i, res[i] = -1;
+    OK(MPI_Win_create(wbuf, NI * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    /* Rank 0 is the target of everyone else and serves only from inside
+     * MPI_Win_fence and MPI_Barrier, so results pile up at the origins.
+     * Every Get reads the same target bytes into the same result buffer:
+     * whatever order they land in, the result is the target's pattern. */
+    const int t = 0;
+    OK(MPI_Win_fence(0, win));
+    for (int i = 0; rank != t && i < NG; i++)
+        OK(MPI_Get(res, NI, MPI_INT, t, 0, NI, MPI_INT, win));
+    OK(MPI_Win_fence(0, win));
+    for (int i = 0; rank != t && i < NI; i++)
+        CHECK(res[i] == i, "fence: res[%d] = %d, want %d", i, res[i], i);
+    for (int i = 0; i < NI; i++)
+        res[i] = -1;
+    if (rank != t) {
+        OK(MPI_Win_lock_all(0, win));
+        for (int i = 0; i < NG; i++)
+            OK(MPI_Get(res, NI, MPI_INT, t, 0, NI, MPI_INT, win));
+        OK(MPI_Win_unlock_all(win));
+        for (int i = 0; i < NI; i++)
+            CHECK(res[i] == i, "lock_all: res[%d] = %d, want %d", i, res[i], i);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Win_free(&win));
+    free(wbuf);
+    free(res);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -204,6 +243,8 @@ int main(int argc, char **argv) {
         ctypes();
     if (!only || strcmp(only, "many") == 0)
         many();
+    if (!only || strcmp(only, "flood") == 0)
+        flood();
     printf("rmaedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
