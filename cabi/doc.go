@@ -269,15 +269,24 @@
 // one call per MPI_BYTE; a contiguous type now moves as one copy.)
 // Results (Get, Get_accumulate, Fetch_and_op, Compare_and_swap) come back
 // into a receive the origin posted with the request, straight into its
-// buffer when the result datatype is contiguous. Control messages (lock,
+// buffer when the result datatype is contiguous. Each result to come, and
+// each long body being sent from the program's buffer, holds one of the
+// rank's request slots: at 1024 of them an operation that needs another
+// waits (serving requests) until half have completed, so an epoch may
+// issue any number of Gets or long Puts (rmaops.go, throttle). Control messages (lock,
 // unlock, flush, acknowledgement, post, complete) travel in the same
 // stream, so each target sees an origin's requests in the order it issued
 // them, and an acknowledgement means everything before it is applied.
-// An operation on the caller's own window is applied at once.
+// An operation on the caller's own window is applied at once. One that
+// moves nothing (zero counts, or datatypes of no bytes, on every side) is
+// complete at once, whatever its datatypes (MPICH and Open MPI accept a
+// zero-count accumulate whose origin and target types differ).
 //
 // Progress: each member keeps up to 32 receives posted for each other
 // member's stream (256 per window, or one per member beyond 257: each holds
-// one of the rank's request slots). They are served by a progress
+// one of the rank's request slots; once the live windows hold 1024, a new
+// window gets one per member, so a program can keep over 2000 two-member
+// windows, or about 400 of 8 members, live at once). They are served by a progress
 // function that runs at the start of every call of this library and inside
 // every blocking wait of the runtime: mpiapi.SetProgress hooks it into
 // mpiapi's one waiting loop, which wakes whenever the agent publishes a
@@ -347,6 +356,13 @@
 //     (MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT,
 //     MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL) cannot be set or deleted
 //     (MPI_ERR_KEYVAL).
+//   - Accumulate reductions: on the integer, floating-point and pair
+//     types, the runtime's (internal/reduce); on long double, the complex
+//     types, MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION,
+//     shim_ops.c's C functions, as in the two-sided reductions (the request
+//     names the predefined datatype, and the target reduces with it).
+//     Operations the standard does not define on a type (MPI_MAX on a
+//     complex type) are MPI_ERR_OP at the origin.
 //   - Request forms: MPI_Rput and MPI_Raccumulate return a completed
 //     request (the data is copied); MPI_Rget and MPI_Rget_accumulate
 //     return the result's receive, which Wait and Test complete (a

@@ -91,6 +91,7 @@ type window struct {
 	posts      []int // MPI_Win_post messages received from each rank, not yet consumed by a start
 
 	closing  bool   // MPI_Win_free is withdrawing the receives: progress leaves the window alone
+	recvs    int    // header receives it holds (postReceives), counted in recvsHeld
 	deferred string // an error a target reported, raised by the next synchronisation call
 	defClass int
 }
@@ -322,12 +323,19 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 // postReceives posts the header receives from every other member: up to 32
 // per peer, so that several requests from one origin are taken in one
 // slice, and fewer on large windows (256 in all, or one per peer beyond
-// 257 members: each holds one of the rank's request slots).
+// 257 members: each holds one of the rank's request slots). All windows
+// together hold at most recvBudget beyond one per peer each: once the live
+// windows hold that many, a new window gets one receive per peer (the
+// runtime keeps what arrives before a receive is reposted), so a program
+// can make as many windows as request slots allow for one per peer (over
+// 2000 two-member windows, not 16 or 128).
 func (w *window) postReceives() C.int {
 	if w.c == nil || w.size == 1 {
 		return 0
 	}
-	k := max(1, min(32, 256/(w.size-1)))
+	k := max(1, min(32, 256/(w.size-1), (recvBudget-recvsHeld)/(w.size-1)))
+	w.recvs = k * (w.size - 1)
+	recvsHeld += w.recvs
 	for r := range w.peers {
 		if r == w.rank {
 			continue
@@ -396,11 +404,19 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 	return 0
 }
 
+// recvBudget bounds the header receives the live windows hold (see
+// postReceives); recvsHeld is what they hold.
+const recvBudget = 1024
+
+var recvsHeld int
+
 // withdraw cancels the window's header receives, out of the progress
 // engine's sight (which must not repost them), and waits until they are
 // withdrawn.
 func (w *window) withdraw(call string) C.int {
 	w.closing = true
+	recvsHeld -= w.recvs
+	w.recvs = 0
 	var cancelled []*mpiapi.Request
 	for r := range w.peers {
 		for _, q := range w.peers[r].ring {

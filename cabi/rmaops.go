@@ -8,6 +8,7 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/bits"
 	"unsafe"
 
@@ -55,14 +56,23 @@ const (
 	redNoOp    = 101
 )
 
+// elemC is the element type of an accumulate on a predefined type with no
+// Go element type (long double, the complex types, MPI_LONG_DOUBLE_INT,
+// MPI_2REAL, MPI_2DOUBLE_PRECISION): the header's ctype names the
+// predefined datatype, and the target reduces with shim_ops.c's C function
+// for it (bcs_builtin_op), as the two-sided reductions do.
+const elemC = 0xff
+
 // header is a request's fixed part.
 //
-//	0 op, 1 excl, 2 red, 3 elem (reduce.Type), 4 body follows,
-//	5 split (the header message carries the layout, the body only the data)
+//	0 op, 1 excl, 2 red, 3 elem (reduce.Type, or elemC), 4 body follows,
+//	5 split (the header message carries the layout, the body only the data),
+//	6 ctype (uint16: elemC's predefined datatype handle)
 //	8 disp, 16 count, 24 extent, 32 wire, 40 nseg, 48 data bytes (int64s)
 type header struct {
 	op, excl, red, elem uint8
 	body, split         bool
+	ctype               uint16
 	disp, count         int64
 	extent, wire        int64
 	nseg, data          int64
@@ -79,6 +89,7 @@ func (h header) encode(b []byte) {
 	if h.split {
 		b[5] = 1
 	}
+	le.PutUint16(b[6:], h.ctype)
 	for i, v := range [...]int64{h.disp, h.count, h.extent, h.wire, h.nseg, h.data} {
 		le.PutUint64(b[8+8*i:], uint64(v))
 	}
@@ -88,7 +99,7 @@ func decodeHeader(b []byte) (header, bool) {
 	if len(b) < hdrSize {
 		return header{}, false
 	}
-	h := header{op: b[0], excl: b[1], red: b[2], elem: b[3], body: b[4] == 1, split: b[5] == 1}
+	h := header{op: b[0], excl: b[1], red: b[2], elem: b[3], body: b[4] == 1, split: b[5] == 1, ctype: le.Uint16(b[6:])}
 	v := [6]int64{}
 	for i := range v {
 		v[i] = int64(le.Uint64(b[8+8*i:]))
@@ -162,6 +173,31 @@ func (b rmaBuf) pack() []byte {
 	}
 	return out
 }
+
+// cElem is the predefined datatype every basic element of t is, when that
+// type has no Go element type (see elemC), or nil.
+func cElem(t dtype) *dtInfo {
+	if t.info.kind != C.BCS_NONE {
+		return nil
+	}
+	var b *dtInfo
+	for _, r := range t.info.sig {
+		if r.basic == nil || r.basic.kind != C.BCS_NONE || (b != nil && r.basic != b) {
+			return nil
+		}
+		b = r.basic
+	}
+	return b
+}
+
+// opOfRed is the operation handle of each reduction code (redOps inverted).
+var opOfRed = func() map[uint8]uintptr {
+	m := map[uint8]uintptr{}
+	for h, r := range redOps {
+		m[r] = h
+	}
+	return m
+}()
 
 // elemOf is the reduce type of a datatype whose basic elements are all of
 // one kind, or 0.
@@ -282,6 +318,15 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 			return w.fail(call, errType, "datatype = %s, want a predefined integer, logical or byte datatype", tt.t.name)
 		}
 	}
+	// An operation that moves nothing (zero counts, or datatypes of no
+	// bytes, on every side) is complete as it is: no signature to match, no
+	// element type to reduce, nothing to send.
+	if tt.bytes == 0 && o.bytes == 0 && res.bytes == 0 && which != rmaFetchOp && which != rmaCAS {
+		if req != nil {
+			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+		}
+		return 0
+	}
 	// Type signatures: what moves must be as long on both sides, and the
 	// accumulate calls need basic elements of one kind, the same on every
 	// side.
@@ -295,20 +340,30 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	}
 	if h.op == opAcc || h.op == opGetAcc {
 		e := elemOf(tt.t)
+		ce := cElem(tt.t) // long double, complex, the pairs of shim_ops.c
+		reducing := h.red != redReplace && h.red != redNoOp
 		switch {
-		case e == 0 && h.red != redReplace && h.red != redNoOp:
+		case e == 0 && ce == nil && reducing:
 			return w.fail(call, errType, "target_datatype = %s: an accumulate needs basic elements of one predefined integer, floating-point or pair type", tt.t.name)
-		case h.red != redNoOp && which != rmaFetchOp && elemOf(o.t) != e:
+		case h.red != redNoOp && which != rmaFetchOp && (elemOf(o.t) != e || cElem(o.t) != ce):
 			return w.fail(call, errType, "origin_datatype = %s and target_datatype = %s have different basic elements; an accumulate needs the same predefined type on both sides", o.t.name, tt.t.name)
-		case which == rmaGetAcc && elemOf(res.t) != e:
+		case which == rmaGetAcc && (elemOf(res.t) != e || cElem(res.t) != ce):
 			return w.fail(call, errType, "result_datatype = %s and target_datatype = %s have different basic elements", res.t.name, tt.t.name)
 		}
-		if h.red < redReplace {
+		switch {
+		case e == 0 && reducing:
+			if C.bcs_builtin_op(C.uintptr_t(ce.h), C.uintptr_t(opH)) == nil {
+				return w.fail(call, errOp, "op = %s is not defined on %s (the standard defines MPI_SUM and MPI_PROD on complex types, MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX on floating point, MPI_MINLOC and MPI_MAXLOC on pairs)", describe(uintptr(opH)), ce.name)
+			}
+			h.elem, h.ctype = elemC, uint16(ce.h)
+		case h.red < redReplace:
 			if err := reduce.Check(reduce.Op(h.red), e); err != nil {
 				return w.fail(call, errOp, "op = %s on %s: %v", describe(uintptr(opH)), tt.t.name, err)
 			}
+			h.elem = uint8(e)
+		default:
+			h.elem = uint8(e)
 		}
-		h.elem = uint8(e)
 	}
 	if h.op == opGetAcc && h.red == redNoOp {
 		o = rmaBuf{}
@@ -352,6 +407,11 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		}
 		return 0
 	}
+	if fetch || h.op == opGet || direct {
+		if rc := w.throttle(call); rc != 0 {
+			return rc
+		}
+	}
 	p := &w.peers[t]
 	if fetch || h.op == opGet {
 		r, rc := w.postResult(call, t, res, req != nil)
@@ -367,6 +427,7 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 			}
 		}
 		p.results = append(p.results, r)
+		inFlight++
 	} else if req != nil {
 		*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
 	}
@@ -404,7 +465,26 @@ func (w *window) sendDirect(t int, h header, tt *dtInfo, data []byte) C.int {
 		return w.failErr(err)
 	}
 	w.peers[t].sends = append(w.peers[t].sends, q)
+	inFlight++
 	return 0
+}
+
+// inFlight counts the requests the operations hold (every window's
+// results to come and bodies being sent from the program's buffers): each
+// holds one of the rank's request slots. At inFlightMax an operation that
+// needs another waits, serving requests meanwhile, until half of them have
+// completed, so that an epoch of any number of Gets or long Puts does not
+// exhaust the slots (a target serves them whenever it is in an MPI call,
+// as a flush would need).
+var inFlight int
+
+const inFlightMax = 1024
+
+func (w *window) throttle(call string) C.int {
+	if inFlight < inFlightMax {
+		return 0
+	}
+	return w.wait(call, func() bool { return inFlight < inFlightMax/2 })
 }
 
 // putSegs writes the segments of tt (32 bytes each) into b.
@@ -726,6 +806,7 @@ func (w *window) pollResults(r int) {
 			res.done()
 		}
 	}
+	inFlight -= len(p.results) - len(keep)
 	clear(p.results[len(keep):])
 	p.results = keep
 	sends := p.sends[:0]
@@ -738,6 +819,7 @@ func (w *window) pollResults(r int) {
 			w.deferErr(errOther, err.Error())
 		}
 	}
+	inFlight -= len(p.sends) - len(sends)
 	clear(p.sends[len(sends):])
 	p.sends = sends
 }
@@ -920,7 +1002,12 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 		reply(b)
 	case opAcc, opGetAcc:
 		e := reduce.Type(h.elem)
-		cur := make([]byte, n)
+		var cur []byte
+		if h.elem == elemC {
+			cur = aligned16(n)
+		} else {
+			cur = make([]byte, n)
+		}
 		tt.pack(cur, addr, count)
 		if h.op == opGetAcc {
 			reply(bytes.Clone(cur))
@@ -932,6 +1019,12 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 			return errType, fmt.Sprintf("an accumulate of %d bytes into %d bytes of the target", len(data), n)
 		case h.red == redReplace:
 			tt.unpack(addr, data, count)
+			return 0, ""
+		case h.elem == elemC:
+			if msg := reduceC(h, cur, data); msg != "" {
+				return errOp, msg
+			}
+			tt.unpack(addr, cur, count)
 			return 0, ""
 		}
 		if err := reduce.Check(reduce.Op(h.red), e); err != nil || n%e.Size() != 0 {
@@ -957,4 +1050,34 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 		return errIntern, fmt.Sprintf("request of unknown operation %d from rank %d", h.op, origin)
 	}
 	return 0, ""
+}
+
+// aligned16 is n zero bytes starting on a 16-byte boundary (long double and
+// the complex types, for shim_ops.c's functions).
+func aligned16(n int) []byte {
+	b := make([]byte, n+15)
+	off := int((16 - uintptr(unsafe.Pointer(unsafe.SliceData(b)))%16) % 16)
+	return b[off : off+n : off+n]
+}
+
+// reduceC reduces data into cur, both packed elements of the predefined
+// datatype h.ctype, with shim_ops.c's function for h.red (elemC).
+func reduceC(h header, cur, data []byte) string {
+	bt := predefinedType(uintptr(h.ctype))
+	op, ok := opOfRed[h.red]
+	var fn unsafe.Pointer
+	if bt != nil && ok {
+		fn = C.bcs_builtin_op(C.uintptr_t(bt.h), C.uintptr_t(op))
+	}
+	switch {
+	case fn == nil:
+		return fmt.Sprintf("operation %d on datatype %#x: no reduction", h.red, h.ctype)
+	case bt.wire == 0 || len(cur)%int(bt.wire) != 0 || len(cur)/int(bt.wire) > math.MaxInt32:
+		return fmt.Sprintf("an accumulate of %d bytes of %s", len(cur), bt.name)
+	}
+	in := aligned16(len(data))
+	copy(in, data)
+	n := C.int(len(cur) / int(bt.wire))
+	C.bcs_call_op(fn, unsafe.Pointer(unsafe.SliceData(in)), unsafe.Pointer(unsafe.SliceData(cur)), &n, C.uintptr_t(bt.h))
+	return ""
 }
