@@ -39,6 +39,14 @@ func TestDiffNullArgs(t *testing.T) { runDiff(t, "nullargs", [][2]int{{1, 1}, {2
 func TestDiffMisc(t *testing.T)     { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
 
+// TestDiffInterColl: the non-blocking, persistent, v- and w-forms and
+// Reduce_scatter(_block) on intercommunicators (they were
+// MPI_ERR_UNSUPPORTED_OPERATION), with unequal groups, a non-commutative
+// operation, and a barrier posted before a message its peer waits for.
+func TestDiffInterColl(t *testing.T) {
+	runDiff(t, "intercoll", [][2]int{{1, 1}, {2, 1}, {5, 1}, {8, 2}})
+}
+
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
 // on whichever communicator, while the others wait in a receive. Code 0
