@@ -355,13 +355,13 @@ func (k *interCall) reduceNB(which C.int, send, recv unsafe.Pointer, n C.MPI_Cou
 	}
 	var tmp unsafe.Pointer
 	var keep []byte
-	if recvFrom && seg > 0 {
+	if recvFrom && vec > 0 { // whole vectors arrive even for an empty segment: the senders' counts must match
 		keep = scratchBytes(t, int(vec)*rn)
 		tmp = unsafe.Pointer(&keep[scratchFront(t)])
 		rc_, rd = same(vec, rn), steps(vec, rn)
 	}
 	var finish func(int)
-	if tmp != nil {
+	if tmp != nil && seg > 0 {
 		finish = func(int) {
 			// acc = v0 op (v1 op (... op v[rn-1])): reduce_local(in, inout)
 			// is inout = in op inout.

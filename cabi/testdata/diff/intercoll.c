@@ -196,12 +196,17 @@ static void reductions(void) {
      * 1000*j + x; this member's segment comes back summed. */
     int T = L * R, *v = malloc(sizeof(int) * T), *r = malloc(sizeof(int) * (T + 1)), cnt[64];
     for (int x = 0; x < T; x++) v[x] = val(0, 0, lr, x);
-    for (int form = 0; form < 3; form++) {
+    for (int form = 0; form < 4; form++) {
         int seg = R, at = lr * R;
         for (int i = 0; i < L; i++) cnt[i] = R;
         if (form == 2 && L > 1 && R > 1) { /* uneven: one item moves from member 0 to the last */
             cnt[0]--, cnt[L - 1]++;
             at = lr == 0 ? 0 : lr * R - 1;
+            seg = cnt[lr];
+        }
+        if (form == 3 && L > 1) { /* member 0 gets nothing, the last its items too */
+            cnt[0] = 0, cnt[L - 1] += R;
+            at = lr == 0 ? 0 : (lr - 1) * R;
             seg = cnt[lr];
         }
         for (int i = 0; i <= T; i++) r[i] = -5;
@@ -210,8 +215,12 @@ static void reductions(void) {
         else if (form == 1) {
             OK(MPI_Ireduce_scatter_block(v, r, R, MPI_INT, MPI_SUM, ic, &q));
             waitok(&q);
-        } else
+        } else if (form == 2)
             OK(MPI_Reduce_scatter(v, r, cnt, MPI_INT, MPI_SUM, ic));
+        else {
+            OK(MPI_Ireduce_scatter(v, r, cnt, MPI_INT, MPI_SUM, ic, &q));
+            waitok(&q);
+        }
         for (int i = 0; i < seg; i++) {
             int w = 1000 * (R * (R - 1) / 2) + R * (at + i);
             CHECK(r[i] == w, "reduce_scatter form %d [%d] = %d, want %d", form, i, r[i], w);
