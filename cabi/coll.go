@@ -92,7 +92,7 @@ func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*col
 	}
 	k.ci, k.a.c = ci, comms[ci].c
 	if comms[ci].inter != nil {
-		return nil, k.fail(errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (the blocking Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+		return nil, k.fail(errUnsupported, "%s on an intercommunicator is not implemented by bcsmpi", k.name)
 	}
 	if k.a.c != nil {
 		k.size, k.rank = k.a.c.Size(), k.a.c.Rank()

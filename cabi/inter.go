@@ -695,7 +695,7 @@ func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount
 		}
 		return 0
 	}
-	return fail(ci, name, errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+	return fail(ci, name, errUnsupported, "%s on an intercommunicator is not implemented by bcsmpi", name)
 }
 
 // interSplit is MPI_Comm_split of intercommunicator slot ci: the members of
