@@ -360,15 +360,21 @@ func (k *interCall) reduceNB(which C.int, send, recv unsafe.Pointer, n C.MPI_Cou
 		tmp = unsafe.Pointer(&keep[scratchFront(t)])
 		rc_, rd = same(vec, rn), steps(vec, rn)
 	}
+	segBytes, e := t.info.countBytes("count", seg)
+	if e != nil {
+		return fail(k.ci, k.name, e.class, "%s", e.msg)
+	}
 	var finish func(int)
 	if tmp != nil && seg > 0 {
 		finish = func(int) {
 			// acc = v0 op (v1 op (... op v[rn-1])): reduce_local(in, inout)
 			// is inout = in op inout.
+			// The handles may be freed by now (the standard allows it):
+			// applyLocal needs neither.
 			last := interBlock(tmp, t, rn-1, int(vec))
 			for j := rn - 2; j >= 0; j-- {
 				in := unsafe.Add(interBlock(tmp, t, j, int(vec)), int(segAt)*t.extent)
-				bcs_reduce_local(in, unsafe.Add(last, int(segAt)*t.extent), C.MPI_Count(seg), dt, op, 0)
+				applyLocal(k.name, t, dt, op, in, unsafe.Add(last, int(segAt)*t.extent), C.MPI_Count(seg), segBytes)
 			}
 			b := make([]byte, int(seg)*int(t.info.wire))
 			t.info.pack(b, unsafe.Add(last, int(segAt)*t.extent), int(seg))
