@@ -308,7 +308,9 @@ func (k *interCall) reduceNB(which C.int, send, recv unsafe.Pointer, n C.MPI_Cou
 	if rc != 0 {
 		return rc
 	}
-	if _, rc := operation(k.ci, k.name, uintptr(op), t); rc != 0 {
+	// A persistent collective's start may find its operation freed since
+	// the init (allowed): resolveOp keeps it for the start.
+	if _, rc := resolveOp(k.ci, k.name, uintptr(op), t, k.mode&C.BCS_RUN != 0 && k.out != nil); rc != 0 {
 		return rc
 	}
 	if n < 0 {

@@ -153,7 +153,7 @@ static void reductions(void) {
     OK(MPI_Type_commit(&m4));
     OK(MPI_Op_create(matmul, 0, &op));
     enum { K = 3 };
-    int sb[4 * K], rb[4 * K], want[4];
+    int sb[4 * K], rb[8 * K], want[4];
     for (int k = 0; k < K; k++) mat(lr, k, sb + 4 * k);
     /* Ireduce to A's last rank of B's matrices */
     for (int i = 0; i < 4 * K; i++) rb[i] = -5;
@@ -172,6 +172,24 @@ static void reductions(void) {
     MPI_Request p = MPI_REQUEST_NULL;
 #if MPI_VERSION >= 4 /* persistent collectives: MPI-4 */
     OK(MPI_Allreduce_init(sb, rb, K, m4, op, ic, MPI_INFO_NULL, &p));
+#endif
+    MPI_Op op3 = MPI_OP_NULL; /* freed after the init, before the starts */
+#if MPI_VERSION >= 4
+    MPI_Request p3;
+    OK(MPI_Op_create(matmul, 0, &op3));
+    OK(MPI_Allreduce_init(sb, rb + 4 * K, K, m4, op3, ic, MPI_INFO_NULL, &p3));
+    OK(MPI_Op_free(&op3));
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 4 * K; i++) rb[4 * K + i] = -5;
+        OK(MPI_Start(&p3));
+        waitok(&p3);
+        for (int k = 0; k < K; k++) {
+            product(R, k, want);
+            for (int i = 0; i < 4; i++)
+                CHECK(rb[4 * K + 4 * k + i] == want[i], "allreduce_init with a freed op, pass %d k %d [%d] = %d", pass, k, i, rb[4 * K + 4 * k + i]);
+        }
+    }
+    OK(MPI_Request_free(&p3));
 #endif
     for (int pass = 0; pass < (p == MPI_REQUEST_NULL ? 1 : 3); pass++) {
         for (int i = 0; i < 4 * K; i++) rb[i] = -5;
