@@ -442,14 +442,8 @@ func interStatus(ci int, s mpiapi.Status) mpiapi.Status {
 
 // interScratch is room for n items of t (a pointer as a buffer argument).
 func interScratch(t dtype, n int) unsafe.Pointer {
-	lo, hi := int64(0), int64(t.extent)
-	if t.info != nil {
-		lo, hi = t.info.trueLB, t.info.trueUB
-	}
-	front := max(0, -lo)
-	end := front + int64(max(n-1, 0))*int64(t.extent) + hi
-	b := make([]byte, max(end, 1)+8)
-	return unsafe.Pointer(&b[front])
+	b := scratchBytes(t, n) // internb.go
+	return unsafe.Pointer(&b[scratchFront(t)])
 }
 
 // ---- collectives ----
