@@ -92,7 +92,7 @@ func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*col
 	}
 	k.ci, k.a.c = ci, comms[ci].c
 	if comms[ci].inter != nil {
-		return nil, k.fail(errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (the blocking Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+		return nil, k.fail(errUnsupported, "%s on an intercommunicator is not implemented by bcsmpi", k.name)
 	}
 	if k.a.c != nil {
 		k.size, k.rank = k.a.c.Size(), k.a.c.Rank()
@@ -327,11 +327,11 @@ func at(p unsafe.Pointer, i, es int) unsafe.Pointer { return unsafe.Add(p, i*es)
 
 //export bcs_barrier
 func bcs_barrier(h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
-	if ci, ic := interOf(h); ic != nil {
-		return interBarrier(ci, ic, out, mode) // inter.go
-	}
 	if isInit(mode) {
 		return persistColl(C.BCS_BARRIER, h, out, mode, func(o *C.uintptr_t, m C.int) C.int { return bcs_barrier(h, o, m) })
+	}
+	if ci, ic := interOf(h); ic != nil {
+		return interBarrier(ci, ic, out, mode) // inter.go
 	}
 	k, rc := newCollCall(C.BCS_BARRIER, h, out, mode)
 	if rc != 0 {
@@ -342,11 +342,11 @@ func bcs_barrier(h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
 
 //export bcs_bcast
 func bcs_bcast(buf unsafe.Pointer, n C.MPI_Count, dt C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
-	if ci, ic := interOf(h); ic != nil {
-		return interBcast(ci, ic, buf, n, dt, root, out, mode)
-	}
 	if isInit(mode) {
 		return persistColl(C.BCS_BCAST, h, out, mode, func(o *C.uintptr_t, m C.int) C.int { return bcs_bcast(buf, n, dt, root, h, o, m) })
+	}
+	if ci, ic := interOf(h); ic != nil {
+		return interBcast(ci, ic, buf, n, dt, root, out, mode)
 	}
 	k, rc := newCollCall(C.BCS_BCAST, h, out, mode)
 	if rc != 0 {
@@ -379,13 +379,13 @@ func bcs_bcast(buf unsafe.Pointer, n C.MPI_Count, dt C.uintptr_t, root C.int, h 
 //
 //export bcs_reduce
 func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts unsafe.Pointer, dt, op C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
-	if ci, ic := interOf(h); ic != nil {
-		return interReduce(ci, ic, which, send, recv, n, dt, op, root, out, mode)
-	}
 	if isInit(mode) {
 		return persistColl(which, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
 			return bcs_reduce(which, send, recv, n, counts, dt, op, root, h, o, m)
 		})
+	}
+	if ci, ic := interOf(h); ic != nil {
+		return interReduce(ci, ic, which, send, recv, n, counts, dt, op, root, out, mode) // inter.go
 	}
 	k, rc := newCollCall(which, h, out, mode)
 	if rc != 0 {
@@ -508,13 +508,13 @@ func (k *collCall) blockKind(st, rt dtype, scount, rcount int, sendSig, recvSig 
 //export bcs_blocks
 func bcs_blocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, stype C.uintptr_t,
 	recv unsafe.Pointer, rcount C.MPI_Count, rtype C.uintptr_t, root C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
-	if ci, ic := interOf(h); ic != nil {
-		return interBlocks(ci, ic, which, send, scount, stype, recv, rcount, rtype, root, out, mode)
-	}
 	if isInit(mode) {
 		return persistColl(which, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
 			return bcs_blocks(which, send, scount, stype, recv, rcount, rtype, root, h, o, m)
 		})
+	}
+	if ci, ic := interOf(h); ic != nil {
+		return interBlocks(ci, ic, which, send, scount, stype, recv, rcount, rtype, root, out, mode) // inter.go
 	}
 	k, rc := newCollCall(which, h, out, mode)
 	if rc != 0 {
@@ -639,6 +639,9 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, 
 		return persistColl(which, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
 			return bcs_vblocks(which, send, scount, scounts, sdispls, stype, recv, rcount, rcounts, rdispls, rtype, root, h, o, m)
 		})
+	}
+	if ci, ic := interOf(h); ic != nil {
+		return interV(ci, ic, which, send, scount, scounts, sdispls, stype, recv, rcount, rcounts, rdispls, rtype, root, out, mode) // internb.go
 	}
 	k, rc := newCollCall(which, h, out, mode)
 	if rc != 0 {

@@ -66,9 +66,12 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 		*out = hCommNull
 		return rc
 	}
-	if t := carts[ci]; t != nil { // a duplicate keeps the topology
-		_, i, _ := splitHandle(nh)
+	_, i, _ := splitHandle(nh) // a duplicate keeps the topology
+	if t := carts[ci]; t != nil {
 		carts[i] = t
+	}
+	if g := graphs[ci]; g != nil { // graph.go
+		graphs[i] = g
 	}
 	*out = C.uintptr_t(nh)
 	return 0

@@ -48,6 +48,14 @@ func TestDiffOMB(t *testing.T) { runDiff(t, "omb", [][2]int{{1, 1}, {2, 1}, {4, 
 // (test/mpi/pt2pt, comm, errhan...) found, one section of p2pstd.c each.
 func TestDiffP2PStd(t *testing.T) { runDiff(t, "p2pstd", diffLayouts) }
 
+// TestDiffInterColl: the non-blocking, persistent, v- and w-forms and
+// Reduce_scatter(_block) on intercommunicators (they were
+// MPI_ERR_UNSUPPORTED_OPERATION), with unequal groups, a non-commutative
+// operation, and a barrier posted before a message its peer waits for.
+func TestDiffInterColl(t *testing.T) {
+	runDiff(t, "intercoll", [][2]int{{1, 1}, {2, 1}, {5, 1}, {8, 2}})
+}
+
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
 // on whichever communicator, while the others wait in a receive. Code 0

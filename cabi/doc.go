@@ -574,12 +574,17 @@
 // intercommunicator and an intracommunicator is MPI_UNEQUAL; of two
 // intercommunicators, MPI_CONGRUENT when both the local and the remote
 // groups match in order, MPI_SIMILAR when they match as sets. The MMDS records the
-// calls they are made of.
+// calls they are made of. The non-blocking and persistent forms of every
+// collective, the v-forms, Alltoallw and Reduce_scatter(_block) (every
+// form) run as one MPI_Alltoallw (MPI_Ialltoallw) over coll in which
+// nothing moves within a group (internb.go): no member needs the root's
+// rank in its own group, and the runtime progresses it like any
+// non-blocking collective. Reductions there gather every remote input
+// vector and reduce locally in the remote group's rank order at completion
+// (memory and messages grow with the remote group's size). Scan and Exscan
+// are not defined on an intercommunicator: MPI_ERR_COMM.
 //
-// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: the other
-// collectives on an intercommunicator (the v-forms, Alltoallw,
-// Reduce_scatter; Scan and Exscan are not defined there), the non-blocking
-// and persistent forms of every collective, MPI_Comm_create and
+// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: MPI_Comm_create and
 // MPI_Comm_split_type of an intercommunicator (merge it first). The calls
 // that need an intracommunicator refuse an intercommunicator with
 // MPI_ERR_COMM naming it: the window constructors (MPI_Win_create,

@@ -26,9 +26,10 @@ import (
 // Alltoall are composed of calls on the hidden communicators: a collective
 // of the local group (to or from its rank 0), and messages between the
 // leaders or between the root and the remote leader on union (MPI_Alltoall:
-// a message between every pair of the two groups, in rank order). Other
-// collectives on an intercommunicator, and the non-blocking and persistent
-// forms, are MPI_ERR_UNSUPPORTED_OPERATION.
+// a message between every pair of the two groups, in rank order). Their
+// non-blocking and persistent forms, the v- and w-forms and
+// Reduce_scatter(_block) run as one exchange over coll (internb.go).
+// Scan and Exscan are not defined on an intercommunicator (MPI_ERR_COMM).
 
 type interComm struct {
 	local, union   int   // hidden slots
@@ -441,14 +442,8 @@ func interStatus(ci int, s mpiapi.Status) mpiapi.Status {
 
 // interScratch is room for n items of t (a pointer as a buffer argument).
 func interScratch(t dtype, n int) unsafe.Pointer {
-	lo, hi := int64(0), int64(t.extent)
-	if t.info != nil {
-		lo, hi = t.info.trueLB, t.info.trueUB
-	}
-	front := max(0, -lo)
-	end := front + int64(max(n-1, 0))*int64(t.extent) + hi
-	b := make([]byte, max(end, 1)+8)
-	return unsafe.Pointer(&b[front])
+	b := scratchBytes(t, n) // internb.go
+	return unsafe.Pointer(&b[scratchFront(t)])
 }
 
 // ---- collectives ----
@@ -461,17 +456,23 @@ type interCall struct {
 	union  C.uintptr_t // coll's handle: the collectives' messages
 	lrank  int
 	leader bool
+	out    *C.uintptr_t // the request of a non-blocking call (or a persistent one's start)
+	mode   C.int
 }
 
+// newInterCall starts a collective on intercommunicator slot ci. Blocking
+// calls with an out of nil run composed of blocking steps (below); the
+// others (out set, or a persistent init's checks: mode has BCS_RUN) run as
+// one exchange (internb.go).
 func newInterCall(ci int, ic *interComm, name string, out *C.uintptr_t, mode C.int) (*interCall, C.int) {
-	if out != nil || mode&(C.BCS_PERSIST|C.BCS_RUN) != 0 {
-		return nil, fail(ci, name, errUnsupported, "the non-blocking and persistent collectives on an intercommunicator are not implemented by bcsmpi (the blocking ones are)")
-	}
-	k := &interCall{ci: ci, ic: ic, name: name, local: hidden(ic.local, ci), union: hidden(ic.coll, ci)}
+	k := &interCall{ci: ci, ic: ic, name: name, local: hidden(ic.local, ci), union: hidden(ic.coll, ci), out: out, mode: mode}
 	k.lrank = commRank(ci)
 	k.leader = k.lrank == 0
 	return k, 0
 }
+
+// composed reports whether the call runs as blocking steps.
+func (k *interCall) composed() bool { return k.out == nil && k.mode&C.BCS_RUN == 0 }
 
 // rootRole reads an intercommunicator collective's root: the caller is the
 // root (MPI_ROOT), another member of the root's group (MPI_PROC_NULL), or
@@ -516,17 +517,20 @@ func interBlock(p unsafe.Pointer, t dtype, i, n int) unsafe.Pointer {
 }
 
 func interBarrier(ci int, ic *interComm, out *C.uintptr_t, mode C.int) C.int {
-	k, rc := newInterCall(ci, ic, "MPI_Barrier", out, mode)
-	if rc != 0 {
+	k, rc := newInterCall(ci, ic, collName(C.BCS_BARRIER, out != nil, mode), out, mode)
+	if rc != 0 || k.checkOnly() {
 		return rc
 	}
-	return bcs_barrier(k.union, nil, 0)
+	return bcs_barrier(k.union, out, 0)
 }
 
 func interBcast(ci int, ic *interComm, buf unsafe.Pointer, n C.MPI_Count, dt C.uintptr_t, root C.int, out *C.uintptr_t, mode C.int) C.int {
-	k, rc := newInterCall(ci, ic, "MPI_Bcast", out, mode)
+	k, rc := newInterCall(ci, ic, collName(C.BCS_BCAST, out != nil, mode), out, mode)
 	if rc != 0 {
 		return rc
+	}
+	if !k.composed() { // internb.go
+		return k.blocksNB(C.BCS_BCAST, buf, n, dt, buf, n, dt, root)
 	}
 	isRoot, idle, rc := k.rootRole(root)
 	switch {
@@ -546,20 +550,20 @@ func interBcast(ci int, ic *interComm, buf unsafe.Pointer, n C.MPI_Count, dt C.u
 }
 
 // interReduce is Reduce (which BCS_REDUCE) and Allreduce.
-func interReduce(ci int, ic *interComm, which C.int, send, recv unsafe.Pointer, n C.MPI_Count, dt, op C.uintptr_t, root C.int, out *C.uintptr_t, mode C.int) C.int {
-	name := "MPI_Allreduce"
-	if which == C.BCS_REDUCE {
-		name = "MPI_Reduce"
-	}
-	if which != C.BCS_REDUCE && which != C.BCS_ALLREDUCE {
-		return fail(ci, collName(int(which), out != nil, mode), errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+func interReduce(ci int, ic *interComm, which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts unsafe.Pointer, dt, op C.uintptr_t, root C.int, out *C.uintptr_t, mode C.int) C.int {
+	name := collName(int(which), out != nil, mode)
+	if which != C.BCS_REDUCE && which != C.BCS_ALLREDUCE && which != C.BCS_REDUCE_SCATTER && which != C.BCS_REDUCE_SCATTER_BLOCK {
+		return fail(ci, name, errComm, "%s needs an intracommunicator (the standard defines no %s on an intercommunicator)", name, name)
 	}
 	k, rc := newInterCall(ci, ic, name, out, mode)
 	if rc != 0 {
 		return rc
 	}
-	if uintptr(send) == hInPlace || uintptr(recv) == hInPlace {
-		return fail(ci, name, errBuffer, "MPI_IN_PLACE is not allowed on an intercommunicator")
+	if rc := k.noInPlace(send, recv); rc != 0 {
+		return rc
+	}
+	if !k.composed() || which == C.BCS_REDUCE_SCATTER || which == C.BCS_REDUCE_SCATTER_BLOCK { // internb.go
+		return k.reduceNB(which, send, recv, n, counts, dt, op, root)
 	}
 	t, rc := k.typ("datatype", dt)
 	if rc != 0 {
@@ -606,8 +610,11 @@ func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount
 	if rc != 0 {
 		return rc
 	}
-	if uintptr(send) == hInPlace || uintptr(recv) == hInPlace {
-		return fail(ci, name, errBuffer, "MPI_IN_PLACE is not allowed on an intercommunicator")
+	if rc := k.noInPlace(send, recv); rc != 0 {
+		return rc
+	}
+	if !k.composed() { // internb.go
+		return k.blocksNB(which, send, scount, stype, recv, rcount, rtype, root)
 	}
 	ln, rn := len(ic.lranks), len(ic.rranks)
 	remote := C.int(ic.roff)
@@ -682,7 +689,7 @@ func interBlocks(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount
 		}
 		return 0
 	}
-	return fail(ci, name, errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi (Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall are)")
+	return fail(ci, name, errUnsupported, "%s on an intercommunicator is not implemented by bcsmpi", name)
 }
 
 // interSplit is MPI_Comm_split of intercommunicator slot ci: the members of

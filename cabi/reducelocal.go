@@ -61,6 +61,14 @@ func bcs_reduce_local(in, inout unsafe.Pointer, count C.MPI_Count, dt, op C.uint
 	if count == 0 {
 		return 0
 	}
+	return applyLocal(call, t, dt, op, in, inout, count, nb)
+}
+
+// applyLocal is inoutbuf = inbuf op inoutbuf for count items of t (nb
+// bytes), the handles already checked. It reads no handle table that
+// MPI_Op_free or MPI_Type_free clears, so a non-blocking collective's
+// completion can run it after the user freed both (internb.go).
+func applyLocal(call string, t dtype, dt, op C.uintptr_t, in, inout unsafe.Pointer, count C.MPI_Count, nb int64) C.int {
 	code, predefined := opCodes[uintptr(op)]
 	var fn unsafe.Pointer // a C function on the caller's buffers
 	if !predefined {      // a user operation

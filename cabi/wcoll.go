@@ -163,6 +163,9 @@ func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sd
 			return bcs_wcoll(which, send, scount, scounts, sdispls, sdisplsA, stype, stypes, recv, rcount, rcounts, rdispls, rdisplsA, rtype, rtypes, h, o, m)
 		})
 	}
+	if ci, ic := interOf(h); ic != nil && which == wAlltoallw {
+		return interW(ci, ic, name, send, scounts, sdispls, sdisplsA, stypes, recv, rcounts, rdispls, rdisplsA, rtypes, out, mode) // internb.go
+	}
 	k, rc := newNamedColl(name, h, out, mode)
 	if rc != 0 {
 		return rc

@@ -136,6 +136,14 @@ static void graph(void) {
     OK(MPI_Graph_get(g, 16, 64, gi, ge));
     for (int i = 0; i < n; i++) CHECK(gi[i] == index[i], "graph_get index %d", i);
     for (int i = 0; i < ne; i++) CHECK(ge[i] == edges[i], "graph_get edge %d", i);
+    /* A duplicate keeps the graph (it lost it: MPI_UNDEFINED). */
+    MPI_Comm dup;
+    OK(MPI_Comm_dup(g, &dup));
+    OK(MPI_Topo_test(dup, &st));
+    CHECK(st == MPI_GRAPH, "dup of a graph: topo_test %d", st);
+    OK(MPI_Graphdims_get(dup, &nn, &nedges));
+    CHECK(nn == n && nedges == ne, "dup of a graph: graphdims %d %d", nn, nedges);
+    OK(MPI_Comm_free(&dup));
     int cnt, nbrs[16];
     OK(MPI_Graph_neighbors_count(g, rank, &cnt));
     int first = rank == 0 ? 0 : index[rank - 1];
@@ -171,6 +179,11 @@ static void distgraph(void) {
     int st, indeg, outdeg, weighted;
     OK(MPI_Topo_test(g, &st));
     CHECK(st == MPI_DIST_GRAPH, "dist topo_test %d", st);
+    MPI_Comm dup;
+    OK(MPI_Comm_dup(g, &dup));
+    OK(MPI_Topo_test(dup, &st));
+    CHECK(st == MPI_DIST_GRAPH, "dup of a distributed graph: topo_test %d", st);
+    OK(MPI_Comm_free(&dup));
     OK(MPI_Dist_graph_neighbors_count(g, &indeg, &outdeg, &weighted));
     CHECK(indeg == no && outdeg == no && weighted, "dist counts %d %d %d", indeg, outdeg, weighted);
     int gs[2], gsw[2], gd[2], gdw[2];
