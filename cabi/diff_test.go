@@ -38,6 +38,7 @@ func TestDiffCreate(t *testing.T)   { runDiff(t, "create", [][2]int{{1, 1}, {2, 
 func TestDiffNullArgs(t *testing.T) { runDiff(t, "nullargs", [][2]int{{1, 1}, {2, 1}}) }
 func TestDiffMisc(t *testing.T)     { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
+func TestDiffPairtype(t *testing.T) { runDiff(t, "pairtype", diffLayouts) }
 
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
