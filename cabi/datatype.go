@@ -143,9 +143,9 @@ type dtInfo struct {
 	elems          int64 // basic elements per item
 	lb, ub         int64
 	trueLB, trueUB int64
-	align          int64 // alignment of the strictest basic type (MPI_Type_create_struct pads to it)
-	kind           int   // C.BCS_* of every basic element, or C.BCS_NONE if they differ
-	basicKind      int   // predefined: its element kind
+	align          int64   // alignment of the strictest basic type (MPI_Type_create_struct pads to it)
+	kind           int     // C.BCS_* of every basic element, or C.BCS_NONE if they differ
+	basicKind      int     // predefined: its element kind
 	pair           *dtInfo // the predefined pair type all its items are made of, or nil
 	pairKind       int     // a predefined pair type: the runtime's element kind of its pairs (C.BCS_F64I, ...), or C.BCS_NONE
 
