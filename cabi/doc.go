@@ -112,9 +112,10 @@
 //     none. MPI_MINLOC and MPI_MAXLOC also take derived types made of one
 //     pair type with a runtime element type (a contiguous type of
 //     MPI_DOUBLE_INT), which MPICH and Open MPI refuse; other predefined
-//     operations on pair types are MPI_ERR_OP. Send and receive types may differ where
-//     they move the same number of elements of one kind (a column vector
-//     gathered into rows).
+//     operations on pair types are MPI_ERR_OP. Send and receive types may
+//     differ where they move the same number of elements of one kind (a
+//     column vector gathered into rows; a pair type and a struct of its
+//     parts, both moved as packed bytes).
 //   - MPI_Get_count divides the bytes received by the type's packed size
 //     (MPI_UNDEFINED when not whole); MPI_Get_elements walks the signature.
 //     MPI_Pack/Unpack use the same packed form, MPI_Pack_size is exact.
@@ -625,8 +626,9 @@
 //     pread of their span when it is at most twice their data plus 64 KiB
 //     (data sieving). A basic element occupies its size in the file, as in
 //     a packed buffer, so the pair types (MPI_DOUBLE_INT, ...) leave out
-//     their padding (12 bytes of data per MPI_DOUBLE_INT). Its data must be whole etypes (MPI_ERR_TYPE). get_view
-//     returns derived types as new handles the program frees;
+//     their padding (12 bytes of data per MPI_DOUBLE_INT). Its data must
+//     be whole etypes (MPI_ERR_TYPE). get_view returns derived types as
+//     new handles the program frees;
 //     get_type_extent is the datatype's extent; get_info an empty info
 //     (hints are checked, not used).
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
