@@ -207,6 +207,9 @@ func (k *collCall) stage(p unsafe.Pointer, t dtype, span int, in, out []item) un
 	if t.info == nil || span == 0 || p == nil && !t.bottom() {
 		return p
 	}
+	if t.pairs {
+		return k.stagePairs(p, t, span, in, out)
+	}
 	if t.info.contig {
 		return unsafe.Add(p, t.info.trueLB)
 	}
@@ -227,6 +230,39 @@ func (k *collCall) stage(p unsafe.Pointer, t dtype, span int, in, out []item) un
 		})
 	}
 	return unsafe.Pointer(&buf[0])
+}
+
+// stagePairs is stage for a reduction with MPI_MINLOC or MPI_MAXLOC of a
+// pair type's view (pairs.go): the buffer of the predefined pair type is
+// the caller's (its layout is the runtime's); that of a derived type is a
+// staging buffer of its items' pairs in the runtime's layout, expanded from
+// their packed form now (in) and compressed and unpacked at completion
+// (out).
+func (k *collCall) stagePairs(p unsafe.Pointer, t dtype, span int, in, out []item) unsafe.Pointer {
+	if t.info.predefined() {
+		return p
+	}
+	e := sigOfKind[t.kind]
+	wire, gs := int(t.info.wire), t.per*e.Size()
+	g := aligned(span * gs)
+	if len(g) == 0 {
+		return p
+	}
+	for _, r := range in {
+		packed := make([]byte, r.n*wire)
+		t.info.pack(packed, at(p, r.first, t.extent), r.n)
+		expandPairs(e, g[r.first*gs:(r.first+r.n)*gs], packed)
+	}
+	if out != nil {
+		k.post = append(k.post, func() {
+			for _, r := range out {
+				packed := make([]byte, r.n*wire)
+				compressPairs(e, packed, g[r.first*gs:(r.first+r.n)*gs])
+				t.info.unpack(at(p, r.first, t.extent), packed, r.n)
+			}
+		})
+	}
+	return unsafe.Pointer(unsafe.SliceData(g))
 }
 
 // whole is the one run of a buffer of n items.
@@ -394,6 +430,11 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts un
 	t, rc := k.datatype("datatype", dt)
 	if rc != 0 {
 		return rc
+	}
+	if isLoc(uintptr(op)) { // pairs reduce in the runtime's layout (pairs.go)
+		if v, ok := t.pairView(); ok {
+			t = v
+		}
 	}
 	o, rc := resolveOp(k.ci, k.name, uintptr(op), t, mode&C.BCS_RUN != 0 && out != nil) // a start, not the init's checks
 	if rc != 0 {

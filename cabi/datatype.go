@@ -29,9 +29,13 @@ import (
 //     compiled layout is the typemap flattened into segments, adjacent runs
 //     merged and regular runs folded into one strided segment.
 //   - Wire bytes: what one item occupies packed: the sum of its basic
-//     elements' extents (a basic element moves with its extent, so the
-//     predefined pair types carry their padding, as they do when sent
-//     contiguously).
+//     elements' extents, which is its size.
+//   - Pair type: a predefined value-index type (MPI_DOUBLE_INT, ...,
+//     MPI_2INTEGER). For every call that moves data it is the struct of
+//     its two parts (pairParts): typemap {(value, 0), (index, off)}, two
+//     basic elements, packed in its size (MPI_DOUBLE_INT in 12 bytes, its
+//     extent 16), so it matches any type of the same signature. Only
+//     MPI_MINLOC and MPI_MAXLOC know it as a pair (dtInfo.pair, pairs.go).
 //   - Signature: the sequence of basic types, run-length encoded (sigRun);
 //     MPI_Get_elements walks it.
 //
@@ -139,9 +143,11 @@ type dtInfo struct {
 	elems          int64 // basic elements per item
 	lb, ub         int64
 	trueLB, trueUB int64
-	align          int64 // alignment of the strictest basic type (MPI_Type_create_struct pads to it)
-	kind           int   // C.BCS_* of every basic element, or C.BCS_NONE if they differ
-	basicKind      int   // predefined: its element kind
+	align          int64   // alignment of the strictest basic type (MPI_Type_create_struct pads to it)
+	kind           int     // C.BCS_* of every basic element, or C.BCS_NONE if they differ
+	basicKind      int     // predefined: its element kind
+	pair           *dtInfo // the predefined pair type all its items are made of, or nil
+	pairKind       int     // a predefined pair type: the runtime's element kind of its pairs (C.BCS_F64I, ...), or C.BCS_NONE
 
 	committed bool
 	segs      []seg // compiled at commit
@@ -204,8 +210,57 @@ func predefinedType(h uintptr) *dtInfo {
 		align: min(align, 16), kind: kind, basicKind: kind, committed: true, contig: true}
 	t.segs = []seg{{0, ext, 1, 0}}
 	t.sig = []sigRun{{t, 1}}
+	if pp, ok := pairParts[h]; ok {
+		t.asPair(pp)
+	}
 	predefinedInfo[i] = t
 	return t
+}
+
+// pairParts are the parts of the predefined pair types: the value and the
+// index type, and the index's offset (where a C compiler puts i in
+// struct { V v; I i; }, whose size is the pair's extent).
+var pairParts = map[uintptr]struct {
+	v, i uintptr
+	off  int64
+}{
+	0x228: {0x210, 0x209, 4},  // MPI_FLOAT_INT: MPI_FLOAT, MPI_INT
+	0x229: {0x214, 0x209, 8},  // MPI_DOUBLE_INT: MPI_DOUBLE, MPI_INT
+	0x22a: {0x20a, 0x209, 8},  // MPI_LONG_INT: MPI_LONG, MPI_INT
+	0x22b: {0x209, 0x209, 4},  // MPI_2INT
+	0x22c: {0x208, 0x209, 4},  // MPI_SHORT_INT: MPI_SHORT, MPI_INT
+	0x22d: {0x220, 0x209, 16}, // MPI_LONG_DOUBLE_INT: MPI_LONG_DOUBLE, MPI_INT
+	0x230: {0x21a, 0x21a, 4},  // MPI_2REAL: MPI_REAL twice
+	0x231: {0x21c, 0x21c, 8},  // MPI_2DOUBLE_PRECISION
+	0x232: {0x219, 0x219, 4},  // MPI_2INTEGER
+}
+
+// asPair makes the predefined type t the struct of its parts pp: two basic
+// elements packed in its size, a layout of the parts (one run where they
+// touch), the element kind of its parts where they share one; the table's
+// kind (shim.c) stays as pairKind, the runtime's element type of MINLOC and
+// MAXLOC on it.
+func (t *dtInfo) asPair(pp struct {
+	v, i uintptr
+	off  int64
+}) {
+	v, i := predefinedType(pp.v), predefinedType(pp.i)
+	var l segList
+	l.add(seg{0, v.wire, 1, 0})
+	l.add(seg{pp.off, i.wire, 1, 0})
+	l.addSig(v, 1)
+	l.addSig(i, 1)
+	t.pair, t.pairKind = t, t.kind
+	t.kind = v.kind
+	if i.kind != v.kind {
+		t.kind = C.BCS_NONE
+	}
+	t.wire, t.elems, t.trueUB = v.wire+i.wire, 2, pp.off+i.wire
+	t.segs, t.sig = l.segs, l.sig
+	t.contig = len(t.segs) == 1 && t.segs[0].len == t.extent()
+	if t.wire != t.size {
+		panic(fmt.Sprintf("cabi: %s: parts of %d bytes, size %d", t.name, t.wire, t.size))
+	}
 }
 
 // ---- handles of derived datatypes ----
@@ -483,7 +538,7 @@ func (t *dtInfo) build() *typeError {
 		return badArg(errIntern, "%d datatypes for count %d", len(t.types), count)
 	}
 	first, firstTrue, kindSet := true, true, false
-	t.kind = old.kind
+	t.kind, t.pair = old.kind, nil
 	seq := t.blocks(v)
 	if t.combiner == combVector || t.combiner == combHvector {
 		seq = t.vectorEnds(v)
@@ -526,9 +581,14 @@ func (t *dtInfo) build() *typeError {
 		}
 		if o.elems > 0 {
 			if !kindSet {
-				t.kind, kindSet = o.kind, true
-			} else if t.kind != o.kind {
-				t.kind = C.BCS_NONE
+				t.kind, t.pair, kindSet = o.kind, o.pair, true
+			} else {
+				if t.kind != o.kind {
+					t.kind = C.BCS_NONE
+				}
+				if t.pair != o.pair {
+					t.pair = nil
+				}
 			}
 		}
 		// An empty block (no basic elements) has no true bounds, and
@@ -590,8 +650,8 @@ func (t *dtInfo) bounded() *typeError {
 
 // scalarsOf copies a type's scalars (dup, resized).
 func (t *dtInfo) scalarsOf(o *dtInfo) {
-	t.size, t.wire, t.elems, t.lb, t.ub, t.trueLB, t.trueUB, t.align, t.kind =
-		o.size, o.wire, o.elems, o.lb, o.ub, o.trueLB, o.trueUB, o.align, o.kind
+	t.size, t.wire, t.elems, t.lb, t.ub, t.trueLB, t.trueUB, t.align, t.kind, t.pair =
+		o.size, o.wire, o.elems, o.lb, o.ub, o.trueLB, o.trueUB, o.align, o.kind, o.pair
 }
 
 // buildSubarray checks a subarray's arguments; its layout is that of an

@@ -22,6 +22,9 @@ type tmEntry struct {
 
 // naive is the typemap of one item of t, from the standard's definitions.
 func naive(t *dtInfo) []tmEntry {
+	if pp, ok := pairParts[t.h]; ok && t.predefined() { // a pair type: its two parts
+		return []tmEntry{{0, predefinedType(pp.v)}, {pp.off, predefinedType(pp.i)}}
+	}
 	if t.predefined() {
 		return []tmEntry{{0, t}}
 	}
@@ -179,7 +182,7 @@ func TestLayoutAgainstNaiveTypemap(t *testing.T) {
 	seed := uint64(rand.Int64())
 	t.Logf("seed %d", seed)
 	g := &gen{r: rand.New(rand.NewPCG(seed, 1))}
-	for _, h := range []uintptr{0x209, 0x214, 0x243, 0x208, 0x22b} { // INT, DOUBLE, CHAR, SHORT, 2INT
+	for _, h := range []uintptr{0x209, 0x214, 0x243, 0x208, 0x22b, 0x229, 0x22c} { // INT, DOUBLE, CHAR, SHORT, 2INT, DOUBLE_INT, SHORT_INT
 		g.basic = append(g.basic, predefinedType(h))
 	}
 	for i := 0; i < 3000; i++ {

@@ -38,6 +38,7 @@ func TestDiffCreate(t *testing.T)   { runDiff(t, "create", [][2]int{{1, 1}, {2, 
 func TestDiffNullArgs(t *testing.T) { runDiff(t, "nullargs", [][2]int{{1, 1}, {2, 1}}) }
 func TestDiffMisc(t *testing.T)     { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
+func TestDiffPairtype(t *testing.T) { runDiff(t, "pairtype", diffLayouts) }
 
 // TestDiffOMB: the calls the OSU micro-benchmarks make beyond the other programs' (persistent
 // and neighbourhood collectives in every form, on a multigraph too; one-sided traffic under each

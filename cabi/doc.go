@@ -84,16 +84,21 @@
 //     Wait or Test sees the request complete (blocking calls: on return).
 //     Point-to-point staging buffers are reused once their call completes
 //     (up to 16 of up to 16 MiB); collectives allocate theirs per call.
-//     A basic element moves with its extent, so the pair types
-//     (MPI_DOUBLE_INT, ...) carry their padding, as they do contiguously.
-//     Not supported, for that reason: matching a padded pair type against
-//     a type of the same signature built from its parts (a struct
-//     {double, int}): their packed bytes differ (16 and 12 per pair), so
-//     the data lands misplaced and MPI_Get_elements is MPI_UNDEFINED; and
-//     MPI_Pack of n pairs takes n extents, more than n times MPI_Type_size
-//     (MPICH's datatype/get_elements_pairtype and pairtype_pack fail).
-//     Packing pairs at their size would need the collectives, which move
-//     pairs as Go values of the padded layout, to convert at their edge.
+//     A basic element moves in its size; a pair type (MPI_DOUBLE_INT,
+//     ..., MPI_2INTEGER) is the struct of its two parts for every call
+//     that moves data: two basic elements packed in MPI_Type_size bytes
+//     (MPI_DOUBLE_INT in 12, its extent 16), so it matches any type of the
+//     same signature (a struct {double, int} resized to 16, MPI_PACKED)
+//     in point-to-point calls, MPI_Pack/Unpack, files and collectives, and
+//     MPI_Get_elements counts two per pair. Only MPI_MINLOC and MPI_MAXLOC
+//     know pairs (pairs.go): a reduction sees the pair type through a view
+//     in the runtime's layout of pairs (mpiapi.ValIdx, which is the C
+//     struct's), so the predefined type reduces in the caller's buffer
+//     with the runtime's kernels; a derived type of pairs is expanded
+//     into a staging buffer and compressed back; an accumulate's target
+//     converts the packed pairs it applies. Every member of a reduction
+//     passes the same datatype (the standard), so no member moves packed
+//     pairs while another moves the view.
 //   - Collectives: a type whose basic elements are all of one kind moves as
 //     that Go element type (a vector of MPI_DOUBLE as float64s), so the
 //     runtime checks element types and counts across members, and
@@ -104,9 +109,13 @@
 //     MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION) take the
 //     predefined operations the standard allows them (shim_ops.c: C
 //     functions applied as a user operation's are), derived types of them
-//     none. Send and receive types may differ where
-//     they move the same number of elements of one kind (a column vector
-//     gathered into rows).
+//     none. MPI_MINLOC and MPI_MAXLOC also take derived types made of one
+//     pair type with a runtime element type (a contiguous type of
+//     MPI_DOUBLE_INT), which MPICH and Open MPI refuse; other predefined
+//     operations on pair types are MPI_ERR_OP. Send and receive types may
+//     differ where they move the same number of elements of one kind (a
+//     column vector gathered into rows; a pair type and a struct of its
+//     parts, both moved as packed bytes).
 //   - MPI_Get_count divides the bytes received by the type's packed size
 //     (MPI_UNDEFINED when not whole); MPI_Get_elements walks the signature.
 //     MPI_Pack/Unpack use the same packed form, MPI_Pack_size is exact.
@@ -662,10 +671,11 @@
 //     through the filetype's compiled layout; adjacent runs become one
 //     system call, and a read takes a batch of runs (up to 16384) with one
 //     pread of their span when it is at most twice their data plus 64 KiB
-//     (data sieving). A basic element occupies its extent in the file, as in
-//     a packed buffer, so the pair types (MPI_DOUBLE_INT, ...) carry their
-//     padding. Its data must be whole etypes (MPI_ERR_TYPE). get_view
-//     returns derived types as new handles the program frees;
+//     (data sieving). A basic element occupies its size in the file, as in
+//     a packed buffer, so the pair types (MPI_DOUBLE_INT, ...) leave out
+//     their padding (12 bytes of data per MPI_DOUBLE_INT). Its data must
+//     be whole etypes (MPI_ERR_TYPE). get_view returns derived types as
+//     new handles the program frees;
 //     get_type_extent is the datatype's extent; get_info an empty info
 //     (hints are checked, not used).
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,

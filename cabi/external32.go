@@ -33,7 +33,9 @@ type e32Part struct {
 }
 
 // e32Parts gives each predefined datatype's components, by name; a name
-// missing here has one part, all of it, kind 'u' (the sizes agree).
+// missing here has one part, all of it, kind 'u' (the sizes agree). The
+// pair types are two basic elements in a signature (datatype.go), each
+// converted as itself.
 var e32Parts = map[string][]e32Part{
 	"MPI_LONG":                    {{0, 8, 4, 'i'}},
 	"MPI_UNSIGNED_LONG":           {{0, 8, 4, 'u'}},
@@ -51,15 +53,6 @@ var e32Parts = map[string][]e32Part{
 	"MPI_COMPLEX16":               {{0, 8, 8, 'u'}, {8, 8, 8, 'u'}},
 	"MPI_COMPLEX4":                {{0, 2, 2, 'u'}, {2, 2, 2, 'u'}},
 	"MPI_COMPLEX32":               {{0, 16, 16, 'u'}, {16, 16, 16, 'u'}}, // REAL16 is binary128 already
-	"MPI_FLOAT_INT":               {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
-	"MPI_DOUBLE_INT":              {{0, 8, 8, 'u'}, {8, 4, 4, 'u'}},
-	"MPI_LONG_INT":                {{0, 8, 4, 'i'}, {8, 4, 4, 'u'}},
-	"MPI_2INT":                    {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
-	"MPI_SHORT_INT":               {{0, 2, 2, 'u'}, {4, 4, 4, 'u'}},
-	"MPI_LONG_DOUBLE_INT":         {{0, 16, 16, 'x'}, {16, 4, 4, 'u'}},
-	"MPI_2REAL":                   {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
-	"MPI_2DOUBLE_PRECISION":       {{0, 8, 8, 'u'}, {8, 8, 8, 'u'}},
-	"MPI_2INTEGER":                {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
 }
 
 // e32 is a basic element's parts and its external32 size.

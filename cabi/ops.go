@@ -50,10 +50,14 @@ func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
 // runtime operation was made at the init, for this datatype.
 func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.Op, C.int) {
 	if o, ok := ops[h]; ok {
-		if t.info.kind == C.BCS_NONE && t.info.combiner == combNamed {
-			// Long double, complex and the other pair types: the runtime
-			// moves their bytes and a C function reduces them, as it would
-			// a user operation's.
+		loc := o == mpiapi.Minloc || o == mpiapi.Maxloc
+		if p := t.info.pair; p != nil && !loc {
+			return nil, fail(ci, call, errOp, "%s is not defined on %s, whose elements are %s value-index pairs; use MPI_MINLOC or MPI_MAXLOC", o, t.name, p.name)
+		}
+		if !t.pairs && t.info.predefined() && (t.info.kind == C.BCS_NONE || t.info.pair != nil) {
+			// Long double, complex and the pair types without a runtime
+			// element type: the runtime moves their bytes and a C
+			// function reduces them, as it would a user operation's.
 			if b := builtinOps[[2]uintptr{h, t.h}]; b != nil {
 				return b, 0
 			}
@@ -63,10 +67,13 @@ func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.O
 				return b, 0
 			}
 		}
-		if pair, loc := t.kind >= C.BCS_F32I, o == mpiapi.Minloc || o == mpiapi.Maxloc; loc && !pair {
+		if pair := t.kind >= C.BCS_F32I; loc && !pair {
+			if p := t.info.pair; p != nil {
+				return nil, fail(ci, call, errOp, "%s on %s, a derived type of %s, is not supported by bcsmpi (on %s itself it is)", o, t.name, p.name, p.name)
+			}
 			return nil, fail(ci, call, errOp, "%s needs a value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...), not %s", o, t.name)
 		}
-		if t.info.kind == C.BCS_NONE {
+		if !t.pairs && t.info.kind == C.BCS_NONE {
 			return nil, fail(ci, call, errOp, "%s is not defined on %s: bcsmpi's predefined operations need a datatype whose basic elements are all of one integer, floating-point or pair type", o, t.name)
 		}
 		return o, 0

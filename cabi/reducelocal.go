@@ -17,7 +17,8 @@ import (
 // the runtime's kernels (internal/reduce, the code agents reduce with) on
 // the datatype's elements; a user operation is the C function, called once
 // on the caller's buffers with the count and datatype. A non-contiguous
-// datatype is packed into staging buffers and the result unpacked.
+// datatype is packed into staging buffers and the result unpacked; MINLOC
+// and MAXLOC see a pair type through its view (pairs.go).
 
 // opCodes maps the predefined operation handles to the runtime's codes.
 var opCodes = map[uintptr]reduce.Op{
@@ -36,6 +37,11 @@ func bcs_reduce_local(in, inout unsafe.Pointer, count C.MPI_Count, dt, op C.uint
 	t, rc := datatype(0, call, "datatype", uintptr(dt))
 	if rc != 0 {
 		return rc
+	}
+	if isLoc(uintptr(op)) { // pairs reduce in the runtime's layout (pairs.go)
+		if v, ok := t.pairView(); ok {
+			t = v
+		}
 	}
 	if count < 0 {
 		return fail(0, call, errCount, "count = %d, want >= 0", int64(count))
@@ -74,7 +80,7 @@ func applyLocal(call string, t dtype, dt, op C.uintptr_t, in, inout unsafe.Point
 	if !predefined {      // a user operation
 		_, i, _ := splitHandle(uintptr(op))
 		fn = userOps[i].fn
-	} else if t.info.kind == C.BCS_NONE && t.info.combiner == combNamed { // shim_ops.c
+	} else if !t.pairs && t.info.predefined() && (t.info.kind == C.BCS_NONE || t.info.pair != nil) { // shim_ops.c
 		fn = C.bcs_builtin_op(dt, op)
 	}
 	if fn != nil {
@@ -90,7 +96,12 @@ func applyLocal(call string, t dtype, dt, op C.uintptr_t, in, inout unsafe.Point
 		return fail(0, call, errOp, "%v", err)
 	}
 	n := int(count)
-	if t.info.contig {
+	if t.pairs && t.info.predefined() { // the caller's pairs are in the runtime's layout
+		sz := n * typ.Size()
+		reduce.Apply(code, typ, unsafe.Slice((*byte)(inout), sz), unsafe.Slice((*byte)(in), sz))
+		return 0
+	}
+	if t.info.contig && !t.pairs {
 		a := unsafe.Slice((*byte)(unsafe.Add(inout, t.info.trueLB)), nb)
 		b := unsafe.Slice((*byte)(unsafe.Add(in, t.info.trueLB)), nb)
 		reduce.Apply(code, typ, a, b)
@@ -103,7 +114,7 @@ func applyLocal(call string, t dtype, dt, op C.uintptr_t, in, inout unsafe.Point
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&sb[0])), nb)
 	t.info.pack(a, inout, n)
 	t.info.pack(b, in, n)
-	reduce.Apply(code, typ, a, b)
+	applyPacked(code, typ, a, b) // whole elements: nb is count packed items
 	t.info.unpack(inout, a, n)
 	return 0
 }

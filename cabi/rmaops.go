@@ -200,8 +200,15 @@ var opOfRed = func() map[uint8]uintptr {
 }()
 
 // elemOf is the reduce type of a datatype whose basic elements are all of
-// one kind, or 0.
+// one kind, or of pairs of one pair type with a runtime element type (moved
+// packed; the target converts, pairs.go), or 0.
 func elemOf(t dtype) reduce.Type {
+	if p := t.info.pair; p != nil {
+		if v, ok := t.pairView(); ok {
+			return sigOfKind[v.kind]
+		}
+		return 0
+	}
 	if k := t.info.kind; k > 0 && k < len(sigOfKind) {
 		return sigOfKind[k]
 	}
@@ -1027,14 +1034,12 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 			tt.unpack(addr, cur, count)
 			return 0, ""
 		}
-		if err := reduce.Check(reduce.Op(h.red), e); err != nil || n%e.Size() != 0 {
+		if err := reduce.Check(reduce.Op(h.red), e); err != nil {
 			return errOp, fmt.Sprintf("operation %d on element type %d: %v", h.red, h.elem, err)
 		}
-		in := data
-		if uintptr(unsafe.Pointer(unsafe.SliceData(in)))%8 != 0 {
-			in = bytes.Clone(in)
+		if !applyPacked(reduce.Op(h.red), e, cur, data) { // pairs packed as their parts
+			return errOp, fmt.Sprintf("operation %d on %d bytes: not whole elements of type %s", h.red, n, e)
 		}
-		reduce.Apply(reduce.Op(h.red), e, cur, in)
 		tt.unpack(addr, cur, count)
 	case opCAS:
 		if len(data) != 2*n {

@@ -845,11 +845,14 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 }
 
 // A status carries the packed bytes received; a count is in items of the
-// datatype (for a predefined type, its extent: the bytes a contiguous
-// element occupies), MPI_UNDEFINED when the bytes are not a whole number.
+// datatype (for a predefined type, its size), MPI_UNDEFINED when the bytes
+// are not a whole number. The pair types (two basic elements each, packed
+// in their size) are the Go side's (datatype.go).
 static int bcs_count(const char *call, const MPI_Status *status, MPI_Datatype datatype, int elements, MPI_Count *count) {
     const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t != NULL && status != NULL) {
+    uintptr_t h = H(datatype);
+    int pair = (h >= H(MPI_FLOAT_INT) && h <= H(MPI_LONG_DOUBLE_INT)) || (h >= H(MPI_2REAL) && h <= H(MPI_2INTEGER));
+    if (t != NULL && status != NULL && !pair) {
         uint64_t bytes = (uint64_t)(uint32_t)status->MPI_internal[0] | (uint64_t)(uint32_t)status->MPI_internal[1] << 32;
         *count = bytes % (uint64_t)t->extent ? MPI_UNDEFINED : (MPI_Count)(bytes / (uint64_t)t->extent);
         return MPI_SUCCESS;

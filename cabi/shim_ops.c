@@ -1,9 +1,10 @@
 // Predefined operations on the predefined datatypes that have no Go element
 // type (shim.h: BCS_NONE): long double, the complex types and the pair types
 // MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION. The runtime
-// moves them as bytes, so ops.go reduces them as it reduces with a user
-// operation, with one of these C functions (bcs_builtin_op) as the user
-// function. The standard's table (MPI 5.0, 6.9.2): MPI_SUM and MPI_PROD on
+// moves them as bytes (or, MPI_2REAL and MPI_2DOUBLE_PRECISION, as their
+// parts), so ops.go reduces them as it reduces with a user operation, with
+// one of these C functions (bcs_builtin_op) as the user function; it sees
+// the pairs in their C layout, padding included (types.go unpacks them). The standard's table (MPI 5.0, 6.9.2): MPI_SUM and MPI_PROD on
 // complex; MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX on floating point;
 // MPI_MINLOC and MPI_MAXLOC on pairs.
 #include <complex.h>

@@ -34,6 +34,7 @@ type dtype struct {
 	extent int
 	kind   int
 	per    int
+	pairs  bool // a reduction's view of pairs in the runtime's layout (pairs.go: pairView)
 }
 
 // datatype resolves a datatype handle for a call that moves data: it must
@@ -194,7 +195,13 @@ func (elems[T]) userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *m
 		}
 		// The C function sees items in the type's layout: unpack both
 		// operands into C memory laid out so, and pack the result back.
+		// The memory covers whole items too: a C function may copy an
+		// item whole, its padding with it (the pair types' functions
+		// do: b[i] = a[i]).
 		lo, hi := t.info.span(int(n))
+		if ext := t.info.extent(); ext > 0 {
+			lo, hi = min(lo, t.info.lb), max(hi, t.info.lb+int64(n)*ext)
+		}
 		bi, bo := C.malloc(C.size_t(hi-lo)), C.malloc(C.size_t(hi-lo))
 		defer C.free(bi)
 		defer C.free(bo)
