@@ -278,11 +278,13 @@
 // one call per MPI_BYTE; a contiguous type now moves as one copy.)
 // Results (Get, Get_accumulate, Fetch_and_op, Compare_and_swap) come back
 // into a receive the origin posted with the request, straight into its
-// buffer when the result datatype is contiguous. Each result to come, and
-// each long body being sent from the program's buffer, holds one of the
-// rank's request slots: at 1024 of them an operation that needs another
-// waits (serving requests) until half have completed, so an epoch may
-// issue any number of Gets or long Puts (rmaops.go, throttle). Control messages (lock,
+// buffer when the result datatype is contiguous. Each result to come, each
+// long body being sent from the program's buffer, and each copied request
+// message over the inline size (960 bytes) not yet taken by its target,
+// holds one of the rank's request slots: at 1024 of them an operation that
+// needs another waits (serving requests) until half have completed, so an
+// epoch may issue any number of Gets, Puts or Accumulates, even to a
+// target that makes no MPI call meanwhile (rmaops.go, throttle). Control messages (lock,
 // unlock, flush, acknowledgement, post, complete) travel in the same
 // stream, so each target sees an origin's requests in the order it issued
 // them, and an acknowledgement means everything before it is applied.

@@ -109,6 +109,7 @@ type winPeer struct {
 	dirty   bool // operations sent since its last remote completion
 	results []rmaResult
 	sends   []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
+	posted  []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
 }
 
 // rmaResult is a pending receive of data a target returns.
@@ -432,6 +433,14 @@ func (w *window) withdraw(call string) C.int {
 			}
 		}
 		w.peers[r].ring, w.peers[r].queue = nil, nil
+		// The copied messages still being sent are let go: they were
+		// matched before the barrier (or, at MPI_Finalize, are the
+		// program's error) and complete on their own.
+		for _, q := range w.peers[r].posted {
+			_ = q.Free()
+		}
+		inFlight -= len(w.peers[r].posted)
+		w.peers[r].posted = nil
 	}
 	if err := mpiapi.Block(call, func() bool {
 		for _, q := range cancelled {

@@ -414,7 +414,12 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		}
 		return 0
 	}
-	if fetch || h.op == opGet || direct {
+	// A message over the inline size holds a request slot until the target
+	// takes it (post), as a result to come or a direct body does. The
+	// target side's messages (results, inside rmaProgress) are not
+	// throttled: they answer requests their origins throttled.
+	big := int64(hdrSize+32*len(tt.t.info.segs)+len(data)) > inlineMax()
+	if fetch || h.op == opGet || direct || big {
 		if rc := w.throttle(call); rc != 0 {
 			return rc
 		}
@@ -477,8 +482,9 @@ func (w *window) sendDirect(t int, h header, tt *dtInfo, data []byte) C.int {
 }
 
 // inFlight counts the requests the operations hold (every window's
-// results to come and bodies being sent from the program's buffers): each
-// holds one of the rank's request slots. At inFlightMax an operation that
+// results to come, bodies being sent from the program's buffers, and
+// copied messages over the inline size being sent, see post): each holds
+// one of the rank's request slots. At inFlightMax an operation that
 // needs another waits, serving requests meanwhile, until half of them have
 // completed, so that an epoch of any number of Gets or long Puts does not
 // exhaust the slots (a target serves them whenever it is in an MPI call,
@@ -554,13 +560,31 @@ func (w *window) send(t int, h header, tt *dtInfo, data []byte) C.int {
 	return w.post(t, tagBody, msg[hdrSize:])
 }
 
-// post sends msg to t and lets it go (the request keeps msg alive).
+// post sends msg to t and lets it go (the request keeps msg alive). A
+// message up to the inline size is copied into the target's ring and its
+// request completes at once; a longer one holds a request slot until the
+// target takes it, so it is kept in the peer's posted list, counted in
+// inFlight and retired by pollResults (the caller throttles, see send).
 func (w *window) post(t, tag int, msg []byte) C.int {
 	q, err := mpiapi.Isend(w.c, msg, t, tag)
-	if err == nil {
-		err = q.Free()
+	if err != nil {
+		return w.failErr(err)
 	}
-	return w.failErr(err)
+	if int64(len(msg)) <= inlineMax() {
+		return w.failErr(q.Free())
+	}
+	w.peers[t].posted = append(w.peers[t].posted, q)
+	inFlight++
+	return 0
+}
+
+// inlineMax is the size up to which a send is copied into the target's
+// ring at once (shm.Geometry.InlineMax).
+func inlineMax() int64 {
+	if g, ok := mpiapi.Geometry(); ok {
+		return int64(g.InlineMax)
+	}
+	return 0
 }
 
 // control sends a message with no layout or data.
@@ -829,6 +853,19 @@ func (w *window) pollResults(r int) {
 	inFlight -= len(p.sends) - len(sends)
 	clear(p.sends[len(sends):])
 	p.sends = sends
+	posted := p.posted[:0]
+	for _, q := range p.posted {
+		done, _, err := mpiapi.Poll(q, true)
+		switch {
+		case !done:
+			posted = append(posted, q)
+		case err != nil:
+			w.deferErr(errOther, err.Error())
+		}
+	}
+	inFlight -= len(p.posted) - len(posted)
+	clear(p.posted[len(posted):])
+	p.posted = posted
 }
 
 // refuse reports a refused request to its origin (which raises it at its

@@ -19,12 +19,18 @@
  *          fence epoch, then in one lock_all epoch: each result holds a
  *          request slot until it arrives, and a burst larger than the
  *          rank's 4096 slots used to fail with MPI_ERR_REQUEST (named as
- *          MPI_Irecv). */
+ *          MPI_Irecv).
+ *   putflood: every rank but 0 takes a shared lock on rank 0, which is in
+ *          sleep(), and issues 20000 Puts of 2 KiB, 20000 Accumulates from a
+ *          strided (vector) origin type and 20000 Rputs: each message over
+ *          the inline size holds a request slot until the target takes it,
+ *          and those used to fail at op 4095 with MPI_ERR_REQUEST. */
 #include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, size;
 
@@ -231,6 +237,56 @@ static void flood(void) {
     free(res);
 }
 
+static void putflood(void) {
+    enum { NP = 20000, NI = 512 };
+    int n = (size - 1) * 2 * NI;
+    int *wbuf = malloc(n * sizeof(int)), *src = malloc(2 * NI * sizeof(int));
+    MPI_Datatype vec;
+    MPI_Win win;
+    MPI_Request req;
+    for (int i = 0; i < n; i++)
+        wbuf[i] = 0;
+    for (int i = 0; i < 2 * NI; i++)
+        src[i] = i % 2 == 0 ? 1 : -7; /* vec takes the even ones */
+    OK(MPI_Type_vector(NI, 1, 2, MPI_INT, &vec));
+    OK(MPI_Type_commit(&vec));
+    OK(MPI_Win_create(wbuf, n * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    /* origin r owns [put region, accumulate region] at (r-1)*2*NI */
+    const int t = 0;
+    if (rank == t) {
+        sleep(2); /* a passive target: out of MPI while the origins flood it */
+    } else {
+        int *pv = malloc(NI * sizeof(int));
+        MPI_Aint base = (MPI_Aint)(rank - 1) * 2 * NI;
+        for (int i = 0; i < NI; i++)
+            pv[i] = rank * 100000 + i;
+        OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
+        for (int i = 0; i < NP; i++)
+            CHECK(MPI_Put(pv, NI, MPI_INT, t, base, NI, MPI_INT, win) == MPI_SUCCESS, "MPI_Put %d failed", i);
+        for (int i = 0; i < NP; i++)
+            CHECK(MPI_Accumulate(src, 1, vec, t, base + NI, NI, MPI_INT, MPI_SUM, win) == MPI_SUCCESS,
+                  "MPI_Accumulate %d failed", i);
+        for (int i = 0; i < NP; i++) {
+            CHECK(MPI_Rput(pv, NI, MPI_INT, t, base, NI, MPI_INT, win, &req) == MPI_SUCCESS, "MPI_Rput %d failed", i);
+            OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        }
+        OK(MPI_Win_unlock(t, win));
+        free(pv);
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == t)
+        for (int r = 1; r < size; r++)
+            for (int i = 0; i < NI; i++) {
+                int *reg = wbuf + (r - 1) * 2 * NI;
+                CHECK(reg[i] == r * 100000 + i, "put: origin %d [%d] = %d, want %d", r, i, reg[i], r * 100000 + i);
+                CHECK(reg[NI + i] == NP, "accumulate: origin %d [%d] = %d, want %d", r, i, reg[NI + i], NP);
+            }
+    OK(MPI_Win_free(&win));
+    OK(MPI_Type_free(&vec));
+    free(wbuf);
+    free(src);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -245,6 +301,8 @@ int main(int argc, char **argv) {
         many();
     if (!only || strcmp(only, "flood") == 0)
         flood();
+    if (!only || strcmp(only, "putflood") == 0)
+        putflood();
     printf("rmaedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
