@@ -344,6 +344,12 @@ func (k *interCall) reduceNB(which C.int, send, recv unsafe.Pointer, n C.MPI_Cou
 		}
 		sendTo, recvFrom, to = !isRoot && !idle, isRoot, int(root)
 	}
+	// The result lands in recv (the root's, in Reduce): it must be there
+	// for a non-empty segment, unless the datatype holds absolute
+	// addresses (MPI_BOTTOM).
+	if recvFrom && seg > 0 && recv == nil && !t.bottom() && t.info.wire > 0 {
+		return fail(k.ci, k.name, errBuffer, "recvbuf = NULL with a result of %d items of %s to receive", seg, t.name)
+	}
 	if k.checkOnly() {
 		return 0
 	}

@@ -266,6 +266,30 @@ static void errors_and_progress(void) {
     rc = MPI_Allreduce(MPI_IN_PLACE, &y, 1, MPI_INT, MPI_SUM, ic);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_BUFFER, "MPI_IN_PLACE on an intercommunicator: class %d", cls);
+    /* recvbuf = NULL where a result lands (every member passes it, so none
+     * enters the exchange; they used to panic in the reduction) */
+    int sb[64], cnt[64];
+    MPI_Request nq;
+    for (int i = 0; i < 64; i++) sb[i] = i, cnt[i] = 1;
+    rc = MPI_Reduce_scatter_block(sb, NULL, 2, MPI_INT, MPI_SUM, ic);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "MPI_Reduce_scatter_block with recvbuf = NULL: class %d", cls);
+    rc = MPI_Reduce_scatter(sb, NULL, cnt, MPI_INT, MPI_SUM, ic);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "MPI_Reduce_scatter with recvbuf = NULL: class %d", cls);
+    rc = MPI_Iallreduce(sb, NULL, 4, MPI_INT, MPI_SUM, ic, &nq);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "MPI_Iallreduce with recvbuf = NULL: class %d", cls);
+    if (A && lr == 0) { /* the root alone: it fails before the exchange */
+        rc = MPI_Ireduce(sb, NULL, 4, MPI_INT, MPI_SUM, MPI_ROOT, ic, &nq);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_BUFFER, "MPI_Ireduce at MPI_ROOT with recvbuf = NULL: class %d", cls);
+    }
+#if MPI_VERSION >= 4
+    rc = MPI_Reduce_scatter_block_init(sb, NULL, 2, MPI_INT, MPI_SUM, ic, MPI_INFO_NULL, &nq);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "MPI_Reduce_scatter_block_init with recvbuf = NULL: class %d", cls);
+#endif
     OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     /* A's rank 0 posts an Ibarrier and then sends to B's rank 0, which
      * receives before entering the barrier: the barrier must not need
