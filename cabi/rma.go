@@ -314,6 +314,14 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 		wins = append(wins, w)
 	}
 	if rc := w.postReceives(); rc != 0 {
+		// A request slot ran out part-way (MPI_ERR_REQUEST): every member
+		// got this far (the Allgather above), so the window is undone
+		// here, its receives withdrawn and their budget returned.
+		if w.c != nil {
+			_ = w.withdraw(call)
+			_ = w.c.Free()
+		}
+		w.discard()
 		return rc
 	}
 	winsLive++
@@ -324,19 +332,20 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 // postReceives posts the header receives from every other member: up to 32
 // per peer, so that several requests from one origin are taken in one
 // slice, and fewer on large windows (256 in all, or one per peer beyond
-// 257 members: each holds one of the rank's request slots). All windows
-// together hold at most recvBudget beyond one per peer each: once the live
-// windows hold that many, a new window gets one receive per peer (the
-// runtime keeps what arrives before a receive is reposted), so a program
-// can make as many windows as request slots allow for one per peer (over
-// 2000 two-member windows, not 16 or 128).
+// 257 members: each holds one of the rank's request slots). Every receive
+// the live windows hold counts in recvsHeld: a new window gets as many per
+// peer as the rest of recvBudget allows, and at least one per peer (the
+// runtime keeps what arrives before a receive is reposted), so the windows
+// hold at most recvBudget receives plus one per peer of the windows made
+// once it is spent, and a program can make as many windows as request
+// slots allow for one per peer (over 2000 two-member windows, not 16 or
+// 128). Each receive is counted once posted, so a failure part-way leaves
+// recvsHeld matching what withdraw returns.
 func (w *window) postReceives() C.int {
 	if w.c == nil || w.size == 1 {
 		return 0
 	}
 	k := max(1, min(32, 256/(w.size-1), (recvBudget-recvsHeld)/(w.size-1)))
-	w.recvs = k * (w.size - 1)
-	recvsHeld += w.recvs
 	for r := range w.peers {
 		if r == w.rank {
 			continue
@@ -350,6 +359,8 @@ func (w *window) postReceives() C.int {
 				return w.failErr(err)
 			}
 			p.ring[j] = q
+			w.recvs++
+			recvsHeld++
 		}
 	}
 	return 0
@@ -393,6 +404,15 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 			return w.failErr(err)
 		}
 	}
+	w.discard()
+	winsLive--
+	*h = hWinNull
+	return 0
+}
+
+// discard frees the window's memory and its slot in wins (its
+// communicator is freed and its receives withdrawn before).
+func (w *window) discard() {
 	if w.alloc != nil {
 		C.free(w.alloc)
 	}
@@ -400,9 +420,6 @@ func bcs_win_free(h *C.uintptr_t) C.int {
 	C.free(w.attr)
 	wins[w.idx] = &window{idx: w.idx, gen: (w.gen + 1) & genMask}
 	freeWins = append(freeWins, w.idx)
-	winsLive--
-	*h = hWinNull
-	return 0
 }
 
 // recvBudget bounds the header receives the live windows hold (see

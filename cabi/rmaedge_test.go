@@ -2,6 +2,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -15,4 +16,15 @@ func TestRMAEdge(t *testing.T) {
 			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "rmaedge", c.ranks)
 		})
 	}
+	// A window whose creation ran out of request slots leaves nothing
+	// behind: no window or communicator reported at MPI_Finalize.
+	t.Run("slots", func(t *testing.T) {
+		r := bcsrun(t, "-n", "2", exe, "slots")
+		okRanks(t, r, "rmaedge", 2)
+		for _, bad := range []string{"never freed", "not released"} {
+			if strings.Contains(r.stderr, bad) {
+				t.Fatalf("the failed MPI_Win_create left something behind:\n%s", r.stderr)
+			}
+		}
+	})
 }

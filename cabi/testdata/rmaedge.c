@@ -24,7 +24,12 @@
  *          sleep(), and issues 20000 Puts of 2 KiB, 20000 Accumulates from a
  *          strided (vector) origin type and 20000 Rputs: each message over
  *          the inline size holds a request slot until the target takes it,
- *          and those used to fail at op 4095 with MPI_ERR_REQUEST. */
+ *          and those used to fail at op 4095 with MPI_ERR_REQUEST.
+ *   slots: (run alone) MPI_Win_create with too few request slots left for
+ *          its header receives fails with MPI_ERR_REQUEST on every rank and
+ *          leaves nothing behind (it used to leave a live window and its
+ *          communicator, reported at MPI_Finalize, and its receives'
+ *          budget); a window made afterwards works. */
 #include <complex.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -287,6 +292,46 @@ static void putflood(void) {
     free(src);
 }
 
+static void slots(void) {
+    enum { MAXQ = 1 << 16 };
+    MPI_Request *q = malloc(MAXQ * sizeof(MPI_Request));
+    int *b = malloc(MAXQ * sizeof(int)), n = 0, cls = -1, wb[4] = {0, 0, 0, 0};
+    MPI_Comm d;
+    MPI_Win win;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    /* take every request slot, then give back 8: enough to create the
+     * window's communicator, not for its header receives (32 per peer) */
+    while (n < MAXQ && MPI_Irecv(&b[n], 1, MPI_INT, MPI_ANY_SOURCE, 77, d, &q[n]) == MPI_SUCCESS)
+        n++;
+    CHECK(n < MAXQ && n > 64, "%d receives posted", n);
+    for (int i = 0; i < 8; i++) {
+        n--;
+        OK(MPI_Cancel(&q[n]));
+        OK(MPI_Wait(&q[n], MPI_STATUS_IGNORE));
+    }
+    int rc = MPI_Win_create(wb, sizeof wb, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_REQUEST, "MPI_Win_create with 8 request slots free: class %d, want MPI_ERR_REQUEST", cls);
+    for (int i = 0; i < n; i++) {
+        OK(MPI_Cancel(&q[i]));
+        OK(MPI_Wait(&q[i], MPI_STATUS_IGNORE));
+    }
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    OK(MPI_Win_create(wb, sizeof wb, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int v = rank + 1, t = (rank + 1) % size;
+    OK(MPI_Win_fence(0, win));
+    OK(MPI_Put(&v, 1, MPI_INT, t, 0, 1, MPI_INT, win));
+    OK(MPI_Win_fence(0, win));
+    int from = (rank + size - 1) % size;
+    CHECK(wb[0] == from + 1, "after the failed window: wb[0] = %d, want %d", wb[0], from + 1);
+    OK(MPI_Win_free(&win));
+    OK(MPI_Comm_free(&d));
+    free(q);
+    free(b);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -303,6 +348,8 @@ int main(int argc, char **argv) {
         flood();
     if (!only || strcmp(only, "putflood") == 0)
         putflood();
+    if (only && strcmp(only, "slots") == 0)
+        slots();
     printf("rmaedge ok %d\n", rank);
     MPI_Finalize();
     return 0;
