@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
 )
 
@@ -110,6 +111,9 @@ func (k *interCall) exchange(send unsafe.Pointer, st C.uintptr_t, sc, sd []int64
 	if rc := side("recvtype", rt, rc, rd, urc, urd, urt); rc != 0 {
 		return rc
 	}
+	if k.checkOnly() { // a persistent collective's init: the arguments and datatypes are good
+		return 0
+	}
 	p := func(s []int64) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
 	return bcs_wcoll(wAlltoallw, send, 0, p(usc), nil, &usd[0], 0, &ust[0], recv, 0, p(urc), nil, &urd[0], 0, &urt[0], k.union, k.out, C.BCS_LARGE)
 }
@@ -142,7 +146,7 @@ func (k *interCall) blocksNB(which C.int, send unsafe.Pointer, scount C.MPI_Coun
 	switch which {
 	case C.BCS_BCAST, C.BCS_GATHER, C.BCS_SCATTER:
 		isRoot, idle, rc := k.rootRole(root)
-		if rc != 0 || k.checkOnly() {
+		if rc != 0 {
 			return rc
 		}
 		if idle {
@@ -174,14 +178,8 @@ func (k *interCall) blocksNB(which C.int, send unsafe.Pointer, scount C.MPI_Coun
 			return k.exchange(nil, stype, nil, nil, recv, rtype, c, d)
 		}
 	case C.BCS_ALLGATHER:
-		if k.checkOnly() {
-			return 0
-		}
 		return k.exchange(send, stype, same(sn, rn), make([]int64, rn), recv, rtype, same(rcn, rn), steps(rcn, rn))
 	case C.BCS_ALLTOALL:
-		if k.checkOnly() {
-			return 0
-		}
 		return k.exchange(send, stype, same(sn, rn), steps(sn, rn), recv, rtype, same(rcn, rn), steps(rcn, rn))
 	}
 	return fail(k.ci, k.name, errUnsupported, "this collective on an intercommunicator is not implemented by bcsmpi")
@@ -238,7 +236,7 @@ func interV(ci int, ic *interComm, which C.int, send unsafe.Pointer, scount C.MP
 		sc, sd = counts("sendcounts", scounts, false), counts("sdispls", sdispls, true)
 		rc_, rd = counts("recvcounts", rcounts, false), counts("rdispls", rdispls, true)
 	}
-	if rc != 0 || k.checkOnly() {
+	if rc != 0 {
 		return rc
 	}
 	return k.exchange(send, stype, sc, sd, recv, rtype, rc_, rd)
@@ -279,10 +277,22 @@ func interW(ci int, ic *interComm, name string, send unsafe.Pointer, scounts, sd
 			return rc
 		}
 	}
+	st, rt := unsafe.Slice(stypes, rn), unsafe.Slice(rtypes, rn)
+	for j := range rn { // a persistent init checks them too, not only its starts
+		if sc[j] != 0 {
+			if _, rc := k.typ(fmt.Sprintf("sendtypes[%d]", j), st[j]); rc != 0 {
+				return rc
+			}
+		}
+		if rcs[j] != 0 {
+			if _, rc := k.typ(fmt.Sprintf("recvtypes[%d]", j), rt[j]); rc != 0 {
+				return rc
+			}
+		}
+	}
 	if k.checkOnly() {
 		return 0
 	}
-	st, rt := unsafe.Slice(stypes, rn), unsafe.Slice(rtypes, rn)
 	usc, urc := make([]int64, n), make([]int64, n)
 	usd, urd := make([]C.MPI_Aint, n), make([]C.MPI_Aint, n)
 	ust, urt := make([]C.uintptr_t, n), make([]C.uintptr_t, n)

@@ -289,6 +289,28 @@ static void errors_and_progress(void) {
     rc = MPI_Reduce_scatter_block_init(sb, NULL, 2, MPI_INT, MPI_SUM, ic, MPI_INFO_NULL, &nq);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_BUFFER, "MPI_Reduce_scatter_block_init with recvbuf = NULL: class %d", cls);
+    /* a bad datatype fails the persistent init, not its first MPI_Start */
+    {
+        MPI_Datatype unc, uts[64];
+        int rb2[64], zd[64];
+        OK(MPI_Type_contiguous(2, MPI_INT, &unc)); /* never committed */
+        for (int i = 0; i < 64; i++) uts[i] = unc, zd[i] = 0;
+        rc = MPI_Bcast_init(sb, 1, unc, A ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic, MPI_INFO_NULL, &nq);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE || (A && lr != 0 && rc == MPI_SUCCESS),
+              "MPI_Bcast_init with an uncommitted type: class %d", cls);
+        if (rc == MPI_SUCCESS) OK(MPI_Request_free(&nq));
+        rc = MPI_Allgather_init(sb, 1, unc, rb2, 2, MPI_INT, ic, MPI_INFO_NULL, &nq);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "MPI_Allgather_init with an uncommitted sendtype: class %d", cls);
+        rc = MPI_Alltoallv_init(sb, cnt, zd, MPI_INT, rb2, cnt, zd, unc, ic, MPI_INFO_NULL, &nq);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "MPI_Alltoallv_init with an uncommitted recvtype: class %d", cls);
+        rc = MPI_Alltoallw_init(sb, cnt, zd, uts, rb2, cnt, zd, uts, ic, MPI_INFO_NULL, &nq);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "MPI_Alltoallw_init with uncommitted types: class %d", cls);
+        OK(MPI_Type_free(&unc));
+    }
 #endif
     OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL));
     /* A's rank 0 posts an Ibarrier and then sends to B's rank 0, which
