@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -24,17 +26,31 @@ import (
 // The directory is made beside this process's own cgroup (under it: a
 // cgroup whose subtree_control is empty may hold processes and children),
 // named bcsmpi-<pid>-<job>-node<N>, and removed at the end of the job.
-// Directories left by a launcher that was SIGKILLed (its pid gone) are
-// removed by the next one that makes a freezer.
+// Ranks are born in it (clone3's CLONE_INTO_CGROUP, Linux 5.7), so nothing
+// they start can be outside it; a rank of a descheduled job is started in
+// the job's next turn (a process born frozen would not reach its exec, and
+// the spawner would wait for it holding the group's lock). Before
+// a freezer is used, a probe process is started in it the same way; where
+// that fails, gang_stop auto uses signals.
+//
+// A launcher SIGKILLed while its job is frozen: the ranks die (their
+// parent-death signal gets through a freeze), but what they started stays
+// frozen in the directory until the next launcher or gang daemon in the
+// same cgroup starts (sweepFreezers: a directory whose launcher's pid is
+// gone is thawed, emptied and removed). Signals had the same gap in
+// another form (a stopped orphaned group is continued by the kernel, not
+// ended).
 type freezer struct {
-	dir string
+	mu  sync.Mutex
+	dir string   // "" once closed
+	fd  *os.File // the directory, for CLONE_INTO_CGROUP
 }
 
 // cgroup2Base is the directory of this process's cgroup v2, or an error
 // saying why there is none: no cgroup2 mount, or no v2 entry in
 // /proc/self/cgroup.
 func cgroup2Base() (string, error) {
-	mnt := ""
+	mnt, root := "", "/"
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
@@ -46,7 +62,7 @@ func cgroup2Base() (string, error) {
 		fields := strings.Fields(sc.Text())
 		for i, x := range fields {
 			if x == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
-				mnt = fields[4]
+				mnt, root = fields[4], fields[3] // root: the cgroup the mount shows as its top (a container's own)
 			}
 		}
 		if mnt != "" {
@@ -62,6 +78,11 @@ func cgroup2Base() (string, error) {
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			if root != "/" {
+				if rel, ok := strings.CutPrefix(p, root); ok && (rel == "" || rel[0] == '/') {
+					p = rel
+				}
+			}
 			return filepath.Join(mnt, p), nil
 		}
 	}
@@ -86,28 +107,59 @@ func newFreezer(jobID string, node int) (*freezer, error) {
 		fz.close()
 		return nil, fmt.Errorf("%s has no cgroup.freeze (Linux 5.2 or later is needed)", dir)
 	}
+	if fz.fd, err = os.Open(dir); err != nil {
+		fz.close()
+		return nil, err
+	}
+	// The probe: a process born in the cgroup, as the ranks will be.
+	probe, err := exec.LookPath("true")
+	if err == nil {
+		cmd := exec.Command(probe)
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+		fz.into(cmd.SysProcAttr)
+		err = cmd.Run()
+	}
+	if err != nil {
+		fz.close()
+		return nil, fmt.Errorf("cannot start a process in the cgroup %s (CLONE_INTO_CGROUP, Linux 5.7 or later): %w", dir, err)
+	}
 	return fz, nil
 }
 
-// add moves process pid into the freezer (a rank just started: until then
-// it ran in this process's cgroup, as a rank started by signals would run
-// until its SIGSTOP).
-func (fz *freezer) add(pid int) error {
-	return os.WriteFile(filepath.Join(fz.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+var errClosed = errors.New("the ranks' cgroup is closed")
+
+// into makes the process that attr starts be born in the freezer.
+func (fz *freezer) into(attr *syscall.SysProcAttr) {
+	attr.UseCgroupFD = true
+	attr.CgroupFD = int(fz.fd.Fd())
+}
+
+// write writes v to the freezer's file name.
+func (fz *freezer) write(name, v string) error {
+	fz.mu.Lock()
+	defer fz.mu.Unlock()
+	if fz.dir == "" {
+		return errClosed
+	}
+	return os.WriteFile(filepath.Join(fz.dir, name), []byte(v), 0)
 }
 
 // set freezes (true) or thaws (false) every process in the freezer.
 func (fz *freezer) set(frozen bool) error {
-	v := []byte("0")
 	if frozen {
-		v = []byte("1")
+		return fz.write("cgroup.freeze", "1")
 	}
-	return os.WriteFile(filepath.Join(fz.dir, "cgroup.freeze"), v, 0)
+	return fz.write("cgroup.freeze", "0")
 }
 
 // frozen reads cgroup.events: whether every process in the freezer is
 // frozen now (freezing completes asynchronously after set(true)).
 func (fz *freezer) frozen() (bool, error) {
+	fz.mu.Lock()
+	defer fz.mu.Unlock()
+	if fz.dir == "" {
+		return false, errClosed
+	}
 	b, err := os.ReadFile(filepath.Join(fz.dir, "cgroup.events"))
 	if err != nil {
 		return false, err
@@ -118,11 +170,19 @@ func (fz *freezer) frozen() (bool, error) {
 // close thaws the freezer, kills what is still in it (what the ranks left:
 // the job is over) and removes it. Idempotent.
 func (fz *freezer) close() error {
-	if fz == nil || fz.dir == "" {
+	if fz == nil {
 		return nil
 	}
-	fz.set(false)
+	fz.mu.Lock()
+	defer fz.mu.Unlock()
+	if fz.dir == "" {
+		return nil
+	}
+	os.WriteFile(filepath.Join(fz.dir, "cgroup.freeze"), []byte("0"), 0)
 	err := removeCgroup(fz.dir)
+	if fz.fd != nil {
+		fz.fd.Close()
+	}
 	fz.dir = ""
 	return err
 }
@@ -151,6 +211,14 @@ func removeCgroup(dir string) error {
 	return fmt.Errorf("removing the ranks' cgroup %s: %w", dir, err)
 }
 
+// SweepFreezers removes the freezers beside this process's cgroup whose
+// launcher is gone (sweepFreezers); a gang daemon calls it as it starts.
+func SweepFreezers() {
+	if base, err := cgroup2Base(); err == nil {
+		sweepFreezers(base)
+	}
+}
+
 // sweepFreezers removes the freezers under base whose launcher (the pid in
 // the name) is gone: one SIGKILLed before it could remove them.
 func sweepFreezers(base string) {
@@ -162,6 +230,7 @@ func sweepFreezers(base string) {
 			continue
 		}
 		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			os.WriteFile(filepath.Join(d, "cgroup.freeze"), []byte("0"), 0)
 			removeCgroup(d)
 		}
 	}

@@ -28,6 +28,7 @@ func NewGang(cfg configs.Config) (*nicthread.Gang, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	SweepFreezers() // what a SIGKILLed launcher left frozen (freezer.go)
 	return nicthread.NewGang(nicthread.GangConfig{Slice: cfg.Timeslice, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO,
 		Matrix: strobe.GangConfig{MPL: cfg.GangMPL, Quantum: cfg.GangQuantum}})
 }

@@ -406,12 +406,26 @@ func TestFreezer(t *testing.T) {
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the freezer of a launcher that is gone is still there: %v", err)
 	}
-	cmd := exec.Command("sleep", "600")
+	// A rank that does not exec its program (a wrapper script): what it
+	// starts is born in the freezer too.
+	cmd := exec.Command("sh", "-c", "sleep 600; :")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	fz.into(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := fz.add(cmd.Process.Pid); err != nil {
-		t.Fatal(err)
+	for i := 0; ; i++ { // until the shell has started sleep: up to 10 s
+		b, err := os.ReadFile(filepath.Join(fz.dir, "cgroup.procs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strings.Fields(string(b))) == 2 {
+			break
+		}
+		if i == 2000 {
+			t.Fatalf("the freezer holds %q, want the shell and its sleep", b)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	waitFrozen := func(want bool) {
 		t.Helper()
@@ -450,5 +464,8 @@ func TestFreezer(t *testing.T) {
 	}
 	if err := fz.close(); err != nil {
 		t.Errorf("a second close: %v", err)
+	}
+	if err := fz.set(true); err != errClosed {
+		t.Errorf("set after close: %v, want %v", err, errClosed)
 	}
 }

@@ -56,9 +56,18 @@ type group struct {
 	// holds the node's ranks: onRun freezes and thaws it instead of
 	// signalling the group (which still exists: the reaper's orphans).
 	fz *freezer
+	// running is signalled (with mu) when the job is continued or ended: a
+	// rank is not started into a frozen freezer (its fork would not reach
+	// exec, and Start would wait with mu held), so the spawner waits for
+	// the job's turn.
+	running *sync.Cond
 }
 
-func newGroup() *group { return &group{started: make(chan struct{})} }
+func newGroup() *group {
+	g := &group{started: make(chan struct{})}
+	g.running = sync.NewCond(&g.mu)
+	return g
+}
 
 // spawned says the spawner is done with the node (see started).
 func (g *group) spawned() {
@@ -91,8 +100,11 @@ func (g *group) onRun(run bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stopped = !run && !g.ending
-	if g.fz != nil && !g.ending { // before the first rank too: the ranks join it frozen
+	if g.fz != nil && !g.ending { // before the first rank too
 		g.fz.set(!run)
+		if run {
+			g.running.Broadcast()
+		}
 		return
 	}
 	if g.pgid == 0 || g.ending {
@@ -116,6 +128,7 @@ func (g *group) cont() {
 	g.ending, g.stopped = true, false
 	if g.fz != nil {
 		g.fz.set(false)
+		g.running.Broadcast()
 	}
 	if g.pgid != 0 {
 		unix.SignalGroup(g.pgid, syscall.SIGCONT)
@@ -232,7 +245,15 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	if g := n.group; g != nil {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.fz != nil {
+			for g.stopped && !g.ending { // the job's turn: born in a thawed freezer
+				g.running.Wait()
+			}
+		}
 		cmd.SysProcAttr = unix.InGroup(g.pgid)
+		if g.fz != nil {
+			g.fz.into(cmd.SysProcAttr) // born in it: nothing it starts is outside
+		}
 	}
 	if r == 0 && s.stdin != nil {
 		cmd.Stdin = s.stdin // the descriptor itself: no copying, EOF when the caller's input ends
@@ -259,20 +280,13 @@ func (s *spawner) start(n *node, li, r int) (*exec.Cmd, error) {
 	}
 	// The group's leader is waited for once the node's ranks have started.
 	var hold <-chan struct{}
-	if g := n.group; g != nil && g.fz != nil { // g.mu is held
-		if err := g.fz.add(cmd.Process.Pid); err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return nil, fmt.Errorf("%s: starting rank %d (%s): %w", s.who, r, s.prog, err)
-		}
-	}
 	if g := n.group; g != nil { // g.mu is held
 		if g.pgid == 0 {
 			g.pgid = cmd.Process.Pid
 			hold = g.started
 		}
 		g.alive++
-		if g.stopped && g.fz == nil { // a freezer stops it as it joins
+		if g.stopped && g.fz == nil { // (with a freezer, it was born in the job's turn)
 			unix.Signal(cmd.Process.Pid, syscall.SIGSTOP)
 		}
 	}
