@@ -312,11 +312,11 @@ func (c *Comm) Free() error {
 		return p.errf(ErrComm, call, "MPI_COMM_WORLD cannot be freed")
 	}
 	r, err := p.nonblocking(mds.CommFree, 0, func() (*Request, error) { return p.icoll(c, coll{call: call, kind: proto.CollFree}) })
-	c.freed = true
-	delete(p.comms, c.id)
-	if err != nil {
+	if err != nil { // not posted: c stays usable, and the others' free waits for a retry
 		return err
 	}
+	c.freed = true
+	delete(p.comms, c.id)
 	p.retire(r, call) // no handle: the program cannot wait for it
 	p.freeing = append(p.freeing, r)
 	p.reap()

@@ -326,6 +326,11 @@ func TestDeadlockDetection(t *testing.T) {
 			"rank 2 (finalized)",
 			"wait-for cycle: 0 -> 1 -> 0",
 		}},
+		{"a communicator freed by one member only", []string{"-n", "2", "./e2eprog", "freeone"}, []string{
+			"deadlock: every MPI rank has been blocked for 50 slices",
+			"rank 0 (in MPI_Finalize)",
+			"rank 1 (finalized)",
+		}},
 		{"head-to-head large sends on 2 nodes", []string{"-n", "2", "--nodes", "2", "./e2eprog", "sendsend"}, []string{
 			"rank 0 (in MPI_Send): its send to rank 1 (tag 5, 1048576 bytes) waits for a matching receive",
 			"rank 1 (in MPI_Send): its send to rank 0 (tag 5, 1048576 bytes) waits for a matching receive",

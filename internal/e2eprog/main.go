@@ -151,6 +151,12 @@ func main() {
 		if w.Rank() < 2 {
 			mpi.Recv(w, make([]byte, 8), 1-w.Rank(), 7)
 		}
+	case "freeone": // only rank 0 frees a duplicate of the world: its free never completes
+		d, err := w.Dup()
+		check(err)
+		if w.Rank() == 0 {
+			check(d.Free())
+		}
 	case "deadlocklater": // as deadlock, after completions were published to every rank
 		for i := 0; i < 3; i++ {
 			check(mpi.Barrier(w))

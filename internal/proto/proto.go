@@ -459,7 +459,7 @@ var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wai
 	"MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
 	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Comm_split",
 	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test", "MPI_Waitsome",
-	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv", "MPI_Testany", "MPI_Testsome"}
+	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv", "MPI_Testany", "MPI_Testsome", "MPI_Finalize"}
 
 // Settling reports whether status byte s is a rank blocked in a Test-family
 // call that, in deterministic mode, waits until its requests complete or the
