@@ -250,8 +250,9 @@ func Unmapped(addr, n uintptr) uintptr {
 	if n == 0 {
 		return 0
 	}
-	const page, chunk = 4096, 1 << 20
-	var vec [chunk / page]byte
+	const chunk = 1 << 20
+	page := uintptr(os.Getpagesize()) // 4 KiB, or 16/64 KiB on some arm64 kernels: mincore wants it aligned
+	vec := make([]byte, max(1, chunk/page))
 	lo, end := addr&^(page-1), addr+n
 	if end < addr { // wraps: the top of the address space is never mapped
 		end = ^uintptr(0) &^ (page - 1)
