@@ -177,6 +177,9 @@ func (b rmaBuf) pack() []byte {
 // cElem is the predefined datatype every basic element of t is, when that
 // type has no Go element type (see elemC), or nil.
 func cElem(t dtype) *dtInfo {
+	if p := t.info.pair; p != nil && t.info == p && p.pairKind == C.BCS_NONE {
+		return p // MPI_LONG_DOUBLE_INT and the Fortran pairs: parts of two types, reduced in C
+	}
 	if t.info.kind != C.BCS_NONE {
 		return nil
 	}
@@ -563,14 +566,18 @@ func (w *window) send(t int, h header, tt *dtInfo, data []byte) C.int {
 // post sends msg to t and lets it go (the request keeps msg alive). A
 // message up to the inline size is copied into the target's ring and its
 // request completes at once; a longer one holds a request slot until the
-// target takes it, so it is kept in the peer's posted list, counted in
-// inFlight and retired by pollResults (the caller throttles, see send).
+// target takes it, so an origin's request is kept in the peer's posted
+// list, counted in inFlight and retired by pollResults (the caller
+// throttles, see send). A target's result is freed at once like a short
+// message: its origin has the receive for it posted, so it completes
+// without this side polling (the target may serve thousands of them from
+// inside one fence, where nothing polls its posted lists).
 func (w *window) post(t, tag int, msg []byte) C.int {
 	q, err := mpiapi.Isend(w.c, msg, t, tag)
 	if err != nil {
 		return w.failErr(err)
 	}
-	if int64(len(msg)) <= inlineMax() {
+	if tag == tagResult || int64(len(msg)) <= inlineMax() {
 		return w.failErr(q.Free())
 	}
 	w.peers[t].posted = append(w.peers[t].posted, q)
@@ -1117,9 +1124,19 @@ func reduceC(h header, cur, data []byte) string {
 	case bt.wire == 0 || len(cur)%int(bt.wire) != 0 || len(cur)/int(bt.wire) > math.MaxInt32:
 		return fmt.Sprintf("an accumulate of %d bytes of %s", len(cur), bt.name)
 	}
+	n := C.int(len(cur) / int(bt.wire))
+	if ext := bt.ub - bt.lb; bt.pair == bt && ext != bt.wire {
+		// A pair with padding (MPI_LONG_DOUBLE_INT) moves packed; the C
+		// function works on its C layout: expand both, reduce, pack back.
+		in, io := aligned16(int(n)*int(ext)), aligned16(int(n)*int(ext))
+		bt.unpack(unsafe.Pointer(unsafe.SliceData(in)), data, int(n))
+		bt.unpack(unsafe.Pointer(unsafe.SliceData(io)), cur, int(n))
+		C.bcs_call_op(fn, unsafe.Pointer(unsafe.SliceData(in)), unsafe.Pointer(unsafe.SliceData(io)), &n, C.uintptr_t(bt.h))
+		bt.pack(cur, unsafe.Pointer(unsafe.SliceData(io)), int(n))
+		return ""
+	}
 	in := aligned16(len(data))
 	copy(in, data)
-	n := C.int(len(cur) / int(bt.wire))
 	C.bcs_call_op(fn, unsafe.Pointer(unsafe.SliceData(in)), unsafe.Pointer(unsafe.SliceData(cur)), &n, C.uintptr_t(bt.h))
 	return ""
 }
