@@ -944,6 +944,9 @@ func (l *segList) repeat(o *dtInfo, count, base, step int64) {
 	if len(o.segs) == 1 && o.segs[0].n == 1 {
 		s := o.segs[0]
 		l.add(seg{base + s.off, s.len, count, step})
+	} else if s := o.segs; len(s) == 1 && step == s[0].n*s[0].stride {
+		// a strided run whose next item continues its stride: one run
+		l.add(seg{base + s[0].off, s[0].len, s[0].n * count, s[0].stride})
 	} else {
 		for i := int64(0); i < count && !l.over; i++ {
 			for _, s := range o.segs {
@@ -1005,11 +1008,18 @@ func (t *dtInfo) flattenVector(l *segList, base int64) bool {
 	}
 	var one segList
 	one.repeat(o, bl, 0, o.extent())
-	if one.over || len(one.segs) != 1 || one.segs[0].n != 1 || len(one.sig) != 1 {
+	if one.over || len(one.segs) != 1 || len(one.sig) != 1 {
 		return false
 	}
 	s := one.segs[0]
-	l.add(seg{base + s.off, s.len, count, stride})
+	switch {
+	case s.n == 1:
+		l.add(seg{base + s.off, s.len, count, stride})
+	case s.n*s.stride == stride: // a strided block whose next block continues its stride
+		l.add(seg{base + s.off, s.len, s.n * count, s.stride})
+	default:
+		return false
+	}
 	l.addSig(one.sig[0].basic, one.sig[0].n*count)
 	return true
 }

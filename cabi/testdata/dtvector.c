@@ -144,11 +144,37 @@ static void sendrecv(void) {
     MPI_Type_free(&col);
 }
 
+/* A vector of strided blocks whose next block continues the stride (an
+ * hvector of 2^28 vectors of 2 ints at stride 2): commit is one run, not a
+ * walk over the count; a short one packs every other int. */
+static void nested(void) {
+    MPI_Datatype in, big, out;
+    OK(MPI_Type_vector(2, 1, 2, MPI_INT, &in));
+    OK(MPI_Type_create_hvector_c((MPI_Count)1 << 28, 1, 16, in, &big));
+    OK(MPI_Type_commit(&big));
+    MPI_Count size;
+    OK(MPI_Type_size_c(big, &size));
+    CHECK(size == (MPI_Count)8 << 28, "nested size %lld", (long long)size);
+    OK(MPI_Type_create_hvector(3, 1, 16, in, &out));
+    OK(MPI_Type_commit(&out));
+    int src[12], packed[6], pos = 0;
+    for (int i = 0; i < 12; i++)
+        src[i] = i;
+    OK(MPI_Pack(src, 1, out, packed, sizeof packed, &pos, MPI_COMM_SELF));
+    CHECK(pos == 24, "nested: packed %d bytes, want 24", pos);
+    for (int i = 0; i < 6; i++)
+        CHECK(packed[i] == 2 * i, "nested: packed[%d] = %d, want %d", i, packed[i], 2 * i);
+    MPI_Type_free(&out);
+    MPI_Type_free(&big);
+    MPI_Type_free(&in);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     huge();
     layout();
+    nested();
     sendrecv();
     printf("dtvector ok %d\n", rank);
     MPI_Finalize();
