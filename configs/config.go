@@ -100,7 +100,7 @@ type Config struct {
 	SlurmMPI          string        `mapstructure:"slurm_mpi"`            // under Slurm, how the bcsds meet: "pmi2" (srun --mpi=pmi2), "none" (srun --mpi=none, through bcsrun), "auto" (pmi2 where srun offers it)
 	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd start); more wait in its queue, 1 .. 64
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
-	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "auto" (the cgroup v2 freezer where this user can make a cgroup, else signals), "freezer" or "signal" (SIGSTOP/SIGCONT of each node's process group)
+	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "signal" (SIGSTOP/SIGCONT of each node's process group), "freezer" (the cgroup v2 freezer; refused where there is none) or "auto" (the freezer where this user can make a cgroup, else signals)
 }
 
 // Default is the embedded default configuration.
@@ -139,7 +139,7 @@ func Default() Config {
 		SlurmMPI:          "auto",
 		GangMPL:           2,
 		GangQuantum:       20,
-		GangStop:          "auto",
+		GangStop:          "signal",
 	}
 }
 

@@ -54,7 +54,7 @@ var (
 	fifo    = flag.Bool("fifo", true, "try SCHED_FIFO for the strobe threads (as bcsrun does); the report says whether it was granted")
 	ompi    = flag.String("ompi", "", "part 1 also under Open MPI: bench/cabi/stencil.c built with mpicc.openmpi (empty: skip)")
 	mpirun  = flag.String("mpirun", "mpirun.openmpi", "Open MPI's launcher, for -ompi")
-	stop    = flag.String("stop", "auto", "gang_stop: how descheduled ranks are stopped (auto, freezer, signal)")
+	stop    = flag.String("stop", "signal", "gang_stop: how descheduled ranks are stopped (signal, freezer, auto)")
 	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
 )
 

@@ -111,7 +111,7 @@
 // continued at the strobe when the gang switches jobs, and each Run reaps
 // and ends only its own processes (reap.go's registry). With gang_stop
 // freezer (or auto, where a cgroup v2 directory can be made beside this
-// process's own) the node's ranks are also put in a cgroup of their own
+// process's own; the default, signal, is cheaper per switch) the node's ranks are also put in a cgroup of their own
 // (freezer.go) and the switch writes its cgroup.freeze instead of sending
 // SIGSTOP/SIGCONT: nothing the ranks can see, catch or have reported by
 // wait, and whatever they start is stopped with them. The cgroup is
