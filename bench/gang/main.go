@@ -10,7 +10,7 @@
 //     strobe, EMDS SWITCHNS) in µs and as a share of the slice, at each
 //     quantum of -quanta.
 //
-// With -ompi PROG (bench/cabi/stencil.c, the same stencil in C, built with
+// With -ompi PROG (examples/c/stencil.c, the same stencil in C, built with
 // mpicc.openmpi), part 1 also runs it under Open MPI's mpirun alone and two
 // at once (what two mpiruns sharing a machine do: the kernel time-shares
 // their ranks), each job's time against its own time alone.
@@ -52,7 +52,7 @@ var (
 	quantum = flag.Uint64("q", 20, "quantum (slices) of parts 1 and 2")
 	quanta  = flag.String("quanta", "1,20,100", "quanta of part 3")
 	fifo    = flag.Bool("fifo", true, "try SCHED_FIFO for the strobe threads (as bcsrun does); the report says whether it was granted")
-	ompi    = flag.String("ompi", "", "part 1 also under Open MPI: bench/cabi/stencil.c built with mpicc.openmpi (empty: skip)")
+	ompi    = flag.String("ompi", "", "part 1 also under Open MPI: examples/c/stencil.c built with mpicc.openmpi (empty: skip)")
 	mpirun  = flag.String("mpirun", "mpirun.openmpi", "Open MPI's launcher, for -ompi")
 	stop    = flag.String("stop", "signal", "gang_stop: how descheduled ranks are stopped (signal, freezer, auto)")
 	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
@@ -192,7 +192,7 @@ func runOMPI(k int) []time.Duration {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(*mpirun, "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(*ranks), *ompi,
-				"-iters", strconv.Itoa(*iters), "-ops", strconv.Itoa(*ops), "-halo", "4096")
+				strconv.Itoa(*iters), "4096", "0", strconv.Itoa(*ops)) // ITERS HALO_BYTES WORK_MS OPS
 			cmd.Stderr = os.Stderr
 			t0 := time.Now()
 			if b, err := cmd.Output(); err != nil {

@@ -1,10 +1,12 @@
 /* stencil: the C version of examples/stencil. A 1-D halo-exchange stencil:
  * each rank owns a block of a periodic array, computes (about WORK_MS of
- * arithmetic per iteration), then exchanges halos with both neighbours with
+ * arithmetic per iteration, or OPS multiply-adds when OPS > 0: a fixed
+ * amount of work, so that a rank stopped or preempted does not count the
+ * lost time as work done, as bench/gang needs), then exchanges halos with both neighbours with
  * Isend/Irecv/Waitall. At the end rank 0 checks a checksum against a serial
  * computation and prints timings.
  *
- *   bin/bcscc -O2 -o stencil examples/c/stencil.c -lm && bin/bcsrun -n 4 ./stencil [ITERS [HALO_BYTES [WORK_MS]]]
+ *   bin/bcscc -O2 -o stencil examples/c/stencil.c -lm && bin/bcsrun -n 4 ./stencil [ITERS [HALO_BYTES [WORK_MS [OPS]]]]
  */
 #include <math.h>
 #include <mpi.h>
@@ -20,6 +22,14 @@ static void busy(double ms) {
     while ((MPI_Wtime() - t0) * 1e3 < ms)
         for (int i = 0; i < 1000; i++)
             x = x * 1.0000001 + 1e-9;
+    sink += x;
+}
+
+/* spin computes n multiply-adds. */
+static void spin(long n) {
+    double x = 1.0;
+    for (long i = 0; i < n; i++)
+        x = x * 1.0000001 + 1e-9;
     sink += x;
 }
 
@@ -43,6 +53,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int iters = argc > 1 ? atoi(argv[1]) : 200, halo = argc > 2 ? atoi(argv[2]) : 64 << 10;
     double work = argc > 3 ? atof(argv[3]) : 1.0;
+    long ops = argc > 4 ? atol(argv[4]) : 0;
     int me, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
@@ -61,7 +72,10 @@ int main(int argc, char **argv) {
     double comp = 0, comm = 0, t0 = MPI_Wtime();
     for (int it = 0; it < iters; it++) {
         double c0 = MPI_Wtime();
-        busy(work);
+        if (ops > 0)
+            spin(ops);
+        else
+            busy(work);
         comp += MPI_Wtime() - c0;
 
         double m0 = MPI_Wtime();
