@@ -847,32 +847,27 @@ func (w *window) pollResults(r int) {
 	inFlight -= len(p.results) - len(keep)
 	clear(p.results[len(keep):])
 	p.results = keep
-	sends := p.sends[:0]
-	for _, q := range p.sends {
+	p.sends = w.retireSends(p.sends)
+	p.posted = w.retireSends(p.posted)
+}
+
+// retireSends polls the sends qs (each counted in inFlight) and returns
+// those still pending; the others give their slot and count back, an
+// error being kept for the window's next synchronisation.
+func (w *window) retireSends(qs []*mpiapi.Request) []*mpiapi.Request {
+	keep := qs[:0]
+	for _, q := range qs {
 		done, _, err := mpiapi.Poll(q, true)
 		switch {
 		case !done:
-			sends = append(sends, q)
+			keep = append(keep, q)
 		case err != nil:
 			w.deferErr(errOther, err.Error())
 		}
 	}
-	inFlight -= len(p.sends) - len(sends)
-	clear(p.sends[len(sends):])
-	p.sends = sends
-	posted := p.posted[:0]
-	for _, q := range p.posted {
-		done, _, err := mpiapi.Poll(q, true)
-		switch {
-		case !done:
-			posted = append(posted, q)
-		case err != nil:
-			w.deferErr(errOther, err.Error())
-		}
-	}
-	inFlight -= len(p.posted) - len(posted)
-	clear(p.posted[len(posted):])
-	p.posted = posted
+	inFlight -= len(qs) - len(keep)
+	clear(qs[len(keep):])
+	return keep
 }
 
 // refuse reports a refused request to its origin (which raises it at its

@@ -239,22 +239,20 @@ func (p *process) pollChain(r *Request) bool {
 // reap polls the requests released with Request.Free, so that their slots
 // come back once the runtime completes them.
 func (p *process) reap() {
-	keep := p.freed[:0]
-	for _, r := range p.freed {
+	p.freed = p.pending(p.freed)
+	p.freeing = p.pending(p.freeing)
+}
+
+// pending polls rs and returns those not yet complete, in rs's array.
+func (p *process) pending(rs []*Request) []*Request {
+	keep := rs[:0]
+	for _, r := range rs {
 		if !p.poll(r) {
 			keep = append(keep, r)
 		}
 	}
-	clear(p.freed[len(keep):])
-	p.freed = keep
-	going := p.freeing[:0]
-	for _, r := range p.freeing {
-		if !p.poll(r) {
-			going = append(going, r)
-		}
-	}
-	clear(p.freeing[len(going):])
-	p.freeing = going
+	clear(rs[len(keep):])
+	return keep
 }
 
 // block waits until ready() is true: spins for the spin window, then sleeps on
