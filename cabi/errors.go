@@ -92,6 +92,21 @@ func withErrh(eh uintptr) func() {
 	return func() { argErrh = 0 }
 }
 
+// errhArg checks the errhandler argument of call (MPI_ERRHANDLER_NULL
+// meaning MPI_ERRORS_ARE_FATAL) and makes it the handler of every error
+// raised until the returned function is called (withErrh); it returns the
+// handler too, for the object the call makes.
+func errhArg(call string, errh C.uintptr_t) (uintptr, func(), C.int) {
+	eh := uintptr(errh)
+	if eh == hErrhNull {
+		eh = hErrhFatal
+	}
+	if !validErrhandler(eh) {
+		return 0, nil, fail(0, call, errArg, "errhandler = %s, want MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT or a user handler", describe(eh))
+	}
+	return eh, withErrh(eh), 0
+}
+
 // raiseWith applies error handler eh of the object obj (a communicator or
 // a window, passed to a user handler) to an error of class.
 func raiseWith(eh, obj uintptr, class int, text string) C.int {

@@ -217,14 +217,11 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
-	eh := uintptr(errh)
-	if eh == hErrhNull {
-		eh = hErrhFatal
+	eh, restore, rc := errhArg(call, errh)
+	if rc != 0 {
+		return rc
 	}
-	if !validErrhandler(eh) {
-		return fail(0, call, errArg, "errhandler = %s is not an error handler", describe(eh))
-	}
-	defer withErrh(eh)() // every error from here goes to the errhandler argument
+	defer restore() // every error from here goes to the errhandler argument
 	lranks, _, rc := group(call, "local_group", lg)
 	if rc != 0 {
 		return rc

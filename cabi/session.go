@@ -284,14 +284,11 @@ func bcs_comm_create_from_group(gh C.uintptr_t, tag *C.char, infoH, errh C.uintp
 	if rc := enter(call); rc != 0 {
 		return rc
 	}
-	eh := uintptr(errh)
-	if eh == hErrhNull {
-		eh = hErrhFatal
+	eh, restore, rc := errhArg(call, errh)
+	if rc != 0 {
+		return rc
 	}
-	if !validErrhandler(eh) {
-		return fail(0, call, errArg, "errhandler = %s, want MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT or a user handler", describe(eh))
-	}
-	defer withErrh(eh)() // every error from here goes to the errhandler argument
+	defer restore() // every error from here goes to the errhandler argument
 	g, gi, rc := group(call, "group", gh)
 	if rc != 0 {
 		return rc
