@@ -41,9 +41,10 @@ import (
 // another form (a stopped orphaned group is continued by the kernel, not
 // ended).
 type freezer struct {
-	mu  sync.Mutex
-	dir string   // "" once closed
-	fd  *os.File // the directory, for CLONE_INTO_CGROUP
+	mu     sync.Mutex
+	dir    string   // "" once closed
+	fd     *os.File // the directory, for CLONE_INTO_CGROUP
+	freeze *os.File // its cgroup.freeze, open for the switches (one write each, on the strobe thread)
 }
 
 // cgroup2Base is the directory of this process's cgroup v2, or an error
@@ -111,6 +112,10 @@ func newFreezer(jobID string, node int) (*freezer, error) {
 		fz.close()
 		return nil, err
 	}
+	if fz.freeze, err = os.OpenFile(filepath.Join(dir, "cgroup.freeze"), os.O_WRONLY, 0); err != nil {
+		fz.close()
+		return nil, err
+	}
 	// The probe: a process born in the cgroup, as the ranks will be.
 	probe, err := exec.LookPath("true")
 	if err == nil {
@@ -134,22 +139,22 @@ func (fz *freezer) into(attr *syscall.SysProcAttr) {
 	attr.CgroupFD = int(fz.fd.Fd())
 }
 
-// write writes v to the freezer's file name.
-func (fz *freezer) write(name, v string) error {
+var freezeValue = [2][]byte{[]byte("0"), []byte("1")}
+
+// set freezes (true) or thaws (false) every process in the freezer: one
+// write to the open cgroup.freeze.
+func (fz *freezer) set(frozen bool) error {
 	fz.mu.Lock()
 	defer fz.mu.Unlock()
 	if fz.dir == "" {
 		return errClosed
 	}
-	return os.WriteFile(filepath.Join(fz.dir, name), []byte(v), 0)
-}
-
-// set freezes (true) or thaws (false) every process in the freezer.
-func (fz *freezer) set(frozen bool) error {
+	v := freezeValue[0]
 	if frozen {
-		return fz.write("cgroup.freeze", "1")
+		v = freezeValue[1]
 	}
-	return fz.write("cgroup.freeze", "0")
+	_, err := fz.freeze.Write(v)
+	return err
 }
 
 // frozen reads cgroup.events: whether every process in the freezer is
@@ -180,8 +185,10 @@ func (fz *freezer) close() error {
 	}
 	os.WriteFile(filepath.Join(fz.dir, "cgroup.freeze"), []byte("0"), 0)
 	err := removeCgroup(fz.dir)
-	if fz.fd != nil {
-		fz.fd.Close()
+	for _, f := range []*os.File{fz.fd, fz.freeze} {
+		if f != nil {
+			f.Close()
+		}
 	}
 	fz.dir = ""
 	return err
