@@ -59,6 +59,13 @@ type checks struct {
 	// chunk, a zero-length match, a cancel).
 	sendSeq [][]uint64
 	pullSrc []uint32 // source sums of the pull order being served (flow)
+	// pullPost[j]: pullSrc[j] was taken from the send buffer's block sums
+	// at post (postSource), not from a read of the sender's bytes.
+	pullPost []bool
+	// srcRead counts the bytes the agent read from senders only to sum them
+	// (sumSource, postSource's partial blocks): the flow check's own passes
+	// over send buffers, which tests bound.
+	srcRead uint64
 	// colls[l] are the request slots of local rank l's active collectives
 	// (drained, not yet completed in a plan), whose written buffer may have
 	// a check header (a nonblocking collective's, see package mpiapi):
@@ -89,7 +96,7 @@ func newChecks(m check.Mode, budget uint64, ranks, reqMax int) *checks {
 	}
 	nb := check.Blocks(int(budget)) + 2    // the blocks a chunk reaches
 	n := check.PieceSize + check.BlockSize // a piece and the block it ends in
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax), colls: make([][]uint32, ranks),
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax), pullPost: make([]bool, 0, shm.PullMax), colls: make([][]uint32, ranks),
 		back: make([]byte, n), raw: make([]byte, 4*nb), sums: make([]uint32, 0, nb), ssums: make([]uint32, 0, nb),
 		rxBack: make([]byte, n), rxRaw: make([]byte, 4*nb), rxSums: make([]uint32, 0, nb)}
 }
@@ -149,21 +156,81 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 		k, i, c.Describe(), c.SrcNode, c.DstNode, fmt.Sprintf(format, args...))}
 }
 
-// pullSources sums the sender's bytes of each entry of block l's pull
-// order, which the rank has taken (flow check): the agent reads them itself
-// while the rank copies them, piece by piece into a buffer that stays in
-// the cache (measured: reading them after the rank's copy instead, when
-// they might still be cached, made the slices longer).
+// pullSources takes the source sum of each entry of block l's pull order,
+// which the rank has taken (flow check), while the rank copies them. With
+// the buffer checks on too, the send buffer's block sums at post are the
+// source: the sum of the blocks wholly inside the chunk is combined from
+// them (postSource), and only the bytes of the chunk's partial blocks at its
+// ends are read, so the flow check adds no pass over the send buffer;
+// flowPulls reads the sender again only if the rank's sum differs. Without
+// them (or without a header to read), the agent reads the sender's bytes
+// itself, piece by piece into a buffer that stays in the cache (measured:
+// reading them after the rank's copy instead, when they might still be
+// cached, made the slices longer).
 func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
-	a.chk.pullSrc = a.chk.pullSrc[:0]
+	x := a.chk
+	x.pullSrc, x.pullPost = x.pullSrc[:0], x.pullPost[:0]
 	for _, i := range a.pullIdx[l] {
-		s, err := a.sumSource(&p.Chunks[i])
+		c := &p.Chunks[i]
+		if x.mode.Buffers {
+			s, ok, err := a.postSource(c)
+			if err != nil {
+				return err
+			}
+			if ok {
+				x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
+				continue
+			}
+		}
+		s, err := a.sumSource(c)
 		if err != nil {
 			return err
 		}
-		a.chk.pullSrc = append(a.chk.pullSrc, s)
+		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, false)
 	}
 	return nil
+}
+
+// sendView is the check header of the send that chunk c is part of (a
+// local rendezvous send), read for the chunk: ok false if there is none.
+func (a *Agent) sendView(c *proto.Chunk) (view, bool) {
+	x := a.chk
+	req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]
+	if !ok || c.Len == 0 || c.Xfer == 0 {
+		return view{}, false
+	}
+	return a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
+}
+
+// postSource is the sum of pull chunk c as the send buffer held it at
+// post: the block sums at post of the blocks wholly inside the chunk (read
+// from the sender's check header), and the sum of the bytes of the partial
+// blocks at the chunk's ends (read from the sender now), combined in order
+// (check.Combine). ok false: the send has no header the agent can read.
+func (a *Agent) postSource(c *proto.Chunk) (sum uint32, ok bool, err error) {
+	v, ok := a.sendView(c)
+	if !ok {
+		return 0, false, nil
+	}
+	end := int(c.SrcAddr-v.base) + int(c.Len)
+	for pos := int(c.SrcAddr - v.base); pos < end; {
+		b := pos / check.BlockSize
+		from, to := b*check.BlockSize, min((b+1)*check.BlockSize, int(v.n))
+		if from == pos && to <= end { // a whole block: its sum at post
+			sum = check.Combine(sum, v.sums[b-v.b0], to-from)
+			pos = to
+			continue
+		}
+		n := min(to, end) - pos
+		part := a.chk.back[:n]
+		if err := unix.ReadFrom(a.pid(c.Src), part, v.base+uint64(pos)); err != nil {
+			return 0, false, a.moveErr(c.Src, c, "reading the send buffer", err)
+		}
+		a.chk.srcRead += uint64(n)
+		sum = check.Update(sum, part)
+		pos += n
+	}
+	return sum, true, nil
 }
 
 // sumSource reads chunk c's bytes from the sender, piece by piece, and
@@ -176,10 +243,35 @@ func (a *Agent) sumSource(c *proto.Chunk) (uint32, error) {
 		if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr+uint64(off)); err != nil {
 			return 0, a.moveErr(c.Src, c, "reading the send buffer", err)
 		}
+		a.chk.srcRead += uint64(n)
 		s = check.Update(s, b)
 		off += n
 	}
 	return s, nil
+}
+
+// rereadSource reads pull chunk c's bytes from the sender again, in pieces
+// that start at the send buffer's block boundaries, compares the blocks
+// wholly inside each piece with their sums at post (v; checkRead records a
+// difference for the sender to report) and returns the chunk's sum now and
+// whether a block differed from the post.
+func (a *Agent) rereadSource(k proto.SliceID, c *proto.Chunk, v *view) (sum uint32, modified bool, err error) {
+	skew := int(c.SrcAddr-v.base) % check.BlockSize
+	for off := 0; off < int(c.Len); {
+		n := min(check.PieceSize-skew, int(c.Len)-off)
+		skew = 0
+		b := a.chk.back[:n]
+		if err := unix.ReadFrom(a.pid(c.Src), b, c.SrcAddr+uint64(off)); err != nil {
+			return 0, false, a.moveErr(c.Src, c, "reading the send buffer", err)
+		}
+		a.chk.srcRead += uint64(n)
+		if a.checkRead(k, v, int(c.SrcAddr-v.base)+off, b) {
+			modified = true
+		}
+		sum = check.Update(sum, b)
+		off += n
+	}
+	return sum, modified, nil
 }
 
 // sendModified reports a program that changed its send buffer while the
@@ -200,6 +292,12 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 			continue
 		}
 		if src, dst := a.chk.pullSrc[j], a.blocks[l].PullSum(j); src != dst {
+			if a.chk.pullPost[j] {
+				if err := a.pullDiffersFromPost(k, int(i), c, j, src, dst); err != nil {
+					return err
+				}
+				continue
+			}
 			// The agent and the rank read the sender at different times:
 			// if the sender's bytes changed in between, the program did it.
 			if now, err := a.sumSource(c); err == nil && now != src {
@@ -209,6 +307,41 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 		}
 	}
 	return nil
+}
+
+// pullDiffersFromPost judges pull order entry j (plan entry i, chunk c),
+// whose copy by the receiving rank (sum dst) differs from the send buffer
+// at post (sum src, postSource): the agent reads the sender again (the pass
+// that a clean chunk does without). If the sender's bytes now equal the
+// copy, the copy is right and the program modified its send buffer before
+// the copy read it: the blocks that differ from the post are recorded for
+// the sender, whose completion reports them (MPI_ERR_BUFFER, naming the
+// request; a warning under buffers:warn), as when the agent reads a send
+// buffer itself (checkRead). If they differ from the copy and from the
+// post, the program is modifying the buffer while the runtime reads it
+// (recorded too; if no whole block differs, reported as sendModified). If
+// they equal the post but not the copy, the runtime copied wrong — or the
+// program modified the buffer and restored it before this read, which the
+// sums cannot tell apart: a flow violation whose report says both.
+func (a *Agent) pullDiffersFromPost(k proto.SliceID, i int, c *proto.Chunk, j int, src, dst uint32) error {
+	v, ok := a.sendView(c)
+	if !ok {
+		return a.flowErr(k, i, c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the send buffer at post (CRC-32 %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
+	}
+	now, modified, err := a.rereadSource(k, c, &v)
+	if err != nil {
+		return err
+	}
+	switch {
+	case now == dst:
+		return nil // the copy is right; any block modified since the post is recorded
+	case now != src:
+		if modified {
+			return nil
+		}
+		return a.sendModified(k, c)
+	}
+	return a.flowErr(k, i, c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's, which equal its send buffer at post (CRC-32 %#08x at the source, %#08x at the destination); unless the sending program modified its send buffer and restored it while the message was in flight (MPI forbids it)", c.Len, j, src, dst)
 }
 
 // flowEnd checks that every plan entry this node sources moved once and
@@ -508,8 +641,9 @@ func (a *Agent) preWrite(k proto.SliceID, v *view, off, n int, buf []byte) {
 // the chunk; a block that straddles two chunks is left to the comparison at
 // the send's completion). A difference — the program modified the buffer
 // before the runtime read it, even if it restores it before the completion
-// — is recorded in the send's completion record, and the rank reports it.
-func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte) {
+// — is recorded in the send's completion record, and the rank reports it;
+// it returns whether a block differed.
+func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte) bool {
 	end := off + len(p)
 	b0 := (off + check.BlockSize - 1) / check.BlockSize
 	b1 := end/check.BlockSize - 1
@@ -517,9 +651,11 @@ func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte) {
 		b1 = check.Blocks(int(v.n)) - 1
 	}
 	if b0 > b1 {
-		return
+		return false
 	}
-	if lo, hi, ok := check.Diff(v.sums[b0-v.b0:b1-v.b0+1], p[b0*check.BlockSize-off:], 0); ok {
+	lo, hi, ok := check.Diff(v.sums[b0-v.b0:b1-v.b0+1], p[b0*check.BlockSize-off:], 0)
+	if ok {
 		v.blk.ReportWritten(v.req, uint32(b0+lo), uint32(b0+hi), k)
 	}
+	return ok
 }

@@ -3,14 +3,17 @@ package nicthread
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
 
 // checkNodes makes one node with two ranks (cross false) or two nodes with
@@ -213,5 +216,127 @@ func TestCheckSendsTableDoesNotLeak(t *testing.T) {
 		if n := len(nodes[0].a.chk.sends); n != 0 {
 			t.Errorf("cross %v: %d sends left in the checks' table after they completed", cross, n)
 		}
+	}
+}
+
+// servePulls plays receiving rank blk as a rank blocked in a call does: it
+// offers to serve pull orders and serves each one, copying every entry into
+// dst (the receive buffer) with copyIn and storing the sum of what it
+// copied, as package mpiapi does. It stops when the returned function is
+// called.
+func servePulls(t *testing.T, blk *shm.RankBlock, dst []byte, copyIn func(d []byte, src uint64) error) (stop func()) {
+	t.Helper()
+	old := pullGrace
+	pullGrace = time.Minute // the test's rank may be slow to run on a loaded host
+	done, quit := make(chan struct{}), make(chan struct{})
+	if !blk.OfferPull() {
+		t.Fatal("offer already on")
+	}
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if !blk.TakePull() {
+				runtime.Gosched()
+				continue
+			}
+			seq, n := blk.PullOrder()
+			copied := 0
+			for ; copied < n; copied++ {
+				e := blk.PullEntry(copied)
+				d := dst[e.DstAddr-addrOf(dst):][:e.Len]
+				if copyIn(d, e.SrcAddr) != nil {
+					break
+				}
+				blk.SetPullSum(copied, check.Sum(d))
+			}
+			blk.FinishPull(seq, copied, true)
+			unix.FutexWake(blk.PullDone(), 1)
+		}
+	}()
+	return func() { close(quit); <-done; pullGrace = old }
+}
+
+// Pull orders under the flow check: the receiving rank copies large chunks
+// within a node itself and sums what it copied. With the buffer checks on
+// too, the source sum is taken from the send buffer's block sums at post
+// (and the bytes of the partial blocks at a chunk's ends), so the agent
+// reads almost nothing of the send buffer; with flow alone it reads every
+// byte. Either way a fault in the rank's copy is a runtime bug report, and
+// under buffers a send buffer modified before the copy is the program's
+// error, recorded for the sender's completion (block 288), not a flow
+// violation.
+func TestFlowPullOrders(t *testing.T) {
+	const size, skip = 5<<19 + 100, 100 // three chunks of at least pullMin; blocks counted from 100 bytes before the message
+	me := os.Getpid()
+	faithful := func(d []byte, src uint64) error { return unix.ReadFrom(me, d, src) }
+	corrupt := func(d []byte, src uint64) error {
+		err := unix.ReadFrom(me, d, src)
+		d[len(d)/2] ^= 0x40
+		return err
+	}
+	for _, c := range []struct {
+		name     string
+		mode     check.Mode
+		copyIn   func([]byte, uint64) error
+		modify   bool   // the program modifies block 288 of its send buffer after the post
+		wantErr  string // "": a clean run
+		maxRead  int    // bytes of the send buffer the agent may read to sum them
+		minRead  int
+		written  bool // the sender's record names block 288
+		intactOK bool
+	}{
+		{name: "buffers,flow", mode: check.Mode{Buffers: true, Flow: true}, copyIn: faithful, maxRead: 3 * 2 * check.BlockSize, intactOK: true},
+		{name: "flow", mode: check.Mode{Flow: true}, copyIn: faithful, minRead: size - skip, maxRead: size - skip, intactOK: true},
+		{name: "buffers,flow/corrupt", mode: check.Mode{Buffers: true, Flow: true}, copyIn: corrupt, wantErr: "flow check: runtime bug in slice", maxRead: size},
+		{name: "flow/corrupt", mode: check.Mode{Flow: true}, copyIn: corrupt, wantErr: "flow check: runtime bug in slice", maxRead: size},
+		{name: "buffers,flow/modified", mode: check.Mode{Buffers: true, Flow: true}, copyIn: faithful, modify: true, written: true, maxRead: size},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nodes := checkNodes(t, false, c.mode)
+			buf := message(size)
+			if c.mode.Buffers {
+				hdr := check.NewHeader(buf) // the send buffer at post
+				rankBlock(nodes, 0).SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+				defer runtime.KeepAlive(hdr)
+			}
+			if c.modify {
+				buf[1<<20+128<<10+2048] ^= 1 // block 288
+			}
+			src, dst := buf[skip:], make([]byte, size-skip)
+			stop := servePulls(t, rankBlock(nodes, 1), dst, c.copyIn)
+			rankBlock(nodes, 0).Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(src), Len: uint64(len(src))}, nil)
+			rankBlock(nodes, 1).Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(dst), Len: uint64(len(dst))}, nil)
+			err := runSlices(nodes, 6)
+			stop()
+			a := nodes[0].a
+			if a.Pulls().Bytes == 0 {
+				t.Fatalf("no pull order served (%+v): the test did not reach the pull path", a.Pulls())
+			}
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "pull order entry") {
+					t.Fatalf("err %v, want %q naming the pull order entry", err, c.wantErr)
+				}
+				t.Log(err)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := int(a.chk.srcRead); got < c.minRead || got > c.maxRead {
+				t.Errorf("the agent read %d bytes of the send buffer to sum them, want %d .. %d", got, c.minRead, c.maxRead)
+			}
+			lo, hi, _, ok := rankBlock(nodes, 0).Written(0)
+			if ok != c.written || (ok && (lo != 288 || hi != 288)) {
+				t.Errorf("sender's record: blocks %d .. %d, %v; want block 288: %v", lo, hi, ok, c.written)
+			}
+			if !bytes.Equal(src, dst) {
+				t.Errorf("message not delivered as the sender held it")
+			}
+		})
 	}
 }

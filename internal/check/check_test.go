@@ -117,3 +117,33 @@ func BenchmarkSums16MiB(b *testing.B) {
 		sums = Sums(sums[:0], buf)
 	}
 }
+
+// Combine gives the sum of a concatenation from the sums of its parts, for
+// every split of random data, full blocks (the table path) included.
+func TestCombine(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 3*BlockSize+77)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	for _, split := range []int{0, 1, 5, 100, BlockSize - 1, BlockSize, BlockSize + 1, 2 * BlockSize, 2*BlockSize + 77, len(buf)} {
+		for _, end := range []int{split, split + 1, split + 3, split + BlockSize, len(buf)} {
+			if end > len(buf) {
+				continue
+			}
+			a, b := buf[:split], buf[split:end]
+			if got, want := Combine(Sum(a), Sum(b), len(b)), Sum(buf[:end]); got != want {
+				t.Fatalf("split %d end %d: Combine %#08x, want %#08x", split, end, got, want)
+			}
+		}
+	}
+	// A chunk's sum from its block sums, as the flow check takes it.
+	var s uint32
+	for off := 0; off < len(buf); off += BlockSize {
+		b := buf[off:min(off+BlockSize, len(buf))]
+		s = Combine(s, Sum(b), len(b))
+	}
+	if s != Sum(buf) {
+		t.Fatalf("sum from block sums %#08x, want %#08x", s, Sum(buf))
+	}
+}
