@@ -265,10 +265,9 @@ func (a *Agent) rereadSource(k proto.SliceID, c *proto.Chunk, v *view) (sum uint
 			return 0, false, a.moveErr(c.Src, c, "reading the send buffer", err)
 		}
 		a.chk.srcRead += uint64(n)
-		if a.checkRead(k, v, int(c.SrcAddr-v.base)+off, b) {
+		if a.checkRead(k, v, int(c.SrcAddr-v.base)+off, b, &sum) {
 			modified = true
 		}
-		sum = check.Update(sum, b)
 		off += n
 	}
 	return sum, modified, nil
@@ -414,10 +413,12 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 				return a.moveErr(c.Src, c, "reading the send buffer", err)
 			}
 		}
-		if sok {
-			a.checkRead(k, &sv, int(c.SrcAddr-sv.base)+off, p)
-		}
-		if flow {
+		switch {
+		case sok && flow: // one pass for both
+			a.checkRead(k, &sv, int(c.SrcAddr-sv.base)+off, p, &src)
+		case sok:
+			a.checkRead(k, &sv, int(c.SrcAddr-sv.base)+off, p, nil)
+		case flow:
 			src = check.Update(src, p)
 		}
 		if off == 0 && copyFault != nil {
@@ -642,8 +643,11 @@ func (a *Agent) preWrite(k proto.SliceID, v *view, off, n int, buf []byte) {
 // the send's completion). A difference — the program modified the buffer
 // before the runtime read it, even if it restores it before the completion
 // — is recorded in the send's completion record, and the rank reports it;
-// it returns whether a block differed.
-func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte) bool {
+// it returns whether a block differed. With crc non-nil it also continues
+// *crc over p (the flow check's source sum), combined from the block sums
+// it computed (check.Combine) and the bytes of p outside whole blocks: one
+// pass over the piece for both checks.
+func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte, crc *uint32) bool {
 	end := off + len(p)
 	b0 := (off + check.BlockSize - 1) / check.BlockSize
 	b1 := end/check.BlockSize - 1
@@ -651,11 +655,33 @@ func (a *Agent) checkRead(k proto.SliceID, v *view, off int, p []byte) bool {
 		b1 = check.Blocks(int(v.n)) - 1
 	}
 	if b0 > b1 {
+		if crc != nil {
+			*crc = check.Update(*crc, p)
+		}
 		return false
 	}
-	lo, hi, ok := check.Diff(v.sums[b0-v.b0:b1-v.b0+1], p[b0*check.BlockSize-off:], 0)
-	if ok {
-		v.blk.ReportWritten(v.req, uint32(b0+lo), uint32(b0+hi), k)
+	if crc != nil {
+		*crc = check.Update(*crc, p[:b0*check.BlockSize-off])
 	}
-	return ok
+	lo, hi := -1, -1
+	for b := b0; b <= b1; b++ {
+		blk := p[b*check.BlockSize-off : min((b+1)*check.BlockSize, int(v.n))-off]
+		s := check.Sum(blk)
+		if s != v.sums[b-v.b0] {
+			if lo < 0 {
+				lo = b
+			}
+			hi = b
+		}
+		if crc != nil {
+			*crc = check.Combine(*crc, s, len(blk))
+		}
+	}
+	if crc != nil {
+		*crc = check.Update(*crc, p[min((b1+1)*check.BlockSize, int(v.n))-off:])
+	}
+	if lo >= 0 {
+		v.blk.ReportWritten(v.req, uint32(lo), uint32(hi), k)
+	}
+	return lo >= 0
 }

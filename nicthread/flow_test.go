@@ -107,31 +107,55 @@ func TestFlowCatchesCopyFault(t *testing.T) {
 		if err := runSlices(nodes, 6); err != nil || !rankBlock(nodes, 1).Done(0) || bytes.Equal(src, dst) {
 			t.Fatalf("%s, no check: err %v, done %v, delivered intact %v; want the corrupted message delivered without a word", where, err, rankBlock(nodes, 1).Done(0), bytes.Equal(src, dst))
 		}
-		for name, fault := range faults {
-			copyFault = fault
-			src, dst := message(size), make([]byte, size)
-			nodes := checkNodes(t, cross, check.Mode{Flow: true})
+		// Under buffers,flow the sender has a check header, and the agent
+		// takes the source sum and the comparison with the post in one
+		// pass over each piece (checkRead).
+		for _, mode := range []check.Mode{{Flow: true}, {Flow: true, Buffers: true}} {
+			for name, fault := range faults {
+				copyFault = fault
+				src, dst := message(size), make([]byte, size)
+				nodes := checkNodes(t, cross, mode)
+				hdr := senderHeader(nodes, mode, src)
+				postPair(nodes, src, dst)
+				err := runSlices(nodes, 6)
+				runtime.KeepAlive(hdr)
+				if err == nil {
+					t.Fatalf("%s, %v, fault %s: no error; want the flow check's report", where, mode, name)
+				}
+				msg := err.Error()
+				for _, want := range []string{"flow check: runtime bug in slice", "plan entry", "r0->r1", "node 0 -> node "} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("%s, %v, fault %s: %q does not name %q", where, mode, name, msg, want)
+					}
+				}
+				t.Logf("%s, %v, %s: %v", where, mode, name, err)
+			}
+			copyFault = nil
+			src, dst = message(size), make([]byte, size)
+			nodes = checkNodes(t, cross, mode)
+			hdr := senderHeader(nodes, mode, src)
 			postPair(nodes, src, dst)
 			err := runSlices(nodes, 6)
-			if err == nil {
-				t.Fatalf("%s, fault %s: no error; want the flow check's report", where, name)
+			runtime.KeepAlive(hdr)
+			if err != nil || !bytes.Equal(src, dst) {
+				t.Fatalf("%s, %v, no fault: %v (delivered intact: %v); want a clean run", where, mode, err, bytes.Equal(src, dst))
 			}
-			msg := err.Error()
-			for _, want := range []string{"flow check: runtime bug in slice", "plan entry", "r0->r1", "node 0 -> node "} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("%s, fault %s: %q does not name %q", where, name, msg, want)
-				}
+			if _, _, _, ok := rankBlock(nodes, 0).Written(0); ok {
+				t.Fatalf("%s, %v, no fault: the send buffer reported modified", where, mode)
 			}
-			t.Logf("%s, %s: %v", where, name, err)
-		}
-		copyFault = nil
-		src, dst = message(size), make([]byte, size)
-		nodes = checkNodes(t, cross, check.Mode{Flow: true, Buffers: true})
-		postPair(nodes, src, dst)
-		if err := runSlices(nodes, 6); err != nil || !bytes.Equal(src, dst) {
-			t.Fatalf("%s, no fault, flow on: %v (delivered intact: %v); want a clean run", where, err, bytes.Equal(src, dst))
 		}
 	}
+}
+
+// senderHeader gives rank 0's request 0 the check header of send buffer
+// src under the buffer checks, as package mpiapi does at the post.
+func senderHeader(nodes []*testNode, mode check.Mode, src []byte) []uint32 {
+	if !mode.Buffers {
+		return nil
+	}
+	hdr := check.NewHeader(src)
+	rankBlock(nodes, 0).SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+	return hdr
 }
 
 // Before the agent writes a chunk into a receive buffer, it compares the
