@@ -18,7 +18,7 @@ import (
 
 // checkNodes makes one node with two ranks (cross false) or two nodes with
 // one rank each, all played by this process, with the checks of mode on.
-func checkNodes(t *testing.T, cross bool, mode check.Mode) []*testNode {
+func checkNodes(t testing.TB, cross bool, mode check.Mode) []*testNode {
 	t.Helper()
 	nodeOf := []proto.NodeID{0, 0}
 	if cross {

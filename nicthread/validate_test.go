@@ -49,7 +49,7 @@ func newTestNode(t *testing.T, node proto.NodeID, nodeOf []proto.NodeID, send fu
 
 // attach does what MPI_Init and the launcher do for local block l: the
 // launcher reports spawned, the process pid claims the block.
-func (tn *testNode) attach(t *testing.T, l, spawned, pid int) {
+func (tn *testNode) attach(t testing.TB, l, spawned, pid int) {
 	t.Helper()
 	tn.a.Spawned(tn.a.rankOf[l], spawned)
 	if _, ok := tn.rank[l].Claim(pid); !ok {
