@@ -126,7 +126,14 @@
 // (internal/shm, check words). With a check on, a chunk is moved in pieces
 // of check.PieceSize (moveChecked, arriveChecked): each piece is read,
 // summed, compared, written and read back while it is in the cache, so the
-// checks add passes over cached bytes rather than over memory. The sums are
+// checks add passes over cached bytes rather than over memory; under
+// buffers,flow the comparison with the post and the source sum are one pass
+// (the chunk's sum is combined from the block sums, check.Combine). For a
+// pull order under buffers,flow the source sum is combined from the send
+// buffer's block sums at post, and the agent reads only the partial blocks
+// at the chunk's ends (postSource), not the whole chunk; the sender is read
+// again only when the rank's sum differs, to tell the program's
+// modification (recorded for the sender) from a runtime bug. The sums are
 // read from the rank's memory through a header whose address the rank
 // wrote: input, used only to read that rank's own memory. Off, each hook is
 // a nil test. copyFault is the tests' fault injector in the copy path

@@ -23,16 +23,19 @@ import (
 // write: the agent reads the receiver's bytes back (a chunk within the
 // node, or a data frame from another node, whose source sum travels in the
 // frame's Count word), or, for a pull order, the receiving rank sums what it
-// copied and the agent reads the sender's bytes itself. It also counts, per
+// copied and the agent takes the source's sum: from the send buffer's block
+// sums at post under buffers,flow (postSource), else by reading the
+// sender's bytes itself. It also counts, per
 // plan entry, the moves made from this node and the frames that arrived
 // here; at the end of the slice every entry this node sources must have
 // moved once and every entry from another node must have arrived once. A
 // difference is a runtime bug: the job aborts with a report naming the
-// slice, the plan entry (its index and chunk) and the nodes. Under buffers,
-// a rank that modifies a send buffer while a chunk of it is read by the
-// receiver (pull orders) makes the two reads differ: that is reported as a
-// flow violation too, naming the chunk; the buffer check at the send's
-// completion names the request.
+// slice, the plan entry (its index and chunk) and the nodes. Under flow
+// alone, a rank that modifies a send buffer while a chunk of it is read by
+// the receiver (pull orders) makes the two reads differ: that is reported
+// as a flow violation too, naming the chunk; the buffer check at the send's
+// completion names the request. Under buffers,flow the difference from the
+// post is the program's, recorded for the sender (pullDiffersFromPost).
 //
 // Buffers: before the agent writes a point-to-point chunk into a receive
 // buffer (within the node, or from a data frame), it compares the blocks

@@ -17,10 +17,17 @@ func TestCheckReports(t *testing.T) {
 		want     []string
 		nodes    string   // only this many nodes ("": 1 and 2)
 		anyOf    []string // and at least one of these
+		check    string   // the selection ("": buffers)
 	}{
 		// Restored before the Wait: only the comparison of what the agent
 		// read finds it (across nodes the agent always reads the sender).
 		{scenario: "sendmod-restore", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 4194304 bytes): send buffer modified while in flight: the bytes the runtime read in slice ", "in bytes [0, 4096) (4 KiB blocks 0 .. 0)"}, nodes: "2"},
+		// Within a node the receiving rank copies it (a pull order): under
+		// buffers,flow its copy is compared with the send buffer at post
+		// (the flow check's source sum), and the agent, reading the sender
+		// again, names the block; an agent copy (an order not taken in
+		// time) finds it as across nodes.
+		{scenario: "sendmod-restore", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 4194304 bytes): send buffer modified while in flight: the bytes the runtime read in slice ", "in bytes [0, 4096) (4 KiB blocks 0 .. 0)"}, nodes: "1", check: "buffers,flow"},
 		{scenario: "sendmod-inline", want: []string{"rank 0: MPI_Isend: MPI_ERR_BUFFER: request #1 (to rank 1 tag 7, 64 bytes): send buffer modified while in flight: bytes [0, 64) (4 KiB block 0) differ between the post"}},
 		// Found when the agent reads the buffer (across nodes, or within one
 		// when the receiver is not blocked: no pull order) or at completion.
@@ -44,8 +51,12 @@ func TestCheckReports(t *testing.T) {
 			if c.nodes != "" && c.nodes != nodes {
 				continue
 			}
-			t.Run(c.scenario+"/nodes="+nodes, func(t *testing.T) {
-				r := bcsrun(t, "--check", "buffers", "--nodes", nodes, "-n", "2", "./e2eprog", "check", c.scenario)
+			sel := c.check
+			if sel == "" {
+				sel = "buffers"
+			}
+			t.Run(c.scenario+"/nodes="+nodes+"/"+sel, func(t *testing.T) {
+				r := bcsrun(t, "--check", sel, "--nodes", nodes, "-n", "2", "./e2eprog", "check", c.scenario)
 				if r.code != 1 {
 					t.Errorf("exit %d, want 1 (the fatal error handler)", r.code)
 				}

@@ -45,12 +45,87 @@
 // A 4-lane 64-bit multiply-xor hash written in Go was measured earlier and
 // was no faster than CRC-32C.
 //
+// The sum is not what costs: measured in thread CPU time (2026-11-28, the
+// shared development host), CRC-32 of 4 KiB blocks runs at about 40 GB/s
+// on a piece in the cache and at about 8 GB/s on a buffer in memory, where
+// a plain read loop ran at 5-6 GB/s; a four-accumulator AVX-512 fold
+// written for the purpose was about 15% faster in the cache and slower in
+// memory, and scalar Go alternatives (xxHash-like lanes, a 64-bit
+// Fletcher) were slower, so CRC-32 stays. What costs is the number of
+// passes over memory (below).
+//
+// Combine gives the sum of a concatenation from the sums of its parts
+// (zlib's crc32_combine; a table per byte of the sum for a whole block), so
+// a chunk's sum can be taken from block sums without reading the bytes
+// again.
+//
+// # Passes
+//
+// Per point-to-point message of n bytes, what each check reads (a pass over
+// memory costs about n / 8 GB/s of CPU; one over a piece in the cache
+// about a fifth of that):
+//
+//	buffers  the sender sums its send buffer at post and again at
+//	         completion, the receiver its receive buffer at post (three
+//	         passes over memory); before writing a piece the runtime sums
+//	         the receive buffer's bytes it overwrites (their read replaces
+//	         the write's own read for ownership); the agent sums the pieces
+//	         it reads of a send (cached)
+//	flow     source and destination of every chunk summed: on the agent's
+//	         copies, cached passes (read back after the write); on a pull
+//	         order (a large message within a node, copied by the receiving
+//	         rank), the rank sums what it copied (cached) and, under flow
+//	         alone, the agent reads the sender's chunk again (one pass over
+//	         memory, concurrent with the rank's copy)
+//
+// Under buffers,flow the two share their work: the agent's comparison of a
+// send piece with the post and its flow sum are one cached pass (the
+// chunk's sum combined from the block sums); and a pull chunk's source sum
+// is combined from the send buffer's block sums at post, so the agent no
+// longer reads the chunk (it reads only the partial blocks at the chunk's
+// ends, at most 8 KiB). A pull chunk whose copy differs from the post is
+// read again: equal to the copy, the program modified the buffer before the
+// copy (recorded for the sender and reported at its completion, as when the
+// agent reads a send); equal to the post but not the copy, a runtime bug,
+// or a modification restored before that read, which the sums cannot tell
+// apart (the report says both). BenchmarkFlowSource and BenchmarkSendPiece
+// in package nicthread measure the two, old and new in one run.
+//
+// The completion pass over a send buffer stays. What it finds that nothing
+// else does: a buffer modified after the runtime read the modified blocks
+// and before the request completes (the message delivered is right, the
+// program is not: under an MPI that moves the data later it would send the
+// modified bytes); blocks the runtime's reads are not compared for (a block
+// that two chunks share, pull copies under buffers alone, inline sends
+// copied at the post, collectives' send buffers). Dropping it would stop
+// detecting those. No cheaper equivalent was found: soft-dirty page bits
+// (/proc/PID/clear_refs clears the whole process, walking its page tables,
+// and every page written afterwards takes a fault), userfaultfd write
+// protection (privileges or kernel 5.7+, a fault per written page, a
+// handler thread) and mprotect (see reads below) cost more than a pass for
+// buffers the program rewrites, as programs do. For the same reason the
+// two sums at post stay: they are what a modification is measured
+// against.
+//
+// Flow alone on a pull order costs a pass over memory on another core (the
+// agent's read, concurrent with the copy) and a cached pass on the
+// receiving rank's core, which lies on the slice's critical path: measured
+// at a tenth to a fifth of the rank's copy of the same bytes. The copy is
+// a third to a half of a bandwidth-bound slice, so that pass alone is
+// above the 3% goal for large messages within a node, and on a 2-core host
+// the agent's read competes with the ranks for the cores; moving the
+// destination sum to the agent would put a second pass over memory on the
+// agent's core instead. bench/checks.sh measures it.
+//
 // # What is exact and what is not detected
 //
 // Exact up to the sums (a block whose sum is unchanged, probability about
 // 2^-32): a send buffer that differs at completion from the post, in any
 // block; a point-to-point send buffer that the agent reads while it differs
-// from the post (across nodes, and within a node when the agent copies);
+// from the post (across nodes, and within a node when the agent copies),
+// and under buffers,flow one that the receiving rank copies while it
+// differs from the post (compared per chunk; the agent reads the sender
+// again to name the blocks);
 // a point-to-point receive buffer written by the program before the runtime
 // writes the block (compared at the first write that reaches the block's
 // start) or past the delivered bytes; a nonblocking collective's written
@@ -93,8 +168,10 @@
 //     a block of a collective's receive buffer that two chunks share.
 //   - A send buffer modified and restored while in flight, where the bytes
 //     moved were not compared with the post: a receiving rank's pull copy
-//     within a node, and a collective's send buffer (compared at completion
-//     only).
+//     within a node under buffers without flow, and a collective's send
+//     buffer (compared at completion only). Under buffers,flow, a pull copy
+//     of a buffer modified and restored before the agent reads it again is
+//     reported as a flow violation that names both causes (see Passes).
 //   - Writes by another thread or goroutine into the receive buffer of a
 //     blocking collective while the call runs (not summed, see package
 //     mpiapi).
