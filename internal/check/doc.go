@@ -68,9 +68,10 @@
 //	buffers  the sender sums its send buffer at post and again at
 //	         completion, the receiver its receive buffer at post (three
 //	         passes over memory); before writing a piece the runtime sums
-//	         the receive buffer's bytes it overwrites (their read replaces
-//	         the write's own read for ownership); the agent sums the pieces
-//	         it reads of a send (cached)
+//	         the receive buffer's bytes it overwrites (measured at about
+//	         half a pass over memory: the write then finds those lines in
+//	         the cache); the agent sums the pieces it reads of a send
+//	         (cached)
 //	flow     source and destination of every chunk summed: on the agent's
 //	         copies, cached passes (read back after the write); on a pull
 //	         order (a large message within a node, copied by the receiving
