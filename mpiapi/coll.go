@@ -80,7 +80,7 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 		Op: uint8(a.op), DType: uint8(a.t), InPlace: a.inPlace, Addr: a.send, RAddr: a.recv, Len: a.len,
 		UserOp: a.user.op, UserColl: a.user.coll}
 	if a.kind.Rooted() {
-		d.Peer = c.worldRank(a.root)
+		d.SetRoot(c.worldRank(a.root))
 	}
 	if a.kind == proto.CollSplit {
 		d.Tag, d.Peer = a.tag, proto.Rank(a.key)

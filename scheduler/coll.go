@@ -110,8 +110,8 @@ func (s *Scheduler) checkComm(d proto.Descriptor) bool {
 			return false
 		}
 	case proto.KindColl:
-		if d.Coll.Rooted() && ci.index[d.Peer] < 0 {
-			s.fail([]proto.Rank{d.Rank}, "rank %d called %s with root world rank %d, not a member of communicator %d", d.Rank, d.Coll.MPIName(), d.Peer, d.Comm)
+		if d.Coll.Rooted() && ci.index[d.Root()] < 0 {
+			s.fail([]proto.Rank{d.Rank}, "rank %d called %s with root world rank %d, not a member of communicator %d", d.Rank, d.Coll.MPIName(), d.Root(), d.Comm)
 			return false
 		}
 	}
@@ -236,9 +236,9 @@ func DescribeCall(d proto.Descriptor) string {
 
 func rootName(d proto.Descriptor) string {
 	if d.Comm == 0 {
-		return fmt.Sprintf("root %d", d.Peer)
+		return fmt.Sprintf("root %d", d.Root())
 	}
-	return fmt.Sprintf("root world rank %d", d.Peer)
+	return fmt.Sprintf("root world rank %d", d.Root())
 }
 
 // mismatch says how b differs from a, the first member's call, or "".
@@ -249,7 +249,7 @@ func mismatch(a, b proto.Descriptor) string {
 	if a.Coll != b.Coll || a.UserOp != b.UserOp { // a user operation against a predefined one, or two user operations
 		return "different operations"
 	}
-	if a.Coll.Rooted() && a.Peer != b.Peer {
+	if a.Coll.Rooted() && a.Root() != b.Root() {
 		return "different roots"
 	}
 	if a.Coll.Reduces() && a.Op != b.Op {
@@ -307,7 +307,7 @@ func (s *Scheduler) startColl(c *coll) {
 	op := h[0].Coll
 	root := -1
 	if op.Rooted() {
-		root = int(c.comm.index[h[0].Peer])
+		root = int(c.comm.index[h[0].Root()])
 	}
 	needPart := func(i int, dir int32, peer int) (proto.Descriptor, bool) {
 		d, ok := part(c, i, dir, m[peer])
@@ -603,7 +603,7 @@ func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) 
 	h := c.heads
 	switch h[0].Coll {
 	case proto.CollReduce:
-		fn(int(c.comm.index[h[0].Peer]), 0, off, off+seg)
+		fn(int(c.comm.index[h[0].Root()]), 0, off, off+seg)
 	case proto.CollScan:
 		for i := range h {
 			fn(i, i, off, off+seg)
@@ -710,7 +710,7 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 	r, m, h := c.seg, c.comm.members, c.heads
 	switch h[0].Coll {
 	case proto.CollBcast:
-		root := int(c.comm.index[h[0].Peer])
+		root := int(c.comm.index[h[0].Root()])
 		s.recip = s.recip[:0]
 		for i, w := range m {
 			if i != root {

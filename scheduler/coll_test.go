@@ -197,7 +197,8 @@ func TestCollectivesExecuteExactly(t *testing.T) {
 				}
 				mk := func(r int) []proto.Descriptor {
 					d := proto.Descriptor{Kind: proto.KindColl, Coll: kind, Op: uint8(reduce.Sum), DType: uint8(reduce.Float64),
-						Addr: sendAt, RAddr: recvAt, Len: L, Peer: proto.Rank(root)}
+						Addr: sendAt, RAddr: recvAt, Len: L}
+					d.SetRoot(proto.Rank(root))
 					if kind == proto.CollAllgather || kind == proto.CollAlltoall {
 						d.Len = L // one block
 					}
@@ -283,7 +284,7 @@ func TestMismatchKinds(t *testing.T) {
 		want string
 	}{
 		{"collective", func(d *proto.Descriptor) { d.Coll = proto.CollAllreduce }, "different collectives"},
-		{"root", func(d *proto.Descriptor) { d.Peer = 1 }, "different roots"},
+		{"root", func(d *proto.Descriptor) { d.SetRoot(1) }, "different roots"},
 		{"operation", func(d *proto.Descriptor) { d.Op = uint8(reduce.Max) }, "different operations"},
 		{"type", func(d *proto.Descriptor) { d.DType = uint8(reduce.Int64) }, "different element types"},
 		{"count", func(d *proto.Descriptor) { d.Len = 72 }, "different element counts"},

@@ -143,8 +143,8 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.CollSeq == 0 {
 			return fmt.Errorf("%s with collective sequence number 0, want 1 or more", d.Coll)
 		}
-		if d.Coll.Rooted() && (d.Peer < 0 || int(d.Peer) >= size) {
-			return fmt.Errorf("%s root %d not in 0..%d", d.Coll, d.Peer, size-1)
+		if d.Coll.Rooted() && (d.Root() < 0 || int(d.Root()) >= size) {
+			return fmt.Errorf("%s root %d not in 0..%d", d.Coll, d.Root(), size-1)
 		}
 		switch d.Coll {
 		case proto.CollBarrier, proto.CollFree, proto.CollSplit:

@@ -101,17 +101,18 @@ type Descriptor struct {
 	Inline    bool
 	Comm      CommID
 	Rank      Rank   // the posting rank
-	Peer      Rank   // destination of a send; source (or AnySource) of a recv/probe
-	Tag       int32  // AnyTag allowed for recv/probe
+	Peer      Rank   // destination of a send; source (or AnySource) of a recv/probe; see below for other kinds
+	Tag       int32  // AnyTag allowed for recv/probe; see below for other kinds
 	Req       uint32 // request slot of the posting rank; completions name it
 	Seq       uint64 // per-rank post order, from 1
 	PostSlice SliceID
 	Addr      uint64 // buffer address in the posting process
 	Len       uint64 // bytes
 
-	// Collective fields (KindColl; CollSeq also on KindCollPart). For a
-	// rooted collective Peer is the root's world rank; for CollSplit Tag is
-	// the color and Peer the key. See Coll for what Addr, Len and RAddr mean.
+	// Collective fields (KindColl; CollSeq also on KindCollPart). See Coll
+	// for what Addr, Len and RAddr mean. Peer and Tag carry other values on
+	// some descriptors; read and write those through the accessors that name
+	// them, never the fields: Root (a rooted collective).
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
@@ -139,6 +140,13 @@ type Descriptor struct {
 // scheduler, sig.go); a message shorter than its receive has a prefix of
 // the receive's signature, which is legal, so only the kinds are compared
 // and the lengths go through the truncation check as before.
+
+// Root is the root's world rank of a rooted collective (KindColl with
+// Coll.Rooted()); it travels in Peer.
+func (d Descriptor) Root() Rank { return d.Peer }
+
+// SetRoot makes r (a world rank) the root of a rooted collective.
+func (d *Descriptor) SetRoot(r Rank) { d.Peer = r }
 
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
@@ -284,7 +292,7 @@ func (d Descriptor) Describe() string {
 			fmt.Fprintf(&b, " comm=%d", d.Comm)
 		}
 		if d.Coll.Rooted() {
-			fmt.Fprintf(&b, " root=%d", d.Peer)
+			fmt.Fprintf(&b, " root=%d", d.Root())
 		}
 		if d.Coll != CollBarrier && d.Coll != CollFree && d.Coll != CollSplit && d.Coll != CollGroup {
 			fmt.Fprintf(&b, " len=%d", d.Len)

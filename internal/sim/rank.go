@@ -388,8 +388,9 @@ func (s *Sim) next(rk *rank) {
 		if root == rk.id {
 			s.fill(rk.mem[csend:csend+rd.len], rk.id, rk.round)
 		}
-		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBcast, Comm: rk.comm[rd.comm], Peer: root, DType: uint8(reduce.Uint8),
-			Addr: csend, Len: rd.len})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBcast, Comm: rk.comm[rd.comm], DType: uint8(reduce.Uint8), Addr: csend, Len: rd.len}
+		d.SetRoot(root)
+		s.post(rk, d)
 		s.block(rk, "MPI_Bcast")
 	}
 }
