@@ -32,7 +32,7 @@ type coll struct {
 	inPlace bool
 	parts   []proto.Descriptor
 	keep    any
-	tag     int32 // Split: color
+	color   int32 // Split: color
 	key     int32 // Split: key
 	user    userTag
 }
@@ -83,7 +83,7 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 		d.SetRoot(c.worldRank(a.root))
 	}
 	if a.kind == proto.CollSplit {
-		d.Tag, d.Peer = a.tag, proto.Rank(a.key)
+		d.SetSplit(a.color, a.key)
 	}
 	return r, p.post(d, nil)
 }

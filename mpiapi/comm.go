@@ -195,7 +195,7 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 	var out *Comm
 	prim, _ := mds.ParsePrim(call)
 	err = p.run(prim, 0, func() (*Request, error) {
-		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, tag: col, key: int32(key),
+		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, color: col, key: int32(key),
 			recv: addrOf(list, 0), keep: list})
 		if err != nil {
 			return nil, err

@@ -220,7 +220,7 @@ func DescribeCall(d proto.Descriptor) string {
 	switch d.Coll {
 	case proto.CollBarrier, proto.CollFree:
 	case proto.CollSplit:
-		args = append(args, fmt.Sprintf("color %d, key %d", d.Tag, d.Peer))
+		args = append(args, fmt.Sprintf("color %d, key %d", d.Color(), d.Key()))
 	case proto.CollGroup:
 		args = append(args, fmt.Sprintf("group of %d, rank %d in it, tag %d", d.Len, d.Peer, d.Tag))
 	default:
@@ -491,7 +491,7 @@ func (s *Scheduler) split(c *coll) {
 	}
 	es := make([]entry, len(c.heads))
 	for i, d := range c.heads {
-		es[i] = entry{d.Tag, int32(d.Peer), i}
+		es[i] = entry{d.Color(), d.Key(), i}
 	}
 	slices.SortFunc(es, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.color, b.color), cmp.Compare(a.key, b.key), cmp.Compare(a.i, b.i))

@@ -370,8 +370,9 @@ func TestSplitAndCommunicatorChecks(t *testing.T) {
 	colors := []int32{1, 0, 1, UndefinedColor, 1}
 	keys := []int32{5, 0, 5, 0, -1}
 	for r := range 5 {
-		ds = append(ds, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1,
-			Req: 3, Tag: colors[r], Peer: proto.Rank(keys[r]), RAddr: 0x100})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1, Req: 3, RAddr: 0x100}
+		d.SetSplit(colors[r], keys[r])
+		ds = append(ds, d)
 	}
 	p := s.Schedule(1, ds)
 	if p.Err != nil {
@@ -423,7 +424,9 @@ func TestTrafficOnOneCommunicatorIgnoresAnother(t *testing.T) {
 	s := New(DefaultConfig, []proto.NodeID{0, 0})
 	var ds []proto.Descriptor
 	for r := range 2 {
-		ds = append(ds, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1, Req: 1, Peer: proto.Rank(r)})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1, Req: 1}
+		d.SetSplit(0, int32(r))
+		ds = append(ds, d)
 	}
 	s.Schedule(1, ds)
 	p := s.Schedule(2, []proto.Descriptor{

@@ -112,7 +112,8 @@ type Descriptor struct {
 	// Collective fields (KindColl; CollSeq also on KindCollPart). See Coll
 	// for what Addr, Len and RAddr mean. Peer and Tag carry other values on
 	// some descriptors; read and write those through the accessors that name
-	// them, never the fields: Root (a rooted collective).
+	// them, never the fields: Root (a rooted collective), Color and Key
+	// (CollSplit).
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
@@ -148,6 +149,17 @@ func (d Descriptor) Root() Rank { return d.Peer }
 // SetRoot makes r (a world rank) the root of a rooted collective.
 func (d *Descriptor) SetRoot(r Rank) { d.Peer = r }
 
+// Color is a CollSplit descriptor's color (UndefinedColor: the rank joins
+// no new communicator); it travels in Tag.
+func (d Descriptor) Color() int32 { return d.Tag }
+
+// Key is a CollSplit descriptor's key, which orders the members of the new
+// communicator; it travels in Peer.
+func (d Descriptor) Key() int32 { return int32(d.Peer) }
+
+// SetSplit gives a CollSplit descriptor its color and key.
+func (d *Descriptor) SetSplit(color, key int32) { d.Tag, d.Peer = color, Rank(key) }
+
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
 
@@ -168,7 +180,7 @@ func (d Descriptor) IsColl() bool { return d.Kind == KindColl || d.Kind == KindC
 //	Scatterv              root: PartSend parts; RAddr, Len: own block
 //	Alltoallv             PartSend and PartRecv parts, one per member each
 //	Reduce_scatter        Addr, Len: the whole vector; one PartRecv: own block
-//	Split                 Tag: color (UndefinedColor: none), Peer: key; RAddr: room
+//	Split                 Color (UndefinedColor: none), Key; RAddr: room
 //	                      for the new group's world ranks (4 bytes each)
 //	Group                 MPI_Comm_create_group: posted by the group's members only.
 //	                      Tag: the user's tag; Peer: the caller's rank in the group;
@@ -195,8 +207,8 @@ func GroupHash(ranks []Rank) uint64 {
 	return h
 }
 
-// UndefinedColor is MPI_UNDEFINED as the color of a Split descriptor (its
-// Tag): the rank joins no new communicator.
+// UndefinedColor is MPI_UNDEFINED as the color of a Split descriptor
+// (Descriptor.Color): the rank joins no new communicator.
 const UndefinedColor int32 = -1
 
 const (

@@ -327,7 +327,9 @@ func (s *Sim) next(rk *rank) {
 	switch rk.step {
 	case 0, 1:
 		c := cGroup + rk.step
-		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Comm: 0, Tag: s.color(rk.id, c), Peer: rk.id, RAddr: list})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Comm: 0, RAddr: list}
+		d.SetSplit(s.color(rk.id, c), int32(rk.id))
+		s.post(rk, d)
 		s.block(rk, "MPI_Comm_split")
 		return
 	case 2:
