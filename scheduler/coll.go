@@ -222,7 +222,7 @@ func DescribeCall(d proto.Descriptor) string {
 	case proto.CollSplit:
 		args = append(args, fmt.Sprintf("color %d, key %d", d.Color(), d.Key()))
 	case proto.CollGroup:
-		args = append(args, fmt.Sprintf("group of %d, rank %d in it, tag %d", d.Len, d.Peer, d.Tag))
+		args = append(args, fmt.Sprintf("group of %d, rank %d in it, tag %d", d.GroupSize(), d.GroupRank(), d.GroupTag()))
 	default:
 		t := reduce.Type(d.DType)
 		if t.Valid() {

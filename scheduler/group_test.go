@@ -9,8 +9,9 @@ import (
 )
 
 func groupDesc(rank proto.Rank, seq uint64, group []proto.Rank, tag int32, collSeq uint32) proto.Descriptor {
-	return proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Rank: rank, Seq: seq, Req: 7, CollSeq: collSeq,
-		Tag: tag, Peer: proto.Rank(slices.Index(group, rank)), Len: uint64(len(group)), Addr: proto.GroupHash(group), RAddr: 0x200}
+	d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Rank: rank, Seq: seq, Req: 7, CollSeq: collSeq, RAddr: 0x200}
+	d.SetGroup(tag, int32(slices.Index(group, rank)), len(group), proto.GroupHash(group))
+	return d
 }
 
 // TestCreateGroupOfAStrictSubset: MPI_Comm_create_group completes once the

@@ -150,8 +150,8 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		case proto.CollBarrier, proto.CollFree, proto.CollSplit:
 			return nil
 		case proto.CollGroup:
-			if d.Len == 0 || d.Len > uint64(size) || d.Peer < 0 || uint64(d.Peer) >= d.Len {
-				return fmt.Errorf("%s: rank %d of a group of %d in a job of %d", d.Coll.MPIName(), d.Peer, d.Len, size)
+			if n, i := d.GroupSize(), d.GroupRank(); n == 0 || n > uint64(size) || i < 0 || uint64(i) >= n {
+				return fmt.Errorf("%s: rank %d of a group of %d in a job of %d", d.Coll.MPIName(), i, n, size)
 			}
 			return nil
 		}

@@ -113,7 +113,7 @@ type Descriptor struct {
 	// for what Addr, Len and RAddr mean. Peer and Tag carry other values on
 	// some descriptors; read and write those through the accessors that name
 	// them, never the fields: Root (a rooted collective), Color and Key
-	// (CollSplit).
+	// (CollSplit), GroupTag, GroupRank, GroupSize and GroupID (CollGroup).
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
@@ -160,6 +160,28 @@ func (d Descriptor) Key() int32 { return int32(d.Peer) }
 // SetSplit gives a CollSplit descriptor its color and key.
 func (d *Descriptor) SetSplit(color, key int32) { d.Tag, d.Peer = color, Rank(key) }
 
+// GroupTag is the user's tag of a CollGroup descriptor
+// (MPI_Comm_create_group's tag); it travels in Tag.
+func (d Descriptor) GroupTag() int32 { return d.Tag }
+
+// GroupRank is the caller's rank in the group a CollGroup descriptor makes
+// a communicator of (not a world rank); it travels in Peer.
+func (d Descriptor) GroupRank() int32 { return int32(d.Peer) }
+
+// GroupSize is the number of ranks in a CollGroup descriptor's group; it
+// travels in Len.
+func (d Descriptor) GroupSize() uint64 { return d.Len }
+
+// GroupID is the GroupHash of a CollGroup descriptor's group (its world
+// ranks in order); it travels in Addr.
+func (d Descriptor) GroupID() uint64 { return d.Addr }
+
+// SetGroup gives a CollGroup descriptor the user's tag, the caller's rank
+// in the group, the group's size and its GroupHash.
+func (d *Descriptor) SetGroup(tag, rank int32, size int, id uint64) {
+	d.Tag, d.Peer, d.Len, d.Addr = tag, Rank(rank), uint64(size), id
+}
+
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
 
@@ -183,11 +205,11 @@ func (d Descriptor) IsColl() bool { return d.Kind == KindColl || d.Kind == KindC
 //	Split                 Color (UndefinedColor: none), Key; RAddr: room
 //	                      for the new group's world ranks (4 bytes each)
 //	Group                 MPI_Comm_create_group: posted by the group's members only.
-//	                      Tag: the user's tag; Peer: the caller's rank in the group;
-//	                      Len: the group's size; Addr: GroupHash of its world ranks;
-//	                      RAddr: room for them (4 bytes each); CollSeq: the caller's
-//	                      count of such calls with this Comm, Tag and hash (the
-//	                      parent's own collective count is not used)
+//	                      GroupTag: the user's tag; GroupRank: the caller's rank in
+//	                      the group; GroupSize: the group's size; GroupID: GroupHash
+//	                      of its world ranks; RAddr: room for them (4 bytes each);
+//	                      CollSeq: the caller's count of such calls with this Comm,
+//	                      tag and hash (the parent's own collective count is not used)
 type Coll uint8
 
 // GroupHash identifies a group (its world ranks in order) in a CollGroup
