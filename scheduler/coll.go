@@ -521,8 +521,7 @@ func (s *Scheduler) split(c *coll) {
 		for j, e := range group {
 			d := c.heads[e.i]
 			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
-			c.done = append(c.done, proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl,
-				Source: proto.Rank(len(group)), Tag: int32(j), Count: uint64(s.nextComm)})
+			c.done = append(c.done, proto.NewCommCompletion(d.Rank, d.Req, s.nextComm, j, len(group)))
 		}
 	}
 }

@@ -383,11 +383,11 @@ func TestSplitAndCommunicatorChecks(t *testing.T) {
 		got[c.Rank] = c
 	}
 	// color 0: {1} -> comm 1; color 1: keys 5,5,-1 -> ranks 4, 0, 2 -> comm 2.
-	if c := got[1]; c.Count != 1 || c.Tag != 0 || c.Source != 1 {
+	if c := got[1]; c.NewComm() != 1 || c.NewCommRank() != 0 || c.NewCommSize() != 1 {
 		t.Fatalf("rank 1: %+v", c)
 	}
-	for r, pos := range map[proto.Rank]int32{4: 0, 0: 1, 2: 2} {
-		if c := got[r]; c.Count != 2 || c.Tag != pos || c.Source != 3 {
+	for r, pos := range map[proto.Rank]int{4: 0, 0: 1, 2: 2} {
+		if c := got[r]; c.NewComm() != 2 || c.NewCommRank() != pos || c.NewCommSize() != 3 {
 			t.Fatalf("rank %d: %+v, want comm 2 position %d of 3", r, c, pos)
 		}
 	}

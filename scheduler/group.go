@@ -71,8 +71,7 @@ func (s *Scheduler) postGroup(d proto.Descriptor) {
 	s.comms[s.nextComm] = newComm(s.nextComm, members, len(s.nodeOf))
 	for j, h := range g.heads {
 		s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: h.Rank, Addr: h.RAddr, Data: data})
-		s.complete(proto.Completion{Rank: h.Rank, Req: h.Req, Kind: proto.KindColl,
-			Source: proto.Rank(n), Tag: int32(j), Count: uint64(s.nextComm)})
+		s.complete(proto.NewCommCompletion(h.Rank, h.Req, s.nextComm, j, n))
 	}
 }
 

@@ -418,14 +418,33 @@ type Completion struct {
 	Rank   Rank
 	Req    uint32
 	Kind   Kind
-	Source Rank   // matched source (recv, probe)
-	Tag    int32  // matched tag
-	Count  uint64 // bytes delivered (recv), sent (send) or pending (probe)
+	Source Rank   // matched source (recv, probe); see NewCommCompletion for a Split's
+	Tag    int32  // matched tag; see NewCommCompletion for a Split's
+	Count  uint64 // bytes delivered (recv), sent (send) or pending (probe); see NewCommCompletion
 	Found  bool   // iprobe: a message was pending
 	Err    Err
 	// PeerType: with ErrType, the other side's element type (DType).
 	PeerType uint8
 }
+
+// NewCommCompletion is the completion of rank's request req for a
+// collective that makes a communicator (CollSplit, CollGroup): the new
+// communicator's id, the rank's rank in it and its size. They travel in
+// Count, Tag and Source; read them with NewComm, NewCommRank and
+// NewCommSize.
+func NewCommCompletion(rank Rank, req uint32, id CommID, index, size int) Completion {
+	return Completion{Rank: rank, Req: req, Kind: KindColl, Source: Rank(size), Tag: int32(index), Count: uint64(id)}
+}
+
+// NewComm is the id of the communicator a NewCommCompletion made.
+func (c Completion) NewComm() CommID { return CommID(c.Count) }
+
+// NewCommRank is the completing rank's rank in the communicator a
+// NewCommCompletion made.
+func (c Completion) NewCommRank() int { return int(c.Tag) }
+
+// NewCommSize is the size of the communicator a NewCommCompletion made.
+func (c Completion) NewCommSize() int { return int(c.Source) }
 
 func (c Completion) Describe() string {
 	s := fmt.Sprintf("done r%d req=%d %s", c.Rank, c.Req, c.Kind)

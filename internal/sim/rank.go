@@ -520,15 +520,15 @@ func (s *Sim) consume(rk *rank, c proto.Completion) error {
 				pos = i
 			}
 		}
-		if int(c.Source) != len(ms) || int(c.Tag) != pos {
-			return fail("communicator of %d members, position %d; want %d, %d", c.Source, c.Tag, len(ms), pos)
+		if c.NewCommSize() != len(ms) || c.NewCommRank() != pos {
+			return fail("communicator of %d members, position %d; want %d, %d", c.NewCommSize(), c.NewCommRank(), len(ms), pos)
 		}
 		for i, m := range ms {
 			if got := binary.LittleEndian.Uint32(rk.mem[list+4*uint64(i):]); got != uint32(m) {
 				return fail("member list entry %d = %d, want %d", i, got, m)
 			}
 		}
-		rk.comm[cc] = proto.CommID(c.Count) // the split's completion: Count is the new communicator's id, Source its size
+		rk.comm[cc] = c.NewComm()
 		return nil
 	}
 	rd := rk.cur
