@@ -292,7 +292,7 @@ func (s *Scheduler) addMove(c *coll, src proto.Rank, srcAddr uint64, dst proto.R
 // part finds rank i's part of direction dir for peer (a world rank).
 func part(c *coll, i int, dir int32, peer proto.Rank) (proto.Descriptor, bool) {
 	for _, d := range c.parts[i] {
-		if d.Tag == dir && d.Peer == peer {
+		if d.Dir() == dir && d.Peer == peer {
 			return d, true
 		}
 	}

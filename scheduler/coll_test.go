@@ -203,7 +203,7 @@ func TestCollectivesExecuteExactly(t *testing.T) {
 						d.Len = L // one block
 					}
 					if kind == proto.CollReduceScatter {
-						return []proto.Descriptor{{Kind: proto.KindCollPart, Tag: proto.PartRecv, Peer: proto.Rank(r), Addr: recvAt, Len: uint64(8 * rs(r))}, d}
+						return []proto.Descriptor{proto.Part(proto.PartRecv, proto.Rank(r), recvAt, uint64(8*rs(r))), d}
 					}
 					return []proto.Descriptor{d}
 				}

@@ -171,8 +171,8 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.Peer < 0 || int(d.Peer) >= size {
 			return fmt.Errorf("collective block peer %d not in 0..%d", d.Peer, size-1)
 		}
-		if d.Tag != proto.PartSend && d.Tag != proto.PartRecv {
-			return fmt.Errorf("collective block direction %d, want 0 (send) or 1 (receive)", d.Tag)
+		if d.Dir() != proto.PartSend && d.Dir() != proto.PartRecv {
+			return fmt.Errorf("collective block direction %d, want 0 (send) or 1 (receive)", d.Dir())
 		}
 	case proto.KindCancel:
 		return checkCancel(d, size)

@@ -34,11 +34,11 @@ const (
 	KindColl Kind = 5
 	// KindCollPart carries one per-peer block of a v-collective (Gatherv,
 	// Scatterv, Allgatherv, Alltoallv, Reduce_scatter): Peer is the other
-	// rank, Tag is PartSend or PartRecv, Addr/Len the block in the posting
-	// rank. Parts are posted before their KindColl header.
+	// rank, Dir is PartSend or PartRecv, Addr/Len the block in the posting
+	// rank (see Part). Parts are posted before their KindColl header.
 	KindCollPart Kind = 6
 	// KindCancel asks the scheduler to withdraw the rank's own unmatched
-	// receive (Tag CancelRecv) or unmatched, unbuffered send (Tag CancelSend)
+	// receive (Withdraws CancelRecv) or unmatched, unbuffered send (CancelSend)
 	// whose request slot is Req and whose descriptor was posted before this
 	// one (a smaller Seq); Comm and Peer repeat the target's. The target then
 	// completes with ErrCancelled; if it is matched (or a buffered send) the
@@ -54,13 +54,13 @@ const (
 	KindRelease Kind = 8
 )
 
-// Tag values of a KindCancel: what it withdraws.
+// What a KindCancel withdraws (Descriptor.Withdraws).
 const (
 	CancelRecv int32 = 0
 	CancelSend int32 = 1
 )
 
-// Tag values of a KindCollPart.
+// Directions of a KindCollPart (Descriptor.Dir).
 const (
 	PartSend int32 = 0
 	PartRecv int32 = 1
@@ -113,7 +113,8 @@ type Descriptor struct {
 	// for what Addr, Len and RAddr mean. Peer and Tag carry other values on
 	// some descriptors; read and write those through the accessors that name
 	// them, never the fields: Root (a rooted collective), Color and Key
-	// (CollSplit), GroupTag, GroupRank, GroupSize and GroupID (CollGroup).
+	// (CollSplit), GroupTag, GroupRank, GroupSize and GroupID (CollGroup),
+	// Dir (KindCollPart), Withdraws (KindCancel).
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
@@ -181,6 +182,24 @@ func (d Descriptor) GroupID() uint64 { return d.Addr }
 func (d *Descriptor) SetGroup(tag, rank int32, size int, id uint64) {
 	d.Tag, d.Peer, d.Len, d.Addr = tag, Rank(rank), uint64(size), id
 }
+
+// Part is the KindCollPart descriptor of one per-peer block: dir is
+// PartSend or PartRecv, peer the other rank (a world rank), addr and n the
+// block in the posting rank. The poster fills in Comm, CollSeq and Req.
+func Part(dir int32, peer Rank, addr, n uint64) Descriptor {
+	return Descriptor{Kind: KindCollPart, Tag: dir, Peer: peer, Addr: addr, Len: n}
+}
+
+// Dir is a KindCollPart's direction, PartSend or PartRecv; it travels in
+// Tag.
+func (d Descriptor) Dir() int32 { return d.Tag }
+
+// Withdraws is what a KindCancel withdraws, CancelRecv or CancelSend; it
+// travels in Tag.
+func (d Descriptor) Withdraws() int32 { return d.Tag }
+
+// SetWithdraws says what a KindCancel withdraws: CancelRecv or CancelSend.
+func (d *Descriptor) SetWithdraws(what int32) { d.Tag = what }
 
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
@@ -334,7 +353,7 @@ func (d Descriptor) Describe() string {
 		return b.String()
 	case KindCancel:
 		what := "recv"
-		if d.Tag == CancelSend {
+		if d.Withdraws() == CancelSend {
 			what = "send"
 		}
 		fmt.Fprintf(&b, " %s req=%d peer=%d", what, d.Req, d.Peer)
@@ -344,7 +363,7 @@ func (d Descriptor) Describe() string {
 		return b.String()
 	case KindCollPart:
 		dir := "send-to"
-		if d.Tag == PartRecv {
+		if d.Dir() == PartRecv {
 			dir = "recv-from"
 		}
 		fmt.Fprintf(&b, " #%d %s=%d len=%d", d.CollSeq, dir, d.Peer, d.Len)
