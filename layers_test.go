@@ -82,6 +82,11 @@ func readTable(t *testing.T) []row {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].layer < rows[i-1].layer {
+			t.Errorf("%s:%d: row %s comes after %s: the table runs from the lowest layer up, so that it reads as the tree by layer; move the row", designDoc, rows[i].line, rows[i].pattern, layers[rows[i-1].layer])
+		}
+	}
 	if len(rows) < 10 {
 		t.Fatalf("%s: found %d rows in §4's table; has its format changed?", designDoc, len(rows))
 	}

@@ -17,9 +17,9 @@ import (
 // blocking call and, when out is not nil, the non-blocking one.
 //
 // Each entry checks its arguments in items of the caller's datatypes, then
-// lowers them to the element space of the runtime (stage): counts and
+// lowers them to the element space of the runtime (lower): counts and
 // displacements become elements of one kind, and the buffer of a
-// non-contiguous datatype becomes a staging buffer that mirrors the caller's
+// non-contiguous datatype becomes a pack buffer that mirrors the caller's
 // items packed (item i at i * wire bytes), packed before the call where it
 // is read and unpacked, block by block, when the call completes where it is
 // written. The send and receive types may differ (a column vector sent, a
@@ -76,7 +76,7 @@ type collCall struct {
 	size, rank int
 	a          collArgs
 	out        *C.uintptr_t
-	post       []func() // unpacks of staged receive buffers, run at completion
+	post       []func() // unpacks of packed receive buffers, run at completion
 }
 
 func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*collCall, C.int) {
@@ -124,7 +124,7 @@ func (k *collCall) count(what string, n C.MPI_Count) C.int {
 
 // fits refuses n items of t (what names the count) whose bytes or span
 // exceed bcsmpi's bound (countBytes), so that no element count, offset or
-// staging size of the call overflows.
+// pack buffer size of the call overflows.
 func (k *collCall) fits(what string, n int, t dtype) C.int {
 	if _, e := t.info.countBytes(what, int64(n)); e != nil {
 		return k.fail(e.class, "%s", e.msg)
@@ -198,17 +198,17 @@ func (k *collCall) sameKind(st, rt dtype) C.int {
 // item is a run of n items of a buffer starting at item first.
 type item struct{ first, n int }
 
-// stage lowers a buffer of span items of t at p to the element space of the
+// lower lowers a buffer of span items of t at p to the element space of the
 // runtime: p itself (at its true lower bound) when t is contiguous, else a
-// staging buffer; the runs of in are packed now, those of out unpacked at
+// pack buffer; the runs of in are packed now, those of out unpacked at
 // completion. A NULL p stays NULL unless t is a derived type with absolute
 // displacements (MPI_BOTTOM).
-func (k *collCall) stage(p unsafe.Pointer, t dtype, span int, in, out []item) unsafe.Pointer {
+func (k *collCall) lower(p unsafe.Pointer, t dtype, span int, in, out []item) unsafe.Pointer {
 	if t.info == nil || span == 0 || p == nil && !t.bottom() {
 		return p
 	}
 	if t.pairs {
-		return k.stagePairs(p, t, span, in, out)
+		return k.lowerPairs(p, t, span, in, out)
 	}
 	if t.info.contig {
 		return unsafe.Add(p, t.info.trueLB)
@@ -232,13 +232,13 @@ func (k *collCall) stage(p unsafe.Pointer, t dtype, span int, in, out []item) un
 	return unsafe.Pointer(&buf[0])
 }
 
-// stagePairs is stage for a reduction with MPI_MINLOC or MPI_MAXLOC of a
+// lowerPairs is lower for a reduction with MPI_MINLOC or MPI_MAXLOC of a
 // pair type's view (pairs.go): the buffer of the predefined pair type is
 // the caller's (its layout is the runtime's); that of a derived type is a
-// staging buffer of its items' pairs in the runtime's layout, expanded from
+// pack buffer of its items' pairs in the runtime's layout, expanded from
 // their packed form now (in) and compressed and unpacked at completion
 // (out).
-func (k *collCall) stagePairs(p unsafe.Pointer, t dtype, span int, in, out []item) unsafe.Pointer {
+func (k *collCall) lowerPairs(p unsafe.Pointer, t dtype, span int, in, out []item) unsafe.Pointer {
 	if t.info.predefined() {
 		return p
 	}
@@ -402,7 +402,7 @@ func bcs_bcast(buf unsafe.Pointer, n C.MPI_Count, dt C.uintptr_t, root C.int, h 
 		return rc
 	}
 	isRoot := k.rank == int(root)
-	p := k.stage(buf, t, int(n), when(isRoot, whole(int(n))), when(!isRoot, whole(int(n))))
+	p := k.lower(buf, t, int(n), when(isRoot, whole(int(n))), when(!isRoot, whole(int(n))))
 	if rc := k.nonNull("buffer", p, int(n)); rc != 0 {
 		return rc
 	}
@@ -494,16 +494,16 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts un
 	switch {
 	case inPlace && (which == C.BCS_REDUCE_SCATTER || which == C.BCS_REDUCE_SCATTER_BLOCK):
 		// the whole vector is in recvbuf; the result is its first block
-		sp = k.stage(recv, t, sendLen, whole(sendLen), recvOut)
+		sp = k.lower(recv, t, sendLen, whole(sendLen), recvOut)
 		rp = sp
 	case inPlace:
-		rp = k.stage(recv, t, recvLen, whole(recvLen), recvOut)
+		rp = k.lower(recv, t, recvLen, whole(recvLen), recvOut)
 		sp = rp
 	default:
 		if isRoot {
-			rp = k.stage(recv, t, recvLen, nil, recvOut)
+			rp = k.lower(recv, t, recvLen, nil, recvOut)
 		}
-		sp = k.stage(send, t, sendLen, whole(sendLen), nil)
+		sp = k.lower(send, t, sendLen, whole(sendLen), nil)
 	}
 	if rc := k.nonNull("sendbuf", sp, sendLen); rc != 0 {
 		return rc
@@ -610,30 +610,30 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, stype C.ui
 	case C.BCS_GATHER, C.BCS_ALLGATHER:
 		recvLen = P * n
 		if recvUsed {
-			rp = k.stage(recv, rt, P*nr, when(sendInPlace, whole(P*nr)), whole(P*nr))
+			rp = k.lower(recv, rt, P*nr, when(sendInPlace, whole(P*nr)), whole(P*nr))
 		}
 		if sendInPlace {
 			sp = at(rp, k.rank*n, es)
 		} else {
-			sp = k.stage(send, st, ns, whole(ns), nil)
+			sp = k.lower(send, st, ns, whole(ns), nil)
 		}
 	case C.BCS_SCATTER:
 		sendLen = P * n
 		if sendUsed {
-			sp = k.stage(send, st, P*ns, whole(P*ns), nil)
+			sp = k.lower(send, st, P*ns, whole(P*ns), nil)
 		}
 		if recvInPlace {
 			rp = at(sp, k.rank*n, es)
 		} else {
-			rp = k.stage(recv, rt, nr, nil, whole(nr))
+			rp = k.lower(recv, rt, nr, nil, whole(nr))
 		}
 	case C.BCS_ALLTOALL:
 		sendLen, recvLen = P*n, P*n
-		rp = k.stage(recv, rt, P*nr, when(sendInPlace, whole(P*nr)), whole(P*nr))
+		rp = k.lower(recv, rt, P*nr, when(sendInPlace, whole(P*nr)), whole(P*nr))
 		if sendInPlace {
 			sp = rp
 		} else {
-			sp = k.stage(send, st, P*ns, whole(P*ns), nil)
+			sp = k.lower(send, st, P*ns, whole(P*ns), nil)
 		}
 	}
 	if rc := k.buffers(&sp, &rp, sendLen, recvLen, sendUsed, recvUsed); rc != 0 {
@@ -765,26 +765,26 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, 
 	switch which {
 	case C.BCS_GATHERV, C.BCS_ALLGATHERV:
 		if recvUsed {
-			rp = k.stage(recv, rt, recvSpan, when(sendInPlace, runsOf(rc_, rd)), runsOf(rc_, rd))
+			rp = k.lower(recv, rt, recvSpan, when(sendInPlace, runsOf(rc_, rd)), runsOf(rc_, rd))
 			k.a.counts, k.a.displs, recvLen = scaled(rc_, rt.per), scaled(rd, rt.per), recvSpan*rt.per
 		}
 		if sendInPlace {
 			sp, sendLen = at(rp, k.a.displs[k.rank], es), k.a.counts[k.rank]
 		} else {
-			sp, sendLen = k.stage(send, st, sendSpan, whole(sendSpan), nil), sendSpan*st.per
+			sp, sendLen = k.lower(send, st, sendSpan, whole(sendSpan), nil), sendSpan*st.per
 		}
 	case C.BCS_SCATTERV:
 		if sendUsed { // mpiapi's Scatterv takes the send side's counts
-			sp = k.stage(send, st, sendSpan, runsOf(sc, sd), nil)
+			sp = k.lower(send, st, sendSpan, runsOf(sc, sd), nil)
 			k.a.counts, k.a.displs, sendLen = scaled(sc, st.per), scaled(sd, st.per), sendSpan*st.per
 		}
 		if recvInPlace {
 			rp, recvLen = at(sp, k.a.displs[k.rank], es), k.a.counts[k.rank]
 		} else {
-			rp, recvLen = k.stage(recv, rt, recvSpan, nil, whole(recvSpan)), recvSpan*rt.per
+			rp, recvLen = k.lower(recv, rt, recvSpan, nil, whole(recvSpan)), recvSpan*rt.per
 		}
 	case C.BCS_ALLTOALLV:
-		rp = k.stage(recv, rt, recvSpan, when(sendInPlace, runsOf(rc_, rd)), runsOf(rc_, rd))
+		rp = k.lower(recv, rt, recvSpan, when(sendInPlace, runsOf(rc_, rd)), runsOf(rc_, rd))
 		k.a.counts, k.a.displs, recvLen = scaled(rc_, rt.per), scaled(rd, rt.per), recvSpan*rt.per
 		if sendInPlace { // mpiapi has no in-place Alltoallv: send from a copy
 			k.a.scounts, k.a.sdispls, sendLen = k.a.counts, k.a.displs, recvLen
@@ -794,7 +794,7 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, 
 				sp = unsafe.Pointer(&cp[0])
 			}
 		} else {
-			sp = k.stage(send, st, sendSpan, runsOf(sc, sd), nil)
+			sp = k.lower(send, st, sendSpan, runsOf(sc, sd), nil)
 			k.a.scounts, k.a.sdispls, sendLen = scaled(sc, st.per), scaled(sd, st.per), sendSpan*st.per
 		}
 	}

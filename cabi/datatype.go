@@ -41,7 +41,7 @@ import (
 //
 // Moving data: a committed type whose layout is one run of wire bytes that
 // equals its extent is contiguous, and its buffers go to the runtime with no
-// copy. Any other type is packed into a staging buffer before a send and
+// copy. Any other type is packed into a pack buffer before a send and
 // unpacked from one when a receive completes (types.go).
 //
 // Rejected: a tree walk (MPICH's dataloops) at every pack. The flattened

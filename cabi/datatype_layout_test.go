@@ -275,7 +275,7 @@ func overlaps(tm []tmEntry, ext int64, count int) bool {
 }
 
 // BenchmarkPackVector packs a column of doubles (every other one of 2^20),
-// the staging copy a non-contiguous send makes.
+// the packed copy a non-contiguous send makes.
 func BenchmarkPackVector(b *testing.B) {
 	const n = 1 << 19
 	vec := &dtInfo{combiner: combVector, ints: []int32{n, 1, 2}, types: []*dtInfo{predefinedType(0x214)}}

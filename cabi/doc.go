@@ -80,9 +80,9 @@
 //
 //   - Moving data: a type whose layout is one run equal to its extent is
 //     contiguous and goes to the runtime with no copy. Any other is packed
-//     into a staging buffer at post time and, for a receive, unpacked when
+//     into a pack buffer at post time and, for a receive, unpacked when
 //     Wait or Test sees the request complete (blocking calls: on return).
-//     Point-to-point staging buffers are reused once their call completes
+//     Point-to-point pack buffers are reused once their call completes
 //     (up to 16 of up to 16 MiB); collectives allocate theirs per call.
 //     A basic element moves in its size; a pair type (MPI_DOUBLE_INT,
 //     ..., MPI_2INTEGER) is the struct of its two parts for every call
@@ -95,7 +95,7 @@
 //     in the runtime's layout of pairs (mpiapi.ValIdx, which is the C
 //     struct's), so the predefined type reduces in the caller's buffer
 //     with the runtime's kernels; a derived type of pairs is expanded
-//     into a staging buffer and compressed back; an accumulate's target
+//     into a pack buffer and compressed back; an accumulate's target
 //     converts the packed pairs it applies. Every member of a reduction
 //     passes the same datatype (the standard), so no member moves packed
 //     pairs while another moves the view.
@@ -843,7 +843,7 @@
 //     completes normally and Test_cancelled says false); Wait, Waitall,
 //     Waitany, Waitsome, Test, Testall, Testany, Testsome, Request_free;
 //     Request_get_status, Request_get_status_any/_all/_some (getstatus.go:
-//     a finished request reports its status and stays live; a staged
+//     a finished request reports its status and stays live; a packed
 //     receive is unpacked when get_status first sees it finished).
 //     Waitall, Testall, Waitsome and Testsome fail with MPI_ERR_IN_STATUS
 //     when a request they complete failed, with each status's MPI_ERROR set
@@ -954,7 +954,7 @@
 //     have no predefined reductions (no C type here has their layout), nor
 //     do derived types of long double or complex elements. A receive freed
 //     with MPI_Request_free while
-//     active is never unpacked from its staging buffer.
+//     active is never unpacked from its pack buffer.
 //   - Hardware resources other than the logical node in
 //     Comm_split_type, and everything listed under Stubs.
 //   - Testany is composed of Test, and Waitsome and Testsome of Waitany and

@@ -14,7 +14,7 @@ import (
 // MPI_Request_get_status and its array forms (MPI 4.1) test without
 // completing: a request that has finished reports its status but stays
 // live, and a later Wait, Test or Request_free releases it as usual. A
-// staged receive (a non-contiguous datatype) is unpacked into the caller's
+// packed receive (a non-contiguous datatype) is unpacked into the caller's
 // buffer when get_status first sees it finished, so the data is there.
 
 // peek reports whether the request in slot i has finished and writes its

@@ -65,7 +65,7 @@ type reqEntry struct {
 	gen     uint32
 	live    bool
 	mark    uint64          // the array call that last saw this slot (duplicate check)
-	unpack  func(bytes int) // run at completion: a staged receive unpacks (datatype.go)
+	unpack  func(bytes int) // run at completion: a packed receive unpacks (datatype.go)
 	also    *mpiapi.Request // MPI_Isendrecv: its send, while it runs (r is its receive; isendrecv.go)
 	alsoErr error           // the send's error, once it completed
 }

@@ -81,7 +81,7 @@ func bcs_isendrecv_replace(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t
 	if rc != 0 {
 		return rc
 	}
-	if !s.staged {
+	if !s.packed {
 		s.buf = append([]byte(nil), s.buf...)
 	}
 	return isendrecv(call, s, r, out)
@@ -110,7 +110,7 @@ func isendrecv(call string, s, r p2p, out *C.uintptr_t) C.int {
 	qr, err := mpiapi.Irecv(r.c, r.buf, r.peer, r.tag)
 	if err != nil {
 		// The send goes on, as a request freed with MPI_Request_free
-		// would: detached, MPI_Finalize waits for it, and its staging
+		// would: detached, MPI_Finalize waits for it, and its pack
 		// buffer stays its own (never given back to the pool while the
 		// runtime may still read it; the collector frees it).
 		qs.Detach()
@@ -129,7 +129,7 @@ func isendrecv(call string, s, r p2p, out *C.uintptr_t) C.int {
 				recv(n)
 			}
 			if send != nil {
-				send(0) // gives the send's staging buffer back
+				send(0) // gives the send's pack buffer back
 			}
 		}
 	}

@@ -4,7 +4,7 @@ import "testing"
 
 // TestIsendrecvRecvRefused runs testdata/isendrecv_fail.c: when
 // MPI_Isendrecv's receive is refused after its send was posted, the send
-// goes on with its own staging buffer, which a later staged send does not
+// goes on with its own pack buffer, which a later packed send does not
 // get while it is in flight.
 func TestIsendrecvRecvRefused(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/isendrecv_fail.c")

@@ -14,7 +14,7 @@ import (
 // Point-to-point buffers go to mpiapi as bytes: the runtime matches sends
 // and receives by envelope and moves bytes, and the status counts bytes,
 // which MPI_Get_count divides by the datatype's wire size (its extent for a
-// contiguous type). A non-contiguous datatype moves through a staging
+// contiguous type). A non-contiguous datatype moves through a pack
 // buffer (p2p.buffer in types.go).
 
 // pick names a call by its variant: plain, or the large-count form (mode
@@ -113,12 +113,12 @@ type p2p struct {
 	peer int
 	tag  int
 
-	// The caller's buffer; staged: buf is a staging buffer for it.
+	// The caller's buffer; packed: buf is a pack buffer for it.
 	t      dtype
 	user   unsafe.Pointer
 	count  int
 	recv   bool
-	staged bool
+	packed bool
 	keep   bool // a persistent request's: never released
 }
 
@@ -248,7 +248,7 @@ func istart(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, 
 }
 
 // setUnpack makes the request behind h run f with the bytes received when
-// it completes (a staged receive unpacks).
+// it completes (a packed receive unpacks).
 func setUnpack(h C.uintptr_t, f func(int)) {
 	if f != nil {
 		_, i, _ := splitHandle(uintptr(h))
@@ -317,7 +317,7 @@ func bcs_sendrecv_replace(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t,
 	if rc != 0 {
 		return rc
 	}
-	if !s.staged {
+	if !s.packed {
 		s.buf = append([]byte(nil), s.buf...)
 	}
 	return sendrecv(call, s, r, st)

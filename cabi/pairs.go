@@ -24,8 +24,8 @@ import (
 // buffer of a predefined pair type is already in that layout (C lays out
 // struct { double v; int i; } as Go lays out ValIdx[float64]) and goes to
 // the runtime as it is; any other (a derived type of pairs) is packed and
-// expanded into a staging buffer, and compressed and unpacked back
-// (collectives: coll.go stagePairs; MPI_Reduce_local; an accumulate's
+// expanded into a pack buffer, and compressed and unpacked back
+// (collectives: coll.go lowerPairs; MPI_Reduce_local; an accumulate's
 // target applies packed data with applyPacked). Only reductions convert;
 // everything else moves packed pairs, so a pair type matches a struct of
 // its parts in point-to-point calls and in every collective that does not

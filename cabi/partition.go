@@ -186,7 +186,7 @@ func bcs_parrived(h C.uintptr_t, k C.int, flag *C.int) C.int {
 		return 0
 	}
 	var st C.MPI_Status
-	done, rc := peek(call, i, &st) // getstatus.go: unpacks a staged receive
+	done, rc := peek(call, i, &st) // getstatus.go: unpacks a packed receive
 	if !done {
 		*flag = 0
 	}

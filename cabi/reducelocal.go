@@ -17,7 +17,7 @@ import (
 // the runtime's kernels (internal/reduce, the code agents reduce with) on
 // the datatype's elements; a user operation is the C function, called once
 // on the caller's buffers with the count and datatype. A non-contiguous
-// datatype is packed into staging buffers and the result unpacked; MINLOC
+// datatype is packed into pack buffers and the result unpacked; MINLOC
 // and MAXLOC see a pair type through its view (pairs.go).
 
 // opCodes maps the predefined operation handles to the runtime's codes.
@@ -107,7 +107,7 @@ func applyLocal(call string, t dtype, dt, op C.uintptr_t, in, inout unsafe.Point
 		reduce.Apply(code, typ, a, b)
 		return 0
 	}
-	// Staged: 8-aligned for the kernels.
+	// Packed: 8-aligned for the kernels.
 	words := (nb + 7) / 8
 	sa, sb := make([]uint64, words), make([]uint64, words)
 	a := unsafe.Slice((*byte)(unsafe.Pointer(&sa[0])), nb)

@@ -115,8 +115,8 @@ type winPeer struct {
 // rmaResult is a pending receive of data a target returns.
 type rmaResult struct {
 	r      *mpiapi.Request
-	done   func() // unpacks a staged result; nil: none
-	stage  []byte
+	done   func() // unpacks a packed result; nil: none
+	pack   []byte
 	shared bool // the user holds it as an MPI_Request (Rget...): not retired here
 }
 

@@ -523,11 +523,11 @@ func (w *window) postResult(call string, t int, res rmaBuf, shared bool) (rmaRes
 	case res.t.info.contig:
 		buf = unsafe.Slice((*byte)(unsafe.Add(res.p, res.t.info.trueLB)), res.bytes)
 	default:
-		buf = takeStage(int(res.bytes))
-		r.stage = buf
+		buf = takePack(int(res.bytes))
+		r.pack = buf
 		r.done = func() {
 			res.t.info.unpack(res.p, buf, res.count)
-			giveStage(buf)
+			givePack(buf)
 		}
 	}
 	q, err := mpiapi.Irecv(w.c, buf, t, tagResult)

@@ -272,7 +272,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 	if rc := a.buffer64(call, "buf", buf, int64(count), typ, true); rc != 0 {
 		return rc
 	}
-	b := a.buf // a staging buffer for a non-contiguous datatype (types.go)
+	b := a.buf // a pack buffer for a non-contiguous datatype (types.go)
 	m, loc, ci := e.m, e.loc, e.ci
 	e.m, e.loc, e.live = nil, nil, false
 	e.gen = (e.gen + 1) & genMask

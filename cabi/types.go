@@ -57,7 +57,7 @@ func (t dtype) bottom() bool { return !t.info.predefined() && t.info.trueLB != 0
 
 // buffer checks a (buf, count, datatype) triple of a point-to-point call and
 // sets the bytes the runtime moves: the caller's buffer itself when the type
-// is contiguous, else a staging buffer, packed now for a send and unpacked
+// is contiguous, else a pack buffer, packed now for a send and unpacked
 // by drain when a receive completes.
 func (a *p2p) buffer(call, what string, p unsafe.Pointer, count C.int, t dtype, recv bool) C.int {
 	return a.buffer64(call, what, p, int64(count), t, recv)
@@ -88,81 +88,81 @@ func (a *p2p) buffer64(call, what string, p unsafe.Pointer, count int64, t dtype
 	case t.info.contig:
 		a.buf = unsafe.Slice((*byte)(unsafe.Add(p, t.info.trueLB)), n)
 	default:
-		a.buf, a.staged = takeStage(n), true
+		a.buf, a.packed = takePack(n), true
 		a.fill()
 	}
 	return 0
 }
 
-// Staging buffers of point-to-point calls are reused: a call takes one and
+// Pack buffers of point-to-point calls are reused: a call takes one and
 // gives it back when it completes (a persistent request keeps its own), so
 // a loop of sends with a non-contiguous datatype allocates nothing once
-// warm. At most stagesMax buffers of at most stageBytesMax bytes are kept.
+// warm. At most packBufsMax buffers of at most packBufBytesMax bytes are kept.
 const (
-	stagesMax     = 16
-	stageBytesMax = 16 << 20
+	packBufsMax     = 16
+	packBufBytesMax = 16 << 20
 )
 
-var stages [][]byte
+var packBufs [][]byte
 
-func takeStage(n int) []byte {
-	for i := len(stages) - 1; i >= 0; i-- {
-		if b := stages[i]; cap(b) >= n {
-			stages[i] = stages[len(stages)-1]
-			stages[len(stages)-1] = nil
-			stages = stages[:len(stages)-1]
+func takePack(n int) []byte {
+	for i := len(packBufs) - 1; i >= 0; i-- {
+		if b := packBufs[i]; cap(b) >= n {
+			packBufs[i] = packBufs[len(packBufs)-1]
+			packBufs[len(packBufs)-1] = nil
+			packBufs = packBufs[:len(packBufs)-1]
 			return b[:n]
 		}
 	}
 	return make([]byte, n)
 }
 
-func giveStage(b []byte) {
-	if cap(b) == 0 || cap(b) > stageBytesMax {
+func givePack(b []byte) {
+	if cap(b) == 0 || cap(b) > packBufBytesMax {
 		return
 	}
-	if len(stages) == stagesMax { // keep the larger ones
+	if len(packBufs) == packBufsMax { // keep the larger ones
 		i := 0
-		for k, s := range stages {
-			if cap(s) < cap(stages[i]) {
+		for k, s := range packBufs {
+			if cap(s) < cap(packBufs[i]) {
 				i = k
 			}
 		}
-		if cap(stages[i]) >= cap(b) {
+		if cap(packBufs[i]) >= cap(b) {
 			return
 		}
-		stages[i] = b
+		packBufs[i] = b
 		return
 	}
-	stages = append(stages, b)
+	packBufs = append(packBufs, b)
 }
 
-// release gives a staged buffer back once the runtime is done with it (the
+// release gives a pack buffer back once the runtime is done with it (the
 // call returned, or its request completed).
 func (a *p2p) release() {
-	if a.staged && !a.keep {
-		giveStage(a.buf)
+	if a.packed && !a.keep {
+		givePack(a.buf)
 	}
 }
 
-// fill packs a staged send's data (at every start of a persistent send).
+// fill packs the data of a send through a pack buffer (at every start of a persistent send).
 func (a *p2p) fill() {
-	if a.staged && !a.recv {
+	if a.packed && !a.recv {
 		a.t.info.pack(a.buf, a.user, a.count)
 	}
 }
 
-// drain unpacks the n bytes a staged receive got.
+// drain unpacks the n bytes a packed receive got.
 func (a *p2p) drain(n int) {
-	if a.staged && a.recv {
+	if a.packed && a.recv {
 		a.t.info.unpack(a.user, a.buf[:min(n, len(a.buf))], a.count)
 	}
 }
 
 // unpacker is what a request does when it completes: nil, or drain (a
-// receive) and release the staging buffer.
+// receive) and release the pack buffer.
 func (a *p2p) unpacker() func(int) {
-	if !a.staged {
+	if !a.packed {
 		return nil
 	}
 	return func(n int) {

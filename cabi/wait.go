@@ -487,7 +487,7 @@ func initSend(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t
 	if out == nil {
 		return fail(a.ci, call, errArg, "request = NULL")
 	}
-	a.keep = true // its staging buffer serves every start
+	a.keep = true // its pack buffer serves every start
 	i := newReq(nil, nil, a.ci)
 	_, slot, _ := splitHandle(i)
 	reqs[slot].persist = &persistent{call: call, recv: recv, send: how, a: a}

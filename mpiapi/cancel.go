@@ -40,9 +40,11 @@ func (r *Request) Cancel() error {
 	} else if p.poll(r) {
 		return nil
 	}
-	d := proto.Descriptor{Kind: proto.KindCancel, Comm: r.comm.id, Req: r.slot, Tag: proto.CancelRecv}
+	d := proto.Descriptor{Kind: proto.KindCancel, Comm: r.comm.id, Req: r.slot}
+	d.SetWithdraws(proto.CancelRecv)
 	if r.kind == proto.KindSend {
-		d.Tag, d.Peer = proto.CancelSend, r.comm.worldRank(r.peer)
+		d.SetWithdraws(proto.CancelSend)
+		d.Peer = r.comm.worldRank(r.peer)
 	}
 	r.cancelPosted = true
 	return p.post(d, nil)

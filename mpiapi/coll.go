@@ -32,7 +32,7 @@ type coll struct {
 	inPlace bool
 	parts   []proto.Descriptor
 	keep    any
-	tag     int32 // Split: color
+	color   int32 // Split: color
 	key     int32 // Split: key
 	user    userTag
 }
@@ -80,10 +80,10 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 		Op: uint8(a.op), DType: uint8(a.t), InPlace: a.inPlace, Addr: a.send, RAddr: a.recv, Len: a.len,
 		UserOp: a.user.op, UserColl: a.user.coll}
 	if a.kind.Rooted() {
-		d.Peer = c.worldRank(a.root)
+		d.SetRoot(c.worldRank(a.root))
 	}
 	if a.kind == proto.CollSplit {
-		d.Tag, d.Peer = a.tag, proto.Rank(a.key)
+		d.SetSplit(a.color, a.key)
 	}
 	return r, p.post(d, nil)
 }
@@ -375,7 +375,7 @@ func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []
 		return userIreduceScatter(p, call, c, f, userTag{op.id, proto.CollReduceScatter}, send, recv, counts)
 	}
 	es := sizeOf[T]()
-	part := proto.Descriptor{Peer: c.worldRank(c.rank), Tag: proto.PartRecv, Addr: addrOf(recv, 0), Len: uint64(len(recv)) * es}
+	part := proto.Part(proto.PartRecv, c.worldRank(c.rank), addrOf(recv, 0), uint64(len(recv))*es)
 	return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: typeOf[T](),
 		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
 }
@@ -550,7 +550,7 @@ func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, dis
 		if counts[i] < 0 || displs[i] < 0 || counts[i] > 0 && displs[i]+counts[i] > len(buf) {
 			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, len(buf))
 		}
-		parts[i] = proto.Descriptor{Peer: c.worldRank(i), Tag: dir, Addr: addrOf(buf, displs[i]), Len: uint64(counts[i]) * es}
+		parts[i] = proto.Part(dir, c.worldRank(i), addrOf(buf, displs[i]), uint64(counts[i])*es)
 	}
 	return parts, nil
 }

@@ -195,7 +195,7 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 	var out *Comm
 	prim, _ := mds.ParsePrim(call)
 	err = p.run(prim, 0, func() (*Request, error) {
-		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, tag: col, key: int32(key),
+		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, color: col, key: int32(key),
 			recv: addrOf(list, 0), keep: list})
 		if err != nil {
 			return nil, err
@@ -214,15 +214,15 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 }
 
 // adopt makes the communicator a Split or a group creation's completion r
-// describes (Count: its id, Tag: the caller's rank, Source: its size; list:
-// its members' world ranks, as the runtime wrote them).
+// describes (proto.NewCommCompletion: its id, the caller's rank in it, its
+// size; list: its members' world ranks, as the runtime wrote them).
 func (p *process) adopt(call string, r *Request, list []int32) (*Comm, error) {
-	n := int(r.comp.Source)
+	n := r.comp.NewCommSize()
 	if n < 1 || n > len(list) {
 		return nil, p.errf(ErrIntern, call, "the runtime made a communicator of %d ranks, want 1..%d", n, len(list))
 	}
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&list[0])), 4*n)
-	nc := &Comm{id: proto.CommID(r.comp.Count), rank: int(r.comp.Tag), size: n,
+	nc := &Comm{id: r.comp.NewComm(), rank: r.comp.NewCommRank(), size: n,
 		members: make([]proto.Rank, n), toComm: make([]int32, p.size)}
 	for i := range nc.toComm {
 		nc.toComm[i] = -1

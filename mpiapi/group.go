@@ -86,8 +86,8 @@ func (p *process) createGroup(call string, c *Comm, g *Group, tag int32) (*Comm,
 			out = nc
 			return err
 		}
-		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Comm: c.id, CollSeq: seq, Req: r.slot,
-			Tag: tag, Peer: proto.Rank(me), Len: uint64(len(g.ranks)), Addr: hash, RAddr: addrOf(list, 0)}
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Comm: c.id, CollSeq: seq, Req: r.slot, RAddr: addrOf(list, 0)}
+		d.SetGroup(tag, int32(me), len(g.ranks), hash)
 		return r, p.post(d, nil)
 	})
 	return out, err

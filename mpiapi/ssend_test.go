@@ -72,10 +72,10 @@ func TestCancel(t *testing.T) {
 	if len(ds) != 2 {
 		t.Fatalf("posted %d descriptors, want 2 cancels", len(ds))
 	}
-	if d := ds[0]; d.Kind != proto.KindCancel || d.Req != r.slot || d.Tag != proto.CancelRecv {
+	if d := ds[0]; d.Kind != proto.KindCancel || d.Req != r.slot || d.Withdraws() != proto.CancelRecv {
 		t.Fatalf("posted %s, want a cancel of the receive in slot %d", d.Describe(), r.slot)
 	}
-	if d := ds[1]; d.Kind != proto.KindCancel || d.Req != s.slot || d.Tag != proto.CancelSend || d.Peer != 1 {
+	if d := ds[1]; d.Kind != proto.KindCancel || d.Req != s.slot || d.Withdraws() != proto.CancelSend || d.Peer != 1 {
 		t.Fatalf("posted %s, want a cancel of the send in slot %d to rank 1", d.Describe(), s.slot)
 	}
 	p.blk.Complete(proto.Completion{Req: r.slot, Kind: proto.KindRecv, Source: proto.AnySource, Tag: proto.AnyTag, Err: proto.ErrCancelled})

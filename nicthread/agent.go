@@ -112,7 +112,7 @@ type Agent struct {
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
-	staging    []byte
+	bounce     []byte // bounce buffer: a point-to-point chunk read from its sender, on its way to the receiver or the wire
 	batch      []proto.Descriptor
 	status     []uint8       // this node's ranks, world-rank order (see proto.DescribeStatus)
 	exited     []atomic.Bool // per local rank: its process has exited (RankExited)
@@ -201,7 +201,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		localOf: make([]int, len(cfg.NodeOf)),
 		size:    len(cfg.NodeOf),
 		inline:  make(map[inlineKey][]byte),
-		staging: make([]byte, cfg.Sched.BytesPerSliceMax),
+		bounce:  make([]byte, cfg.Sched.BytesPerSliceMax),
 		acc:     make([]byte, cfg.Sched.StagingSize(len(cfg.NodeOf))),
 		foldTmp: make([]byte, cfg.Sched.BytesPerSliceMax),
 		arrived: [proto.Stages]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)},
@@ -731,7 +731,7 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		a.stats.LTR[routine] += a.now() - t0
 		return nil
 	default:
-		data = a.staging[:c.Len]
+		data = a.bounce[:c.Len]
 		if a.chk != nil || copyFault != nil { // read piece by piece there
 			err := a.moveChecked(k, i, c, data, true)
 			a.stats.LTR[routine] += a.now() - t0

@@ -26,7 +26,7 @@
 //
 //  3. TX: moves the chunks of the plan it is the source of: within the node,
 //     large point-to-point chunks as pull orders to their receiving ranks (see
-//     below), the rest by process_vm_readv from the sender into a staging
+//     below), the rest by process_vm_readv from the sender into a bounce
 //     buffer and process_vm_writev into the receiver (or straight from the
 //     inline copy for small messages); to other nodes as data frames, which
 //     the receiving agent's reader goroutine writes into the receiver. It
@@ -49,7 +49,7 @@
 // No system call copies between two other processes: the agent's
 // process_vm_readv and process_vm_writev always copy to or from its own
 // memory, so an agent-mediated copy within the node is two copies (sender →
-// staging → receiver), measured at under half the rate of one
+// bounce buffer → receiver), measured at under half the rate of one
 // process_vm_readv of the same size (BenchmarkCopy in internal/unix: 16 MiB
 // at about 4 GB/s staged against 10 GB/s direct on the 2-core development
 // host). One copy needs one of the two ranks to make the call. The receiver
@@ -77,7 +77,7 @@
 // copy is refused anyway (ptrace_scope 2, a rank started through a wrapper
 // process) the first order ends unfinished and the agent goes on copying.
 //
-// Designs not taken: (a) copying in cache-sized blocks through the staging
+// Designs not taken: (a) copying in cache-sized blocks through the bounce
 // buffer, which keeps the second copy in cache, measured slower, not faster:
 // each process_vm call pins pages and checks access, and 256 small calls
 // cost more than the cache saves (BenchmarkCopy, staged/block=65536); (b) the

@@ -16,10 +16,10 @@ import (
 // already hold a newer request when the old one completed first.
 
 func checkCancel(d proto.Descriptor, size int) error {
-	if d.Tag != proto.CancelRecv && d.Tag != proto.CancelSend {
-		return fmt.Errorf("cancel of kind %d, want 0 (a receive) or 1 (a send)", d.Tag)
+	if d.Withdraws() != proto.CancelRecv && d.Withdraws() != proto.CancelSend {
+		return fmt.Errorf("cancel of kind %d, want 0 (a receive) or 1 (a send)", d.Withdraws())
 	}
-	if d.Tag == proto.CancelSend && (d.Peer < 0 || int(d.Peer) >= size) {
+	if d.Withdraws() == proto.CancelSend && (d.Peer < 0 || int(d.Peer) >= size) {
 		return fmt.Errorf("cancel of a send to %d, not in 0..%d", d.Peer, size-1)
 	}
 	return nil
@@ -32,7 +32,7 @@ func (s *Scheduler) cancels() {
 		}
 		// A receive waits under its own rank; a send under its destination.
 		k, kind, table := key{d.Comm, d.Rank}, proto.KindRecv, s.pending
-		if d.Tag == proto.CancelSend {
+		if d.Withdraws() == proto.CancelSend {
 			k, kind, table = key{d.Comm, d.Peer}, proto.KindSend, s.unexpected
 		}
 		q := table[k]

@@ -8,9 +8,11 @@ import (
 )
 
 func cancelOf(t proto.Descriptor, seq uint64) proto.Descriptor {
-	c := proto.Descriptor{Kind: proto.KindCancel, Rank: t.Rank, Comm: t.Comm, Req: t.Req, Seq: seq, Tag: proto.CancelRecv}
+	c := proto.Descriptor{Kind: proto.KindCancel, Rank: t.Rank, Comm: t.Comm, Req: t.Req, Seq: seq}
+	c.SetWithdraws(proto.CancelRecv)
 	if t.Kind == proto.KindSend {
-		c.Tag, c.Peer = proto.CancelSend, t.Peer
+		c.SetWithdraws(proto.CancelSend)
+		c.Peer = t.Peer
 	}
 	return c
 }

@@ -110,8 +110,8 @@ func (s *Scheduler) checkComm(d proto.Descriptor) bool {
 			return false
 		}
 	case proto.KindColl:
-		if d.Coll.Rooted() && ci.index[d.Peer] < 0 {
-			s.fail([]proto.Rank{d.Rank}, "rank %d called %s with root world rank %d, not a member of communicator %d", d.Rank, d.Coll.MPIName(), d.Peer, d.Comm)
+		if d.Coll.Rooted() && ci.index[d.Root()] < 0 {
+			s.fail([]proto.Rank{d.Rank}, "rank %d called %s with root world rank %d, not a member of communicator %d", d.Rank, d.Coll.MPIName(), d.Root(), d.Comm)
 			return false
 		}
 	}
@@ -220,9 +220,9 @@ func DescribeCall(d proto.Descriptor) string {
 	switch d.Coll {
 	case proto.CollBarrier, proto.CollFree:
 	case proto.CollSplit:
-		args = append(args, fmt.Sprintf("color %d, key %d", d.Tag, d.Peer))
+		args = append(args, fmt.Sprintf("color %d, key %d", d.Color(), d.Key()))
 	case proto.CollGroup:
-		args = append(args, fmt.Sprintf("group of %d, rank %d in it, tag %d", d.Len, d.Peer, d.Tag))
+		args = append(args, fmt.Sprintf("group of %d, rank %d in it, tag %d", d.GroupSize(), d.GroupRank(), d.GroupTag()))
 	default:
 		t := reduce.Type(d.DType)
 		if t.Valid() {
@@ -236,9 +236,9 @@ func DescribeCall(d proto.Descriptor) string {
 
 func rootName(d proto.Descriptor) string {
 	if d.Comm == 0 {
-		return fmt.Sprintf("root %d", d.Peer)
+		return fmt.Sprintf("root %d", d.Root())
 	}
-	return fmt.Sprintf("root world rank %d", d.Peer)
+	return fmt.Sprintf("root world rank %d", d.Root())
 }
 
 // mismatch says how b differs from a, the first member's call, or "".
@@ -249,7 +249,7 @@ func mismatch(a, b proto.Descriptor) string {
 	if a.Coll != b.Coll || a.UserOp != b.UserOp { // a user operation against a predefined one, or two user operations
 		return "different operations"
 	}
-	if a.Coll.Rooted() && a.Peer != b.Peer {
+	if a.Coll.Rooted() && a.Root() != b.Root() {
 		return "different roots"
 	}
 	if a.Coll.Reduces() && a.Op != b.Op {
@@ -292,7 +292,7 @@ func (s *Scheduler) addMove(c *coll, src proto.Rank, srcAddr uint64, dst proto.R
 // part finds rank i's part of direction dir for peer (a world rank).
 func part(c *coll, i int, dir int32, peer proto.Rank) (proto.Descriptor, bool) {
 	for _, d := range c.parts[i] {
-		if d.Tag == dir && d.Peer == peer {
+		if d.Dir() == dir && d.Peer == peer {
 			return d, true
 		}
 	}
@@ -307,7 +307,7 @@ func (s *Scheduler) startColl(c *coll) {
 	op := h[0].Coll
 	root := -1
 	if op.Rooted() {
-		root = int(c.comm.index[h[0].Peer])
+		root = int(c.comm.index[h[0].Root()])
 	}
 	needPart := func(i int, dir int32, peer int) (proto.Descriptor, bool) {
 		d, ok := part(c, i, dir, m[peer])
@@ -491,7 +491,7 @@ func (s *Scheduler) split(c *coll) {
 	}
 	es := make([]entry, len(c.heads))
 	for i, d := range c.heads {
-		es[i] = entry{d.Tag, int32(d.Peer), i}
+		es[i] = entry{d.Color(), d.Key(), i}
 	}
 	slices.SortFunc(es, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.color, b.color), cmp.Compare(a.key, b.key), cmp.Compare(a.i, b.i))
@@ -521,8 +521,7 @@ func (s *Scheduler) split(c *coll) {
 		for j, e := range group {
 			d := c.heads[e.i]
 			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
-			c.done = append(c.done, proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl,
-				Source: proto.Rank(len(group)), Tag: int32(j), Count: uint64(s.nextComm)})
+			c.done = append(c.done, proto.NewCommCompletion(d.Rank, d.Req, s.nextComm, j, len(group)))
 		}
 	}
 }
@@ -603,7 +602,7 @@ func (c *coll) recipients(off, seg uint64, fn func(i, slot int, lo, hi uint64)) 
 	h := c.heads
 	switch h[0].Coll {
 	case proto.CollReduce:
-		fn(int(c.comm.index[h[0].Peer]), 0, off, off+seg)
+		fn(int(c.comm.index[h[0].Root()]), 0, off, off+seg)
 	case proto.CollScan:
 		for i := range h {
 			fn(i, i, off, off+seg)
@@ -710,7 +709,7 @@ func (s *Scheduler) emit(e *segment, c *coll, off uint64) {
 	r, m, h := c.seg, c.comm.members, c.heads
 	switch h[0].Coll {
 	case proto.CollBcast:
-		root := int(c.comm.index[h[0].Peer])
+		root := int(c.comm.index[h[0].Root()])
 		s.recip = s.recip[:0]
 		for i, w := range m {
 			if i != root {

@@ -197,12 +197,13 @@ func TestCollectivesExecuteExactly(t *testing.T) {
 				}
 				mk := func(r int) []proto.Descriptor {
 					d := proto.Descriptor{Kind: proto.KindColl, Coll: kind, Op: uint8(reduce.Sum), DType: uint8(reduce.Float64),
-						Addr: sendAt, RAddr: recvAt, Len: L, Peer: proto.Rank(root)}
+						Addr: sendAt, RAddr: recvAt, Len: L}
+					d.SetRoot(proto.Rank(root))
 					if kind == proto.CollAllgather || kind == proto.CollAlltoall {
 						d.Len = L // one block
 					}
 					if kind == proto.CollReduceScatter {
-						return []proto.Descriptor{{Kind: proto.KindCollPart, Tag: proto.PartRecv, Peer: proto.Rank(r), Addr: recvAt, Len: uint64(8 * rs(r))}, d}
+						return []proto.Descriptor{proto.Part(proto.PartRecv, proto.Rank(r), recvAt, uint64(8*rs(r))), d}
 					}
 					return []proto.Descriptor{d}
 				}
@@ -283,7 +284,7 @@ func TestMismatchKinds(t *testing.T) {
 		want string
 	}{
 		{"collective", func(d *proto.Descriptor) { d.Coll = proto.CollAllreduce }, "different collectives"},
-		{"root", func(d *proto.Descriptor) { d.Peer = 1 }, "different roots"},
+		{"root", func(d *proto.Descriptor) { d.SetRoot(1) }, "different roots"},
 		{"operation", func(d *proto.Descriptor) { d.Op = uint8(reduce.Max) }, "different operations"},
 		{"type", func(d *proto.Descriptor) { d.DType = uint8(reduce.Int64) }, "different element types"},
 		{"count", func(d *proto.Descriptor) { d.Len = 72 }, "different element counts"},
@@ -369,8 +370,9 @@ func TestSplitAndCommunicatorChecks(t *testing.T) {
 	colors := []int32{1, 0, 1, UndefinedColor, 1}
 	keys := []int32{5, 0, 5, 0, -1}
 	for r := range 5 {
-		ds = append(ds, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1,
-			Req: 3, Tag: colors[r], Peer: proto.Rank(keys[r]), RAddr: 0x100})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1, Req: 3, RAddr: 0x100}
+		d.SetSplit(colors[r], keys[r])
+		ds = append(ds, d)
 	}
 	p := s.Schedule(1, ds)
 	if p.Err != nil {
@@ -381,11 +383,11 @@ func TestSplitAndCommunicatorChecks(t *testing.T) {
 		got[c.Rank] = c
 	}
 	// color 0: {1} -> comm 1; color 1: keys 5,5,-1 -> ranks 4, 0, 2 -> comm 2.
-	if c := got[1]; c.Count != 1 || c.Tag != 0 || c.Source != 1 {
+	if c := got[1]; c.NewComm() != 1 || c.NewCommRank() != 0 || c.NewCommSize() != 1 {
 		t.Fatalf("rank 1: %+v", c)
 	}
-	for r, pos := range map[proto.Rank]int32{4: 0, 0: 1, 2: 2} {
-		if c := got[r]; c.Count != 2 || c.Tag != pos || c.Source != 3 {
+	for r, pos := range map[proto.Rank]int{4: 0, 0: 1, 2: 2} {
+		if c := got[r]; c.NewComm() != 2 || c.NewCommRank() != pos || c.NewCommSize() != 3 {
 			t.Fatalf("rank %d: %+v, want comm 2 position %d of 3", r, c, pos)
 		}
 	}
@@ -422,7 +424,9 @@ func TestTrafficOnOneCommunicatorIgnoresAnother(t *testing.T) {
 	s := New(DefaultConfig, []proto.NodeID{0, 0})
 	var ds []proto.Descriptor
 	for r := range 2 {
-		ds = append(ds, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1, Req: 1, Peer: proto.Rank(r)})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Rank: proto.Rank(r), Seq: 1, CollSeq: 1, Req: 1}
+		d.SetSplit(0, int32(r))
+		ds = append(ds, d)
 	}
 	s.Schedule(1, ds)
 	p := s.Schedule(2, []proto.Descriptor{

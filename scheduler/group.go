@@ -35,20 +35,20 @@ func (s *Scheduler) postGroup(d proto.Descriptor) {
 	if s.groups == nil {
 		s.groups = make(map[groupKey]*groupMake)
 	}
-	k := groupKey{d.Comm, d.Tag, d.Addr, d.CollSeq}
+	k := groupKey{d.Comm, d.GroupTag(), d.GroupID(), d.CollSeq}
 	g := s.groups[k]
-	n := int(d.Len)
+	n := int(d.GroupSize())
 	if g == nil {
 		g = &groupMake{heads: make([]proto.Descriptor, n)}
 		s.groups[k] = g
 	}
-	i := int(d.Peer)
+	i := int(d.GroupRank())
 	switch {
 	case n != len(g.heads):
-		s.fail([]proto.Rank{d.Rank}, "rank %d called MPI_Comm_create_group on %s (tag %d) with a group of %d ranks, another member with one of %d", d.Rank, commName(d.Comm), d.Tag, n, len(g.heads))
+		s.fail([]proto.Rank{d.Rank}, "rank %d called MPI_Comm_create_group on %s (tag %d) with a group of %d ranks, another member with one of %d", d.Rank, commName(d.Comm), d.GroupTag(), n, len(g.heads))
 		return
 	case g.heads[i].Kind != 0:
-		s.fail([]proto.Rank{g.heads[i].Rank, d.Rank}, "ranks %d and %d both called MPI_Comm_create_group on %s (tag %d) as rank %d of the group", g.heads[i].Rank, d.Rank, commName(d.Comm), d.Tag, i)
+		s.fail([]proto.Rank{g.heads[i].Rank, d.Rank}, "ranks %d and %d both called MPI_Comm_create_group on %s (tag %d) as rank %d of the group", g.heads[i].Rank, d.Rank, commName(d.Comm), d.GroupTag(), i)
 		return
 	}
 	g.heads[i] = d
@@ -64,15 +64,14 @@ func (s *Scheduler) postGroup(d proto.Descriptor) {
 		binary.LittleEndian.PutUint32(data[4*j:], uint32(h.Rank))
 	}
 	if proto.GroupHash(members) != k.hash {
-		s.fail(members, "MPI_Comm_create_group on %s (tag %d): the members named different groups (the ranks that called, in group order, are %v)", commName(d.Comm), d.Tag, members)
+		s.fail(members, "MPI_Comm_create_group on %s (tag %d): the members named different groups (the ranks that called, in group order, are %v)", commName(d.Comm), d.GroupTag(), members)
 		return
 	}
 	s.nextComm++
 	s.comms[s.nextComm] = newComm(s.nextComm, members, len(s.nodeOf))
 	for j, h := range g.heads {
 		s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: h.Rank, Addr: h.RAddr, Data: data})
-		s.complete(proto.Completion{Rank: h.Rank, Req: h.Req, Kind: proto.KindColl,
-			Source: proto.Rank(n), Tag: int32(j), Count: uint64(s.nextComm)})
+		s.complete(proto.NewCommCompletion(h.Rank, h.Req, s.nextComm, j, n))
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 )
 
 func groupDesc(rank proto.Rank, seq uint64, group []proto.Rank, tag int32, collSeq uint32) proto.Descriptor {
-	return proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Rank: rank, Seq: seq, Req: 7, CollSeq: collSeq,
-		Tag: tag, Peer: proto.Rank(slices.Index(group, rank)), Len: uint64(len(group)), Addr: proto.GroupHash(group), RAddr: 0x200}
+	d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Rank: rank, Seq: seq, Req: 7, CollSeq: collSeq, RAddr: 0x200}
+	d.SetGroup(tag, int32(slices.Index(group, rank)), len(group), proto.GroupHash(group))
+	return d
 }
 
 // TestCreateGroupOfAStrictSubset: MPI_Comm_create_group completes once the
@@ -41,13 +42,13 @@ func TestCreateGroupOfAStrictSubset(t *testing.T) {
 	for _, c := range p.Completions {
 		got[c.Rank] = c
 	}
-	if got[1].Count != got[3].Count || got[0].Count != got[4].Count || got[1].Count == got[0].Count {
+	if got[1].NewComm() != got[3].NewComm() || got[0].NewComm() != got[4].NewComm() || got[1].NewComm() == got[0].NewComm() {
 		t.Fatalf("ids: %v", got)
 	}
-	if got[3].Tag != 0 || got[1].Tag != 1 || got[1].Source != 2 {
+	if got[3].NewCommRank() != 0 || got[1].NewCommRank() != 1 || got[1].NewCommSize() != 2 {
 		t.Fatalf("rank 1: %+v, rank 3: %+v", got[1], got[3])
 	}
-	if m := s.CommMembers(proto.CommID(got[1].Count)); !slices.Equal(m, a) {
+	if m := s.CommMembers(got[1].NewComm()); !slices.Equal(m, a) {
 		t.Fatalf("members %v, want %v", m, a)
 	}
 	if len(p.Writes) != 4 {
@@ -55,7 +56,7 @@ func TestCreateGroupOfAStrictSubset(t *testing.T) {
 	}
 	// A barrier on the new communicator, and one on the world (CollSeq 1:
 	// the group creation did not count as a world collective).
-	id := proto.CommID(got[1].Count)
+	id := got[1].NewComm()
 	p = s.Schedule(3, []proto.Descriptor{
 		{Kind: proto.KindColl, Coll: proto.CollBarrier, Comm: id, Rank: 1, Seq: 2, CollSeq: 1, Req: 1},
 		{Kind: proto.KindColl, Coll: proto.CollBarrier, Comm: id, Rank: 3, Seq: 2, CollSeq: 1, Req: 1},

@@ -143,15 +143,15 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.CollSeq == 0 {
 			return fmt.Errorf("%s with collective sequence number 0, want 1 or more", d.Coll)
 		}
-		if d.Coll.Rooted() && (d.Peer < 0 || int(d.Peer) >= size) {
-			return fmt.Errorf("%s root %d not in 0..%d", d.Coll, d.Peer, size-1)
+		if d.Coll.Rooted() && (d.Root() < 0 || int(d.Root()) >= size) {
+			return fmt.Errorf("%s root %d not in 0..%d", d.Coll, d.Root(), size-1)
 		}
 		switch d.Coll {
 		case proto.CollBarrier, proto.CollFree, proto.CollSplit:
 			return nil
 		case proto.CollGroup:
-			if d.Len == 0 || d.Len > uint64(size) || d.Peer < 0 || uint64(d.Peer) >= d.Len {
-				return fmt.Errorf("%s: rank %d of a group of %d in a job of %d", d.Coll.MPIName(), d.Peer, d.Len, size)
+			if n, i := d.GroupSize(), d.GroupRank(); n == 0 || n > uint64(size) || i < 0 || uint64(i) >= n {
+				return fmt.Errorf("%s: rank %d of a group of %d in a job of %d", d.Coll.MPIName(), i, n, size)
 			}
 			return nil
 		}
@@ -171,8 +171,8 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.Peer < 0 || int(d.Peer) >= size {
 			return fmt.Errorf("collective block peer %d not in 0..%d", d.Peer, size-1)
 		}
-		if d.Tag != proto.PartSend && d.Tag != proto.PartRecv {
-			return fmt.Errorf("collective block direction %d, want 0 (send) or 1 (receive)", d.Tag)
+		if d.Dir() != proto.PartSend && d.Dir() != proto.PartRecv {
+			return fmt.Errorf("collective block direction %d, want 0 (send) or 1 (receive)", d.Dir())
 		}
 	case proto.KindCancel:
 		return checkCancel(d, size)

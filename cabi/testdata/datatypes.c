@@ -423,7 +423,7 @@ static void pointtopoint(MPI_Comm comm) {
         OK(MPI_Request_free(&pr));
     }
     /* a halo exchange loop through column types, both directions in flight:
-     * staging buffers are reused between iterations, never while in use */
+     * pack buffers are reused between iterations, never while in use */
     if (n > 1) {
         int other = 1 - me;
         for (int it = 0; it < 50; it++) {

@@ -1,8 +1,8 @@
 /* isendrecv_fail: MPI_Isendrecv whose receive is refused after its send
  * was posted (the request table is full: run with BCS_REQUESTS_MAX=16).
- * The send goes on, and its staging buffer (a non-contiguous type) must not
- * be handed to a later staged send while it is in flight: rank 1 receives
- * the first send's data only after rank 0 has staged a second one with
+ * The send goes on, and its pack buffer (a non-contiguous type) must not
+ * be handed to a later packed send while it is in flight: rank 1 receives
+ * the first send's data only after rank 0 has packed a second one with
  * other data. Two ranks; prints "isendrecvfail ok <rank>". */
 #include <mpi.h>
 #include <stdio.h>
@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     if (rank == 0) {
-        MPI_Datatype col; /* every other int: staged */
+        MPI_Datatype col; /* every other int: packed */
         OK(MPI_Type_vector(N, 1, 2, MPI_INT, &col));
         OK(MPI_Type_commit(&col));
         int *a = malloc(2 * N * sizeof(int)), one = 1, k = 0, rc, rin = 0;
@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_REQUEST && q == MPI_REQUEST_NULL, "MPI_Isendrecv returned class %d, want MPI_ERR_REQUEST (%d)", cls, MPI_ERR_REQUEST);
         OK(MPI_Waitall(k, small, MPI_STATUSES_IGNORE));
-        /* A second staged send with other data, while the first is in flight. */
+        /* A second packed send with other data, while the first is in flight. */
         for (int i = 0; i < 2 * N; i++)
             a[i] = -i;
         OK(MPI_Isend(a, 1, col, 1, 3, MPI_COMM_WORLD, &q));
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
             OK(MPI_Recv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         OK(MPI_Recv(b, N, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int i = 0; i < N; i++)
-            CHECK(b[i] == 2 * i, "the first send's int %d is %d, want %d (its staging buffer was reused)", i, b[i], 2 * i);
+            CHECK(b[i] == 2 * i, "the first send's int %d is %d, want %d (its pack buffer was reused)", i, b[i], 2 * i);
         OK(MPI_Recv(b, N, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int i = 0; i < N; i++)
             CHECK(b[i] == -2 * i, "the second send's int %d is %d, want %d", i, b[i], -2 * i);

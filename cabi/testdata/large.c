@@ -461,7 +461,7 @@ static void type_attrs(void) {
 }
 
 /* Persistent and _c collectives with a non-contiguous datatype: a column
- * (stride 3) of ints, staged and unpacked at each completion. */
+ * (stride 3) of ints, packed and unpacked at each completion. */
 static void derived(void) {
     MPI_Datatype col;
     OK(MPI_Type_vector(4, 1, 3, MPI_INT, &col));

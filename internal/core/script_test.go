@@ -246,7 +246,7 @@ func (h *harness) post(where, line string) {
 		if d.Coll == 0 {
 			h.t.Fatalf("%s: coll=%s: not a collective (barrier, bcast, allreduce, ...)", where, name)
 		}
-		d.Peer = proto.Rank(a.int("root", 0, 0, maxRank, nil))
+		d.SetRoot(proto.Rank(a.int("root", 0, 0, maxRank, nil)))
 		d.Addr, d.RAddr = 0x1000, 0x100000
 		typ := a.str("type", reduce.Float64.String())
 		for t := reduce.Int8; t.Valid(); t++ {

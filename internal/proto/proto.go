@@ -34,11 +34,11 @@ const (
 	KindColl Kind = 5
 	// KindCollPart carries one per-peer block of a v-collective (Gatherv,
 	// Scatterv, Allgatherv, Alltoallv, Reduce_scatter): Peer is the other
-	// rank, Tag is PartSend or PartRecv, Addr/Len the block in the posting
-	// rank. Parts are posted before their KindColl header.
+	// rank, Dir is PartSend or PartRecv, Addr/Len the block in the posting
+	// rank (see Part). Parts are posted before their KindColl header.
 	KindCollPart Kind = 6
 	// KindCancel asks the scheduler to withdraw the rank's own unmatched
-	// receive (Tag CancelRecv) or unmatched, unbuffered send (Tag CancelSend)
+	// receive (Withdraws CancelRecv) or unmatched, unbuffered send (CancelSend)
 	// whose request slot is Req and whose descriptor was posted before this
 	// one (a smaller Seq); Comm and Peer repeat the target's. The target then
 	// completes with ErrCancelled; if it is matched (or a buffered send) the
@@ -54,13 +54,13 @@ const (
 	KindRelease Kind = 8
 )
 
-// Tag values of a KindCancel: what it withdraws.
+// What a KindCancel withdraws (Descriptor.Withdraws).
 const (
 	CancelRecv int32 = 0
 	CancelSend int32 = 1
 )
 
-// Tag values of a KindCollPart.
+// Directions of a KindCollPart (Descriptor.Dir).
 const (
 	PartSend int32 = 0
 	PartRecv int32 = 1
@@ -101,17 +101,20 @@ type Descriptor struct {
 	Inline    bool
 	Comm      CommID
 	Rank      Rank   // the posting rank
-	Peer      Rank   // destination of a send; source (or AnySource) of a recv/probe
-	Tag       int32  // AnyTag allowed for recv/probe
+	Peer      Rank   // destination of a send; source (or AnySource) of a recv/probe; see below for other kinds
+	Tag       int32  // AnyTag allowed for recv/probe; see below for other kinds
 	Req       uint32 // request slot of the posting rank; completions name it
 	Seq       uint64 // per-rank post order, from 1
 	PostSlice SliceID
 	Addr      uint64 // buffer address in the posting process
 	Len       uint64 // bytes
 
-	// Collective fields (KindColl; CollSeq also on KindCollPart). For a
-	// rooted collective Peer is the root's world rank; for CollSplit Tag is
-	// the color and Peer the key. See Coll for what Addr, Len and RAddr mean.
+	// Collective fields (KindColl; CollSeq also on KindCollPart). See Coll
+	// for what Addr, Len and RAddr mean. Peer and Tag carry other values on
+	// some descriptors; read and write those through the accessors that name
+	// them, never the fields: Root (a rooted collective), Color and Key
+	// (CollSplit), GroupTag, GroupRank, GroupSize and GroupID (CollGroup),
+	// Dir (KindCollPart), Withdraws (KindCancel).
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
@@ -140,6 +143,64 @@ type Descriptor struct {
 // the receive's signature, which is legal, so only the kinds are compared
 // and the lengths go through the truncation check as before.
 
+// Root is the root's world rank of a rooted collective (KindColl with
+// Coll.Rooted()); it travels in Peer.
+func (d Descriptor) Root() Rank { return d.Peer }
+
+// SetRoot makes r (a world rank) the root of a rooted collective.
+func (d *Descriptor) SetRoot(r Rank) { d.Peer = r }
+
+// Color is a CollSplit descriptor's color (UndefinedColor: the rank joins
+// no new communicator); it travels in Tag.
+func (d Descriptor) Color() int32 { return d.Tag }
+
+// Key is a CollSplit descriptor's key, which orders the members of the new
+// communicator; it travels in Peer.
+func (d Descriptor) Key() int32 { return int32(d.Peer) }
+
+// SetSplit gives a CollSplit descriptor its color and key.
+func (d *Descriptor) SetSplit(color, key int32) { d.Tag, d.Peer = color, Rank(key) }
+
+// GroupTag is the user's tag of a CollGroup descriptor
+// (MPI_Comm_create_group's tag); it travels in Tag.
+func (d Descriptor) GroupTag() int32 { return d.Tag }
+
+// GroupRank is the caller's rank in the group a CollGroup descriptor makes
+// a communicator of (not a world rank); it travels in Peer.
+func (d Descriptor) GroupRank() int32 { return int32(d.Peer) }
+
+// GroupSize is the number of ranks in a CollGroup descriptor's group; it
+// travels in Len.
+func (d Descriptor) GroupSize() uint64 { return d.Len }
+
+// GroupID is the GroupHash of a CollGroup descriptor's group (its world
+// ranks in order); it travels in Addr.
+func (d Descriptor) GroupID() uint64 { return d.Addr }
+
+// SetGroup gives a CollGroup descriptor the user's tag, the caller's rank
+// in the group, the group's size and its GroupHash.
+func (d *Descriptor) SetGroup(tag, rank int32, size int, id uint64) {
+	d.Tag, d.Peer, d.Len, d.Addr = tag, Rank(rank), uint64(size), id
+}
+
+// Part is the KindCollPart descriptor of one per-peer block: dir is
+// PartSend or PartRecv, peer the other rank (a world rank), addr and n the
+// block in the posting rank. The poster fills in Comm, CollSeq and Req.
+func Part(dir int32, peer Rank, addr, n uint64) Descriptor {
+	return Descriptor{Kind: KindCollPart, Tag: dir, Peer: peer, Addr: addr, Len: n}
+}
+
+// Dir is a KindCollPart's direction, PartSend or PartRecv; it travels in
+// Tag.
+func (d Descriptor) Dir() int32 { return d.Tag }
+
+// Withdraws is what a KindCancel withdraws, CancelRecv or CancelSend; it
+// travels in Tag.
+func (d Descriptor) Withdraws() int32 { return d.Tag }
+
+// SetWithdraws says what a KindCancel withdraws: CancelRecv or CancelSend.
+func (d *Descriptor) SetWithdraws(what int32) { d.Tag = what }
+
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
 
@@ -160,14 +221,14 @@ func (d Descriptor) IsColl() bool { return d.Kind == KindColl || d.Kind == KindC
 //	Scatterv              root: PartSend parts; RAddr, Len: own block
 //	Alltoallv             PartSend and PartRecv parts, one per member each
 //	Reduce_scatter        Addr, Len: the whole vector; one PartRecv: own block
-//	Split                 Tag: color (UndefinedColor: none), Peer: key; RAddr: room
+//	Split                 Color (UndefinedColor: none), Key; RAddr: room
 //	                      for the new group's world ranks (4 bytes each)
 //	Group                 MPI_Comm_create_group: posted by the group's members only.
-//	                      Tag: the user's tag; Peer: the caller's rank in the group;
-//	                      Len: the group's size; Addr: GroupHash of its world ranks;
-//	                      RAddr: room for them (4 bytes each); CollSeq: the caller's
-//	                      count of such calls with this Comm, Tag and hash (the
-//	                      parent's own collective count is not used)
+//	                      GroupTag: the user's tag; GroupRank: the caller's rank in
+//	                      the group; GroupSize: the group's size; GroupID: GroupHash
+//	                      of its world ranks; RAddr: room for them (4 bytes each);
+//	                      CollSeq: the caller's count of such calls with this Comm,
+//	                      tag and hash (the parent's own collective count is not used)
 type Coll uint8
 
 // GroupHash identifies a group (its world ranks in order) in a CollGroup
@@ -187,8 +248,8 @@ func GroupHash(ranks []Rank) uint64 {
 	return h
 }
 
-// UndefinedColor is MPI_UNDEFINED as the color of a Split descriptor (its
-// Tag): the rank joins no new communicator.
+// UndefinedColor is MPI_UNDEFINED as the color of a Split descriptor
+// (Descriptor.Color): the rank joins no new communicator.
 const UndefinedColor int32 = -1
 
 const (
@@ -284,7 +345,7 @@ func (d Descriptor) Describe() string {
 			fmt.Fprintf(&b, " comm=%d", d.Comm)
 		}
 		if d.Coll.Rooted() {
-			fmt.Fprintf(&b, " root=%d", d.Peer)
+			fmt.Fprintf(&b, " root=%d", d.Root())
 		}
 		if d.Coll != CollBarrier && d.Coll != CollFree && d.Coll != CollSplit && d.Coll != CollGroup {
 			fmt.Fprintf(&b, " len=%d", d.Len)
@@ -292,7 +353,7 @@ func (d Descriptor) Describe() string {
 		return b.String()
 	case KindCancel:
 		what := "recv"
-		if d.Tag == CancelSend {
+		if d.Withdraws() == CancelSend {
 			what = "send"
 		}
 		fmt.Fprintf(&b, " %s req=%d peer=%d", what, d.Req, d.Peer)
@@ -302,7 +363,7 @@ func (d Descriptor) Describe() string {
 		return b.String()
 	case KindCollPart:
 		dir := "send-to"
-		if d.Tag == PartRecv {
+		if d.Dir() == PartRecv {
 			dir = "recv-from"
 		}
 		fmt.Fprintf(&b, " #%d %s=%d len=%d", d.CollSeq, dir, d.Peer, d.Len)
@@ -376,14 +437,33 @@ type Completion struct {
 	Rank   Rank
 	Req    uint32
 	Kind   Kind
-	Source Rank   // matched source (recv, probe)
-	Tag    int32  // matched tag
-	Count  uint64 // bytes delivered (recv), sent (send) or pending (probe)
+	Source Rank   // matched source (recv, probe); see NewCommCompletion for a Split's
+	Tag    int32  // matched tag; see NewCommCompletion for a Split's
+	Count  uint64 // bytes delivered (recv), sent (send) or pending (probe); see NewCommCompletion
 	Found  bool   // iprobe: a message was pending
 	Err    Err
 	// PeerType: with ErrType, the other side's element type (DType).
 	PeerType uint8
 }
+
+// NewCommCompletion is the completion of rank's request req for a
+// collective that makes a communicator (CollSplit, CollGroup): the new
+// communicator's id, the rank's rank in it and its size. They travel in
+// Count, Tag and Source; read them with NewComm, NewCommRank and
+// NewCommSize.
+func NewCommCompletion(rank Rank, req uint32, id CommID, index, size int) Completion {
+	return Completion{Rank: rank, Req: req, Kind: KindColl, Source: Rank(size), Tag: int32(index), Count: uint64(id)}
+}
+
+// NewComm is the id of the communicator a NewCommCompletion made.
+func (c Completion) NewComm() CommID { return CommID(c.Count) }
+
+// NewCommRank is the completing rank's rank in the communicator a
+// NewCommCompletion made.
+func (c Completion) NewCommRank() int { return int(c.Tag) }
+
+// NewCommSize is the size of the communicator a NewCommCompletion made.
+func (c Completion) NewCommSize() int { return int(c.Source) }
 
 func (c Completion) Describe() string {
 	s := fmt.Sprintf("done r%d req=%d %s", c.Rank, c.Req, c.Kind)

@@ -327,7 +327,9 @@ func (s *Sim) next(rk *rank) {
 	switch rk.step {
 	case 0, 1:
 		c := cGroup + rk.step
-		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Comm: 0, Tag: s.color(rk.id, c), Peer: rk.id, RAddr: list})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollSplit, Comm: 0, RAddr: list}
+		d.SetSplit(s.color(rk.id, c), int32(rk.id))
+		s.post(rk, d)
 		s.block(rk, "MPI_Comm_split")
 		return
 	case 2:
@@ -388,8 +390,9 @@ func (s *Sim) next(rk *rank) {
 		if root == rk.id {
 			s.fill(rk.mem[csend:csend+rd.len], rk.id, rk.round)
 		}
-		s.post(rk, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBcast, Comm: rk.comm[rd.comm], Peer: root, DType: uint8(reduce.Uint8),
-			Addr: csend, Len: rd.len})
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBcast, Comm: rk.comm[rd.comm], DType: uint8(reduce.Uint8), Addr: csend, Len: rd.len}
+		d.SetRoot(root)
+		s.post(rk, d)
 		s.block(rk, "MPI_Bcast")
 	}
 }
@@ -517,15 +520,15 @@ func (s *Sim) consume(rk *rank, c proto.Completion) error {
 				pos = i
 			}
 		}
-		if int(c.Source) != len(ms) || int(c.Tag) != pos {
-			return fail("communicator of %d members, position %d; want %d, %d", c.Source, c.Tag, len(ms), pos)
+		if c.NewCommSize() != len(ms) || c.NewCommRank() != pos {
+			return fail("communicator of %d members, position %d; want %d, %d", c.NewCommSize(), c.NewCommRank(), len(ms), pos)
 		}
 		for i, m := range ms {
 			if got := binary.LittleEndian.Uint32(rk.mem[list+4*uint64(i):]); got != uint32(m) {
 				return fail("member list entry %d = %d, want %d", i, got, m)
 			}
 		}
-		rk.comm[cc] = proto.CommID(c.Count) // the split's completion: Count is the new communicator's id, Source its size
+		rk.comm[cc] = c.NewComm()
 		return nil
 	}
 	rd := rk.cur
