@@ -865,7 +865,9 @@
 //     Op_free (the handle dies at once; collectives already started, and
 //     persistent collectives initialised with it, keep using the operation;
 //     its runtime copies are released at MPI_Finalize), Op_commutative.
-//   - Cartesian topologies: Dims_create, Cart_create (ranks keep their order),
+//   - Cartesian topologies: Dims_create (the most balanced factorisation:
+//     least difference between the largest and smallest dimension, as
+//     MPICH answers; topo.go balancedDims), Cart_create (ranks keep their order),
 //     Cart_get, Cartdim_get, Cart_coords, Cart_rank, Cart_shift, Cart_sub,
 //     Topo_test, Cart_map and Graph_map (ranks keep their order: a process
 //     keeps its rank if it is among the first prod(dims) or nnodes, else
