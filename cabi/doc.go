@@ -861,7 +861,10 @@
 //     blocks into one byte buffer and the runtime moves them as an
 //     Alltoallv of bytes, which the MMDS records as MPI_Alltoallv, and
 //     only the byte counts are checked across members); Op_create (C user
-//     functions: mpiapi folds in rank order and calls them through the shim),
+//     functions: mpiapi folds in rank order and calls them through the shim;
+//     members agree on an operation made from the same function, whatever
+//     their handles: the runtime compares the function's symbol or its
+//     offset in its object file, ops.go fnIdentity),
 //     Op_free (the handle dies at once; collectives already started, and
 //     persistent collectives initialised with it, keep using the operation;
 //     its runtime copies are released at MPI_Finalize), Op_commutative.
