@@ -861,11 +861,16 @@
 //     blocks into one byte buffer and the runtime moves them as an
 //     Alltoallv of bytes, which the MMDS records as MPI_Alltoallv, and
 //     only the byte counts are checked across members); Op_create (C user
-//     functions: mpiapi folds in rank order and calls them through the shim),
+//     functions: mpiapi folds in rank order and calls them through the shim;
+//     members agree on an operation made from the same function, whatever
+//     their handles: the runtime compares the function's symbol or its
+//     offset in its object file, ops.go fnIdentity),
 //     Op_free (the handle dies at once; collectives already started, and
 //     persistent collectives initialised with it, keep using the operation;
 //     its runtime copies are released at MPI_Finalize), Op_commutative.
-//   - Cartesian topologies: Dims_create, Cart_create (ranks keep their order),
+//   - Cartesian topologies: Dims_create (the most balanced factorisation:
+//     least difference between the largest and smallest dimension, as
+//     MPICH answers; topo.go balancedDims), Cart_create (ranks keep their order),
 //     Cart_get, Cartdim_get, Cart_coords, Cart_rank, Cart_shift, Cart_sub,
 //     Topo_test, Cart_map and Graph_map (ranks keep their order: a process
 //     keeps its rank if it is among the first prod(dims) or nnodes, else

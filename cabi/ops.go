@@ -23,12 +23,29 @@ const kindOp = 5
 
 type userOpEntry struct {
 	fn      unsafe.Pointer
+	ident   string // what fn is on every rank (fnIdentity), for the operation's name
 	commute bool
 	byType  map[uintptr]*mpiapi.Op
 	live    bool
 }
 
 var userOps []userOpEntry
+
+// fnIdentity is what a user function is on every rank of the program: its
+// symbol, or its object file and offset (bcs_fn_identity). It names the
+// mpiapi operation, and the name is what MSM compares across ranks (a hash
+// of name, element type and commutativity, mpiapi.NewOp), so two ranks that
+// made the operation from the same function agree whatever handles they
+// hold; the handle's index, used before, differed between ranks that had
+// made other operations first (a correct program was aborted as a
+// collective mismatch). Two functions with the same code at different
+// addresses are different operations; ranks running different programs
+// (MPMD) with a user operation are reported as disagreeing.
+func fnIdentity(fn unsafe.Pointer) string {
+	var buf [512]C.char
+	C.bcs_fn_identity(fn, &buf[0], C.int(len(buf)))
+	return C.GoString(&buf[0])
+}
 
 // builtinOps are the predefined operations on predefined types without a
 // Go element type (shim_ops.c), made on first use per (operation, type) and
@@ -95,7 +112,7 @@ func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.O
 	if o := e.byType[t.h]; o != nil {
 		return o, 0
 	}
-	o := collectiveOf(t.kind).userOp(fmt.Sprintf("user operation %d on %s", i, t.name), e.fn, t, e.commute)
+	o := collectiveOf(t.kind).userOp(fmt.Sprintf("user operation %s on %s", e.ident, t.name), e.fn, t, e.commute)
 	e.byType[t.h] = o
 	return o, 0
 }
@@ -106,7 +123,7 @@ func bcs_op_create(fn unsafe.Pointer, commute C.int, out *C.uintptr_t) C.int {
 	if fn == nil {
 		return fail(0, call, errArg, "user_fn = NULL, want a function")
 	}
-	userOps = append(userOps, userOpEntry{fn: fn, commute: commute != 0, byType: map[uintptr]*mpiapi.Op{}, live: true})
+	userOps = append(userOps, userOpEntry{fn: fn, ident: fnIdentity(fn), commute: commute != 0, byType: map[uintptr]*mpiapi.Op{}, live: true})
 	*out = C.uintptr_t(userHandle(kindOp, len(userOps)-1, 0))
 	return 0
 }

@@ -6,6 +6,7 @@
 // hands everything else to the Go exports (bcs_*) with handles as integers.
 
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -1168,6 +1169,24 @@ void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) 
     }
     MPI_Datatype t = (MPI_Datatype)datatype;
     ((MPI_User_function *)fn)(in, inout, len, &t);
+}
+
+// bcs_fn_identity writes what a user function is on every rank running
+// the same program, wherever ASLR loaded it: its symbol when the dynamic
+// symbol table names exactly this address, else its object file's base
+// name and its offset in that file.
+void bcs_fn_identity(void *fn, char *buf, int n) {
+    Dl_info info;
+    if (dladdr(fn, &info) && info.dli_fname != NULL) {
+        const char *base = strrchr(info.dli_fname, '/');
+        base = base ? base + 1 : info.dli_fname;
+        if (info.dli_sname != NULL && info.dli_saddr == fn)
+            snprintf(buf, n, "%s in %s", info.dli_sname, base);
+        else
+            snprintf(buf, n, "%s+%#lx", base, (unsigned long)((char *)fn - (char *)info.dli_fbase));
+        return;
+    }
+    snprintf(buf, n, "function %p", fn);
 }
 
 // ---- Cartesian topologies ----

@@ -2,6 +2,43 @@
  * neighbourhood collectives; self-checking on any number of ranks. */
 #include "dt.h"
 
+/* best_split: of the non-increasing factorisations of n into k factors
+ * (each <= cap), the one whose largest and smallest differ least; ties to
+ * the larger smallest, then to the first in lexicographic order (17 3 2 1
+ * before 17 6 1 1); by exhaustive search. f holds the factors so far. */
+static void best_split(int n, int k, int cap, int *f, int depth, int *best, int *bspread, int *bmin) {
+    if (k == 0) {
+        if (n != 1) return;
+        int spread = f[0] - f[depth - 1], mn = f[depth - 1];
+        if (spread < *bspread || (spread == *bspread && mn > *bmin)) {
+            *bspread = spread; *bmin = mn;
+            for (int i = 0; i < depth; i++) best[i] = f[i];
+        }
+        return;
+    }
+    for (int x = 1; x <= cap; x++) {
+        if (n % x) continue;
+        f[depth] = x;
+        best_split(n / x, k - 1, x, f, depth + 1, best, bspread, bmin);
+    }
+}
+
+/* MPI_Dims_create sets the dimensions "as close to each other as possible":
+ * every n up to 300 over 1 to 4 dimensions against the exhaustive search. */
+static void dims_balanced(void) {
+    for (int k = 1; k <= 4; k++)
+        for (int n = 1; n <= 300; n++) {
+            int d[4] = {0, 0, 0, 0}, f[4], best[4], bspread = n + 1, bmin = 0;
+            OK(MPI_Dims_create(n, k, d));
+            best_split(n, k, n, f, 0, best, &bspread, &bmin);
+            int same = 1;
+            for (int i = 0; i < k; i++) same &= d[i] == best[i];
+            CHECK(same, "dims %d/%d: got %d %d %d %d, want %d %d %d %d", n, k, d[0], k > 1 ? d[1] : 0,
+                  k > 2 ? d[2] : 0, k > 3 ? d[3] : 0, best[0], k > 1 ? best[1] : 0, k > 2 ? best[2] : 0,
+                  k > 3 ? best[3] : 0);
+        }
+}
+
 static void dims(void) {
     int d[3] = {0, 0, 0};
     OK(MPI_Dims_create(12, 2, d));
@@ -18,6 +55,13 @@ static void dims(void) {
     d[0] = 0;
     OK(MPI_Dims_create(1, 1, d));
     CHECK(d[0] == 1, "dims 1");
+    d[0] = 0; d[1] = 0;
+    OK(MPI_Dims_create(72, 2, d)); /* not the 12 x 6 of placing prime factors largest first */
+    CHECK(d[0] == 9 && d[1] == 8, "dims 72/2: %d %d", d[0], d[1]);
+    d[0] = 0; d[1] = 0; d[2] = 0;
+    OK(MPI_Dims_create(360, 3, d)); /* 9 x 8 x 5 is as spread; 10 x 6 x 6 has the larger minimum */
+    CHECK(d[0] == 10 && d[1] == 6 && d[2] == 6, "dims 360/3: %d %d %d", d[0], d[1], d[2]);
+    dims_balanced();
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     d[0] = 3; d[1] = 0;
     int rc = MPI_Dims_create(10, 2, d), cls = -1;
