@@ -178,7 +178,18 @@ func Open(cfg Config) (*Monitor, error) {
 	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 14) {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.14 or later (this kernel is %q)", rel)}
 	}
-	kspec, err := btf.LoadSpec(cfg.BTFPath)
+	// The running kernel's BTF is decoded once: for the CO-RE relocations
+	// and for the tracepoints' attach targets, which cilium/ebpf looks up
+	// through the cache (decoding vmlinux's 5 MB twice was most of Open's
+	// time, on the job's start-up path). Another BTFPath is decoded too.
+	cache := btf.NewCache()
+	var kspec *btf.Spec
+	var err error
+	if filepath.Clean(cfg.BTFPath) == DefaultBTFPath {
+		kspec, err = cache.Kernel()
+	} else {
+		kspec, err = btf.LoadSpec(cfg.BTFPath)
+	}
 	if err != nil {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: err}
 	}
@@ -221,7 +232,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), nlog: uint64(nlog),
 		labels: make([]atomic.Uint64, ring), bounds: make([]atomic.Int64, ring)}
-	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
+	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}, Cache: cache}); err != nil {
 		return nil, classify("loading the eBPF programs", err)
 	}
 	if err := m.mapMemory(); err != nil {
