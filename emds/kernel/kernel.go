@@ -43,6 +43,13 @@ const (
 	InterferersPerEntity = 4096
 )
 
+// ReaderThread is the name of the reader's thread (its comm, as
+// emds-kernel-interferers.csv names it where it ran while a rank waited).
+const ReaderThread = "bcsrun-kreader"
+
+// ReaderNice is the reader thread's nice value: the lowest priority.
+const ReaderNice = 19
+
 // DefaultBTFPath is where Linux exposes its own BTF.
 const DefaultBTFPath = "/sys/kernel/btf/vmlinux"
 
@@ -426,10 +433,18 @@ func (m *Monitor) Publish(slice uint64) {
 }
 
 // reader takes the finished slices every m.every, on its own OS thread
-// (so that its CPU time is its own), until stop.
+// (so that its CPU time is its own; named ReaderThread, at ReaderNice),
+// until stop.
 func (m *Monitor) reader() {
-	runtime.LockOSThread()
+	runtime.LockOSThread() // never unlocked: the thread ends with the reader
 	defer close(m.exited)
+	// Named, so that the files tell it among bcsrun's threads; at the
+	// lowest priority, so that it runs in the time the ranks leave (a rank
+	// woken preempts it, and it does not preempt a computing rank) rather
+	// than taking it from them. Where they leave none for half the ring,
+	// Publish drains.
+	unix.SetThreadName(ReaderThread)
+	unix.SetThreadNice(ReaderNice)
 	t := time.NewTicker(m.every)
 	defer t.Stop()
 	for {

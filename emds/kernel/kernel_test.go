@@ -400,3 +400,38 @@ func TestNoRowLostWhenReaderStarves(t *testing.T) {
 		t.Errorf("cost file does not say no row was lost: %v\n%s", err, raw)
 	}
 }
+
+// The reader's thread is named ReaderThread and runs at ReaderNice: it
+// takes the time the ranks leave, not theirs (Open's and the reader's
+// cost on the job, issue 15).
+func TestReaderThreadNiceAndNamed(t *testing.T) {
+	open(t, 1)
+	var found []string
+	deadline := time.Now().Add(10 * time.Second)
+	for len(found) == 0 && time.Now().Before(deadline) {
+		tids, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range tids {
+			comm, err := os.ReadFile(filepath.Join("/proc/self/task", d.Name(), "comm"))
+			if err != nil || strings.TrimSpace(string(comm)) != ReaderThread {
+				continue
+			}
+			stat, err := os.ReadFile(filepath.Join("/proc/self/task", d.Name(), "stat"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Fields after the name's closing parenthesis; nice is the 19th field.
+			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			found = append(found, d.Name()+" nice "+f[16])
+			if f[16] != strconv.Itoa(ReaderNice) {
+				t.Errorf("reader thread %s: nice %s, want %d", d.Name(), f[16], ReaderNice)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(found) != 1 {
+		t.Fatalf("threads named %q: %v, want one", ReaderThread, found)
+	}
+}
