@@ -435,3 +435,33 @@ func TestReaderThreadNiceAndNamed(t *testing.T) {
 		t.Fatalf("threads named %q: %v, want one", ReaderThread, found)
 	}
 }
+
+// BenchmarkOpen: Open and Close, on the job's start-up path, with the
+// running kernel's BTF at its default path (decoded once, for the CO-RE
+// relocations and the attach targets) and at another path (the same file
+// through a link, decoded twice: what Open did before); it reports the
+// process's CPU time per op beside the wall time. Needs root and BTF, e.g.
+//
+//	go test -run XXX -bench Open -benchtime 20x -count 3 ./emds/kernel
+func BenchmarkOpen(b *testing.B) {
+	link := filepath.Join(b.TempDir(), "vmlinux")
+	if err := os.Symlink(DefaultBTFPath, link); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, path string }{{"default", ""}, {"other-path", link}} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu0 := unix.ProcessCPUTime()
+			for b.Loop() {
+				m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), BTFPath: c.path, First: 2500, Len: 5000, Slice: 250 * time.Microsecond})
+				if err != nil {
+					if os.Getuid() != 0 {
+						b.Skip(err)
+					}
+					b.Fatal(err)
+				}
+				m.Close()
+			}
+			b.ReportMetric(float64(unix.ProcessCPUTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
