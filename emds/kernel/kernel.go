@@ -185,18 +185,7 @@ func Open(cfg Config) (*Monitor, error) {
 	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 14) {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.14 or later (this kernel is %q)", rel)}
 	}
-	// The running kernel's BTF is decoded once: for the CO-RE relocations
-	// and for the tracepoints' attach targets, which cilium/ebpf looks up
-	// through the cache (decoding vmlinux's 5 MB twice was most of Open's
-	// time, on the job's start-up path). Another BTFPath is decoded too.
-	cache := btf.NewCache()
-	var kspec *btf.Spec
-	var err error
-	if filepath.Clean(cfg.BTFPath) == DefaultBTFPath {
-		kspec, err = cache.Kernel()
-	} else {
-		kspec, err = btf.LoadSpec(cfg.BTFPath)
-	}
+	cache, kspec, err := takeBTF(cfg.BTFPath)
 	if err != nil {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: err}
 	}
@@ -271,6 +260,78 @@ func Open(cfg Config) (*Monitor, error) {
 	m.stop, m.exited = make(chan struct{}), make(chan struct{})
 	go m.reader()
 	return m, nil
+}
+
+// btfLoad is one decoding of BTF: its results once done is closed.
+type btfLoad struct {
+	done  chan struct{}
+	cache *btf.Cache
+	spec  *btf.Spec
+	err   error
+}
+
+// The decoding a Prefetch started, for the first Open with its path.
+var prefetched struct {
+	sync.Mutex
+	path string // cleaned
+	load *btfLoad
+}
+
+// Prefetch starts decoding the kernel's BTF at path ("" = DefaultBTFPath)
+// in the background, for the next Open with that path: the decoding is
+// most of Open's time, and a launcher can overlap it with its own start-up
+// (bcsrun does, from the moment it knows the monitor is wanted). Safe for
+// concurrent use; a second Prefetch before that Open does nothing.
+func Prefetch(path string) {
+	prefetched.Lock()
+	defer prefetched.Unlock()
+	if prefetched.load != nil {
+		return
+	}
+	if path == "" {
+		path = DefaultBTFPath
+	}
+	l := &btfLoad{done: make(chan struct{})}
+	prefetched.path, prefetched.load = filepath.Clean(path), l
+	go func(path string) {
+		l.cache, l.spec, l.err = decodeBTF(path)
+		close(l.done)
+	}(prefetched.path)
+}
+
+// takeBTF is the BTF for Open at path: what a Prefetch of that path
+// decoded (waiting for it), else decoded now. The running kernel's BTF is
+// decoded once: for the CO-RE relocations and for the tracepoints' attach
+// targets, which cilium/ebpf looks up through the cache (decoding
+// vmlinux's 5 MB twice was most of Open's time, on the job's start-up
+// path).
+func takeBTF(path string) (*btf.Cache, *btf.Spec, error) {
+	path = filepath.Clean(path)
+	prefetched.Lock()
+	l, match := prefetched.load, prefetched.path == path
+	prefetched.load = nil // taken, or for another path: dropped
+	prefetched.Unlock()
+	if l == nil || !match {
+		return decodeBTF(path)
+	}
+	<-l.done
+	return l.cache, l.spec, l.err
+}
+
+// decodeBTF decodes the BTF at path for the relocations, and the running
+// kernel's, for the attach targets, into the cache (the same one where
+// path is the running kernel's).
+func decodeBTF(path string) (*btf.Cache, *btf.Spec, error) {
+	cache := btf.NewCache()
+	if path == DefaultBTFPath {
+		spec, err := cache.Kernel()
+		return cache, spec, err
+	}
+	spec, err := btf.LoadSpec(path)
+	if err == nil {
+		cache.Kernel() // a failure shows when the programs load
+	}
+	return cache, spec, err
 }
 
 // logRecords is the records per CPU's log: LogMax, or as many as fit

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
@@ -171,6 +172,9 @@ func Run(spec Job) (res Result, err error) {
 			}
 		}
 		return startSig != nil
+	}
+	if spec.Config.MDSMode().Kernel {
+		kernel.Prefetch(spec.Config.MDSKernelBTF) // Open's decoding, beside checkJob's (AutoBudget's) time
 	}
 	cfg, prog, err := checkJob(spec)
 	res.BytesPerSliceMax = cfg.BytesPerSliceMax
