@@ -321,18 +321,35 @@ func takeBTF(path string) (*btf.Cache, *btf.Spec, error) {
 // decodeBTF decodes the BTF at path for the relocations, and the running
 // kernel's, for the attach targets, into the cache (the same one where
 // path is the running kernel's).
+//
+// The types the load will look up are looked up here too: cilium/ebpf
+// decodes a type, and every type it reaches, at its first lookup, and the
+// tracepoints' types reach task_struct and most of the kernel's (over half
+// of the decoding's time); looked up here, a Prefetch takes that too.
 func decodeBTF(path string) (*btf.Cache, *btf.Spec, error) {
 	cache := btf.NewCache()
+	var spec *btf.Spec
+	var err error
 	if path == DefaultBTFPath {
-		spec, err := cache.Kernel()
-		return cache, spec, err
-	}
-	spec, err := btf.LoadSpec(path)
-	if err == nil {
+		spec, err = cache.Kernel()
+	} else if spec, err = btf.LoadSpec(path); err == nil {
 		cache.Kernel() // a failure shows when the programs load
+	}
+	if err == nil {
+		var st *btf.Struct
+		spec.TypeByName("task_struct", &st) // the CO-RE relocations' target
+		if k, kerr := cache.Kernel(); kerr == nil {
+			for _, tp := range tracepoints {
+				var td *btf.Typedef
+				k.TypeByName("btf_trace_"+tp, &td) // the attach targets
+			}
+		}
 	}
 	return cache, spec, err
 }
+
+// tracepoints are the scheduler's tracepoints the programs attach to.
+var tracepoints = []string{"sched_switch", "sched_waking", "sched_wakeup_new", "sched_migrate_task"}
 
 // logRecords is the records per CPU's log: LogMax, or as many as fit
 // KernelBytesMax over ncpu CPUs (at least LogMin).
