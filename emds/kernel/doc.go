@@ -146,6 +146,26 @@
 //
 // # Cost
 //
+// At the job's start, Open: decoding the kernel's BTF (5 MB; cilium/ebpf
+// decodes a type and every type it reaches at its first lookup, and the
+// tracepoints' types reach task_struct and most of the kernel's) is most
+// of it. It is decoded once, for the CO-RE relocations and the attach
+// targets both (a shared btf.Cache), and a launcher may start it early
+// with Prefetch (bcsrun's launch.Run does, before its own start-up checks):
+// BenchmarkOpen, on the loaded 2-vCPU development VM, 42 ms of CPU for a
+// whole Open, 84 ms when the BTF was decoded twice (as it was), 10–16 ms
+// left once a Prefetch is done. On the §3.3 barrier job the start-up was
+// most of the monitor's overhead (bench/kernel-ab.sh prints this fixed part
+// of each variant: the job with -iters 1).
+//
+// The reader runs on its own thread, named ReaderThread (so that
+// emds-kernel-interferers.csv names it where it ran while an entity
+// waited), at ReaderNice, the lowest priority: it runs in the time the
+// ranks leave (a woken rank preempts it, and it does not preempt a
+// computing one); on the loaded VM it ran 20–35 ms of a barrier job while
+// a rank waited at nice 0, 4–16 ms at nice 10 or 19. Where the ranks leave
+// it no time for half the ring, Publish drains (on the agent's thread).
+//
 // On the slice's path, Publish: a clock read and three stores (about
 // 0.1 µs). In the kernel, per scheduler event: an untracked switch reads
 // the two tasks' thread-group ids, one slot of the id table each (none for

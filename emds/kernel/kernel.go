@@ -132,6 +132,7 @@ type Monitor struct {
 	stop                      chan struct{} // closed: exit
 	exited                    chan struct{} // closed by the reader when it exits
 	stopOnce                  sync.Once
+	readerTid                 atomic.Int32 // the reader's thread, once named and niced
 	rd                        reader
 	win                       []*emds.Window
 	drains, drainNS, drainCPU [2]int64 // drains by the reader [0] and by Publish [1], their time and CPU time
@@ -523,6 +524,7 @@ func (m *Monitor) reader() {
 	// Publish drains.
 	unix.SetThreadName(ReaderThread)
 	unix.SetThreadNice(ReaderNice)
+	m.readerTid.Store(int32(unix.Gettid()))
 	t := time.NewTicker(m.every)
 	defer t.Stop()
 	for {

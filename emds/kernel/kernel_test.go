@@ -405,34 +405,30 @@ func TestNoRowLostWhenReaderStarves(t *testing.T) {
 // takes the time the ranks leave, not theirs (Open's and the reader's
 // cost on the job, issue 15).
 func TestReaderThreadNiceAndNamed(t *testing.T) {
-	open(t, 1)
-	var found []string
+	m := open(t, 1)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(found) == 0 && time.Now().Before(deadline) {
-		tids, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			t.Fatal(err)
+	for m.readerTid.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the reader did not start in 10 s")
 		}
-		for _, d := range tids {
-			comm, err := os.ReadFile(filepath.Join("/proc/self/task", d.Name(), "comm"))
-			if err != nil || strings.TrimSpace(string(comm)) != ReaderThread {
-				continue
-			}
-			stat, err := os.ReadFile(filepath.Join("/proc/self/task", d.Name(), "stat"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Fields after the name's closing parenthesis; nice is the 19th field.
-			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-			found = append(found, d.Name()+" nice "+f[16])
-			if f[16] != strconv.Itoa(ReaderNice) {
-				t.Errorf("reader thread %s: nice %s, want %d", d.Name(), f[16], ReaderNice)
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
-	if len(found) != 1 {
-		t.Fatalf("threads named %q: %v, want one", ReaderThread, found)
+	task := filepath.Join("/proc/self/task", strconv.Itoa(int(m.readerTid.Load())))
+	comm, err := os.ReadFile(filepath.Join(task, "comm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(comm)); got != ReaderThread {
+		t.Errorf("reader thread named %q, want %q", got, ReaderThread)
+	}
+	stat, err := os.ReadFile(filepath.Join(task, "stat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the name's closing parenthesis; nice is the 19th of all.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if f[16] != strconv.Itoa(ReaderNice) {
+		t.Errorf("reader thread at nice %s, want %d", f[16], ReaderNice)
 	}
 }
 
