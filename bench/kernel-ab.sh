@@ -34,8 +34,8 @@ run() { # run MODE VERSION [ITERS]: the barrier job's wall time
   echo "$(date +%s.%N) - $b0" | bc
 }
 cost() { # the last run's kernel monitor accounting, per slice
-  awk -F, '$1=="publish"{n=$2; p=$3} $1=="drain_cpu"{d=$3} $1=="records"{r=$2} $1=="lost_records"{lr=$2}
-    END {if (n>0) printf "publish %.3f µs/slice, reader %.3f µs CPU/slice, %.1f records/slice, %d lost", p/n/1000, d/n/1000, r/n, lr}' \
+  awk -F, '$1=="publish"{n=$2; p=$3} $1=="drain_cpu"{d=$3} $1=="records"{r=$2} $1=="lost_records"{lr=$2} $1=="reader_raised"{rr=$2}
+    END {if (n>0) printf "publish %.3f µs/slice, reader %.3f µs CPU/slice, %.1f records/slice, %d lost, reader raised %d times", p/n/1000, d/n/1000, r/n, lr, rr}' \
     "$out/mds/latest/emds-kernel-cost.csv"
 }
 for r in $(seq "$rounds"); do

@@ -105,7 +105,9 @@
 //	    publish_drain, publish_drain_cpu: the same for the drains Publish
 //	    made because the reader was half the ring behind (on the agent's
 //	    thread); lost: the rows lost (count); records, lost_records: the
-//	    programs' records taken and lost (counts); then each eBPF
+//	    programs' records taken and lost (counts); reader_raised: the
+//	    times the reader, falling behind, raised its priority from
+//	    ReaderNice to 0 (0 or 1; see Cost); then each eBPF
 //	    program's runs and time in the kernel (sched_switch, sched_waking,
 //	    sched_wakeup_new, sched_migrate_task; counted by the kernel only
 //	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
@@ -163,8 +165,16 @@
 // waited), at ReaderNice, the lowest priority: it runs in the time the
 // ranks leave (a woken rank preempts it, and it does not preempt a
 // computing one); on the loaded VM it ran 20–35 ms of a barrier job while
-// a rank waited at nice 0, 4–16 ms at nice 10 or 19. Where the ranks leave
-// it no time for half the ring, Publish drains (on the agent's thread).
+// a rank waited at nice 0, 4–16 ms at nice 10 or 19. Under a load that
+// leaves it no idle time the programs would overwrite records before it
+// reads them, and a drain preempted while it holds the reader's lock keeps
+// Publish from draining: after a drain that lost records or found a CPU's
+// log over an eighth full, or once Publish finds it an eighth of the ring
+// behind (one system call, once), it runs at nice 0, as it did before, for
+// the rest of the run (with CAP_SYS_NICE; reader_raised says so). At load 30
+// on the 2-vCPU VM it lost records and rows at either priority.
+// Where it gets no time for half the ring, Publish drains (on the agent's
+// thread).
 //
 // On the slice's path, Publish: a clock read and three stores (about
 // 0.1 µs). In the kernel, per scheduler event: an untracked switch reads

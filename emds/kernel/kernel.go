@@ -135,8 +135,9 @@ type Monitor struct {
 	readerTid                 atomic.Int32 // the reader's thread, once named and niced
 	rd                        reader
 	win                       []*emds.Window
-	drains, drainNS, drainCPU [2]int64 // drains by the reader [0] and by Publish [1], their time and CPU time
-	lost                      int64    // slices the reader fell too far behind to record
+	drains, drainNS, drainCPU [2]int64     // drains by the reader [0] and by Publish [1], their time and CPU time
+	lost                      int64        // slices the reader fell too far behind to record
+	raised                    atomic.Int32 // 1: the reader was raised to nice 0 (raiseReader); 2: refused
 
 	master int // registered master tid, 0 if none
 
@@ -493,7 +494,8 @@ func (m *Monitor) SetMasterThread() error {
 // Publish says that the runtime's slice has ended now and the next begins:
 // what happens from now on belongs to the next row. It is the monitor's
 // only work on the slice's path: a clock read and three stores, no system
-// call, no allocation. Call it from one goroutine (node 0's agent), never
+// call (but one, once, to raise a reader that lags: raiseReader), no
+// allocation. Call it from one goroutine (node 0's agent), never
 // concurrently with or after Close.
 func (m *Monitor) Publish(slice uint64) {
 	now := unix.Now()
@@ -505,7 +507,11 @@ func (m *Monitor) Publish(slice uint64) {
 	m.pubN++
 	m.pubNS += unix.Now() - now
 	// A reader starved of CPU would lose slices: take them here instead.
-	if q+1-m.done.Load() >= m.ring/2 && m.mu.TryLock() {
+	lag := q + 1 - m.done.Load()
+	if lag >= m.ring/8 && m.raised.Load() == 0 {
+		m.raiseReader()
+	}
+	if lag >= m.ring/2 && m.mu.TryLock() {
 		m.drainLocked(false, true)
 		m.mu.Unlock()
 	}
@@ -520,10 +526,10 @@ func (m *Monitor) reader() {
 	// Named, so that the files tell it among bcsrun's threads; at the
 	// lowest priority, so that it runs in the time the ranks leave (a rank
 	// woken preempts it, and it does not preempt a computing rank) rather
-	// than taking it from them. Where they leave none for half the ring,
-	// Publish drains.
+	// than taking it from them, unless it falls behind (raise). Where it
+	// gets no time for half the ring, Publish drains.
 	unix.SetThreadName(ReaderThread)
-	unix.SetThreadNice(ReaderNice)
+	unix.SetThreadNice(0, ReaderNice)
 	m.readerTid.Store(int32(unix.Gettid()))
 	t := time.NewTicker(m.every)
 	defer t.Stop()
@@ -533,10 +539,39 @@ func (m *Monitor) reader() {
 			return
 		case <-t.C:
 			m.mu.Lock()
+			lost := m.rd.lostRecs
 			m.drainLocked(false, false)
+			if raise(m.rd.backlog, m.nlog, m.rd.lostRecs > lost) {
+				m.raiseReader()
+			}
 			m.mu.Unlock()
 		}
 	}
+}
+
+// raiseReader puts the reader at the ranks' priority (nice 0), once, for
+// the rest of the run: the host is loaded. Called by the reader after a
+// drain (raise) and by Publish when the reader lags ring/8 slices (it may
+// get no time to find out itself). Raising needs CAP_SYS_NICE (or
+// RLIMIT_NICE): without it the reader stays low.
+func (m *Monitor) raiseReader() {
+	if tid := m.readerTid.Load(); tid != 0 && m.raised.CompareAndSwap(0, 1) {
+		if unix.SetThreadNice(int(tid), 0) != nil {
+			m.raised.Store(2) // refused: not counted, not tried again
+		}
+	}
+}
+
+// raise says whether the reader should run at the ranks' priority (nice
+// 0) rather than ReaderNice after a drain that found backlog records in
+// the fullest CPU's log of nlog, and lost some or not: when it lost
+// records or found a log over an eighth full (a drain every DrainEvery
+// leaves a 2-CPU barrier job's logs about a thirtieth full). Under a load
+// that leaves the reader no idle time its records would otherwise be
+// overwritten before it reads them, and a drain preempted while it holds
+// the lock would keep Publish from draining.
+func raise(backlog, nlog uint64, lost bool) bool {
+	return lost || backlog > nlog/8
 }
 
 // drainLocked drains and counts it (m.mu held): by Publish, when the
@@ -641,6 +676,7 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	fmt.Fprintf(bw, "lost,%d,0\n", m.lost)
 	fmt.Fprintf(bw, "records,%d,0\n", m.rd.records)
 	fmt.Fprintf(bw, "lost_records,%d,0\n", m.rd.lostRecs)
+	fmt.Fprintf(bw, "reader_raised,%d,0\n", m.raised.Load()&1)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program

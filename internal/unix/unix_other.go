@@ -142,7 +142,7 @@ func TryLock(f *os.File) error { return notSupported("flock") }
 func Memfd(name string) (int, error) { return -1, notSupported("memfd_create") }
 
 // SetThreadNice fails: callers go on at the default priority.
-func SetThreadNice(nice int) error { return notSupported("a thread's nice value") }
+func SetThreadNice(tid, nice int) error { return notSupported("a thread's nice value") }
 
 // SetThreadName fails: the thread keeps its name.
 func SetThreadName(name string) error { return notSupported("a thread's name") }
