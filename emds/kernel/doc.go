@@ -152,11 +152,13 @@
 // decodes a type and every type it reaches at its first lookup, and the
 // tracepoints' types reach task_struct and most of the kernel's) is most
 // of it. It is decoded once, for the CO-RE relocations and the attach
-// targets both (a shared btf.Cache), and a launcher may start it early
-// with Prefetch (bcsrun's launch.Run does, before its own start-up checks):
-// BenchmarkOpen, on the loaded 2-vCPU development VM, 42 ms of CPU for a
-// whole Open, 84 ms when the BTF was decoded twice (as it was), 10–16 ms
-// left once a Prefetch is done. On the §3.3 barrier job the start-up was
+// targets both (a shared btf.Cache), and a launcher may start it early,
+// with the programs' loading, with Prefetch (bcsrun's launch.Run does,
+// before its own start-up checks); Open then maps, registers and attaches.
+// BenchmarkOpen, on the loaded 2-vCPU development VM: 42–48 ms of CPU for
+// a whole Open, 70–84 ms when the BTF was decoded twice (as it was), 6 ms
+// left once a Prefetch is done (16 ms when it only decoded the BTF, 39 ms
+// when it did not look the types up either). On the §3.3 barrier job the start-up was
 // most of the monitor's overhead (bench/kernel-ab.sh prints this fixed part
 // of each variant: the job with -iters 1).
 //

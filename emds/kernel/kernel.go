@@ -187,13 +187,14 @@ func Open(cfg Config) (*Monitor, error) {
 	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 14) {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.14 or later (this kernel is %q)", rel)}
 	}
-	cache, kspec, err := takeBTF(cfg.BTFPath)
-	if err != nil {
-		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: err}
-	}
-	spec, err := loadSched()
-	if err != nil {
-		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+	l := takeLoad(cfg)
+	defer func() { // prefetched programs not taken below
+		if l.objs != nil {
+			l.objs.Close()
+		}
+	}()
+	if l.err != nil {
+		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: l.err}
 	}
 	nent := cfg.Ranks + 2
 	ncpu, err := ebpf.PossibleCPU()
@@ -215,9 +216,6 @@ func Open(cfg Config) (*Monitor, error) {
 		return nil, fmt.Errorf("emds/kernel: %d CPUs' logs of %d records need %d MiB of kernel memory, over %d MiB",
 			ncpu, nlog, ncpu*nlog*evSize>>20, KernelBytesMax>>20)
 	}
-	if err := sizeSpec(spec, ncpu, nlog, cfg.Ranks, cfg.RuntimePID); err != nil {
-		return nil, err
-	}
 	windows := 2
 	for r := range cfg.Ranks {
 		if cfg.Recorded == nil || (r < len(cfg.Recorded) && cfg.Recorded[r]) {
@@ -230,8 +228,14 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), nlog: uint64(nlog),
 		labels: make([]atomic.Uint64, ring), bounds: make([]atomic.Int64, ring)}
-	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}, Cache: cache}); err != nil {
-		return nil, classify("loading the eBPF programs", err)
+	if l.objs != nil && l.ncpu == ncpu && l.ranks == cfg.Ranks && l.pid == cfg.RuntimePID {
+		m.objs, l.objs = *l.objs, nil // loaded by Prefetch for this job
+	} else {
+		objs, err := loadObjects(l.cache, l.spec, ncpu, cfg.Ranks, cfg.RuntimePID)
+		if err != nil {
+			return nil, err
+		}
+		m.objs = *objs
 	}
 	if err := m.mapMemory(); err != nil {
 		m.Close()
@@ -264,60 +268,106 @@ func Open(cfg Config) (*Monitor, error) {
 	return m, nil
 }
 
-// btfLoad is one decoding of BTF: its results once done is closed.
+// btfLoad is one decoding of BTF, and with ranks > 0 the programs loaded
+// for a job of ranks ranks under runtime process pid on ncpu CPUs (objs;
+// nil when they failed to load: Open loads them again and says why):
+// its results once done is closed.
 type btfLoad struct {
-	done  chan struct{}
-	cache *btf.Cache
-	spec  *btf.Spec
-	err   error
+	done             chan struct{}
+	cache            *btf.Cache
+	spec             *btf.Spec
+	err              error
+	ranks, pid, ncpu int
+	objs             *schedObjects
 }
 
-// The decoding a Prefetch started, for the first Open with its path.
+// The load a Prefetch started, for the first Open with its path.
 var prefetched struct {
 	sync.Mutex
 	path string // cleaned
 	load *btfLoad
 }
 
-// Prefetch starts decoding the kernel's BTF at path ("" = DefaultBTFPath)
-// in the background, for the next Open with that path: the decoding is
-// most of Open's time, and a launcher can overlap it with its own start-up
-// (bcsrun does, from the moment it knows the monitor is wanted). Safe for
-// concurrent use; a second Prefetch before that Open does nothing.
-func Prefetch(path string) {
+// Prefetch starts, in the background, decoding the kernel's BTF at
+// cfg.BTFPath ("" = DefaultBTFPath) and, when cfg.Ranks > 0, loading the
+// programs for cfg.Ranks and cfg.RuntimePID (not attaching them), for the
+// next Open with that path: they are most of Open's time, and a launcher
+// can overlap them with its own start-up (bcsrun's launch.Run does, from
+// the moment it knows the monitor is wanted). Open takes what matches its
+// Config and redoes the rest. Safe for concurrent use; a second Prefetch
+// before that Open does nothing.
+func Prefetch(cfg Config) {
 	prefetched.Lock()
 	defer prefetched.Unlock()
 	if prefetched.load != nil {
 		return
 	}
+	path := cfg.BTFPath
 	if path == "" {
 		path = DefaultBTFPath
 	}
-	l := &btfLoad{done: make(chan struct{})}
+	l := &btfLoad{done: make(chan struct{}), ranks: cfg.Ranks, pid: cfg.RuntimePID}
 	prefetched.path, prefetched.load = filepath.Clean(path), l
 	go func(path string) {
-		l.cache, l.spec, l.err = decodeBTF(path)
-		close(l.done)
+		defer close(l.done)
+		if l.cache, l.spec, l.err = decodeBTF(path); l.err != nil || l.ranks < 1 {
+			return
+		}
+		if ncpu, err := ebpf.PossibleCPU(); err == nil {
+			if objs, err := loadObjects(l.cache, l.spec, ncpu, l.ranks, l.pid); err == nil {
+				l.ncpu, l.objs = ncpu, objs
+			}
+		}
 	}(prefetched.path)
 }
 
-// takeBTF is the BTF for Open at path: what a Prefetch of that path
-// decoded (waiting for it), else decoded now. The running kernel's BTF is
-// decoded once: for the CO-RE relocations and for the tracepoints' attach
-// targets, which cilium/ebpf looks up through the cache (decoding
-// vmlinux's 5 MB twice was most of Open's time, on the job's start-up
-// path).
-func takeBTF(path string) (*btf.Cache, *btf.Spec, error) {
-	path = filepath.Clean(path)
+// takeLoad is the BTF for Open with cfg, done: what a Prefetch of its
+// path decoded, and maybe loaded (waiting for it), else decoded now. A
+// Prefetch of another path is dropped (its programs closed). The running
+// kernel's BTF is decoded once: for the CO-RE relocations and for the
+// tracepoints' attach targets, which cilium/ebpf looks up through the
+// cache (decoding vmlinux's 5 MB twice was most of Open's time, on the
+// job's start-up path).
+func takeLoad(cfg Config) *btfLoad {
+	path := filepath.Clean(cfg.BTFPath)
 	prefetched.Lock()
 	l, match := prefetched.load, prefetched.path == path
 	prefetched.load = nil // taken, or for another path: dropped
 	prefetched.Unlock()
-	if l == nil || !match {
-		return decodeBTF(path)
+	if l != nil && match {
+		<-l.done
+		return l
 	}
-	<-l.done
-	return l.cache, l.spec, l.err
+	if l != nil {
+		go func(old *btfLoad) {
+			<-old.done
+			if old.objs != nil {
+				old.objs.Close()
+			}
+		}(l)
+	}
+	now := &btfLoad{done: make(chan struct{})}
+	now.cache, now.spec, now.err = decodeBTF(path)
+	close(now.done)
+	return now
+}
+
+// loadObjects loads the programs and their maps, sized for ncpu CPUs and
+// ranks ranks under the runtime's process pid, relocated against spec
+// (and the attach targets found through cache).
+func loadObjects(cache *btf.Cache, spec *btf.Spec, ncpu, ranks, pid int) (*schedObjects, error) {
+	cs, err := loadSched()
+	if err != nil {
+		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+	}
+	if err := sizeSpec(cs, ncpu, logRecords(ncpu), ranks, pid); err != nil {
+		return nil, err
+	}
+	var objs schedObjects
+	if err := cs.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: spec}, Cache: cache}); err != nil {
+		return nil, classify("loading the eBPF programs", err)
+	}
+	return &objs, nil
 }
 
 // decodeBTF decodes the BTF at path for the relocations, and the running

@@ -454,7 +454,7 @@ func BenchmarkOpen(b *testing.B) {
 			for b.Loop() {
 				if c.prefetched { // what is left of Open once a Prefetch is done
 					b.StopTimer()
-					Prefetch(c.path)
+					Prefetch(Config{BTFPath: c.path, Ranks: 2, RuntimePID: os.Getpid()})
 					prefetched.Lock()
 					l := prefetched.load
 					prefetched.Unlock()
@@ -481,7 +481,7 @@ func BenchmarkOpen(b *testing.B) {
 // drops a Prefetch of another path; concurrent Prefetches and Opens are
 // safe (-race).
 func TestPrefetch(t *testing.T) {
-	Prefetch("/nonexistent/./vmlinux")
+	Prefetch(Config{BTFPath: "/nonexistent/./vmlinux", Ranks: 1, RuntimePID: os.Getpid()})
 	_, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), BTFPath: "/nonexistent/vmlinux", Len: 10})
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "BTF at /nonexistent/vmlinux") {
 		t.Fatalf("Open after a Prefetch of a missing BTF: %v, want ErrUnavailable naming it", err)
@@ -492,7 +492,7 @@ func TestPrefetch(t *testing.T) {
 	if left != nil {
 		t.Fatal("the prefetched decoding was not taken by Open")
 	}
-	Prefetch("/nonexistent/other")
+	Prefetch(Config{BTFPath: "/nonexistent/other"})
 	if _, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), BTFPath: "/nonexistent/vmlinux", Len: 10}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Open beside a Prefetch of another path: %v, want ErrUnavailable", err)
 	}
@@ -502,10 +502,37 @@ func TestPrefetch(t *testing.T) {
 	if left != nil {
 		t.Fatal("a Prefetch of another path was kept after Open")
 	}
+	// As root with BTF: the programs a Prefetch loaded are taken by an Open
+	// for the same job, and closed by one for another.
+	if _, serr := os.Stat(DefaultBTFPath); os.Getuid() == 0 && serr == nil {
+		for _, ranks := range []int{1, 2} {
+			Prefetch(Config{Ranks: 2, RuntimePID: os.Getpid()})
+			prefetched.Lock()
+			l := prefetched.load
+			prefetched.Unlock()
+			<-l.done
+			if l.objs == nil {
+				t.Fatalf("Prefetch as root with BTF loaded no programs (BTF error %v)", l.err)
+			}
+			fd := l.objs.OnSwitch.FD()
+			m, err := Open(Config{Ranks: ranks, RuntimePID: os.Getpid(), Len: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			taken := m.objs.OnSwitch.FD() == fd
+			m.Close()
+			if taken != (ranks == 2) {
+				t.Errorf("Open of %d ranks after a Prefetch of 2: took its programs %v, want %v", ranks, taken, ranks == 2)
+			}
+			if ranks == 1 && l.objs.OnSwitch.FD() >= 0 {
+				t.Errorf("the programs a Prefetch of 2 ranks loaded were left open by an Open of 1")
+			}
+		}
+	}
 	done := make(chan error, 4)
 	for range 4 {
 		go func() {
-			Prefetch("")
+			Prefetch(Config{Ranks: 1, RuntimePID: os.Getpid()})
 			m, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), Len: 10})
 			if err == nil {
 				m.Close()

@@ -174,7 +174,8 @@ func Run(spec Job) (res Result, err error) {
 		return startSig != nil
 	}
 	if spec.Config.MDSMode().Kernel {
-		kernel.Prefetch(spec.Config.MDSKernelBTF) // Open's decoding, beside checkJob's (AutoBudget's) time
+		// Open's decoding and loading, beside checkJob's (AutoBudget's) time.
+		kernel.Prefetch(kernel.Config{BTFPath: spec.Config.MDSKernelBTF, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
 	}
 	cfg, prog, err := checkJob(spec)
 	res.BytesPerSliceMax = cfg.BytesPerSliceMax
