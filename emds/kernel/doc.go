@@ -12,7 +12,8 @@
 // EMDS windows. The slice's path does no reading: after node 0's
 // transmission microphase the agent calls Publish, which stores the time
 // and the slice's end in the reader's memory (a clock read and three
-// stores, no system call).
+// stores, no system call but one, once, to raise a reader that lags; see
+// Cost).
 //
 // # Entities
 //
@@ -211,8 +212,8 @@
 // the first design's figures on the quiet host were 460–480, 240–270 and
 // 240–270 ns). The reader then does more: 100–180 ns of CPU per record
 // (emds-kernel-cost.csv's drain_cpu over records), against the first
-// design's 11–14 µs per 8 ms drain. Publish makes no system call and the
-// reader none per record; emds-kernel-cost.csv records what Publish, the
+// design's 11–14 µs per 8 ms drain. Publish makes no system call (but the
+// one raise) and the reader none per record; emds-kernel-cost.csv records what Publish, the
 // reader and the programs took in the run. The reader's merge scans only
 // the CPUs with records left, not every possible CPU: BenchmarkReader's
 // host of 64 CPUs with 2 busy took 300-320 ns per record, against
