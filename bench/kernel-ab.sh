@@ -4,40 +4,45 @@
 # runs it) with BCS_MDS=elan, with elan,kernel built from BASE and with
 # elan,kernel built from this tree, interleaved over rounds; prints the
 # median wall time of each and its ratio to elan, and each kernel run's
-# own accounting (emds-kernel-cost.csv). Needs root and the kernel's BTF,
-# and a quiet machine: on a loaded one the spread swamps a 1% difference.
-# Usage: bench/kernel-ab.sh [rounds, default 7] [BASE, default 518bd6c: the
-# programs before their per-event cost was cut]
+# own accounting (emds-kernel-cost.csv). The wall time is bcsrun's whole run,
+# start-up and tear-down included (as bench/mds.sh measures it): each round
+# also runs the job with -iters 1, whose medians are the fixed part of each
+# (elan's own and the kernel monitor's Open, Dump and Close). Needs root and
+# the kernel's BTF, and a quiet machine: on a loaded one the spread swamps a
+# 1% difference.
+# Usage: bench/kernel-ab.sh [rounds, default 7] [BASE, default 1f30059: the
+# monitor before its start-up cost was cut (BTF decoded twice, reader at
+# nice 0); 518bd6c: the programs before their per-event cost was cut]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 rounds=${1:-7}
-base=${2:-518bd6c}
+base=${2:-1f30059}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir -p "$out/src" "$out/base" "$out/new"
 git archive "$base" | tar -x -C "$out/src"
 (cd "$out/src" && go build -o "$out/base/" ./cmd/bcsrun ./examples/barrier)
 go build -o "$out/new/" ./cmd/bcsrun ./examples/barrier
-declare -A t k
-run() { # run MODE VERSION: the barrier job's wall time
+declare -A t k f
+run() { # run MODE VERSION [ITERS]: the barrier job's wall time
   local b0
   b0=$(date +%s.%N)
   BCS_MDS=$1 BCS_MDS_DIR="$out/mds" BCS_EMDS_FIRST=2500 BCS_EMDS_SLICES=5000 \
-    "$out/$2/bcsrun" -n 2 --timeslice 250us "$out/$2/barrier" -iters 2000 >/dev/null 2>"$out/stderr" ||
+    "$out/$2/bcsrun" -n 2 --timeslice 250us "$out/$2/barrier" -iters "${3:-2000}" >/dev/null 2>"$out/stderr" ||
     { echo "bcsrun ($1, $2) failed:" >&2; cat "$out/stderr" >&2; exit 1; }
   echo "$(date +%s.%N) - $b0" | bc
 }
 cost() { # the last run's kernel monitor accounting, per slice
-  awk -F, '$1=="publish"{n=$2; p=$3} $1=="drain_cpu"{d=$3} $1=="records"{r=$2} $1=="lost_records"{lr=$2}
-    END {if (n>0) printf "publish %.3f µs/slice, reader %.3f µs CPU/slice, %.1f records/slice, %d lost", p/n/1000, d/n/1000, r/n, lr}' \
+  awk -F, '$1=="publish"{n=$2; p=$3} $1=="drain_cpu"{d=$3} $1=="records"{r=$2} $1=="lost_records"{lr=$2} $1=="reader_raised"{rr=$2}
+    END {if (n>0) printf "publish %.3f µs/slice, reader %.3f µs CPU/slice, %.1f records/slice, %d lost, reader raised %d times", p/n/1000, d/n/1000, r/n, lr, rr}' \
     "$out/mds/latest/emds-kernel-cost.csv"
 }
 for r in $(seq "$rounds"); do
   for v in elan base new; do
     case $v in
-    elan) t[$v]+="$(run elan new) " ;;
-    *) t[$v]+="$(run elan,kernel "$v") "; k[$v]+="    $(cost)"$'\n' ;;
+    elan) t[$v]+="$(run elan new) "; f[$v]+="$(run elan new 1) " ;;
+    *) t[$v]+="$(run elan,kernel "$v") "; k[$v]+="    $(cost)"$'\n'; f[$v]+="$(run elan,kernel "$v" 1) " ;;
     esac
   done
 done
@@ -47,6 +52,12 @@ for v in elan base new; do
   m=$(echo "${t[$v]}" | median)
   printf "barrier %-24s median %8.3f s  ratio to elan %.4f  (runs: %s)\n" \
     "$([[ $v == elan ]] && echo "BCS_MDS=elan" || echo "elan,kernel ($v)")" "$m" "$(echo "$m / $m0" | bc -l)" "${t[$v]}"
+done
+f0=$(echo "${f[elan]}" | median)
+for v in elan base new; do
+  m=$(echo "${f[$v]}" | median)
+  printf "fixed (-iters 1) %-24s median %8.3f s  over elan %+.3f s  (runs: %s)\n" \
+    "$([[ $v == elan ]] && echo "BCS_MDS=elan" || echo "elan,kernel ($v)")" "$m" "$(echo "$m - $f0" | bc -l)" "${f[$v]}"
 done
 for v in base new; do
   echo "kernel monitor ($v), per run:"

@@ -12,7 +12,8 @@
 // EMDS windows. The slice's path does no reading: after node 0's
 // transmission microphase the agent calls Publish, which stores the time
 // and the slice's end in the reader's memory (a clock read and three
-// stores, no system call).
+// stores, no system call but one, once, to raise a reader that lags; see
+// Cost).
 //
 // # Entities
 //
@@ -105,7 +106,9 @@
 //	    publish_drain, publish_drain_cpu: the same for the drains Publish
 //	    made because the reader was half the ring behind (on the agent's
 //	    thread); lost: the rows lost (count); records, lost_records: the
-//	    programs' records taken and lost (counts); then each eBPF
+//	    programs' records taken and lost (counts); reader_raised: the
+//	    times the reader, falling behind, raised its priority from
+//	    ReaderNice to 0 (0 or 1; see Cost); then each eBPF
 //	    program's runs and time in the kernel (sched_switch, sched_waking,
 //	    sched_wakeup_new, sched_migrate_task; counted by the kernel only
 //	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
@@ -146,6 +149,36 @@
 //
 // # Cost
 //
+// At the job's start, Open: decoding the kernel's BTF (5 MB; cilium/ebpf
+// decodes a type and every type it reaches at its first lookup, and the
+// tracepoints' types reach task_struct and most of the kernel's) is most
+// of it. It is decoded once, for the CO-RE relocations and the attach
+// targets both (a shared btf.Cache), and a launcher may start it early,
+// with the programs' loading, with Prefetch (bcsrun's launch.Run does,
+// before its own start-up checks); Open then maps, registers and attaches.
+// BenchmarkOpen, on the loaded 2-vCPU development VM: 42–48 ms of CPU for
+// a whole Open, 70–84 ms when the BTF was decoded twice (as it was), 6 ms
+// left once a Prefetch is done (16 ms when it only decoded the BTF, 39 ms
+// when it did not look the types up either). On the §3.3 barrier job the start-up was
+// most of the monitor's overhead (bench/kernel-ab.sh prints this fixed part
+// of each variant: the job with -iters 1).
+//
+// The reader runs on its own thread, named ReaderThread (so that
+// emds-kernel-interferers.csv names it where it ran while an entity
+// waited), at ReaderNice, the lowest priority: it runs in the time the
+// ranks leave (a woken rank preempts it, and it does not preempt a
+// computing one); on the loaded VM it ran 20–35 ms of a barrier job while
+// a rank waited at nice 0, 4–16 ms at nice 10 or 19. Under a load that
+// leaves it no idle time the programs would overwrite records before it
+// reads them, and a drain preempted while it holds the reader's lock keeps
+// Publish from draining: after a drain that lost records or found a CPU's
+// log over an eighth full, or once Publish finds it an eighth of the ring
+// behind (one system call, once), it runs at nice 0, as it did before, for
+// the rest of the run (with CAP_SYS_NICE; reader_raised says so). At load 30
+// on the 2-vCPU VM it lost records and rows at either priority.
+// Where it gets no time for half the ring, Publish drains (on the agent's
+// thread).
+//
 // On the slice's path, Publish: a clock read and three stores (about
 // 0.1 µs). In the kernel, per scheduler event: an untracked switch reads
 // the two tasks' thread-group ids, one slot of the id table each (none for
@@ -179,8 +212,8 @@
 // the first design's figures on the quiet host were 460–480, 240–270 and
 // 240–270 ns). The reader then does more: 100–180 ns of CPU per record
 // (emds-kernel-cost.csv's drain_cpu over records), against the first
-// design's 11–14 µs per 8 ms drain. Publish makes no system call and the
-// reader none per record; emds-kernel-cost.csv records what Publish, the
+// design's 11–14 µs per 8 ms drain. Publish makes no system call (but the
+// one raise) and the reader none per record; emds-kernel-cost.csv records what Publish, the
 // reader and the programs took in the run. The reader's merge scans only
 // the CPUs with records left, not every possible CPU: BenchmarkReader's
 // host of 64 CPUs with 2 busy took 300-320 ns per record, against

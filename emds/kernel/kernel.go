@@ -43,6 +43,13 @@ const (
 	InterferersPerEntity = 4096
 )
 
+// ReaderThread is the name of the reader's thread (its comm, as
+// emds-kernel-interferers.csv names it where it ran while a rank waited).
+const ReaderThread = "bcsrun-kreader"
+
+// ReaderNice is the reader thread's nice value: the lowest priority.
+const ReaderNice = 19
+
 // DefaultBTFPath is where Linux exposes its own BTF.
 const DefaultBTFPath = "/sys/kernel/btf/vmlinux"
 
@@ -125,10 +132,12 @@ type Monitor struct {
 	stop                      chan struct{} // closed: exit
 	exited                    chan struct{} // closed by the reader when it exits
 	stopOnce                  sync.Once
+	readerTid                 atomic.Int32 // the reader's thread, once named and niced
 	rd                        reader
 	win                       []*emds.Window
-	drains, drainNS, drainCPU [2]int64 // drains by the reader [0] and by Publish [1], their time and CPU time
-	lost                      int64    // slices the reader fell too far behind to record
+	drains, drainNS, drainCPU [2]int64     // drains by the reader [0] and by Publish [1], their time and CPU time
+	lost                      int64        // slices the reader fell too far behind to record
+	raised                    atomic.Int32 // 1: the reader was raised to nice 0 (raiseReader); 2: refused
 
 	master int // registered master tid, 0 if none
 
@@ -178,13 +187,14 @@ func Open(cfg Config) (*Monitor, error) {
 	if rel := unix.KernelRelease(); !releaseAtLeast(rel, 5, 14) {
 		return nil, &UnavailableError{Missing: fmt.Sprintf("Linux 5.14 or later (this kernel is %q)", rel)}
 	}
-	kspec, err := btf.LoadSpec(cfg.BTFPath)
-	if err != nil {
-		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: err}
-	}
-	spec, err := loadSched()
-	if err != nil {
-		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+	l := takeLoad(cfg)
+	defer func() { // prefetched programs not taken below
+		if l.objs != nil {
+			l.objs.Close()
+		}
+	}()
+	if l.err != nil {
+		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: l.err}
 	}
 	nent := cfg.Ranks + 2
 	ncpu, err := ebpf.PossibleCPU()
@@ -206,9 +216,6 @@ func Open(cfg Config) (*Monitor, error) {
 		return nil, fmt.Errorf("emds/kernel: %d CPUs' logs of %d records need %d MiB of kernel memory, over %d MiB",
 			ncpu, nlog, ncpu*nlog*evSize>>20, KernelBytesMax>>20)
 	}
-	if err := sizeSpec(spec, ncpu, nlog, cfg.Ranks, cfg.RuntimePID); err != nil {
-		return nil, err
-	}
 	windows := 2
 	for r := range cfg.Ranks {
 		if cfg.Recorded == nil || (r < len(cfg.Recorded) && cfg.Recorded[r]) {
@@ -221,8 +228,14 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m := &Monitor{cfg: cfg, nent: nent, ncpu: ncpu, ring: uint64(ring), nlog: uint64(nlog),
 		labels: make([]atomic.Uint64, ring), bounds: make([]atomic.Int64, ring)}
-	if err := spec.LoadAndAssign(&m.objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kspec}}); err != nil {
-		return nil, classify("loading the eBPF programs", err)
+	if l.objs != nil && l.ncpu == ncpu && l.ranks == cfg.Ranks && l.pid == cfg.RuntimePID {
+		m.objs, l.objs = *l.objs, nil // loaded by Prefetch for this job
+	} else {
+		objs, err := loadObjects(l.cache, l.spec, ncpu, cfg.Ranks, cfg.RuntimePID)
+		if err != nil {
+			return nil, err
+		}
+		m.objs = *objs
 	}
 	if err := m.mapMemory(); err != nil {
 		m.Close()
@@ -254,6 +267,141 @@ func Open(cfg Config) (*Monitor, error) {
 	go m.reader()
 	return m, nil
 }
+
+// btfLoad is one decoding of BTF, and with ranks > 0 the programs loaded
+// for a job of ranks ranks under runtime process pid on ncpu CPUs (objs;
+// nil when they failed to load: Open loads them again and says why):
+// its results once done is closed.
+type btfLoad struct {
+	done             chan struct{}
+	cache            *btf.Cache
+	spec             *btf.Spec
+	err              error
+	ranks, pid, ncpu int
+	objs             *schedObjects
+}
+
+// The load a Prefetch started, for the first Open with its path.
+var prefetched struct {
+	sync.Mutex
+	path string // cleaned
+	load *btfLoad
+}
+
+// Prefetch starts, in the background, decoding the kernel's BTF at
+// cfg.BTFPath ("" = DefaultBTFPath) and, when cfg.Ranks > 0, loading the
+// programs for cfg.Ranks and cfg.RuntimePID (not attaching them), for the
+// next Open with that path: they are most of Open's time, and a launcher
+// can overlap them with its own start-up (bcsrun's launch.Run does, from
+// the moment it knows the monitor is wanted). Open takes what matches its
+// Config and redoes the rest. Safe for concurrent use; a second Prefetch
+// before that Open does nothing.
+func Prefetch(cfg Config) {
+	prefetched.Lock()
+	defer prefetched.Unlock()
+	if prefetched.load != nil {
+		return
+	}
+	path := cfg.BTFPath
+	if path == "" {
+		path = DefaultBTFPath
+	}
+	l := &btfLoad{done: make(chan struct{}), ranks: cfg.Ranks, pid: cfg.RuntimePID}
+	prefetched.path, prefetched.load = filepath.Clean(path), l
+	go func(path string) {
+		defer close(l.done)
+		if l.cache, l.spec, l.err = decodeBTF(path); l.err != nil || l.ranks < 1 {
+			return
+		}
+		if ncpu, err := ebpf.PossibleCPU(); err == nil {
+			if objs, err := loadObjects(l.cache, l.spec, ncpu, l.ranks, l.pid); err == nil {
+				l.ncpu, l.objs = ncpu, objs
+			}
+		}
+	}(prefetched.path)
+}
+
+// takeLoad is the BTF for Open with cfg, done: what a Prefetch of its
+// path decoded, and maybe loaded (waiting for it), else decoded now. A
+// Prefetch of another path is dropped (its programs closed). The running
+// kernel's BTF is decoded once: for the CO-RE relocations and for the
+// tracepoints' attach targets, which cilium/ebpf looks up through the
+// cache (decoding vmlinux's 5 MB twice was most of Open's time, on the
+// job's start-up path).
+func takeLoad(cfg Config) *btfLoad {
+	path := filepath.Clean(cfg.BTFPath)
+	prefetched.Lock()
+	l, match := prefetched.load, prefetched.path == path
+	prefetched.load = nil // taken, or for another path: dropped
+	prefetched.Unlock()
+	if l != nil && match {
+		<-l.done
+		return l
+	}
+	if l != nil {
+		go func(old *btfLoad) {
+			<-old.done
+			if old.objs != nil {
+				old.objs.Close()
+			}
+		}(l)
+	}
+	now := &btfLoad{done: make(chan struct{})}
+	now.cache, now.spec, now.err = decodeBTF(path)
+	close(now.done)
+	return now
+}
+
+// loadObjects loads the programs and their maps, sized for ncpu CPUs and
+// ranks ranks under the runtime's process pid, relocated against spec
+// (and the attach targets found through cache).
+func loadObjects(cache *btf.Cache, spec *btf.Spec, ncpu, ranks, pid int) (*schedObjects, error) {
+	cs, err := loadSched()
+	if err != nil {
+		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+	}
+	if err := sizeSpec(cs, ncpu, logRecords(ncpu), ranks, pid); err != nil {
+		return nil, err
+	}
+	var objs schedObjects
+	if err := cs.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: spec}, Cache: cache}); err != nil {
+		return nil, classify("loading the eBPF programs", err)
+	}
+	return &objs, nil
+}
+
+// decodeBTF decodes the BTF at path for the relocations, and the running
+// kernel's, for the attach targets, into the cache (the same one where
+// path is the running kernel's).
+//
+// The types the load will look up are looked up here too: cilium/ebpf
+// decodes a type, and every type it reaches, at its first lookup, and the
+// tracepoints' types reach task_struct and most of the kernel's (over half
+// of the decoding's time); looked up here, a Prefetch takes that too.
+func decodeBTF(path string) (*btf.Cache, *btf.Spec, error) {
+	cache := btf.NewCache()
+	var spec *btf.Spec
+	var err error
+	if path == DefaultBTFPath {
+		spec, err = cache.Kernel()
+	} else if spec, err = btf.LoadSpec(path); err == nil {
+		cache.Kernel() // a failure shows when the programs load
+	}
+	if err == nil {
+		var st *btf.Struct
+		spec.TypeByName("task_struct", &st) // the CO-RE relocations' target
+		if k, kerr := cache.Kernel(); kerr == nil {
+			for _, tp := range tracepoints {
+				var td *btf.Typedef
+				k.TypeByName("btf_trace_"+tp, &td) // the attach targets
+			}
+		}
+	}
+	return cache, spec, err
+}
+
+// tracepoints are the scheduler's tracepoints the programs attach to.
+var tracepoints = []string{"sched_switch", "sched_waking", "sched_wakeup_new", "sched_migrate_task"}
 
 // logRecords is the records per CPU's log: LogMax, or as many as fit
 // KernelBytesMax over ncpu CPUs (at least LogMin).
@@ -396,7 +544,8 @@ func (m *Monitor) SetMasterThread() error {
 // Publish says that the runtime's slice has ended now and the next begins:
 // what happens from now on belongs to the next row. It is the monitor's
 // only work on the slice's path: a clock read and three stores, no system
-// call, no allocation. Call it from one goroutine (node 0's agent), never
+// call (but one, once, to raise a reader that lags: raiseReader), no
+// allocation. Call it from one goroutine (node 0's agent), never
 // concurrently with or after Close.
 func (m *Monitor) Publish(slice uint64) {
 	now := unix.Now()
@@ -408,17 +557,30 @@ func (m *Monitor) Publish(slice uint64) {
 	m.pubN++
 	m.pubNS += unix.Now() - now
 	// A reader starved of CPU would lose slices: take them here instead.
-	if q+1-m.done.Load() >= m.ring/2 && m.mu.TryLock() {
+	lag := q + 1 - m.done.Load()
+	if lag >= m.ring/8 && m.raised.Load() == 0 {
+		m.raiseReader()
+	}
+	if lag >= m.ring/2 && m.mu.TryLock() {
 		m.drainLocked(false, true)
 		m.mu.Unlock()
 	}
 }
 
 // reader takes the finished slices every m.every, on its own OS thread
-// (so that its CPU time is its own), until stop.
+// (so that its CPU time is its own; named ReaderThread, at ReaderNice),
+// until stop.
 func (m *Monitor) reader() {
-	runtime.LockOSThread()
+	runtime.LockOSThread() // never unlocked: the thread ends with the reader
 	defer close(m.exited)
+	// Named, so that the files tell it among bcsrun's threads; at the
+	// lowest priority, so that it runs in the time the ranks leave (a rank
+	// woken preempts it, and it does not preempt a computing rank) rather
+	// than taking it from them, unless it falls behind (raise). Where it
+	// gets no time for half the ring, Publish drains.
+	unix.SetThreadName(ReaderThread)
+	unix.SetThreadNice(0, ReaderNice)
+	m.readerTid.Store(int32(unix.Gettid()))
 	t := time.NewTicker(m.every)
 	defer t.Stop()
 	for {
@@ -427,10 +589,39 @@ func (m *Monitor) reader() {
 			return
 		case <-t.C:
 			m.mu.Lock()
+			lost := m.rd.lostRecs
 			m.drainLocked(false, false)
+			if raise(m.rd.backlog, m.nlog, m.rd.lostRecs > lost) {
+				m.raiseReader()
+			}
 			m.mu.Unlock()
 		}
 	}
+}
+
+// raiseReader puts the reader at the ranks' priority (nice 0), once, for
+// the rest of the run: the host is loaded. Called by the reader after a
+// drain (raise) and by Publish when the reader lags ring/8 slices (it may
+// get no time to find out itself). Raising needs CAP_SYS_NICE (or
+// RLIMIT_NICE): without it the reader stays low.
+func (m *Monitor) raiseReader() {
+	if tid := m.readerTid.Load(); tid != 0 && m.raised.CompareAndSwap(0, 1) {
+		if unix.SetThreadNice(int(tid), 0) != nil {
+			m.raised.Store(2) // refused: not counted, not tried again
+		}
+	}
+}
+
+// raise says whether the reader should run at the ranks' priority (nice
+// 0) rather than ReaderNice after a drain that found backlog records in
+// the fullest CPU's log of nlog, and lost some or not: when it lost
+// records or found a log over an eighth full (a drain every DrainEvery
+// leaves a 2-CPU barrier job's logs about a thirtieth full). Under a load
+// that leaves the reader no idle time its records would otherwise be
+// overwritten before it reads them, and a drain preempted while it holds
+// the lock would keep Publish from draining.
+func raise(backlog, nlog uint64, lost bool) bool {
+	return lost || backlog > nlog/8
 }
 
 // drainLocked drains and counts it (m.mu held): by Publish, when the
@@ -535,6 +726,7 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	fmt.Fprintf(bw, "lost,%d,0\n", m.lost)
 	fmt.Fprintf(bw, "records,%d,0\n", m.rd.records)
 	fmt.Fprintf(bw, "lost_records,%d,0\n", m.rd.lostRecs)
+	fmt.Fprintf(bw, "reader_raised,%d,0\n", m.raised.Load()&1)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program

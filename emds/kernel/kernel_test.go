@@ -400,3 +400,152 @@ func TestNoRowLostWhenReaderStarves(t *testing.T) {
 		t.Errorf("cost file does not say no row was lost: %v\n%s", err, raw)
 	}
 }
+
+// The reader's thread is named ReaderThread and runs at ReaderNice: it
+// takes the time the ranks leave, not theirs (Open's and the reader's
+// cost on the job, issue 15).
+func TestReaderThreadNiceAndNamed(t *testing.T) {
+	m := open(t, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for m.readerTid.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the reader did not start in 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	task := filepath.Join("/proc/self/task", strconv.Itoa(int(m.readerTid.Load())))
+	comm, err := os.ReadFile(filepath.Join(task, "comm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(comm)); got != ReaderThread {
+		t.Errorf("reader thread named %q, want %q", got, ReaderThread)
+	}
+	stat, err := os.ReadFile(filepath.Join(task, "stat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the name's closing parenthesis; nice is the 19th of all.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if f[16] != strconv.Itoa(ReaderNice) {
+		t.Errorf("reader thread at nice %s, want %d", f[16], ReaderNice)
+	}
+}
+
+// BenchmarkOpen: Open and Close, on the job's start-up path, with the
+// running kernel's BTF at its default path (decoded once, for the CO-RE
+// relocations and the attach targets) and at another path (the same file
+// through a link, decoded twice: what Open did before), and what is left
+// of it once a Prefetch is done (prefetched); it reports the process's CPU
+// time per op beside the wall time. Needs root and BTF, e.g.
+//
+//	go test -run XXX -bench Open -benchtime 20x -count 3 ./emds/kernel
+func BenchmarkOpen(b *testing.B) {
+	link := filepath.Join(b.TempDir(), "vmlinux")
+	if err := os.Symlink(DefaultBTFPath, link); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path string
+		prefetched bool
+	}{{"default", "", false}, {"other-path", link, false}, {"prefetched", "", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu := time.Duration(0)
+			for b.Loop() {
+				if c.prefetched { // what is left of Open once a Prefetch is done
+					b.StopTimer()
+					Prefetch(Config{BTFPath: c.path, Ranks: 2, RuntimePID: os.Getpid()})
+					prefetched.Lock()
+					l := prefetched.load
+					prefetched.Unlock()
+					<-l.done
+					b.StartTimer()
+				}
+				cpu0 := unix.ProcessCPUTime()
+				m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), BTFPath: c.path, First: 2500, Len: 5000, Slice: 250 * time.Microsecond})
+				if err != nil {
+					if os.Getuid() != 0 {
+						b.Skip(err)
+					}
+					b.Fatal(err)
+				}
+				m.Close()
+				cpu += unix.ProcessCPUTime() - cpu0
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
+
+// Open takes what a Prefetch of its path decoded, errors included, and
+// drops a Prefetch of another path; concurrent Prefetches and Opens are
+// safe (-race).
+func TestPrefetch(t *testing.T) {
+	Prefetch(Config{BTFPath: "/nonexistent/./vmlinux", Ranks: 1, RuntimePID: os.Getpid()})
+	_, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), BTFPath: "/nonexistent/vmlinux", Len: 10})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "BTF at /nonexistent/vmlinux") {
+		t.Fatalf("Open after a Prefetch of a missing BTF: %v, want ErrUnavailable naming it", err)
+	}
+	prefetched.Lock()
+	left := prefetched.load
+	prefetched.Unlock()
+	if left != nil {
+		t.Fatal("the prefetched decoding was not taken by Open")
+	}
+	Prefetch(Config{BTFPath: "/nonexistent/other"})
+	if _, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), BTFPath: "/nonexistent/vmlinux", Len: 10}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Open beside a Prefetch of another path: %v, want ErrUnavailable", err)
+	}
+	prefetched.Lock()
+	left = prefetched.load
+	prefetched.Unlock()
+	if left != nil {
+		t.Fatal("a Prefetch of another path was kept after Open")
+	}
+	// As root with BTF: the programs a Prefetch loaded are taken by an Open
+	// for the same job, and closed by one for another.
+	if _, serr := os.Stat(DefaultBTFPath); os.Getuid() == 0 && serr == nil {
+		for _, ranks := range []int{1, 2} {
+			Prefetch(Config{Ranks: 2, RuntimePID: os.Getpid()})
+			prefetched.Lock()
+			l := prefetched.load
+			prefetched.Unlock()
+			<-l.done
+			if l.objs == nil {
+				t.Fatalf("Prefetch as root with BTF loaded no programs (BTF error %v)", l.err)
+			}
+			fd := l.objs.OnSwitch.FD()
+			m, err := Open(Config{Ranks: ranks, RuntimePID: os.Getpid(), Len: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			taken := m.objs.OnSwitch.FD() == fd
+			m.Close()
+			if taken != (ranks == 2) {
+				t.Errorf("Open of %d ranks after a Prefetch of 2: took its programs %v, want %v", ranks, taken, ranks == 2)
+			}
+			if ranks == 1 && l.objs.OnSwitch.FD() >= 0 {
+				t.Errorf("the programs a Prefetch of 2 ranks loaded were left open by an Open of 1")
+			}
+		}
+	}
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			Prefetch(Config{Ranks: 1, RuntimePID: os.Getpid()})
+			m, err := Open(Config{Ranks: 1, RuntimePID: os.Getpid(), Len: 10})
+			if err == nil {
+				m.Close()
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			if _, serr := os.Stat(DefaultBTFPath); os.Getuid() != 0 || serr != nil {
+				continue // unavailable here: the race detector still checked the hand-over
+			}
+			t.Fatalf("Open after a Prefetch, as root with BTF: %v", err)
+		}
+	}
+}

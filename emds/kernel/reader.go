@@ -122,6 +122,7 @@ type reader struct {
 	dropped  int64
 	records  int64 // taken
 	lostRecs int64
+	backlog  uint64 // the most records a CPU's log held unread at the last drain
 }
 
 func (r *reader) init(m *Monitor) {
@@ -225,11 +226,13 @@ func (r *reader) read(hz int64) int64 {
 	m := r.m
 	n := m.nlog
 	r.act = r.act[:0]
+	r.backlog = 0
 	for cpu := range m.ncpu {
 		st := r.stage[cpu][:0]
 		r.pos[cpu] = 0
 		h := atomic.LoadUint64(&m.cpus[cpu].Head)
 		t := r.tail[cpu]
+		r.backlog = max(r.backlog, h-t)
 		if h-t > n { // overwritten before read
 			r.lostRecords(cpu, h-n-t)
 			t = h - n

@@ -425,3 +425,18 @@ func TestReaderInitMemory(t *testing.T) {
 	}
 	t.Logf("%d ranks: %d MiB allocated (rows %d MiB)", ranks, got>>20, rows>>20)
 }
+
+// The reader raises its priority when it loses records or finds a log over
+// an eighth full.
+func TestReaderRaise(t *testing.T) {
+	const n = 1024
+	for _, c := range []struct {
+		backlog uint64
+		lost    bool
+		want    bool
+	}{{0, false, false}, {n / 32, false, false}, {n / 8, false, false}, {n/8 + 1, false, true}, {0, true, true}, {n, true, true}} {
+		if got := raise(c.backlog, n, c.lost); got != c.want {
+			t.Errorf("raise(backlog %d of %d, lost %v) = %v, want %v", c.backlog, n, c.lost, got, c.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/replay"
@@ -171,6 +172,10 @@ func Run(spec Job) (res Result, err error) {
 			}
 		}
 		return startSig != nil
+	}
+	if spec.Config.MDSMode().Kernel {
+		// Open's decoding and loading, beside checkJob's (AutoBudget's) time.
+		kernel.Prefetch(kernel.Config{BTFPath: spec.Config.MDSKernelBTF, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
 	}
 	cfg, prog, err := checkJob(spec)
 	res.BytesPerSliceMax = cfg.BytesPerSliceMax

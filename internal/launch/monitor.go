@@ -280,6 +280,15 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 			fmt.Fprintf(stderr, "bcsrun: MDS: %s: %v\n", what, err)
 		}
 	}
+	// The kernel monitor's last drain and files go on beside the other
+	// dumps (the ranks have exited: a CPU is free), off the job's end.
+	var kerr error
+	kdone := make(chan struct{})
+	if m.kern != nil {
+		go func() { defer close(kdone); kerr = m.kern.Dump(m.dir, m.fmode) }()
+	} else {
+		close(kdone)
+	}
 	if m.global != nil {
 		fail("EMDS global dump", m.global.Dump(filepath.Join(m.dir, "emds-global.csv"), m.fmode))
 		m.man.MemoryBytes += int64(m.global.Bytes())
@@ -292,8 +301,9 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 		m.man.MemoryBytes += int64(16 * len(m.msgs))
 		fail("communication matrix", m.writeMatrix())
 	}
+	<-kdone
 	if m.kern != nil {
-		fail("EMDS kernel dump", m.kern.Dump(m.dir, m.fmode))
+		fail("EMDS kernel dump", kerr)
 		if d := m.kern.Dropped(); d > 0 {
 			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor: %d interfering tasks did not fit its map and are not named\n", d)
 		}

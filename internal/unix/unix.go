@@ -272,3 +272,20 @@ func Unmapped(addr, n uintptr) uintptr {
 	}
 	return 0
 }
+
+// SetThreadNice sets thread tid's nice value (Linux keeps one per thread;
+// tid 0: the calling thread). A thread that sets its own must have locked
+// its goroutine to the thread and must not unlock it (the thread then ends
+// with the goroutine), or the Go runtime will run other goroutines at that
+// priority. Raising a priority needs CAP_SYS_NICE (or RLIMIT_NICE).
+func SetThreadNice(tid, nice int) error {
+	return unix.Setpriority(unix.PRIO_PROCESS, tid, nice)
+}
+
+// SetThreadName names the calling OS thread (its comm, at most 15 bytes:
+// longer names are cut), with the same locking rule as SetThreadNice.
+func SetThreadName(name string) error {
+	b := make([]byte, 16)
+	copy(b[:15], name)
+	return unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
+}

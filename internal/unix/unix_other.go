@@ -140,3 +140,9 @@ func TryLock(f *os.File) error { return notSupported("flock") }
 
 // Memfd fails: memory files are Linux's.
 func Memfd(name string) (int, error) { return -1, notSupported("memfd_create") }
+
+// SetThreadNice fails: callers go on at the default priority.
+func SetThreadNice(tid, nice int) error { return notSupported("a thread's nice value") }
+
+// SetThreadName fails: the thread keeps its name.
+func SetThreadName(name string) error { return notSupported("a thread's name") }
