@@ -120,7 +120,8 @@ func main() {
 	if _, err := stdin.Stat(); err != nil {
 		stdin = nil
 	}
-	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir}
+	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir,
+		AcrossGang: gangMode}
 	var res launch.Result
 	switch {
 	case (*record != "" || *replayDir != "") && (*hostList != "" || *hostfile != "" || *launcher == "slurm" || *launcher == "auto" && launch.InSlurm()):
@@ -167,6 +168,9 @@ func main() {
 	}
 	if *verbose && res.Hosts > 0 {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %.3fs wall\n", res.JobID, *n, res.Hosts, res.Elapsed.Seconds())
+		if res.SlicesAlive > res.SlicesRun { // in the gang of a bcsd (bcsd start on the first host)
+			fmt.Fprintf(os.Stderr, "bcsrun: job %s: in a gang: ran in %d of its %d slices\n", res.JobID, res.SlicesRun, res.SlicesAlive)
+		}
 	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
