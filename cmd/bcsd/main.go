@@ -35,7 +35,10 @@
 // (bcsrun --gang=off runs it in bcsrun as before). The daemon's socket, lock
 // and log are in $BCS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/bcsmpi, else
 // /tmp/bcsmpi-<uid>; the multiprogramming level is the gang_mpl key, read
-// when the daemon starts. Exit statuses: 0 done; 1 failed (start: a daemon is
+// when the daemon starts. A job across hosts whose first host runs the
+// daemon shares the hosts too: its node 0's bcsd asks the daemon for a
+// place for the job's master in its gang (BCSD_GANG or the ssh job line's
+// "gang" carry bcsrun's --gang; internal/launch's gangacross.go). Exit statuses: 0 done; 1 failed (start: a daemon is
 // already running; the message names its pid); 2 bad usage; 3 (status) no
 // daemon running.
 package main

@@ -34,8 +34,10 @@
 // --gang=off (or BCS_GANG=off) runs the job in bcsrun itself; --gang=on
 // fails when no daemon is up. --no-queue refuses to wait (status 75);
 // --mem-per-rank declares what one rank needs, checked against the memory
-// available. bcsrun --status lists the daemon's jobs. Jobs across hosts
-// (Slurm, --hosts) never attach.
+// available. bcsrun --status lists the daemon's jobs. A job across hosts
+// (Slurm, --hosts) joins the gang of this user's bcsd on its first host
+// when one runs there (--gang: auto, on, off), its master a place in that
+// daemon's strobe (internal/launch's gangacross.go).
 package main
 
 import (

@@ -118,6 +118,12 @@
 // removed with the job; one left by a SIGKILLed launcher is removed by the
 // next freezer made.
 //
+// Gangs across hosts (gangacross.go): node 0's bcsd of a job across hosts
+// asks this user's gang daemon on its host (HostJob.JoinGang) for a place
+// for the job's master instead of running one; every host then gives its
+// ranks a process group, stopped and continued by its agent when the gang's
+// decision arrives in the slice's MsgDEM.
+//
 // Input and output: rank 0 reads Job.Stdin (across hosts: through srun, or
 // over ssh through node 0's control connection), the other ranks /dev/null. Output
 // goes straight to Job.Stdout/Stderr when they are files; otherwise, and with
