@@ -438,6 +438,13 @@ func (j *job) spawnRanks(sp *spawner, signalled func() bool) error {
 	}
 	runtime.LockOSThread()
 	j.locked = true
+	hostRanks, ganged := 0, false
+	for _, n := range j.nodes {
+		hostRanks += len(n.ranks)
+		ganged = ganged || n.group != nil
+	}
+	pin := newPinner(j.cfg.RankPin, ganged, hostRanks) // pin.go
+	defer pin.restore()
 	defer func() {
 		for _, n := range j.nodes { // every path: the group leaders may be waited for now
 			n.group.spawned()
@@ -457,6 +464,7 @@ func (j *job) spawnRanks(sp *spawner, signalled func() bool) error {
 					return err
 				}
 			}
+			pin.pin()
 			cmd, err := sp.start(n, li, r)
 			if err != nil {
 				return err
