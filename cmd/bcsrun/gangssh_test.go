@@ -178,6 +178,49 @@ func TestGangAcrossHosts(t *testing.T) {
 			t.Errorf("the daemon's log lacks job %d leaving the gang:\n%s", i, log)
 		}
 	}
+	// The daemon stopped while a job across hosts runs in its gang: the job
+	// fails, saying why, and nothing is left on any host.
+	cmd := exec.Command(filepath.Join(bin, "bcsrun"), "--hosts", h[0]+","+h[1], "-n", "2", "./e2eprog", "hang")
+	cmd.Env, cmd.Dir = append(append([]string(nil), env...), "BCS_DEADLOCK_SLICES=0"), bin
+	o, e := newWatched(), newWatched()
+	cmd.Stdout, cmd.Stderr = o, e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !o.waitFor("ready", 2, 60*time.Second) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the last job did not start:\n%s\ndaemon:\n%s", e.String(), g.logText())
+	}
 	g.stop(t)
+	rs := wait(t, "the job whose daemon stopped", cmd, &bytes.Buffer{}, &bytes.Buffer{})
+	if want := ") was stopped while the job ran; job aborted"; rs.code != 1 || !strings.Contains(e.String(), want) {
+		t.Errorf("the daemon stopped under a job: exit %d, want 1 and %q\n%s", rs.code, want, e.String())
+	}
+	t.Logf("the daemon stopped under a job, what the user saw: exit %d\n%s", rs.code, e.String())
+	nothingLeftWithin(t, 30*time.Second)
+
+	// The daemon killed (SIGKILL) under a job: the job fails, naming the
+	// lost daemon, and nothing is left.
+	g = startGangdIn(t, "bcsslurm1", dir)
+	cmd = exec.Command(filepath.Join(bin, "bcsrun"), "--hosts", h[0]+","+h[1], "-n", "2", "./e2eprog", "hang")
+	cmd.Env, cmd.Dir = append(append([]string(nil), env...), "BCS_DEADLOCK_SLICES=0"), bin
+	o, e = newWatched(), newWatched()
+	cmd.Stdout, cmd.Stderr = o, e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !o.waitFor("ready", 2, 60*time.Second) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the last job did not start:\n%s\ndaemon:\n%s", e.String(), g.logText())
+	}
+	g.cmd.Process.Kill()
+	g.cmd.Wait()
+	rs = wait(t, "the job whose daemon was killed", cmd, &bytes.Buffer{}, &bytes.Buffer{})
+	if rs.code == 0 || !strings.Contains(e.String(), ") that held this job's master is gone (") {
+		t.Errorf("the daemon killed under a job: exit %d, want non-zero naming the lost bcsd\n%s", rs.code, e.String())
+	}
+	t.Logf("the daemon killed under a job, what the user saw: exit %d\n%s", rs.code, e.String())
 	nothingLeftWithin(t, 30*time.Second)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -67,6 +68,7 @@ type remoteJob struct {
 	conn      *net.UnixConn
 	started   time.Time
 	member    *nicthread.GangJob // once joined; under Daemon.mu
+	stopped   bool               // the daemon stops: it ended the job; under Daemon.mu
 	leave     func()             // closes the job's stop: it leaves at the next slice boundary
 }
 
@@ -189,8 +191,13 @@ func (d *Daemon) hostMaster(c *net.UnixConn, pid int, spec *MasterSpec) {
 	st, err := m.Wait()
 	ran, alive := m.Counts()
 	end := &MasterEnd{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO, Ran: ran, Alive: alive}
+	d.mu.Lock()
+	stopped := rj.stopped
+	d.mu.Unlock()
 	if err != nil {
 		end.Err = err.Error()
+	} else if stopped { // the job did not end: it was ended, and its hosts must say why
+		end.Err = fmt.Sprintf("the gang's bcsd (pid %d) was stopped while the job ran", os.Getpid())
 	}
 	writeFrame(c, Reply{Kind: "left", Job: rj.id, Left: end})
 	d.logf("job %d: left the gang after %d slices (ran %d)%s", rj.id, st.Slices, ran, ifMsg(end.Err))
@@ -262,7 +269,9 @@ func (p *place) Start(addrs []string) error {
 		defer close(p.ended)
 		r, err := p.cl.reply("left")
 		if err != nil {
-			p.err = err
+			// The cause of the job's end, not a consequence of another
+			// host's (launch's peerGone): the text wraps nothing.
+			p.err = fmt.Errorf("the gang's bcsd (pid %d) that held this job's master is gone (%v)", p.cl.DaemonPID, err)
 			return
 		}
 		if r.Left == nil {
@@ -310,6 +319,7 @@ func (e *placeError) Error() string { return e.msg }
 // with d.mu held.
 func (d *Daemon) stopRemotesLocked() {
 	for _, rj := range d.remotes {
+		rj.stopped = true
 		rj.leave()
 		if rj.member == nil { // not in the gang yet: it may wait for its start
 			rj.conn.Close()

@@ -97,7 +97,8 @@
 // descriptor, socket, region or process (job_test.go).
 //
 // Processes: ranks are started with PDEATHSIG=SIGKILL from a locked thread, so
-// they die with bcsrun. The calling process becomes a child subreaper
+// they die with bcsrun. That thread also pins them (pin.go, key rank_pin:
+// by default the ranks of a job in a gang, one per core, when they fit). The calling process becomes a child subreaper
 // (PR_SET_CHILD_SUBREAPER, for the rest of its life), so every process a rank
 // starts and leaves behind is re-parented to it; when the last rank has ended,
 // Run kills (SIGKILL) and reaps every remaining child: no process a rank

@@ -30,6 +30,17 @@ import (
 // every agent). The daemon dying ends the jobs whose master it held (their
 // node 0 sees the connection end: "lost bcsd").
 //
+// The switch across hosts: the gang decides once per slice and every host
+// of a job applies the decision at that slice's strobe, when its MsgDEM
+// arrives (EMDS RUN is the same on every host slice by slice:
+// TestGangAcrossHosts). The strobe thread runs the jobs' slices one after
+// the other, in the order they joined, so where the incoming job joined
+// before the outgoing one, the incoming job's ranks are continued in its
+// exchange and the outgoing job's stopped in its own, later in the same
+// slice: the two overlap for the incoming job's exchange of that slice (on
+// one machine, LocalNodes, both are applied before any exchange, the stop
+// first).
+//
 // Not done across hosts: the MDS's master part (emds-global.csv and the
 // communication matrix come from the master's hooks, which run in the
 // daemon's process): a ganged job across hosts has per-node EMDS and MMDS
