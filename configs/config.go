@@ -101,6 +101,7 @@ type Config struct {
 	GangMPL           int           `mapstructure:"gang_mpl"`             // jobs that time-share the nodes under one gang master (bcsd start); more wait in its queue, 1 .. 64
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
 	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "signal" (SIGSTOP/SIGCONT of each node's process group), "freezer" (the cgroup v2 freezer; refused where there is none) or "auto" (the freezer where this user can make a cgroup, else signals)
+	RankPin           string        `mapstructure:"rank_pin"`             // pin each rank to one core of those the launcher may use: "auto" (in a gang, when a host's ranks of the job fit in its cores), "on" (always, round robin), "off"
 }
 
 // Default is the embedded default configuration.
@@ -140,6 +141,7 @@ func Default() Config {
 		GangMPL:           2,
 		GangQuantum:       20,
 		GangStop:          "signal",
+		RankPin:           "auto",
 	}
 }
 
@@ -646,6 +648,9 @@ func (c Config) Validate() error {
 	}
 	if c.GangStop != "auto" && c.GangStop != "freezer" && c.GangStop != "signal" {
 		return fmt.Errorf("configs: gang_stop = %q, want \"auto\", \"freezer\" or \"signal\"", c.GangStop)
+	}
+	if c.RankPin != "auto" && c.RankPin != "on" && c.RankPin != "off" {
+		return fmt.Errorf("configs: rank_pin = %q, want \"auto\", \"on\" or \"off\"", c.RankPin)
 	}
 	if c.LeakCheck != "warn" && c.LeakCheck != "error" && c.LeakCheck != "off" {
 		return fmt.Errorf("configs: leak_check = %q, want \"warn\", \"error\" or \"off\"", c.LeakCheck)

@@ -55,6 +55,7 @@ var (
 	ompi    = flag.String("ompi", "", "part 1 also under Open MPI: examples/c/stencil.c built with mpicc.openmpi (empty: skip)")
 	mpirun  = flag.String("mpirun", "mpirun.openmpi", "Open MPI's launcher, for -ompi")
 	stop    = flag.String("stop", "signal", "gang_stop: how descheduled ranks are stopped (signal, freezer, auto)")
+	pin     = flag.String("pin", "auto", "rank_pin: auto (the gang's jobs pinned one rank per core when they fit; alone and uncoordinated unpinned), on (every job pinned), off")
 	delay   = flag.Float64("delay", 0.25, "part 2: the short job is submitted after this fraction of the long job's time alone")
 )
 
@@ -67,9 +68,10 @@ func main() {
 	cfg.FIFO = *fifo
 	cfg.LeakCheck = "off"
 	cfg.GangStop = *stop
+	cfg.RankPin = *pin
 	check(cfg.Validate())
-	fmt.Printf("gang bench: %d ranks per job, %d iterations x %d ops, timeslice %v, gang_stop %s, %d CPUs\n",
-		*ranks, *iters, *ops, cfg.Timeslice, cfg.GangStop, numCPU())
+	fmt.Printf("gang bench: %d ranks per job, %d iterations x %d ops, timeslice %v, gang_stop %s, rank_pin %s, %d CPUs\n",
+		*ranks, *iters, *ops, cfg.Timeslice, cfg.GangStop, cfg.RankPin, numCPU())
 
 	// 1. Two jobs: alone, gang MPL 2, uncoordinated.
 	alone := run(cfg, nil, spec{iters: *iters})[0]

@@ -117,6 +117,7 @@ func serve(sigs <-chan os.Signal, dir string, readyFD int) int {
 	}
 	defer gang.Close()
 	d.Prepare = func(j *launch.Job) { j.Gang = gang }
+	d.Gang = gang // and the masters of jobs across hosts whose node 0 is this host
 	served := make(chan error, 1)
 	go func() { served <- d.Serve() }()
 	fmt.Fprintf(os.Stderr, "bcsd: listening on %s (pid %d, multiprogramming level %d)\n", d.Socket(), os.Getpid(), cfg.GangMPL)

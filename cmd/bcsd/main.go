@@ -35,13 +35,17 @@
 // (bcsrun --gang=off runs it in bcsrun as before). The daemon's socket, lock
 // and log are in $BCS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/bcsmpi, else
 // /tmp/bcsmpi-<uid>; the multiprogramming level is the gang_mpl key, read
-// when the daemon starts. Exit statuses: 0 done; 1 failed (start: a daemon is
+// when the daemon starts. A job across hosts whose first host runs the
+// daemon shares the hosts too: its node 0's bcsd asks the daemon for a
+// place for the job's master in its gang (BCSD_GANG or the ssh job line's
+// "gang" carry bcsrun's --gang; internal/launch's gangacross.go). Exit statuses: 0 done; 1 failed (start: a daemon is
 // already running; the message names its pid); 2 bad usage; 3 (status) no
 // daemon running.
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +56,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/gangd"
 	"github.com/bcsmpi/bcsmpi/internal/launch"
 	"github.com/bcsmpi/bcsmpi/internal/pmi"
 )
@@ -137,7 +142,8 @@ func run(sigs <-chan os.Signal) int {
 		return 2
 	}
 	code, err := launch.RunHost(launch.HostJob{Ranks: *ranks, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg,
-		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs, Control: os.Getenv(launch.VarControl)})
+		JobID: os.Getenv(launch.VarJob), Secret: secret, PMI: c, Host: host, Stdin: os.Stdin, Signals: sigs, Control: os.Getenv(launch.VarControl),
+		Gang: os.Getenv(launch.VarGang), JoinGang: joinGang})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -180,10 +186,28 @@ func overSSH(sigs <-chan os.Signal, pmiPort string, node int, host string, ranks
 		}
 	}()
 	code, err := launch.RunHost(launch.HostJob{Ranks: ranks, Program: args[0], Args: args[1:], Config: cfg,
-		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop, Control: pmiPort})
+		JobID: env.Job, Secret: secret, PMI: c, Host: host, Signals: stop, Control: pmiPort,
+		Gang: env.Gang, JoinGang: joinGang})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return code
+}
+
+// joinGang asks this user's daemon on this host (bcsd start) for a place
+// in its gang for the master of a job across hosts (node 0's bcsd).
+func joinGang(req launch.GangRequest) (launch.GangPlace, error) {
+	dir, err := gangd.RuntimeDir()
+	if err != nil {
+		return nil, err
+	}
+	c, err := gangd.Dial(dir)
+	if errors.Is(err, gangd.ErrNoDaemon) {
+		return nil, fmt.Errorf("%w: %v", launch.ErrNoGang, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.Place(req)
 }

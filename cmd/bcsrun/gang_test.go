@@ -38,12 +38,21 @@ type daemonProc struct {
 // (SIGTERM) at the end of the test unless the test stopped it.
 func startGangd(t *testing.T, dir string, extra ...string) *daemonProc {
 	t.Helper()
+	return startGangdIn(t, "", dir, extra...)
+}
+
+// startGangdIn is startGangd in network namespace ns ("": this one).
+func startGangdIn(t *testing.T, ns, dir string, extra ...string) *daemonProc {
+	t.Helper()
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "run")
 	}
 	g := &daemonProc{dir: dir, env: append(os.Environ(), "BCS_RUNTIME_DIR="+dir)}
 	g.cond = sync.NewCond(&g.mu)
 	g.cmd = exec.Command(filepath.Join(bin, "bcsd"), "start", "--foreground")
+	if ns != "" { // nsenter execs bcsd: the pid is the daemon's
+		g.cmd = exec.Command("nsenter", "--net=/run/netns/"+ns, filepath.Join(bin, "bcsd"), "start", "--foreground")
+	}
 	g.cmd.Env = append(append([]string(nil), g.env...), extra...)
 	g.cmd.Dir = "/" // the jobs' paths must not depend on the daemon's
 	stderr, err := g.cmd.StderrPipe()

@@ -34,8 +34,10 @@
 // --gang=off (or BCS_GANG=off) runs the job in bcsrun itself; --gang=on
 // fails when no daemon is up. --no-queue refuses to wait (status 75);
 // --mem-per-rank declares what one rank needs, checked against the memory
-// available. bcsrun --status lists the daemon's jobs. Jobs across hosts
-// (Slurm, --hosts) never attach.
+// available. bcsrun --status lists the daemon's jobs. A job across hosts
+// (Slurm, --hosts) joins the gang of this user's bcsd on its first host
+// when one runs there (--gang: auto, on, off), its master a place in that
+// daemon's strobe (internal/launch's gangacross.go).
 package main
 
 import (
@@ -120,7 +122,8 @@ func main() {
 	if _, err := stdin.Stat(); err != nil {
 		stdin = nil
 	}
-	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir}
+	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir,
+		AcrossGang: gangMode}
 	var res launch.Result
 	switch {
 	case (*record != "" || *replayDir != "") && (*hostList != "" || *hostfile != "" || *launcher == "slurm" || *launcher == "auto" && launch.InSlurm()):
@@ -167,6 +170,9 @@ func main() {
 	}
 	if *verbose && res.Hosts > 0 {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %.3fs wall\n", res.JobID, *n, res.Hosts, res.Elapsed.Seconds())
+		if res.SlicesAlive > res.SlicesRun { // in the gang of a bcsd (bcsd start on the first host)
+			fmt.Fprintf(os.Stderr, "bcsrun: job %s: in a gang: ran in %d of its %d slices\n", res.JobID, res.SlicesRun, res.SlicesAlive)
+		}
 	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())

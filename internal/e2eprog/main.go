@@ -191,6 +191,8 @@ func main() {
 		}
 	case "stopped": // rank 0 stops rank 1 (SIGSTOP) while its receive completes, and continues it 1 s later
 		stopped()
+	case "gangwork": // the gang tests' CPU-bound job (gang.go)
+		gangwork(os.Args[2:])
 	case "ring": // a token around every rank, then a barrier: rank 0 waits for the last rank to start
 		ring()
 	case "exec-child":

@@ -208,6 +208,9 @@ func FormatStatus(w io.Writer, st Status) {
 			slices = fmt.Sprint(j.Slices)
 		}
 		prog := strings.Join(append([]string{j.Program}, j.Args...), " ")
+		if j.Hosts > 0 {
+			prog += fmt.Sprintf(" (across %d hosts)", j.Hosts)
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%s\n", j.ID, j.Ranks, j.State, slices, j.Elapsed.Round(100*time.Millisecond), j.ClientPID, prog)
 	}
 	tw.Flush()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/launch"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/strobe"
 )
 
@@ -43,6 +44,10 @@ type Daemon struct {
 	// the job's own goroutine; the gang scheduler plugs in here. Set it
 	// before Serve.
 	Prepare func(*launch.Job)
+	// Gang, if set, is the gang master the daemon gives the masters of
+	// jobs across hosts a place in (across.go); nil: such jobs are
+	// refused. Set it before Serve.
+	Gang *nicthread.Gang
 
 	cfg    Config
 	sock   string
@@ -55,6 +60,7 @@ type Daemon struct {
 	mu       sync.Mutex
 	running  []*job
 	queue    []*job
+	remotes  []*remoteJob // jobs across hosts whose master is here
 	nextID   int
 	stopping bool
 
@@ -236,6 +242,7 @@ func (d *Daemon) Stop() {
 			default:
 			}
 		}
+		d.stopRemotesLocked()
 		d.mu.Unlock()
 		d.ln.Close() // removes the socket file
 		for _, j := range queued {
@@ -308,8 +315,15 @@ func (d *Daemon) serveConn(c *net.UnixConn) {
 			return
 		}
 		d.submit(&job{spec: *req.Job, files: files, conn: c, clientPID: pid, sigs: make(chan os.Signal, 4), arrived: time.Now()})
+	case "master":
+		closeFiles(files)
+		if req.Master == nil {
+			refuse("bcsd: a master request without its job")
+			return
+		}
+		d.hostMaster(c, pid, req.Master)
 	default:
-		refuse(fmt.Sprintf("bcsd: request %q, want run, status or stop", req.Op))
+		refuse(fmt.Sprintf("bcsd: request %q, want run, master, status or stop", req.Op))
 	}
 }
 
@@ -385,9 +399,9 @@ func (d *Daemon) submit(j *job) {
 		d.logf("job %d: refused: %s", j.id, msg)
 		return
 	}
-	switch admit(len(d.running), len(d.queue), d.cfg.MPL, j.spec.NoQueue) {
+	switch admit(len(d.running)+len(d.remotes), len(d.queue), d.cfg.MPL, j.spec.NoQueue) {
 	case admitRefuse:
-		n := len(d.running)
+		n := len(d.running) + len(d.remotes)
 		msg := "bcsrun: refused (--no-queue): " + jobsRunning(n, d.cfg.MPL)
 		d.mu.Unlock()
 		j.send(Reply{Kind: "refused", Job: j.id, Code: ExitTempFail, Notice: msg})
@@ -395,7 +409,7 @@ func (d *Daemon) submit(j *job) {
 		d.logf("job %d: refused (--no-queue, %d running)", j.id, n)
 		return
 	case admitQueue:
-		msg := "bcsrun: queued: " + jobsRunning(len(d.running), d.cfg.MPL)
+		msg := "bcsrun: queued: " + jobsRunning(len(d.running)+len(d.remotes), d.cfg.MPL)
 		if len(d.queue) > 0 {
 			msg += fmt.Sprintf(", %d job(s) queued before this one", len(d.queue))
 		}
@@ -501,7 +515,7 @@ func ifMsg(m string) string {
 // startQueuedLocked starts queued jobs while there is room, refusing those
 // that no longer fit in memory. Called with d.mu held.
 func (d *Daemon) startQueuedLocked() {
-	for !d.stopping && len(d.queue) > 0 && len(d.running) < d.cfg.MPL {
+	for !d.stopping && len(d.queue) > 0 && len(d.running)+len(d.remotes) < d.cfg.MPL {
 		j := d.queue[0]
 		d.queue = d.queue[1:]
 		if msg := d.memCheck(j); msg != "" {
@@ -571,6 +585,9 @@ func (d *Daemon) Status() Status {
 	for _, j := range d.running {
 		st.Jobs = append(st.Jobs, JobStatus{ID: j.id, Ranks: j.spec.Ranks, Program: j.spec.Program, Args: j.spec.Args, State: "running",
 			Slices: j.slice.Load(), Elapsed: now.Sub(j.started), ClientPID: j.clientPID})
+	}
+	for _, rj := range d.remotes {
+		st.Jobs = append(st.Jobs, rj.status(now))
 	}
 	for _, j := range d.queue {
 		st.Jobs = append(st.Jobs, JobStatus{ID: j.id, Ranks: j.spec.Ranks, Program: j.spec.Program, Args: j.spec.Args, State: "queued",

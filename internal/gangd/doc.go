@@ -59,6 +59,9 @@
 // status and the message. Request{Op: "status"} is answered with
 // Reply{Kind: "status"}; Request{Op: "stop"} with Reply{Kind: "stopped"} once
 // the daemon has ended every job and released its socket and lock.
+// Request{Op: "master"} is node 0's bcsd of a job across hosts asking for a
+// place for the job's master in the daemon's gang (across.go has the
+// conversation).
 //
 // The ranks get the client's descriptors themselves (rank 0 its standard
 // input, every rank its output), so what they write reaches the client's
@@ -90,7 +93,14 @@
 // from the job's goroutine: it is where the gang master (one strobe for
 // every job) is given to the job. bcsd start sets it to one gang master
 // (launch.NewGang) for all of its jobs; without it, jobs in the daemon would
-// be concurrent launch.Runs, each with its own master.
+// be concurrent launch.Runs, each with its own master. Daemon.Gang, set to
+// the same gang master, is where the masters of jobs across hosts whose
+// node 0 is this host get their place (across.go, and internal/launch's
+// gangacross.go): the daemon holds only the job's master endpoint (a
+// transport mesh endpoint with the job's secret, on node 0's address) and
+// drives it from the gang's strobe thread; the job's bcsds, regions and ranks
+// stay in their own processes. Such a job counts towards the
+// multiprogramming level and is refused, not queued, when the gang is full.
 //
 // # Concurrency and ownership
 //

@@ -29,9 +29,13 @@ const filesMax = 3
 // Request is a client's message to the daemon.
 type Request struct {
 	Version int      `json:"version"`
-	Op      string   `json:"op"`               // "run", "signal", "status" or "stop"
+	Op      string   `json:"op"`               // "run", "signal", "status", "stop"; "master", "start", "leave" (across.go)
 	Job     *JobSpec `json:"job,omitempty"`    // run
 	Signal  int      `json:"signal,omitempty"` // signal: SIGINT, SIGTERM or SIGHUP, by number
+	// master: a job across hosts asks for a place in the gang for its
+	// master; start: the agents' endpoints, once exchanged.
+	Master *MasterSpec `json:"master,omitempty"`
+	Addrs  []string    `json:"addrs,omitempty"`
 }
 
 // JobSpec is a job as the client resolved it.
@@ -62,6 +66,8 @@ type Reply struct {
 	Result *launch.Result `json:"result,omitempty"` // result
 	Err    string         `json:"err,omitempty"`    // result: why the job could not start (launch.Run's error)
 	Status *Status        `json:"status,omitempty"`
+	Addr   string         `json:"addr,omitempty"` // listening: the master's endpoint for the job across hosts
+	Left   *MasterEnd     `json:"left,omitempty"` // left: how the job across hosts left the gang
 }
 
 // Status is the daemon and its jobs (bcsd status, bcsrun --status).
@@ -82,6 +88,7 @@ type JobStatus struct {
 	Slices    uint64        `json:"slices"`  // the job's master's last slice (running)
 	Elapsed   time.Duration `json:"elapsed"` // running: since it started; queued: since it arrived
 	ClientPID int           `json:"client_pid"`
+	Hosts     int           `json:"hosts,omitempty"` // a job across hosts whose master is here: its hosts
 }
 
 // writeFrame writes v as one frame, with files attached when there are any.

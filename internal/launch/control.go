@@ -76,6 +76,10 @@ type hostStats struct {
 	Slices  uint64 `json:"slices"`
 	Skipped uint64 `json:"skipped"`
 	FIFO    bool   `json:"fifo"`
+	// In a gang (the master a place in node 0's host's bcsd): the slices
+	// the job ran in and was strobed in; 0 outside a gang.
+	Ran   uint64 `json:"ran,omitempty"`
+	Alive uint64 `json:"alive,omitempty"`
 }
 
 // hostDone ends a host's part.
@@ -871,6 +875,10 @@ func (cr ctlResult) apply(res *Result, signalled bool, mon *monitor, names []str
 	}
 	if cr.stats != nil {
 		res.Slices, res.Skipped, res.FIFO = cr.stats.Slices, cr.stats.Skipped, cr.stats.FIFO
+		res.SlicesRun, res.SlicesAlive = cr.stats.Slices, cr.stats.Slices
+		if cr.stats.Alive > 0 { // a gang's
+			res.SlicesRun, res.SlicesAlive = cr.stats.Ran, cr.stats.Alive
+		}
 	}
 	if mon != nil && mon.on() {
 		mon.man.Hosts = names

@@ -97,7 +97,8 @@
 // descriptor, socket, region or process (job_test.go).
 //
 // Processes: ranks are started with PDEATHSIG=SIGKILL from a locked thread, so
-// they die with bcsrun. The calling process becomes a child subreaper
+// they die with bcsrun. That thread also pins them (pin.go, key rank_pin:
+// by default the ranks of a job in a gang, one per core, when they fit). The calling process becomes a child subreaper
 // (PR_SET_CHILD_SUBREAPER, for the rest of its life), so every process a rank
 // starts and leaves behind is re-parented to it; when the last rank has ended,
 // Run kills (SIGKILL) and reaps every remaining child: no process a rank
@@ -117,6 +118,12 @@
 // wait, and whatever they start is stopped with them. The cgroup is
 // removed with the job; one left by a SIGKILLed launcher is removed by the
 // next freezer made.
+//
+// Gangs across hosts (gangacross.go): node 0's bcsd of a job across hosts
+// asks this user's gang daemon on its host (HostJob.JoinGang) for a place
+// for the job's master instead of running one; every host then gives its
+// ranks a process group, stopped and continued by its agent when the gang's
+// decision arrives in the slice's MsgDEM.
 //
 // Input and output: rank 0 reads Job.Stdin (across hosts: through srun, or
 // over ssh through node 0's control connection), the other ranks /dev/null. Output

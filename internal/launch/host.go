@@ -65,6 +65,14 @@ type HostJob struct {
 	// Slurm, the PMI port over ssh): the job's verdict, its MDS data and
 	// rank 0's input go through it. "": none (the MDS must then be off).
 	Control string
+	// Gang is bcsrun's --gang: "auto" (or ""): node 0's master is a place
+	// in the gang of this user's bcsd on node 0's host when one runs
+	// there; "on": it must be; "off": the job runs its own master
+	// (gangacross.go).
+	Gang string
+	// JoinGang, if set, asks this host's gang daemon for a place (node 0
+	// only); an error matching ErrNoGang: no daemon runs here.
+	JoinGang func(GangRequest) (GangPlace, error)
 }
 
 // RunHost runs this host's node of a job across hosts and returns the exit
@@ -179,7 +187,20 @@ func RunHost(spec HostJob) (code int, err error) {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
 	var masterMesh *transport.Mesh
+	var place GangPlace // node 0 in a gang: the master is a place in the daemon's (gangacross.go)
 	if me == 0 {
+		if place, err = j.openPlace(spec, ip); err != nil {
+			return 1, err
+		}
+	}
+	if place != nil {
+		if err := c.Put(kvsMaster, place.Addr()); err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+		if err := c.Put(kvsGang, "1"); err != nil {
+			return 1, fmt.Errorf("%s: %w", who, err)
+		}
+	} else if me == 0 {
 		if masterMesh, err = listen(); err != nil {
 			return 1, fmt.Errorf("%s: %w", who, err)
 		}
@@ -214,6 +235,15 @@ func RunHost(spec HostJob) (code int, err error) {
 		}
 		addrs[i] = v
 	}
+	// The job's master is a gang's: this host's ranks get a process group
+	// for the gang to stop and continue.
+	if v, ok, err := c.Get(kvsGang); err != nil {
+		return 1, fmt.Errorf("%s: %w", who, err)
+	} else if ok && v == "1" {
+		if err := j.ganged(); err != nil {
+			return 1, err
+		}
+	}
 	hostNames := make([]string, hosts)
 	for i := range hostNames {
 		if v, ok, err := c.Get(kvsHost + strconv.Itoa(i)); err == nil && ok {
@@ -234,6 +264,9 @@ func RunHost(spec HostJob) (code int, err error) {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
 	hm := j.mon
+	if hm != nil && place != nil {
+		hm.global = nil // the master's hooks run in the daemon: no emds-global.csv, no matrix (gangacross.go)
+	}
 	if hm != nil && ctl == nil {
 		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
 	}
@@ -253,6 +286,9 @@ func RunHost(spec HostJob) (code int, err error) {
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	ac := n.agentConfig(cfg, nodeOf)
 	ac.OnWarn = onWarn
+	if n.group != nil {
+		ac.OnRun = n.group.onRun
+	}
 	var onSlice func(*strobe.SliceRecord)
 	var onDEM func([]proto.Descriptor)
 	if hm != nil {
@@ -265,11 +301,16 @@ func RunHost(spec HostJob) (code int, err error) {
 	var remote *nicthread.RemoteNodes
 	startErrs := make(chan error, 2)
 	go func() { startErrs <- agentMesh.Start(me+1, addrs, ep.Handler, ep.Direct()) }()
-	if me == 0 {
+	starts := len(j.meshes)
+	if masterMesh != nil {
 		remote = nicthread.NewRemoteNodes(masterMesh, hosts, cfg.NodeTimeout, cfg.TXTimeout)
 		go func() { startErrs <- masterMesh.Start(0, addrs, remote.Handler, remote.Direct()) }()
 	}
-	for range j.meshes {
+	if place != nil {
+		go func() { startErrs <- place.Start(addrs) }()
+		starts++
+	}
+	for range starts {
 		if err := <-startErrs; err != nil {
 			return 1, fmt.Errorf("%s: %w", who, err)
 		}
@@ -279,7 +320,11 @@ func RunHost(spec HostJob) (code int, err error) {
 	go func() { defer j.wg.Done(); served <- ep.Serve() }()
 	defer j.closeStop() // also on paths where this host has no master (the input feeder)
 	masterDone := me != 0
-	if me == 0 {
+	if place != nil {
+		if err := j.joinPlace(place); err != nil {
+			return 1, err
+		}
+	} else if me == 0 {
 		mcfg := nicthread.MasterConfig{Slice: cfg.Timeslice, Nodes: hosts, Spin: cfg.StrobeSpin, FIFO: cfg.FIFO, TXTimeout: cfg.TXTimeout,
 			OnSlice: onSlice, OnDEM: onDEM}
 		if err := j.runMaster(mcfg, remote); err != nil {
@@ -338,6 +383,7 @@ func RunHost(spec HostJob) (code int, err error) {
 		}
 		n.agent.Abort()
 		j.signalRanks(syscall.SIGTERM)
+		n.group.cont() // a descheduled rank handles SIGTERM only once continued (gang)
 		killTimer = time.After(2 * time.Second)
 	}
 	// abortAfter aborts with msg; a consequence of another host's end
@@ -499,8 +545,13 @@ func RunHost(spec HostJob) (code int, err error) {
 	}
 	if ctl != nil {
 		if me == 0 { // the master's goroutine has ended (stopAgents above)
-			st := j.stopMaster().st
-			ctl.sendJSON('S', hostStats{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO})
+			md := j.stopMaster()
+			st := md.st
+			hs := hostStats{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO}
+			if md.ganged {
+				hs.Ran, hs.Alive = md.ran, md.alive
+			}
+			ctl.sendJSON('S', hs)
 		}
 		if err := ctl.ship(hm, me, code); err != nil && ctlGone != nil { // bcsrun gone: said above
 			fmt.Fprintf(stderr, "%s: warning: sending this host's end to bcsrun: %v\n", who, err)

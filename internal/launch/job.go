@@ -84,6 +84,10 @@ type part struct {
 type masterDone struct {
 	st  nicthread.MasterStats
 	err error
+	// A place in another process's gang (joinPlace): the slices the job
+	// ran in and was strobed in.
+	ran, alive uint64
+	ganged     bool
 }
 
 // leaksRead is what the leak pipe's reader got.
@@ -357,7 +361,7 @@ func (j *job) runMaster(mcfg nicthread.MasterConfig, nodes nicthread.Nodes) erro
 	go func() {
 		defer j.wg.Done()
 		st, err := nicthread.RunMaster(mcfg, nodes, j.stop)
-		j.master <- masterDone{st, err}
+		j.master <- masterDone{st: st, err: err}
 	}()
 	return nil
 }
@@ -378,7 +382,7 @@ func (j *job) joinGang(g *nicthread.Gang, name string, mcfg nicthread.MasterConf
 	go func() {
 		defer j.wg.Done()
 		st, err := m.Wait()
-		j.master <- masterDone{st, err}
+		j.master <- masterDone{st: st, err: err}
 	}()
 	return nil
 }
@@ -434,6 +438,13 @@ func (j *job) spawnRanks(sp *spawner, signalled func() bool) error {
 	}
 	runtime.LockOSThread()
 	j.locked = true
+	hostRanks, ganged := 0, false
+	for _, n := range j.nodes {
+		hostRanks += len(n.ranks)
+		ganged = ganged || n.group != nil
+	}
+	pin := newPinner(j.cfg.RankPin, ganged, hostRanks) // pin.go
+	defer pin.restore()
 	defer func() {
 		for _, n := range j.nodes { // every path: the group leaders may be waited for now
 			n.group.spawned()
@@ -453,6 +464,7 @@ func (j *job) spawnRanks(sp *spawner, signalled func() bool) error {
 					return err
 				}
 			}
+			pin.pin()
 			cmd, err := sp.start(n, li, r)
 			if err != nil {
 				return err

@@ -52,6 +52,11 @@ type Job struct {
 	Gang *nicthread.Gang
 	// GangName names the job in Gang.Status; "" for its job id.
 	GangName string
+	// AcrossGang is --gang for a job across hosts (RunSSH, RunSlurm):
+	// "auto" or "" (node 0's master is a place in the gang of this
+	// user's bcsd on node 0's host when one runs there), "on" (it must
+	// be), "off" (the job's own master). See gangacross.go.
+	AcrossGang string
 
 	// Env is the environment every rank starts from (the jobenv variables
 	// are added to it); nil: this process's (os.Environ()). Dir is the

@@ -200,7 +200,7 @@ func RunSlurm(job Job) (res Result, err error) {
 	// ctl.bound of a failure).
 	wait := 2*ctl.bound + killWait
 	cmd := exec.Command("srun", SlurmArgs(a.hosts, job.Ranks, a.bcsd, a.prog, job.Args, os.Getenv("SLURM_STEP_ID") != "", wait, mpi)...)
-	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf), VarControl+"="+ctlAddr)
+	cmd.Env = append(os.Environ(), VarSecret+"="+hex.EncodeToString(a.secret), VarJob+"="+res.JobID, VarConfig+"="+string(a.conf), VarControl+"="+ctlAddr, VarGang+"="+job.AcrossGang)
 	if mpi == "none" {
 		cmd.Env = append(cmd.Env, VarPMI+"="+ctlAddr)
 	}

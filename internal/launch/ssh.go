@@ -37,6 +37,9 @@ type SSHEnv struct {
 	Secret string          `json:"secret"` // hex
 	Job    string          `json:"job"`
 	Config json.RawMessage `json:"config"`
+	// Gang is bcsrun's --gang (auto, on, off; "": auto): node 0's master
+	// in the gang of this user's bcsd on its host (gangacross.go).
+	Gang string `json:"gang,omitempty"`
 }
 
 // pmiAuth is the line a bcsd writes first on its PMI connection: its node
@@ -210,7 +213,7 @@ func RunSSH(job Job, hosts []string) (res Result, err error) {
 	srv := rv.srv
 
 	start := time.Now()
-	env, _ := json.Marshal(SSHEnv{Secret: hex.EncodeToString(a.secret), Job: a.jobID, Config: a.conf})
+	env, _ := json.Marshal(SSHEnv{Secret: hex.EncodeToString(a.secret), Job: a.jobID, Config: a.conf, Gang: job.AcrossGang})
 	env = append(env, '\n')
 	sshArgv := strings.Fields(a.cfg.SSH)
 	type done struct {

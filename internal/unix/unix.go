@@ -160,6 +160,31 @@ func SetAffinity(cpu int) error {
 	return unix.SchedSetaffinity(0, &set)
 }
 
+// Affinity is the calling OS thread's CPU affinity, in increasing order.
+func Affinity() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, err
+	}
+	var cpus []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+// SetAffinitySet binds the calling OS thread to cpus (what SetAffinity
+// says of locking holds).
+func SetAffinitySet(cpus []int) error {
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	return unix.SchedSetaffinity(0, &set)
+}
+
 // SetNormal puts the calling OS thread back to SCHED_OTHER.
 func SetNormal() error {
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedOther}

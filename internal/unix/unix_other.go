@@ -69,6 +69,12 @@ func SetFIFO(prio int) error { return notSupported("SCHED_FIFO") }
 // SetAffinity fails: callers go on unbound.
 func SetAffinity(cpu int) error { return notSupported("CPU affinity") }
 
+// Affinity fails: callers go on unbound.
+func Affinity() ([]int, error) { return nil, notSupported("CPU affinity") }
+
+// SetAffinitySet fails: callers go on unbound.
+func SetAffinitySet(cpus []int) error { return notSupported("CPU affinity") }
+
 // SetNormal does nothing: SetFIFO never succeeds here.
 func SetNormal() error { return nil }
 
