@@ -737,11 +737,16 @@
 //     largest in use; a class is removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
 //     not used).
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
-//     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,
-//     return a complete request; when an attribute copy callback fails, the
+//     Comm_dup_with_info (when an attribute copy callback fails, the
 //     call fails with its code, newcomm is MPI_COMM_NULL and the duplicate is
 //     released on this rank alone, its copied attributes dropped without
-//     their delete callbacks), Comm_split, Comm_create (members may
+//     their delete callbacks), Comm_idup, Comm_idup_with_info (idup.go: a
+//     nonblocking duplicate; several may be outstanding on one or more
+//     parents, mixed with other collectives, completed in any order;
+//     newcomm is written when the request completes; copy callbacks run in
+//     the call, as if Comm_dup ran then; when one fails the call fails with
+//     its code, and the duplicate completes in the background for the other
+//     members), Comm_split, Comm_create (members may
 //     pass disjoint groups, MPI 2.2: each becomes a communicator), Comm_split_type
 //     (MPI_COMM_TYPE_SHARED: the ranks of one logical node; HW_GUIDED with
 //     mpi_hw_resource_type = mpi_shared_memory the same, with another or

@@ -1671,22 +1671,22 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
     return bcs_group_range("MPI_Group_range_excl", group, n, ranges, newgroup, 1);
 }
 
-// MPI_Comm_idup duplicates at once (a collective the runtime runs like
-// MPI_Comm_dup) and returns a request that is already complete.
+// MPI_Comm_idup starts a nonblocking duplicate; *newcomm is written when
+// the request completes (idup.go).
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup");
     if (request == NULL)
         return bcs_error(H(comm), "MPI_Comm_idup", MPI_ERR_ARG, "request = NULL");
     NONNULL(comm, "MPI_Comm_idup", newcomm);
-    int rc = PMPI_Comm_dup(comm, newcomm);
-    return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
+    return bcs_comm_idup(H(comm), (uintptr_t *)newcomm, (uintptr_t *)request);
 }
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup_with_info");
     if (request == NULL)
         return bcs_error(H(comm), "MPI_Comm_idup_with_info", MPI_ERR_ARG, "request = NULL");
-    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-    return rc != MPI_SUCCESS ? rc : bcs_done_request(H(comm), (uintptr_t *)request);
+    NONNULL(comm, "MPI_Comm_idup_with_info", newcomm);
+    int rc = bcs_comm_set_info(H(comm), H(info)); // checks both; the hints are not used
+    return rc != MPI_SUCCESS ? rc : bcs_comm_idup(H(comm), (uintptr_t *)newcomm, (uintptr_t *)request);
 }
 W(Alloc_mem) W(Free_mem) W(Rsend_init) W(Comm_test_inter) W(Group_range_incl) W(Group_range_excl)
 W(Comm_idup) W(Comm_idup_with_info)
