@@ -66,6 +66,11 @@ func TestDiffInterColl(t *testing.T) {
 // MPI_Comm_idup_with_info, so run.sh runs it under MPICH only.
 func TestDiffIdup(t *testing.T) { runDiff(t, "idup", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
 
+// TestDiffInterCreate: MPI_Comm_create on an intercommunicator (was
+// MPI_ERR_UNSUPPORTED_OPERATION; MPICH's comm/iccreate): subsets of each
+// local group, ranked as in the group, MPI_COMM_NULL when a side is empty.
+func TestDiffInterCreate(t *testing.T) { runDiff(t, "intercreate", [][2]int{{1, 1}, {2, 1}, {5, 2}}) }
+
 // TestDiffAbort: MPI_Abort's code is the job's exit status, as under MPICH
 // and Open MPI (taken modulo 256 by the shell), whichever rank calls it and
 // on whichever communicator, while the others wait in a receive. Code 0

@@ -562,7 +562,10 @@
 // Comm_rank, Comm_size and Comm_group give the local group; Comm_dup,
 // Comm_free and Comm_disconnect work on intercommunicators, and
 // Comm_split makes intercommunicators of the members of each color (a
-// color missing from either group gives MPI_COMM_NULL).
+// color missing from either group gives MPI_COMM_NULL); Comm_create takes a
+// subset of each local group (a split with one color for the members,
+// keyed by their rank in the group: MPI_COMM_NULL when either subset is
+// empty; a group member outside the local group is MPI_ERR_GROUP).
 //
 // Design: an intercommunicator is two hidden intracommunicators made by
 // the runtime's group creation (mpiapi.CreateFromGroup, collective over
@@ -595,8 +598,8 @@
 // (memory and messages grow with the remote group's size). Scan and Exscan
 // are not defined on an intercommunicator: MPI_ERR_COMM.
 //
-// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: MPI_Comm_create and
-// MPI_Comm_split_type of an intercommunicator (merge it first). The calls
+// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: MPI_Comm_split_type
+// of an intercommunicator (merge it first). The calls
 // that need an intracommunicator refuse an intercommunicator with
 // MPI_ERR_COMM naming it: the window constructors (MPI_Win_create,
 // MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic), the
