@@ -46,7 +46,9 @@ func TestDiffPairtype(t *testing.T) { runDiff(t, "pairtype", diffLayouts) }
 func TestDiffOMB(t *testing.T) { runDiff(t, "omb", [][2]int{{1, 1}, {2, 1}, {4, 1}, {5, 2}}) }
 
 // TestDiffP2PStd: the point-to-point defects MPICH's test suite
-// (test/mpi/pt2pt, comm, errhan...) found, one section of p2pstd.c each.
+// (test/mpi/pt2pt, comm, errhan, attr...) found, one section of p2pstd.c
+// each (MPI_LASTUSEDCODE below MPI_ERR_LASTCODE, MPI_Type_dup after a failed
+// copy callback among them).
 func TestDiffP2PStd(t *testing.T) { runDiff(t, "p2pstd", diffLayouts) }
 
 // TestDiffInterColl: the non-blocking, persistent, v- and w-forms and

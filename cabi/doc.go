@@ -737,8 +737,9 @@
 //     classes and codes are numbered from MPI_ERR_LASTCODE + 1 on; the
 //     highest numbers, once removed, are handed out again, so adding and
 //     removing in a loop stays bounded; MPI_LASTUSEDCODE follows the
-//     largest in use; a class is removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
-//     not used).
+//     largest in use, and is MPI_ERR_LASTCODE while none is; a class is
+//     removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc;
+//     the info is checked, not used).
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
 //     Comm_dup_with_info (when an attribute copy callback fails, the
 //     call fails with its code, newcomm is MPI_COMM_NULL and the duplicate is

@@ -319,7 +319,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
 // Values of the predefined attributes: Comm_get_attr hands out their addresses.
 static int bcs_attr_tag_ub = (1 << 30) - 1, bcs_attr_host = MPI_PROC_NULL,
            bcs_attr_io = MPI_ANY_SOURCE, bcs_attr_wtime_is_global = 0,
-           bcs_attr_universe_size, bcs_attr_lastusedcode = MPI_ERR_ABI;
+           bcs_attr_universe_size, bcs_attr_lastusedcode = MPI_ERR_LASTCODE;
 void bcs_set_lastusedcode(int code) { bcs_attr_lastusedcode = code; } // MPI_Add_error_class/code
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {

@@ -184,6 +184,55 @@ static void dup_copy_fails(void) {
     OK(MPI_Comm_free_keyval(&kbad));
 }
 
+/* MPI_LASTUSEDCODE is never below MPI_ERR_LASTCODE (MPI 5.0 §9.5: "always
+ * greater than or equal to"): before any class is added and after all are
+ * removed it was the last predefined class (62 < 16383). MPICH 4.0 and
+ * Open MPI 4.1 give MPI_ERR_LASTCODE there too. */
+static void lastusedcode_floor(void) {
+    int *last = NULL, flag = 0, cls;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d with no user class, want >= MPI_ERR_LASTCODE %d", flag ? *last : -1, MPI_ERR_LASTCODE);
+    OK(MPI_Add_error_class(&cls));
+    CHECK(cls > MPI_ERR_LASTCODE, "user class %d, want above MPI_ERR_LASTCODE", cls);
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last == cls, "MPI_LASTUSEDCODE %d, want %d", flag ? *last : -1, cls);
+    OK(MPI_Remove_error_class(cls));
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d after removing every class, want >= %d", flag ? *last : -1, MPI_ERR_LASTCODE);
+}
+
+/* MPI_Type_dup when a type attribute's copy callback fails: the call fails
+ * and newtype is MPI_DATATYPE_NULL, as MPI_Comm_dup gives MPI_COMM_NULL
+ * (MPICH's attr/attrerrtype; newtype was a live half-made duplicate).
+ * MPICH 4.0 gives MPI_DATATYPE_NULL; Open MPI 4.1 leaves newtype as it was. */
+static int type_copy_fails(MPI_Datatype t, int key, void *extra, void *in, void *out, int *flag) {
+    (void)t, (void)key, (void)extra, (void)in, (void)out;
+    *flag = 1;
+    return MPI_ERR_OTHER;
+}
+static int type_deletes;
+static int type_delete_count(MPI_Datatype t, int key, void *val, void *extra) {
+    (void)t, (void)key, (void)val, (void)extra;
+    type_deletes++;
+    return MPI_SUCCESS;
+}
+static void type_dup_copy_fails(void) {
+    int key, rc, ec = -1;
+    MPI_Datatype base, dup = MPI_INT;
+    OK(MPI_Type_contiguous(2, MPI_INT, &base));
+    OK(MPI_Type_create_keyval(type_copy_fails, type_delete_count, &key, NULL));
+    OK(MPI_Type_set_attr(base, key, NULL));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Type_dup(base, &dup);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Error_class(rc, &ec);
+    CHECK(ec == MPI_ERR_OTHER, "Type_dup with a failing copy callback: class %d, want MPI_ERR_OTHER", ec);
+    CHECK(dup == MPI_DATATYPE_NULL, "Type_dup that failed left newtype = %p, want MPI_DATATYPE_NULL", (void *)dup);
+    OK(MPI_Type_free(&base));
+    CHECK(type_deletes == 1, "delete callback ran %d times, want 1 (the base's attribute only)", type_deletes);
+    OK(MPI_Type_free_keyval(&key));
+}
+
 /* MPI_Comm_free does not wait for the other members: a rank frees a
  * communicator with a receive pending on it, and the message is sent only
  * after a handshake on MPI_COMM_WORLD; the receive then completes normally
@@ -221,6 +270,8 @@ int main(int argc, char **argv) {
     status_error_field();
     error_codes_reused();
     dup_copy_fails();
+    lastusedcode_floor();
+    type_dup_copy_fails();
     free_with_pending_recv();
     return finish("p2pstd");
 }
