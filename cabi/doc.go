@@ -823,7 +823,8 @@
 //     Comm_flush_buffer (bsend.go: a communicator's buffer is used before
 //     the process's; MPI_BUFFER_AUTOMATIC is unbounded; a buffered send on
 //     a one-process communicator needs room too, though it completes at
-//     once), Probe, Iprobe, Mprobe, Improbe, Mrecv,
+//     once; a pending message counts its data and 96 bytes, MPICH's header,
+//     so buffers sized with MPI_BSEND_OVERHEAD, 512, always suffice), Probe, Iprobe, Mprobe, Improbe, Mrecv,
 //     Imrecv, Isendrecv and Isendrecv_replace (isendrecv.go: a send and a
 //     receive under one request that completes when both have; Waitany and
 //     Waitsome may wait for its send once its receive has completed),
