@@ -9,7 +9,9 @@
  * on the parent is not seen on the duplicate), and traffic on it.
  * Attributes are copied as if MPI_Comm_dup had run at the idup call (MPI
  * 5.0 §7.4.2): a value set on the parent after the call does not reach the
- * duplicate. Self-checking on any number of ranks. */
+ * duplicate; a copy callback that fails makes the call fail (newcomm
+ * MPI_COMM_NULL) while the duplicate completes in the background.
+ * Self-checking on any number of ranks. */
 #include "dt.h"
 
 static int copies;
@@ -77,6 +79,12 @@ static void check_dup(MPI_Comm parent, MPI_Comm dup, const char *what) {
         OK(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, dup)); /* the remote group's ranks */
         CHECK(sum == rn * (rn - 1) / 2, "%s: inter allreduce %d, want %d", what, sum, rn * (rn - 1) / 2);
     }
+}
+
+static int copy_fails(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag) {
+    (void)c; (void)key; (void)extra; (void)in; (void)out;
+    *flag = 1;
+    return MPI_ERR_OTHER;
 }
 
 int main(int argc, char **argv) {
@@ -226,7 +234,33 @@ int main(int argc, char **argv) {
         OK(MPI_Comm_free(&ic));
     }
 
-    /* 5. Errors: request NULL, newcomm NULL, comm MPI_COMM_NULL are
+    /* 5. A copy callback that fails (on every rank): MPI_Comm_idup fails
+     * with its code, newcomm is MPI_COMM_NULL and request MPI_REQUEST_NULL
+     * (as MPICH); the duplicate completes in the background, so later
+     * collectives and idups on the parent still match. */
+    {
+        MPI_Comm base, bad = MPI_COMM_WORLD, again;
+        MPI_Request bq = MPI_REQUEST_NULL;
+        int fkey, rc, cls = -1;
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &base));
+        OK(MPI_Comm_set_errhandler(base, MPI_ERRORS_RETURN));
+        OK(MPI_Comm_create_keyval(copy_fails, MPI_COMM_NULL_DELETE_FN, &fkey, NULL));
+        OK(MPI_Comm_set_attr(base, fkey, NULL));
+        rc = MPI_Comm_idup(base, &bad, &bq);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OTHER, "idup with a failing copy callback: class %d, want MPI_ERR_OTHER", cls);
+        CHECK(bad == MPI_COMM_NULL && bq == MPI_REQUEST_NULL, "failed idup left newcomm %p request %p", (void *)bad, (void *)bq);
+        OK(MPI_Barrier(base));
+        OK(MPI_Comm_delete_attr(base, fkey));
+        OK(MPI_Comm_idup(base, &again, &bq));
+        OK(MPI_Wait(&bq, MPI_STATUS_IGNORE));
+        check_dup(base, again, "idup after a failed one");
+        OK(MPI_Comm_free(&again));
+        OK(MPI_Comm_free(&base));
+        OK(MPI_Comm_free_keyval(&fkey));
+    }
+
+    /* 6. Errors: request NULL, newcomm NULL, comm MPI_COMM_NULL are
      * reported (MPI_ERRORS_RETURN on WORLD). */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm bad;
