@@ -27,7 +27,11 @@ import (
 // fails, the call raises its code with *newcomm = MPI_COMM_NULL and
 // *request = MPI_REQUEST_NULL, and the duplicate still completes in the
 // background, so the other members' requests complete (it is then
-// released on this rank alone, as MPI_Comm_dup does).
+// released on this rank alone, as MPI_Comm_dup does). When the callback
+// fails on some members only, the others keep a duplicate this rank never
+// had: a collective on it, their MPI_Comm_free included, then waits for
+// this rank, and the deadlock detector reports it (MPICH hangs in the
+// idup itself).
 //
 // An intercommunicator's duplicate is three duplicates started together:
 // two of the hidden union (the new union, and the new union's private
