@@ -55,8 +55,9 @@
 // the caller will not use to complete in the background), Split, Create
 // (from a Group; members may pass disjoint groups), CreateGroup
 // (group.go: collective over the group's members only), CreateFromGroup
-// (no parent: sessions), Free, Compare, and the group operations. Point-to-point ranks are communicator ranks; the
-// API translates them to world ranks in descriptors and back in statuses.
+// (no parent: sessions), Free, Compare, and the group operations.
+// Point-to-point ranks are communicator ranks; the API translates them to
+// world ranks in descriptors and back in statuses.
 //
 // Attachment (Init): a rank attaches once, from the process bcsrun started
 // for it (or one that process started before the rank's own Init): Init
