@@ -182,7 +182,20 @@ func bcs_comm_delete_attr(commH C.uintptr_t, k C.int) C.int {
 // copyAttrs runs the copy callbacks from communicator slot ci to the new
 // handle nh (MPI_Comm_dup).
 func copyAttrs(call string, ci int, nh uintptr) C.int {
+	list, rc := copiedAttrs(call, ci)
+	if len(list) > 0 {
+		attrs[nh] = append(attrs[nh], list...)
+	}
+	return rc
+}
+
+// copiedAttrs runs the copy callbacks of communicator slot ci's attributes
+// and returns the copies they keep, in order; when a callback fails, the
+// copies made before it are returned with its code (the caller drops them
+// without their delete callbacks: the program never saw them).
+func copiedAttrs(call string, ci int) ([]attr, C.int) {
 	h := commHandle(ci)
+	var list []attr
 	for _, a := range slices.Clone(attrs[h]) {
 		kv := &keyvals[a.key-keyvalBase]
 		var out unsafe.Pointer
@@ -194,14 +207,14 @@ func copyAttrs(call string, ci int, nh uintptr) C.int {
 			out, flag = a.val, 1
 		default:
 			if rc := C.bcs_call_copy_attr(kv.copyFn, C.uintptr_t(h), C.int(a.key), kv.extra, a.val, &out, &flag); rc != 0 {
-				return fail(ci, call, int(rc), "the copy callback of keyval %d returned %d", a.key, int(rc))
+				return list, fail(ci, call, int(rc), "the copy callback of keyval %d returned %d", a.key, int(rc))
 			}
 		}
 		if flag != 0 {
-			attrs[nh] = append(attrs[nh], attr{key: a.key, val: out})
+			list = append(list, attr{key: a.key, val: out})
 		}
 	}
-	return 0
+	return list, 0
 }
 
 // deleteAttrs deletes every attribute of communicator slot ci, newest

@@ -1205,10 +1205,25 @@ func bcs_type_create(combiner, large C.int, ni C.int, ints *C.int, na C.int, ain
 	*out = C.uintptr_t(newTypeHandle(t))
 	if t.combiner == combDup { // the attributes' copy callbacks (typeattr.go)
 		if rc := copyTypeAttrs(call, uintptr(unsafe.Slice(types, int(nt))[0]), uintptr(*out)); rc != 0 {
+			// As MPI_Comm_dup: newtype is MPI_DATATYPE_NULL, and the copies
+			// made before the failing callback are dropped without their
+			// delete callbacks (the program never saw the duplicate).
+			delete(attrs, uintptr(*out))
+			freeTypeSlot(uintptr(*out))
+			*out = hTypeNull
 			return rc
 		}
 	}
 	return 0
+}
+
+// freeTypeSlot releases the handle slot of datatype h.
+func freeTypeSlot(h uintptr) {
+	_, i, _ := splitHandle(h)
+	e := &typeSlots[i]
+	e.t, e.live = nil, false
+	e.gen = (e.gen + 1) & genMask
+	freeTypeSlots = append(freeTypeSlots, i)
 }
 
 //export bcs_type_commit
@@ -1253,11 +1268,7 @@ func bcs_type_free(h *C.uintptr_t) C.int {
 	if rc := deleteTypeAttrs(call, uintptr(*h)); rc != 0 { // typeattr.go
 		return rc
 	}
-	_, i, _ := splitHandle(uintptr(*h))
-	e := &typeSlots[i]
-	e.t, e.live = nil, false
-	e.gen = (e.gen + 1) & genMask
-	freeTypeSlots = append(freeTypeSlots, i)
+	freeTypeSlot(uintptr(*h))
 	*h = hTypeNull
 	return 0
 }

@@ -562,7 +562,10 @@
 // Comm_rank, Comm_size and Comm_group give the local group; Comm_dup,
 // Comm_free and Comm_disconnect work on intercommunicators, and
 // Comm_split makes intercommunicators of the members of each color (a
-// color missing from either group gives MPI_COMM_NULL).
+// color missing from either group gives MPI_COMM_NULL); Comm_create takes a
+// subset of each local group (a split with one color for the members,
+// keyed by their rank in the group: MPI_COMM_NULL when either subset is
+// empty; a group member outside the local group is MPI_ERR_GROUP).
 //
 // Design: an intercommunicator is two hidden intracommunicators made by
 // the runtime's group creation (mpiapi.CreateFromGroup, collective over
@@ -595,8 +598,8 @@
 // (memory and messages grow with the remote group's size). Scan and Exscan
 // are not defined on an intercommunicator: MPI_ERR_COMM.
 //
-// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: MPI_Comm_create and
-// MPI_Comm_split_type of an intercommunicator (merge it first). The calls
+// Not supported, with MPI_ERR_UNSUPPORTED_OPERATION: MPI_Comm_split_type
+// of an intercommunicator (merge it first). The calls
 // that need an intracommunicator refuse an intercommunicator with
 // MPI_ERR_COMM naming it: the window constructors (MPI_Win_create,
 // MPI_Win_allocate, MPI_Win_allocate_shared, MPI_Win_create_dynamic), the
@@ -734,14 +737,20 @@
 //     classes and codes are numbered from MPI_ERR_LASTCODE + 1 on; the
 //     highest numbers, once removed, are handed out again, so adding and
 //     removing in a loop stays bounded; MPI_LASTUSEDCODE follows the
-//     largest in use; a class is removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc; the info is checked,
-//     not used).
+//     largest in use, and is MPI_ERR_LASTCODE while none is; a class is
+//     removed once its codes are), Pcontrol, Alloc_mem, Free_mem (malloc;
+//     the info is checked, not used).
 //   - Communicators and groups: Comm_rank, Comm_size, Comm_dup,
-//     Comm_dup_with_info, Comm_idup, Comm_idup_with_info (duplicate at once,
-//     return a complete request; when an attribute copy callback fails, the
+//     Comm_dup_with_info (when an attribute copy callback fails, the
 //     call fails with its code, newcomm is MPI_COMM_NULL and the duplicate is
 //     released on this rank alone, its copied attributes dropped without
-//     their delete callbacks), Comm_split, Comm_create (members may
+//     their delete callbacks), Comm_idup, Comm_idup_with_info (idup.go: a
+//     nonblocking duplicate; several may be outstanding on one or more
+//     parents, mixed with other collectives, completed in any order;
+//     newcomm is written when the request completes; copy callbacks run in
+//     the call, as if Comm_dup ran then; when one fails the call fails with
+//     its code, and the duplicate completes in the background for the other
+//     members), Comm_split, Comm_create (members may
 //     pass disjoint groups, MPI 2.2: each becomes a communicator), Comm_split_type
 //     (MPI_COMM_TYPE_SHARED: the ranks of one logical node; HW_GUIDED with
 //     mpi_hw_resource_type = mpi_shared_memory the same, with another or
@@ -814,7 +823,8 @@
 //     Comm_flush_buffer (bsend.go: a communicator's buffer is used before
 //     the process's; MPI_BUFFER_AUTOMATIC is unbounded; a buffered send on
 //     a one-process communicator needs room too, though it completes at
-//     once), Probe, Iprobe, Mprobe, Improbe, Mrecv,
+//     once; a pending message counts its data and 96 bytes, MPICH's header,
+//     so buffers sized with MPI_BSEND_OVERHEAD, 512, always suffice), Probe, Iprobe, Mprobe, Improbe, Mrecv,
 //     Imrecv, Isendrecv and Isendrecv_replace (isendrecv.go: a send and a
 //     receive under one request that completes when both have; Waitany and
 //     Waitsome may wait for its send once its receive has completed),

@@ -297,12 +297,12 @@ func bcs_comm_create(h, gh C.uintptr_t, out *C.uintptr_t) C.int {
 	if rc != 0 {
 		return rc
 	}
-	if comms[ci].inter != nil {
-		return fail(ci, call, errUnsupported, "comm = %s is an intercommunicator; MPI_Comm_create on one is not implemented by bcsmpi", describe(uintptr(h)))
-	}
 	g, _, rc := group(call, "group", gh)
 	if rc != 0 {
 		return rc
+	}
+	if ic := comms[ci].inter; ic != nil {
+		return interCreate(ci, ic, g, out)
 	}
 	mine := members(ci)
 	for i, w := range g {
@@ -330,4 +330,24 @@ func bcs_comm_create(h, gh C.uintptr_t, out *C.uintptr_t) C.int {
 		*out = C.uintptr_t(newComm(nc, e.errh))
 	}
 	return 0
+}
+
+// interCreate is MPI_Comm_create on intercommunicator slot ci (MPI 5.0
+// §7.4.2): each group passes a subset g of its local group, and the members
+// of g get an intercommunicator whose local group is g, ranked as in g, and
+// whose remote group is the other side's subset; the others, and everybody
+// when either subset is empty, get MPI_COMM_NULL. It is interSplit with
+// one color for the members of g, keyed by their rank in g.
+func interCreate(ci int, ic *interComm, g []int, out *C.uintptr_t) C.int {
+	const call = "MPI_Comm_create"
+	for i, w := range g {
+		if !slices.Contains(ic.lranks, w) {
+			return fail(ci, call, errGroup, "group rank %d (world rank %d) is not a member of the intercommunicator's local group", i, w)
+		}
+	}
+	color, key := C.int(C.MPI_UNDEFINED), C.int(0)
+	if i := slices.Index(g, worldRank); i >= 0 {
+		color, key = 0, C.int(i)
+	}
+	return interSplit(ci, color, key, out)
 }

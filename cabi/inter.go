@@ -88,6 +88,12 @@ func newInter(union *mpiapi.Comm, local int, lranks, rranks []int, localFirst bo
 		freeComm(local)
 		return 0, err
 	}
+	return newInterOf(union, coll, local, lranks, rranks, localFirst, errh), nil
+}
+
+// newInterOf is newInter with the collectives' duplicate of union made
+// (MPI_Comm_idup duplicates union twice at once).
+func newInterOf(union, coll *mpiapi.Comm, local int, lranks, rranks []int, localFirst bool, errh uintptr) uintptr {
 	ic := &interComm{local: local, lranks: lranks, rranks: rranks}
 	if localFirst {
 		ic.roff = len(lranks)
@@ -98,7 +104,7 @@ func newInter(union *mpiapi.Comm, local int, lranks, rranks []int, localFirst bo
 	ic.coll = slotOf(newComm(coll, errh))
 	h := newComm(union, errh)
 	comms[slotOf(h)].inter = ic
-	return h, nil
+	return h
 }
 
 // unionGroup lists both groups' world ranks, the one of the lower leader first.

@@ -1057,10 +1057,7 @@ static void bcs_uerr_drop(struct bcs_uerr *e) {
     *e = (struct bcs_uerr){0, 0, 0, NULL};
     while (bcs_nuerrs > 0 && !bcs_uerrs[bcs_nuerrs - 1].live)
         bcs_nuerrs--;
-    if (bcs_nuerrs > 0)
-        bcs_set_lastusedcode(MPI_ERR_LASTCODE + bcs_nuerrs);
-    else
-        bcs_set_lastusedcode(MPI_ERR_ABI); // shim.c's initial value: the last predefined class
+    bcs_set_lastusedcode(MPI_ERR_LASTCODE + bcs_nuerrs); // never below MPI_ERR_LASTCODE (MPI 5.0 §9.5)
 }
 
 static int bcs_uerr_bad(const char *call, int code) {

@@ -308,16 +308,3 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 	putStatus(st, interStatus(ci, s), single(rc))
 	return rc
 }
-
-// bcs_done_request makes a request that is already complete with an empty
-// status (MPI_Comm_idup).
-//
-//export bcs_done_request
-func bcs_done_request(commH C.uintptr_t, out *C.uintptr_t) C.int {
-	ci, rc := comm("MPI_Comm_idup", uintptr(commH))
-	if rc != 0 {
-		return rc
-	}
-	*out = C.uintptr_t(newReq(nil, &localReq{ci: ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, ci))
-	return 0
-}

@@ -257,6 +257,78 @@ func (c *Comm) Dup() (*Comm, error) {
 	return split("MPI_Comm_dup", c, 0, c.rank)
 }
 
+// Idup starts a duplicate of c (MPI_Comm_idup): the nonblocking form of
+// Dup, a collective over c that members may overlap with other
+// collectives on c, including other Idups, posted in the same order on
+// every member. The new communicator exists once r has completed (Wait,
+// Test or their array forms): then r.Comm() returns it.
+func (c *Comm) Idup() (*Request, error) {
+	const call = "MPI_Comm_idup"
+	p, err := enter(call, c)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]int32, c.size) // the agent writes the new group's world ranks here
+	return p.nonblocking(mds.CommDup, 0, func() (*Request, error) {
+		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, key: int32(c.rank),
+			recv: addrOf(list, 0), keep: list})
+		if err != nil {
+			return nil, err
+		}
+		r.after = func() error {
+			nc, err := p.adopt(call, r, list)
+			r.made = nc
+			return err
+		}
+		return r, nil
+	})
+}
+
+// Comm is the communicator a completed Idup made; nil before it completes
+// and for every other request.
+func (r *Request) Comm() *Comm {
+	if r == nil || !r.done {
+		return nil
+	}
+	return r.made
+}
+
+// Discard releases a request of Idup whose communicator the program will
+// never see (the C layer's MPI_Comm_idup when an attribute copy callback
+// failed): the handle is retired at once, the duplicate completes in the
+// background (so the other members' Idup completes; Finalize waits for
+// it), and its communicator is then released on this rank alone, as
+// Forget does.
+func (r *Request) Discard() {
+	p, err := current("MPI_Comm_idup")
+	if err != nil || r == nil || r.retiredBy != "" {
+		return
+	}
+	after := r.after
+	r.after = func() error {
+		if after != nil {
+			if err := after(); err != nil {
+				return err
+			}
+		}
+		if r.made != nil {
+			r.made.Forget()
+			r.made = nil
+		}
+		return nil
+	}
+	p.retire(r, "MPI_Comm_idup")
+	if r.done { // completed already: after ran before it was replaced
+		if r.made != nil {
+			r.made.Forget()
+			r.made = nil
+		}
+		return
+	}
+	p.freeing = append(p.freeing, r)
+	p.reap()
+}
+
 // Create makes a communicator of g's members, ranked as in g
 // (MPI_Comm_create); members of c outside g get nil. Every member of c
 // calls it, with the same group or with disjoint groups (each member of a

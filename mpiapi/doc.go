@@ -50,11 +50,14 @@
 // the ranks and their calls, whatever the error handler: it is found by the
 // runtime, not by the calling rank.
 //
-// Communicators (comm.go): Dup, Split, Create (from a Group; members may
-// pass disjoint groups), CreateGroup (group.go: collective over the group's
-// members only), CreateFromGroup (no parent: sessions), Free, Compare,
-// and the group operations. Point-to-point ranks are communicator ranks; the
-// API translates them to world ranks in descriptors and back in statuses.
+// Communicators (comm.go): Dup, Idup (nonblocking: the communicator is
+// Request.Comm once the request completes; Request.Discard leaves one
+// the caller will not use to complete in the background), Split, Create
+// (from a Group; members may pass disjoint groups), CreateGroup
+// (group.go: collective over the group's members only), CreateFromGroup
+// (no parent: sessions), Free, Compare, and the group operations.
+// Point-to-point ranks are communicator ranks; the API translates them to
+// world ranks in descriptors and back in statuses.
 //
 // Attachment (Init): a rank attaches once, from the process bcsrun started
 // for it (or one that process started before the rank's own Init): Init

@@ -50,6 +50,7 @@ type Request struct {
 	err       error
 	comp      proto.Completion
 	after     func() error // runs once when a collective completes (copy-outs, Split)
+	made      *Comm        // the communicator an Idup made, once complete (comm.go)
 	chain     *chain       // a compound request: runtime steps joined by local work
 	watch     []*Request   // a request done when these are (Watch, tool.go); they stay their owner's
 	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).

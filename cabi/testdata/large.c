@@ -496,7 +496,7 @@ static void derived(void) {
 static void buffers(void) {
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     int out[2] = {val(rank, 0), val(rank, 1)}, in[2];
-    char small[MPI_BSEND_OVERHEAD + 4], big[4 * (MPI_BSEND_OVERHEAD + 64)];
+    char small[32], big[4 * (MPI_BSEND_OVERHEAD + 64)]; /* small: no room for a message and its header */
     void *p;
     int n;
     MPI_Count nc;

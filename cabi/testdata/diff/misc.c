@@ -25,12 +25,12 @@ static void in_status(void) {
     /* Buffered send beyond the attached buffer: MPI_ERR_BUFFER. */
     char *buf = malloc(100 + MPI_BSEND_OVERHEAD);
     OK(MPI_Buffer_attach(buf, 100 + MPI_BSEND_OVERHEAD));
-    char big[200] = {0};
-    rc = MPI_Bsend(big, 200, MPI_CHAR, next, 3, MPI_COMM_WORLD);
+    char big[1000] = {0};
+    rc = MPI_Bsend(big, 1000, MPI_CHAR, next, 3, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_BUFFER, "bsend overflow class %d", cls); /* Open MPI 4.1 sends it */
     OK(MPI_Bsend(big, 50, MPI_CHAR, next, 4, MPI_COMM_WORLD));
-    OK(MPI_Recv(big, 200, MPI_CHAR, prev, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    OK(MPI_Recv(big, 1000, MPI_CHAR, prev, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     void *p;
     int sz;
     OK(MPI_Buffer_detach(&p, &sz));

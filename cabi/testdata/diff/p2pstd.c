@@ -184,6 +184,84 @@ static void dup_copy_fails(void) {
     OK(MPI_Comm_free_keyval(&kbad));
 }
 
+/* MPI_LASTUSEDCODE is never below MPI_ERR_LASTCODE (MPI 5.0 §9.5: "always
+ * greater than or equal to"): before any class is added and after all are
+ * removed it was the last predefined class (62 < 16383). MPICH 4.0 and
+ * Open MPI 4.1 give MPI_ERR_LASTCODE there too. */
+static void lastusedcode_floor(void) {
+    int *last = NULL, flag = 0, cls;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d with no user class, want >= MPI_ERR_LASTCODE %d", flag ? *last : -1, MPI_ERR_LASTCODE);
+    OK(MPI_Add_error_class(&cls));
+    CHECK(cls > MPI_ERR_LASTCODE, "user class %d, want above MPI_ERR_LASTCODE", cls);
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last == cls, "MPI_LASTUSEDCODE %d, want %d", flag ? *last : -1, cls);
+    OK(MPI_Remove_error_class(cls));
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d after removing every class, want >= %d", flag ? *last : -1, MPI_ERR_LASTCODE);
+}
+
+/* MPI_Type_dup when a type attribute's copy callback fails: the call fails
+ * and newtype is MPI_DATATYPE_NULL, as MPI_Comm_dup gives MPI_COMM_NULL
+ * (MPICH's attr/attrerrtype; newtype was a live half-made duplicate).
+ * MPICH 4.0 gives MPI_DATATYPE_NULL; Open MPI 4.1 leaves newtype as it was. */
+static int type_copy_fails(MPI_Datatype t, int key, void *extra, void *in, void *out, int *flag) {
+    (void)t, (void)key, (void)extra, (void)in, (void)out;
+    *flag = 1;
+    return MPI_ERR_OTHER;
+}
+static int type_deletes;
+static int type_delete_count(MPI_Datatype t, int key, void *val, void *extra) {
+    (void)t, (void)key, (void)val, (void)extra;
+    type_deletes++;
+    return MPI_SUCCESS;
+}
+static void type_dup_copy_fails(void) {
+    int key, rc, ec = -1;
+    MPI_Datatype base, dup = MPI_INT;
+    OK(MPI_Type_contiguous(2, MPI_INT, &base));
+    OK(MPI_Type_create_keyval(type_copy_fails, type_delete_count, &key, NULL));
+    OK(MPI_Type_set_attr(base, key, NULL));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Type_dup(base, &dup);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Error_class(rc, &ec);
+    CHECK(ec == MPI_ERR_OTHER, "Type_dup with a failing copy callback: class %d, want MPI_ERR_OTHER", ec);
+    CHECK(dup == MPI_DATATYPE_NULL, "Type_dup that failed left newtype = %p, want MPI_DATATYPE_NULL", (void *)dup);
+    OK(MPI_Type_free(&base));
+    CHECK(type_deletes == 1, "delete callback ran %d times, want 1 (the base's attribute only)", type_deletes);
+    OK(MPI_Type_free_keyval(&key));
+}
+
+/* Buffered sends count a realistic header, not all of MPI_BSEND_OVERHEAD
+ * (512 in the MPI-5 ABI, an upper bound): ten 40-byte messages to itself
+ * fit in 2000 bytes, as under MPICH (96 bytes each) and Open MPI (128);
+ * with 552 bytes each the fourth Bsend failed with MPI_ERR_BUFFER (MPICH's
+ * pt2pt/bsend2-5). A message bigger than the buffer still fails. */
+static void bsend_small_buffer(void) {
+    static char buf[2000];
+    int a[10], b[10], rc, cls = -1;
+    void *p;
+    int n;
+    OK(MPI_Buffer_attach(buf, sizeof buf));
+    for (int j = 0; j < 10; j++) {
+        for (int i = 0; i < 10; i++)
+            a[i] = 100 * j + i;
+        OK(MPI_Bsend(a, 10, MPI_INT, rank, 50 + j, MPI_COMM_WORLD));
+    }
+    for (int j = 0; j < 10; j++) {
+        OK(MPI_Recv(b, 10, MPI_INT, rank, 50 + j, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(b[0] == 100 * j && b[9] == 100 * j + 9, "buffered message %d: %d..%d", j, b[0], b[9]);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Bsend(buf, 1990, MPI_CHAR, rank, 60, MPI_COMM_WORLD); /* the data alone nearly fills it */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "a message and its header beyond the buffer: class %d, want MPI_ERR_BUFFER", cls);
+    OK(MPI_Buffer_detach(&p, &n));
+    CHECK(p == buf && n == (int)sizeof buf, "Buffer_detach gave %p %d", p, n);
+}
+
 /* MPI_Comm_free does not wait for the other members: a rank frees a
  * communicator with a receive pending on it, and the message is sent only
  * after a handshake on MPI_COMM_WORLD; the receive then completes normally
@@ -221,6 +299,9 @@ int main(int argc, char **argv) {
     status_error_field();
     error_codes_reused();
     dup_copy_fails();
+    lastusedcode_floor();
+    type_dup_copy_fails();
+    bsend_small_buffer();
     free_with_pending_recv();
     return finish("p2pstd");
 }
