@@ -15,10 +15,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
-// maxThreadLevel is the most MPI_Init_thread, MPI_T_init_thread and a
-// session provide: MPI_THREAD_SERIALIZED (doc.go, "Go inside a C process").
-const maxThreadLevel = C.MPI_THREAD_SERIALIZED
-
 // node is the (logical) node holding this rank: the ranks of one node share
 // its shared-memory region (MPI_COMM_TYPE_SHARED).
 var node int
@@ -37,8 +33,9 @@ func bcs_init(required C.int) C.int {
 	if rc := startRuntime(call); rc != 0 {
 		return rc
 	}
-	// Calls may come from any thread, one at a time (doc.go, "Go inside a C process").
-	C.bcs_thread_level = C.int(min(required, maxThreadLevel))
+	// Calls may come from any thread, under MULTIPLE at the same time (doc.go, "Threads").
+	C.bcs_thread_level = threadLevel(required)
+	startThreads(C.bcs_thread_level)
 	return 0
 }
 

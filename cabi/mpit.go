@@ -327,7 +327,8 @@ func bcs_t_init_thread(required C.int, provided *C.int) C.int {
 	}
 	tSetup()
 	tRefs++
-	*provided = min(required, maxThreadLevel)
+	*provided = threadLevel(required)
+	startThreads(*provided)
 	return 0
 }
 

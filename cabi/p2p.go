@@ -343,7 +343,7 @@ func bcs_probe(source, t C.int, commH C.uintptr_t, st *C.MPI_Status) C.int {
 			return 0
 		}
 		i := localFind(a.ci, a.tag)
-		if i < 0 {
+		if i < 0 && !mpiapi.WaitThreads(call, func() bool { i = localFind(a.ci, a.tag); return i >= 0 }) {
 			return localDeadlock(call, &localReq{ci: a.ci, tag: a.tag})
 		}
 		m := localQueue[i]
@@ -393,7 +393,7 @@ func bcs_iprobe(source, t C.int, commH C.uintptr_t, flag *C.int, st *C.MPI_Statu
 // localBlockingRecv is Recv on a local communicator.
 func localBlockingRecv(call string, a p2p, st *C.MPI_Status) C.int {
 	r := localRecv(call, a)
-	if !r.done {
+	if !r.done && !mpiapi.WaitThreads(call, func() bool { return r.done }) {
 		localPosted = localPosted[:len(localPosted)-1] // the receive just posted
 		return localDeadlock(call, r)
 	}

@@ -83,7 +83,7 @@ func bcs_session_init(infoH, errh C.uintptr_t, out *C.uintptr_t) C.int {
 	if out == nil {
 		return raiseWith(eh, hSessionNull, errArg, fmt.Sprintf("rank %d: %s: MPI_ERR_ARG: session = NULL", worldRank, call))
 	}
-	thread := threadLevelName(maxThreadLevel)
+	level := C.int(C.MPI_THREAD_SERIALIZED) // without "thread_level" (threads.go)
 	if uintptr(infoH) != hInfoNull {
 		e, rc := info(call, uintptr(infoH), false)
 		if rc != 0 {
@@ -91,13 +91,16 @@ func bcs_session_init(infoH, errh C.uintptr_t, out *C.uintptr_t) C.int {
 		}
 		if i := e.find("thread_level"); i >= 0 {
 			if l, ok := threadLevelByName(e.vals[i]); ok {
-				thread = threadLevelName(min(l, maxThreadLevel))
+				level = l
 			}
 		}
 	}
 	if rc := startRuntime(call); rc != 0 {
 		return rc
 	}
+	level = threadLevel(level)
+	startThreads(level)
+	thread := threadLevelName(level)
 	C.bcs_fix_sigonstack()
 	stopAtExit = false
 	i := slices.IndexFunc(sessions, func(e sessionEntry) bool { return !e.live })

@@ -117,7 +117,46 @@ static int bcs_forked_error(const char *call) {
                     "a process running bcsmpi may fork only to exec\n", call, (int)getpid());
     return MPI_ERR_OTHER;
 }
-#define GUARD(call) do { if (bcs_forked) return bcs_forked_error(call); } while (0)
+#define GUARD(call) do { if (bcs_forked) return bcs_forked_error(call); } while (0); BCS_LOCKED
+
+// ---- The call lock (shim.h; doc.go, "Threads") ----
+
+int bcs_mt, bcs_mt_waiters;
+static pthread_mutex_t bcs_mt_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread int bcs_mt_depth; // this thread's holds (0: it does not hold the lock)
+
+int bcs_mt_lock(void) {
+    if (bcs_mt_depth++ == 0) {
+        pthread_mutex_lock(&bcs_mt_mu);
+    }
+    return 1;
+}
+
+void bcs_mt_unlock(void) {
+    if (--bcs_mt_depth == 0) {
+        if (bcs_mt_waiters > 0)
+            bcs_mt_kick(); // mpiapi.Kick: a waiter may wait for what this call did
+        pthread_mutex_unlock(&bcs_mt_mu);
+    }
+}
+
+// bcs_mt_release lets go of every hold of this thread while it sleeps in a
+// blocked call; bcs_mt_reacquire takes them back (mpiapi threads.go).
+int bcs_mt_release(void) {
+    int d = bcs_mt_depth;
+    if (d > 0) {
+        bcs_mt_depth = 0;
+        pthread_mutex_unlock(&bcs_mt_mu);
+    }
+    return d;
+}
+
+void bcs_mt_reacquire(int depth) {
+    if (depth > 0) {
+        pthread_mutex_lock(&bcs_mt_mu);
+        bcs_mt_depth = depth;
+    }
+}
 
 // NONNULL refuses a NULL output argument (MPI_ERR_ARG through comm's error
 // handler) before the call does anything: writing through it would crash
@@ -245,6 +284,7 @@ double PMPI_Wtick(void) { return 1e-9; }
 int bcs_user_error(int code, int *class, const char **text); // shim_large.c
 
 int PMPI_Error_class(int errorcode, int *errorclass) {
+    BCS_LOCKED;
     if (bcs_user_error(errorcode, errorclass, NULL))
         return MPI_SUCCESS;
     if (bcs_class_name(errorcode) == NULL)
@@ -254,6 +294,7 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
 }
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    BCS_LOCKED;
     const char *text;
     if (bcs_user_error(errorcode, NULL, &text))
         return bcs_copy_string(text, string, MPI_MAX_ERROR_STRING, resultlen);
@@ -618,6 +659,7 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
 
 static int bcs_dt_create_c(const char *call, int combiner, MPI_Count count, const MPI_Count *a, MPI_Count an,
                            const MPI_Count *b, MPI_Count bn, int nt, const MPI_Datatype *types, MPI_Datatype *newtype) {
+    BCS_LOCKED;
     DT_COUNT(call, count);
     DT_BIG(call, "count", count, MPI_ERR_COUNT);
     int nc;

@@ -37,6 +37,24 @@ void *bcs_builtin_op(uintptr_t type, uintptr_t op); // shim_ops.c
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 
+// The call lock (MPI_THREAD_MULTIPLE; doc.go, "Threads"): once bcs_mt is set
+// (MPI_THREAD_MULTIPLE provided), every call that reaches Go holds one
+// process-wide mutex, taken again freely by a thread that holds it (a user
+// callback calling MPI) and released by mpiapi while a blocked call sleeps.
+// BCS_LOCKED takes it for the rest of the enclosing function. Without
+// MULTIPLE it costs one load and a branch at entry and one at return.
+extern int bcs_mt, bcs_mt_waiters;
+int bcs_mt_lock(void);
+void bcs_mt_unlock(void);
+int bcs_mt_release(void);
+void bcs_mt_reacquire(int depth);
+static inline int bcs_mt_enter(void) { return __builtin_expect(bcs_mt, 0) ? bcs_mt_lock() : 0; }
+static inline void bcs_mt_exit(int *held) {
+    if (__builtin_expect(*held, 0))
+        bcs_mt_unlock();
+}
+#define BCS_LOCKED int bcs_mt_held_ __attribute__((cleanup(bcs_mt_exit), unused)) = bcs_mt_enter()
+
 // The collectives, as the Go entries name them.
 enum {
     BCS_BARRIER, BCS_BCAST,

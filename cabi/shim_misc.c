@@ -9,7 +9,7 @@
 #include "_cgo_export.h"
 
 int bcs_guard(const char *call);
-#define GUARD(call) do { int g_ = bcs_guard(call); if (g_ != MPI_SUCCESS) return g_; } while (0)
+#define GUARD(call) do { int g_ = bcs_guard(call); if (g_ != MPI_SUCCESS) return g_; } while (0); BCS_LOCKED
 #define H(x) ((uintptr_t)(x))
 
 int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,

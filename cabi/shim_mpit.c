@@ -10,7 +10,7 @@
 #include "_cgo_export.h"
 
 int bcs_forked_child(void);
-#define TG(rc) do { if (bcs_forked_child()) return (rc); } while (0)
+#define TG(rc) do { if (bcs_forked_child()) return (rc); } while (0); BCS_LOCKED
 #define TGUARD TG(MPI_T_ERR_NOT_INITIALIZED)
 #define H(x) ((uintptr_t)(x))
 

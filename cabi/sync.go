@@ -77,7 +77,7 @@ func bcs_ssend(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.
 			*out = C.uintptr_t(newReq(nil, r, a.ci))
 			return 0
 		}
-		if !r.done {
+		if !r.done && !mpiapi.WaitThreads(call, func() bool { return r.done }) {
 			localWithdraw(r)
 			return localDeadlock(call, r)
 		}
@@ -197,6 +197,9 @@ func bcs_mprobe(source, t C.int, commH C.uintptr_t, flag *C.int, out *C.uintptr_
 	}
 	if a.c == nil {
 		i := localFind(a.ci, a.tag)
+		if i < 0 && flag == nil {
+			mpiapi.WaitThreads(call, func() bool { i = localFind(a.ci, a.tag); return i >= 0 })
+		}
 		if i < 0 {
 			if flag == nil {
 				return localDeadlock(call, &localReq{ci: a.ci, recv: true, tag: a.tag})

@@ -12,27 +12,75 @@ import (
 // and completed in another, messages to itself, a matched probe, a large
 // message), collectives on its own communicator and communicator creation,
 // with MPI_Query_thread and MPI_Is_thread_main checked in every thread.
-// Asked for MPI_THREAD_MULTIPLE, the library provides SERIALIZED, and so
-// does a session asked for it; MPI_INFO_ENV's "thread_level" says so too.
+// The level provided is the one asked for (MPI_THREAD_MULTIPLE included),
+// and so is a session's asked for MPI_THREAD_MULTIPLE; MPI_INFO_ENV's
+// "thread_level" says what MPI_Init_thread provided. In a deterministic
+// job MULTIPLE is not provided (SERIALIZED is): the order of calls between
+// threads would not be the program's.
 func TestThreadsSerialized(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/threads.c", "-pthread")
-	for _, ask := range []string{"serialized", "multiple"} {
+	for _, ask := range []struct{ name, env string }{{"serialized", "MPI_THREAD_SERIALIZED"}, {"multiple", "MPI_THREAD_MULTIPLE"}} {
 		want := fmt.Sprintf("provided %d\n", 2048) // MPI_THREAD_SERIALIZED
-		t.Run(ask+"/singleton", func(t *testing.T) {
-			r := run(t, exe, ask)
+		if ask.name == "multiple" {
+			want = fmt.Sprintf("provided %d\n", 4096)
+		}
+		wantInfo := "session MPI_THREAD_MULTIPLE\nenv " + ask.env + "\n"
+		t.Run(ask.name+"/singleton", func(t *testing.T) {
+			r := run(t, exe, ask.name)
 			okRanks(t, r, "threads", 1)
-			if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "session MPI_THREAD_SERIALIZED\nenv MPI_THREAD_SERIALIZED\n") {
-				t.Fatalf("want %q and MPI_THREAD_SERIALIZED from the session and MPI_INFO_ENV\nstdout:\n%s", want, r.stdout)
+			if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, wantInfo) {
+				t.Fatalf("want %q and %q\nstdout:\n%s", want, wantInfo, r.stdout)
 			}
 		})
 		for _, c := range []struct{ ranks, nodes int }{{2, 1}, {3, 1}, {4, 2}} {
-			t.Run(fmt.Sprintf("%s/n%d-nodes%d", ask, c.ranks, c.nodes), func(t *testing.T) {
-				r := bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe, ask)
+			t.Run(fmt.Sprintf("%s/n%d-nodes%d", ask.name, c.ranks, c.nodes), func(t *testing.T) {
+				r := bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe, ask.name)
 				okRanks(t, r, "threads", c.ranks)
-				if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "session MPI_THREAD_SERIALIZED\nenv MPI_THREAD_SERIALIZED\n") {
-					t.Fatalf("want %q and MPI_THREAD_SERIALIZED from the session and MPI_INFO_ENV\nstdout:\n%s", want, r.stdout)
+				if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, wantInfo) {
+					t.Fatalf("want %q and %q\nstdout:\n%s", want, wantInfo, r.stdout)
 				}
 			})
 		}
+	}
+	t.Run("multiple/deterministic", func(t *testing.T) {
+		r := bcsrun(t, "-n", "2", "--deterministic", exe, "multiple")
+		okRanks(t, r, "threads", 2)
+		want := "provided 2048\nsession MPI_THREAD_SERIALIZED\nenv MPI_THREAD_SERIALIZED\n"
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("want %q (no MULTIPLE in a deterministic job)\nstdout:\n%s", want, r.stdout)
+		}
+	})
+}
+
+// TestThreadsMultiple runs testdata/threadsmt.c under MPI_THREAD_MULTIPLE:
+// threads of a rank calling MPI at the same time, with no turns. A thread
+// blocked in MPI_Recv or MPI_Probe while another thread of the rank sends
+// what it waits for (on the world, and on MPI_COMM_SELF); per-thread
+// ping-pong and ring exchanges on their own tags and on duplicates;
+// Isend/Irecv completed by Waitall, Waitany and Testall in every thread;
+// Allreduce, Bcast, Allgather and Barrier on per-thread duplicates;
+// Comm_dup, Comm_split and Comm_free from several threads; a receive one
+// thread tests while another's send completes it, a generalized request
+// one thread waits on while another completes it, and a partitioned send
+// one thread waits on while others mark its partitions. Every value is
+// checked by the program.
+func TestThreadsMultiple(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/threadsmt.c", "-pthread")
+	want := "provided 4096\n"
+	t.Run("singleton", func(t *testing.T) {
+		r := run(t, exe)
+		okRanks(t, r, "threadsmt", 1)
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("want %q\nstdout:\n%s", want, r.stdout)
+		}
+	})
+	for _, c := range []struct{ ranks, nodes int }{{1, 1}, {2, 1}, {3, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			r := bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe)
+			okRanks(t, r, "threadsmt", c.ranks)
+			if !strings.Contains(r.stdout, want) {
+				t.Fatalf("want %q\nstdout:\n%s", want, r.stdout)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
@@ -15,8 +16,23 @@ import (
 // MPI_REQUEST_NULL, as soon as a Wait or Test call observes its completion,
 // so this package never touches an mpiapi request after that.
 
-// scratch is reused by the array calls so they allocate nothing.
+// scratch is reused by the array calls so they allocate nothing; not under
+// MPI_THREAD_MULTIPLE, where another thread's call may run while one waits
+// (threads.go).
 var scratch []*mpiapi.Request
+
+func reqScratch() []*mpiapi.Request {
+	if C.bcs_mt != 0 {
+		return nil
+	}
+	return scratch[:0]
+}
+
+func keepScratch(rs []*mpiapi.Request) {
+	if C.bcs_mt == 0 {
+		scratch = rs
+	}
+}
 
 // requestArray checks every handle of an array call and returns the slots
 // (-1 for MPI_REQUEST_NULL).
@@ -28,7 +44,10 @@ func requestArray(call string, n C.int, hs *C.uintptr_t) ([]C.uintptr_t, []int, 
 		return nil, nil, fail(0, call, errArg, "array_of_requests = NULL with count = %d", int(n))
 	}
 	handles := unsafe.Slice(hs, int(n))
-	slots := slotScratch[:0]
+	var slots []int
+	if C.bcs_mt == 0 {
+		slots = slotScratch[:0]
+	}
 	epoch++
 	for k, h := range handles {
 		i, rc := req(call, uintptr(h))
@@ -46,7 +65,9 @@ func requestArray(call string, n C.int, hs *C.uintptr_t) ([]C.uintptr_t, []int, 
 		}
 		slots = append(slots, i)
 	}
-	slotScratch = slots
+	if C.bcs_mt == 0 {
+		slotScratch = slots
+	}
 	return handles, slots, 0
 }
 
@@ -129,6 +150,11 @@ func one(call string, h *C.uintptr_t, st *C.MPI_Status, block bool) (done bool, 
 // step waits for (block) or tests the live request in slot i; done reports
 // completion (then the slot is freed and the handle nulled).
 func step(call string, i int, h *C.uintptr_t, st *C.MPI_Status, block bool) (done bool, rc C.int) {
+	if block && reqs[i].loc != nil && !reqs[i].loc.done {
+		// Under MPI_THREAD_MULTIPLE another thread may complete it: a message
+		// to itself, MPI_Grequest_complete, the last MPI_Pready (threads.go).
+		mpiapi.WaitThreads(call, func() bool { l := reqs[i].loc; return l == nil || l.done })
+	}
 	e := reqs[i]
 	if e.loc != nil {
 		if !e.loc.done {
@@ -169,9 +195,11 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 		return rc
 	}
 	if ok, i := localDone(slots); !ok {
-		return localDeadlock(call, reqs[i].loc)
+		if !mpiapi.WaitThreads(call, func() bool { ok, _ := localDone(slots); return ok }) {
+			return localDeadlock(call, reqs[i].loc)
+		}
 	}
-	rs, ci := scratch[:0], 0
+	rs, ci := reqScratch(), 0
 	for _, i := range slots {
 		if i >= 0 && reqs[i].r != nil {
 			if len(rs) == 0 {
@@ -183,12 +211,12 @@ func bcs_waitall(n C.int, hs *C.uintptr_t, sts *C.MPI_Status) C.int {
 			}
 		}
 	}
-	scratch = rs
+	keepScratch(rs)
 	var err error
 	if len(rs) > 0 {
 		err = mpiapi.Waitall(rs...)
 	}
-	clear(scratch)
+	clear(rs)
 	sendsDone(slots)                                     // isendrecv.go
 	return finishAll(call, ci, handles, slots, sts, err) // errstatus.go
 }
@@ -203,7 +231,8 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 	if rc != 0 {
 		return rc
 	}
-	rs, live, pendingLocal := scratch[:0], false, -1
+	waitLocal(call, slots)
+	rs, live, pendingLocal := reqScratch(), false, -1
 	for k, i := range slots {
 		var r *mpiapi.Request
 		if i >= 0 {
@@ -222,9 +251,9 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 		}
 		rs = append(rs, r)
 	}
-	scratch = rs
+	keepScratch(rs)
 	if !live && pendingLocal >= 0 {
-		clear(scratch)
+		clear(rs)
 		return localDeadlock(call, reqs[pendingLocal].loc)
 	}
 	k := -1
@@ -232,7 +261,7 @@ func bcs_waitany(n C.int, hs *C.uintptr_t, index *C.int, st *C.MPI_Status) C.int
 	if live {
 		k, _, err = mpiapi.Waitany(rs...)
 	}
-	clear(scratch)
+	clear(rs)
 	if k < 0 {
 		*index = C.MPI_UNDEFINED
 		emptyStatus(st)
@@ -265,7 +294,7 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 	if rc != 0 {
 		return rc
 	}
-	rs, ci := scratch[:0], 0
+	rs, ci := reqScratch(), 0
 	for _, i := range slots {
 		if i >= 0 && reqs[i].r != nil {
 			if len(rs) == 0 {
@@ -277,12 +306,12 @@ func bcs_testall(n C.int, hs *C.uintptr_t, flag *C.int, sts *C.MPI_Status) C.int
 			}
 		}
 	}
-	scratch = rs
+	keepScratch(rs)
 	all, err := true, error(nil)
 	if len(rs) > 0 {
 		all, err = mpiapi.Testall(rs...)
 	}
-	clear(scratch)
+	clear(rs)
 	if all {
 		sendsDone(slots) // isendrecv.go
 	}
@@ -382,8 +411,11 @@ func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int
 	if rc != 0 {
 		return rc
 	}
+	if block {
+		waitLocal(call, slots)
+	}
 	live, localReady, pendingLocal := false, false, -1
-	rs := scratch[:0]
+	rs := reqScratch()
 	for _, i := range slots {
 		var r *mpiapi.Request
 		if i >= 0 {
@@ -398,26 +430,26 @@ func some(call string, n C.int, hs *C.uintptr_t, outcount *C.int, indices *C.int
 		}
 		rs = append(rs, r)
 	}
-	scratch = rs
+	keepScratch(rs)
 	if !live {
-		clear(scratch)
+		clear(rs)
 		*outcount = C.MPI_UNDEFINED
 		return 0
 	}
 	skip := -1
 	if block && !localReady { // wait for one runtime request
 		if !anyActiveReq(rs) {
-			clear(scratch)
+			clear(rs)
 			return localDeadlock(call, reqs[pendingLocal].loc)
 		}
 		k, _, err := mpiapi.Waitany(rs...)
 		if k < 0 {
-			clear(scratch)
+			clear(rs)
 			return failErr(0, err)
 		}
 		skip = k
 	}
-	clear(scratch)
+	clear(rs)
 	count, failed, fci, first := someDone(call, handles, slots, unsafe.Slice(indices, int(n)), sts, skip)
 	*outcount = C.int(count)
 	if failed > 0 {
@@ -585,4 +617,35 @@ func bcs_startall(n C.int, hs *C.uintptr_t) C.int {
 		}
 	}
 	return 0
+}
+
+// waitLocal is the first wait of Waitany and Waitsome under
+// MPI_THREAD_MULTIPLE when slots hold a local request that is not done
+// (another thread may complete it: MPI_Grequest_complete, a message to
+// itself, the last MPI_Pready): until one of the requests has completed,
+// local or not (threads.go). Without threads, or without such a request,
+// it returns at once.
+func waitLocal(call string, slots []int) {
+	if C.bcs_mt == 0 || !slices.ContainsFunc(slots, func(i int) bool { return i >= 0 && reqs[i].loc != nil && !reqs[i].loc.done }) {
+		return
+	}
+	mpiapi.WaitThreads(call, func() bool {
+		for _, i := range slots {
+			if i < 0 {
+				continue
+			}
+			if l := reqs[i].loc; l != nil {
+				if l.done {
+					return true
+				}
+				continue
+			}
+			if r := reqs[i].r; r == nil {
+				return true
+			} else if done, _, _ := mpiapi.Poll(r, false); done {
+				return true
+			}
+		}
+		return false
+	})
 }

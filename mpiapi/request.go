@@ -263,6 +263,10 @@ func (p *process) block(call string, ready func() bool) {
 	if ready() {
 		return
 	}
+	if mt.on { // threads.go: the call lock is released while the call sleeps
+		p.blockThreaded(call, ready)
+		return
+	}
 	p.blk.SetBlocked(proto.CallCode(call))
 	defer p.blk.SetBlocked(0)
 	p.blk.OfferPull() // while blocked, copy the data of our receives ourselves when the agent asks

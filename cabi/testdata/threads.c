@@ -1,4 +1,5 @@
-/* threads: MPI from several pthreads under MPI_THREAD_SERIALIZED. The main
+/* threads: MPI from several pthreads taking turns (MPI_THREAD_SERIALIZED
+ * use, whatever the level provided; threadsmt.c makes concurrent calls). The main
  * thread and NT workers take turns (a mutex and a turn counter, the same
  * order on every rank), so each turn is made by the same thread on every
  * rank and every call is a matched one. A turn does: a ring Sendrecv on the
