@@ -204,9 +204,10 @@
 //     completion slots, communicator sequence numbers) change one call at
 //     a time. A thread that holds it may take it again (a user callback —
 //     error handler, reduction, attribute copy or delete, generalized
-//     request query — that calls MPI). The calls the shim serves itself
-//     (MPI_Comm_rank of the world, Wtime, the datatype table, ...) take no
-//     lock. Until MULTIPLE is provided the lock is one load and a branch at
+//     request query — that calls MPI); a callback runs with the lock held,
+//     so it must not wait for another thread's MPI call. The calls the
+//     shim serves itself (MPI_Comm_rank of the world, Wtime, the datatype
+//     table, ...) take no lock. Until MULTIPLE is provided the lock is one load and a branch at
 //     entry and at return; under MULTIPLE an uncontended call adds a mutex
 //     lock and unlock and a thread-local counter (bench/cabi/callcost.c
 //     with the argument "multiple").
@@ -218,7 +219,10 @@
 //     that ends while other threads wait wakes them all (a kick): it may
 //     have completed what they wait for without the agent (a message to
 //     itself on MPI_COMM_SELF, MPI_Grequest_complete, the last MPI_Pready).
-//     A blocked call does not spin under MULTIPLE; it sleeps at once.
+//     A blocked call does not spin under MULTIPLE; it sleeps at once. A
+//     kick costs the ending call a crossing into Go and a futex wake-up,
+//     and every waiter a wake-up: a thread polling with MPI_Test while
+//     others wait keeps waking them.
 //   - Waits the runtime cannot see are real waits: a receive or probe on a
 //     one-process communicator, a generalized request, a partitioned send
 //     whose partitions are not all ready (in MPI_Wait, Waitall, Waitany,
