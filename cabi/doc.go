@@ -165,38 +165,15 @@
 //
 // # Go inside a C process
 //
-//   - GOMAXPROCS is set to 1 at MPI_Init unless the environment sets it.
+//   - GOMAXPROCS is set to 1 at MPI_Init unless the environment sets it
+//     (4 under MPI_THREAD_MULTIPLE; see Threads).
 //   - Signal handlers the program installed without SA_ONSTACK are
 //     re-installed with it at MPI_Init and MPI_Finalize (the Go runtime
 //     needs its alternate stack).
 //   - A pthread_atfork child hook marks the library unusable: a forked child
 //     that calls MPI gets MPI_ERR_OTHER and a message, never the Go runtime
 //     (which the child does not have). The shim's fast paths still answer.
-//   - Threads: MPI_Init_thread (and MPI_T_init_thread, and a session)
-//     provides at most MPI_THREAD_SERIALIZED and says so: any thread may
-//     call MPI, one call at a time, the program ordering them (a mutex).
-//     Nothing in the library depends on the calling thread: the shim keeps
-//     no thread-local state, the Go runtime serves a call from any pthread
-//     (a thread's first call binds it a runtime thread), no OS thread is
-//     locked, and a blocked call sleeps on a futex that any thread may wait
-//     on. MPI_Is_thread_main answers true in the thread that called
-//     MPI_Init or MPI_Init_thread only; MPI_Finalize should be called
-//     there (the standard's rule).
-//     MPI_THREAD_MULTIPLE is not provided: nothing in mpiapi or here is safe
-//     for concurrent calls, and a call blocked waiting for a message would
-//     have to let other threads in while it sleeps (a lock released around
-//     the wait in mpiapi, with every waiter re-reading its state after
-//     waking and the agent's wake-up reaching every sleeping thread, not
-//     one; the rank's shared-memory block holds one blocked call and one
-//     pull offer, not one per thread). Deadlock detection relies on the
-//     serialisation too: a rank blocked in a call is taken to need another
-//     rank to go on, true under SERIALIZED (no other thread of it may call
-//     MPI meanwhile) but not under MULTIPLE, where a thread computing
-//     before its MPI_Send may be the one to complete it; a local wait for
-//     a generalized request or a partitioned send likewise would need a
-//     real wait instead of its deadlock error. A program asking for
-//     MULTIPLE gets SERIALIZED (and can see it: provided, MPI_Query_thread);
-//     one that then makes concurrent calls is erroneous and may crash.
+//   - Threads: see Threads below.
 //   - The library is never unloaded (dlclose of a Go library is not
 //     supported).
 //
@@ -204,6 +181,91 @@
 // the shim serves costs 1-30 ns (MPI_Comm_rank of the world 1.2 ns, Wtime
 // 28 ns), a call into Go about 70 ns (MPI_Comm_rank of a duplicate), and a
 // send to MPI_PROC_NULL through mpiapi about 280 ns.
+//
+// # Threads (threads.go, shim.h BCS_LOCKED, mpiapi threads.go)
+//
+// MPI_Init_thread provides the level asked for, MPI_THREAD_MULTIPLE
+// included, and so do MPI_T_init_thread and a session's "thread_level"
+// (without one, a session gets MPI_THREAD_SERIALIZED); MPI_Query_thread
+// answers the level MPI_Init_thread provided, MPI_Is_thread_main is true in
+// the thread that called MPI_Init or MPI_Init_thread only. In a
+// deterministic, recorded or replayed job (bcsrun --deterministic,
+// --record, --replay) MULTIPLE is not provided (SERIALIZED is): the order
+// in which threads' calls reach the runtime is the scheduler's, not the
+// program's, so the job could not be reproduced.
+//
+// Under MPI_THREAD_MULTIPLE any thread may call MPI at any time: one thread
+// may sit in MPI_Recv or MPI_Wait while another sends the message it waits
+// for, probes, or runs a collective on another communicator.
+//
+//   - The call lock: every call that reaches Go holds one process-wide
+//     mutex (BCS_LOCKED in each call's GUARD), so the handle and request
+//     tables here and the rank's state in mpiapi (its descriptor ring,
+//     completion slots, communicator sequence numbers) change one call at
+//     a time. A thread that holds it may take it again (a user callback —
+//     error handler, reduction, attribute copy or delete, generalized
+//     request query — that calls MPI); a callback runs with the lock held,
+//     so it must not wait for another thread's MPI call. The calls the
+//     shim serves itself (MPI_Comm_rank of the world, Wtime, the datatype
+//     table, ...) take no lock. Until MULTIPLE is provided the lock is one load and a branch at
+//     entry and at return; under MULTIPLE an uncontended call adds a mutex
+//     lock and unlock and a thread-local counter (bench/cabi/callcost.c
+//     with the argument "multiple").
+//   - A blocked call never holds the lock while it sleeps: mpiapi's wait
+//     loop releases it, and one waiting thread (the leader) sleeps on the
+//     rank's futex word, which the agent bumps when it publishes a
+//     completion; the others park their goroutine until the leader wakes,
+//     then each takes the lock and looks at its own condition again. A call
+//     that ends while other threads wait wakes them all (a kick): it may
+//     have completed what they wait for without the agent (a message to
+//     itself on MPI_COMM_SELF, MPI_Grequest_complete, the last MPI_Pready).
+//     A blocked call does not spin under MULTIPLE; it sleeps at once. A
+//     kick costs the ending call a crossing into Go and a futex wake-up,
+//     and every waiter a wake-up: a thread polling with MPI_Test while
+//     others wait keeps waking them.
+//   - Waits the runtime cannot see are real waits: a receive or probe on a
+//     one-process communicator, a generalized request, a partitioned send
+//     whose partitions are not all ready (in MPI_Wait, Waitall, Waitany,
+//     Waitsome) wait for another thread instead of failing as a deadlock.
+//   - Deadlock detection does not see a rank that asked for MULTIPLE as
+//     blocked (its threads outside MPI may still post what its blocked
+//     calls wait for), so a job whose ranks are all stuck waits for
+//     bcsrun's timeout or the user rather than being reported.
+//   - GOMAXPROCS is raised to 4 (unless the environment sets it): a thread
+//     sleeping in a system call keeps a runtime processor, and with one
+//     processor every other thread's call would wait for the runtime's
+//     monitor to take it back.
+//
+// What the standard leaves to the implementation, and what bcsmpi does:
+//   - Order between threads: messages are non-overtaking per sending
+//     thread (two sends of one thread to the same destination, communicator
+//     and tag are received in order). Sends made by two threads at once are
+//     in the order their calls took the lock, which the program cannot know;
+//     the standard orders only calls the program orders (a mutex, a
+//     join). Likewise receives posted by two threads at once match in the
+//     order they took the lock.
+//   - MPI_ANY_SOURCE (and MPI_ANY_TAG) receives and probes from several
+//     threads: which thread's receive matches which message follows that
+//     order too. A message found by MPI_Probe or MPI_Iprobe in one thread
+//     may be received by another thread's receive before this thread's
+//     MPI_Recv; use MPI_Mprobe or MPI_Improbe with MPI_Mrecv, which claim
+//     the message for the thread that probed.
+//   - Two threads running collectives on the same communicator at once is
+//     erroneous (MPI 5.0, "MPI and Threads"): the runtime pairs the members' calls by
+//     their order on each communicator, so such calls may pair crosswise
+//     and end in a mismatched-collective abort or wrong data. Give each
+//     thread its own communicator (MPI_Comm_dup); collectives on different
+//     communicators may run at once, as may Comm_dup, Comm_split,
+//     Comm_create and Comm_free of different parents.
+//   - Two threads completing the same request (two MPI_Wait, or the same
+//     request in two concurrent array calls) is erroneous and not detected.
+//     One thread may test or wait for a request another thread started, and
+//     one may wait for a request another thread's call completes.
+//   - MPI_Finalize must be called by the main thread once no other thread
+//     is in (or will make) an MPI call.
+//   - A buffer must not be touched (or freed) until the call that completes
+//     its request returns, in whichever thread: the runtime moves data
+//     after the starting call returns, often a slice later.
 //
 // # Large counts
 //
@@ -308,8 +370,9 @@
 // MPI delays passive-target operations on it until its next MPI call (as
 // MPICH without asynchronous progress does); MPI_Win_free, fence, start,
 // wait and the lock calls never depend on it beyond that. Rejected: a
-// progress thread in the shim (nothing in mpiapi is safe for concurrent
-// use, and it would spin a core per rank), and applying operations in the
+// progress thread in the shim (it would take the call lock of Threads on
+// every poll, against the program's own threads, and spin a core per
+// rank), and applying operations in the
 // agents (they would need the datatypes and the reductions, and would
 // write into ranks' memory outside any MPI call).
 //
@@ -420,7 +483,7 @@
 // MPI_T_ERR_NOT_INITIALIZED outside an MPI_T_init_thread/MPI_T_finalize
 // pair. The pairs nest (a count); the last MPI_T_finalize frees every
 // handle and session. MPI_T works before MPI_Init and after MPI_Finalize
-// (it provides MPI_THREAD_SERIALIZED at most, as MPI_Init_thread does). Bad
+// (it provides the level asked for, as MPI_Init_thread does; see Threads). Bad
 // indices give MPI_T_ERR_INVALID_INDEX, unknown names
 // MPI_T_ERR_INVALID_NAME, a freed or foreign handle MPI_T_ERR_INVALID_HANDLE,
 // a freed session MPI_T_ERR_INVALID_SESSION; each kind of object is bounded
@@ -515,8 +578,8 @@
 // MPI_Session_init, Session_finalize, Session_get_num_psets,
 // Session_get_nth_pset, Session_get_pset_info (the key "mpi_size"),
 // Session_get_info (the key "thread_level": the level the info's
-// "thread_level" asked for, at most MPI_THREAD_SERIALIZED, which is also
-// the level without one), Group_from_session_pset,
+// "thread_level" asked for, MPI_THREAD_SERIALIZED without one; see
+// Threads), Group_from_session_pset,
 // Comm_create_from_group, Session_create_errhandler, Session_set/get/
 // call_errhandler, Session_attach_buffer(_c), Session_detach_buffer(_c),
 // Session_flush_buffer and Session_iflush_buffer (flushes at once and
@@ -840,8 +903,8 @@
 //     call that ran it: free_fn's by the completion call (MPI_ERR_IN_STATUS
 //     in the array forms), MPI_Request_free or MPI_Grequest_complete,
 //     cancel_fn's by MPI_Cancel; waiting for one that is not complete
-//     is a deadlock error, since no other thread may call MPI meanwhile
-//     under MPI_THREAD_SERIALIZED), Reduce_local (reducelocal.go: the runtime's
+//     is a deadlock error unless MPI_THREAD_MULTIPLE was provided, when
+//     another thread may complete it; see Threads), Reduce_local (reducelocal.go: the runtime's
 //     reduce kernels; a user operation is called once on the buffers),
 //     Mprobe, Improbe, Mrecv,
 //     Imrecv (sync.go: the probe claims its message by posting a receive for

@@ -29,10 +29,10 @@ import (
 //     its error.
 //   - A callback's non-zero return that is not an error class is
 //     MPI_ERR_OTHER; the message names the callback and the code.
-//   - bcsmpi provides MPI_THREAD_SERIALIZED at most, so no other thread can
-//     complete a request while this one waits for it: waiting for one that
-//     is not complete is reported as a deadlock (MPI_ERR_OTHER) rather than
-//     hanging.
+//   - Below MPI_THREAD_MULTIPLE no other thread can complete a request
+//     while this one waits for it: waiting for one that is not complete is
+//     reported as a deadlock (MPI_ERR_OTHER) rather than hanging. Under
+//     MULTIPLE the wait is real (doc.go, "Threads").
 //   - The callbacks are C functions, called through shim trampolines.
 
 type greq struct {

@@ -15,9 +15,11 @@ import (
 // world of a program started without bcsrun) never reach the runtime: a send
 // is buffered here (it completes at once) or delivered to the earliest
 // matching posted receive, and a receive takes the earliest matching
-// buffered message or is posted. The process is the only sender, so a
-// receive or probe that finds nothing when it must block can never complete:
-// it is reported as a deadlock instead of hanging.
+// buffered message or is posted. The process is the only sender, so, below
+// MPI_THREAD_MULTIPLE, a receive or probe that finds nothing when it must
+// block can never complete: it is reported as a deadlock instead of
+// hanging. Under MULTIPLE another thread may send it, and the call waits
+// (mpiapi.WaitThreads; doc.go, "Threads").
 
 // localReq is a point-to-point request on a local communicator.
 type localReq struct {
@@ -117,10 +119,10 @@ func localDeadlock(call string, r *localReq) C.int {
 		for k < p.parts && p.ready[k] {
 			k++
 		}
-		return fail(r.ci, call, errOther, "deadlock: partition %d of the partitioned send (%d of %d ready) was not marked with MPI_Pready, and no other thread can mark it while this one waits (bcsmpi provides MPI_THREAD_SERIALIZED at most: no other thread calls MPI during this call)", k, p.nready, p.parts)
+		return fail(r.ci, call, errOther, "deadlock: partition %d of the partitioned send (%d of %d ready) was not marked with MPI_Pready, and no other thread can mark it while this one waits (MPI_THREAD_MULTIPLE was not provided: no other thread calls MPI during this call)", k, p.nready, p.parts)
 	}
 	if r.g != nil {
-		return fail(r.ci, call, errOther, "deadlock: the generalized request is not complete, and no other thread can call MPI_Grequest_complete while this one waits (bcsmpi provides MPI_THREAD_SERIALIZED at most: no other thread calls MPI during this call)")
+		return fail(r.ci, call, errOther, "deadlock: the generalized request is not complete, and no other thread can call MPI_Grequest_complete while this one waits (MPI_THREAD_MULTIPLE was not provided: no other thread calls MPI during this call)")
 	}
 	if !r.recv {
 		return fail(r.ci, call, errOther, "deadlock: the synchronous send (tag %s) on a one-process communicator has no matching receive, and this process is the only one that could post it", tagName(r.rtag))

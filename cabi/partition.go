@@ -26,10 +26,10 @@ import (
 //   - A partitioned receive is an ordinary persistent receive of the whole
 //     buffer; MPI_Parrived reports every partition arrived once the whole
 //     message has (and, on an inactive request, as the standard says).
-//   - bcsmpi provides MPI_THREAD_SERIALIZED at most: waiting for a
-//     partitioned send whose partitions are not all ready is a deadlock
-//     error naming the first one missing, since no other thread can mark it
-//     while this one waits.
+//   - Waiting for a partitioned send whose partitions are not all ready is
+//     a deadlock error naming the first one missing, since no other thread
+//     can mark it while this one waits; under MPI_THREAD_MULTIPLE the wait
+//     is real (another thread may call MPI_Pready; doc.go, "Threads").
 //   - A partitioned send and a non-partitioned receive (or the reverse)
 //     with the same envelope match each other; the standard makes such a
 //     program erroneous.

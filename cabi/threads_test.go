@@ -83,4 +83,12 @@ func TestThreadsMultiple(t *testing.T) {
 			}
 		})
 	}
+	// The whole single-threaded suite under MPI_THREAD_MULTIPLE: every call
+	// takes the call lock, and callbacks (error handlers, user reductions,
+	// attribute copies) that call MPI take it again.
+	suite := compile(t, "bcscc", "testdata/suite.c")
+	t.Run("suite/singleton", func(t *testing.T) { okRanks(t, run(t, suite, "multiple"), "suite", 1) })
+	t.Run("suite/n4-nodes2", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "4", "--nodes", "2", suite, "multiple"), "suite", 4)
+	})
 }

@@ -152,5 +152,9 @@
 // threads; a blocked call sleeps on a futex in shared memory, which any
 // thread may wait on, and serves pull orders with process_vm_readv, which
 // names the process). The caller orders the calls (a mutex, a channel), which
-// also makes this package's state visible to the next caller.
+// also makes this package's state visible to the next caller. A layer that
+// lets its callers' calls overlap (the C ABI under MPI_THREAD_MULTIPLE)
+// holds its own call lock around each call and gives this package a way to
+// release it while a blocked call sleeps (SetThreaded, threads.go): then
+// several calls may be blocked at once, each waiting without the lock.
 package mpiapi

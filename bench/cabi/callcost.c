@@ -1,11 +1,15 @@
 /* callcost: what a call into bcsmpi's C ABI costs, in ns per call, for calls
  * the C shim serves itself and for calls that cross into Go.
  *
- *   bin/bcscc -O2 -o callcost bench/cabi/callcost.c && bin/bcsrun -n 1 ./callcost [N]
+ *   bin/bcscc -O2 -o callcost bench/cabi/callcost.c && bin/bcsrun -n 1 ./callcost [N [multiple]]
+ *
+ * With "multiple" the program asks for MPI_THREAD_MULTIPLE (one thread
+ * still makes every call): the cost of the call lock (cabi/doc.go, "Threads").
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now(void) {
@@ -25,7 +29,12 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 1000000;
-    MPI_Init(&argc, &argv);
+    int provided;
+    if (argc > 2 && strcmp(argv[2], "multiple") == 0) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        printf("MPI_THREAD_MULTIPLE provided: %s\n", provided == MPI_THREAD_MULTIPLE ? "yes" : "no");
+    } else
+        MPI_Init(&argc, &argv);
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     int r, s, v = 0;

@@ -15,7 +15,8 @@
  *      its own parent), several times.
  *   6. completion by another thread: one thread tests a receive that
  *      another thread's send completes; one waits on a generalized request
- *      another thread completes (MPI_Grequest_complete); one waits on a
+ *      another thread completes (MPI_Grequest_complete), with MPI_Wait,
+ *      MPI_Waitany and MPI_Waitsome; one waits on a
  *      partitioned send whose partitions other threads mark ready.
  * MPI_Query_thread and MPI_Is_thread_main are checked in every thread.
  * Run: ./threadsmt; it needs MPI_THREAD_MULTIPLE and prints
@@ -232,7 +233,8 @@ static void *comms(void *arg) {
 
 /* ---- 6. completion by another thread ---- */
 
-static MPI_Request shared_req, greq, preq;
+static MPI_Request shared_req, greq, greq_copy, preq;
+static int wait_form;
 static volatile int started;
 static int got = -1;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -265,7 +267,7 @@ static void *other(void *arg) {
         /* then completes the generalized request thread 2 waits on */
         while (!started)
             ;
-        OK(MPI_Grequest_complete(greq));
+        OK(MPI_Grequest_complete(greq_copy));
         break;
     }
     case 2:
@@ -279,6 +281,30 @@ static void *other(void *arg) {
         OK(MPI_Pready((int)t - 3, preq));
         break;
     }
+    return NULL;
+}
+
+/* one thread waits on a generalized request with MPI_Waitany or
+ * MPI_Waitsome (wait_form 0, 1) while another completes it */
+static void *greqpair(void *arg) {
+    if ((long)arg == 1) {
+        while (!started)
+            ;
+        OK(MPI_Grequest_complete(greq_copy));
+        return NULL;
+    }
+    pthread_mutex_lock(&mu);
+    started = 1;
+    pthread_mutex_unlock(&mu);
+    int idx = -1, n = -1;
+    if (wait_form == 0) {
+        OK(MPI_Waitany(1, &greq, &idx, MPI_STATUS_IGNORE));
+        CHECK(idx == 0, "Waitany index %d", idx);
+    } else {
+        OK(MPI_Waitsome(1, &greq, &n, &idx, MPI_STATUSES_IGNORE));
+        CHECK(n == 1 && idx == 0, "Waitsome outcount %d index %d", n, idx);
+    }
+    CHECK(greq == MPI_REQUEST_NULL, "generalized request not freed");
     return NULL;
 }
 
@@ -316,7 +342,14 @@ int main(int argc, char **argv) {
 
     OK(MPI_Irecv(&got, 1, MPI_INT, rank, 14, MPI_COMM_WORLD, &shared_req));
     OK(MPI_Grequest_start(gq, gf, gc, NULL, &greq));
+    greq_copy = greq;
     run(other, 3);
+    for (wait_form = 0; wait_form < 2; wait_form++) {
+        started = 0;
+        OK(MPI_Grequest_start(gq, gf, gc, NULL, &greq));
+        greq_copy = greq;
+        run(greqpair, 2);
+    }
     /* partitioned: a send to the right neighbour of NT partitions, marked
      * ready by NT threads while another waits for it */
     int precv_buf[NT * 16];
