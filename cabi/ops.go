@@ -41,9 +41,18 @@ var userOps []userOpEntry
 // collective mismatch). Two functions with the same code at different
 // addresses are different operations; ranks running different programs
 // (MPMD) with a user operation are reported as disagreeing.
+//
+// A function in no loaded file (code made at run time, as a JIT's or
+// libffi's trampolines are) has a different address on every rank and
+// nothing else that names it alike everywhere (the ranks may have made
+// other operations first, so not the creation order either): all such
+// functions share one name, so two of them are not told apart by the
+// mismatch check, and one of them is still told from a compiled function.
 func fnIdentity(fn unsafe.Pointer) string {
 	var buf [512]C.char
-	C.bcs_fn_identity(fn, &buf[0], C.int(len(buf)))
+	if C.bcs_fn_identity(fn, &buf[0], C.int(len(buf))) == 0 {
+		return "a function made at run time"
+	}
 	return C.GoString(&buf[0])
 }
 

@@ -1216,8 +1216,10 @@ void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype) 
 // bcs_fn_identity writes what a user function is on every rank running
 // the same program, wherever ASLR loaded it: its symbol when the dynamic
 // symbol table names exactly this address, else its object file's base
-// name and its offset in that file.
-void bcs_fn_identity(void *fn, char *buf, int n) {
+// name and its offset in that file. It returns 0 when no loaded file holds
+// the address (code made at run time: a JIT's or libffi's trampolines), whose
+// address differs on every rank; the caller then names it otherwise.
+int bcs_fn_identity(void *fn, char *buf, int n) {
     Dl_info info;
     if (dladdr(fn, &info) && info.dli_fname != NULL) {
         const char *base = strrchr(info.dli_fname, '/');
@@ -1226,9 +1228,9 @@ void bcs_fn_identity(void *fn, char *buf, int n) {
             snprintf(buf, n, "%s in %s", info.dli_sname, base);
         else
             snprintf(buf, n, "%s+%#lx", base, (unsigned long)((char *)fn - (char *)info.dli_fbase));
-        return;
+        return 1;
     }
-    snprintf(buf, n, "function %p", fn);
+    return 0;
 }
 
 // ---- Cartesian topologies ----

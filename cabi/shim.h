@@ -30,7 +30,7 @@ void bcs_fix_sigonstack(void);
 void bcs_register_exit(void);
 void bcs_call_errhandler(void *fn, uintptr_t comm, int code);
 void bcs_call_op(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
-void bcs_fn_identity(void *fn, char *buf, int n);
+int bcs_fn_identity(void *fn, char *buf, int n);
 int bcs_op_is_large(void *fn);
 void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 void *bcs_builtin_op(uintptr_t type, uintptr_t op); // shim_ops.c
