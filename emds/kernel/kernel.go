@@ -121,6 +121,7 @@ type Monitor struct {
 	q           uint64          // the slice running now
 	pubN, pubNS int64           // Publish's calls and their time
 	ring        uint64          // slices the reader keeps (a power of two, RingMin .. RingMax)
+	raiseAt     uint64          // Publish raises the reader at this lag in slices (raiseLag)
 	labels      []atomic.Uint64 // labels[q % ring]: the runtime's number of slice q
 	bounds      []atomic.Int64  // bounds[q % ring]: when slice q began (CLOCK_MONOTONIC ns)
 	cur         atomic.Uint64   // slices published: slice cur runs now
@@ -263,6 +264,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 	}
 	m.every = DrainEvery(cfg.Slice)
+	m.raiseAt = raiseLag(m.ring, m.every, cfg.Slice)
 	m.stop, m.exited = make(chan struct{}), make(chan struct{})
 	go m.reader()
 	return m, nil
@@ -432,6 +434,19 @@ func sizeSpec(spec *ebpf.CollectionSpec, ncpu, nlog, ranks, runtimePID int) erro
 	return nil
 }
 
+// raiseLag is the lag (slices published but not yet taken) at which Publish
+// raises the reader: an eighth of the ring, but never less than two drains'
+// worth of slices, which a reader on time reaches between its drains when
+// the ring is small (many ranks) or the slice short. Unknown slice: an
+// eighth of the ring.
+func raiseLag(ring uint64, every, slice time.Duration) uint64 {
+	lag := ring / 8
+	if slice > 0 {
+		lag = max(lag, 2*(uint64(every/slice)+1))
+	}
+	return lag
+}
+
 // DrainEvery is how often the reader takes the records: a 32nd of the
 // ring's time at slice (Config.Slice), within 4 to 32 ms; 16 ms when the
 // slice is unknown. Each drain starts with the reader's data out of the
@@ -558,7 +573,7 @@ func (m *Monitor) Publish(slice uint64) {
 	m.pubNS += unix.Now() - now
 	// A reader starved of CPU would lose slices: take them here instead.
 	lag := q + 1 - m.done.Load()
-	if lag >= m.ring/8 && m.raised.Load() == 0 {
+	if lag >= m.raiseAt && m.raised.Load() == 0 {
 		m.raiseReader()
 	}
 	if lag >= m.ring/2 && m.mu.TryLock() {

@@ -440,3 +440,27 @@ func TestReaderRaise(t *testing.T) {
 		}
 	}
 }
+
+// TestRaiseLag: a reader on time is never raised by Publish, whatever the
+// ring's size and the slice: the lag that raises it is above what builds up
+// between two drains (review: with a ring of 1024 or less, or slices under
+// about 8 µs, the lag between drains reached ring/8 and the reader was
+// raised on an idle host).
+func TestRaiseLag(t *testing.T) {
+	for _, ring := range []uint64{RingMin, 256, 1024, RingMax} {
+		for _, slice := range []time.Duration{2 * time.Microsecond, 50 * time.Microsecond, 250 * time.Microsecond, 2 * time.Millisecond} {
+			every := DrainEvery(slice)
+			between := uint64(every/slice) + 1
+			at := raiseLag(ring, every, slice)
+			if at <= between {
+				t.Errorf("ring %d, slice %v: raised at lag %d, but %d slices pass between drains", ring, slice, at, between)
+			}
+			if at < ring/8 {
+				t.Errorf("ring %d, slice %v: raised at lag %d, under an eighth of the ring", ring, slice, at)
+			}
+		}
+	}
+	if got := raiseLag(1024, DrainEvery(0), 0); got != 128 {
+		t.Errorf("unknown slice: raised at %d, want 128", got)
+	}
+}
