@@ -303,7 +303,10 @@ func bcs_dims_create(nnodes, ndims C.int, dims *C.int) C.int {
 			free = append(free, i)
 		default:
 			if rest%int(v) != 0 {
-				return fail(0, call, errDims, "dims[%d] = %d does not divide nnodes = %d", i, int(v), int(nnodes))
+				if rest == int(nnodes) {
+					return fail(0, call, errDims, "dims[%d] = %d does not divide nnodes = %d", i, int(v), int(nnodes))
+				}
+				return fail(0, call, errDims, "dims[%d] = %d does not divide the %d nodes the fixed dims before it leave of nnodes = %d", i, int(v), rest, int(nnodes))
 			}
 			rest /= int(v)
 		}
