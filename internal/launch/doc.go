@@ -81,8 +81,11 @@
 //     stall watch (Run), and the ranks. RunHost takes the parts it needs in
 //     its own order (the mesh and its PMI exchange before the MDS).
 //   - start spawns the ranks from an OS thread locked until Close.
-//   - watch (Run's and RunHost's own loops) follows the ranks, the master,
-//     the agents and the signals until the last rank has been reaped.
+//   - watch (watch.go, one loop for both) follows the ranks, the master,
+//     the agents and the signals until the last rank has been reaped;
+//     RunHost's adds the end fence, bcsrun's control words and the quiet
+//     wait (its sources are nil channels in Run), and each gives its own
+//     handlers (the verdict, the master's and the agent's ends).
 //   - finish ends the orphans, stops the master and then the agents — the
 //     order Close would use — reading each one's counts once it has
 //     stopped, drains the output and writes the reports.

@@ -270,10 +270,6 @@ func RunHost(spec HostJob) (code int, err error) {
 	if hm != nil && ctl == nil {
 		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
 	}
-	var ctlAbort, ctlGone <-chan struct{}
-	if ctl != nil {
-		ctlAbort, ctlGone = ctl.abort, ctl.gone
-	}
 	// describe names the host of the node a job error is about.
 	describe := func(err error) string {
 		var je *nicthread.JobError
@@ -365,144 +361,99 @@ func RunHost(spec HostJob) (code int, err error) {
 		stdinR.Close()
 	}
 
-	// Watch.
-	aborting := false
-	var killTimer <-chan time.Time
-	secondary := false // the next abort's message is a consequence of another host's end
-	abort := func(c int, msg string) {
-		if aborting {
-			return
-		}
-		aborting = true
+	// Watch (watch.go).
+	fenced := make(chan error, 1)
+	w := &watch{j: j, sigs: sigs, agent: served, fenced: fenced}
+	if ctl != nil {
+		w.ctlAbort, w.ctlGone = ctl.abort, ctl.gone
+	}
+	w.verdict = func(c int, msg string) {
 		code = c
 		if msg != "" {
 			fmt.Fprintln(stderr, msg)
 			if ctl != nil { // bcsrun ends the job on the other hosts
-				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: secondary})
+				ctl.sendJSON('V', hostVerdict{Code: c, Message: msg, Secondary: w.secondary})
 			}
 		}
-		n.agent.Abort()
-		j.signalRanks(syscall.SIGTERM)
-		n.group.cont() // a descheduled rank handles SIGTERM only once continued (gang)
-		killTimer = time.After(2 * time.Second)
 	}
+	w.sigMsg = func(os.Signal) string { return "" } // bcsrun (or Slurm) says why
 	// abortAfter aborts with msg; a consequence of another host's end
 	// (a peer's connection closed, the master stopped the job) first waits
 	// up to quietWait for bcsrun's word that another host ended the job,
 	// which that host's report explains: then this host says nothing, as
 	// on one machine only the cause is printed.
-	var quietMsg string
-	var quietTimer <-chan time.Time
 	abortAfter := func(msg string, consequence bool) {
-		if aborting {
+		if w.aborting {
 			return
 		}
 		if consequence && ctl != nil {
-			if quietTimer == nil {
-				quietMsg, quietTimer = msg, time.After(quietWait)
-			}
+			w.quiet(msg)
 			return
 		}
-		secondary = consequence
-		abort(1, msg)
+		w.secondary = consequence
+		w.abort(1, msg)
 	}
-	if startErr != nil {
-		abort(1, startErr.Error())
+	w.master = func(err error) {
+		masterDone = true
+		if err != nil {
+			abortAfter(describe(err), peerGone(err))
+		} else if len(j.live) > 0 {
+			w.abort(1, who+": the master stopped before the ranks finished")
+		}
 	}
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
-	var reapTimer <-chan time.Time
-	fenced := make(chan error, 1)
-	agentDone := false
+	w.fence = func(err error) {
+		fenceDone, fenceOK = true, err == nil
+		if err != nil {
+			w.abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
+		} else {
+			j.closeStop() // node 0: the master says stop to every agent
+		}
+	}
 	// The agent's end, judged once what it depends on is known (the end
 	// fence's outcome, the master's error), without blocking the loop:
 	// signals and rank exits are still watched meanwhile.
+	agentDone, agentPending := false, false
 	var agentErr error
-	agentPending := false
-	for len(j.live) > 0 || !aborting && (!agentDone || agentPending || quietTimer != nil) {
-		if len(j.live) == 0 && !aborting && !fencing {
+	w.agentEnd = func(err error) { agentDone, agentErr, agentPending = true, err, true }
+	w.more = func() bool { return !w.aborting && (!agentDone || agentPending || w.quietTime != nil) }
+	w.before = func() {
+		if len(j.live) == 0 && !w.aborting && !fencing {
 			// Every local rank ended well: wait, serving the agent, for every
 			// other host's (the fence completes when all bcsds entered it).
 			fencing = true
 			go func() { fenced <- c.Fence() }()
 		}
-		select {
-		case <-chld:
-			if reapTimer == nil {
-				reapTimer = time.After(reapEvery)
+	}
+	w.after = func() {
+		if !agentPending {
+			return
+		}
+		err := agentErr
+		switch {
+		case err != nil && fencing && !fenceDone:
+			// Our ranks are done: did every host's end well? Then the
+			// error is the teardown at the end (another host closed
+			// its connections just after the master's stop, and the
+			// agent saw that before the stop). Wait for the fence.
+		case (err == nil || fenceOK) && !masterDone && len(j.live) > 0:
+			// Node 0: the master stops every agent, ours included,
+			// when it fails; its error (about to come) says why.
+		default:
+			agentPending = false
+			if err != nil && fenceOK {
+				err = nil
 			}
-		case <-reapTimer:
-			reapTimer = nil
-			reapJobZombies(j.procs)
-		case e := <-j.exits:
-			j.reaped(e)
-			if aborting {
-				continue
-			}
-			if msg, c := judge(e, n, who); msg != "" {
-				abort(c, msg)
-			}
-		case err := <-fenced:
-			fenceDone, fenceOK = true, err == nil
-			if err != nil {
-				abort(1, fmt.Sprintf("%s: waiting for the other hosts' ranks: %v; job aborted", who, err))
-			} else {
-				j.closeStop() // node 0: the master says stop to every agent
-			}
-		case md := <-j.master:
-			j.ended, masterDone = &md, true
-			err := md.err
 			if err != nil {
 				abortAfter(describe(err), peerGone(err))
-			} else if !aborting && len(j.live) > 0 {
-				abort(1, who+": the master stopped before the ranks finished")
-			}
-		case err := <-served:
-			agentDone, agentErr, agentPending = true, err, true
-		case s := <-sigs:
-			abort(128+int(s.(syscall.Signal)), "") // bcsrun (or Slurm) says why
-		case <-ctlAbort:
-			ctlAbort = nil
-			abort(1, "") // another host failed: bcsrun has its verdict
-		case <-ctlGone:
-			// bcsrun died (SIGKILL): nobody would end this host's part
-			// (srun, orphaned, waits for its tasks), so it ends here.
-			ctlGone = nil
-			abort(1, who+": the control connection to bcsrun ended (bcsrun is gone); job aborted")
-		case <-quietTimer:
-			quietTimer = nil
-			secondary = true
-			abort(1, quietMsg)
-		case <-killTimer:
-			for _, p := range j.live {
-				p.Kill()
-			}
-		}
-		if agentPending {
-			err := agentErr
-			switch {
-			case err != nil && fencing && !fenceDone:
-				// Our ranks are done: did every host's end well? Then the
-				// error is the teardown at the end (another host closed
-				// its connections just after the master's stop, and the
-				// agent saw that before the stop). Wait for the fence.
-			case (err == nil || fenceOK) && !masterDone && len(j.live) > 0:
-				// Node 0: the master stops every agent, ours included,
-				// when it fails; its error (about to come) says why.
-			default:
-				agentPending = false
-				if err != nil && fenceOK {
-					err = nil
-				}
-				if err != nil {
-					abortAfter(describe(err), peerGone(err))
-				} else if len(j.live) > 0 {
-					abortAfter(who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)", true)
-				}
+			} else if len(j.live) > 0 {
+				abortAfter(who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)", true)
 			}
 		}
 	}
+	if startErr != nil {
+		w.abort(1, startErr.Error())
+	}
+	w.run()
 	// The end, in Close's order (job.go), reading each part once stopped.
 	j.endOrphans(code == 0)
 	j.closeStop()
@@ -553,7 +504,7 @@ func RunHost(spec HostJob) (code int, err error) {
 			}
 			ctl.sendJSON('S', hs)
 		}
-		if err := ctl.ship(hm, me, code); err != nil && ctlGone != nil { // bcsrun gone: said above
+		if err := ctl.ship(hm, me, code); err != nil && w.ctlGone != nil { // bcsrun gone: said above
 			fmt.Fprintf(stderr, "%s: warning: sending this host's end to bcsrun: %v\n", who, err)
 		}
 		// Exit when bcsrun has every host's part (or is gone, or a signal

@@ -195,7 +195,7 @@ func Run(spec Job) (res Result, err error) {
 		stderr = os.Stderr
 	}
 	sigResult := func(s os.Signal) Result {
-		res.ExitCode, res.Message = 128+int(s.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", s)
+		res.ExitCode, res.Message = 128+int(s.(syscall.Signal)), signalMsg(s)
 		fmt.Fprintln(stderr, res.Message)
 		return res
 	}
@@ -451,75 +451,32 @@ func (lj *localJob) spawner(spec Job, prog string, stdout, stderr io.Writer) *sp
 		reportW: j.reportW, stdin: spec.Stdin, stdout: stdout, stderr: stderr, out: j.out, exits: j.exits}
 }
 
-// watch follows the job until its last rank has ended: the ranks' exits
-// (the first that fails the job aborts it), the master's end, an agent's
-// error and the terminating signals. startErr, a rank that could not
-// start, and startSig, a signal during start-up, abort it at once.
+// watch follows the job until its last rank has ended (watch.go): the
+// ranks' exits, the master's end, an agent's error and the terminating
+// signals. startErr, a rank that could not start, and startSig, a signal
+// during start-up, abort it at once.
 func (lj *localJob) watch(res *Result, sigs <-chan os.Signal, startErr error, startSig os.Signal) {
 	j := lj.job
-	aborting := false
-	var killTimer <-chan time.Time
-	abort := func(code int, msg string) {
-		if aborting {
-			return
-		}
-		aborting = true
+	w := &watch{j: j, sigs: sigs, agent: lj.agentErrs, sigMsg: signalMsg}
+	w.verdict = func(code int, msg string) {
 		res.ExitCode, res.Message = code, msg
-		fmt.Fprintln(j.stderr, msg) // the reason first, before the ranks report being stopped
-		for _, n := range j.nodes {
-			n.agent.Abort()
-		}
-		j.signalRanks(syscall.SIGTERM)
-		for _, n := range j.nodes { // a descheduled rank handles SIGTERM only once continued
-			n.group.cont()
-		}
-		killTimer = time.After(2 * time.Second)
+		fmt.Fprintln(j.stderr, msg)
 	}
+	explain := func(err error) string { return lj.stall.explain(err, j.cfg.NodeTimeout, time.Now()) }
+	w.master = func(err error) {
+		if err != nil {
+			w.abort(1, explain(err))
+		} else {
+			w.abort(1, "bcsmpi: the master stopped before the ranks finished")
+		}
+	}
+	w.agentEnd = func(err error) { w.abort(1, explain(err)) }
 	if startErr != nil {
-		abort(1, startErr.Error())
+		w.abort(1, startErr.Error())
 	} else if startSig != nil {
-		abort(128+int(startSig.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", startSig))
+		w.abort(128+int(startSig.(syscall.Signal)), signalMsg(startSig))
 	}
-	// Orphans that exit during the job are reaped as they go: on SIGCHLD, at
-	// most every reapEvery (listing children may scan all of /proc).
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
-	var reapTimer <-chan time.Time
-	for len(j.live) > 0 {
-		select {
-		case <-chld:
-			if reapTimer == nil {
-				reapTimer = time.After(reapEvery)
-			}
-		case <-reapTimer:
-			reapTimer = nil
-			reapJobZombies(j.procs)
-		case e := <-j.exits:
-			j.reaped(e)
-			if aborting {
-				continue
-			}
-			if msg, code := judge(e, j.nodeOfRank(e.rank), j.who); msg != "" {
-				abort(code, msg)
-			}
-		case md := <-j.master:
-			j.ended = &md
-			if md.err != nil {
-				abort(1, lj.stall.explain(md.err, j.cfg.NodeTimeout, time.Now()))
-			} else if !aborting {
-				abort(1, "bcsmpi: the master stopped before the ranks finished")
-			}
-		case err := <-lj.agentErrs:
-			abort(1, lj.stall.explain(err, j.cfg.NodeTimeout, time.Now()))
-		case s := <-sigs:
-			abort(128+int(s.(syscall.Signal)), fmt.Sprintf("bcsrun: %v received, job terminated", s))
-		case <-killTimer:
-			for _, p := range j.live {
-				p.Kill()
-			}
-		}
-	}
+	w.run()
 }
 
 // finish ends a job whose ranks have all ended and fills in the rest of
