@@ -487,6 +487,11 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts un
 	} else if uintptr(recv) == hInPlace {
 		return k.fail(errBuffer, "recvbuf = MPI_IN_PLACE is not allowed")
 	}
+	if !inPlace && isRoot {
+		if rc := k.aliased(send, t, whole(sendLen), recv, t, whole(recvLen)); rc != 0 {
+			return rc
+		}
+	}
 	// Exscan leaves member 0's recvbuf alone.
 	recvWritten := isRoot && (which != C.BCS_EXSCAN || k.rank > 0)
 	var sp, rp unsafe.Pointer
@@ -604,6 +609,18 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, stype C.ui
 	}
 	es, P := int(kindSize[kind]), k.size
 	ns, nr := int(scount), int(rcount) // items
+	if sendSig && recvSig {
+		sr, rr := whole(ns), whole(P*nr)
+		switch which {
+		case C.BCS_SCATTER:
+			sr, rr = whole(P*ns), whole(nr)
+		case C.BCS_ALLTOALL:
+			sr = whole(P * ns)
+		}
+		if rc := k.aliased(send, st, sr, recv, rt, rr); rc != 0 {
+			return rc
+		}
+	}
 	var sp, rp unsafe.Pointer
 	sendLen, recvLen := n, n
 	switch which {
@@ -758,6 +775,18 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, 
 		kind = st.kind
 	default:
 		kind = rt.kind
+	}
+	if sendSig && recvSig {
+		sr, rr := whole(sendSpan), whole(recvSpan)
+		if sendV {
+			sr = runsOf(sc, sd)
+		}
+		if recvV {
+			rr = runsOf(rc_, rd)
+		}
+		if rc := k.aliased(send, st, sr, recv, rt, rr); rc != 0 {
+			return rc
+		}
 	}
 	es := int(kindSize[kind])
 	var sp, rp unsafe.Pointer

@@ -304,6 +304,18 @@ func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sd
 			}
 		}
 	}
+	if !inPlace {
+		var sr, rr []byteRun
+		for _, e := range sendE {
+			sr = runsAt(sr, e.s.p, e.s.t, whole(e.s.n))
+		}
+		for _, e := range recvE {
+			rr = runsAt(rr, e.s.p, e.s.t, whole(e.s.n))
+		}
+		if rc := k.aliasedRuns(send, sr, recv, rr); rc != 0 {
+			return rc
+		}
+	}
 	for e := range sendE {
 		sendE[e].peer, sendE[e].label = outs[e], outLab[e]
 	}
