@@ -874,8 +874,11 @@
 //     MPI_ERR_BUFFER through the communicator's error handler, naming the
 //     call and both buffers, before anything is packed or posted; the
 //     extent of each buffer is its significant blocks' bytes, as mpiapi
-//     counts a slice, and zero-size buffers alias nothing. Not yet checked
-//     on intercommunicators (inter.go, internb.go: their own paths).
+//     counts a slice, and zero-size buffers alias nothing. On an
+//     intercommunicator the non-blocking, persistent and w forms (one
+//     Alltoallw over its hidden union, internb.go) are checked, their
+//     errors naming the user's call through the intercommunicator's
+//     handler; the blocking forms (point-to-point, inter.go) are not yet.
 //   - Cartesian topologies: Dims_create (the most balanced factorisation:
 //     least difference between the largest and smallest dimension, as
 //     MPICH answers; topo.go balancedDims), Cart_create (ranks keep their order),

@@ -2,7 +2,8 @@
  * MPI_IN_PLACE is MPI_ERR_BUFFER through the error handler (MPI 5.0; MPICH
  * says "Buffers must not be aliased"), naming the call, on the rank that
  * passed them, and posts nothing (the message, under MPI_ERRORS_ARE_FATAL:
- * argument fatal): blocking, non-blocking, persistent, v, w
+ * argument fatal; on an intercommunicator, through its own handler:
+ * argument inter, and its message naming the user's call: inter fatal): blocking, non-blocking, persistent, v, w
  * and neighbourhood forms, on MPI_COMM_WORLD (every rank passes them) and
  * the rooted ones on MPI_COMM_SELF. Zero-size buffers, disjoint blocks of
  * one array and MPI_IN_PLACE are not aliasing. Self-checking on any number
@@ -22,6 +23,28 @@ static void expect(int rc, const char *call, int line) {
 int main(int argc, char **argv) {
     start(&argc, &argv);
     MPI_Comm w = MPI_COMM_WORLD, s = MPI_COMM_SELF;
+    if (argc > 1 && strcmp(argv[1], "inter") == 0) { /* on an intercommunicator */
+        MPI_Comm local, ic;
+        int x[64] = {0};
+        MPI_Comm_split(w, rank % 2, rank, &local);
+        MPI_Intercomm_create(local, 0, w, rank % 2 ? 0 : 1, 7, &ic);
+        MPI_Request q;
+        if (argc > 2) { /* fatal: the message names MPI_Ialltoall */
+            MPI_Ialltoall(x, 1, MPI_INT, x, 1, MPI_INT, ic, &q);
+            printf("not reached %d\n", rank);
+        } else { /* the intercommunicator's handler takes it, not the world's */
+            MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+            int cls = -1;
+            /* (the non-blocking forms run as the exchange over the union) */
+            MPI_Error_class(MPI_Ialltoall(x, 1, MPI_INT, x, 1, MPI_INT, ic, &q), &cls);
+            CHECK(cls == MPI_ERR_BUFFER, "intercommunicator MPI_Ialltoall: class %d", cls);
+            MPI_Error_class(MPI_Iallgather(x, 1, MPI_INT, x, 1, MPI_INT, ic, &q), &cls);
+            CHECK(cls == MPI_ERR_BUFFER, "intercommunicator MPI_Iallgather: class %d", cls);
+            MPI_Comm_free(&ic);
+        }
+        MPI_Comm_free(&local);
+        return finish("alias");
+    }
     if (argc > 1 && strcmp(argv[1], "fatal") == 0) { /* the message */
         int x[2] = {0};
         MPI_Request q;
