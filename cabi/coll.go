@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
@@ -73,6 +74,8 @@ type collCall struct {
 	name       string
 	mode       C.int // C.BCS_LARGE, C.BCS_PERSIST, C.BCS_RUN
 	ci         int
+	errCI      int  // the slot whose error handler takes the errors: ci, or an intercommunicator's (wcoll)
+	renamed    bool // run for another call (an intercommunicator's, wcoll): mpiapi's errors get its name
 	size, rank int
 	a          collArgs
 	out        *C.uintptr_t
@@ -90,7 +93,7 @@ func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*col
 	if rc != 0 {
 		return nil, rc
 	}
-	k.ci, k.a.c = ci, comms[ci].c
+	k.ci, k.errCI, k.a.c = ci, ci, comms[ci].c
 	if comms[ci].inter != nil {
 		return nil, k.fail(errUnsupported, "%s on an intercommunicator is not implemented by bcsmpi", k.name)
 	}
@@ -101,7 +104,18 @@ func newCollCall(which C.int, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*col
 }
 
 func (k *collCall) fail(class int, format string, a ...any) C.int {
-	return fail(k.ci, k.name, class, format, a...)
+	return fail(k.errCI, k.name, class, format, a...)
+}
+
+// failErr raises an error of mpiapi; a renamed call's names the user's call.
+func (k *collCall) failErr(err error) C.int {
+	var e *mpiapi.Error
+	if k.renamed && errors.As(err, &e) {
+		c := *e
+		c.Call = k.name
+		err = &c
+	}
+	return failErr(k.errCI, err)
 }
 
 func (k *collCall) root(root C.int) C.int {
@@ -141,7 +155,7 @@ func (k *collCall) nonNull(what string, p unsafe.Pointer, n int) C.int {
 }
 
 func (k *collCall) datatype(what string, h C.uintptr_t) (dtype, C.int) {
-	return datatype(k.ci, k.name, what, uintptr(h))
+	return datatype(k.errCI, k.name, what, uintptr(h))
 }
 
 // ints reads size counts or displacements from C (ints, or MPI_Count and
@@ -338,7 +352,7 @@ func (k *collCall) start(kind int, local func()) C.int {
 		r, err = impl.run(&k.a)
 	}
 	if err != nil {
-		return failErr(k.ci, err)
+		return k.failErr(err)
 	}
 	if k.out != nil {
 		*k.out = C.uintptr_t(newReq(r, nil, k.ci))
@@ -436,7 +450,7 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts un
 			t = v
 		}
 	}
-	o, rc := resolveOp(k.ci, k.name, uintptr(op), t, mode&C.BCS_RUN != 0 && out != nil) // a start, not the init's checks
+	o, rc := resolveOp(k.errCI, k.name, uintptr(op), t, mode&C.BCS_RUN != 0 && out != nil) // a start, not the init's checks
 	if rc != 0 {
 		return rc
 	}
@@ -486,6 +500,11 @@ func bcs_reduce(which C.int, send, recv unsafe.Pointer, n C.MPI_Count, counts un
 		recv = nil
 	} else if uintptr(recv) == hInPlace {
 		return k.fail(errBuffer, "recvbuf = MPI_IN_PLACE is not allowed")
+	}
+	if !inPlace && isRoot {
+		if rc := k.aliased(send, t, whole(sendLen), recv, t, whole(recvLen)); rc != 0 {
+			return rc
+		}
 	}
 	// Exscan leaves member 0's recvbuf alone.
 	recvWritten := isRoot && (which != C.BCS_EXSCAN || k.rank > 0)
@@ -604,6 +623,18 @@ func bcs_blocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, stype C.ui
 	}
 	es, P := int(kindSize[kind]), k.size
 	ns, nr := int(scount), int(rcount) // items
+	if sendSig && recvSig {
+		sr, rr := whole(ns), whole(P*nr)
+		switch which {
+		case C.BCS_SCATTER:
+			sr, rr = whole(P*ns), whole(nr)
+		case C.BCS_ALLTOALL:
+			sr = whole(P * ns)
+		}
+		if rc := k.aliased(send, st, sr, recv, rt, rr); rc != 0 {
+			return rc
+		}
+	}
 	var sp, rp unsafe.Pointer
 	sendLen, recvLen := n, n
 	switch which {
@@ -758,6 +789,18 @@ func bcs_vblocks(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, 
 		kind = st.kind
 	default:
 		kind = rt.kind
+	}
+	if sendSig && recvSig {
+		sr, rr := whole(sendSpan), whole(recvSpan)
+		if sendV {
+			sr = runsOf(sc, sd)
+		}
+		if recvV {
+			rr = runsOf(rc_, rd)
+		}
+		if rc := k.aliased(send, st, sr, recv, rt, rr); rc != 0 {
+			return rc
+		}
 	}
 	es := int(kindSize[kind])
 	var sp, rp unsafe.Pointer

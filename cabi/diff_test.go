@@ -40,6 +40,38 @@ func TestDiffMisc(t *testing.T)     { runDiff(t, "misc", [][2]int{{1, 1}, {2, 1}
 func TestDiffDtype(t *testing.T)    { runDiff(t, "dtype", [][2]int{{1, 1}, {3, 1}}) }
 func TestDiffPairtype(t *testing.T) { runDiff(t, "pairtype", diffLayouts) }
 
+// TestDiffAlias: overlapping send and receive buffers of a collective
+// without MPI_IN_PLACE are MPI_ERR_BUFFER naming the call, in every form
+// (they were posted from the C layer's copies, or read as in place, and
+// the job aborted as a collective mismatch: MPICH coll/nonblocking4).
+func TestDiffAlias(t *testing.T) { runDiff(t, "alias", [][2]int{{1, 1}, {3, 1}, {4, 2}}) }
+
+// TestAliasInter: an intercommunicator's collectives run as one Alltoallw
+// over a hidden union; its errors go to the intercommunicator's handler
+// and name the user's call (they named MPI_Alltoallw_c and went to the
+// union's handler).
+func TestAliasInter(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/diff/alias.c")
+	okRanks(t, bcsrun(t, "-n", "4", exe, "inter"), "alias", 4)
+	r := bcsrun(t, "-n", "2", exe, "inter", "fatal")
+	want := ": MPI_Ialltoall: MPI_ERR_BUFFER: sendbuf = 0x"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "MPI_Alltoallw") || strings.Contains(r.stdout, "not reached") {
+		t.Fatalf("exit %d, want stderr containing %q and no MPI_Alltoallw\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
+// TestAliasFatal: under the default handler the aliased buffers abort the
+// job with a message naming the rank, the call and both buffers.
+func TestAliasFatal(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/diff/alias.c")
+	r := bcsrun(t, "-n", "2", exe, "fatal")
+	for _, want := range []string{": MPI_Iallgather: MPI_ERR_BUFFER: sendbuf = 0x", "are aliased", "must not overlap"} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "not reached") {
+			t.Fatalf("exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+}
+
 // TestDiffOMB: the calls the OSU micro-benchmarks make beyond the other programs' (persistent
 // and neighbourhood collectives in every form, on a multigraph too; one-sided traffic under each
 // synchronization on each kind of window, both ranks of a pair at once), every result checked.

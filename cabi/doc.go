@@ -941,6 +941,17 @@
 //     Op_free (the handle dies at once; collectives already started, and
 //     persistent collectives initialised with it, keep using the operation;
 //     its runtime copies are released at MPI_Finalize), Op_commutative.
+//   - Aliased buffers (alias.go): a collective on an intracommunicator
+//     (blocking, non-blocking, persistent, v, w and neighbourhood forms)
+//     whose send and receive buffers overlap without MPI_IN_PLACE is
+//     MPI_ERR_BUFFER through the communicator's error handler, naming the
+//     call and both buffers, before anything is packed or posted; the
+//     extent of each buffer is its significant blocks' bytes, as mpiapi
+//     counts a slice, and zero-size buffers alias nothing. On an
+//     intercommunicator the non-blocking, persistent and w forms (one
+//     Alltoallw over its hidden union, internb.go) are checked, their
+//     errors naming the user's call through the intercommunicator's
+//     handler; the blocking forms (point-to-point, inter.go) are not yet.
 //   - Cartesian topologies: Dims_create (the most balanced factorisation:
 //     least difference between the largest and smallest dimension, as
 //     MPICH answers; topo.go balancedDims), Cart_create (ranks keep their order),

@@ -115,7 +115,7 @@ func (k *interCall) exchange(send unsafe.Pointer, st C.uintptr_t, sc, sd []int64
 		return 0
 	}
 	p := func(s []int64) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
-	return bcs_wcoll(wAlltoallw, send, 0, p(usc), nil, &usd[0], 0, &ust[0], recv, 0, p(urc), nil, &urd[0], 0, &urt[0], k.union, k.out, C.BCS_LARGE)
+	return wcoll(k.name, k.ci, wAlltoallw, send, 0, p(usc), nil, &usd[0], 0, &ust[0], recv, 0, p(urc), nil, &urd[0], 0, &urt[0], k.union, k.out, C.BCS_LARGE)
 }
 
 const hByteType = 0x247 // MPI_BYTE
@@ -306,7 +306,7 @@ func interW(ci int, ic *interComm, name string, send unsafe.Pointer, scounts, sd
 		ust[u], urt[u] = st[j], rt[j]
 	}
 	p := func(s []int64) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
-	return bcs_wcoll(wAlltoallw, send, 0, p(usc), nil, &usd[0], 0, &ust[0], recv, 0, p(urc), nil, &urd[0], 0, &urt[0], k.union, out, mode|C.BCS_LARGE)
+	return wcoll(k.name, k.ci, wAlltoallw, send, 0, p(usc), nil, &usd[0], 0, &ust[0], recv, 0, p(urc), nil, &urd[0], 0, &urt[0], k.union, out, mode|C.BCS_LARGE)
 }
 
 // reduceNB is Reduce, Allreduce, Reduce_scatter_block (n: each member's

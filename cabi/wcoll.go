@@ -109,7 +109,7 @@ func newNamedColl(name string, h C.uintptr_t, out *C.uintptr_t, mode C.int) (*co
 	if rc != 0 {
 		return nil, rc
 	}
-	k.ci, k.a.c = ci, comms[ci].c
+	k.ci, k.errCI, k.a.c = ci, ci, comms[ci].c
 	if k.a.c != nil {
 		k.size, k.rank = k.a.c.Size(), k.a.c.Rank()
 	}
@@ -158,9 +158,20 @@ func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sd
 	stype C.uintptr_t, stypes *C.uintptr_t, recv unsafe.Pointer, rcount C.MPI_Count, rcounts, rdispls unsafe.Pointer,
 	rdisplsA *C.MPI_Aint, rtype C.uintptr_t, rtypes *C.uintptr_t, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
 	name := wName(int(which), out != nil, mode)
+	return wcoll(name, -1, which, send, scount, scounts, sdispls, sdisplsA, stype, stypes, recv, rcount, rcounts, rdispls, rdisplsA, rtype, rtypes, h, out, mode)
+}
+
+// wcoll is bcs_wcoll for the call name (the user's call: an
+// intercommunicator collective runs as an Alltoallw over its hidden union,
+// internb.go, and its errors name the user's call, not MPI_Alltoallw_c);
+// errCI >= 0 is the communicator slot whose error handler its errors go
+// to (the intercommunicator's, not the union's).
+func wcoll(name string, errCI int, which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sdispls unsafe.Pointer, sdisplsA *C.MPI_Aint,
+	stype C.uintptr_t, stypes *C.uintptr_t, recv unsafe.Pointer, rcount C.MPI_Count, rcounts, rdispls unsafe.Pointer,
+	rdisplsA *C.MPI_Aint, rtype C.uintptr_t, rtypes *C.uintptr_t, h C.uintptr_t, out *C.uintptr_t, mode C.int) C.int {
 	if isInit(mode) {
 		return persistNamed(name, h, out, mode, func(o *C.uintptr_t, m C.int) C.int {
-			return bcs_wcoll(which, send, scount, scounts, sdispls, sdisplsA, stype, stypes, recv, rcount, rcounts, rdispls, rdisplsA, rtype, rtypes, h, o, m)
+			return wcoll(name, errCI, which, send, scount, scounts, sdispls, sdisplsA, stype, stypes, recv, rcount, rcounts, rdispls, rdisplsA, rtype, rtypes, h, o, m)
 		})
 	}
 	if ci, ic := interOf(h); ic != nil && which == wAlltoallw {
@@ -169,6 +180,9 @@ func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sd
 	k, rc := newNamedColl(name, h, out, mode)
 	if rc != 0 {
 		return rc
+	}
+	if errCI >= 0 {
+		k.errCI, k.renamed = errCI, true
 	}
 	for _, c := range [...]struct {
 		what string
@@ -302,6 +316,18 @@ func bcs_wcoll(which C.int, send unsafe.Pointer, scount C.MPI_Count, scounts, sd
 			if sendE[e].s, rc = k.block("sendbuf", unsafe.Add(send, ds[e]), cs[e], ts[e]); rc != 0 {
 				return rc
 			}
+		}
+	}
+	if !inPlace {
+		var sr, rr []byteRun
+		for _, e := range sendE {
+			sr = runsAt(sr, e.s.p, e.s.t, whole(e.s.n))
+		}
+		for _, e := range recvE {
+			rr = runsAt(rr, e.s.p, e.s.t, whole(e.s.n))
+		}
+		if rc := k.aliasedRuns(send, sr, recv, rr); rc != 0 {
+			return rc
 		}
 	}
 	for e := range sendE {

@@ -218,10 +218,15 @@ func same[T any](a, b []T, i int) bool {
 
 // overlap reports whether a and b share memory.
 func overlap[T any](a, b []T) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
 	s := sizeOf[T]()
-	a0, b0 := addrOf(a, 0), addrOf(b, 0)
-	return a0 < b0+uint64(len(b))*s && b0 < a0+uint64(len(a))*s
+	return Overlap(addrOf(a, 0), uint64(len(a))*s, addrOf(b, 0), uint64(len(b))*s)
+}
+
+// Overlap reports whether the byte ranges [a, a+an) and [b, b+bn) share
+// memory; an empty range shares none. It is the one test of the aliasing
+// rule of the collectives (a send and a receive buffer must not overlap
+// unless MPI_IN_PLACE is given), here and in the C library (package cabi),
+// which checks its callers' buffers before it packs or copies them.
+func Overlap(a, an, b, bn uint64) bool {
+	return an > 0 && bn > 0 && a < b+bn && b < a+an
 }
