@@ -133,7 +133,7 @@ func schedOf(t *testing.T, s *emds.Series, stdout, dir string) schedFigures {
 //     monitor's prev_state);
 //   - where no other thread of the rank waited for the CPU at t0 and t1
 //     (the kernel's run_delay holds only ended waits): run-queue wait,
-//     inner − tol ≤ kernel ≤ outer + tol, and preempted (others ran while
+//     inner − tol − 100 µs per wake-up ≤ kernel ≤ outer + tol, and preempted (others ran while
 //     the rank waited) inner ≤ the kernel's wait + tol: on a CPU where
 //     nothing else ran, the rank waited only for its own threads, and the
 //     monitor must not call that preemption.
@@ -158,11 +158,15 @@ func agreesWithKernel(t *testing.T, f schedFigures) {
 		t.Logf("run-queue waits not compared: %d and %d threads of the rank were waiting at t0 and t1", f.Waiting0, f.Waiting1)
 		return
 	}
-	if q := f.RunQ; q+tol(q) < f.inner["RUNQ"] || q > f.outer["RUNQ"]+tol(q) {
-		t.Errorf("run-queue wait: the kernel says %d ns, the monitor's rows %d .. %d ns (tolerance %d ns)", q, f.inner["RUNQ"], f.outer["RUNQ"], tol(q))
+	// The monitor starts a wait at sched_waking, the kernel at the enqueue,
+	// which for a wake-up from another CPU follows an IPI: to a halted vCPU
+	// of a loaded host that took up to some 50 µs per wake-up.
+	wake := f.outer["NWAKE"] * 100_000
+	if q := f.RunQ; q+tol(q)+wake < f.inner["RUNQ"] || q > f.outer["RUNQ"]+tol(q) {
+		t.Errorf("run-queue wait: the kernel says %d ns, the monitor's rows %d .. %d ns (tolerance %d ns, and %d ns for the wake-ups)", q, f.inner["RUNQ"], f.outer["RUNQ"], tol(q), wake)
 	}
-	if q := f.RunQ; f.inner["PREEMPT"] > q+tol(q) {
-		t.Errorf("preempted %d ns, more than the %d ns the kernel says the rank waited (tolerance %d ns)", f.inner["PREEMPT"], q, tol(q))
+	if q := f.RunQ; f.inner["PREEMPT"] > q+tol(q)+wake {
+		t.Errorf("preempted %d ns, more than the %d ns the kernel says the rank waited (tolerance %d ns, and %d ns for the wake-ups)", f.inner["PREEMPT"], q, tol(q), wake)
 	}
 }
 
