@@ -56,12 +56,127 @@ func col(t *testing.T, s *emds.Series, name string) []int64 {
 	return c
 }
 
+// schedFigures is the kernel's own accounting of the rank's threads over an
+// interval (e2eprog's "sched" line, from /proc/self/task/*/schedstat and
+// status), and the monitor's rows bounding that interval: inner sums the
+// rows wholly inside [T0, T1], outer those that overlap it. The monitor
+// splits every run and wait at the rows' bounds, so where it counts what
+// the kernel counts, inner ≤ kernel ≤ outer.
+type schedFigures struct {
+	T0, T1, On, RunQ, NIvcsw int64
+	Waiting0, Waiting1       int
+	Vanished                 int
+	inner, outer             map[string]int64
+	lost                     string // the monitor's lost rows and records, when any
+}
+
+func schedOf(t *testing.T, s *emds.Series, stdout, dir string) schedFigures {
+	t.Helper()
+	var f schedFigures
+	raw, err := os.ReadFile(filepath.Join(dir, "emds-kernel-cost.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		if (strings.HasPrefix(line, "lost,") || strings.HasPrefix(line, "lost_records,")) && !strings.HasPrefix(strings.SplitN(line, ",", 3)[1], "0") {
+			f.lost += strings.TrimSpace(line) + " "
+		}
+	}
+	i := strings.Index(stdout, "sched ")
+	if i < 0 {
+		t.Fatalf("no sched line in stdout %q", stdout)
+	}
+	if _, err := fmt.Sscanf(stdout[i:], "sched %d %d %d %d %d %d %d %d", &f.T0, &f.T1, &f.On, &f.RunQ, &f.NIvcsw, &f.Waiting0, &f.Waiting1, &f.Vanished); err != nil {
+		t.Fatalf("sched line in stdout %q: %v", stdout, err)
+	}
+	f.inner, f.outer = map[string]int64{}, map[string]int64{}
+	tend := col(t, s, "TEND")
+	for _, m := range []string{"ONCPU", "RUNQ", "PREEMPT", "NIVCSW", "NWAKE"} {
+		c := col(t, s, m)
+		for k := range s.Slices {
+			start := int64(-1 << 62) // the first row's start is not recorded
+			if k > 0 {
+				start = tend[k-1]
+			}
+			if start >= f.T0 && tend[k] <= f.T1 {
+				f.inner[m] += c[k]
+			}
+			if tend[k] > f.T0 && start < f.T1 {
+				f.outer[m] += c[k]
+			}
+		}
+	}
+	t.Logf("kernel over [t0, t1] (%d ns): on CPU %d ns, run-queue wait %d ns (threads waiting at t0 %d, t1 %d), %d involuntary switches",
+		f.T1-f.T0, f.On, f.RunQ, f.Waiting0, f.Waiting1, f.NIvcsw)
+	t.Logf("monitor inner/outer rows: on CPU %d/%d ns, runnable %d/%d ns, preempted %d/%d ns, %d/%d involuntary switches, %d/%d wake-ups",
+		f.inner["ONCPU"], f.outer["ONCPU"], f.inner["RUNQ"], f.outer["RUNQ"], f.inner["PREEMPT"], f.outer["PREEMPT"],
+		f.inner["NIVCSW"], f.outer["NIVCSW"], f.inner["NWAKE"], f.outer["NWAKE"])
+	if f.lost != "" {
+		t.Logf("the monitor lost data (emds-kernel-cost.csv: %s): its totals may fall short", f.lost)
+	}
+	if f.Vanished != 0 {
+		t.Fatalf("%d of the rank's threads exited between t0 and t1: the kernel's sums lost their figures", f.Vanished)
+	}
+	return f
+}
+
+// agreesWithKernel checks the monitor's rows against the kernel's own
+// accounting of the rank (schedFigures), on any load:
+//
+//   - on-CPU time: inner − tol ≤ kernel ≤ outer + tol, tol = 2% of the
+//     kernel's figure + 0.5 ms. The kernel's sum_exec_runtime leaves out the
+//     time the hypervisor stole (CONFIG_PARAVIRT_TIME_ACCOUNTING), the
+//     monitor's switch-to-switch times do not, and their clocks are read
+//     some µs apart at each switch;
+//   - involuntary switches: inner ≤ kernel ≤ outer, ±1 (a task preempted on
+//     its way to sleep is involuntary to the kernel, voluntary to the
+//     monitor's prev_state);
+//   - where no other thread of the rank waited for the CPU at t0 and t1
+//     (the kernel's run_delay holds only ended waits): run-queue wait,
+//     inner − tol − 100 µs per wake-up ≤ kernel ≤ outer + tol, and preempted (others ran while
+//     the rank waited) inner ≤ the kernel's wait + tol: on a CPU where
+//     nothing else ran, the rank waited only for its own threads, and the
+//     monitor must not call that preemption.
+//
+// A run where the monitor lost rows or records (emds-kernel-cost.csv) is
+// not compared: its reader then forgets a CPU until that CPU's next switch,
+// as documented.
+func agreesWithKernel(t *testing.T, f schedFigures) {
+	t.Helper()
+	if f.lost != "" {
+		t.Logf("agreement with the kernel not checked: the monitor lost data (%s; see emds/kernel's doc.go)", f.lost)
+		return
+	}
+	tol := func(k int64) int64 { return k/50 + 500_000 }
+	if on := f.On; on+tol(on) < f.inner["ONCPU"] || on > f.outer["ONCPU"]+tol(on) {
+		t.Errorf("on CPU: the kernel says %d ns, the monitor's rows %d .. %d ns (tolerance %d ns)", on, f.inner["ONCPU"], f.outer["ONCPU"], tol(on))
+	}
+	if n := f.NIvcsw; n+1 < f.inner["NIVCSW"] || n > f.outer["NIVCSW"]+1 {
+		t.Errorf("involuntary switches: the kernel says %d, the monitor's rows %d .. %d", n, f.inner["NIVCSW"], f.outer["NIVCSW"])
+	}
+	if f.Waiting0 != 0 || f.Waiting1 != 0 {
+		t.Logf("run-queue waits not compared: %d and %d threads of the rank were waiting at t0 and t1", f.Waiting0, f.Waiting1)
+		return
+	}
+	// The monitor starts a wait at sched_waking, the kernel at the enqueue,
+	// which for a wake-up from another CPU follows an IPI: to a halted vCPU
+	// of a loaded host that took up to some 50 µs per wake-up.
+	wake := f.outer["NWAKE"] * 100_000
+	if q := f.RunQ; q+tol(q)+wake < f.inner["RUNQ"] || q > f.outer["RUNQ"]+tol(q) {
+		t.Errorf("run-queue wait: the kernel says %d ns, the monitor's rows %d .. %d ns (tolerance %d ns, and %d ns for the wake-ups)", q, f.inner["RUNQ"], f.outer["RUNQ"], tol(q), wake)
+	}
+	if q := f.RunQ; f.inner["PREEMPT"] > q+tol(q)+wake {
+		t.Errorf("preempted %d ns, more than the %d ns the kernel says the rank waited (tolerance %d ns, and %d ns for the wake-ups)", f.inner["PREEMPT"], q, tol(q), wake)
+	}
+}
+
 // A rank sharing its CPU with a pinned competing busy process (for 200 ms
 // in the middle of the job, at a higher real-time priority) is reported
 // preempted in those slices, by that process, and not outside them.
 func TestKernelMonitorPreemption(t *testing.T) {
 	kernelOK(t)
 	s, r, dir := kernelJob(t, "contend", "chrt", "-f", "1")
+	agreesWithKernel(t, schedOf(t, s, r.stdout, dir))
 	var pid int
 	var start, stop int64
 	if _, err := fmt.Sscanf(r.stdout, "competitor %d %d %d", &pid, &start, &stop); err != nil {
@@ -119,26 +234,36 @@ func TestKernelMonitorPreemption(t *testing.T) {
 	}
 }
 
-// A rank that nothing else may preempt reports near zero preemption (its
-// other Go threads, pinned to the same CPU, do wait: RUNQ is not near
-// zero, and is not what this test checks). SCHED_FIFO at the highest priority, 99: at a low one the
-// real-time threads of other jobs on a busy machine (other bcsruns' strobe
-// threads at 10, other tests' pinned competitors) preempt it for real.
+// A rank that nothing else may preempt (SCHED_FIFO 99, the highest real-time
+// priority) is reported as the kernel itself accounts for it. A loaded host
+// preempts even it: the kernel keeps some 5% of each CPU for SCHED_OTHER
+// tasks that real-time ones starve (since Linux 6.12 the fair server, a
+// deadline entity of 50 ms per second; before it, RT throttling at
+// sched_rt_runtime_us = 950000; a `yes` pinned beside an RT-99 spinner got
+// 4.6% of the CPU on the 6.18 development VM), and other bcsruns' runtime and pinned competitors wake on
+// CPU 1 too; the monitor then rightly reports 10-30% preempted over the
+// whole run (most of it at start-up and exit). So the test does not assert
+// a figure that depends on the host's load: it asserts that the monitor
+// agrees with the rank's /proc/self/task/*/schedstat and status over the
+// interval the rank measured (agreesWithKernel), that it calls
+// preemption no more than the kernel's run-queue wait (the rank's threads
+// also wait for each other, pinned to one CPU at the same priority: on an
+// idle CPU that is all they wait for, and none of it is preemption), and
+// that the rank's 36 × 2 ms of computation are on the CPU.
 func TestKernelMonitorIdleCPU(t *testing.T) {
 	kernelOK(t)
-	s, _, _ := kernelJob(t, "spin", "chrt", "-f", "99")
+	s, r, dir := kernelJob(t, "spin", "chrt", "-f", "99")
+	f := schedOf(t, s, r.stdout, dir)
+	agreesWithKernel(t, f)
 	var on, pre, runq int64
 	for k := range s.Slices {
 		on += col(t, s, "ONCPU")[k]
 		pre += col(t, s, "PREEMPT")[k]
 		runq += col(t, s, "RUNQ")[k]
 	}
-	t.Logf("rank on CPU %d ns, preempted %d ns, runnable %d ns", on, pre, runq)
-	if on < 36*2_000_000 {
-		t.Errorf("on CPU %d ns, want at least the 36 × 2 ms it computed", on)
-	}
-	if pre*20 > on {
-		t.Errorf("preempted %d ns, more than 5%% of its %d ns on CPU", pre, on)
+	t.Logf("whole run: rank on CPU %d ns, preempted %d ns, runnable %d ns", on, pre, runq)
+	if f.On < 36*2_000_000 {
+		t.Errorf("on CPU %d ns between t0 and t1 (the kernel), want at least the 36 × 2 ms it computed", f.On)
 	}
 }
 

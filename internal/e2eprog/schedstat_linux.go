@@ -1,0 +1,93 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+)
+
+// schedSnap is the kernel's own accounting of this process's threads at one
+// instant, summed over the threads: on-CPU time (schedstat's
+// sum_exec_runtime, the calling thread's by its CPU-time clock, which
+// counts its current run too), run-queue wait (schedstat's run_delay, the
+// waits that have ended), involuntary switches (status'
+// nonvoluntary_ctxt_switches), and how many other threads were runnable but
+// not running (their open waits are not in run_delay yet).
+type schedSnap struct {
+	at, on, runq, nivcsw int64
+	waiting              int
+	tids                 map[int]bool
+}
+
+// takeSched reads /proc/self/task/*: the caller pins the process to one CPU
+// (the kernel monitor's tests do), so no other thread of it runs meanwhile
+// and their figures are settled.
+func takeSched() (schedSnap, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	self := syscall.Gettid()
+	s := schedSnap{tids: map[int]bool{}}
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return s, err
+	}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := "/proc/self/task/" + e.Name() + "/"
+		ss, err1 := os.ReadFile(dir + "schedstat")
+		st, err2 := os.ReadFile(dir + "status")
+		if err1 != nil || err2 != nil {
+			continue // exited meanwhile
+		}
+		var on, delay int64
+		if _, err := fmt.Sscan(string(ss), &on, &delay); err != nil {
+			return s, fmt.Errorf("%sschedstat %q: %v", dir, ss, err)
+		}
+		niv := int64(-1)
+		running := false
+		for line := range bytes.Lines(st) {
+			if v, ok := bytes.CutPrefix(line, []byte("nonvoluntary_ctxt_switches:")); ok {
+				niv, err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+				if err != nil {
+					return s, fmt.Errorf("%sstatus: %q: %v", dir, line, err)
+				}
+			}
+			if v, ok := bytes.CutPrefix(line, []byte("State:")); ok {
+				running = bytes.HasPrefix(bytes.TrimSpace(v), []byte("R"))
+			}
+		}
+		if niv < 0 {
+			return s, fmt.Errorf("%sstatus has no nonvoluntary_ctxt_switches", dir)
+		}
+		if tid == self {
+			var ts syscall.Timespec
+			const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID
+			if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+				return s, fmt.Errorf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", e)
+			}
+			on = ts.Nano()
+			s.at = unix.Now()
+		} else if running {
+			s.waiting++
+		}
+		s.tids[tid] = true
+		s.on += on
+		s.runq += delay
+		s.nivcsw += niv
+	}
+	if s.at == 0 {
+		return s, fmt.Errorf("thread %d not in /proc/self/task", self)
+	}
+	return s, nil
+}
