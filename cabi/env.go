@@ -57,8 +57,14 @@ func startRuntime(call string) C.int {
 	}
 	// A rank's Go runtime only serves calls; keep its housekeeping off the
 	// program's cores unless the user asked otherwise.
+	// Under MPI_THREAD_MULTIPLE (already on when MPI_T_init_thread asked
+	// for it first) the threads need more (startThreads says why).
 	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
+		if C.bcs_mt != 0 {
+			runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 4))
+		} else {
+			runtime.GOMAXPROCS(1)
+		}
 	}
 	errh := uintptr(hErrhFatal)
 	if os.Getenv("BCS_ERRORS") == "return" {

@@ -161,7 +161,10 @@ void bcs_mt_reacquire(int depth) {
 // NONNULL refuses a NULL output argument (MPI_ERR_ARG through comm's error
 // handler) before the call does anything: writing through it would crash
 // the process, or leave a posted request nobody can complete.
-#define NONNULL(comm, call, arg) do { if ((arg) == NULL) return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } while (0)
+// The error path takes the call lock (recursive): a NONNULL may come before
+// the call's own GUARD, and bcs_error runs Go (review: MPI_Type_size(t,
+// NULL) ran the handler unlocked under MPI_THREAD_MULTIPLE).
+#define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } } while (0)
 
 // Go's runtime needs its signal handlers to run on the alternate signal
 // stack; a handler the program installed without SA_ONSTACK crashes the

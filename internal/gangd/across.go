@@ -90,6 +90,12 @@ func (d *Daemon) hostMaster(c *net.UnixConn, pid int, spec *MasterSpec) {
 	case err != nil || len(secret) < 16:
 		refuse(ExitRefused, "bcsd: the job's secret is not at least 16 bytes of hex")
 		return
+	case spec.NodeTimeout < 10*time.Millisecond || spec.NodeTimeout > 10*time.Minute:
+		refuse(ExitRefused, fmt.Sprintf("bcsd: node_timeout = %v, want 10ms .. 10m", spec.NodeTimeout))
+		return
+	case spec.TXTimeout < time.Millisecond || spec.TXTimeout > 10*time.Minute:
+		refuse(ExitRefused, fmt.Sprintf("bcsd: tx_timeout = %v, want 1ms .. 10m", spec.TXTimeout))
+		return
 	case net.ParseIP(spec.IP) == nil:
 		refuse(ExitRefused, fmt.Sprintf("bcsd: address %q is not an IP address", spec.IP))
 		return

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/internal/launch"
@@ -68,6 +69,14 @@ func TestPlace(t *testing.T) {
 	bad.Hosts = 0
 	_, err = place(d, bad)
 	wantRefusal(err, "a job across 0 hosts, want 1 .. 4096")
+	bad = req
+	bad.Config.NodeTimeout = time.Hour
+	_, err = place(d, bad)
+	wantRefusal(err, "node_timeout = 1h0m0s, want 10ms .. 10m")
+	bad = req
+	bad.Config.TXTimeout = 0
+	_, err = place(d, bad)
+	wantRefusal(err, "tx_timeout = 0s, want 1ms .. 10m")
 
 	p, err := place(d, req)
 	if err != nil {

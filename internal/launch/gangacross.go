@@ -30,6 +30,16 @@ import (
 // every agent). The daemon dying ends the jobs whose master it held (their
 // node 0 sees the connection end: "lost bcsd").
 //
+// Not apart: time. The gang's one strobe thread runs every job's slice in
+// turn, a job across hosts' network exchange included, so a remote host
+// that is silent stalls every job of the gang (no switch, the running job
+// keeps its cores, the others stay stopped) until that job's node_timeout
+// (at most tx_timeout in its transmission) ends it, and a remote host that
+// answers late stretches every job's slices. Running each remote job's
+// steps off the strobe thread under a one-slice deadline would keep the
+// others on time; it is not done. The daemon refuses timeouts outside the
+// configuration's ranges (10ms .. 10m, 1ms .. 10m).
+//
 // The switch across hosts: the gang decides once per slice and every host
 // of a job applies the decision at that slice's strobe, when its MsgDEM
 // arrives (EMDS RUN is the same on every host slice by slice:
