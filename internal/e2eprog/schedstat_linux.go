@@ -8,8 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"syscall"
-	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
@@ -33,7 +31,7 @@ type schedSnap struct {
 func takeSched() (schedSnap, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	self := syscall.Gettid()
+	self := unix.Gettid()
 	s := schedSnap{tids: map[int]bool{}}
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
@@ -71,12 +69,7 @@ func takeSched() (schedSnap, error) {
 			return s, fmt.Errorf("%sstatus has no nonvoluntary_ctxt_switches", dir)
 		}
 		if tid == self {
-			var ts syscall.Timespec
-			const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID
-			if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-				return s, fmt.Errorf("clock_gettime(CLOCK_THREAD_CPUTIME_ID): %v", e)
-			}
-			on = ts.Nano()
+			on = unix.ThreadCPUTime()
 			s.at = unix.Now()
 		} else if running {
 			s.waiting++
