@@ -41,6 +41,9 @@ type MasterStats struct {
 	Slices  uint64
 	Skipped uint64
 	FIFO    bool // SCHED_FIFO was granted
+	// FirstSlice is when the first slice ended on every node (the wall
+	// clock, read once); zero if none did.
+	FirstSlice time.Time
 }
 
 // RunMaster strobes until stop is closed, then tells the nodes to stop. It
@@ -112,6 +115,9 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 			return st, err
 		}
 		st.Slices++
+		if st.Slices == 1 {
+			st.FirstSlice = time.Now()
+		}
 		if cfg.OnSlice != nil {
 			rec = m.Record()
 			cfg.OnSlice(&rec)

@@ -47,6 +47,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -57,6 +58,7 @@ import (
 )
 
 func main() {
+	started := time.Now() // for -v's start-up figure (to the first slice)
 	// First of all, so that no terminating signal is missed during start-up.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, launch.TermSignals...)
@@ -169,7 +171,8 @@ func main() {
 		os.Exit(2)
 	}
 	if *verbose && res.Hosts > 0 {
-		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %.3fs wall\n", res.JobID, *n, res.Hosts, res.Elapsed.Seconds())
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %d slices of %v (%d skipped), %.3fs wall\n",
+			res.JobID, *n, res.Hosts, res.Slices, cfg.Timeslice, res.Skipped, res.Elapsed.Seconds())
 		if res.SlicesAlive > res.SlicesRun { // in the gang of a bcsd (bcsd start on the first host)
 			fmt.Fprintf(os.Stderr, "bcsrun: job %s: in a gang: ran in %d of its %d slices\n", res.JobID, res.SlicesRun, res.SlicesAlive)
 		}
@@ -181,6 +184,11 @@ func main() {
 		if *record != "" {
 			fmt.Fprintf(os.Stderr, "bcsrun: recorded into %s: %d bytes of rank files\n", *record, res.RecordBytes)
 		}
+	}
+	if *verbose && !res.FirstSlice.IsZero() {
+		// Across hosts the first slice's time is node 0's host's clock:
+		// as good as the hosts' clocks agree (the same clock in one machine).
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: first slice %.3fs after bcsrun started\n", res.JobID, res.FirstSlice.Sub(started).Seconds())
 	}
 	pprof.StopCPUProfile()
 	os.Exit(res.ExitCode)

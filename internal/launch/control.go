@@ -80,6 +80,9 @@ type hostStats struct {
 	// the job ran in and was strobed in; 0 outside a gang.
 	Ran   uint64 `json:"ran,omitempty"`
 	Alive uint64 `json:"alive,omitempty"`
+	// FirstSlice is when the first slice ended, in ns since the Unix
+	// epoch by node 0's host's clock (0: none).
+	FirstSlice int64 `json:"first_slice_ns,omitempty"`
 }
 
 // hostDone ends a host's part.
@@ -876,6 +879,9 @@ func (cr ctlResult) apply(res *Result, signalled bool, mon *monitor, names []str
 	if cr.stats != nil {
 		res.Slices, res.Skipped, res.FIFO = cr.stats.Slices, cr.stats.Skipped, cr.stats.FIFO
 		res.SlicesRun, res.SlicesAlive = cr.stats.Slices, cr.stats.Slices
+		if cr.stats.FirstSlice != 0 {
+			res.FirstSlice = time.Unix(0, cr.stats.FirstSlice)
+		}
 		if cr.stats.Alive > 0 { // a gang's
 			res.SlicesRun, res.SlicesAlive = cr.stats.Ran, cr.stats.Alive
 		}

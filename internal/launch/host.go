@@ -499,6 +499,9 @@ func RunHost(spec HostJob) (code int, err error) {
 			md := j.stopMaster()
 			st := md.st
 			hs := hostStats{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO}
+			if !st.FirstSlice.IsZero() {
+				hs.FirstSlice = st.FirstSlice.UnixNano()
+			}
 			if md.ganged {
 				hs.Ran, hs.Alive = md.ran, md.alive
 			}

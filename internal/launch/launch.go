@@ -90,6 +90,10 @@ type Result struct {
 	// SlicesAlive the number in which it was strobed (equal, and equal to
 	// Slices, outside a gang). Elapsed is the job's response time.
 	SlicesRun, SlicesAlive uint64
+	// FirstSlice is when the job's first slice ended on every node, by the
+	// wall clock of the master's host (node 0's, across hosts); zero if
+	// the master never completed one or the job ran in a gang.
+	FirstSlice time.Time
 }
 
 // TermSignals end a job the same way: the ranks are stopped, bcsrun says
@@ -486,7 +490,7 @@ func (lj *localJob) watch(res *Result, sigs <-chan os.Signal, startErr error, st
 func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 	j, stderr := lj.job, lj.stderr
 	md := j.stopMaster()
-	res.Slices, res.Skipped, res.FIFO = md.st.Slices, md.st.Skipped, md.st.FIFO
+	res.Slices, res.Skipped, res.FIFO, res.FirstSlice = md.st.Slices, md.st.Skipped, md.st.FIFO, md.st.FirstSlice
 	res.SlicesRun, res.SlicesAlive = res.Slices, res.Slices
 	if j.member != nil {
 		res.SlicesRun, res.SlicesAlive = j.member.Counts()
