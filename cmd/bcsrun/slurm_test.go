@@ -131,6 +131,28 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		})
 	}
 
+	// --tag-output names each line's rank and that rank's host, on stdout
+	// and stderr, for every rank (cyclic: every host has a rank, h1 two).
+	t.Run("tag-output, every rank's host", func(t *testing.T) {
+		r := salloc(t, "--tag-output", "--map-by", "cyclic", "-n", "4", "/bin/sh", "-c", `echo "out $BCS_RANK"; echo "err $BCS_RANK" >&2`)
+		out, errs := strings.Split(strings.TrimSpace(r.stdout), "\n"), []string{}
+		for _, l := range strings.Split(r.stderr, "\n") {
+			if strings.HasPrefix(l, "[") { // bcsrun's own lines are not tagged
+				errs = append(errs, l)
+			}
+		}
+		sort.Strings(out)
+		sort.Strings(errs)
+		var wantOut, wantErr []string
+		for i, h := range []string{"h1", "h2", "h3", "h1"} {
+			wantOut = append(wantOut, fmt.Sprintf("[%d@%s] out %d", i, h, i))
+			wantErr = append(wantErr, fmt.Sprintf("[%d@%s] err %d", i, h, i))
+		}
+		if r.code != 0 || !slices.Equal(out, wantOut) || !slices.Equal(errs, wantErr) {
+			t.Errorf("exit %d\nstdout %q, want %q\nstderr %q, want %q", r.code, out, wantOut, errs, wantErr)
+		}
+	})
+
 	for _, c := range []struct {
 		name string
 		args []string
