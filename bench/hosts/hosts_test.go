@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -90,13 +91,13 @@ var (
 )
 
 // TestHosts runs every measurement, interleaved, for BCS_HOSTS_ROUNDS
-// rounds (default 5), and prints the medians as one markdown table on
+// rounds (default 7), and prints the medians as one markdown table on
 // stdout. Every job must succeed and print its figures, or the test fails.
 func TestHosts(t *testing.T) {
 	if os.Getenv("BCS_HOSTS_BENCH") == "" {
 		t.Skip("a benchmark: run with BCS_HOSTS_BENCH=1 (bench/hosts/run.sh)")
 	}
-	rounds := 5
+	rounds := 7
 	if s := os.Getenv("BCS_HOSTS_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
@@ -111,11 +112,13 @@ func TestHosts(t *testing.T) {
 	load0 := loadavg()
 	began := time.Now()
 	cl := slurmtest.Start(t, 4, 2)
+	sshCmd := startSSH(t, cl)
 	clusterUp := time.Since(began)
 
-	// job runs bcsrun, inside `salloc -N<hosts>` when hosts > 0, else on
-	// this machine (logical nodes, one process); it returns stderr+stdout
-	// and the time the whole command took.
+	// job runs bcsrun, inside `salloc -N<hosts>` when hosts > 0, over ssh
+	// to the first -hosts hosts when hosts < 0, else on this machine
+	// (logical nodes, one process); it returns stderr+stdout and the time
+	// the whole command took.
 	job := func(hosts int, env []string, args ...string) (string, time.Duration) {
 		t.Helper()
 		jctx, cancel := context.WithTimeout(ctx, 120*time.Second)
@@ -123,6 +126,9 @@ func TestHosts(t *testing.T) {
 		var cmd *exec.Cmd
 		if hosts > 0 {
 			cmd = cl.CommandContext(jctx, "salloc", append([]string{"-N" + strconv.Itoa(hosts), "--quiet", filepath.Join(bin, "bcsrun"), "-v"}, args...)...)
+		} else if hosts < 0 {
+			cmd = exec.CommandContext(jctx, filepath.Join(bin, "bcsrun"), append([]string{"-v", "--hosts", strings.Join(cl.HostAddr[:-hosts], ",")}, args...)...)
+			cmd.Env = append(os.Environ(), "BCS_SSH="+sshCmd)
 		} else {
 			cmd = exec.CommandContext(jctx, filepath.Join(bin, "bcsrun"), append([]string{"-v", "--launcher", "local"}, args...)...)
 			cmd.Env = os.Environ()
@@ -169,10 +175,14 @@ func TestHosts(t *testing.T) {
 		return v
 	}
 	where := func(hosts int) string {
-		if hosts == 0 {
+		switch {
+		case hosts == 0:
 			return "4 logical nodes, 1 process"
-		}
-		if hosts == 1 {
+		case hosts == -1:
+			return "1 host, ssh"
+		case hosts < 0:
+			return fmt.Sprintf("%d hosts, ssh", -hosts)
+		case hosts == 1:
 			return "1 host, Slurm"
 		}
 		return fmt.Sprintf("%d hosts, Slurm", hosts)
@@ -188,7 +198,7 @@ func TestHosts(t *testing.T) {
 	}
 	for r := 0; r < rounds; r++ {
 		// Start-up: a one-barrier job of 4 ranks.
-		for _, h := range []int{1, 4, 0} {
+		for _, h := range []int{1, 4, -1, -4, 0} {
 			args := []string{"-n", "4", "./barrier", "-iters", "1"}
 			if h == 0 {
 				args = append([]string{"--nodes", "4"}, args...)
@@ -259,7 +269,7 @@ func TestHosts(t *testing.T) {
 	fmt.Fprintf(&b, "- machine: %s, %s, %d CPUs, %s; load average %s at the start, %s at the end\n", host, cpuModel(), runtime.NumCPU(), kernel(), load0, loadavg())
 	fmt.Fprintf(&b, "- %d rounds, every measurement once per round, interleaved; each cell is the median (min–max); the cluster (4 hosts) took %v to start, the whole run %v\n\n",
 		rounds, clusterUp.Round(time.Millisecond), time.Since(began).Round(time.Second))
-	cols := []string{where(1), where(2), where(4), where(0)}
+	cols := []string{where(1), where(2), where(4), where(-1), where(-4), where(0)}
 	fmt.Fprintf(&b, "| measurement | %s |\n|---|%s\n", strings.Join(cols, " | "), strings.Repeat("---:|", len(cols)))
 	var whats []string
 	for _, k := range keys {
@@ -281,9 +291,67 @@ func TestHosts(t *testing.T) {
 	}
 	for _, what := range []string{"stencil, 200 iterations (s)", "cg, default problem (ms)"} {
 		h, l := median(f[what+"|"+where(4)]), median(f[what+"|"+where(0)])
-		fmt.Fprintf(&b, "| %s: 4 hosts / 4 logical nodes (medians) | | | %.2fx | |\n", strings.Split(what, ",")[0], h/l)
+		fmt.Fprintf(&b, "| %s: 4 hosts / 4 logical nodes (medians) | | | %.2fx | | | |\n", strings.Split(what, ",")[0], h/l)
 	}
 	fmt.Println(b.String())
+}
+
+// startSSH starts an sshd in each host's namespace (the cluster's Close
+// ends them too; a cleanup stops them by pid before it) and returns the ssh
+// command for BCS_SSH: root's login with a key made for this run.
+func startSSH(t *testing.T, cl *slurmtest.Cluster) string {
+	t.Helper()
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd"
+		if _, err := os.Stat(sshd); err != nil {
+			t.Fatal("no sshd (apt-get install openssh-server)")
+		}
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	for _, k := range []string{"host", "user"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+	}
+	pub, _ := os.ReadFile(filepath.Join(dir, "user.pub"))
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
+	var daemons []*exec.Cmd
+	t.Cleanup(func() { // before the cluster's Close (cleanups run last first)
+		for _, d := range daemons {
+			d.Process.Signal(syscall.SIGTERM)
+			d.Wait()
+		}
+	})
+	for i, addr := range cl.HostAddr {
+		conf := filepath.Join(dir, fmt.Sprintf("sshd%d.conf", i))
+		os.WriteFile(conf, []byte(fmt.Sprintf("ListenAddress %s\nPort 22\nHostKey %s\nAuthorizedKeysFile %s\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nAcceptEnv BCS_RUNTIME_DIR\n",
+			addr, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))), 0o600)
+		d := exec.Command("nsenter", "--net=/run/netns/bcsslurm"+strconv.Itoa(i+1), sshd, "-D", "-e", "-f", conf)
+		var log bytes.Buffer
+		d.Stdout, d.Stderr = &log, &log
+		d.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := d.Start(); err != nil {
+			t.Fatalf("sshd: %v", err)
+		}
+		daemons = append(daemons, d)
+		up := false
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) { // a bound on start-up
+			if c, err := net.DialTimeout("tcp", addr+":22", time.Second); err == nil {
+				c.Close()
+				up = true
+				break
+			}
+		}
+		if !up {
+			t.Fatalf("sshd on %s did not listen in 30 s:\n%s", addr, log.String())
+		}
+	}
+	return "ssh -F /dev/null -i " + filepath.Join(dir, "user") + " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
 }
 
 // readGETTS reads the job's emds-global.csv (root/latest) and returns its

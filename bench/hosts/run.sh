@@ -2,7 +2,7 @@
 # bench/hosts/run.sh: issue 16's measurements across network-namespace
 # hosts (see README.md): builds the benchmark (bench/hosts, a go test run
 # on request), starts a real Slurm of 4 namespace hosts on this machine,
-# runs every measurement interleaved for ROUNDS rounds (default 5) and
+# runs every measurement interleaved for ROUNDS rounds (default 7) and
 # prints one markdown table of medians with the machine, the date and the
 # commit. Root and Debian's slurmctld, slurmd, slurm-client and munge are
 # needed. Run it on a quiet machine, from the repository's root:
@@ -13,7 +13,7 @@
 # after SIGINT or SIGTERM); at the end the script checks that no namespace
 # host, Slurm daemon or job process is left and exits non-zero if one is.
 set -e
-rounds=${1:-5}
+rounds=${1:-7}
 cd "$(dirname "$0")/../.."
 dir=$(mktemp -d)
 pid=
