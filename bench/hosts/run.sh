@@ -16,29 +16,33 @@ set -e
 rounds=${1:-7}
 cd "$(dirname "$0")/../.."
 dir=$(mktemp -d)
-pid=
-stop() {
-	if [ -n "$pid" ]; then
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$dir"
-}
-trap 'stop; exit 130' INT TERM
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM # (the EXIT trap runs)
 go test -c -o "$dir/hosts.test" ./bench/hosts
 commit=$(git rev-parse --short HEAD)
 git diff --quiet HEAD -- . 2>/dev/null || commit="$commit (with uncommitted changes)"
 # The test binary runs in the package's directory (it builds the programs
 # from there); its table goes to stdout, its progress to stderr (-test.v).
+# SIGINT or SIGTERM to the script: the test ends the running job and tears
+# the cluster down (its cleanup), and the script still checks what is left.
 code=0
+interrupted=
 (cd bench/hosts && BCS_HOSTS_BENCH=1 BCS_HOSTS_ROUNDS=$rounds BCS_HOSTS_COMMIT="$commit" \
 	exec "$dir/hosts.test" -test.run '^TestHosts$' -test.count 1 -test.timeout 30m -test.v) &
 pid=$!
+trap 'interrupted=1; kill -TERM "$pid" 2>/dev/null' INT TERM
 wait "$pid" || code=$?
-pid=
+if [ -n "$interrupted" ]; then
+	wait "$pid" 2>/dev/null || true # its teardown
+	code=130
+fi
+trap - INT TERM
 # Nothing may be left: the namespace hosts, the bridge, the daemons, the
-# job's processes, shared memory.
+# job's processes, shared memory. Checked holding the namespace cluster's
+# machine-wide lock (internal/slurmtest), so that another user's live
+# cluster (tests on a shared machine) is not taken for a leftover.
+exec 9>/run/lock/bcs-slurmtest.lock
+flock -w 600 9 || echo "bench/hosts: the namespace cluster's lock is held elsewhere; what follows may be another run's" >&2
 left=$(ip netns list 2>/dev/null | grep -o '^bcsslurm[0-9]*' || true)
 left="$left$(ip link show bcsslurm0 >/dev/null 2>&1 && echo ' bridge bcsslurm0' || true)"
 # (the patterns are written so that grep's own command line does not match)
