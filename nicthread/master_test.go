@@ -28,13 +28,18 @@ func TestSliceLoopDoesNotAllocate(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		_, err = RunMaster(MasterConfig{Slice: 100 * time.Microsecond, Nodes: 1, Spin: 20 * time.Microsecond, TXTimeout: time.Second, MaxSlices: n,
+		start := time.Now()
+		st, err := RunMaster(MasterConfig{Slice: 100 * time.Microsecond, Nodes: 1, Spin: 20 * time.Microsecond, TXTimeout: time.Second, MaxSlices: n,
 			OnSlice: func(*strobe.SliceRecord) {}, OnDEM: func([]proto.Descriptor) {}},
 			&LocalNodes{Agents: []*Agent{a}, TXTimeout: time.Second}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		runtime.ReadMemStats(&after)
+		// The first slice's end (bcsrun -v's start-up figure) lies within the run.
+		if end := time.Now(); st.FirstSlice.Before(start) || st.FirstSlice.After(end) {
+			t.Fatalf("FirstSlice %v, want within the run [%v, %v]", st.FirstSlice, start, end)
+		}
 		return after.Mallocs - before.Mallocs
 	}
 	short, long := run(100), run(2100)
