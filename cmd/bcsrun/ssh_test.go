@@ -81,6 +81,14 @@ func TestSSHAcrossHosts(t *testing.T) {
 	if want := fmt.Sprintf("[0@%[1]s] hi\n[0@%[1]s] there\n", cl.HostAddr[0]); r.code != 0 || r.stdout != want {
 		t.Errorf("stdin: exit %d, stdout %q, want %q\nstderr:\n%s", r.code, r.stdout, want, r.stderr)
 	}
+	// Every rank's lines, stdout and stderr, name it and its own host.
+	r = run1(t, "--tag-output", "-n", "3", "/bin/sh", "-c", `echo "out $BCS_RANK"; echo "err $BCS_RANK" >&2`)
+	for i, h := range cl.HostAddr {
+		o, e := fmt.Sprintf("[%d@%s] out %d\n", i, h, i), fmt.Sprintf("[%d@%s] err %d\n", i, h, i)
+		if r.code != 0 || !strings.Contains(r.stdout, o) || !strings.Contains(r.stderr, e) {
+			t.Errorf("--tag-output: exit %d, want %q on stdout and %q on stderr\nstdout:\n%s\nstderr:\n%s", r.code, o, e, r.stdout, r.stderr)
+		}
+	}
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	r = runIn(t, nil, bytes.NewReader(big), "-n", "2", "/bin/sh", "-c", `if [ "$BCS_RANK" = 0 ]; then sha256sum; else cat; fi`)
 	sum := sha256.Sum256(big)
