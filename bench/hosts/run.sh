@@ -7,7 +7,7 @@
 # commit. Root and Debian's slurmctld, slurmd, slurm-client and munge are
 # needed. Run it on a quiet machine, from the repository's root:
 #
-#	sudo sh bench/hosts/run.sh [ROUNDS]
+#	sh bench/hosts/run.sh [ROUNDS]    # as root
 #
 # Everything it starts is stopped on every path (the test's cleanup, also
 # after SIGINT or SIGTERM); at the end the script checks that no namespace
