@@ -376,28 +376,15 @@ func (g *Gang) run() {
 		}
 		g.admit(due, now)
 		g.drain()
-		// Jobs leave at the slice boundary (a busy one once its slice has
-		// ended: its worker owns its nodes until then).
-		snapshot()
-		direct := true
-		for _, j := range jobs {
-			if j.busy {
-				direct = false
-				continue
-			}
-			select {
-			case <-j.stop:
-				g.leave(j, nil, 0, "job finished")
-				continue
-			default:
-			}
-			if j.work != nil {
-				direct = false
-			}
-		}
 		snapshot()
 		if len(jobs) == 0 {
 			continue
+		}
+		direct := true
+		for _, j := range jobs {
+			if j.work != nil {
+				direct = false
+			}
 		}
 		wake := due - clock.Time(spin.Spin())
 		// The workers' slices end meanwhile: take each as it comes.
@@ -420,7 +407,23 @@ func (g *Gang) run() {
 		for limit := due + clock.Time(g.cfg.Hold); g.busy(jobs, true) && now() < limit; {
 			g.await(time.Duration(limit - now()))
 		}
+		// Jobs leave at the slice boundary (a busy one once its slice has
+		// ended: its worker owns its nodes until then).
 		snapshot()
+		for _, j := range jobs {
+			if j.busy {
+				continue
+			}
+			select {
+			case <-j.stop:
+				g.leave(j, nil, 0, "job finished")
+			default:
+			}
+		}
+		snapshot()
+		if len(jobs) == 0 {
+			continue
+		}
 		for _, j := range jobs {
 			if j.held != j.busy {
 				j.held = j.busy
