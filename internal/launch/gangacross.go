@@ -30,15 +30,17 @@ import (
 // every agent). The daemon dying ends the jobs whose master it held (their
 // node 0 sees the connection end: "lost bcsd").
 //
-// Not apart: time. The gang's one strobe thread runs every job's slice in
-// turn, a job across hosts' network exchange included, so a remote host
-// that is silent stalls every job of the gang (no switch, the running job
-// keeps its cores, the others stay stopped) until that job's node_timeout
-// (at most tx_timeout in its transmission) ends it, and a remote host that
-// answers late stretches every job's slices. Running each remote job's
-// steps off the strobe thread under a one-slice deadline would keep the
-// others on time; it is not done. The daemon refuses timeouts outside the
-// configuration's ranges (10ms .. 10m, 1ms .. 10m).
+// Time apart too: a job across hosts runs its slices on its own goroutine
+// in the gang (nicthread's gang.go), so a remote host that is silent (a
+// cut link: no reset) or late stalls its own job only. The strobe thread
+// waits for a job's slice at most the gang's hold (nicthread.DefaultHold:
+// 10 ms, at least two slices) past the strobe's due time, then strobes the
+// other jobs without it; the late job is held (strobed no more, passed over
+// by the gang matrix) until its slice ends, or its node_timeout (plus
+// tx_timeout in its transmission) ends the job, naming the node and its
+// host (internal/gangd's doc.go, "A silent host"). The other jobs' slices
+// are delayed by at most the hold, once per late slice. The daemon refuses
+// timeouts outside the configuration's ranges (10ms .. 10m, 1ms .. 10m).
 //
 // The switch across hosts: the gang decides once per slice and every host
 // of a job applies the decision at that slice's strobe, when its MsgDEM
