@@ -205,7 +205,7 @@
 // its own (the job's worker), strobed by the strobe thread, which then
 // goes on to the next strobe. Before each strobe the thread takes the
 // workers' ended slices and waits for those still under way at most
-// GangConfig.Hold (DefaultHold: 10 ms, at least two slices) past the due
+// GangConfig.Hold (DefaultHold: 100 ms, at least two slices) past the due
 // time; a job whose slice is still under way then is held: not strobed,
 // not told the slice's decision (its nodes keep the last one that reached
 // them), passed over by the matrix (strobe.Gang.Hold: the running job

@@ -56,12 +56,16 @@ type GangConfig struct {
 	OnSlice func(running string, switched bool)
 }
 
-// DefaultHold is GangConfig.Hold's default: 10 ms, and at least two slices.
-// Long enough that a remote job's ordinary lateness (a busy host, a slow
-// exchange) stretches the slices as a lone job's master would rather than
-// costing its turns; short next to node_timeout, which a silent host would
-// otherwise impose on every job of the gang.
-func DefaultHold(slice time.Duration) time.Duration { return max(10*time.Millisecond, 2*slice) }
+// DefaultHold is GangConfig.Hold's default: 100 ms, and at least two
+// slices. Long enough that a remote job's ordinary lateness (a busy host:
+// its agents wait for a CPU while the running job's ranks spin) stretches
+// the slices as a lone job's master would, rather than costing the job its
+// turns (a held job's turn passes to the running one, whose ranks then
+// keep the CPU: too short a hold feeds on itself on a loaded machine, as
+// 10 ms did on a 2-core host with three jobs); short next to node_timeout
+// (default 5 s), which a silent host would otherwise impose on every job of
+// the gang.
+func DefaultHold(slice time.Duration) time.Duration { return max(100*time.Millisecond, 2*slice) }
 
 // ErrGangClosed is the error of a job still in the gang when it is closed,
 // and of a Join after Close.

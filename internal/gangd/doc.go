@@ -110,7 +110,7 @@
 // (nicthread's gang.go), not on the gang's strobe thread. When a remote host
 // serving one job goes silent (its link cut: no reset, no FIN; its kernel
 // frozen), that job's master waits in its slice for the host's report,
-// while the strobe thread waits for it at most the gang's hold (10 ms, and
+// while the strobe thread waits for it at most the gang's hold (100 ms, and
 // at least two slices) past the strobe, then strobes the other jobs without
 // it: their slices keep coming, delayed once by at most the hold. The
 // silent job is held: the matrix passes it over (if it was running, the

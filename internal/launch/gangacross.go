@@ -34,7 +34,7 @@ import (
 // in the gang (nicthread's gang.go), so a remote host that is silent (a
 // cut link: no reset) or late stalls its own job only. The strobe thread
 // waits for a job's slice at most the gang's hold (nicthread.DefaultHold:
-// 10 ms, at least two slices) past the strobe's due time, then strobes the
+// 100 ms, at least two slices) past the strobe's due time, then strobes the
 // other jobs without it; the late job is held (strobed no more, passed over
 // by the gang matrix) until its slice ends, or its node_timeout (plus
 // tx_timeout in its transmission) ends the job, naming the node and its
