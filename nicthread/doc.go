@@ -199,5 +199,26 @@
 // RunMaster would have returned); jobs join and leave at slice boundaries.
 // RunMaster is unchanged: the single-job path has no gang in it.
 //
+// A late job is held. A job whose Nodes are LocalNodes runs its slice on
+// the strobe thread, by direct calls, as above. Any other job (agents over
+// a transport, on this host or others) runs each slice on a goroutine of
+// its own (the job's worker), strobed by the strobe thread, which then
+// goes on to the next strobe. Before each strobe the thread takes the
+// workers' ended slices and waits for those still under way at most
+// GangConfig.Hold (DefaultHold: 100 ms, at least two slices) past the due
+// time; a job whose slice is still under way then is held: not strobed,
+// not told the slice's decision (its nodes keep the last one that reached
+// them), passed over by the matrix (strobe.Gang.Hold: the running job
+// that is held hands over at once), not counted alive. Its slice ends
+// either well (it is released and strobed at the next strobe, its skipped
+// slices counted by its strobe.Master) or with its node error (a node
+// silent past node_timeout: it leaves). So one job's silent or slow node
+// delays the others' slices by at most Hold, once per late slice, instead
+// of by its node_timeout. While its worker is busy the worker owns the
+// job's Nodes, strobe.Master and counts; the strobe thread hands them over
+// through channels (the slice to run, the slice ended), so no lock is
+// taken. A held job's leave waits for its slice to end (its node_timeout
+// bounds that), and so does Gang.Close.
+//
 // Types here are safe for concurrent use only as documented per method.
 package nicthread

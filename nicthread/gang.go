@@ -46,10 +46,26 @@ type GangConfig struct {
 	Spin   time.Duration // as MasterConfig.Spin
 	FIFO   bool          // try SCHED_FIFO for the strobe thread
 	Matrix strobe.GangConfig
+	// Hold bounds how long past a strobe's due time the strobe thread
+	// waits for a job whose previous slice is still under way (a job with
+	// nodes on other hosts) before it strobes the other jobs without it
+	// (0: DefaultHold). See doc.go, "A late job is held".
+	Hold time.Duration
 	// OnSlice, if set, sees each slice's decision on the strobe thread: the
 	// name of the job that runs ("" if none) and whether that is a switch.
 	OnSlice func(running string, switched bool)
 }
+
+// DefaultHold is GangConfig.Hold's default: 100 ms, and at least two
+// slices. Long enough that a remote job's ordinary lateness (a busy host:
+// its agents wait for a CPU while the running job's ranks spin) stretches
+// the slices as a lone job's master would, rather than costing the job its
+// turns (a held job's turn passes to the running one, whose ranks then
+// keep the CPU: too short a hold feeds on itself on a loaded machine, as
+// 10 ms did on a 2-core host with three jobs); short next to node_timeout
+// (default 5 s), which a silent host would otherwise impose on every job of
+// the gang.
+func DefaultHold(slice time.Duration) time.Duration { return max(100*time.Millisecond, 2*slice) }
 
 // ErrGangClosed is the error of a job still in the gang when it is closed,
 // and of a Join after Close.
@@ -75,6 +91,10 @@ type Gang struct {
 	fifo   atomic.Bool
 
 	matrix *strobe.Gang // strobe thread only
+
+	finished chan *GangJob // a worker's slice has ended (capacity MPL: one slice per job at most)
+	workers  sync.WaitGroup
+	timer    *time.Timer // strobe thread only
 }
 
 // GangJob is a job's membership of a gang.
@@ -96,6 +116,23 @@ type GangJob struct {
 	rec    strobe.SliceRecord
 	st     MasterStats
 	ran    bool
+	due    clock.Time // the job's next strobe, read when its slice was strobed
+
+	// A job whose Nodes are not LocalNodes runs its slices on its own
+	// goroutine (work), so that one that waits for a silent host does not
+	// hold the strobe thread. busy and held are the strobe thread's; while
+	// busy, the worker owns m, k, phase, rec, st and the Nodes.
+	work   chan clock.Time // a slice to run (its strobe time); closed when the job leaves
+	busy   bool
+	held   bool
+	sErr   error   // the slice's outcome (the worker's, read after finished)
+	status []uint8 // the slice's DEM status and exchanged count, for the matrix
+	nDesc  int
+	exit   struct {
+		err  error
+		code int32
+		why  string
+	}
 
 	slot    atomic.Int32 // -1 until admitted
 	running atomic.Bool
@@ -115,8 +152,16 @@ func NewGang(cfg GangConfig) (*Gang, error) {
 	if err := (strobe.Config{Slice: cfg.Slice, Nodes: 1}).Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Hold == 0 {
+		cfg.Hold = DefaultHold(cfg.Slice)
+	}
+	if cfg.Hold < 0 {
+		return nil, fmt.Errorf("nicthread: gang hold = %v, want > 0 (0: the default, %v)", cfg.Hold, DefaultHold(cfg.Slice))
+	}
 	g := &Gang{cfg: cfg, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
-		matrix: strobe.NewGang(cfg.Matrix)}
+		matrix: strobe.NewGang(cfg.Matrix), finished: make(chan *GangJob, cfg.Matrix.MPL)}
+	g.timer = time.NewTimer(time.Hour)
+	g.timer.Stop()
 	go g.run()
 	return g, nil
 }
@@ -211,13 +256,10 @@ func (g *Gang) Close() {
 	<-g.done
 }
 
-// leave ends job j: it stops its nodes and wakes its waiter.
+// leave ends job j (not busy): it stops its nodes and wakes its waiter.
+// A job with a worker is stopped by the worker, so that the strobe thread
+// never waits on a send to its hosts.
 func (g *Gang) leave(j *GangJob, err error, code int32, why string) {
-	if err != nil {
-		j.nodes.Stop(1, err.Error())
-	} else {
-		j.nodes.Stop(code, why)
-	}
 	if j.m != nil {
 		j.st.Skipped = j.m.Skipped()
 	}
@@ -233,6 +275,33 @@ func (g *Gang) leave(j *GangJob, err error, code int32, why string) {
 		}
 	}
 	g.mu.Unlock()
+	j.exit.err, j.exit.code, j.exit.why = err, code, why
+	if j.work != nil {
+		close(j.work) // the worker stops the nodes and closes done
+		return
+	}
+	j.stopNodes()
+	close(j.done)
+}
+
+// stopNodes tells j's nodes to stop, with its exit.
+func (j *GangJob) stopNodes() {
+	if j.exit.err != nil {
+		j.nodes.Stop(1, j.exit.err.Error())
+	} else {
+		j.nodes.Stop(j.exit.code, j.exit.why)
+	}
+}
+
+// worker runs j's slices, strobed at the times the strobe thread sends,
+// until it leaves; then it stops j's nodes and closes done.
+func (g *Gang) worker(j *GangJob) {
+	defer g.workers.Done()
+	for range j.work {
+		j.sErr = g.runSlice(j)
+		g.finished <- j
+	}
+	j.stopNodes()
 	close(j.done)
 }
 
@@ -255,6 +324,11 @@ func (g *Gang) admit(t0 clock.Time, now func() clock.Time) {
 			_, err := jj.m.Arrive(n, jj.phase, jj.k, now())
 			return err
 		}
+		if _, local := j.nodes.(*LocalNodes); !local {
+			j.work = make(chan clock.Time, 1)
+			g.workers.Add(1)
+			go g.worker(j)
+		}
 		g.jobs = append(g.jobs, j)
 	}
 	g.queue = g.queue[:0]
@@ -263,6 +337,7 @@ func (g *Gang) admit(t0 clock.Time, now func() clock.Time) {
 // run is the strobe thread.
 func (g *Gang) run() {
 	defer close(g.done)
+	defer g.workers.Wait() // every job's nodes stopped before Close returns
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if g.cfg.FIFO {
@@ -277,17 +352,15 @@ func (g *Gang) run() {
 	var due clock.Time
 	idle := true
 	var jobs []*GangJob // this slice's, in join order
+	snapshot := func() {
+		g.mu.Lock()
+		jobs = append(jobs[:0], g.jobs...)
+		g.mu.Unlock()
+	}
 	for {
 		select {
 		case <-g.quit:
-			g.mu.Lock()
-			g.jobs = append(g.jobs, g.queue...) // never admitted: stopped all the same
-			g.queue = nil
-			all := append([]*GangJob(nil), g.jobs...)
-			g.mu.Unlock()
-			for _, j := range all {
-				g.leave(j, ErrGangClosed, 1, "")
-			}
+			g.closeAll()
 			return
 		default:
 		}
@@ -306,29 +379,23 @@ func (g *Gang) run() {
 			due, idle = now()+clock.Time(g.cfg.Slice), false
 		}
 		g.admit(due, now)
-		// Jobs leave at the slice boundary.
-		g.mu.Lock()
-		jobs = append(jobs[:0], g.jobs...)
-		g.mu.Unlock()
-		direct := true
-		for _, j := range jobs {
-			select {
-			case <-j.stop:
-				g.leave(j, nil, 0, "job finished")
-				continue
-			default:
-			}
-			if _, ok := j.nodes.(*LocalNodes); !ok {
-				direct = false
-			}
-		}
-		g.mu.Lock()
-		jobs = append(jobs[:0], g.jobs...)
-		g.mu.Unlock()
+		g.drain()
+		snapshot()
 		if len(jobs) == 0 {
 			continue
 		}
-		if wake := due - clock.Time(spin.Spin()); now() < wake {
+		direct := true
+		for _, j := range jobs {
+			if j.work != nil {
+				direct = false
+			}
+		}
+		wake := due - clock.Time(spin.Spin())
+		// The workers' slices end meanwhile: take each as it comes.
+		for g.busy(jobs, false) && now() < wake {
+			g.await(time.Duration(wake - now()))
+		}
+		if now() < wake {
 			if direct && wake-now() < clock.Time(5*time.Millisecond) {
 				unix.SleepUntilHoldingP(base + int64(wake))
 			} else {
@@ -338,16 +405,46 @@ func (g *Gang) run() {
 		}
 		for now() < due {
 		}
+		// A job whose slice is still under way is waited for up to Hold
+		// past the strobe's due time, then held: strobed no more, passed
+		// over by the matrix, until its slice ends (doc.go).
+		for limit := due + clock.Time(g.cfg.Hold); g.busy(jobs, true) && now() < limit; {
+			g.await(time.Duration(limit - now()))
+		}
+		// Jobs leave at the slice boundary (a busy one once its slice has
+		// ended: its worker owns its nodes until then).
+		snapshot()
+		for _, j := range jobs {
+			if j.busy {
+				continue
+			}
+			select {
+			case <-j.stop:
+				g.leave(j, nil, 0, "job finished")
+			default:
+			}
+		}
+		snapshot()
+		if len(jobs) == 0 {
+			continue
+		}
+		for _, j := range jobs {
+			if j.held != j.busy {
+				j.held = j.busy
+				g.matrix.Hold(j.id, j.held)
+			}
+		}
 		id, switched := g.matrix.Slice()
 		name := ""
-		// Stop the outgoing job before continuing the incoming one.
+		// Stop the outgoing job before continuing the incoming one. A held
+		// job's nodes keep the last decision that reached them.
 		for pass := 0; pass < 2; pass++ {
 			for _, j := range jobs {
 				run := j.id == id
 				if run {
 					name = j.Name
 				}
-				if run == (pass == 1) {
+				if run == (pass == 1) && !j.busy {
 					j.ran = run
 					j.running.Store(run)
 					if gt, ok := j.nodes.(Gated); ok {
@@ -360,36 +457,106 @@ func (g *Gang) run() {
 			g.cfg.OnSlice(name, switched)
 		}
 		t := now() // one strobe time for every job: their schedules stay aligned
+		due = 0
 		for _, j := range jobs {
-			if err := g.slice(j, t); err != nil {
-				g.leave(j, err, 1, "")
+			if j.busy {
 				continue
 			}
-			if j.cfg.MaxSlices > 0 && j.st.Slices >= j.cfg.MaxSlices {
-				g.leave(j, nil, 0, "slice limit")
+			j.k = j.m.Strobe(t)
+			_, j.due = j.m.Due()
+			due = max(due, j.due)
+			if j.work != nil {
+				j.busy = true
+				j.work <- t
+				continue
 			}
+			j.sErr = g.runSlice(j)
+			g.sliceEnded(j)
 		}
-		due = 0
-		g.mu.Lock()
-		for _, j := range g.jobs {
-			if _, d := j.m.Due(); d > due {
-				due = d
-			}
-		}
-		g.mu.Unlock()
-		if due == 0 {
-			due = now() + clock.Time(g.cfg.Slice)
+		if due == 0 { // none strobed (every job held)
+			due = t + clock.Time(g.cfg.Slice)
 		}
 	}
 }
 
-// slice runs one slice of job j, strobed at t.
-func (g *Gang) slice(j *GangJob, t clock.Time) error {
-	j.k = j.m.Strobe(t)
+// busy reports whether a job of jobs has a slice under way (and, with
+// unheld, one that is not held yet).
+func (g *Gang) busy(jobs []*GangJob, unheld bool) bool {
+	for _, j := range jobs {
+		if j.busy && !(unheld && j.held) {
+			return true
+		}
+	}
+	return false
+}
+
+// await waits up to d for a worker's slice to end, and takes it.
+func (g *Gang) await(d time.Duration) {
+	g.timer.Reset(d)
+	select {
+	case j := <-g.finished:
+		g.timer.Stop()
+		j.busy = false
+		g.sliceEnded(j)
+	case <-g.timer.C:
+	}
+}
+
+// drain takes the workers' slices that have ended, without waiting.
+func (g *Gang) drain() {
+	for {
+		select {
+		case j := <-g.finished:
+			j.busy = false
+			g.sliceEnded(j)
+		default:
+			return
+		}
+	}
+}
+
+// sliceEnded takes job j's slice's outcome (j.sErr): the matrix observes
+// it, or the job leaves.
+func (g *Gang) sliceEnded(j *GangJob) {
+	if j.sErr != nil {
+		g.leave(j, j.sErr, 1, "")
+		return
+	}
+	g.matrix.Observe(j.id, j.status, j.nDesc)
+	if j.cfg.MaxSlices > 0 && j.st.Slices >= j.cfg.MaxSlices {
+		g.leave(j, nil, 0, "slice limit")
+	}
+}
+
+// closeAll ends every job as the gang closes: a busy one once its slice
+// has ended (within its nodes' timeouts), with that slice's error if it
+// failed.
+func (g *Gang) closeAll() {
+	g.mu.Lock()
+	g.jobs = append(g.jobs, g.queue...) // never admitted: stopped all the same
+	g.queue = nil
+	all := append([]*GangJob(nil), g.jobs...)
+	g.mu.Unlock()
+	for g.busy(all, false) {
+		j := <-g.finished
+		j.busy = false
+	}
+	for _, j := range all {
+		err := ErrGangClosed
+		if j.sErr != nil {
+			err = j.sErr
+		}
+		g.leave(j, err, 1, "")
+	}
+}
+
+// runSlice runs one slice of job j, strobed already (j.k), on the strobe
+// thread or j's worker.
+func (g *Gang) runSlice(j *GangJob) error {
 	j.phase = strobe.PhaseDEM
 	all, status, err := j.nodes.DEM(j.k, j.arrive, j.retry)
 	if err == nil {
-		g.matrix.Observe(j.id, status, len(all))
+		j.status, j.nDesc = append(j.status[:0], status...), len(all)
 		if j.cfg.OnDEM != nil {
 			j.cfg.OnDEM(all)
 		}

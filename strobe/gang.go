@@ -71,6 +71,13 @@ func (e *GangFullError) Is(t error) bool { return t == ErrGangFull }
 //
 // A job "can use the CPU" when its last observed status had a rank running,
 // woken, or starting (proto status bytes), or when it was never observed.
+//
+// A held job (Hold) is one whose nodes the slice's decision cannot reach:
+// its previous slice is still under way (a host that stopped answering).
+// The rules pass it over as if its slot were free: it is not chosen, the
+// running job that is held hands over at once to the next job in slot
+// order (rule 1, the quantum restarts), and with every job held none runs.
+// It is not counted alive (not strobed) until released.
 // Not safe for concurrent use.
 type Gang struct {
 	cfg      GangConfig
@@ -86,6 +93,7 @@ type gangSlot struct {
 	id    int // job id; -1: free
 	able  bool
 	idle  bool // last observed: every rank blocked or ended, nothing exchanged
+	held  bool // Hold: the slice's decision cannot reach its nodes
 	ran   uint64
 	alive uint64
 }
@@ -150,7 +158,7 @@ func (g *Gang) next(from int, preferAble, onlyAble bool) int {
 	first := -1
 	for d := 1; d <= n; d++ {
 		i := ((from+d)%n + n) % n
-		if g.slots[i].id < 0 {
+		if g.slots[i].id < 0 || g.slots[i].held {
 			continue
 		}
 		if first < 0 {
@@ -170,6 +178,9 @@ func (g *Gang) next(from int, preferAble, onlyAble bool) int {
 // (-1 if the matrix is empty) and whether that is a switch from the job that
 // ran in the previous slice.
 func (g *Gang) Slice() (id int, switched bool) {
+	if g.cur >= 0 && g.slots[g.cur].held { // rule 1 for the others
+		g.cur, g.after = -1, g.cur
+	}
 	switch {
 	case g.cur < 0:
 		g.cur, g.q = g.next(g.after, true, false), 0
@@ -186,7 +197,7 @@ func (g *Gang) Slice() (id int, switched bool) {
 	}
 	g.q++
 	for i := range g.slots {
-		if g.slots[i].id >= 0 {
+		if g.slots[i].id >= 0 && !g.slots[i].held {
 			g.slots[i].alive++
 		}
 	}
@@ -198,6 +209,16 @@ func (g *Gang) Slice() (id int, switched bool) {
 	}
 	g.last = id
 	return id, switched
+}
+
+// Hold marks job id held (true) or released (false) from the next Slice
+// on; a job that is not in the matrix is ignored.
+func (g *Gang) Hold(id int, held bool) {
+	for i := range g.slots {
+		if g.slots[i].id == id {
+			g.slots[i].held = held
+		}
+	}
 }
 
 // Observe records what job id's DEM of this slice gathered: its ranks'

@@ -85,3 +85,47 @@ func TestGangLeaveKeepsTheTurnOrder(t *testing.T) {
 		t.Fatalf("jobs run %v, want %v (after b left, c's turn)", seq, want)
 	}
 }
+
+// A held job (its previous slice still under way) is passed over: the
+// running job that is held hands over at once, a held job's turn goes to
+// the next, with every job held none runs, and a held job is not counted
+// alive; released, it takes its turns again.
+func TestGangHeldJobIsPassedOver(t *testing.T) {
+	g := NewGang(GangConfig{MPL: 3, Quantum: 2})
+	for _, id := range []int{10, 20, 30} {
+		if _, err := g.Join(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got strings.Builder
+	step := func(n int) {
+		for range n {
+			id, sw := g.Slice()
+			got.WriteString(map[int]string{-1: "-", 10: "a", 20: "b", 30: "c"}[id])
+			if sw {
+				got.WriteString("|")
+			}
+		}
+	}
+	step(1)          // a
+	g.Hold(10, true) // a's host goes silent while a runs
+	step(5)          // b b c c b: a passed over
+	g.Hold(20, true)
+	g.Hold(30, true)
+	step(2) // none can be told to run
+	g.Hold(10, false)
+	g.Hold(20, false)
+	g.Hold(30, false)
+	step(4)
+	// Released, the turn goes on after the last running job (b): c, then
+	// a (no switch mark after "-": no job ran in the slice before).
+	want := "a" + "b|bc|cb|" + "--" + "cca|a"
+	if got.String() != want {
+		t.Fatalf("decisions\n got %s\nwant %s", got.String(), want)
+	}
+	ranA, aliveA := g.Counts(10)
+	ranB, aliveB := g.Counts(20)
+	if ranA != 3 || aliveA != 1+4 || ranB != 3 || aliveB != 6+4 {
+		t.Fatalf("counts: a ran %d of %d (want 3 of 5), b ran %d of %d (want 3 of 10)", ranA, aliveA, ranB, aliveB)
+	}
+}

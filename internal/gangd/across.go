@@ -2,6 +2,7 @@ package gangd
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/launch"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -19,10 +21,12 @@ import (
 //
 //	bcsd → daemon   Request{Op: "master", Master}
 //	daemon → bcsd   Reply{Kind: "listening", Addr}   the job's master endpoint (its secret, node 0's address)
-//	bcsd → daemon   Request{Op: "start", Addrs}      every endpoint, after the job's PMI exchange
+//	bcsd → daemon   Request{Op: "start", Addrs, MDS} every endpoint, after the job's PMI exchange; MDS: node 0's EMDS is on
 //	daemon → bcsd   Reply{Kind: "joined"}            connected to every agent, in the gang
 //	bcsd → daemon   Request{Op: "leave"}             the job is done (zero or one)
-//	daemon → bcsd   Reply{Kind: "left", Left}        the job has left the gang: its counts, or the error that ended it
+//	daemon → bcsd   Reply{Kind: "left", Left}        the job has left the gang: its counts, or the error that ended it;
+//	                                                 with MDS, emds-global.csv is in node 0's staging directory and
+//	                                                 Left has the user traffic (or why not)
 //
 // or Reply{Kind: "refused"} at any step (a full gang, a bad request, the
 // daemon stopping). The connection's end is the job's end: the daemon
@@ -54,7 +58,20 @@ type MasterEnd struct {
 	Ran     uint64 `json:"ran"`
 	Alive   uint64 `json:"alive"`
 	Err     string `json:"err,omitempty"` // the first error a node reported
+	// ErrNode and ErrRank say whom Err is about when it is a node's
+	// (nicthread.JobError: node -1 for the whole job, rank -1 for the
+	// node); both absent otherwise.
+	ErrNode *int `json:"err_node,omitempty"`
+	ErrRank *int `json:"err_rank,omitempty"`
+	// With a start's MDS: the user traffic's non-zero cells, or why the
+	// master's part of the MDS is missing.
+	Traffic    []launch.Traffic `json:"traffic,omitempty"`
+	MDSProblem string           `json:"mds_problem,omitempty"`
 }
+
+// maxTraffic bounds the traffic cells a left reply carries (about 60 bytes
+// of JSON each, well inside FrameMax).
+const maxTraffic = 100_000
 
 // startWait bounds how long a place waits for its job's endpoints: the
 // other hosts' bcsds start meanwhile (ssh, srun).
@@ -185,6 +202,16 @@ func (d *Daemon) hostMaster(c *net.UnixConn, pid int, spec *MasterSpec) {
 	}
 	name := fmt.Sprintf("%s@%d", spec.Job, spec.Hosts)
 	cfg := nicthread.MasterConfig{Slice: spec.Timeslice, Nodes: spec.Hosts, TXTimeout: spec.TXTimeout}
+	var mm *launch.MasterMDS
+	var mdsProblem string
+	if req.MDS != nil { // the job runs on without it: its hosts' files still come
+		if mm, err = launch.NewMasterMDS(*req.MDS); err != nil {
+			mdsProblem = err.Error()
+			d.logf("job %d: no emds-global.csv: %v", rj.id, err)
+		} else {
+			cfg.OnSlice, cfg.OnDEM = mm.OnSlice, mm.OnDEM
+		}
+	}
 	m, err := d.Gang.Join(name, cfg, remote, stop)
 	if err != nil {
 		refuse(ExitTempFail, "bcsd: "+err.Error())
@@ -196,17 +223,37 @@ func (d *Daemon) hostMaster(c *net.UnixConn, pid int, spec *MasterSpec) {
 	writeFrame(c, Reply{Kind: "joined", Job: rj.id})
 	st, err := m.Wait()
 	ran, alive := m.Counts()
-	end := &MasterEnd{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO, Ran: ran, Alive: alive}
+	end := &MasterEnd{Slices: st.Slices, Skipped: st.Skipped, FIFO: st.FIFO, Ran: ran, Alive: alive, MDSProblem: mdsProblem}
+	if mm != nil { // the job has left: its hooks have run for the last time
+		cells, err := mm.Finish()
+		switch {
+		case err != nil:
+			end.MDSProblem = fmt.Sprintf("writing emds-global.csv: %v", err)
+		case len(cells) > maxTraffic:
+			end.MDSProblem = fmt.Sprintf("the user traffic has %d rank pairs, more than the %d a reply carries: comm-matrix.csv has the collectives' only", len(cells), maxTraffic)
+		default:
+			end.Traffic = cells
+		}
+	}
 	d.mu.Lock()
 	stopped := rj.stopped
 	d.mu.Unlock()
 	if err != nil {
 		end.Err = err.Error()
+		var je *nicthread.JobError
+		if errors.As(err, &je) {
+			node, rank := int(je.Node), int(je.Rank)
+			end.Err, end.ErrNode, end.ErrRank = je.Why, &node, &rank
+		}
 	} else if stopped { // the job did not end: it was ended, and its hosts must say why
 		end.Err = fmt.Sprintf("the gang's bcsd (pid %d) was stopped while the job ran", os.Getpid())
 	}
 	writeFrame(c, Reply{Kind: "left", Job: rj.id, Left: end})
-	d.logf("job %d: left the gang after %d slices (ran %d)%s", rj.id, st.Slices, ran, ifMsg(end.Err))
+	why := end.Err
+	if err != nil {
+		why = err.Error()
+	}
+	d.logf("job %d: left the gang after %d slices (ran %d)%s", rj.id, st.Slices, ran, ifMsg(why))
 }
 
 // Place asks the daemon for a place in its gang for the master of a job
@@ -261,9 +308,9 @@ type place struct {
 
 func (p *place) Addr() string { return p.addr }
 
-func (p *place) Start(addrs []string) error {
+func (p *place) Start(addrs []string, mds *launch.GangMDS) error {
 	p.wmu.Lock()
-	err := writeFrame(p.cl.c, Request{Version: Version, Op: "start", Addrs: addrs})
+	err := writeFrame(p.cl.c, Request{Version: Version, Op: "start", Addrs: addrs, MDS: mds})
 	p.wmu.Unlock()
 	if err != nil {
 		return fmt.Errorf("gangd: %s: %w", p.cl.Socket, err)
@@ -289,17 +336,21 @@ func (p *place) Start(addrs []string) error {
 	return nil
 }
 
-func (p *place) Wait() (nicthread.MasterStats, uint64, uint64, error) {
+func (p *place) Wait() (launch.GangEnd, error) {
 	<-p.ended
 	if p.err != nil {
-		return nicthread.MasterStats{}, 0, 0, p.err
+		return launch.GangEnd{}, p.err
 	}
 	e := p.end
 	var err error
-	if e.Err != "" {
+	switch {
+	case e.Err != "" && e.ErrNode != nil && e.ErrRank != nil: // a node's: launch names its host
+		err = &nicthread.JobError{Node: proto.NodeID(*e.ErrNode), Rank: proto.Rank(*e.ErrRank), Why: e.Err}
+	case e.Err != "":
 		err = &placeError{msg: e.Err}
 	}
-	return nicthread.MasterStats{Slices: e.Slices, Skipped: e.Skipped, FIFO: e.FIFO}, e.Ran, e.Alive, err
+	return launch.GangEnd{Stats: nicthread.MasterStats{Slices: e.Slices, Skipped: e.Skipped, FIFO: e.FIFO}, Ran: e.Ran, Alive: e.Alive,
+		Traffic: e.Traffic, MDSProblem: e.MDSProblem}, err
 }
 
 func (p *place) Stop() {

@@ -61,7 +61,8 @@
 // the daemon has ended every job and released its socket and lock.
 // Request{Op: "master"} is node 0's bcsd of a job across hosts asking for a
 // place for the job's master in the daemon's gang (across.go has the
-// conversation).
+// conversation; "A silent host" below says how one job's silent host is
+// kept from stalling the others).
 //
 // The ranks get the client's descriptors themselves (rank 0 its standard
 // input, every rank its output), so what they write reaches the client's
@@ -101,6 +102,60 @@
 // drives it from the gang's strobe thread; the job's bcsds, regions and ranks
 // stay in their own processes. Such a job counts towards the
 // multiprogramming level and is refused, not queued, when the gang is full.
+//
+// # A silent host (jobs across hosts)
+//
+// Each job across hosts has its own failure domain in time as well: its
+// master's slices run on a goroutine of their own in the gang
+// (nicthread's gang.go), not on the gang's strobe thread. When a remote host
+// serving one job goes silent (its link cut: no reset, no FIN; its kernel
+// frozen), that job's master waits in its slice for the host's report,
+// while the strobe thread waits for it at most the gang's hold (100 ms, and
+// at least two slices) past the strobe, then strobes the other jobs without
+// it: their slices keep coming, delayed once by at most the hold. The
+// silent job is held: the matrix passes it over (if it was running, the
+// next job in slot order runs from that strobe), it is not strobed and its
+// slices are not counted as run or alive. Its own master ends it at its
+// node_timeout (plus tx_timeout when the silence falls in a transmission):
+// the error keeps the node and rank it is about (MasterEnd's ErrNode and
+// ErrRank), so node 0's bcsd names the host ("node 1: stopped answering: no
+// DEM report for slice 607 within 5s (node_timeout) [node 1 is host h3];
+// job aborted") and the job fails alone; the daemon logs its end and goes
+// on. A host that answers late but within the node_timeout costs its own
+// job the strobes it missed (its skipped slices), not the others' time.
+//
+// What the held job's hosts still see: its healthy hosts keep the last
+// gang decision that reached them, so if it was running its ranks there
+// keep running beside the job that now has the turn (two jobs' ranks share
+// those hosts' cores) until its slice ends or it is aborted. Stopping them
+// would need a message outside the slice's exchange; it is not done, since
+// the overlap is bounded by the job's node_timeout and ends with it.
+//
+// CLOCK_MONOTONIC time, as everywhere in the strobe; the hold is a design
+// constant (nicthread.DefaultHold), not a configuration key: long enough
+// that a busy host's ordinary lateness stretches slices rather than costing
+// a job its turns, short against node_timeout (default 5 s). Tests:
+// nicthread's TestGangSilentHostStallsOnlyItsJob and
+// TestGangSilentHostAbortsItsJobAtNodeTimeout (agents over loopback TCP, one
+// made silent with transporttest.Stall), strobe's TestGangHeldJobIsPassedOver,
+// and cmd/bcsrun's TestGangAcrossHostsSilentHost (namespace hosts over
+// ssh, h3's link cut).
+//
+// # The MDS of a job across hosts in the gang
+//
+// The master's part of the MDS (emds-global.csv, the user traffic of the
+// communication matrix) comes from the master's hooks, which run in this
+// daemon. Node 0's bcsd asks for it in its start (Request.MDS, a
+// launch.GangMDS: its staging directory, which is on this host, the EMDS
+// window and selection, the file mode); the daemon keeps the window and the
+// counts (launch.MasterMDS), writes emds-global.csv into that directory when
+// the job leaves the gang, and sends the traffic's non-zero cells in the
+// left reply (at most maxTraffic of them; beyond, the reply says so and
+// the matrix has the collectives' traffic only). A request the daemon
+// cannot serve (a directory not the user's, a window out of range) does not
+// stop the job: the reply's MDSProblem says why the file is missing, and
+// bcsrun prints it and lists it in the manifest's missing_hosts as node 0's
+// host's ("h1: MDS data missing: the gang's master: ...").
 //
 // # Concurrency and ownership
 //

@@ -36,6 +36,8 @@ type Request struct {
 	// master; start: the agents' endpoints, once exchanged.
 	Master *MasterSpec `json:"master,omitempty"`
 	Addrs  []string    `json:"addrs,omitempty"`
+	// start: node 0's MDS asks the master for its part (launch's gangmds.go).
+	MDS *launch.GangMDS `json:"mds,omitempty"`
 }
 
 // JobSpec is a job as the client resolved it.

@@ -30,15 +30,17 @@ import (
 // every agent). The daemon dying ends the jobs whose master it held (their
 // node 0 sees the connection end: "lost bcsd").
 //
-// Not apart: time. The gang's one strobe thread runs every job's slice in
-// turn, a job across hosts' network exchange included, so a remote host
-// that is silent stalls every job of the gang (no switch, the running job
-// keeps its cores, the others stay stopped) until that job's node_timeout
-// (at most tx_timeout in its transmission) ends it, and a remote host that
-// answers late stretches every job's slices. Running each remote job's
-// steps off the strobe thread under a one-slice deadline would keep the
-// others on time; it is not done. The daemon refuses timeouts outside the
-// configuration's ranges (10ms .. 10m, 1ms .. 10m).
+// Time apart too: a job across hosts runs its slices on its own goroutine
+// in the gang (nicthread's gang.go), so a remote host that is silent (a
+// cut link: no reset) or late stalls its own job only. The strobe thread
+// waits for a job's slice at most the gang's hold (nicthread.DefaultHold:
+// 100 ms, at least two slices) past the strobe's due time, then strobes the
+// other jobs without it; the late job is held (strobed no more, passed over
+// by the gang matrix) until its slice ends, or its node_timeout (plus
+// tx_timeout in its transmission) ends the job, naming the node and its
+// host (internal/gangd's doc.go, "A silent host"). The other jobs' slices
+// are delayed by at most the hold, once per late slice. The daemon refuses
+// timeouts outside the configuration's ranges (10ms .. 10m, 1ms .. 10m).
 //
 // The switch across hosts: the gang decides once per slice and every host
 // of a job applies the decision at that slice's strobe, when its MsgDEM
@@ -51,10 +53,9 @@ import (
 // one machine, LocalNodes, both are applied before any exchange, the stop
 // first).
 //
-// Not done across hosts: the MDS's master part (emds-global.csv and the
-// communication matrix come from the master's hooks, which run in the
-// daemon's process): a ganged job across hosts has per-node EMDS and MMDS
-// files only. A job beyond the daemon's multiprogramming level is refused,
+// The MDS's master part (emds-global.csv, the communication matrix's user
+// traffic) comes from the master's hooks, which run in the daemon's
+// process: gangmds.go. A job beyond the daemon's multiprogramming level is refused,
 // not queued. Node 0 must be the daemon's host (the first of --hosts, or
 // the allocation's first host).
 
@@ -90,18 +91,29 @@ type GangPlace interface {
 	Addr() string
 	// Start connects the endpoint to the agents at addrs (addrs[0] is its
 	// own) and joins the gang; it returns once the job is in the gang, or
-	// why it is not.
-	Start(addrs []string) error
-	// Wait returns when the job has left the gang: the master's counts,
-	// the slices it ran in and was strobed in, and the first error a node
-	// reported (nil when stopped).
-	Wait() (st nicthread.MasterStats, ran, alive uint64, err error)
+	// why it is not. With mds (node 0's MDS keeps the EMDS), the master
+	// keeps the job's global EMDS and counts its user traffic (gangmds.go).
+	Start(addrs []string, mds *GangMDS) error
+	// Wait returns when the job has left the gang: how, and the first
+	// error a node reported (nil when stopped).
+	Wait() (GangEnd, error)
 	// Stop asks the job to leave at the next slice boundary (the master
 	// then stops every agent). Safe more than once.
 	Stop()
 	// Close drops the place: the daemon ends the job's place if it is
 	// still there. Safe more than once.
 	Close() error
+}
+
+// GangEnd is how a job left the gang: the master's counts, the slices it
+// ran in and was strobed in, and, when Start had a GangMDS, the user
+// traffic the master counted (emds-global.csv is in node 0's staging
+// directory then) or why the master's part of the MDS is missing.
+type GangEnd struct {
+	Stats      nicthread.MasterStats
+	Ran, Alive uint64
+	Traffic    []Traffic
+	MDSProblem string
 }
 
 // openPlace asks for a place in the gang of node 0's host (node 0 only),
@@ -166,9 +178,14 @@ func (j *job) joinPlace(place GangPlace) error {
 		return err
 	}
 	ended := make(chan masterDone, 1)
+	mon := j.mon
 	go func() {
-		st, ran, alive, err := place.Wait()
-		ended <- masterDone{st: st, err: err, ran: ran, alive: alive, ganged: true}
+		end, err := place.Wait()
+		mon.addTraffic(end.Traffic) // before the end is known: node 0's dump comes after
+		if end.MDSProblem != "" && mon != nil {
+			mon.gangProblem = "the gang's master: " + end.MDSProblem
+		}
+		ended <- masterDone{st: end.Stats, err: err, ran: end.Ran, alive: end.Alive, ganged: true}
 	}()
 	j.wg.Add(1)
 	go func() {

@@ -264,8 +264,12 @@ func RunHost(spec HostJob) (code int, err error) {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}
 	hm := j.mon
+	var gmds *GangMDS
 	if hm != nil && place != nil {
-		hm.global = nil // the master's hooks run in the daemon: no emds-global.csv, no matrix (gangacross.go)
+		// The master's hooks run in the daemon, which writes
+		// emds-global.csv and counts the user traffic (gangmds.go).
+		hm.global = nil
+		gmds = hm.gangMDS(cfg)
 	}
 	if hm != nil && ctl == nil {
 		return 1, fmt.Errorf("%s: mds = %q, but no control connection to bcsrun to send the data to: bcsd is started by bcsrun", who, cfg.MDS)
@@ -290,7 +294,10 @@ func RunHost(spec HostJob) (code int, err error) {
 	if hm != nil {
 		ac.OnSlice = hm.agentHook(me)
 		if hm.global != nil { // node 0
-			onSlice, onDEM, ac.OnPlan = hm.onSlice, hm.onDEM, hm.onPlan
+			onSlice, onDEM = hm.onSlice, hm.onDEM
+		}
+		if hm.msgs != nil { // node 0
+			ac.OnPlan = hm.onPlan
 		}
 	}
 	ep := n.remoteAgent(ac, agentMesh, cfg.TXTimeout)
@@ -303,7 +310,7 @@ func RunHost(spec HostJob) (code int, err error) {
 		go func() { startErrs <- masterMesh.Start(0, addrs, remote.Handler, remote.Direct()) }()
 	}
 	if place != nil {
-		go func() { startErrs <- place.Start(addrs) }()
+		go func() { startErrs <- place.Start(addrs, gmds) }()
 		starts++
 	}
 	for range starts {

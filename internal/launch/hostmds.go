@@ -90,8 +90,14 @@ func (m *monitor) dumpHost(me int) (int64, []string) {
 	}
 	if m.global != nil {
 		fail("EMDS global dump", m.global.Dump(filepath.Join(m.dir, "emds-global.csv"), m.fmode))
-		mem += int64(m.global.Bytes()) + int64(16*len(m.msgs))
+		mem += int64(m.global.Bytes())
+	}
+	if m.msgs != nil { // node 0 (its master's traffic added, in a gang: gangmds.go)
+		mem += int64(16 * len(m.msgs))
 		fail("communication matrix", m.writeMatrix())
+	}
+	if m.gangProblem != "" {
+		probs = append(probs, m.gangProblem)
 	}
 	if m.nodes != nil && m.nodes[me] != nil {
 		w := m.nodes[me]

@@ -76,6 +76,9 @@ type monitor struct {
 	rbytes []uint64
 	ranks  int
 	man    Manifest
+	// gangProblem: node 0 of a job across hosts in a gang, why the
+	// master's part of the MDS is missing (gangmds.go).
+	gangProblem string
 	// The kernel monitor (mds: kernel): node 0's agent publishes each
 	// slice's end to it after the slice's transmission; its own reader
 	// takes the slices; nil when off.
@@ -203,10 +206,8 @@ func (m *monitor) onSlice(r *strobe.SliceRecord) {
 		m.kernMaster = false
 		m.kern.SetMasterThread()
 	}
-	v := m.gvals
-	v[0], v[1], v[2], v[3] = int64(r.GETTS), int64(r.GTDEM), int64(r.GTMSM), int64(r.GTTS)
-	v[4], v[5], v[6], v[7], v[8] = int64(r.USRTS), int64(r.USRDEM), int64(r.USRMSM), int64(r.Late), int64(r.Skipped)
-	m.global.Record(uint64(r.Slice), v)
+	globalValues(m.gvals, r)
+	m.global.Record(uint64(r.Slice), m.gvals)
 }
 
 // agentHook records one node's local metrics (that agent's goroutine).
@@ -230,15 +231,7 @@ func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
 
 // onDEM counts user point-to-point traffic from the exchanged descriptors
 // (strobe thread).
-func (m *monitor) onDEM(all []proto.Descriptor) {
-	for i := range all {
-		if d := &all[i]; d.Kind == proto.KindSend {
-			k := int(d.Rank)*m.ranks + int(d.Peer)
-			m.msgs[k]++
-			m.bytes[k] += d.Len
-		}
-	}
-}
+func (m *monitor) onDEM(all []proto.Descriptor) { countSends(m.msgs, m.bytes, m.ranks, all) }
 
 // onPlan counts the bytes collectives move (class "runtime"), from node 0's
 // plan of each slice (that agent's goroutine; every node has the same plan).

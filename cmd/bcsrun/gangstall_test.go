@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGangAcrossHostsSilentHost: two jobs across namespace hosts in the
+// gang of this user's bcsd on h1 (TestGangAcrossHosts's setup): X on h1,h2
+// with the MDS on, Y on h1,h3 with a node_timeout of 30 s. h3's link is
+// cut silently (ip link set down: no reset, no FIN), so Y's master in the
+// daemon waits for h3's report. X is told to finish after the cut and does,
+// with its checked results and exit 0, while Y still waits: the silent host
+// stalled only its own job (before, the gang's one strobe thread waited
+// with Y's master and X could not end until Y's node_timeout). Then Y is
+// aborted at its node_timeout, exit non-zero naming node 1, host h3 and
+// what the master waited for, and the daemon goes on: a third job runs in
+// the gang after it. X's MDS directory has the master's part, which the
+// daemon wrote (emds-global.csv with a row per recorded slice, the
+// communication matrix's user traffic). Nothing is left: the daemon holds
+// the same sockets as before the jobs, no process, no /dev/shm file of the
+// jobs' bcsds, no staging directory.
+func TestGangAcrossHostsSilentHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts namespace hosts, sshd and a bcsd")
+	}
+	cl, sshCmd := startSSHHosts(t, 3)
+	dir := filepath.Join(t.TempDir(), "run")
+	g := startGangdIn(t, "bcsslurm1", dir)
+	env := append(os.Environ(), "BCS_RUNTIME_DIR="+dir, "BCS_SSH="+sshCmd+" -o SendEnv=BCS_RUNTIME_DIR")
+	h := cl.HostAddr
+	sockets0 := socketFDs(g.cmd.Process.Pid)
+	staging0 := hostMDSLeft("")
+	start := func(extra []string, hosts string, args ...string) (*exec.Cmd, *watched, *watched, chan struct{}) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, "bcsrun"), append([]string{"-v", "--hosts", hosts}, args...)...)
+		cmd.Env = append(append([]string(nil), env...), extra...)
+		cmd.Dir = bin
+		o, e := newWatched(), newWatched()
+		cmd.Stdout, cmd.Stderr = o, e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ended := make(chan struct{})
+		go func() { cmd.Wait(); close(ended) }()
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				cmd.Process.Kill()
+				<-ended
+			}
+		})
+		return cmd, o, e, ended
+	}
+	wait := func(what string, cmd *exec.Cmd, o, e *watched, ended chan struct{}) run {
+		t.Helper()
+		select {
+		case <-ended:
+		case <-time.After(3 * time.Minute): // a hang guard
+			cmd.Process.Kill()
+			<-ended
+			t.Fatalf("%s hung (killed after 3 min)\nstdout:\n%s\nstderr:\n%s\ndaemon:\n%s", what, o.String(), e.String(), g.logText())
+		}
+		return run{code: cmd.ProcessState.ExitCode(), stdout: o.String(), stderr: e.String()}
+	}
+	linkUp := func() {
+		if out, err := exec.Command("ip", "link", "set", "vbcs3", "up").CombinedOutput(); err != nil {
+			t.Errorf("ip link set vbcs3 up: %v: %s", err, out)
+		}
+	}
+
+	mdsX := t.TempDir()
+	stopX := filepath.Join(t.TempDir(), "stop")
+	x, xo, xe, xEnded := start([]string{"BCS_MDS=elan", "BCS_MDS_DIR=" + mdsX}, h[0]+","+h[1], "-n", "4", "./e2eprog", "gangwork", "20", stopX)
+	y, yo, ye, yEnded := start([]string{"BCS_NODE_TIMEOUT=30s", "BCS_DEADLOCK_SLICES=0"}, h[0]+","+h[2], "-n", "2", "./e2eprog", "hang")
+	if !yo.waitFor("ready", 2, 60*time.Second) {
+		t.Fatalf("job Y did not start:\n%s\ndaemon:\n%s", ye.String(), g.logText())
+	}
+	g.waitFor(t, "job 1: ") // both jobs have asked for their places
+	g.waitFor(t, "job 2: ")
+	// The jobs' bcsds, whose regions (/dev/shm/bcs-<pid>-*) must go with them.
+	var bcsds []string
+	for _, p := range ourProcesses() {
+		if f := strings.Fields(p); len(f) == 2 && filepath.Base(f[1]) == "bcsd" && f[0] != strconv.Itoa(g.cmd.Process.Pid) {
+			bcsds = append(bcsds, f[0])
+		}
+	}
+
+	if out, err := exec.Command("ip", "link", "set", "vbcs3", "down").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set vbcs3 down: %v: %s", err, out)
+	}
+	t.Cleanup(linkUp) // again, harmless
+	if err := os.WriteFile(stopX, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rx := wait("job X", x, xo, xe, xEnded)
+	if rx.code != 0 || !strings.Contains(rx.stdout, "gangwork ok: 4 ranks, ") {
+		t.Fatalf("job X (4 ranks on h1,h2) with h3 silent: exit %d\nstdout:\n%s\nstderr:\n%s\ndaemon:\n%s", rx.code, rx.stdout, rx.stderr, g.logText())
+	}
+	select {
+	case <-yEnded:
+		t.Errorf("job Y ended before job X, with h3 silent: its node_timeout (30 s) is what should end it\n%s", ye.String())
+	default:
+	}
+	if strings.Contains(ye.String(), "stopped answering") {
+		t.Errorf("job X finished only after job Y's master gave up on h3: the silent host stalled the gang\nX's stderr:\n%s\nY's stderr:\n%s", rx.stderr, ye.String())
+	}
+
+	// Y: aborted at its node_timeout, naming the host; the link comes back
+	// so that the end reaches h3's bcsd.
+	seen := ye.waitFor("stopped answering", 1, 2*time.Minute)
+	linkUp()
+	ry := wait("job Y", y, yo, ye, yEnded)
+	if !seen || ry.code == 0 || !strings.Contains(ry.stderr, "node 1: stopped answering: no ") || !strings.Contains(ry.stderr, " (node_timeout) [node 1 is host "+h[2]+"]; job aborted") {
+		t.Errorf("job Y with h3 silent: exit %d, want non-zero naming node 1, host %s and the missing report\nstderr:\n%s\ndaemon:\n%s", ry.code, h[2], ry.stderr, g.logText())
+	}
+	t.Logf("job Y, what the user saw: exit %d\n%s", ry.code, ry.stderr)
+
+	// X's MDS: the master's part came from the daemon.
+	md := latestDir(t, mdsX, rx.stderr)
+	files := mdsFiles(t, md)
+	for _, f := range []string{"emds-global.csv", "comm-matrix.csv", "emds-node0.csv", "emds-node1.csv", "manifest.json"} {
+		if !slices.Contains(files, f) {
+			t.Errorf("job X's MDS directory lacks %s: %q", f, files)
+		}
+	}
+	if slices.Contains(files, "emds-global.csv") {
+		s := readSeries(t, filepath.Join(md, "emds-global.csv"))
+		getts := col(t, s, "GETTS")
+		if len(s.Slices) == 0 || len(getts) != len(s.Slices) {
+			t.Errorf("emds-global.csv: %d slices, %d GETTS values: want a row per slice", len(s.Slices), len(getts))
+		}
+		m := readHostsManifest(t, md)
+		if !m.Finished || !m.Complete || len(m.Problems) > 0 || m.Slices == 0 || uint64(len(s.Slices)) > m.Slices {
+			t.Errorf("manifest: finished %v, complete %v, problems %q, slices %d; emds-global.csv has %d", m.Finished, m.Complete, m.Problems, m.Slices, len(s.Slices))
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(md, "comm-matrix.csv")); err != nil || !bytes.Contains(b, []byte(",user\n")) {
+		t.Errorf("comm-matrix.csv: %v, want user traffic (the ring's sends):\n%s", err, b)
+	}
+
+	// The gang goes on.
+	r := command(t, env, bin, "", filepath.Join(bin, "bcsrun"), "--hosts", h[0]+","+h[1], "-n", "2", "./e2eprog", "gangwork", "20")
+	if r.code != 0 || !strings.Contains(r.stdout, "gangwork ok: 2 ranks, 20 iterations") {
+		t.Errorf("a job after the silent host's: exit %d\nstdout:\n%s\nstderr:\n%s\ndaemon:\n%s", r.code, r.stdout, r.stderr, g.logText())
+	}
+	log := g.logText()
+	if !strings.Contains(log, "left the gang after ") || !strings.Contains(log, "node 1: stopped answering") {
+		t.Errorf("the daemon's log lacks job Y's end naming node 1:\n%s", log)
+	}
+	if s := socketFDs(g.cmd.Process.Pid); s != sockets0 {
+		t.Errorf("the daemon holds %d sockets after the jobs, %d before them", s, sockets0)
+	}
+	g.stop(t)
+	nothingLeftWithin(t, 90*time.Second)
+	for _, pid := range bcsds {
+		if l, _ := filepath.Glob("/dev/shm/bcs-" + pid + "-*"); len(l) > 0 {
+			t.Errorf("left in /dev/shm by bcsd %s: %v", pid, l)
+		}
+	}
+	for _, d := range hostMDSLeft("") {
+		if !slices.Contains(staging0, d) {
+			t.Errorf("staging directory left: %s", d)
+		}
+	}
+}
+
+// socketFDs counts the sockets process pid holds open.
+func socketFDs(pid int) int {
+	fds, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/fd/*")
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}

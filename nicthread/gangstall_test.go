@@ -1,0 +1,205 @@
+package nicthread
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/strobe"
+	"github.com/bcsmpi/bcsmpi/transport"
+	"github.com/bcsmpi/bcsmpi/transport/transporttest"
+)
+
+// tcpJob is a job of two nodes whose agents the master drives over
+// loopback TCP (RemoteNodes), node 1's link wrapped by wrap (nil: as is).
+type tcpJob struct {
+	remote *RemoteNodes
+	meshes []*transport.Mesh
+	link1  transport.Link
+	served chan error
+	mu     sync.Mutex
+	ran    []bool // node 0's SliceStats.Ran, slice by slice
+}
+
+func newTCPJob(t *testing.T, nodeTimeout time.Duration, wrap func(transport.Link) transport.Link) *tcpJob {
+	t.Helper()
+	g := shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, InlineMax: 64}
+	secret := transport.NewSecret()
+	j := &tcpJob{served: make(chan error, 2)}
+	addrs := make([]string, 3)
+	for i := range addrs {
+		m, err := transport.Listen("127.0.0.1:0", secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.meshes, addrs[i] = append(j.meshes, m), m.Addr()
+	}
+	j.remote = NewRemoteNodes(j.meshes[0], 2, nodeTimeout, time.Second)
+	eps := make([]*AgentEndpoint, 2)
+	for i := range eps {
+		region, err := shm.Init(make([]byte, g.Size()), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1}, Sched: core.DefaultSchedConfig, Region: region, DeadlockSlices: 100000}
+		var link transport.Link = j.meshes[i+1]
+		if i == 0 {
+			cfg.OnSlice = func(s *SliceStats) {
+				j.mu.Lock()
+				j.ran = append(j.ran, s.Ran)
+				j.mu.Unlock()
+			}
+		} else if wrap != nil {
+			link = wrap(link)
+		}
+		if i == 1 {
+			j.link1 = link
+		}
+		eps[i] = NewAgentEndpoint(NewAgent(cfg), link, time.Second)
+	}
+	errs := make(chan error, 3)
+	go func() { errs <- j.meshes[0].Start(0, addrs, j.remote.Handler, j.remote.Direct()) }()
+	for i, ep := range eps {
+		go func() { errs <- j.meshes[i+1].Start(i+1, addrs, ep.Handler, ep.Direct()) }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ep := range eps {
+		go func() { j.served <- ep.Serve() }()
+	}
+	return j
+}
+
+// close tears the job down: every mesh closed, both agents ended.
+func (j *tcpJob) close() {
+	for _, m := range j.meshes {
+		m.Close()
+	}
+	for range 2 {
+		<-j.served
+	}
+}
+
+func (j *tcpJob) slicesRun() (n, of int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return countTrue(j.ran), len(j.ran)
+}
+
+// A host that goes silent (its agent stops answering, no connection
+// error: a cut link) stalls only its own job. The other job of the gang,
+// also over TCP, runs all of its slices to its end while the silent job's
+// master still waits for the silent node's report (its node_timeout is
+// ten minutes); the silent job is held meanwhile, so the other job runs in
+// every slice after the hold. Closing the silent job's master endpoint
+// (its teardown) ends its slice with the node's loss, and it leaves alone.
+func TestGangSilentHostStallsOnlyItsJob(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	silent := newTCPJob(t, 10*time.Minute, func(l transport.Link) transport.Link { return transporttest.Stall(l, 20) })
+	defer silent.close()
+	ok := newTCPJob(t, time.Minute, nil)
+	defer ok.close()
+	okStop := make(chan struct{})
+	js, err := gang.Join("silent", MasterConfig{Slice: gangSlice, Nodes: 2}, silent.remote, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jo, err := gang.Join("ok", MasterConfig{Slice: gangSlice, Nodes: 2}, ok.remote, okStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Once the silent node has stalled, the other job runs in 200 slices
+	// more, and in every slice once the silent job is held.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for end := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) { // a hang guard, not a threshold
+			if time.Now().After(end) {
+				t.Fatalf("%s: not within a minute", what)
+			}
+		}
+	}
+	waitFor("the silent node stalls", func() bool { return transporttest.Stalled(silent.link1) })
+	ran0, _ := ok.slicesRun()
+	waitFor("the other job runs on", func() bool { n, _ := ok.slicesRun(); return n >= ran0+200 })
+	ok.mu.Lock()
+	last := ok.ran[len(ok.ran)-100:]
+	ok.mu.Unlock()
+	if n := countTrue(last); n != len(last) {
+		t.Errorf("the other job ran in %d of its last %d slices; want all, the silent job held", n, len(last))
+	}
+	select {
+	case <-js.Done():
+		t.Fatalf("the silent job left before its node's timeout or teardown")
+	default:
+	}
+	close(okStop)
+	if st, err := jo.Wait(); err != nil || st.Slices == 0 {
+		t.Fatalf("the other job: %d slices, %v; want its end, nil", st.Slices, err)
+	}
+	select {
+	case <-js.Done():
+		t.Fatalf("the silent job left before its node's timeout or teardown")
+	default:
+	}
+	silent.meshes[0].Close() // the master's endpoint: its wait for node 1 ends
+	_, err = js.Wait()
+	var je *JobError
+	if !errors.As(err, &je) || je.Node != 1 || !strings.Contains(err.Error(), "while the master waited for its DEM report") {
+		t.Fatalf("the silent job: %v; want node 1 lost while the master waited for its DEM report", err)
+	}
+}
+
+// A silent node's job is aborted at its node_timeout, naming the node and
+// what the master waited for, while the other job goes on: it runs more
+// slices after the abort and ends well.
+func TestGangSilentHostAbortsItsJobAtNodeTimeout(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	const timeout = 100 * time.Millisecond
+	silent := newTCPJob(t, timeout, func(l transport.Link) transport.Link { return transporttest.Stall(l, 10) })
+	defer silent.close()
+	ok := newTCPJob(t, time.Minute, nil)
+	defer ok.close()
+	okStop := make(chan struct{})
+	js, err := gang.Join("silent", MasterConfig{Slice: gangSlice, Nodes: 2}, silent.remote, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jo, err := gang.Join("ok", MasterConfig{Slice: gangSlice, Nodes: 2}, ok.remote, okStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = js.Wait()
+	var je *JobError
+	if !errors.As(err, &je) || je.Node != 1 || !strings.Contains(err.Error(), "stopped answering: no DEM report for slice ") || !strings.Contains(err.Error(), "within 100ms (node_timeout)") {
+		t.Fatalf("the silent job: %v; want node 1 stopped answering within its node_timeout", err)
+	}
+	n0, _ := ok.slicesRun()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // a hang guard, not a threshold
+		if n, _ := ok.slicesRun(); n >= n0+50 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the other job did not run on after the silent one's abort")
+		}
+	}
+	close(okStop)
+	if _, err := jo.Wait(); err != nil {
+		t.Fatalf("the other job: %v", err)
+	}
+}
