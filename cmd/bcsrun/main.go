@@ -127,6 +127,7 @@ func main() {
 	job := launch.Job{Ranks: *n, Program: fs.Arg(0), Args: fs.Args()[1:], Config: cfg, Stdin: stdin, Signals: sigs, Record: *record, Replay: *replayDir,
 		AcrossGang: gangMode}
 	var res launch.Result
+	via := "srun" // how the hosts' bcsds were started, for -v
 	switch {
 	case (*record != "" || *replayDir != "") && (*hostList != "" || *hostfile != "" || *launcher == "slurm" || *launcher == "auto" && launch.InSlurm()):
 		err = fmt.Errorf("bcsrun: --record and --replay run on this machine only (--launcher local); across hosts they are not supported yet")
@@ -143,6 +144,7 @@ func main() {
 			f.Close()
 		}
 		if err == nil {
+			via = "ssh"
 			res, err = launch.RunSSH(job, hosts)
 		}
 	case *launcher == "slurm" || *launcher == "auto" && launch.InSlurm():
@@ -171,8 +173,8 @@ func main() {
 		os.Exit(2)
 	}
 	if *verbose && res.Hosts > 0 {
-		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through srun, %d slices of %v (%d skipped), %.3fs wall\n",
-			res.JobID, *n, res.Hosts, res.Slices, cfg.Timeslice, res.Skipped, res.Elapsed.Seconds())
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through %s, %d slices of %v (%d skipped), %.3fs wall\n",
+			res.JobID, *n, res.Hosts, via, res.Slices, cfg.Timeslice, res.Skipped, res.Elapsed.Seconds())
 		if res.SlicesAlive > res.SlicesRun { // in the gang of a bcsd (bcsd start on the first host)
 			fmt.Fprintf(os.Stderr, "bcsrun: job %s: in a gang: ran in %d of its %d slices\n", res.JobID, res.SlicesRun, res.SlicesAlive)
 		}
