@@ -137,6 +137,9 @@ func (m *Mesh) Errors() <-chan error { return m.errs }
 // reads them with Recv, from one goroutine per peer. Every other peer is
 // lazy: connected by Connect or the first Send to it.
 func (m *Mesh) Start(self int, addrs []string, h Handler, direct []bool) error {
+	if self < 0 || self >= len(addrs) {
+		return fmt.Errorf("transport: endpoint %d of a mesh of %d endpoints (0..%d)", self, len(addrs), len(addrs)-1)
+	}
 	m.self, m.h = self, h
 	m.peers = make([]*peer, len(addrs))
 	for i, a := range addrs {
