@@ -43,13 +43,15 @@
 // Start dials the direct peers, waits for them to dial in (at most 10 s), and
 // serves the listener until Close: a lazy peer may dial in at any time of the
 // job, and is authenticated by the same mutual handshake (auth.go) before a
-// single frame of it is read. The listener is closed early once every peer
-// has connected.
+// single frame of it is read. At most two handshakes per peer plus 16 run at
+// once; a connection beyond that is closed unread and counted as refused, so
+// strangers cannot pile up goroutines. The listener is closed early once every
+// peer has connected.
 //
 // Connect(to) starts the dial to a lazy peer in a background goroutine and
 // returns at once; Send to a peer whose dial is running waits for it (at most
-// DialTimeout, then the error), and Send to a peer never dialled dials it
-// itself. The agent calls Connect in MSM for each node its part of the plan
+// DialTimeout for the connect and 5 s for the handshake, then the error), and
+// Send to a peer never dialled dials it itself. The agent calls Connect in MSM for each node its part of the plan
 // sends to (nicthread: AgentConfig.Connect), so the dial overlaps the rest of
 // MSM and the master's round trip to TX, and the first data frame rarely
 // waits; a dial costs one connect and one handshake (three messages), once
@@ -78,7 +80,13 @@
 //     needs a second protocol round on every dial (or a fixed dialer, which a
 //     lazy pair does not have: the node that needs the pair first may be
 //     either). Halving an O(N) count is not worth that risk; the O(N²) → O(N)
-//     step is what laziness buys.
+//     step is what laziness buys. The direct pairs (master and agent) do have
+//     a fixed dialer and could share one socket, saving 2 of the 7 descriptors
+//     per node that a neighbour-exchanging job holds in one process (the
+//     other 5: the two ends of the master's other connection, of the one to a
+//     neighbour, and the agent's listener); not done: the handshake would have
+//     to say which connections serve both ways, and every start path (bcsrun,
+//     bcsd, the gang daemon) would change, for a saving of 2 in 7.
 //
 // # Concurrency and ownership
 //
