@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -243,5 +244,61 @@ func TestLazyPeerGone(t *testing.T) {
 	r.ms[3].Close() // endpoint 2 has never dialled it
 	if err := r.ms[2].Send(3, &proto.Msg{Type: proto.MsgData, Payload: seq[:]}); err == nil {
 		t.Fatal("a Send to a closed endpoint succeeded")
+	}
+}
+
+// Strangers that connect and say nothing hold at most the bounded number of
+// handshakes; the connections beyond it are closed unread and counted, and
+// once the strangers are gone a lazy dial of the job's own gets in.
+func TestLazyListenerBoundsHandshakes(t *testing.T) {
+	ms, cs := startMesh(t, NewSecret(), 2, nil)
+	bound := 2*2 + handshakesSpare
+	const extra = 5
+	var strays []net.Conn
+	defer func() {
+		for _, c := range strays {
+			c.Close()
+		}
+	}()
+	for range bound + extra {
+		c, err := net.Dial("tcp", ms[1].Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		strays = append(strays, c)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(time.Millisecond) { // a bound on a hang
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: refused %d", what, ms[1].Refused())
+			}
+		}
+	}
+	unread := 0 // connections closed without the challenge
+	for _, c := range strays {
+		c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a bound on a hang
+		var ch [len(authMagic) + nonceLen]byte
+		if n, err := io.ReadFull(c, ch[:]); err == io.EOF && n == 0 {
+			unread++
+		} else if err != nil {
+			t.Fatalf("a stranger within the bound: %v after %d bytes, want the challenge", err, n)
+		}
+	}
+	if unread != extra || ms[1].Refused() < extra {
+		t.Fatalf("%d of %d silent strangers closed unread (refused %d), want the %d over the bound of %d", unread, bound+extra, ms[1].Refused(), extra, bound)
+	}
+	for _, c := range strays {
+		c.Close()
+	}
+	strays = nil
+	waitFor("every stranger", func() bool { return ms[1].Refused() == int64(bound+extra) })
+	if err := ms[0].Send(1, &proto.Msg{Type: proto.MsgData, Payload: []byte("mine")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cs[1].cond:
+	case <-time.After(30 * time.Second):
+		t.Fatal("frame not delivered")
 	}
 }
