@@ -127,6 +127,7 @@ type Agent struct {
 	arrived [proto.Stages]chan struct{}
 	dataErr atomic.Pointer[error]
 	send    func(node proto.NodeID, m *proto.Msg) error
+	connect func(node proto.NodeID)
 	dataMsg proto.Msg
 
 	chk *checks // the opt-in checks (flow.go); nil: none
@@ -158,6 +159,12 @@ type AgentConfig struct {
 	Region  *shm.Region // with one block per local rank, in world-rank order
 	// Send carries data frames to other nodes (nil with a single node).
 	Send func(node proto.NodeID, m *proto.Msg) error
+	// Connect, if set, is told in MSM of each node this node's part of the
+	// plan sends to, before TX sends anything: the transport's cue to dial a
+	// connection not yet made (transport.Mesh.Connect). It must return at
+	// once; it is called once per outbound chunk, so it must be cheap when
+	// the connection exists.
+	Connect func(node proto.NodeID)
 	// OnSlice, if set, receives the local measurements of every slice.
 	OnSlice func(*SliceStats)
 	// OnPlan, if set, sees the plan of every slice after MSM.
@@ -206,6 +213,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		foldTmp: make([]byte, cfg.Sched.BytesPerSliceMax),
 		arrived: [proto.Stages]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)},
 		send:    cfg.Send,
+		connect: cfg.Connect,
 		onSlice: cfg.OnSlice,
 		onPlan:  cfg.OnPlan,
 		onLog:   cfg.OnLog,
@@ -444,6 +452,8 @@ func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	for i := range p.Chunks {
 		if c := &p.Chunks[i]; c.DstNode == a.node && c.SrcNode != a.node {
 			n[c.Stage]++
+		} else if c.SrcNode == a.node && c.DstNode != a.node && a.connect != nil {
+			a.connect(c.DstNode)
 		}
 	}
 	a.expect = n

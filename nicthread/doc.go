@@ -173,7 +173,10 @@
 // measurement behind that choice). Each agent's AgentEndpoint sends and reads
 // through a transport.Link, the node's *transport.Mesh in production: the
 // endpoint has no fault logic of its own (tests wrap the link, see
-// transport/transporttest).
+// transport/transporttest). Agents connect to each other lazily: in MSM the
+// agent names each node its part of the plan sends to (AgentConfig.Connect),
+// and the mesh dials that node in the background if it has not yet, so the
+// connection is usually up by TX (transport/doc.go).
 //
 // # Gang
 //

@@ -174,7 +174,9 @@ func TestPreWriteFindsProgramWrites(t *testing.T) {
 		dst[2<<20+3*check.BlockSize] = 1 // block 515: third chunk
 		dst[size+check.BlockSize] = 1    // past the message: not the agent's to see
 		postPair(nodes, src, dst)
-		if err := runSlices(nodes, 6); err != nil {
+		err := runSlices(nodes, 6)
+		runtime.KeepAlive(hdr) // the agent reads it through the address SetCheck gave
+		if err != nil {
 			t.Fatal(err)
 		}
 		lo, hi, k, ok := rankBlock(nodes, 1).Written(0)
@@ -206,7 +208,9 @@ func TestCheckReadFindsModifiedSendBlocks(t *testing.T) {
 		src, dst := buf[skip:], make([]byte, size-skip)
 		rankBlock(nodes, 0).Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(src), Len: uint64(len(src))}, nil)
 		rankBlock(nodes, 1).Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(dst), Len: uint64(len(dst))}, nil)
-		if err := runSlices(nodes, 6); err != nil {
+		err := runSlices(nodes, 6)
+		runtime.KeepAlive(hdr) // the agent reads it through the address SetCheck gave
+		if err != nil {
 			t.Fatal(err)
 		}
 		lo, hi, k, ok := rankBlock(nodes, 0).Written(0)

@@ -352,6 +352,10 @@ func (e *AgentEndpoint) Send(node proto.NodeID, m *proto.Msg) error {
 	return e.Link.Send(int(node)+1, m)
 }
 
+// Connect starts connecting the data path to another node, if it is not
+// connected yet (AgentConfig.Connect); it returns at once.
+func (e *AgentEndpoint) Connect(node proto.NodeID) { e.Link.Connect(int(node) + 1) }
+
 // MasterSilence is how long an agent waits for the master's next frame
 // before it gives up on the job.
 const MasterSilence = time.Minute

@@ -1,28 +1,8 @@
-// Package transport carries control and data frames between the master and the
-// agents of a job over TCP. Endpoint 0 is the master; endpoint 1+n is node n.
-//
-// Every endpoint listens; every endpoint dials every other endpoint once and
-// uses that connection only to send, so each ordered pair (a→b) has one
-// connection and frames from a to b arrive in the order a sent them. Inbound
-// connections are served by one goroutine each, which decodes frames and calls
-// the endpoint's Handler; the Handler sees a Msg whose Payload is valid only
-// during the call. Peers marked direct are not served by a goroutine: their
-// frames are read by the owner with Recv, which saves two goroutine hand-offs
-// per control frame (they dominated the cost of a slice).
-//
-// The single-node embedded case does not use this package: the master calls
-// its one agent directly.
-//
-// A Mesh is safe for concurrent use: Send may be called from any goroutine
-// (sends to one peer are serialised).
-//
-// An agent's endpoint uses a mesh through the Link interface, so tests can
-// wrap it: transport/transporttest holds the fault-injecting wrappers, which
-// production builds do not link (see internal/launch on the bcsfault tag).
 package transport
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,12 +23,26 @@ type Handler func(from int, m *proto.Msg) error
 // into bcsrun and bcsd only by the bcsfault build tag, see internal/launch).
 type Link interface {
 	Send(to int, msg *proto.Msg) error
+	Connect(to int)
 	Recv(from int, msg *proto.Msg, timeout time.Duration) error
 	Done() <-chan struct{}
 	Errors() <-chan error
 }
 
 var _ Link = (*Mesh)(nil)
+
+const (
+	// StartTimeout bounds how long Start waits for the direct peers to dial in.
+	StartTimeout = 10 * time.Second
+	// DialTimeout bounds the TCP connect of a lazy dial; the handshake that
+	// follows has its own bound (5 s, auth.go). A Send waiting for a lazy
+	// dial waits at most the sum.
+	DialTimeout = 5 * time.Second
+	// handshakesSpare is how many inbound handshakes may run beyond one per
+	// peer (and one more per peer for strays) before further connections are
+	// refused unread.
+	handshakesSpare = 16
+)
 
 // inbound is a connection from a "direct" peer, whose frames the owner reads
 // itself with Recv (no reader goroutine, no hand-off): the master reads its
@@ -59,29 +53,47 @@ type inbound struct {
 	buf  []byte
 }
 
+// peer is the sending side of this endpoint's connection to another one.
 type peer struct {
-	mu   sync.Mutex
+	addr string
+	once sync.Once     // starts the dial
+	done chan struct{} // closed when the dial has ended: conn or err is set
+	up   atomic.Bool   // the dial succeeded (Send's and Connect's fast path)
 	conn net.Conn
-	w    *bufio.Writer
-	buf  []byte
+	err  error // the dial's failure, returned by every later Send
+
+	mu  sync.Mutex // serialises sends
+	w   *bufio.Writer
+	buf []byte
 }
 
 // Mesh is one endpoint's connections.
 type Mesh struct {
 	self    int
 	ln      net.Listener
-	peers   []*peer
+	peers   []*peer // by endpoint; nil for self
 	h       Handler
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	in      []net.Conn
 	direct  []bool
 	rx      []*inbound // direct peers' connections, by endpoint
 	errs    chan error
-	close   sync.Once
 	secret  []byte
 	refused atomic.Int64
+	dialled atomic.Int64 // outbound connections established
+	taken   atomic.Int64 // inbound connections admitted
+	ctx     context.Context
+	cancel  context.CancelFunc
+	close   sync.Once
 	closed  chan struct{}
+	ready   chan struct{} // closed when every direct peer has dialled in
+	wg      sync.WaitGroup
+
+	mu         sync.Mutex
+	shut       bool                  // Close has begun: no new goroutine, no new connection
+	conns      map[net.Conn]struct{} // every open connection, in or out, handshaking or not
+	seen       []bool                // peers admitted, by endpoint
+	nseen      int
+	directLeft int // direct peers not yet admitted
+	handshakes int // inbound handshakes running
 }
 
 // Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
@@ -94,7 +106,9 @@ func Listen(addr string, secret []byte) (*Mesh, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transport: listen on %s: %w", addr, err)
 	}
-	return &Mesh{ln: ln, errs: make(chan error, 1), secret: secret, closed: make(chan struct{})}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Mesh{ln: ln, errs: make(chan error, 1), secret: secret, closed: make(chan struct{}), ready: make(chan struct{}),
+		ctx: ctx, cancel: cancel, conns: make(map[net.Conn]struct{})}, nil
 }
 
 // Done is closed when the mesh is closed.
@@ -103,134 +117,262 @@ func (m *Mesh) Done() <-chan struct{} { return m.closed }
 // Refused counts inbound connections refused by the handshake.
 func (m *Mesh) Refused() int64 { return m.refused.Load() }
 
+// Connections counts the authenticated connections this endpoint dialled
+// (one per peer it has sent to or connected) and admitted (one per peer that
+// did so to it), open or since closed by Close.
+func (m *Mesh) Connections() (dialled, accepted int) {
+	return int(m.dialled.Load()), int(m.taken.Load())
+}
+
 // Addr is the listening address to give the other endpoints.
 func (m *Mesh) Addr() string { return m.ln.Addr().String() }
 
 // Errors delivers the first error of a reader (a peer closed, a bad frame).
 func (m *Mesh) Errors() <-chan error { return m.errs }
 
-// Start connects endpoint self to every address in addrs (its own is
-// skipped), then serves inbound frames with h until Close. Frames from the
-// endpoints marked in direct (may be nil) are not served: the owner reads
-// them with Recv, from one goroutine per peer.
+// Start makes endpoint self of the mesh whose endpoints listen at addrs: it
+// dials the endpoints marked in direct (may be nil), waits until each of
+// them has dialled in (at most StartTimeout), and serves inbound connections
+// with h until Close. Frames from direct peers are not served: the owner
+// reads them with Recv, from one goroutine per peer. Every other peer is
+// lazy: connected by Connect or the first Send to it.
 func (m *Mesh) Start(self int, addrs []string, h Handler, direct []bool) error {
+	if self < 0 || self >= len(addrs) {
+		return fmt.Errorf("transport: endpoint %d of a mesh of %d endpoints (0..%d)", self, len(addrs), len(addrs)-1)
+	}
 	m.self, m.h = self, h
 	m.peers = make([]*peer, len(addrs))
+	for i, a := range addrs {
+		if i != self {
+			m.peers[i] = &peer{addr: a, done: make(chan struct{})}
+		}
+	}
 	m.direct = make([]bool, len(addrs))
 	copy(m.direct, direct)
+	m.direct[self] = false
 	m.rx = make([]*inbound, len(addrs))
-	acceptDone := make(chan error, 1)
-	go func() { acceptDone <- m.accept(len(addrs) - 1) }()
-	for i, a := range addrs {
-		if i == self {
-			continue
+	m.mu.Lock()
+	m.seen = make([]bool, len(addrs))
+	for _, d := range m.direct {
+		if d {
+			m.directLeft++
 		}
-		c, err := dial(a)
-		if err != nil {
-			m.Close()
-			return fmt.Errorf("transport: endpoint %d dialling endpoint %d at %s: %w", self, i, a, err)
-		}
-		if err := dialHandshake(c, m.secret, self, i); err != nil {
-			c.Close()
-			m.Close()
-			return fmt.Errorf("transport: endpoint %d: %w", self, err)
-		}
-		m.peers[i] = &peer{conn: c, w: bufio.NewWriterSize(c, 256<<10)}
 	}
-	select {
-	case err := <-acceptDone:
-		if err != nil {
-			m.Close()
-			return err
+	if m.directLeft == 0 {
+		close(m.ready)
+	}
+	m.mu.Unlock()
+	if !m.spawn(m.acceptLoop) {
+		return errClosed
+	}
+	for i, d := range m.direct {
+		if d {
+			m.startDial(i, true)
 		}
-	case <-time.After(10 * time.Second):
-		m.Close()
-		return fmt.Errorf("transport: endpoint %d: not every peer connected within 10s", self)
 	}
-	return nil
-}
-
-func dial(addr string) (net.Conn, error) {
-	var err error
-	for i := 0; i < 50; i++ {
-		var c net.Conn
-		if c, err = net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.(*net.TCPConn).SetNoDelay(true)
-			return c, nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil, err
-}
-
-// accept admits n authenticated peers. Handshakes run concurrently, so a
-// stray connection that stalls cannot hold up the job's own peers; refused
-// connections are closed and counted. The listener is closed once the mesh
-// is complete: no socket listens while the job runs.
-func (m *Mesh) accept(n int) error {
-	type admitted struct {
-		from int
-		c    net.Conn
-		r    *bufio.Reader
-	}
-	ok := make(chan admitted)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			c, err := m.ln.Accept()
-			if err != nil {
-				return
+	for i, d := range m.direct {
+		if d {
+			<-m.peers[i].done // a dial ends by itself, or at Close
+			if err := m.peers[i].err; err != nil {
+				m.Close()
+				return err
 			}
-			c.(*net.TCPConn).SetNoDelay(true)
-			go func() {
-				from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers))
-				if err != nil {
-					m.refused.Add(1)
-					c.Close()
-					return
-				}
-				select {
-				case ok <- admitted{from, c, r}:
-				case <-stop:
-					c.Close()
-				}
-			}()
 		}
-	}()
-	seen := make([]bool, len(m.peers))
-	for got := 0; got < n; {
-		var a admitted
-		select {
-		case a = <-ok:
-		case <-m.closed:
-			return errClosed
-		}
-		if seen[a.from] { // a second connection claiming the same endpoint
-			m.refused.Add(1)
-			a.c.Close()
-			continue
-		}
-		seen[a.from] = true
-		got++
-		m.mu.Lock()
-		m.in = append(m.in, a.c)
-		m.mu.Unlock()
-		if m.direct[a.from] {
-			m.rx[a.from] = &inbound{conn: a.c, r: a.r}
-			continue
-		}
-		m.wg.Add(1)
-		go m.serve(a.from, a.r, nil)
 	}
-	m.ln.Close()
-	return nil
+	t := time.NewTimer(StartTimeout)
+	defer t.Stop()
+	select {
+	case <-m.ready:
+		return nil
+	case <-m.closed:
+		return errClosed
+	case <-t.C:
+		m.Close()
+		return fmt.Errorf("transport: endpoint %d: not every direct peer connected within %v", self, StartTimeout)
+	}
 }
 
 var errClosed = errors.New("transport: closed")
 
+// spawn runs f in a goroutine of the mesh (Close waits for it), unless the
+// mesh is closing.
+func (m *Mesh) spawn(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.shut {
+		return false
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// track records an open connection for Close; a connection opened while the
+// mesh closes is closed at once.
+func (m *Mesh) track(c net.Conn) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.shut {
+		c.Close()
+		return false
+	}
+	m.conns[c] = struct{}{}
+	return true
+}
+
+// drop closes a tracked connection.
+func (m *Mesh) drop(c net.Conn) {
+	m.mu.Lock()
+	delete(m.conns, c)
+	m.mu.Unlock()
+	c.Close()
+}
+
+// Connect starts the dial to endpoint to in the background, unless it has
+// begun already, and returns at once. Send waits for it. Out-of-range
+// endpoints and self are ignored (Send reports them).
+func (m *Mesh) Connect(to int) {
+	if to < 0 || to >= len(m.peers) || m.peers[to] == nil || m.peers[to].up.Load() {
+		return
+	}
+	m.startDial(to, false)
+}
+
+func (m *Mesh) startDial(to int, eager bool) {
+	p := m.peers[to]
+	p.once.Do(func() {
+		if !m.spawn(func() { m.dial(to, p, eager) }) {
+			p.err = fmt.Errorf("transport: endpoint %d dialling endpoint %d: %w", m.self, to, errClosed)
+			close(p.done)
+		}
+	})
+}
+
+// dial connects and authenticates the connection to peer p (endpoint to). An
+// eager dial (Start's) retries for about a second, as the peer's listener
+// may be moments away from accepting on a busy host; a lazy one is tried
+// once, as the peer has been listening since the job started.
+func (m *Mesh) dial(to int, p *peer, eager bool) {
+	defer close(p.done)
+	c, err := m.connect(p.addr, eager)
+	if err == nil {
+		if !m.track(c) {
+			err = errClosed
+		} else if err = dialHandshake(c, m.secret, m.self, to); err != nil {
+			m.drop(c)
+		}
+	}
+	if err != nil {
+		p.err = fmt.Errorf("transport: endpoint %d dialling endpoint %d at %s: %w", m.self, to, p.addr, err)
+		return
+	}
+	p.conn, p.w = c, bufio.NewWriterSize(c, 256<<10)
+	m.dialled.Add(1)
+	p.up.Store(true)
+}
+
+func (m *Mesh) connect(addr string, eager bool) (net.Conn, error) {
+	tries, timeout := 1, DialTimeout
+	if eager {
+		tries, timeout = 50, time.Second
+	}
+	d := net.Dialer{Timeout: timeout}
+	var err error
+	for i := 0; i < tries; i++ {
+		var c net.Conn
+		if c, err = d.DialContext(m.ctx, "tcp", addr); err == nil {
+			c.(*net.TCPConn).SetNoDelay(true)
+			return c, nil
+		}
+		if i+1 < tries {
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-m.closed:
+				return nil, errClosed
+			}
+		}
+	}
+	return nil, err
+}
+
+// acceptLoop admits authenticated peers until Close, or until every peer
+// has connected (then nothing more may come, and the listener is closed).
+// Handshakes run concurrently, so a stray connection that stalls cannot hold
+// up the job's own peers; at most two per peer plus handshakesSpare run at
+// once, and connections beyond that are closed unread. Refused connections
+// are closed and counted.
+func (m *Mesh) acceptLoop() {
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := m.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select { // out of descriptors or the like: wait, then go on
+			case <-time.After(backoff):
+				backoff = min(2*backoff, time.Second)
+				continue
+			case <-m.closed:
+				return
+			}
+		}
+		backoff = 5 * time.Millisecond
+		c.(*net.TCPConn).SetNoDelay(true)
+		m.mu.Lock()
+		over := m.handshakes >= 2*len(m.peers)+handshakesSpare
+		if !over {
+			m.handshakes++
+		}
+		m.mu.Unlock()
+		if over || !m.track(c) {
+			m.refused.Add(1)
+			c.Close()
+			continue
+		}
+		if !m.spawn(func() { m.handshake(c) }) {
+			m.drop(c)
+			return
+		}
+	}
+}
+
+func (m *Mesh) handshake(c net.Conn) {
+	from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.handshakes--
+	if err != nil || m.shut || m.seen[from] { // a second connection claiming the same endpoint is refused too
+		if !m.shut { // a handshake cut short by Close is no refusal
+			m.refused.Add(1)
+		}
+		delete(m.conns, c)
+		c.Close()
+		return
+	}
+	m.seen[from] = true
+	m.taken.Add(1)
+	if m.nseen++; m.nseen == len(m.peers)-1 {
+		m.ln.Close() // everyone is in
+	}
+	if m.direct[from] {
+		m.rx[from] = &inbound{conn: c, r: r}
+		if m.directLeft--; m.directLeft == 0 {
+			close(m.ready)
+		}
+		return
+	}
+	m.wg.Add(1) // under mu, not shut: before Close's Wait
+	go func() {
+		defer m.wg.Done()
+		m.serve(from, r, nil)
+	}()
+}
+
 func (m *Mesh) serve(from int, r *bufio.Reader, buf []byte) {
-	defer m.wg.Done()
 	var msg proto.Msg
 	for {
 		if err := proto.ReadFrame(r, &buf, &msg); err != nil {
@@ -255,10 +397,10 @@ func (m *Mesh) fail(err error) {
 // msg.Payload is valid until the next Recv from the same peer. Not safe for
 // concurrent use for one peer.
 func (m *Mesh) Recv(from int, msg *proto.Msg, timeout time.Duration) error {
-	in := m.rx[from]
-	if in == nil {
+	if from < 0 || from >= len(m.rx) || m.rx[from] == nil {
 		return fmt.Errorf("transport: endpoint %d does not read endpoint %d directly", m.self, from)
 	}
+	in := m.rx[from]
 	if in.r.Buffered() == 0 {
 		in.conn.SetReadDeadline(time.Now().Add(timeout))
 	}
@@ -271,12 +413,24 @@ func (m *Mesh) Recv(from int, msg *proto.Msg, timeout time.Duration) error {
 // Ready reports whether a frame from direct peer from is already buffered.
 func (m *Mesh) Ready(from int) bool { return m.rx[from] != nil && m.rx[from].r.Buffered() > 0 }
 
-// Send writes m to endpoint to and flushes it.
+// Send writes m to endpoint to and flushes it. The first Send to a lazy peer
+// not yet connected dials it (or waits for the dial Connect started).
 func (m *Mesh) Send(to int, msg *proto.Msg) error {
 	if to < 0 || to >= len(m.peers) || m.peers[to] == nil {
 		return fmt.Errorf("transport: endpoint %d has no connection to endpoint %d", m.self, to)
 	}
 	p := m.peers[to]
+	if !p.up.Load() {
+		m.startDial(to, false)
+		select {
+		case <-p.done:
+		case <-m.closed:
+			return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, errClosed)
+		}
+		if p.err != nil {
+			return p.err
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	payload := msg.Payload
@@ -301,21 +455,21 @@ func (m *Mesh) Send(to int, msg *proto.Msg) error {
 	return nil
 }
 
-// Close closes the listener and every connection and waits for the readers.
+// Close closes the listener and every connection, stops the dials and waits
+// for the mesh's goroutines.
 func (m *Mesh) Close() {
 	m.close.Do(func() {
-		close(m.closed)
-		m.ln.Close()
-		for _, p := range m.peers {
-			if p != nil {
-				p.conn.Close()
-			}
-		}
 		m.mu.Lock()
-		for _, c := range m.in {
+		m.shut = true
+		conns := m.conns
+		m.conns = nil
+		m.mu.Unlock()
+		close(m.closed)
+		m.cancel()
+		m.ln.Close()
+		for c := range conns {
 			c.Close()
 		}
-		m.mu.Unlock()
 	})
 	m.wg.Wait()
 }

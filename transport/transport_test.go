@@ -74,9 +74,9 @@ func TestMeshDelivers(t *testing.T) {
 			t.Fatal("frame not delivered")
 		}
 	}
-	// The listener is closed once the mesh is complete.
+	// The listener is closed once every peer has connected.
 	if _, err := net.DialTimeout("tcp", ms[2].Addr(), time.Second); err == nil {
-		t.Fatal("endpoint still listening after the mesh was complete")
+		t.Fatal("endpoint still listening after every peer had connected")
 	}
 }
 
@@ -86,9 +86,8 @@ func TestHandshakeRefusesStrangers(t *testing.T) {
 	var wg sync.WaitGroup
 	outcome := make(chan error, 3)
 	ms, _ := startMesh(t, NewSecret(), 2, func(addrs []string) {
-		// The strangers connect before the mesh starts, so they are in
-		// endpoint 1's accept queue ahead of node 0 and are accepted before
-		// the mesh completes and the listener closes.
+		// The strangers connect before the mesh starts; the listener stays
+		// open while endpoint 0 has not connected (it never sends here).
 		var conns [3]net.Conn
 		for i := range conns {
 			c, err := net.Dial("tcp", addrs[1])

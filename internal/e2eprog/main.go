@@ -203,6 +203,8 @@ func main() {
 		contend(os.Args[1] == "contend")
 	case "race": // deterministic mode's race programs (race.go)
 		race(os.Args[2])
+	case "neighbourfds": // a ring of Sendrecvs, then rank 0 counts its launcher's sockets (fds.go)
+		neighbourFDs()
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled

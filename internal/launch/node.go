@@ -191,6 +191,7 @@ func (n *node) agentConfig(cfg configs.Config, nodeOf []proto.NodeID) nicthread.
 func (n *node) remoteAgent(ac nicthread.AgentConfig, mesh *transport.Mesh, txTimeout time.Duration) *nicthread.AgentEndpoint {
 	ep := &nicthread.AgentEndpoint{}
 	ac.Send = func(to proto.NodeID, m *proto.Msg) error { return ep.Send(to, m) }
+	ac.Connect = func(to proto.NodeID) { ep.Connect(to) }
 	n.agent = nicthread.NewAgent(ac)
 	*ep = *nicthread.NewAgentEndpoint(n.agent, faultLink(n.id, mesh), txTimeout)
 	return ep

@@ -51,6 +51,13 @@ func (s *stall) Recv(from int, msg *proto.Msg, timeout time.Duration) error {
 	return nil
 }
 
+// Connect dials nothing once stalled: a hung agent makes no connection.
+func (s *stall) Connect(to int) {
+	if !s.stalled.Load() {
+		s.Link.Connect(to)
+	}
+}
+
 func (s *stall) Send(to int, msg *proto.Msg) error {
 	if s.stalled.Load() {
 		return nil // dropped

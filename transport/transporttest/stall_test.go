@@ -17,6 +17,7 @@ type fakeLink struct {
 }
 
 func (f *fakeLink) Send(to int, m *proto.Msg) error { f.sent = append(f.sent, *m); return nil }
+func (f *fakeLink) Connect(int)                     {}
 func (f *fakeLink) Recv(from int, m *proto.Msg, _ time.Duration) error {
 	*m = <-f.in
 	return nil
