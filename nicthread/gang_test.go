@@ -382,7 +382,7 @@ func TestGangOverTCPSwitchesEveryNodeAtOnce(t *testing.T) {
 	}
 	var jobs []*GangJob
 	var recs []*rec
-	var closers []func()
+	var closers, joins []func()
 	for range 2 {
 		secret := transport.NewSecret()
 		ms := make([]*transport.Mesh, 3)
@@ -424,11 +424,17 @@ func TestGangOverTCPSwitchesEveryNodeAtOnce(t *testing.T) {
 		for _, ep := range eps {
 			go func() { served <- ep.Serve() }()
 		}
-		j, err := gang.Join(fmt.Sprint(len(jobs)), MasterConfig{Slice: gangSlice, Nodes: 2, MaxSlices: 40}, remote, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobs, recs = append(jobs, j), append(recs, r)
+		// Joined below, back to back, once both jobs are set up: a job
+		// joined alone would run its 40 slices before the other's set-up
+		// ends on a loaded machine, and never be descheduled.
+		joins = append(joins, func() {
+			j, err := gang.Join(fmt.Sprint(len(jobs)), MasterConfig{Slice: gangSlice, Nodes: 2, MaxSlices: 40}, remote, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j)
+		})
+		recs = append(recs, r)
 		closers = append(closers, func() {
 			for range eps {
 				if err := <-served; err != nil {
@@ -439,6 +445,9 @@ func TestGangOverTCPSwitchesEveryNodeAtOnce(t *testing.T) {
 				m.Close()
 			}
 		})
+	}
+	for _, join := range joins {
+		join()
 	}
 	for _, j := range jobs {
 		if st, err := j.Wait(); err != nil || st.Slices != 40 {
