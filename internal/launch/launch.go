@@ -514,6 +514,7 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 		res.Pulls.Revoked += ps.Revoked
 		res.Pulls.Unfinished += ps.Unfinished
 		res.Pulls.Bytes += ps.Bytes
+		res.Pulls.Spans += ps.Spans
 	}
 	if j.reportR != nil {
 		// Every rank has exited, so what they wrote is in the pipe; the
