@@ -442,8 +442,8 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 	B, C, P := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax, s.cfg.PullBytesPerSlice
 	if x.spanEnd != 0 {
+		p.Spanning++
 		if p.Slice < x.spanEnd {
-			p.Spanning++
 			return true
 		}
 		x.spanEnd = 0 // the span ends with this slice: its copy is done by the end of it
