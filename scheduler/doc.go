@@ -125,6 +125,25 @@
 // overtakes them. A transfer completes in the slice its last chunk moves;
 // zero-length transfers complete in the slice they are matched.
 //
+// Spans (Config.PullBytesPerSlice, SpanSlicesMax; nicthread's doc.go says
+// how they are carried): a transfer between two ranks of one node, not
+// buffered, with more than BytesPerSliceMax bytes left, whose receiver is
+// in a blocking call (its status byte, woken or not; SpanBlind: whatever
+// it is), and which is the first to use its node's budget in the slice,
+// gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
+// bytes, as one chunk with Span = n, the number of slices it may take:
+// ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax.
+// The span holds its node's whole budget in those n slices (no other chunk
+// of the node is scheduled beside it), the transfer completes in the last
+// of them if the span carried the rest of it, and goes on with chunks or
+// another span after it otherwise. Plan.Spanning counts the transfers with
+// a span in flight, which internal/core's deadlock detection takes as
+// progress. The decision reads only the exchange and the status bytes, so
+// every node makes it alike; a job recording or replaying its slice log
+// sets SpanBlind, whose plans follow from the exchange alone. A late
+// strobe that skips slice numbers ends a span at the first slice after its
+// last one (slice numbers are compared, not counted).
+//
 // Buffered sends: a send marked Inline (its payload already copied to the
 // agent) completes in the slice it is exchanged, whether or not it is matched,
 // like an eager send in other MPI implementations; only its receive waits for
