@@ -132,8 +132,10 @@
 // it is), and which is the first to use its node's budget in the slice,
 // gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
 // bytes, as one chunk with Span = n, the number of slices it may take:
-// ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax.
-// The span holds its node's whole budget in those n slices (no other chunk
+// ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax —
+// provided the span moves more than n budgets (otherwise chunks move it in
+// as many slices and leave the rest of the last one to other transfers, as
+// a stream of messages just above the budget needs). The span holds its node's whole budget in those n slices (no other chunk
 // of the node is scheduled beside it), the transfer completes in the last
 // of them if the span carried the rest of it, and goes on with chunks or
 // another span after it otherwise. Plan.Spanning counts the transfers with

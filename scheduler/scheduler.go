@@ -436,11 +436,31 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 	p.Waiting = len(keep)
 }
 
+// span says whether transfer x (from node sn to node dn) gets a span in
+// this slice, of how many slices (n, 0: no span) and bytes (ln): a
+// transfer within a node, not buffered, with more than the budget left, to
+// a receiver in a blocking call (spanTo), first on its node's budget in the
+// slice, and only if the span moves more than chunks would in as many
+// slices (else chunks, which leave the rest of their last slice to others).
+func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
+	B, P := s.cfg.BytesPerSliceMax, s.cfg.PullBytesPerSlice
+	rem := x.len - x.moved
+	if P == 0 || sn != dn || x.send.Inline || rem <= B || s.used[sn] != 0 || s.chunks[sn] != 0 || !s.spanTo(x.recv.Rank) {
+		return 0, 0
+	}
+	n = min(max((rem+P-1)/P, 2), uint64(s.cfg.SpanSlicesMax))
+	ln = min(rem, n*P)
+	if ln <= n*B {
+		return 0, 0
+	}
+	return n, ln
+}
+
 // advance schedules transfer x's part of this slice (a chunk, a span, or
 // nothing while its span is in flight) and reports whether x stays active;
 // false: it completes in this slice.
 func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
-	B, C, P := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax, s.cfg.PullBytesPerSlice
+	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
 	if x.spanEnd != 0 {
 		p.Spanning++
 		if p.Slice < x.spanEnd {
@@ -453,12 +473,9 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 		return false
 	}
 	sn, dn := s.nodeOf[x.send.Rank], s.nodeOf[x.recv.Rank]
-	if rem := x.len - x.moved; P > 0 && sn == dn && !x.send.Inline && rem > B &&
-		s.used[sn] == 0 && s.chunks[sn] == 0 && s.spanTo(x.recv.Rank) {
+	if n, ln := s.span(x, sn, dn); n > 0 {
 		// A span: the rest, up to SpanSlicesMax slices' worth, in one chunk
 		// that its receiver copies at its own rate over n slices.
-		n := min(max((rem+P-1)/P, 2), uint64(s.cfg.SpanSlicesMax))
-		ln := min(rem, n*P)
 		p.Chunks = append(p.Chunks, proto.Chunk{
 			Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
 			SendSeq: x.send.Seq, RecvReq: x.recv.Req, Last: x.moved+ln == x.len,

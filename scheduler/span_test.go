@@ -49,13 +49,24 @@ func TestSpans(t *testing.T) {
 		{
 			name: "a running receiver gets chunks; a span once it blocks, the first lasting at least two slices",
 			steps: []step{
-				{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000)}, blocked()},
+				{[]proto.Descriptor{send(0, 1, 0, 1, 7000), recv(1, 0, 0, 1, 7000)}, blocked()},
 				{nil, blocked(1)}, {nil, blocked(1)},
 			},
 			want: []string{
 				"chunk x1 r0->r1 off=0 len=2000 | spanning 0",
-				"chunk x1 r0->r1 off=2000 len=3000 span=2 | spanning 1",
-				"done r0 req=1 send count=5000\ndone r1 req=1 recv src=0 tag=0 count=5000 | spanning 1",
+				"chunk x1 r0->r1 off=2000 len=5000 span=2 | spanning 1",
+				"done r0 req=1 send count=7000\ndone r1 req=1 recv src=0 tag=0 count=7000 | spanning 1",
+			},
+		},
+		{
+			name: "no more than chunks would move in as many slices: chunks",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 4000), recv(1, 0, 0, 1, 4000)}, blocked(1)},
+				{nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=2000 | spanning 0",
+				"chunk x1 r0->r1 off=2000 len=2000\ndone r0 req=1 send count=4000\ndone r1 req=1 recv src=0 tag=0 count=4000 | spanning 0",
 			},
 		},
 		{
