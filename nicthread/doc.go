@@ -132,7 +132,11 @@
 // there are no spans: the checks verify chunks piece by piece within their
 // slice (flow.go), and a checked job keeps the per-slice chunks (NewAgent
 // drops spans whatever its configuration says: the mode is the job's, so
-// every node drops them alike).
+// every node drops them alike). Where Yama refuses sibling reads outright
+// (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused) no rank
+// could take a span, so the launcher turns spans off for the job (judged
+// on the launching host); a rank that fails an order for another reason
+// (a wrapper process) has its spans copied by the agent from then on.
 //
 // What a span keeps of the slice model: the exchange, scheduling and
 // completions stay per slice and identical on every node; a span holds its
