@@ -153,6 +153,10 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	return nil
 }
 
+// spanSettling, when set (tests only), is called when spanSettle is about
+// to wait for a receiver's copy.
+var spanSettling func()
+
 // spanSettle is called before the node's ranks are stopped (Gate): a
 // receiver copying the span finishes first (a stopped rank could not, and
 // the span's last slice would wait for it), within bound; the agent copies
@@ -160,6 +164,9 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 func (a *Agent) spanSettle(bound time.Duration) {
 	if !a.sp.on || !a.sp.posted {
 		return
+	}
+	if spanSettling != nil {
+		spanSettling()
 	}
 	_, _ = a.spanResult(a.sp.end, true, bound) // not done within bound: the span's last slice fails the job, naming the rank
 }
