@@ -554,7 +554,7 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 // the node go to the receiving ranks as pull orders where they take them.
 func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout time.Duration) error {
 	if stage == 0 {
-		if a.sp.on && k > a.sp.end { // the master skipped the span's last slice: finish it first
+		if a.sp.on && k >= a.sp.end { // the span ends here (or ended in a skipped slice): finish it before the next begins
 			if err := a.spanStep(k, timeout); err != nil {
 				return err
 			}

@@ -440,12 +440,15 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 // this slice, of how many slices (n, 0: no span) and bytes (ln): a
 // transfer within a node, not buffered, with more than the budget left, to
 // a receiver in a blocking call (spanTo), first on its node's budget in the
-// slice, and only if the span moves more than chunks would in as many
+// slice (a span ending in the slice does not count), and only if the span moves more than chunks would in as many
 // slices (else chunks, which leave the rest of their last slice to others).
 func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
 	B, P := s.cfg.BytesPerSliceMax, s.cfg.PullBytesPerSlice
 	rem := x.len - x.moved
-	if P == 0 || sn != dn || x.send.Inline || rem <= B || s.used[sn] != 0 || s.chunks[sn] != 0 || !s.spanTo(x.recv.Rank) {
+	// First on the node's budget, or on a budget held by a span that ends
+	// in this slice (the agent finishes that one first: back-to-back spans).
+	first := s.chunks[sn] == 0 && (s.used[sn] == 0 || s.reserved[sn] == s.plan.Slice)
+	if P == 0 || sn != dn || x.send.Inline || rem <= B || !first || !s.spanTo(x.recv.Rank) {
 		return 0, 0
 	}
 	n = min(max((rem+P-1)/P, 2), uint64(s.cfg.SpanSlicesMax))
@@ -466,8 +469,7 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 		if p.Slice < x.spanEnd {
 			return true
 		}
-		x.spanEnd = 0 // the span ends with this slice: its copy is done by the end of it
-		return x.moved < x.len
+		x.spanEnd = 0 // the span ends with this slice: its copy is done by the end of it; the rest may follow at once
 	}
 	if x.moved >= x.len {
 		return false

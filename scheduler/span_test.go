@@ -102,6 +102,20 @@ func TestSpans(t *testing.T) {
 			},
 		},
 		{
+			name: "back to back: the next transfer's span begins in the slice the first one's ends",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 8000), send(0, 1, 0, 2, 8000), recv(1, 0, 0, 1, 8000), recv(1, 0, 0, 2, 8000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"chunk x2 r0->r1 off=0 len=8000 span=3\ndone r0 req=1 send count=8000\ndone r1 req=1 recv src=0 tag=0 count=8000 | spanning 2",
+				"| spanning 1",
+				"done r0 req=2 send count=8000\ndone r1 req=2 recv src=0 tag=0 count=8000 | spanning 1",
+			},
+		},
+		{
 			name:   "between nodes: chunks, no span",
 			nodeOf: []proto.NodeID{0, 1, 0, 1},
 			steps:  []step{{[]proto.Descriptor{send(0, 1, 0, 1, 3000), recv(1, 0, 0, 1, 3000)}, blocked(1)}, {nil, blocked(1)}},
