@@ -107,8 +107,10 @@
 // completion does not depend on when the copy ends. The agent (span.go)
 // posts the chunk as a one-entry pull order and does not wait for it: the
 // receiver copies it with one process_vm_readv across the slice boundaries,
-// and the agent waits only at the end of the span's last slice (or the
-// first slice after it, when a late strobe skipped its number). The
+// and the agent waits only in the span's last slice (or the first slice
+// after it, when a late strobe skipped its number). The node's next span
+// may begin in that slice: the agent waits for the ending one before it
+// posts the next, so a stream of large messages is copied back to back. The
 // order's protocol is unchanged (offer, post, take, finish; the grace
 // period and revocation; the receiver checks the entry against its pending
 // receive), so mpiapi is unchanged.

@@ -135,10 +135,13 @@
 // ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax —
 // provided the span moves more than n budgets (otherwise chunks move it in
 // as many slices and leave the rest of the last one to other transfers, as
-// a stream of messages just above the budget needs). The span holds its node's whole budget in those n slices (no other chunk
-// of the node is scheduled beside it), the transfer completes in the last
-// of them if the span carried the rest of it, and goes on with chunks or
-// another span after it otherwise. Plan.Spanning counts the transfers with
+// a stream of messages just above the budget needs). The span holds its
+// node's whole budget in those n slices (no other chunk of the node is
+// scheduled beside it), except that the node's next span may begin in the
+// last of them (the agent finishes the ending one first, so the spans of
+// a node follow each other without a gap); the transfer completes in the
+// last slice if the span carried the rest of it, and goes on with another
+// span (in that same slice) or chunks otherwise. Plan.Spanning counts the transfers with
 // a span in flight, which internal/core's deadlock detection takes as
 // progress. The decision reads only the exchange and the status bytes, so
 // every node makes it alike; a job recording or replaying its slice log
