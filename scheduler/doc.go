@@ -141,9 +141,9 @@
 // last of them (the agent finishes the ending one first, so the spans of
 // a node follow each other without a gap); the transfer completes in the
 // last slice if the span carried the rest of it, and goes on with another
-// span (in that same slice) or chunks otherwise. Plan.Spanning counts the transfers with
-// a span in flight, which internal/core's deadlock detection takes as
-// progress. The decision reads only the exchange and the status bytes, so
+// span (in that same slice) or chunks otherwise. Plan.Spanning counts the
+// transfers with a span in flight, which internal/core's deadlock
+// detection takes as progress. The decision reads only the exchange and the status bytes, so
 // every node makes it alike; a job recording or replaying its slice log
 // sets SpanBlind, whose plans follow from the exchange alone. A late
 // strobe that skips slice numbers ends a span at the first slice after its
