@@ -3,7 +3,9 @@
 # main) and at the working tree, run alternately ROUNDS times for each
 # configuration, one line per run with the ratio to memcpy that bw prints
 # (the memcpy of the same size in the same process, same run), then the
-# median ratio per build and configuration.
+# medians per build and configuration: MB/s, their ratio new ÷ base, and the
+# ratios to memcpy (on a loaded machine the memcpy figure itself swings, so
+# read new ÷ base there, and the ratios to memcpy only on a quiet one).
 #
 #	sh bench/bw/ab.sh [ROUNDS] [BASE]
 #
@@ -29,18 +31,23 @@ for cfg in "-size 16777216 -count 16 -window 1" "-size 16777216 -count 16 -windo
 		for b in base new; do
 			line=$("$tmp/$b/bcsrun" ${BCSRUN_FLAGS:-} -n 2 "$tmp/$b/bw" $cfg | grep '^bw:')
 			r=$(echo "$line" | sed 's/.*ratio //')
+			mbs=$(echo "$line" | sed 's/.*bytes: \([0-9]*\) MB\/s.*/\1/')
 			echo "$b	$cfg	$r	$line"
 			echo "$r" >>"$tmp/$b.$(echo "$cfg" | tr -d ' -')"
+			echo "$mbs" >>"$tmp/$b.mbs.$(echo "$cfg" | tr -d ' -')"
 		done
 		i=$((i + 1))
 	done
 done
 echo
-echo "| configuration | base $base ÷ memcpy (median) | new ÷ memcpy (median) | new ÷ base |"
-echo "|---|---|---|---|"
+echo "| configuration | base $base MB/s | new MB/s | new ÷ base (MB/s) | base ÷ memcpy | new ÷ memcpy |"
+echo "|---|---|---|---|---|---|"
 for cfg in "-size 16777216 -count 16 -window 1" "-size 16777216 -count 16 -window 4" "-size 1048576 -count 256 -window 64"; do
 	f=$(echo "$cfg" | tr -d ' -')
-	mb=$(sort -n "$tmp/base.$f" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	mn=$(sort -n "$tmp/new.$f" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "| $cfg | $mb | $mn | $(awk -v a="$mb" -v b="$mn" 'BEGIN {printf "%.2f", b/a}') |"
+	med() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+	mb=$(med "$tmp/base.$f")
+	mn=$(med "$tmp/new.$f")
+	bb=$(med "$tmp/base.mbs.$f")
+	bn=$(med "$tmp/new.mbs.$f")
+	echo "| $cfg | $bb | $bn | $(awk -v a="$bb" -v b="$bn" 'BEGIN {printf "%.2f", b/a}') | $mb | $mn |"
 done
