@@ -144,9 +144,10 @@
 // completions stay per slice and identical on every node; a span holds its
 // node's budget for its slices, so nothing else of the node moves beside it
 // (as when one transfer took the whole budget slice after slice); deadlock
-// detection counts a span in flight as progress (plan.Spanning); EMDS
-// counts the span's bytes in the slice it starts (BPTS, LTR2 include the
-// agent's waits and shares), and bcsrun -v the spans carried. What it
+// detection counts a span in flight as progress (plan.Spanning); the
+// slice stats count the span's bytes in the slice it starts (Bytes), the
+// agent's waits for it and its shares as intra-node copies (EMDS LTR2),
+// and bcsrun -v the spans carried. What it
 // gives up: within a node the network is not empty at the end of a slice
 // while a span is in flight, and its completion still waits for the span's
 // last slice even when the copy ended earlier.
