@@ -69,6 +69,7 @@ type Config struct {
 	PPN               int           `mapstructure:"ppn"`                  // ranks per node, 0 .. 4096; 0: spread the ranks over all nodes (hosts); else ceil(ranks/ppn) nodes
 	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB; 0: auto (nicthread.AutoBudget, resolved by the launcher)
 	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
+	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go), 0 (off) or 2 .. 64; off under check
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
@@ -113,6 +114,7 @@ func Default() Config {
 		MapBy:             "block",
 		BytesPerSliceMax:  0, // auto: sized from the host's copy rate at start-up
 		ChunksPerSliceMax: core.DefaultSchedConfig.ChunksPerSliceMax,
+		SpanSlicesMax:     4,
 		RingSlots:         shm.DefaultGeometry.RingSlots,
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
 		InlineMax:         shm.DefaultGeometry.InlineMax,
@@ -181,6 +183,7 @@ var bounds = map[string]bound{
 	"ppn":                  {min: 0, max: 4096, text: "0 (all nodes) or 1 .. 4096"},
 	"bytes_per_slice_max":  {min: 0, max: 1 << 32, text: "0 (auto) or 1024 .. 4294967296"},
 	"chunks_per_slice_max": {min: 1, max: 1 << 20},
+	"span_slices_max":      {min: 0, max: 64, text: "0 (off) or 2 .. 64"},
 	"ring_slots":           {min: 8, max: 65536, text: "a power of two in 8 .. 65536"},
 	"requests_max":         {min: 16, max: 1 << 20},
 	"inline_max":           {min: 0, max: 65536, text: "a multiple of 64 in 0 .. 65536"},
@@ -732,9 +735,24 @@ func (c Config) EMDSSelection() (global, local []bool, err error) {
 	return global, local, nil
 }
 
+// SpanRate, in quarters, is the rate at which a span's chunk is given bytes
+// per slice relative to bytes_per_slice_max: 6/4. The automatic budget is
+// what one copy moves in half a slice (nicthread.AutoBudget), so a span
+// asks its receiver's copy for three quarters of its measured rate, leaving
+// a quarter for a loaded host and the wake-up.
+const SpanRate = 6
+
 // Sched is the scheduler part.
 func (c Config) Sched() core.SchedConfig {
-	return core.SchedConfig{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax, Deterministic: c.Deterministic}
+	sc := core.SchedConfig{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax, Deterministic: c.Deterministic}
+	if c.SpanSlicesMax > 0 && c.CheckMode() == (check.Mode{}) {
+		// A span's chunk moves at SpanRate times the budget per slice
+		// (scheduler doc.go, "Spans"); the checks' piecewise copies are
+		// not made for spans, so a checked job moves per-slice chunks.
+		sc.PullBytesPerSlice = c.BytesPerSliceMax * SpanRate / 4
+		sc.SpanSlicesMax = c.SpanSlicesMax
+	}
+	return sc
 }
 
 // Geometry is the shared-memory geometry of a node with ranks ranks.

@@ -109,6 +109,7 @@ type Agent struct {
 	noPull   []bool        // the rank left an order unfinished once: the agent copies for it
 	pullAt   time.Duration // when the last order of this slice was posted
 	pullSt   PullStats
+	sp       span // the span in flight on this node (span.go)
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
@@ -199,6 +200,12 @@ type AgentConfig struct {
 // rank's process with Spawned: a block is drained only once the process that
 // attached to it has been checked against it.
 func NewAgent(cfg AgentConfig) *Agent {
+	if cfg.Check != (check.Mode{}) {
+		// The checks verify chunks piece by piece within a slice; a span's
+		// copy is not made for them. The mode is the job's, so every node
+		// drops spans alike and computes the same plans.
+		cfg.Sched.PullBytesPerSlice = 0
+	}
 	a := &Agent{
 		node: cfg.Node,
 		core: core.New(core.Config{Node: cfg.Node, NodeOf: cfg.NodeOf, Sched: cfg.Sched, Restart: cfg.Restart,
@@ -301,6 +308,7 @@ type PullStats struct {
 	Revoked    uint64 // orders not taken within the grace period: the agent copied
 	Unfinished uint64 // orders the rank took but did not finish (the agent finished them; the rank gets no more)
 	Bytes      uint64 // bytes the ranks copied themselves
+	Spans      uint64 // spans (span.go) this node carried, whoever copied them
 }
 
 // Pulls is the agent's pull-order count so far. Call it from the goroutine
@@ -556,6 +564,16 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 // the node go to the receiving ranks as pull orders where they take them.
 func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout time.Duration) error {
 	if stage == 0 {
+		if a.sp.on && k >= a.sp.end { // the span ends here (or ended in a skipped slice): finish it before the next begins
+			if err := a.spanStep(k, timeout); err != nil {
+				return err
+			}
+		}
+		for i := range p.Chunks {
+			if c := &p.Chunks[i]; c.Span != 0 && c.SrcNode == a.node {
+				a.spanStart(k, c)
+			}
+		}
 		a.postPulls(p)
 	}
 	for l := range a.pullNext {
@@ -563,7 +581,7 @@ func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout ti
 	}
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
-		if c.SrcNode != a.node || c.Stage != stage {
+		if c.SrcNode != a.node || c.Stage != stage || c.Span != 0 {
 			continue
 		}
 		if stage == 0 && a.pullable(c) {
@@ -579,6 +597,9 @@ func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout ti
 		}
 	}
 	if stage == 0 {
+		if err := a.spanStep(k, timeout); err != nil {
+			return err
+		}
 		return a.waitPulls(k, p, timeout)
 	}
 	return nil
@@ -601,7 +622,7 @@ var pullGrace = 200 * time.Microsecond
 // buffer (not an inline copy), large enough, to a rank that has not failed
 // an order before.
 func (a *Agent) pullable(c *proto.Chunk) bool {
-	return c.Xfer != 0 && !c.Inline && !c.SrcAcc && !c.DstAcc && c.SrcNode == a.node && c.DstNode == a.node &&
+	return c.Xfer != 0 && c.Span == 0 && !c.Inline && !c.SrcAcc && !c.DstAcc && c.SrcNode == a.node && c.DstNode == a.node &&
 		c.Len >= pullMin && !a.noPull[a.localOf[c.Dst]] && !a.paused // a stopped rank serves no order
 }
 
@@ -869,6 +890,9 @@ func (a *Agent) Gate(run bool) {
 		return
 	}
 	t := a.now()
+	if !run {
+		a.spanSettle(time.Second) // span.go: a receiver copying a span finishes before it stops
+	}
 	if a.onRun != nil {
 		a.onRun(run)
 	}

@@ -32,7 +32,8 @@
 //     the receiving agent's reader goroutine writes into the receiver. It
 //     waits until every chunk the plan sends to it has arrived and every pull
 //     order is served, so the network is empty at the end of every slice
-//     (rule 3).
+//     (rule 3) — except a span's order (below), which is waited for at the
+//     end of the span's last slice.
 //
 //     Collectives add a second stage (see package scheduler): stage 0 also
 //     carries collective moves and each reduction member's segment into the
@@ -88,6 +89,82 @@
 // itself); (d) several copy threads in the agent (still two copies each). A
 // rank that is computing, or slow to run on a loaded host, costs at most the
 // grace period: the agent then copies as before.
+//
+// # Spans: one copy across slices
+//
+// A pull order copies within a slice, so a message larger than the budget
+// moves as one chunk per slice: the copy stops at every slice boundary (the
+// exchange, the scheduling and the receiver's wake-up sit between two
+// chunks), and the budget, sized so that a chunk fits half a slice, caps the
+// bandwidth at budget ÷ slice, whatever the copy could do (bench/bw: 0.25 to
+// 0.31 of a memcpy on the 2-core host at about 3 MiB). A span lifts both:
+// the scheduler (its doc.go, "Spans") gives a transfer between two ranks of
+// the node whose receiver is in a blocking call the rest of the message,
+// up to span_slices_max slices' worth at 1.5 times the budget per slice, as
+// one chunk marked with the number of slices n it may take, holds the
+// node's budget for those n slices, and completes the transfer in the last
+// of them — a fixed slice, so every node computes the same plan and the
+// completion does not depend on when the copy ends. The agent (span.go)
+// posts the chunk as a one-entry pull order and does not wait for it: the
+// receiver copies it with one process_vm_readv across the slice boundaries,
+// and the agent waits only in the span's last slice (or the first slice
+// after it, when a late strobe skipped its number). The node's next span
+// may begin in that slice: the agent waits for the ending one before it
+// posts the next, so a stream of large messages is copied back to back. The
+// order's protocol is unchanged (offer, post, take, finish; the grace
+// period and revocation; the receiver checks the entry against its pending
+// receive), so mpiapi is unchanged.
+//
+// When the receiver does not take the order (it is not offering, it left
+// its call, it was slow beyond the grace period, or it failed an order
+// before) the agent copies the slice's share itself — what is left divided
+// by the slices left, two copies through its bounce buffer — and posts the
+// rest again in the next slice, where the receiver may now take it. A
+// share is about 1.5 budgets, which two copies fit in about one slice, so
+// a span the agent carries alone overruns its slices by about half; that
+// is why the scheduler gives spans only to receivers in a blocking call,
+// which take them. Before the gang stops the job's ranks (Gate), a
+// receiver copying a span is let finish (bounded by a second, after which
+// the span's last slice fails the job naming the rank): a stopped rank
+// could not, and the job's data keep moving while it is stopped (the agent
+// copies the rest). In a job that records or replays its slice log the
+// scheduler gives spans whatever the ranks' status (the log does not hold
+// it), so the plans follow from the exchange and replay as recorded; the
+// agent copies there when the receiver is not blocked. Under BCS_CHECK
+// there are no spans: the checks verify chunks piece by piece within their
+// slice (flow.go), and a checked job keeps the per-slice chunks (NewAgent
+// drops spans whatever its configuration says: the mode is the job's, so
+// every node drops them alike). Where Yama refuses sibling reads outright
+// (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused) no rank
+// could take a span, so the launcher turns spans off for the job (judged
+// on the launching host); a rank that fails an order for another reason
+// (a wrapper process) has its spans copied by the agent from then on.
+//
+// What a span keeps of the slice model: the exchange, scheduling and
+// completions stay per slice and identical on every node; a span holds its
+// node's budget for its slices, so nothing else of the node moves beside it
+// (as when one transfer took the whole budget slice after slice); deadlock
+// detection counts a span in flight as progress (plan.Spanning); the
+// slice stats count the span's bytes in the slice it starts (Bytes), the
+// agent's waits for it and its shares as intra-node copies (EMDS LTR2),
+// and bcsrun -v the spans carried. What it
+// gives up: within a node the network is not empty at the end of a slice
+// while a span is in flight, and its completion still waits for the span's
+// last slice even when the copy ended earlier.
+//
+// Designs not taken: (a) completing a span when its copy ends, reported
+// through the next exchange (an agent-made descriptor): faster, but the
+// completion's slice would depend on timing, which the slice log would have
+// to record apart from the ranks' descriptors, and it changes the wire
+// vocabulary; the next step if spans are not enough. (b) Spans with the
+// same bytes per slice as the budget: the same completions as chunks, so
+// no gain. (c) A span whatever the receiver's status outside record and
+// replay: a receiver computing for the span's length leaves the agent to
+// copy it, overrunning every slice of it. (d) The sender copying half
+// (process_vm_writev into the receiver), not built: it would write into
+// memory it cannot check, and a second copier pays only where one copy
+// leaves memory bandwidth unused, which the loaded 2-core development host
+// cannot measure.
 //
 // # What ranks write is input
 //

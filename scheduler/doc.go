@@ -125,6 +125,30 @@
 // overtakes them. A transfer completes in the slice its last chunk moves;
 // zero-length transfers complete in the slice they are matched.
 //
+// Spans (Config.PullBytesPerSlice, SpanSlicesMax; nicthread's doc.go says
+// how they are carried): a transfer between two ranks of one node, not
+// buffered, with more than BytesPerSliceMax bytes left, whose receiver is
+// in a blocking call (its status byte, woken or not; SpanBlind: whatever
+// it is), and which is the first to use its node's budget in the slice,
+// gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
+// bytes, as one chunk with Span = n, the number of slices it may take:
+// ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax —
+// provided the span moves more than n budgets (otherwise chunks move it in
+// as many slices and leave the rest of the last one to other transfers, as
+// a stream of messages just above the budget needs). The span holds its
+// node's whole budget in those n slices (no other chunk of the node is
+// scheduled beside it), except that the node's next span may begin in the
+// last of them (the agent finishes the ending one first, so the spans of
+// a node follow each other without a gap); the transfer completes in the
+// last slice if the span carried the rest of it, and goes on with another
+// span (in that same slice) or chunks otherwise. Plan.Spanning counts the
+// transfers with a span in flight, which internal/core's deadlock
+// detection takes as progress. The decision reads only the exchange and the status bytes, so
+// every node makes it alike; a job recording or replaying its slice log
+// sets SpanBlind, whose plans follow from the exchange alone. A late
+// strobe that skips slice numbers ends a span at the first slice after its
+// last one (slice numbers are compared, not counted).
+//
 // Buffered sends: a send marked Inline (its payload already copied to the
 // agent) completes in the slice it is exchanged, whether or not it is matched,
 // like an eager send in other MPI implementations; only its receive waits for

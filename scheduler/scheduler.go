@@ -20,6 +20,18 @@ type Config struct {
 	// Iprobe by logical time instead of by the slice their descriptors
 	// arrived in (see "Deterministic mode" in doc.go).
 	Deterministic bool
+	// PullBytesPerSlice is how many bytes one spanning chunk (see "Spans"
+	// in doc.go) is given per slice it lasts: the rate at which the
+	// receiving rank's single copy moves them. 0: no spans; otherwise
+	// BytesPerSliceMax .. 4 GiB.
+	PullBytesPerSlice uint64
+	// SpanSlicesMax bounds how many slices one span lasts (a span lasts at
+	// least two): 2 .. 64 when PullBytesPerSlice is set.
+	SpanSlicesMax int
+	// SpanBlind gives spans whatever the receiving rank's status (a job
+	// recording or replaying its slice log, whose plans must be a function
+	// of the exchange alone); otherwise only to a receiver blocked in a call.
+	SpanBlind bool
 }
 
 // DefaultConfig is a budget that fits a 500 µs slice on a laptop-class core.
@@ -32,6 +44,14 @@ func (c Config) Validate() error {
 	}
 	if c.ChunksPerSliceMax < 1 || c.ChunksPerSliceMax > 1<<20 {
 		return fmt.Errorf("scheduler: chunks_per_slice_max = %d, want 1 .. %d", c.ChunksPerSliceMax, 1<<20)
+	}
+	if c.PullBytesPerSlice != 0 {
+		if c.PullBytesPerSlice < c.BytesPerSliceMax || c.PullBytesPerSlice > 1<<32 {
+			return fmt.Errorf("scheduler: pull bytes per slice = %d, want 0 (no spans) or %d (bytes_per_slice_max) .. %d", c.PullBytesPerSlice, c.BytesPerSliceMax, uint64(1)<<32)
+		}
+		if c.SpanSlicesMax < 2 || c.SpanSlicesMax > 64 {
+			return fmt.Errorf("scheduler: span_slices_max = %d, want 2 .. 64", c.SpanSlicesMax)
+		}
 	}
 	return nil
 }
@@ -52,6 +72,7 @@ type xfer struct {
 	len, moved  uint64
 	trunc       bool
 	matchedInSl proto.SliceID
+	spanEnd     proto.SliceID // last slice of the transfer's span in flight (0: none)
 }
 
 // Scheduler holds the global matching state. Every agent keeps an identical one.
@@ -66,6 +87,8 @@ type Scheduler struct {
 	order      []proto.Descriptor
 	used       []uint64
 	chunks     []int
+	reserved   []proto.SliceID // per node: the last slice a span in flight holds its budget (spans)
+	status     []uint8         // this slice's rank status bytes (SetStatus); nil: unknown
 	plan       plan.Plan
 	lastSlice  proto.SliceID
 	started    bool
@@ -100,6 +123,7 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		unexpected: make(map[key][]op),
 		used:       make([]uint64, nodes),
 		chunks:     make([]int, nodes),
+		reserved:   make([]proto.SliceID, nodes),
 		comms:      make(map[proto.CommID]*commInfo),
 		colls:      make(map[collKey]*coll),
 		cnt:        make([]int, nodes),
@@ -359,39 +383,44 @@ func (s *Scheduler) match(slice proto.SliceID, send, recv proto.Descriptor) {
 	s.plan.Matches = append(s.plan.Matches, plan.Match{Xfer: x.id, Send: send, Recv: recv})
 }
 
+// SetStatus gives the scheduler the rank status bytes of the slice about to
+// be scheduled (nil: unknown): a span goes only to a receiving rank blocked
+// in a call (see "Spans" in doc.go). The slice is read during Schedule only.
+func (s *Scheduler) SetStatus(status []uint8) { s.status = status }
+
+// spanTo reports whether a transfer to rank r may be given a span now: r
+// is in a blocking call (woken or not: one woken still serves an order
+// posted before it leaves the call), or the span does not look.
+func (s *Scheduler) spanTo(r proto.Rank) bool {
+	if s.cfg.SpanBlind {
+		return true
+	}
+	if s.status == nil {
+		return false
+	}
+	st := s.status[r]
+	return proto.StatusBlocked(st) || (st > proto.StatusWoken && proto.StatusBlocked(st-proto.StatusWoken))
+}
+
 func (s *Scheduler) chunk(p *plan.Plan) {
 	clear(s.used)
 	clear(s.chunks)
-	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
+	B := s.cfg.BytesPerSliceMax
+	for n, e := range s.reserved { // a span in flight holds its node's whole budget
+		if e >= p.Slice {
+			s.used[n] = B
+		}
+	}
+	p.Spanning = 0
 	keep := s.active[:0]
 	for _, x := range s.active {
-		if x.moved < x.len {
-			sn, dn := s.nodeOf[x.send.Rank], s.nodeOf[x.recv.Rank]
-			avail := min(B-s.used[sn], B-s.used[dn])
-			if s.chunks[sn] >= C || s.chunks[dn] >= C || avail == 0 {
-				keep = append(keep, x)
-				continue
-			}
-			n := min(x.len-x.moved, avail)
-			p.Chunks = append(p.Chunks, proto.Chunk{
-				Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
-				SendSeq: x.send.Seq, RecvReq: x.recv.Req, Inline: x.send.Inline, Last: x.moved+n == x.len,
-				SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
-			})
-			s.used[sn] += n
-			s.chunks[sn]++
-			if dn != sn {
-				s.used[dn] += n
-				s.chunks[dn]++
-			}
-			x.moved += n
-			if x.moved < x.len {
-				keep = append(keep, x)
-				continue
-			}
+		if s.advance(p, x) {
+			keep = append(keep, x)
+			continue
 		}
-		// Last chunk scheduled (or nothing to move): both sides complete in this
-		// slice (a buffered send completed when it was exchanged).
+		// Last chunk scheduled (or nothing to move), or the span that carried
+		// it ended: both sides complete in this slice (a buffered send
+		// completed when it was exchanged).
 		if !x.send.Inline {
 			s.complete(proto.Completion{Rank: x.send.Rank, Req: x.send.Req, Kind: proto.KindSend, Source: x.recv.Rank, Tag: x.send.Tag, Count: x.len})
 		}
@@ -405,4 +434,79 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 	clear(s.active[len(keep):])
 	s.active = keep
 	p.Waiting = len(keep)
+}
+
+// span says whether transfer x (from node sn to node dn) gets a span in
+// this slice, of how many slices (n, 0: no span) and bytes (ln): a
+// transfer within a node, not buffered, with more than the budget left, to
+// a receiver in a blocking call (spanTo), first on its node's budget in the
+// slice (a span ending in the slice does not count), and only if the span moves more than chunks would in as many
+// slices (else chunks, which leave the rest of their last slice to others).
+func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
+	B, P := s.cfg.BytesPerSliceMax, s.cfg.PullBytesPerSlice
+	rem := x.len - x.moved
+	// First on the node's budget, or on a budget held by a span that ends
+	// in this slice (the agent finishes that one first: back-to-back spans).
+	first := s.chunks[sn] == 0 && (s.used[sn] == 0 || s.reserved[sn] == s.plan.Slice)
+	if P == 0 || sn != dn || x.send.Inline || rem <= B || !first || !s.spanTo(x.recv.Rank) {
+		return 0, 0
+	}
+	n = min(max((rem+P-1)/P, 2), uint64(s.cfg.SpanSlicesMax))
+	ln = min(rem, n*P)
+	if ln <= n*B {
+		return 0, 0
+	}
+	return n, ln
+}
+
+// advance schedules transfer x's part of this slice (a chunk, a span, or
+// nothing while its span is in flight) and reports whether x stays active;
+// false: it completes in this slice.
+func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
+	B, C := s.cfg.BytesPerSliceMax, s.cfg.ChunksPerSliceMax
+	if x.spanEnd != 0 {
+		p.Spanning++
+		if p.Slice < x.spanEnd {
+			return true
+		}
+		x.spanEnd = 0 // the span ends with this slice: its copy is done by the end of it; the rest may follow at once
+	}
+	if x.moved >= x.len {
+		return false
+	}
+	sn, dn := s.nodeOf[x.send.Rank], s.nodeOf[x.recv.Rank]
+	if n, ln := s.span(x, sn, dn); n > 0 {
+		// A span: the rest, up to SpanSlicesMax slices' worth, in one chunk
+		// that its receiver copies at its own rate over n slices.
+		p.Chunks = append(p.Chunks, proto.Chunk{
+			Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
+			SendSeq: x.send.Seq, RecvReq: x.recv.Req, Last: x.moved+ln == x.len,
+			SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: ln,
+			Span: uint32(n),
+		})
+		s.used[sn], s.chunks[sn] = B, 1
+		x.moved += ln
+		end := p.Slice + proto.SliceID(n) - 1
+		x.spanEnd, s.reserved[sn] = end, end
+		p.Spanning++
+		return true
+	}
+	avail := min(B-s.used[sn], B-s.used[dn])
+	if s.chunks[sn] >= C || s.chunks[dn] >= C || avail == 0 {
+		return true
+	}
+	n := min(x.len-x.moved, avail)
+	p.Chunks = append(p.Chunks, proto.Chunk{
+		Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
+		SendSeq: x.send.Seq, RecvReq: x.recv.Req, Inline: x.send.Inline, Last: x.moved+n == x.len,
+		SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
+	})
+	s.used[sn] += n
+	s.chunks[sn]++
+	if dn != sn {
+		s.used[dn] += n
+		s.chunks[dn]++
+	}
+	x.moved += n
+	return x.moved < x.len
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -535,6 +536,33 @@ func TestGangdTwoJobsAtOnce(t *testing.T) {
 	signalAndWait(t, first, syscall.SIGTERM)
 	if first.ProcessState.ExitCode() != 143 {
 		t.Errorf("first job: exit %d\n%s", first.ProcessState.ExitCode(), e1.String())
+	}
+	g.stop(t)
+	nothingLeft(t, before)
+}
+
+// Two spans jobs at once under the daemon's gang master with a quantum of
+// two slices: each job is stopped and continued every few slices, so its
+// spans (up to four slices) are in flight when its ranks are stopped (the
+// agent lets a receiver finish its copy first, then copies the rest itself
+// while the job is stopped). Both jobs' data arrive intact.
+func TestGangdSpans(t *testing.T) {
+	before := listeners(t)
+	g := startGangd(t, "", "BCS_GANG_QUANTUM=2")
+	env := append(slices.Clone(g.env), "BCS_BYTES_PER_SLICE_MAX=262144")
+	first := exec.Command(filepath.Join(bin, "bcsrun"), "-n", "2", "./e2eprog", "spans")
+	first.Env, first.Dir = env, bin
+	var o1, e1 syncBuf
+	first.Stdout, first.Stderr = &o1, &e1
+	if err := startJob(first); err != nil {
+		t.Fatal(err)
+	}
+	r := command(t, env, bin, "", filepath.Join(bin, "bcsrun"), "-n", "2", "./e2eprog", "spans")
+	if r.code != 0 || r.stdout != "spans ok: 2 ranks\n" {
+		t.Errorf("second job: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if err := first.Wait(); err != nil || o1.String() != "spans ok: 2 ranks\n" {
+		t.Errorf("first job: %v\nstdout:\n%s\nstderr:\n%s", err, o1.String(), e1.String())
 	}
 	g.stop(t)
 	nothingLeft(t, before)

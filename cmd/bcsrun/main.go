@@ -181,8 +181,8 @@ func main() {
 	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
-		fmt.Fprintf(os.Stderr, "bcsrun: bytes_per_slice_max %d; pull orders: %d served (%d bytes copied by the receivers), %d revoked, %d unfinished\n",
-			res.BytesPerSliceMax, res.Pulls.Served, res.Pulls.Bytes, res.Pulls.Revoked, res.Pulls.Unfinished)
+		fmt.Fprintf(os.Stderr, "bcsrun: bytes_per_slice_max %d; pull orders: %d served (%d bytes copied by the receivers), %d revoked, %d unfinished; %d spans\n",
+			res.BytesPerSliceMax, res.Pulls.Served, res.Pulls.Bytes, res.Pulls.Revoked, res.Pulls.Unfinished, res.Pulls.Spans)
 		if *record != "" {
 			fmt.Fprintf(os.Stderr, "bcsrun: recorded into %s: %d bytes of rank files\n", *record, res.RecordBytes)
 		}

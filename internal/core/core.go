@@ -173,6 +173,7 @@ func (n *Node) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) (*Pl
 		force = n.status != nil && n.idle >= 1 && exchanged == 0 && n.noneCanProgress()
 		n.sch.SetView(n.status, force)
 	}
+	n.sch.SetStatus(n.status) // spans go to blocked receivers (scheduler doc.go)
 	n.plan = n.sch.Schedule(k, n.descs)
 	n.descs = nil
 	if n.plan.Err != nil {
@@ -245,7 +246,7 @@ func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
 		return nil
 	}
 	p := n.plan
-	if exchanged > 0 || len(p.Chunks) > 0 || len(p.Completions) > 0 || !n.noneCanProgress() {
+	if exchanged > 0 || len(p.Chunks) > 0 || p.Spanning > 0 || len(p.Completions) > 0 || !n.noneCanProgress() {
 		n.idle = 0
 		return nil
 	}

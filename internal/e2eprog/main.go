@@ -55,6 +55,8 @@ func main() {
 	switch os.Args[1] {
 	case "exchange":
 		exchange()
+	case "spans": // span.go
+		spans()
 	case "check": // BCS_CHECK scenarios (checks.go)
 		checkScenario(os.Args[2])
 	case "semantics":

@@ -242,6 +242,12 @@ func checkJob(spec Job) (configs.Config, string, error) {
 	if cfg.BytesPerSliceMax == 0 { // auto: once for the job, the same for every node
 		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
 	}
+	if unix.SiblingReadsRefused() {
+		// No rank could serve a span (nicthread doc.go, "Spans"): the agent
+		// would copy every one, overrunning its slices. Decided here, once,
+		// the same for every node.
+		cfg.SpanSlicesMax = 0
+	}
 	if spec.Ranks < 1 || spec.Ranks > 4096 {
 		return cfg, "", fmt.Errorf("bcsrun: -n %d, want 1 .. 4096 ranks", spec.Ranks)
 	}
@@ -518,6 +524,7 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 		res.Pulls.Revoked += ps.Revoked
 		res.Pulls.Unfinished += ps.Unfinished
 		res.Pulls.Bytes += ps.Bytes
+		res.Pulls.Spans += ps.Spans
 	}
 	if j.reportR != nil {
 		// Every rank has exited, so what they wrote is in the pipe; the

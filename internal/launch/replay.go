@@ -226,6 +226,12 @@ func agentHooks(ac *nicthread.AgentConfig, node int, rec *recording, sl *replay.
 	if rec != nil && rec.slices != nil && node == 0 {
 		ac.OnExchange = rec.onExchange
 	}
+	if (rec != nil && rec.slices != nil) || sl != nil {
+		// Spans without looking at the ranks' status, which the slice log
+		// does not hold: the plans are then a function of the exchange, as
+		// the replay needs (scheduler doc.go, "Spans"). Every node alike.
+		ac.Sched.SpanBlind = true
+	}
 	ac.Slices = sl
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -336,6 +337,12 @@ func prepareAcross(job Job, avail int) (*across, error) {
 	}
 	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
 		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
+	}
+	if unix.SiblingReadsRefused() {
+		// No rank could serve a span (nicthread doc.go, "Spans"): the agent
+		// would copy every one, overrunning its slices. Decided here, once,
+		// the same for every node.
+		cfg.SpanSlicesMax = 0
 	}
 	prog, err := exec.LookPath(job.Program)
 	if err != nil {

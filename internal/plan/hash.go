@@ -50,7 +50,7 @@ func Hash(p *Plan, o HashOptions) uint64 {
 		}
 		h.u64(c.Off)
 		h.u64(c.Len)
-		h.u64(uint64(c.Stage))
+		h.u64(uint64(c.Stage) | uint64(c.Span)<<8)
 		h.b(c.Inline)
 		h.b(c.Last)
 		h.b(c.SrcAcc)

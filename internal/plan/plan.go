@@ -31,6 +31,11 @@ type Plan struct {
 	Completions []proto.Completion
 	// Waiting is the number of matched transfers that still have bytes to move.
 	Waiting int
+	// Spanning is the number of transfers whose span, scheduled in this
+	// slice or an earlier one, is being copied in this one (package
+	// scheduler, "Spans"): they move though the plan may have no chunk of
+	// theirs.
+	Spanning int
 	// Pending and Unexpected count unmatched receives/probes and sends.
 	Pending, Unexpected int
 	// Collectives is the number of collectives completed in this slice.

@@ -502,6 +502,10 @@ type Chunk struct {
 	DstAddr  uint64 // already offset
 	Off      uint64 // offset inside the message
 	Len      uint64
+	// Span, when not 0, is the number of slices (at least 2), from this
+	// one, over which the chunk may be copied (a span: package scheduler's
+	// doc.go); it must be in the receiver's buffer by the end of the last.
+	Span uint32
 	// Collective chunks (Xfer 0). Stage 0 moves before the reduce
 	// microphase's folds, stage 1 after them, stage 2 copies within a node
 	// what stage 1 brought into its staging area. SrcAcc/DstAcc: the source or
@@ -528,6 +532,9 @@ func (c Chunk) Describe() string {
 	}
 	if c.Inline {
 		s += " inline"
+	}
+	if c.Span != 0 {
+		s += fmt.Sprintf(" span=%d", c.Span)
 	}
 	return s
 }

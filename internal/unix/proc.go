@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -183,4 +184,22 @@ func AllowReadsFrom(pid int) error {
 // descriptor or mapping. name labels it in /proc/PID/fd ("/memfd:name").
 func Memfd(name string) (int, error) {
 	return unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+}
+
+// SiblingReadsRefused reports whether the Yama LSM refuses process_vm_readv
+// between sibling processes whatever they allow with AllowReadsFrom:
+// ptrace_scope 3 (no attach at all), or 2 (attach only with CAP_SYS_PTRACE)
+// for a process that is not root. Without Yama it is false.
+func SiblingReadsRefused() bool {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	if err != nil {
+		return false
+	}
+	switch strings.TrimSpace(string(b)) {
+	case "3":
+		return true
+	case "2":
+		return os.Geteuid() != 0
+	}
+	return false
 }

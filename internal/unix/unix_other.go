@@ -119,6 +119,9 @@ func Reap(pid int) error { return notSupported("wait4") }
 // AllowReadsFrom does nothing: there is no Yama here.
 func AllowReadsFrom(pid int) error { return nil }
 
+// SiblingReadsRefused is false: there is no Yama here.
+func SiblingReadsRefused() bool { return false }
+
 // Gettid is the process id: no per-thread ids here.
 func Gettid() int { return os.Getpid() }
 

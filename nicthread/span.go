@@ -1,0 +1,172 @@
+package nicthread
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+)
+
+// span is the agent's record of a span in flight on its node (doc.go,
+// "Spans"): the plan's chunk (copied: plans are reused), its last slice, and
+// who copies what. The scheduler gives a node at most one span at a time
+// (the span holds the node's budget), so one record is enough.
+type span struct {
+	on     bool
+	l      int // receiving block
+	c      proto.Chunk
+	end    proto.SliceID // the slice by whose end the chunk must be in place (or the first after it: a late strobe skips slice numbers)
+	posted bool          // an order for [off, Len) was taken by the receiver
+	seq    uint32
+	off    uint64 // bytes from the chunk's start not in the order: the agent copied them
+}
+
+// spanStart takes the span chunk c of slice k's plan (this node is its
+// source and destination).
+func (a *Agent) spanStart(k proto.SliceID, c *proto.Chunk) {
+	if a.sp.on { // the scheduler holds the node's budget until a span ends
+		panic(fmt.Sprintf("nicthread: slice %d: a span (%s) was scheduled on a node whose span (%s, last slice %d, posted %v, %d bytes by the agent) is still in flight", k, c.Describe(), a.sp.c.Describe(), a.sp.end, a.sp.posted, a.sp.off))
+	}
+	a.sp = span{on: true, l: a.localOf[c.Dst], c: *c, end: k + proto.SliceID(c.Span) - 1}
+	a.pullSt.Spans++
+	a.stats.Bytes += c.Len
+}
+
+// spanStep advances the span in flight in slice k's TX: it posts the rest
+// to the receiver if the receiver offers and has not taken it yet, and
+// otherwise copies the slice's share itself (the rest divided by the slices
+// left); in the span's last slice it waits for the receiver's copy, so the
+// chunk is in place when the slice ends.
+func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
+	sp := &a.sp
+	if !sp.on {
+		return nil
+	}
+	t0 := a.now()
+	defer func() { a.stats.LTR[2] += a.now() - t0 }()
+	b := a.blocks[sp.l]
+	if !sp.posted && !a.paused && !a.noPull[sp.l] && sp.c.Len-sp.off >= pullMin {
+		c := &sp.c
+		a.pullSeq[sp.l]++
+		sp.seq = a.pullSeq[sp.l]
+		e := shm.Pull{PID: int32(a.pid(c.Src)), Req: c.RecvReq, SrcAddr: c.SrcAddr + sp.off, DstAddr: c.DstAddr + sp.off, Len: c.Len - sp.off}
+		a.pulls[sp.l] = append(a.pulls[sp.l][:0], e)
+		if b.PostPull(sp.seq, a.pulls[sp.l]) {
+			at := a.now()
+			atomic.AddUint32(b.Wake(), 1)
+			if atomic.LoadUint32(b.Sleeping()) != 0 {
+				unix.FutexWake(b.Wake(), 1)
+			}
+			for b.PullPosted() && a.now() < at+pullGrace {
+				runtime.Gosched()
+			}
+			if b.RevokePull() {
+				a.pullSt.Revoked++
+			} else {
+				sp.posted = true
+			}
+		}
+	}
+	if sp.posted {
+		done, err := a.spanResult(k, k >= sp.end, timeout) // >=: the master may skip slice numbers
+		if err != nil || !done {
+			return err
+		}
+	}
+	if !sp.posted && sp.on { // the agent copies: this slice's share, all that is left at the end
+		left := sp.c.Len - sp.off
+		n := left
+		if k < sp.end {
+			n = (left + uint64(sp.end-k)) / uint64(sp.end-k+1)
+		}
+		if err := a.spanCopy(k, n); err != nil {
+			return err
+		}
+		if sp.off == sp.c.Len {
+			sp.on = false
+		}
+	}
+	if sp.on && k >= sp.end {
+		panic("nicthread: a span's last slice ends with its chunk not in place")
+	}
+	return nil
+}
+
+// spanResult reads the receiver's order; wait: until it is done (the
+// span's last slice, or a gang switch). done reports whether the span has
+// ended or passed back to the agent, which then copies the rest.
+func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration) (bool, error) {
+	sp := &a.sp
+	b := a.blocks[sp.l]
+	deadline := a.now() + timeout
+	for {
+		old := atomic.LoadUint32(b.PullDone())
+		done, copied, err := b.PullResult(sp.seq, 1)
+		if err != nil {
+			return false, a.violation(sp.l, err.(*shm.FieldError))
+		}
+		if done {
+			sp.posted = false
+			if copied == 1 {
+				a.pullSt.Served++
+				a.pullSt.Bytes += sp.c.Len - sp.off
+				sp.off, sp.on = sp.c.Len, false
+				return true, nil
+			}
+			a.pullSt.Unfinished++
+			a.noPull[sp.l] = true // the agent copies the rest (spanStep)
+			return true, nil
+		}
+		if !wait {
+			return false, nil
+		}
+		if a.exited[sp.l].Load() {
+			return false, a.fail(a.rankOf[sp.l], "process exited while copying its pull order of slice %d", k)
+		}
+		now := a.now()
+		if now >= deadline {
+			return false, a.fail(a.rankOf[sp.l], "slice %d: its pull order (a span of %d bytes) was not served within %v", k, sp.c.Len-sp.off, timeout)
+		}
+		unix.FutexWait(b.PullDone(), old, min(deadline-now, time.Millisecond))
+	}
+}
+
+// spanCopy copies the span's next n bytes itself, in pieces that fit its
+// bounce buffer.
+func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
+	sp := &a.sp
+	for n > 0 {
+		m := min(n, uint64(len(a.bounce)))
+		c := sp.c
+		c.SrcAddr, c.DstAddr, c.Off, c.Len, c.Span = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, m, 0
+		if err := a.move(k, -1, &c); err != nil {
+			return err
+		}
+		a.stats.Bytes -= m // counted when the span started
+		sp.off += m
+		n -= m
+	}
+	return nil
+}
+
+// spanSettling, when set (tests only), is called when spanSettle is about
+// to wait for a receiver's copy.
+var spanSettling func()
+
+// spanSettle is called before the node's ranks are stopped (Gate): a
+// receiver copying the span finishes first (a stopped rank could not, and
+// the span's last slice would wait for it), within bound; the agent copies
+// the rest in the slices the job does not run.
+func (a *Agent) spanSettle(bound time.Duration) {
+	if !a.sp.on || !a.sp.posted {
+		return
+	}
+	if spanSettling != nil {
+		spanSettling()
+	}
+	_, _ = a.spanResult(a.sp.end, true, bound) // not done within bound: the span's last slice fails the job, naming the rank
+}

@@ -1,0 +1,208 @@
+package nicthread
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/core"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+)
+
+// spanNode is one node with two ranks (this process plays both) and spans
+// on: a 256 KiB budget, 384 KiB per span slice, at most 4 slices.
+func spanNode(t *testing.T, onRun func(bool)) *testNode {
+	t.Helper()
+	g := testGeometry
+	g.Ranks = 2
+	mem := make([]byte, g.Size())
+	region, err := shm.Init(mem, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := core.DefaultSchedConfig
+	sc.BytesPerSliceMax, sc.PullBytesPerSlice, sc.SpanSlicesMax = 256<<10, 384<<10, 4
+	tn := &testNode{a: NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: sc, Region: region, OnRun: onRun}), mem: mem}
+	me := os.Getpid()
+	for l := range g.Ranks {
+		tn.rank = append(tn.rank, region.Block(l))
+		tn.attach(t, l, me, me)
+	}
+	return tn
+}
+
+// slice runs slice k on the single node: DEM, MSM, TX.
+func (tn *testNode) slice(t *testing.T, k proto.SliceID) *core.Plan {
+	t.Helper()
+	batch, err := tn.a.DEM(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.a.MSM(k, batch, tn.a.Status()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.a.TX(k, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return tn.a.plan.Load()
+}
+
+// heldRank plays a receiving rank blocked in a call that takes one pull
+// order and copies it, but finishes it only once release is closed. took
+// is closed when it has taken the order.
+func heldRank(t *testing.T, blk *shm.RankBlock, dst []byte) (took, release, done chan struct{}) {
+	t.Helper()
+	old := pullGrace
+	pullGrace = time.Minute // the test's rank may be slow to run on a loaded host
+	t.Cleanup(func() { pullGrace = old })
+	took, release, done = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	if !blk.OfferPull() {
+		t.Fatal("offer already on")
+	}
+	me := os.Getpid()
+	go func() {
+		defer close(done)
+		for !blk.TakePull() {
+			runtime.Gosched()
+		}
+		close(took)
+		seq, n := blk.PullOrder()
+		copied := 0
+		for ; copied < n; copied++ {
+			e := blk.PullEntry(copied)
+			if unix.ReadFrom(me, dst[e.DstAddr-addrOf(dst):][:e.Len], e.SrcAddr) != nil {
+				break
+			}
+		}
+		<-release
+		blk.FinishPull(seq, copied, true)
+		unix.FutexWake(blk.PullDone(), 1)
+	}()
+	return took, release, done
+}
+
+func postSpanPair(tn *testNode, src, dst []byte) {
+	tn.rank[0].Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(src), Len: uint64(len(src))}, nil)
+	tn.rank[1].Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(dst), Len: uint64(len(dst))}, nil)
+	tn.rank[1].SetBlocked(proto.CallCode("MPI_Wait"))
+}
+
+// recvDone reports whether plan p completes rank 1's receive.
+func recvDone(p *core.Plan) bool {
+	for _, c := range p.Completions {
+		if c.Rank == 1 && c.Kind == proto.KindRecv {
+			return true
+		}
+	}
+	return false
+}
+
+// A receiver that takes the span's order copies it across slices: the
+// agent goes on with the next slices while the copy is unfinished, waits
+// for it only in the span's last slice, and the receive completes there.
+func TestSpanCopiedAcrossSlices(t *testing.T) {
+	tn := spanNode(t, nil)
+	const size = 1<<20 + 13 // span of 3 slices (ceil(size / 384 KiB)), more than 3 budgets
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	postSpanPair(tn, src, dst)
+	tn.slice(t, 1) // exchanged, matched, spanned
+	p := tn.a.plan.Load()
+	if len(p.Chunks) != 1 || p.Chunks[0].Span != 3 || p.Chunks[0].Len != size {
+		t.Fatalf("slice 1's plan: %+v, want one span of 3 slices carrying the message", p.Chunks)
+	}
+	<-took
+	if p := tn.slice(t, 2); recvDone(p) || p.Spanning != 1 {
+		t.Fatalf("slice 2: receive completed %v, spanning %d; want in flight", recvDone(p), p.Spanning)
+	}
+	close(release) // the last slice waits for the receiver's copy
+	if p := tn.slice(t, 3); !recvDone(p) {
+		t.Fatal("slice 3, the span's last: the receive did not complete")
+	}
+	<-done
+	if st := tn.a.Pulls(); st.Spans != 1 || st.Served != 1 || st.Bytes != size {
+		t.Errorf("pull stats %+v, want one span served by the receiver, %d bytes", st, size)
+	}
+	if !bytes.Equal(src, dst) {
+		t.Error("message not delivered as sent")
+	}
+}
+
+// A receiver that never takes the order (blocked, but not offering): the
+// agent copies the span's share in each slice, the rest divided by the
+// slices left, and all of it by the end of the last.
+func TestSpanCopiedByTheAgent(t *testing.T) {
+	tn := spanNode(t, nil)
+	const size = 1<<20 + 13
+	src, dst := message(size), make([]byte, size)
+	postSpanPair(tn, src, dst)
+	prefix := func() int {
+		for i := range dst {
+			if dst[i] != src[i] {
+				return i
+			}
+		}
+		return size
+	}
+	tn.slice(t, 1)
+	if got, want := prefix(), (size+2)/3; got != want {
+		t.Errorf("after the span's first slice the agent copied %d bytes, want a third: %d", got, want)
+	}
+	tn.slice(t, 2)
+	if got, want := prefix(), (size+2)/3+(size-(size+2)/3+1)/2; got != want {
+		t.Errorf("after the second slice %d bytes, want %d", got, want)
+	}
+	if p := tn.slice(t, 3); !recvDone(p) || !bytes.Equal(src, dst) {
+		t.Errorf("after the last slice: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+	if st := tn.a.Pulls(); st.Spans != 1 || st.Bytes != 0 {
+		t.Errorf("pull stats %+v, want one span, no byte copied by the receiver", st)
+	}
+}
+
+// Before the gang stops the ranks (Gate false), a receiver copying a span
+// finishes its copy: when OnRun stops them, the order is served; the agent
+// then copies nothing more and the receive completes in the span's last
+// slice, the job stopped.
+func TestSpanGateLetsTheCopyFinish(t *testing.T) {
+	var tn *testNode
+	var servedAtStop atomic.Int32
+	tn = spanNode(t, func(run bool) {
+		if !run {
+			done, _, _ := tn.rank[1].PullResult(tn.a.sp.seq, 1)
+			if done {
+				servedAtStop.Store(2)
+			} else {
+				servedAtStop.Store(1)
+			}
+		}
+	})
+	const size = 1<<20 + 13
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	postSpanPair(tn, src, dst)
+	tn.slice(t, 1)
+	<-took
+	// The receiver finishes only once the agent waits for it before
+	// stopping the ranks: an agent that did not wait would stop them first.
+	released := false
+	spanSettling = func() { close(release); released = true }
+	defer func() { spanSettling = nil }()
+	tn.a.Gate(false)
+	if !released {
+		close(release)
+	}
+	<-done
+	if servedAtStop.Load() != 2 {
+		t.Fatal("the ranks were stopped while the receiver's span copy was unfinished")
+	}
+	tn.slice(t, 2)
+	if p := tn.slice(t, 3); !recvDone(p) || !bytes.Equal(src, dst) {
+		t.Errorf("the span's last slice, job stopped: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+}

@@ -1,0 +1,178 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+)
+
+// TestSpans follows transfers slice by slice under a 2000-byte budget with
+// spans of 3000 bytes per slice, at most 3 slices: what each slice's plan
+// holds (chunks with their span, completions, the transfers in flight).
+func TestSpans(t *testing.T) {
+	cfg := Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3}
+	blocked := func(ranks ...proto.Rank) []uint8 {
+		st := make([]uint8, 4)
+		for _, r := range ranks {
+			st[r] = 5 // MPI_Wait
+		}
+		return st
+	}
+	woken := func(r proto.Rank) []uint8 { st := make([]uint8, 4); st[r] = proto.StatusWoken | 5; return st }
+	type step struct {
+		descs  []proto.Descriptor
+		status []uint8
+	}
+	cases := []struct {
+		name   string
+		cfg    Config
+		nodeOf []proto.NodeID
+		steps  []step
+		want   []string // per slice, from slice 1
+	}{
+		{
+			name:  "a blocked receiver gets the rest as one span; the transfer completes in its last slice",
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 8000), recv(1, 0, 0, 1, 8000)}, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=1 send count=8000\ndone r1 req=1 recv src=0 tag=0 count=8000 | spanning 1",
+			},
+		},
+		{
+			name:  "a woken receiver is still in its call: a span",
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000)}, woken(1)}, {nil, nil}},
+			want:  []string{"chunk x1 r0->r1 off=0 len=5000 span=2 | spanning 1", "done r0 req=1 send count=5000\ndone r1 req=1 recv src=0 tag=0 count=5000 | spanning 1"},
+		},
+		{
+			name: "a running receiver gets chunks; a span once it blocks, the first lasting at least two slices",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 7000), recv(1, 0, 0, 1, 7000)}, blocked()},
+				{nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=2000 | spanning 0",
+				"chunk x1 r0->r1 off=2000 len=5000 span=2 | spanning 1",
+				"done r0 req=1 send count=7000\ndone r1 req=1 recv src=0 tag=0 count=7000 | spanning 1",
+			},
+		},
+		{
+			name: "no more than chunks would move in as many slices: chunks",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 4000), recv(1, 0, 0, 1, 4000)}, blocked(1)},
+				{nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=2000 | spanning 0",
+				"chunk x1 r0->r1 off=2000 len=2000\ndone r0 req=1 send count=4000\ndone r1 req=1 recv src=0 tag=0 count=4000 | spanning 0",
+			},
+		},
+		{
+			name:  "no larger than the budget: a chunk, no span",
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 2000), recv(1, 0, 0, 1, 2000)}, blocked(1)}},
+			want:  []string{"chunk x1 r0->r1 off=0 len=2000\ndone r0 req=1 send count=2000\ndone r1 req=1 recv src=0 tag=0 count=2000 | spanning 0"},
+		},
+		{
+			name: "longer than SpanSlicesMax slices' worth: a span, then the rest",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=9000 span=3 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"chunk x1 r0->r1 off=9000 len=1000\ndone r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 0",
+			},
+		},
+		{
+			name:   "the span holds its node's budget: a transfer between the node's other ranks waits, another node's goes on",
+			nodeOf: []proto.NodeID{0, 0, 0, 1},
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000), send(2, 0, 0, 1, 10)}, blocked(0, 1)},
+				{[]proto.Descriptor{recv(0, 2, 0, 2, 10), send(3, 3, 0, 1, 10), recv(3, 3, 0, 2, 10)}, blocked(0, 1)},
+				{nil, blocked(0)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=5000 span=2 | spanning 1",
+				"chunk x3 r3->r3 off=0 len=10\ndone r0 req=1 send count=5000\ndone r1 req=1 recv src=0 tag=0 count=5000\ndone r3 req=1 send count=10\ndone r3 req=2 recv src=3 tag=0 count=10 | spanning 1",
+				"chunk x2 r2->r0 off=0 len=10\ndone r2 req=1 send count=10\ndone r0 req=2 recv src=2 tag=0 count=10 | spanning 0",
+			},
+		},
+		{
+			name: "back to back: the next transfer's span begins in the slice the first one's ends",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 8000), send(0, 1, 0, 2, 8000), recv(1, 0, 0, 1, 8000), recv(1, 0, 0, 2, 8000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"chunk x2 r0->r1 off=0 len=8000 span=3\ndone r0 req=1 send count=8000\ndone r1 req=1 recv src=0 tag=0 count=8000 | spanning 2",
+				"| spanning 1",
+				"done r0 req=2 send count=8000\ndone r1 req=2 recv src=0 tag=0 count=8000 | spanning 1",
+			},
+		},
+		{
+			name:   "between nodes: chunks, no span",
+			nodeOf: []proto.NodeID{0, 1, 0, 1},
+			steps:  []step{{[]proto.Descriptor{send(0, 1, 0, 1, 3000), recv(1, 0, 0, 1, 3000)}, blocked(1)}, {nil, blocked(1)}},
+			want:   []string{"chunk x1 r0->r1 off=0 len=2000 n0->n1 | spanning 0", "chunk x1 r0->r1 off=2000 len=1000 n0->n1\ndone r0 req=1 send count=3000\ndone r1 req=1 recv src=0 tag=0 count=3000 | spanning 0"},
+		},
+		{
+			name:  "blind: a span whatever the status (a recorded or replayed job)",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3, SpanBlind: true},
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000)}, nil}, {nil, nil}},
+			want:  []string{"chunk x1 r0->r1 off=0 len=5000 span=2 | spanning 1", "done r0 req=1 send count=5000\ndone r1 req=1 recv src=0 tag=0 count=5000 | spanning 1"},
+		},
+		{
+			name:  "off (PullBytesPerSlice 0): chunks",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100},
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 3000), recv(1, 0, 0, 1, 3000)}, blocked(1)}, {nil, blocked(1)}},
+			want:  []string{"chunk x1 r0->r1 off=0 len=2000 | spanning 0", "chunk x1 r0->r1 off=2000 len=1000\ndone r0 req=1 send count=3000\ndone r1 req=1 recv src=0 tag=0 count=3000 | spanning 0"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cf, nodeOf := cfg, c.nodeOf
+			if c.cfg.BytesPerSliceMax != 0 {
+				cf = c.cfg
+			}
+			if nodeOf == nil {
+				nodeOf = []proto.NodeID{0, 0, 0, 0}
+			}
+			if err := cf.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			s := New(cf, nodeOf)
+			for i, st := range c.steps {
+				s.SetStatus(st.status)
+				p := s.Schedule(proto.SliceID(i+1), st.descs)
+				got := strings.TrimPrefix(fmt.Sprintf("%s | spanning %d", describe(p), p.Spanning), " ")
+				if got != c.want[i] {
+					t.Errorf("slice %d:\n%s\nwant:\n%s", i+1, got, c.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestSpanConfig: the span keys' ranges.
+func TestSpanConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 1, PullBytesPerSlice: 1999, SpanSlicesMax: 4}, "pull bytes per slice = 1999, want 0 (no spans) or 2000 (bytes_per_slice_max) .. 4294967296"},
+		{Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 1, PullBytesPerSlice: 2000, SpanSlicesMax: 1}, "span_slices_max = 1, want 2 .. 64"},
+		{Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 1, PullBytesPerSlice: 2000, SpanSlicesMax: 65}, "span_slices_max = 65, want 2 .. 64"},
+		{Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 1, PullBytesPerSlice: 3000, SpanSlicesMax: 64}, ""},
+	} {
+		err := c.cfg.Validate()
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
