@@ -1,0 +1,251 @@
+package mpiapi
+
+import (
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/mds"
+)
+
+// The byte-level core. Every call that moves data is implemented once, on
+// bytes: the buffer is a []byte holding a whole number of elements of one
+// runtime element type (an internal/reduce.Type code: int8 ... float64 and
+// the value–index pairs), counts and displacements are in elements of that
+// type, and a user operation is a function on bytes (NewOpBytes). The
+// functions named XBytes are the core's entry points: each enters the call
+// (the MMDS record, the argument checks with their messages, the overlap
+// and MPI_IN_PLACE rules, the buffer checks) and posts it. The generic API
+// (Send[T], Bcast[T], ...) is a thin wrapper that passes its slice's bytes
+// and T's code to the XBytes function of the same name, and the C library
+// (package cabi) calls the XBytes functions directly, so both run the same
+// code and report the same errors.
+//
+// The core checks what the generic API cannot get wrong: that t is one of
+// the runtime's element types (MPI_ERR_TYPE) and that each buffer holds a
+// whole number of its elements (MPI_ERR_COUNT). Error messages count
+// elements, as the generic API's do (len(recv) is the number of elements
+// of recv).
+
+// bytesView is buf's memory as bytes (nil for an empty buf).
+func bytesView[T Elem](buf []T) []byte {
+	if len(buf) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)*int(sizeOf[T]()))
+}
+
+// elemsView is b's memory as elements of T (b is aligned for T: see aligned).
+func elemsView[T Elem](b []byte) []T {
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(sizeOf[T]()))
+}
+
+// aligned is n zeroed bytes aligned for every element type (8 bytes), for
+// the buffers the core makes that a user operation's function reads as
+// elements.
+func aligned(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	w := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), n)
+}
+
+// checkBuf checks that t is an element type and buf a whole number of its
+// elements; what names the buffer.
+func (p *process) checkBuf(call, what string, buf []byte, t reduce.Type) error {
+	if !t.Valid() {
+		return p.errf(ErrType, call, "element type %s is not one of the runtime's element types (int8 ... float64, the value-index pairs)", t)
+	}
+	if es := t.Size(); len(buf)%es != 0 {
+		return p.errf(ErrCount, call, "len(%s) = %d bytes is not a whole number of %s elements (%d bytes each)", what, len(buf), t, es)
+	}
+	return nil
+}
+
+// byteAddr is the address of element i of buf (elements of es bytes); 0
+// for an empty buf.
+func byteAddr(buf []byte, i, es int) uint64 {
+	if len(buf) == 0 {
+		return 0
+	}
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))) + uint64(i)*uint64(es)
+}
+
+// sameAt reports whether a starts exactly at element i of b (the
+// MPI_IN_PLACE idiom of this API: pass the receive buffer's own block as
+// the send buffer).
+func sameAt(a, b []byte, i, es int) bool {
+	return len(a) > 0 && i*es < len(b) && unsafe.SliceData(a) == unsafe.SliceData(b[i*es:])
+}
+
+// overlaps reports whether a and b share memory.
+func overlaps(a, b []byte) bool {
+	return Overlap(byteAddr(a, 0, 1), uint64(len(a)), byteAddr(b, 0, 1), uint64(len(b)))
+}
+
+// Point-to-point.
+
+// IsendBytes is Isend on bytes: buf holds elements of type t.
+func IsendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) (*Request, error) {
+	const call = "MPI_Isend"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(false)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, false)
+	p.mmds.end(mds.Isend, t0, int64(len(buf)), false)
+	return r, err
+}
+
+// IrecvBytes is Irecv on bytes.
+func IrecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int) (*Request, error) {
+	const call = "MPI_Irecv"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(false)
+	r, err := startMode(p, call, proto.KindRecv, c, buf, t, source, tag, false)
+	p.mmds.end(mds.Irecv, t0, int64(len(buf)), false)
+	return r, err
+}
+
+// SendBytes is Send on bytes.
+func SendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) error {
+	const call = "MPI_Send"
+	p, err := current(call)
+	if err != nil {
+		return err
+	}
+	t0 := p.mmds.begin(true)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, false)
+	if err == nil {
+		_, err = p.wait(r, call)
+	}
+	p.mmds.end(mds.Send, t0, int64(len(buf)), true)
+	return err
+}
+
+// RecvBytes is Recv on bytes.
+func RecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int) (Status, error) {
+	const call = "MPI_Recv"
+	p, err := current(call)
+	if err != nil {
+		return Status{}, err
+	}
+	t0 := p.mmds.begin(true)
+	var st Status
+	r, err := startMode(p, call, proto.KindRecv, c, buf, t, source, tag, false)
+	if err == nil {
+		st, err = p.wait(r, call)
+	}
+	p.mmds.end(mds.Recv, t0, int64(st.bytes), true)
+	return st, err
+}
+
+// SendrecvBytes is Sendrecv on bytes: sendbuf holds elements of type st,
+// recvbuf of type rt.
+func SendrecvBytes(c *Comm, sendbuf []byte, st reduce.Type, dest, sendtag int, recvbuf []byte, rt reduce.Type, source, recvtag int) (Status, error) {
+	const call = "MPI_Sendrecv"
+	p, err := current(call)
+	if err != nil {
+		return Status{}, err
+	}
+	t0 := p.mmds.begin(true)
+	defer func() { p.mmds.end(mds.Sendrecv, t0, int64(len(sendbuf)+len(recvbuf)), true) }()
+	s, err := startMode(p, call, proto.KindSend, c, sendbuf, st, dest, sendtag, false)
+	if err != nil {
+		return Status{}, err
+	}
+	r, err := startMode(p, call, proto.KindRecv, c, recvbuf, rt, source, recvtag, false)
+	if err != nil {
+		p.wait(s, call)
+		return Status{}, err
+	}
+	err = p.waitall([]*Request{s, r}, call)
+	return r.status, err
+}
+
+// IssendBytes is Issend on bytes.
+func IssendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) (*Request, error) {
+	const call = "MPI_Issend"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(false)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, true)
+	p.mmds.end(mds.Issend, t0, int64(len(buf)), false)
+	return r, err
+}
+
+// SsendBytes is Ssend on bytes.
+func SsendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) error {
+	const call = "MPI_Ssend"
+	p, err := current(call)
+	if err != nil {
+		return err
+	}
+	t0 := p.mmds.begin(true)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, true)
+	if err == nil {
+		_, err = p.wait(r, call)
+	}
+	p.mmds.end(mds.Ssend, t0, int64(len(buf)), true)
+	return err
+}
+
+// MrecvBytes is Mrecv on bytes.
+func MrecvBytes(m *Message, buf []byte, t reduce.Type) (Status, error) {
+	const call = "MPI_Mrecv"
+	p, err := current(call)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := p.checkBuf(call, "buf", buf, t); err != nil {
+		return Status{}, err
+	}
+	if err := p.takeMessage(call, m); err != nil {
+		return Status{}, err
+	}
+	if m.NoProc() {
+		return Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	t0 := p.mmds.begin(true)
+	defer p.mmds.end(mds.Mrecv, t0, int64(len(buf)), true)
+	if _, err := p.wait(m.recv, call); err != nil {
+		return Status{}, err
+	}
+	return m.deliver(p, call, buf, t.Size())
+}
+
+// ImrecvBytes is Imrecv on bytes.
+func ImrecvBytes(m *Message, buf []byte, t reduce.Type) (*Request, error) {
+	const call = "MPI_Imrecv"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(false)
+	defer p.mmds.end(mds.Imrecv, t0, int64(len(buf)), false)
+	if err := p.checkBuf(call, "buf", buf, t); err != nil {
+		return nil, err
+	}
+	if err := p.takeMessage(call, m); err != nil {
+		return nil, err
+	}
+	if m.NoProc() {
+		return p.track(&Request{done: true, call: call, kind: proto.KindRecv, peer: ProcNull, status: Status{Source: ProcNull, Tag: AnyTag}}), nil
+	}
+	es := t.Size()
+	r := &Request{call: call, kind: proto.KindRecv, active: true, comm: m.recv.comm, peer: m.status.Source, tag: m.status.Tag, buf: buf}
+	copyOut := func() (*Request, error) {
+		var err error
+		r.status, err = m.deliver(p, call, buf, es)
+		return nil, err
+	}
+	r.chain = &chain{inner: m.recv, steps: []func() (*Request, error){copyOut}}
+	return p.track(r), nil
+}
