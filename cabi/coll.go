@@ -329,6 +329,7 @@ func (k *collCall) start(kind int, local func()) C.int {
 	var impl collective
 	if k.a.which != C.BCS_BARRIER {
 		impl = collectiveOf(kind)
+		k.a.t, k.a.es = sigOfKind[kind], int(kindSize[kind])
 	}
 	if k.a.c == nil {
 		if local != nil {

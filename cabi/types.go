@@ -9,6 +9,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -225,6 +226,8 @@ type collArgs struct {
 	send, recv unsafe.Pointer
 	sendLen    int
 	recvLen    int
+	t          reduce.Type // the runtime's element type of kind (set by start)
+	es         int         // its bytes
 	op         *mpiapi.Op
 	root       int
 	counts     []int // v-variants: the receive (Gatherv, Allgatherv, Alltoallv) or send (Scatterv) counts; Reduce_scatter
@@ -245,14 +248,53 @@ func slice[T any](p unsafe.Pointer, n int) []T {
 // blocking adapts a blocking call to run's result.
 func blocking(err error) (*mpiapi.Request, error) { return nil, err }
 
-func (elems[T]) run(a *collArgs) (*mpiapi.Request, error) {
-	s, r, c, nb := slice[T](a.send, a.sendLen), slice[T](a.recv, a.recvLen), a.c, a.nb
+// runBytes runs the collectives that call mpiapi's byte-level core (ok
+// false: the call is one of elems[T]'s).
+func runBytes(a *collArgs) (r *mpiapi.Request, ok bool, err error) {
+	s, rb, c, nb, t := slice[byte](a.send, a.sendLen*a.es), slice[byte](a.recv, a.recvLen*a.es), a.c, a.nb, a.t
 	switch a.which {
 	case C.BCS_BCAST:
 		if nb {
-			return mpiapi.Ibcast(c, s, a.root)
+			r, err = mpiapi.IbcastBytes(c, s, t, a.root)
+		} else {
+			err = mpiapi.BcastBytes(c, s, t, a.root)
 		}
-		return blocking(mpiapi.Bcast(c, s, a.root))
+	case C.BCS_GATHER:
+		if nb {
+			r, err = mpiapi.IgatherBytes(c, s, rb, t, a.root)
+		} else {
+			err = mpiapi.GatherBytes(c, s, rb, t, a.root)
+		}
+	case C.BCS_SCATTER:
+		if nb {
+			r, err = mpiapi.IscatterBytes(c, s, rb, t, a.root)
+		} else {
+			err = mpiapi.ScatterBytes(c, s, rb, t, a.root)
+		}
+	case C.BCS_ALLGATHER:
+		if nb {
+			r, err = mpiapi.IallgatherBytes(c, s, rb, t)
+		} else {
+			err = mpiapi.AllgatherBytes(c, s, rb, t)
+		}
+	case C.BCS_ALLTOALL:
+		if nb {
+			r, err = mpiapi.IalltoallBytes(c, s, rb, t)
+		} else {
+			err = mpiapi.AlltoallBytes(c, s, rb, t)
+		}
+	default:
+		return nil, false, nil
+	}
+	return r, true, err
+}
+
+func (elems[T]) run(a *collArgs) (*mpiapi.Request, error) {
+	if r, ok, err := runBytes(a); ok {
+		return r, err
+	}
+	s, r, c, nb := slice[T](a.send, a.sendLen), slice[T](a.recv, a.recvLen), a.c, a.nb
+	switch a.which {
 	case C.BCS_REDUCE:
 		if nb {
 			return mpiapi.Ireduce(c, s, r, a.op, a.root)
@@ -278,26 +320,6 @@ func (elems[T]) run(a *collArgs) (*mpiapi.Request, error) {
 			return mpiapi.IreduceScatter(c, s, r, a.counts, a.op)
 		}
 		return blocking(mpiapi.ReduceScatter(c, s, r, a.counts, a.op))
-	case C.BCS_GATHER:
-		if nb {
-			return mpiapi.Igather(c, s, r, a.root)
-		}
-		return blocking(mpiapi.Gather(c, s, r, a.root))
-	case C.BCS_SCATTER:
-		if nb {
-			return mpiapi.Iscatter(c, s, r, a.root)
-		}
-		return blocking(mpiapi.Scatter(c, s, r, a.root))
-	case C.BCS_ALLGATHER:
-		if nb {
-			return mpiapi.Iallgather(c, s, r)
-		}
-		return blocking(mpiapi.Allgather(c, s, r))
-	case C.BCS_ALLTOALL:
-		if nb {
-			return mpiapi.Ialltoall(c, s, r)
-		}
-		return blocking(mpiapi.Alltoall(c, s, r))
 	case C.BCS_GATHERV:
 		if nb {
 			return mpiapi.Igatherv(c, s, r, a.counts, a.displs, a.root)

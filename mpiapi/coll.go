@@ -143,31 +143,23 @@ func Ibarrier(c *Comm) (*Request, error) {
 	})
 }
 
-func bcast[T Elem](p *process, call string, c *Comm, buf []T, root int) (*Request, error) {
+func bcast(p *process, call string, c *Comm, buf []byte, t reduce.Type, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollBcast, root: root, t: typeOf[T](),
-		send: addrOf(buf, 0), len: uint64(len(buf)) * sizeOf[T](), keep: buf})
+	return p.icoll(c, coll{call: call, kind: proto.CollBcast, root: root, t: t,
+		send: byteAddr(buf, 0, 1), len: uint64(len(buf)), keep: buf})
 }
 
 // Bcast sends root's buf to every member of c (every member passes a buffer
 // of the same length).
 func Bcast[T Elem](c *Comm, buf []T, root int) error {
-	p, err := enter("MPI_Bcast", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Bcast, nbytes(buf), func() (*Request, error) { return bcast(p, "MPI_Bcast", c, buf, root) })
+	return BcastBytes(c, bytesView(buf), typeOf[T](), root)
 }
 
 // Ibcast starts a broadcast.
 func Ibcast[T Elem](c *Comm, buf []T, root int) (*Request, error) {
-	p, err := enter("MPI_Ibcast", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ibcast, nbytes(buf), func() (*Request, error) { return bcast(p, "MPI_Ibcast", c, buf, root) })
+	return IbcastBytes(c, bytesView(buf), typeOf[T](), root)
 }
 
 // reduction checks and posts Reduce, Allreduce, Scan and Exscan with a
@@ -382,159 +374,131 @@ func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []
 
 // gather posts a Gather; user marks it as the first step of a reduction with
 // a user operation (zero for a plain Gather).
-func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int, user userTag) (*Request, error) {
+func gather(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, root int, user userTag) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	n := len(send)
+	es := t.Size()
+	n := len(send) / es
 	inPlace := false
 	if c.rank == root {
-		inPlace = same(send, recv, root*n)
+		inPlace = sameAt(send, recv, root*n, es)
 		if inPlace {
-			n = len(recv) / c.size
+			n = len(recv) / es / c.size
 		}
-		if len(recv) != c.size*n {
-			return nil, p.errf(ErrCount, call, "len(recv) = %d at the root, want size x len(send) = %d x %d", len(recv), c.size, n)
+		if len(recv)/es != c.size*n {
+			return nil, p.errf(ErrCount, call, "len(recv) = %d at the root, want size x len(send) = %d x %d", len(recv)/es, c.size, n)
 		}
-		if !inPlace && overlap(send, recv) {
+		if !inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[root*n:(root+1)*n] as send")
 		}
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollGather, root: root, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}, user: user})
+	return p.icoll(c, coll{call: call, kind: proto.CollGather, root: root, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(n * es), keep: [2][]byte{send, recv}, user: user})
 }
 
 // Gather collects every member's send, in rank order, into root's recv
 // (len(recv) = size x len(send) at the root; ignored elsewhere).
 func Gather[T Elem](c *Comm, send, recv []T, root int) error {
-	p, err := enter("MPI_Gather", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Gather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root, userTag{}) })
+	return GatherBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
 // Igather starts a Gather.
 func Igather[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
-	p, err := enter("MPI_Igather", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Igather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root, userTag{}) })
+	return IgatherBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
-func scatter[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
+func scatter(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	n := len(recv)
+	es := t.Size()
+	n := len(recv) / es
 	inPlace := false
 	if c.rank == root {
-		inPlace = same(recv, send, root*n)
+		inPlace = sameAt(recv, send, root*n, es)
 		if inPlace {
-			n = len(send) / c.size
+			n = len(send) / es / c.size
 		}
-		if len(send) != c.size*n {
-			return nil, p.errf(ErrCount, call, "len(send) = %d at the root, want size x len(recv) = %d x %d", len(send), c.size, n)
+		if len(send)/es != c.size*n {
+			return nil, p.errf(ErrCount, call, "len(send) = %d at the root, want size x len(recv) = %d x %d", len(send)/es, c.size, n)
 		}
-		if !inPlace && overlap(send, recv) {
+		if !inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[root*n:(root+1)*n] as recv")
 		}
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollScatter, root: root, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollScatter, root: root, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(n * es), keep: [2][]byte{send, recv}})
 }
 
 // Scatter sends block i of root's send (len(send) = size x len(recv)) to
 // member i's recv.
 func Scatter[T Elem](c *Comm, send, recv []T, root int) error {
-	p, err := enter("MPI_Scatter", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Scatter, nbytes(recv), func() (*Request, error) { return scatter(p, "MPI_Scatter", c, send, recv, root) })
+	return ScatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
 // Iscatter starts a Scatter.
 func Iscatter[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
-	p, err := enter("MPI_Iscatter", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iscatter, nbytes(recv), func() (*Request, error) { return scatter(p, "MPI_Iscatter", c, send, recv, root) })
+	return IscatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
-func allgather[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
-	n := len(send)
-	inPlace := same(send, recv, c.rank*n)
+func allgather(p *process, call string, c *Comm, send, recv []byte, t reduce.Type) (*Request, error) {
+	es := t.Size()
+	n := len(send) / es
+	inPlace := sameAt(send, recv, c.rank*n, es)
 	if inPlace && n == 0 {
 		inPlace = false
 	}
 	if inPlace {
-		n = len(recv) / c.size
+		n = len(recv) / es / c.size
 	}
-	if len(recv) != c.size*n {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want size x len(send) = %d x %d", len(recv), c.size, n)
+	if len(recv)/es != c.size*n {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want size x len(send) = %d x %d", len(recv)/es, c.size, n)
 	}
-	if !inPlace && overlap(send, recv) {
+	if !inPlace && overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[rank*n:(rank+1)*n] as send")
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollAllgather, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollAllgather, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(n * es), keep: [2][]byte{send, recv}})
 }
 
 // Allgather collects every member's send, in rank order, into every member's
 // recv (len(recv) = size x len(send)).
 func Allgather[T Elem](c *Comm, send, recv []T) error {
-	p, err := enter("MPI_Allgather", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Allgather, nbytes(send), func() (*Request, error) { return allgather(p, "MPI_Allgather", c, send, recv) })
+	return AllgatherBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
 // Iallgather starts an Allgather.
 func Iallgather[T Elem](c *Comm, send, recv []T) (*Request, error) {
-	p, err := enter("MPI_Iallgather", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iallgather, nbytes(send), func() (*Request, error) { return allgather(p, "MPI_Iallgather", c, send, recv) })
+	return IallgatherBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
-func alltoall[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
-	if len(send)%c.size != 0 {
-		return nil, p.errf(ErrCount, call, "len(send) = %d is not a multiple of the communicator size %d", len(send), c.size)
+func alltoall(p *process, call string, c *Comm, send, recv []byte, t reduce.Type) (*Request, error) {
+	es := t.Size()
+	if len(send)/es%c.size != 0 {
+		return nil, p.errf(ErrCount, call, "len(send) = %d is not a multiple of the communicator size %d", len(send)/es, c.size)
 	}
 	if len(recv) != len(send) {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, len(send)/es)
 	}
-	if same(send, recv, 0) { // in place: send from a copy
-		send = append([]T(nil), send...)
-	} else if overlap(send, recv) {
+	if sameAt(send, recv, 0, es) { // in place: send from a copy
+		send = append([]byte(nil), send...)
+	} else if overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; pass the same slice twice for MPI_IN_PLACE")
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollAlltoall, t: typeOf[T](),
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)/c.size) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollAlltoall, t: t,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(len(send) / c.size), keep: [2][]byte{send, recv}})
 }
 
 // Alltoall sends block j of every member's send to member j, which stores
 // the block from member i as block i of its recv.
 func Alltoall[T Elem](c *Comm, send, recv []T) error {
-	p, err := enter("MPI_Alltoall", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Alltoall, nbytes(send), func() (*Request, error) { return alltoall(p, "MPI_Alltoall", c, send, recv) })
+	return AlltoallBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
 // Ialltoall starts an Alltoall.
 func Ialltoall[T Elem](c *Comm, send, recv []T) (*Request, error) {
-	p, err := enter("MPI_Ialltoall", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ialltoall, nbytes(send), func() (*Request, error) { return alltoall(p, "MPI_Ialltoall", c, send, recv) })
+	return IalltoallBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
 // blocks checks counts/displs against buf and returns the parts describing them.
@@ -718,7 +682,7 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 		blocks = make([]T, c.size*n)
 	}
 	own := append([]T(nil), send...) // the caller may reduce in place
-	g, err := gather(p, call, c, own, blocks, root, user)
+	g, err := gather(p, call, c, bytesView(own), bytesView(blocks), typeOf[T](), root, user)
 	if err != nil {
 		return nil, err
 	}
@@ -728,7 +692,7 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 			copy(recv, blocks[:n])
 		}
 		if all {
-			return bcast(p, call, c, recv, root)
+			return bcast(p, call, c, bytesView(recv), typeOf[T](), root)
 		}
 		return nil, nil
 	}
@@ -749,7 +713,7 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 		all = make([]T, c.size*n)
 	}
 	own := append([]T(nil), send...)
-	g, err := gather(p, call, c, own, all, 0, user)
+	g, err := gather(p, call, c, bytesView(own), bytesView(all), typeOf[T](), 0, user)
 	if err != nil {
 		return nil, err
 	}
@@ -764,7 +728,7 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 				copy(all[n:], all[:len(all)-n])
 			}
 		}
-		return scatter(p, call, c, all, out, 0)
+		return scatter(p, call, c, bytesView(all), bytesView(out), typeOf[T](), 0)
 	}
 	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
 		chain: &chain{inner: g, steps: []func() (*Request, error){prefix}}}), nil

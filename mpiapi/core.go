@@ -249,3 +249,125 @@ func ImrecvBytes(m *Message, buf []byte, t reduce.Type) (*Request, error) {
 	r.chain = &chain{inner: m.recv, steps: []func() (*Request, error){copyOut}}
 	return p.track(r), nil
 }
+
+// Rooted and all-to-all collectives on blocks of one length. Each checks
+// its buffers against t, then runs as the generic call of its name.
+
+// BcastBytes is Bcast on bytes.
+func BcastBytes(c *Comm, buf []byte, t reduce.Type, root int) error {
+	const call = "MPI_Bcast"
+	p, err := enter(call, c)
+	if err != nil {
+		return err
+	}
+	if err := p.checkBuf(call, "buf", buf, t); err != nil {
+		return err
+	}
+	return p.run(mds.Bcast, int64(len(buf)), func() (*Request, error) { return bcast(p, call, c, buf, t, root) })
+}
+
+// IbcastBytes is Ibcast on bytes.
+func IbcastBytes(c *Comm, buf []byte, t reduce.Type, root int) (*Request, error) {
+	const call = "MPI_Ibcast"
+	p, err := enter(call, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkBuf(call, "buf", buf, t); err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ibcast, int64(len(buf)), func() (*Request, error) { return bcast(p, call, c, buf, t, root) })
+}
+
+// enterBufs is enter for a call with a send and a receive buffer of
+// elements of type t.
+func enterBufs(call string, c *Comm, send, recv []byte, t reduce.Type) (*process, error) {
+	p, err := enter(call, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkBuf(call, "send", send, t); err != nil {
+		return nil, err
+	}
+	return p, p.checkBuf(call, "recv", recv, t)
+}
+
+// GatherBytes is Gather on bytes.
+func GatherBytes(c *Comm, send, recv []byte, t reduce.Type, root int) error {
+	const call = "MPI_Gather"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Gather, int64(len(send)), func() (*Request, error) { return gather(p, call, c, send, recv, t, root, userTag{}) })
+}
+
+// IgatherBytes is Igather on bytes.
+func IgatherBytes(c *Comm, send, recv []byte, t reduce.Type, root int) (*Request, error) {
+	const call = "MPI_Igather"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Igather, int64(len(send)), func() (*Request, error) { return gather(p, call, c, send, recv, t, root, userTag{}) })
+}
+
+// ScatterBytes is Scatter on bytes.
+func ScatterBytes(c *Comm, send, recv []byte, t reduce.Type, root int) error {
+	const call = "MPI_Scatter"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Scatter, int64(len(recv)), func() (*Request, error) { return scatter(p, call, c, send, recv, t, root) })
+}
+
+// IscatterBytes is Iscatter on bytes.
+func IscatterBytes(c *Comm, send, recv []byte, t reduce.Type, root int) (*Request, error) {
+	const call = "MPI_Iscatter"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iscatter, int64(len(recv)), func() (*Request, error) { return scatter(p, call, c, send, recv, t, root) })
+}
+
+// AllgatherBytes is Allgather on bytes.
+func AllgatherBytes(c *Comm, send, recv []byte, t reduce.Type) error {
+	const call = "MPI_Allgather"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Allgather, int64(len(send)), func() (*Request, error) { return allgather(p, call, c, send, recv, t) })
+}
+
+// IallgatherBytes is Iallgather on bytes.
+func IallgatherBytes(c *Comm, send, recv []byte, t reduce.Type) (*Request, error) {
+	const call = "MPI_Iallgather"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iallgather, int64(len(send)), func() (*Request, error) { return allgather(p, call, c, send, recv, t) })
+}
+
+// AlltoallBytes is Alltoall on bytes.
+func AlltoallBytes(c *Comm, send, recv []byte, t reduce.Type) error {
+	const call = "MPI_Alltoall"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Alltoall, int64(len(send)), func() (*Request, error) { return alltoall(p, call, c, send, recv, t) })
+}
+
+// IalltoallBytes is Ialltoall on bytes.
+func IalltoallBytes(c *Comm, send, recv []byte, t reduce.Type) (*Request, error) {
+	const call = "MPI_Ialltoall"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ialltoall, int64(len(send)), func() (*Request, error) { return alltoall(p, call, c, send, recv, t) })
+}
