@@ -283,6 +283,30 @@ func runBytes(a *collArgs) (r *mpiapi.Request, ok bool, err error) {
 		} else {
 			err = mpiapi.AlltoallBytes(c, s, rb, t)
 		}
+	case C.BCS_GATHERV:
+		if nb {
+			r, err = mpiapi.IgathervBytes(c, s, rb, t, a.counts, a.displs, a.root)
+		} else {
+			err = mpiapi.GathervBytes(c, s, rb, t, a.counts, a.displs, a.root)
+		}
+	case C.BCS_SCATTERV:
+		if nb {
+			r, err = mpiapi.IscattervBytes(c, s, a.counts, a.displs, rb, t, a.root)
+		} else {
+			err = mpiapi.ScattervBytes(c, s, a.counts, a.displs, rb, t, a.root)
+		}
+	case C.BCS_ALLGATHERV:
+		if nb {
+			r, err = mpiapi.IallgathervBytes(c, s, rb, t, a.counts, a.displs)
+		} else {
+			err = mpiapi.AllgathervBytes(c, s, rb, t, a.counts, a.displs)
+		}
+	case C.BCS_ALLTOALLV:
+		if nb {
+			r, err = mpiapi.IalltoallvBytes(c, s, a.scounts, a.sdispls, rb, t, a.counts, a.displs)
+		} else {
+			err = mpiapi.AlltoallvBytes(c, s, a.scounts, a.sdispls, rb, t, a.counts, a.displs)
+		}
 	default:
 		return nil, false, nil
 	}
@@ -320,26 +344,6 @@ func (elems[T]) run(a *collArgs) (*mpiapi.Request, error) {
 			return mpiapi.IreduceScatter(c, s, r, a.counts, a.op)
 		}
 		return blocking(mpiapi.ReduceScatter(c, s, r, a.counts, a.op))
-	case C.BCS_GATHERV:
-		if nb {
-			return mpiapi.Igatherv(c, s, r, a.counts, a.displs, a.root)
-		}
-		return blocking(mpiapi.Gatherv(c, s, r, a.counts, a.displs, a.root))
-	case C.BCS_SCATTERV:
-		if nb {
-			return mpiapi.Iscatterv(c, s, a.counts, a.displs, r, a.root)
-		}
-		return blocking(mpiapi.Scatterv(c, s, a.counts, a.displs, r, a.root))
-	case C.BCS_ALLGATHERV:
-		if nb {
-			return mpiapi.Iallgatherv(c, s, r, a.counts, a.displs)
-		}
-		return blocking(mpiapi.Allgatherv(c, s, r, a.counts, a.displs))
-	case C.BCS_ALLTOALLV:
-		if nb {
-			return mpiapi.Ialltoallv(c, s, a.scounts, a.sdispls, r, a.counts, a.displs)
-		}
-		return blocking(mpiapi.Alltoallv(c, s, a.scounts, a.sdispls, r, a.counts, a.displs))
 	}
 	panic("cabi: unknown collective")
 }

@@ -501,20 +501,21 @@ func Ialltoall[T Elem](c *Comm, send, recv []T) (*Request, error) {
 	return IalltoallBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
-// blocks checks counts/displs against buf and returns the parts describing them.
-func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, displs []int, dir int32) ([]proto.Descriptor, error) {
+// blocks checks counts/displs (in elements of es bytes) against buf and
+// returns the parts describing them.
+func blocks(p *process, call, what string, c *Comm, buf []byte, es int, counts, displs []int, dir int32) ([]proto.Descriptor, error) {
 	if len(counts) != c.size || len(displs) != c.size {
 		return nil, p.errf(ErrCount, call, "len(%scounts) = %d and len(%sdispls) = %d, want the communicator size %d", what, len(counts), what, len(displs), c.size)
 	}
-	es := sizeOf[T]()
+	n := len(buf) / es
 	parts := make([]proto.Descriptor, c.size)
 	for i := range c.size {
 		// A block of no elements moves nothing, so its displacement may
 		// lie anywhere (MPI programs leave it past the buffer's end).
-		if counts[i] < 0 || displs[i] < 0 || counts[i] > 0 && displs[i]+counts[i] > len(buf) {
-			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, len(buf))
+		if counts[i] < 0 || displs[i] < 0 || counts[i] > 0 && displs[i]+counts[i] > n {
+			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, n)
 		}
-		parts[i] = proto.Part(dir, c.worldRank(i), addrOf(buf, displs[i]), uint64(counts[i])*es)
+		parts[i] = proto.Part(dir, c.worldRank(i), byteAddr(buf, displs[i], es), uint64(counts[i]*es))
 	}
 	return parts, nil
 }
@@ -522,35 +523,28 @@ func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, dis
 // Gatherv collects member i's send into root's recv at displs[i]; counts[i]
 // must equal len(send) of member i. counts and displs matter at the root only.
 func Gatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
-	p, err := enter("MPI_Gatherv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Gatherv, nbytes(send), func() (*Request, error) { return gatherv(p, "MPI_Gatherv", c, send, recv, counts, displs, root) })
+	return GathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs, root)
 }
 
 // Igatherv starts a Gatherv.
 func Igatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
-	p, err := enter("MPI_Igatherv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Igatherv, nbytes(send), func() (*Request, error) { return gatherv(p, "MPI_Igatherv", c, send, recv, counts, displs, root) })
+	return IgathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs, root)
 }
 
-func gatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
+func gatherv(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, counts, displs []int, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	a := coll{call: call, kind: proto.CollGatherv, root: root, t: typeOf[T](), send: addrOf(send, 0),
-		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	es := t.Size()
+	a := coll{call: call, kind: proto.CollGatherv, root: root, t: t, send: byteAddr(send, 0, 1),
+		len: uint64(len(send)), keep: [2][]byte{send, recv}}
 	if c.rank == root {
 		var err error
-		if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
+		if a.parts, err = blocks(p, call, "recv", c, recv, es, counts, displs, proto.PartRecv); err != nil {
 			return nil, err
 		}
-		a.inPlace = same(send, recv, displs[root])
-		if !a.inPlace && overlap(send, recv) {
+		a.inPlace = sameAt(send, recv, displs[root], es)
+		if !a.inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[root]:...] as send")
 		}
 	}
@@ -560,35 +554,28 @@ func gatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, d
 // Scatterv sends counts[i] elements at displs[i] of root's send to member
 // i's recv (len(recv) = counts[i]).
 func Scatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
-	p, err := enter("MPI_Scatterv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Scatterv, nbytes(recv), func() (*Request, error) { return scatterv(p, "MPI_Scatterv", c, send, counts, displs, recv, root) })
+	return ScattervBytes(c, bytesView(send), counts, displs, bytesView(recv), typeOf[T](), root)
 }
 
 // Iscatterv starts a Scatterv.
 func Iscatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
-	p, err := enter("MPI_Iscatterv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iscatterv, nbytes(recv), func() (*Request, error) { return scatterv(p, "MPI_Iscatterv", c, send, counts, displs, recv, root) })
+	return IscattervBytes(c, bytesView(send), counts, displs, bytesView(recv), typeOf[T](), root)
 }
 
-func scatterv[T Elem](p *process, call string, c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
+func scatterv(p *process, call string, c *Comm, send []byte, counts, displs []int, recv []byte, t reduce.Type, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	a := coll{call: call, kind: proto.CollScatterv, root: root, t: typeOf[T](), recv: addrOf(recv, 0),
-		len: uint64(len(recv)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	es := t.Size()
+	a := coll{call: call, kind: proto.CollScatterv, root: root, t: t, recv: byteAddr(recv, 0, 1),
+		len: uint64(len(recv)), keep: [2][]byte{send, recv}}
 	if c.rank == root {
 		var err error
-		if a.parts, err = blocks(p, call, "send", c, send, counts, displs, proto.PartSend); err != nil {
+		if a.parts, err = blocks(p, call, "send", c, send, es, counts, displs, proto.PartSend); err != nil {
 			return nil, err
 		}
-		a.inPlace = same(recv, send, displs[root])
-		if !a.inPlace && overlap(send, recv) {
+		a.inPlace = sameAt(recv, send, displs[root], es)
+		if !a.inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[displs[root]:...] as recv")
 		}
 	}
@@ -598,33 +585,26 @@ func scatterv[T Elem](p *process, call string, c *Comm, send []T, counts, displs
 // Allgatherv collects member i's send into every member's recv at
 // displs[i]; counts[i] must equal len(send) of member i.
 func Allgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) error {
-	p, err := enter("MPI_Allgatherv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Allgatherv, nbytes(send), func() (*Request, error) { return allgatherv(p, "MPI_Allgatherv", c, send, recv, counts, displs) })
+	return AllgathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs)
 }
 
 // Iallgatherv starts an Allgatherv.
 func Iallgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
-	p, err := enter("MPI_Iallgatherv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iallgatherv, nbytes(send), func() (*Request, error) { return allgatherv(p, "MPI_Iallgatherv", c, send, recv, counts, displs) })
+	return IallgathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs)
 }
 
-func allgatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
-	a := coll{call: call, kind: proto.CollAllgatherv, t: typeOf[T](), send: addrOf(send, 0),
-		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+func allgatherv(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, counts, displs []int) (*Request, error) {
+	es := t.Size()
+	a := coll{call: call, kind: proto.CollAllgatherv, t: t, send: byteAddr(send, 0, 1),
+		len: uint64(len(send)), keep: [2][]byte{send, recv}}
 	var err error
-	if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
+	if a.parts, err = blocks(p, call, "recv", c, recv, es, counts, displs, proto.PartRecv); err != nil {
 		return nil, err
 	}
-	a.inPlace = len(send) > 0 && same(send, recv, displs[c.rank])
+	a.inPlace = len(send) > 0 && sameAt(send, recv, displs[c.rank], es)
 	if a.inPlace {
-		a.len = uint64(counts[c.rank]) * sizeOf[T]()
-	} else if overlap(send, recv) {
+		a.len = uint64(counts[c.rank] * es)
+	} else if overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[rank]:...] as send")
 	}
 	return p.icoll(c, a)
@@ -633,39 +613,28 @@ func allgatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts
 // Alltoallv sends scounts[j] elements at sdispls[j] of send to member j,
 // which receives them at rdispls[i] of its recv (rcounts[i] elements).
 func Alltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
-	p, err := enter("MPI_Alltoallv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Alltoallv, nbytes(send), func() (*Request, error) {
-		return alltoallv(p, "MPI_Alltoallv", c, send, scounts, sdispls, recv, rcounts, rdispls)
-	})
+	return AlltoallvBytes(c, bytesView(send), scounts, sdispls, bytesView(recv), typeOf[T](), rcounts, rdispls)
 }
 
 // Ialltoallv starts an Alltoallv.
 func Ialltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*Request, error) {
-	p, err := enter("MPI_Ialltoallv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ialltoallv, nbytes(send), func() (*Request, error) {
-		return alltoallv(p, "MPI_Ialltoallv", c, send, scounts, sdispls, recv, rcounts, rdispls)
-	})
+	return IalltoallvBytes(c, bytesView(send), scounts, sdispls, bytesView(recv), typeOf[T](), rcounts, rdispls)
 }
 
-func alltoallv[T Elem](p *process, call string, c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*Request, error) {
-	if overlap(send, recv) {
+func alltoallv(p *process, call string, c *Comm, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int, t reduce.Type) (*Request, error) {
+	if overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap")
 	}
-	sp, err := blocks(p, call, "send", c, send, scounts, sdispls, proto.PartSend)
+	es := t.Size()
+	sp, err := blocks(p, call, "send", c, send, es, scounts, sdispls, proto.PartSend)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := blocks(p, call, "recv", c, recv, rcounts, rdispls, proto.PartRecv)
+	rp, err := blocks(p, call, "recv", c, recv, es, rcounts, rdispls, proto.PartRecv)
 	if err != nil {
 		return nil, err
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollAlltoallv, t: typeOf[T](), parts: append(sp, rp...), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollAlltoallv, t: t, parts: append(sp, rp...), keep: [2][]byte{send, recv}})
 }
 
 // userIreduce starts a reduction with a user operation as a chained
@@ -749,7 +718,9 @@ func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, ino
 	for i := 1; i < c.size; i++ {
 		displs[i] = displs[i-1] + counts[i-1]
 	}
-	scatterBlocks := func() (*Request, error) { return scatterv(p, call, c, total, counts, displs, recv, 0) }
+	scatterBlocks := func() (*Request, error) {
+		return scatterv(p, call, c, bytesView(total), counts, displs, bytesView(recv), typeOf[T](), 0)
+	}
 	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
 		chain: &chain{inner: red, steps: []func() (*Request, error){scatterBlocks}}}), nil
 }

@@ -371,3 +371,89 @@ func IalltoallBytes(c *Comm, send, recv []byte, t reduce.Type) (*Request, error)
 	}
 	return p.nonblocking(mds.Ialltoall, int64(len(send)), func() (*Request, error) { return alltoall(p, call, c, send, recv, t) })
 }
+
+// The v-variants: counts and displacements in elements of type t.
+
+// GathervBytes is Gatherv on bytes.
+func GathervBytes(c *Comm, send, recv []byte, t reduce.Type, counts, displs []int, root int) error {
+	const call = "MPI_Gatherv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Gatherv, int64(len(send)), func() (*Request, error) { return gatherv(p, call, c, send, recv, t, counts, displs, root) })
+}
+
+// IgathervBytes is Igatherv on bytes.
+func IgathervBytes(c *Comm, send, recv []byte, t reduce.Type, counts, displs []int, root int) (*Request, error) {
+	const call = "MPI_Igatherv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Igatherv, int64(len(send)), func() (*Request, error) { return gatherv(p, call, c, send, recv, t, counts, displs, root) })
+}
+
+// ScattervBytes is Scatterv on bytes.
+func ScattervBytes(c *Comm, send []byte, counts, displs []int, recv []byte, t reduce.Type, root int) error {
+	const call = "MPI_Scatterv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Scatterv, int64(len(recv)), func() (*Request, error) { return scatterv(p, call, c, send, counts, displs, recv, t, root) })
+}
+
+// IscattervBytes is Iscatterv on bytes.
+func IscattervBytes(c *Comm, send []byte, counts, displs []int, recv []byte, t reduce.Type, root int) (*Request, error) {
+	const call = "MPI_Iscatterv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iscatterv, int64(len(recv)), func() (*Request, error) { return scatterv(p, call, c, send, counts, displs, recv, t, root) })
+}
+
+// AllgathervBytes is Allgatherv on bytes.
+func AllgathervBytes(c *Comm, send, recv []byte, t reduce.Type, counts, displs []int) error {
+	const call = "MPI_Allgatherv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Allgatherv, int64(len(send)), func() (*Request, error) { return allgatherv(p, call, c, send, recv, t, counts, displs) })
+}
+
+// IallgathervBytes is Iallgatherv on bytes.
+func IallgathervBytes(c *Comm, send, recv []byte, t reduce.Type, counts, displs []int) (*Request, error) {
+	const call = "MPI_Iallgatherv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iallgatherv, int64(len(send)), func() (*Request, error) { return allgatherv(p, call, c, send, recv, t, counts, displs) })
+}
+
+// AlltoallvBytes is Alltoallv on bytes.
+func AlltoallvBytes(c *Comm, send []byte, scounts, sdispls []int, recv []byte, t reduce.Type, rcounts, rdispls []int) error {
+	const call = "MPI_Alltoallv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Alltoallv, int64(len(send)), func() (*Request, error) {
+		return alltoallv(p, call, c, send, scounts, sdispls, recv, rcounts, rdispls, t)
+	})
+}
+
+// IalltoallvBytes is Ialltoallv on bytes.
+func IalltoallvBytes(c *Comm, send []byte, scounts, sdispls []int, recv []byte, t reduce.Type, rcounts, rdispls []int) (*Request, error) {
+	const call = "MPI_Ialltoallv"
+	p, err := enterBufs(call, c, send, recv, t)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ialltoallv, int64(len(send)), func() (*Request, error) {
+		return alltoallv(p, call, c, send, scounts, sdispls, recv, rcounts, rdispls, t)
+	})
+}
