@@ -164,24 +164,28 @@ func Ibcast[T Elem](c *Comm, buf []T, root int) (*Request, error) {
 
 // reduction checks and posts Reduce, Allreduce, Scan and Exscan with a
 // predefined operation.
-func reduction[T Elem](p *process, call string, kind proto.Coll, c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
-	inPlace := same(send, recv, 0)
-	if !inPlace && overlap(send, recv) {
+func reduction(p *process, call string, kind proto.Coll, c *Comm, send, recv []byte, t reduce.Type, op *Op, root int) (*Request, error) {
+	es := t.Size()
+	inPlace := sameAt(send, recv, 0, es)
+	if !inPlace && overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; pass the receive buffer itself as the send buffer for MPI_IN_PLACE")
 	}
 	if kind != proto.CollReduce || c.rank == root {
 		if len(recv) != len(send) {
-			return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+			return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, len(send)/es)
 		}
 	} else {
 		recv = nil
 	}
-	return p.icoll(c, coll{call: call, kind: kind, root: root, op: op.code, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: kind, root: root, op: op.code, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(len(send)), keep: [2][]byte{send, recv}})
 }
 
-func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*process, func(in, inout []T), error) {
-	p, err := enter(call, c)
+// reduceArgs enters a reduction: the communicator, the buffers, the root
+// (when rooted) and the operation, whose user function it returns (nil for
+// a predefined operation).
+func reduceArgs(call string, c *Comm, send, recv []byte, t reduce.Type, op *Op, root int, rooted bool) (*process, func(in, inout []byte), error) {
+	p, err := enterBufs(call, c, send, recv, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,149 +194,88 @@ func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*p
 			return nil, nil, err
 		}
 	}
-	f, err := checkOp[T](p, call, op)
+	f, err := checkOp(p, call, op, t)
 	return p, f, err
 }
 
 // startReduce posts a Reduce or Allreduce: in the runtime for a predefined
 // operation, as a chained request for a user operation.
-func startReduce[T Elem](p *process, call string, kind proto.Coll, c *Comm, f func(in, inout []T), send, recv []T, op *Op, root int) (*Request, error) {
+func startReduce(p *process, call string, kind proto.Coll, c *Comm, f func(in, inout []byte), send, recv []byte, t reduce.Type, op *Op, root int) (*Request, error) {
 	if f != nil {
-		return userIreduce(p, call, c, f, userTag{op.id, kind}, send, recv, root, kind == proto.CollAllreduce)
+		return userIreduce(p, call, c, f, userTag{op.id, kind}, send, recv, t, root, kind == proto.CollAllreduce)
 	}
-	return reduction(p, call, kind, c, send, recv, op, root)
+	return reduction(p, call, kind, c, send, recv, t, op, root)
 }
 
 // Reduce combines every member's send with op, in rank order, into root's
 // recv (ignored, and may be nil, elsewhere).
 func Reduce[T Elem](c *Comm, send, recv []T, op *Op, root int) error {
-	const call = "MPI_Reduce"
-	p, f, err := reduceArgs[T](call, c, op, root, true)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Reduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollReduce, c, f, send, recv, op, root)
-	})
+	return ReduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op, root)
 }
 
 // Ireduce starts a Reduce.
 func Ireduce[T Elem](c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
-	const call = "MPI_Ireduce"
-	p, f, err := reduceArgs[T](call, c, op, root, true)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ireduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollReduce, c, f, send, recv, op, root)
-	})
+	return IreduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op, root)
 }
 
 // Allreduce combines every member's send with op, in rank order, into every
 // member's recv. The result is bit-identical on every member and in every run.
 func Allreduce[T Elem](c *Comm, send, recv []T, op *Op) error {
-	const call = "MPI_Allreduce"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Allreduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, op, 0)
-	})
+	return AllreduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Iallreduce starts an Allreduce.
 func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	const call = "MPI_Iallreduce"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iallreduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, op, 0)
-	})
+	return IallreduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Scan leaves in member i's recv the combination of the sends of members 0..i.
 func Scan[T Elem](c *Comm, send, recv []T, op *Op) error {
-	p, f, err := reduceArgs[T]("MPI_Scan", c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Scan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Scan", c, f, send, recv, op, false) })
+	return ScanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Iscan starts a Scan.
 func Iscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	p, f, err := reduceArgs[T]("MPI_Iscan", c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Iscan", c, f, send, recv, op, false) })
+	return IscanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Exscan leaves in member i's recv the combination of the sends of members
 // 0..i-1; member 0's recv is not touched.
 func Exscan[T Elem](c *Comm, send, recv []T, op *Op) error {
-	p, f, err := reduceArgs[T]("MPI_Exscan", c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Exscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Exscan", c, f, send, recv, op, true) })
+	return ExscanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Iexscan starts an Exscan.
 func Iexscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	p, f, err := reduceArgs[T]("MPI_Iexscan", c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iexscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Iexscan", c, f, send, recv, op, true) })
+	return IexscanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
-func scan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, op *Op, ex bool) (*Request, error) {
-	if f != nil {
-		kind := proto.CollScan
-		if ex {
-			kind = proto.CollExscan
-		}
-		return userIscan(p, call, c, f, userTag{op.id, kind}, send, recv, ex)
-	}
+func scan(p *process, call string, c *Comm, f func(in, inout []byte), send, recv []byte, t reduce.Type, op *Op, ex bool) (*Request, error) {
 	kind := proto.CollScan
 	if ex {
 		kind = proto.CollExscan
 	}
-	return reduction(p, call, kind, c, send, recv, op, 0)
+	if f != nil {
+		return userIscan(p, call, c, f, userTag{op.id, kind}, send, recv, t, ex)
+	}
+	return reduction(p, call, kind, c, send, recv, t, op, 0)
 }
 
 // ReduceScatter combines the members' send vectors with op and leaves
 // elements [sum(counts[:i]), sum(counts[:i+1])) of the result in member i's
 // recv (len(recv) = counts[i]). In place: recv = send[:counts[i]].
 func ReduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) error {
-	const call = "MPI_Reduce_scatter"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.ReduceScatter, nbytes(send), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, counts, op) })
+	return ReduceScatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, op)
 }
 
 // IreduceScatter starts a ReduceScatter.
 func IreduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) (*Request, error) {
-	const call = "MPI_Ireduce_scatter"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.IreduceScatter, nbytes(send), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, counts, op) })
+	return IreduceScatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, op)
 }
 
 // ReduceScatterBlock is ReduceScatter with every member receiving len(recv) elements.
 func ReduceScatterBlock[T Elem](c *Comm, send, recv []T, op *Op) error {
-	if c == nil {
-		return ReduceScatter(c, send, recv, nil, op)
-	}
-	return ReduceScatter(c, send, recv, equalCounts(c.size, len(recv)), op)
+	return ReduceScatterBlockBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 func equalCounts(p, n int) []int {
@@ -343,7 +286,7 @@ func equalCounts(p, n int) []int {
 	return counts
 }
 
-func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, counts []int, op *Op) (*Request, error) {
+func reduceScatter(p *process, call string, c *Comm, f func(in, inout []byte), send, recv []byte, t reduce.Type, counts []int, op *Op) (*Request, error) {
 	if len(counts) != c.size {
 		return nil, p.errf(ErrCount, call, "len(counts) = %d, want the communicator size %d", len(counts), c.size)
 	}
@@ -354,22 +297,22 @@ func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []
 		}
 		total += n
 	}
-	if total != len(send) {
-		return nil, p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send))
+	es := t.Size()
+	if total != len(send)/es {
+		return nil, p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send)/es)
 	}
-	if len(recv) != counts[c.rank] {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv), c.rank, counts[c.rank])
+	if len(recv)/es != counts[c.rank] {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv)/es, c.rank, counts[c.rank])
 	}
-	if !same(recv, send, 0) && overlap(send, recv) {
+	if !sameAt(recv, send, 0, es) && overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
 	}
 	if f != nil {
-		return userIreduceScatter(p, call, c, f, userTag{op.id, proto.CollReduceScatter}, send, recv, counts)
+		return userIreduceScatter(p, call, c, f, userTag{op.id, proto.CollReduceScatter}, send, recv, t, counts)
 	}
-	es := sizeOf[T]()
-	part := proto.Part(proto.PartRecv, c.worldRank(c.rank), addrOf(recv, 0), uint64(len(recv))*es)
-	return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: typeOf[T](),
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
+	part := proto.Part(proto.PartRecv, c.worldRank(c.rank), byteAddr(recv, 0, 1), uint64(len(recv)))
+	return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: t,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(len(send)), parts: []proto.Descriptor{part}, keep: [2][]byte{send, recv}})
 }
 
 // gather posts a Gather; user marks it as the first step of a reduction with
@@ -641,17 +584,18 @@ func alltoallv(p *process, call string, c *Comm, send []byte, scounts, sdispls [
 // request: the runtime gathers the contributions at root, the root folds
 // them in rank order when the request is next polled, and for all (an
 // Allreduce) the runtime broadcasts the result.
-func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, root int, all bool) (*Request, error) {
-	n := len(send)
+func userIreduce(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, root int, all bool) (*Request, error) {
+	n := len(send) // bytes
 	if (all || c.rank == root) && len(recv) != n {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+		es := t.Size()
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, n/es)
 	}
-	var blocks []T
+	var blocks []byte
 	if c.rank == root {
-		blocks = make([]T, c.size*n)
+		blocks = aligned(c.size * n) // f reads its blocks as elements
 	}
-	own := append([]T(nil), send...) // the caller may reduce in place
-	g, err := gather(p, call, c, bytesView(own), bytesView(blocks), typeOf[T](), root, user)
+	own := append([]byte(nil), send...) // the caller may reduce in place
+	g, err := gather(p, call, c, own, blocks, t, root, user)
 	if err != nil {
 		return nil, err
 	}
@@ -661,7 +605,7 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 			copy(recv, blocks[:n])
 		}
 		if all {
-			return bcast(p, call, c, bytesView(recv), typeOf[T](), root)
+			return bcast(p, call, c, recv, t, root)
 		}
 		return nil, nil
 	}
@@ -672,23 +616,24 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 // userIscan is Scan/Exscan with a user operation as a chained request: the
 // runtime gathers the contributions at rank 0, which computes the prefixes
 // when the request is next polled; the runtime scatters them.
-func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, ex bool) (*Request, error) {
-	n := len(send)
+func userIscan(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, ex bool) (*Request, error) {
+	n := len(send) // bytes
 	if len(recv) != n {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+		es := t.Size()
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, n/es)
 	}
-	var all []T
+	var all []byte
 	if c.rank == 0 {
-		all = make([]T, c.size*n)
+		all = aligned(c.size * n)
 	}
-	own := append([]T(nil), send...)
-	g, err := gather(p, call, c, bytesView(own), bytesView(all), typeOf[T](), 0, user)
+	own := append([]byte(nil), send...)
+	g, err := gather(p, call, c, own, all, t, 0, user)
 	if err != nil {
 		return nil, err
 	}
 	out := recv
 	if ex && c.rank == 0 {
-		out = make([]T, n) // Exscan leaves member 0's recv alone
+		out = make([]byte, n) // Exscan leaves member 0's recv alone
 	}
 	prefix := func() (*Request, error) {
 		if c.rank == 0 {
@@ -697,7 +642,7 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 				copy(all[n:], all[:len(all)-n])
 			}
 		}
-		return scatter(p, call, c, bytesView(all), bytesView(out), typeOf[T](), 0)
+		return scatter(p, call, c, all, out, t, 0)
 	}
 	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
 		chain: &chain{inner: g, steps: []func() (*Request, error){prefix}}}), nil
@@ -705,12 +650,12 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 
 // userIreduceScatter reduces to rank 0 with a user operation and scatters
 // the blocks, as one chained request.
-func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, counts []int) (*Request, error) {
-	var total []T
+func userIreduceScatter(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, counts []int) (*Request, error) {
+	var total []byte
 	if c.rank == 0 {
-		total = make([]T, len(send))
+		total = make([]byte, len(send))
 	}
-	red, err := userIreduce(p, call, c, f, user, send, total, 0, false)
+	red, err := userIreduce(p, call, c, f, user, send, total, t, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -718,9 +663,7 @@ func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, ino
 	for i := 1; i < c.size; i++ {
 		displs[i] = displs[i-1] + counts[i-1]
 	}
-	scatterBlocks := func() (*Request, error) {
-		return scatterv(p, call, c, bytesView(total), counts, displs, bytesView(recv), typeOf[T](), 0)
-	}
+	scatterBlocks := func() (*Request, error) { return scatterv(p, call, c, total, counts, displs, recv, t, 0) }
 	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
 		chain: &chain{inner: red, steps: []func() (*Request, error){scatterBlocks}}}), nil
 }

@@ -8,24 +8,16 @@ import (
 	"github.com/bcsmpi/bcsmpi/mds"
 )
 
-// The byte-level core. Every call that moves data is implemented once, on
-// bytes: the buffer is a []byte holding a whole number of elements of one
-// runtime element type (an internal/reduce.Type code: int8 ... float64 and
-// the value–index pairs), counts and displacements are in elements of that
-// type, and a user operation is a function on bytes (NewOpBytes). The
-// functions named XBytes are the core's entry points: each enters the call
-// (the MMDS record, the argument checks with their messages, the overlap
-// and MPI_IN_PLACE rules, the buffer checks) and posts it. The generic API
-// (Send[T], Bcast[T], ...) is a thin wrapper that passes its slice's bytes
-// and T's code to the XBytes function of the same name, and the C library
-// (package cabi) calls the XBytes functions directly, so both run the same
-// code and report the same errors.
-//
-// The core checks what the generic API cannot get wrong: that t is one of
-// the runtime's element types (MPI_ERR_TYPE) and that each buffer holds a
-// whole number of its elements (MPI_ERR_COUNT). Error messages count
-// elements, as the generic API's do (len(recv) is the number of elements
-// of recv).
+// The byte-level core (see the package comment): every call that moves
+// data is implemented once, on bytes of elements of one runtime element
+// type t (an internal/reduce.Type code). The XBytes functions below are
+// its entry points; the generic API (Send[T], Bcast[T], ...) wraps them,
+// and package cabi calls them directly. Each enters its call (the MMDS
+// record, the argument checks and their messages, the MPI_IN_PLACE and
+// overlap rules, the buffer checks) exactly as the generic call of its
+// name did; the core adds checkBuf, which only a caller of the XBytes
+// functions can fail. Error messages count elements, as the generic API's
+// do (len(recv) is the number of elements of recv).
 
 // bytesView is buf's memory as bytes (nil for an empty buf).
 func bytesView[T Elem](buf []T) []byte {
@@ -456,4 +448,129 @@ func IalltoallvBytes(c *Comm, send []byte, scounts, sdispls []int, recv []byte, 
 	return p.nonblocking(mds.Ialltoallv, int64(len(send)), func() (*Request, error) {
 		return alltoallv(p, call, c, send, scounts, sdispls, recv, rcounts, rdispls, t)
 	})
+}
+
+// Reductions: op is a predefined operation defined on t, or a user
+// operation made for elements of type t (NewOp, NewOpBytes).
+
+// ReduceBytes is Reduce on bytes.
+func ReduceBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op, root int) error {
+	const call = "MPI_Reduce"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, root, true)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Reduce, int64(len(send)), func() (*Request, error) {
+		return startReduce(p, call, proto.CollReduce, c, f, send, recv, t, op, root)
+	})
+}
+
+// IreduceBytes is Ireduce on bytes.
+func IreduceBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op, root int) (*Request, error) {
+	const call = "MPI_Ireduce"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, root, true)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Ireduce, int64(len(send)), func() (*Request, error) {
+		return startReduce(p, call, proto.CollReduce, c, f, send, recv, t, op, root)
+	})
+}
+
+// AllreduceBytes is Allreduce on bytes.
+func AllreduceBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) error {
+	const call = "MPI_Allreduce"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Allreduce, int64(len(send)), func() (*Request, error) {
+		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, t, op, 0)
+	})
+}
+
+// IallreduceBytes is Iallreduce on bytes.
+func IallreduceBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) (*Request, error) {
+	const call = "MPI_Iallreduce"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iallreduce, int64(len(send)), func() (*Request, error) {
+		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, t, op, 0)
+	})
+}
+
+// ScanBytes is Scan on bytes.
+func ScanBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) error {
+	const call = "MPI_Scan"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Scan, int64(len(send)), func() (*Request, error) { return scan(p, call, c, f, send, recv, t, op, false) })
+}
+
+// IscanBytes is Iscan on bytes.
+func IscanBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) (*Request, error) {
+	const call = "MPI_Iscan"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iscan, int64(len(send)), func() (*Request, error) { return scan(p, call, c, f, send, recv, t, op, false) })
+}
+
+// ExscanBytes is Exscan on bytes.
+func ExscanBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) error {
+	const call = "MPI_Exscan"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.Exscan, int64(len(send)), func() (*Request, error) { return scan(p, call, c, f, send, recv, t, op, true) })
+}
+
+// IexscanBytes is Iexscan on bytes.
+func IexscanBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) (*Request, error) {
+	const call = "MPI_Iexscan"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.Iexscan, int64(len(send)), func() (*Request, error) { return scan(p, call, c, f, send, recv, t, op, true) })
+}
+
+// ReduceScatterBytes is ReduceScatter on bytes (counts in elements of t).
+func ReduceScatterBytes(c *Comm, send, recv []byte, t reduce.Type, counts []int, op *Op) error {
+	const call = "MPI_Reduce_scatter"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return err
+	}
+	return p.run(mds.ReduceScatter, int64(len(send)), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, t, counts, op) })
+}
+
+// IreduceScatterBytes is IreduceScatter on bytes.
+func IreduceScatterBytes(c *Comm, send, recv []byte, t reduce.Type, counts []int, op *Op) (*Request, error) {
+	const call = "MPI_Ireduce_scatter"
+	p, f, err := reduceArgs(call, c, send, recv, t, op, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.nonblocking(mds.IreduceScatter, int64(len(send)), func() (*Request, error) {
+		return reduceScatter(p, call, c, f, send, recv, t, counts, op)
+	})
+}
+
+// ReduceScatterBlockBytes is ReduceScatterBlock on bytes.
+func ReduceScatterBlockBytes(c *Comm, send, recv []byte, t reduce.Type, op *Op) error {
+	if c == nil {
+		return ReduceScatterBytes(c, send, recv, t, nil, op)
+	}
+	n := 0
+	if es := t.Size(); es > 0 { // else ReduceScatterBytes refuses t
+		n = len(recv) / es
+	}
+	return ReduceScatterBytes(c, send, recv, t, equalCounts(c.size, n), op)
 }

@@ -397,11 +397,6 @@ func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	return r, p.post(d, inl)
 }
 
-func nbytes[T Elem](buf []T) int64 {
-	var z T
-	return int64(len(buf)) * int64(unsafe.Sizeof(z))
-}
-
 // Isend starts a send of buf to dest.
 func Isend[T Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	return IsendBytes(c, bytesView(buf), typeOf[T](), dest, tag)
