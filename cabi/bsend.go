@@ -9,6 +9,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -275,7 +276,7 @@ func bsendCore(call string, a p2p) C.int {
 	msg := append([]byte(nil), a.buf...)
 	a.release()
 	sign(&a, nil) // sig.go
-	r, err := mpiapi.Isend(a.c, msg, a.peer, a.tag)
+	r, err := mpiapi.IsendBytes(a.c, msg, reduce.Uint8, a.peer, a.tag)
 	if err != nil {
 		return failErr(a.ci, err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
-// Collectives on a communicator of the runtime go to mpiapi's generic
-// collectives with the datatype's Go element type (types.go); on a local
-// communicator (one process) they are copies. Each entry serves the
+// Collectives on a communicator of the runtime go to mpiapi's byte-level
+// core as bytes of the runtime element type of the datatype's kind
+// (types.go); on a local communicator (one process) they are copies. Each entry serves the
 // blocking call and, when out is not nil, the non-blocking one.
 //
 // Each entry checks its arguments in items of the caller's datatypes, then
@@ -319,16 +319,15 @@ func (k *collCall) finish() {
 	}
 }
 
-// start runs the checked call, lowered to elements of kind: through the
-// kind's collectives on a communicator of the runtime, or as local, the
-// copies of a one-process communicator.
+// start runs the checked call, lowered to elements of kind: through
+// mpiapi's byte-level core on a communicator of the runtime (collArgs.run),
+// or as local, the copies of a one-process communicator.
 func (k *collCall) start(kind int, local func()) C.int {
 	if k.mode&C.BCS_PERSIST != 0 && k.out == nil {
 		return 0 // MPI_X_init: checked; persist.go makes the request
 	}
-	var impl collective
 	if k.a.which != C.BCS_BARRIER {
-		impl = collectiveOf(kind)
+		k.a.t, k.a.es = sigOfKind[kind], int(kindSize[kind])
 	}
 	if k.a.c == nil {
 		if local != nil {
@@ -342,14 +341,14 @@ func (k *collCall) start(kind int, local func()) C.int {
 	}
 	var r *mpiapi.Request
 	var err error
-	if impl == nil {
+	if k.a.which == C.BCS_BARRIER {
 		if k.a.nb {
 			r, err = mpiapi.Ibarrier(k.a.c)
 		} else {
 			err = mpiapi.Barrier(k.a.c)
 		}
 	} else {
-		r, err = impl.run(&k.a)
+		r, err = k.a.run()
 	}
 	if err != nil {
 		return k.failErr(err)

@@ -37,11 +37,19 @@
 //     Stubs below).
 //   - the Go exports (env.go, comm.go, p2p.go, wait.go, coll.go, rma*.go) validate
 //     handles, translate the ABI's sentinels (MPI_ANY_SOURCE -1, MPI_ANY_TAG
-//     -2, MPI_PROC_NULL -3) to mpiapi's, and call mpiapi, so argument checks,
-//     the MMDS and every collective stay written once. Point-to-point buffers
-//     go to mpiapi as bytes; collectives as []T of the datatype's Go element
-//     type (types.go), so the runtime still checks element types and counts
-//     across members and reduces with the type's arithmetic.
+//     -2, MPI_PROC_NULL -3) to mpiapi's, and call mpiapi's byte-level core
+//     (the XBytes functions, mpiapi/core.go), which the generic Go API
+//     wraps, so argument checks, their messages, the MMDS and every
+//     collective stay written once. Point-to-point buffers go to the core
+//     as bytes (their type signature through mpiapi.SetSignatures, sig.go);
+//     collectives as bytes of the runtime element type of the datatype's
+//     kind (types.go: collArgs.run), so the runtime still checks element
+//     types and counts across members and reduces with the type's
+//     arithmetic; a user operation is a byte-level operation
+//     (mpiapi.NewOpBytes) that calls the C function. Nothing is
+//     instantiated per C datatype: the only generic mpiapi calls left are
+//     the library's own exchanges of int32, int64 and byte values (window,
+//     file and graph set-up).
 //   - datatype.go: derived datatypes (see Datatypes below).
 //
 // # Handles

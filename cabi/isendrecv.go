@@ -8,6 +8,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -101,13 +102,13 @@ func isendrecv(call string, s, r p2p, out *C.uintptr_t) C.int {
 		return 0
 	}
 	sign(&s, &r) // sig.go
-	qs, err := mpiapi.Isend(s.c, s.buf, s.peer, s.tag)
+	qs, err := mpiapi.IsendBytes(s.c, s.buf, reduce.Uint8, s.peer, s.tag)
 	if err != nil {
 		s.release()
 		r.release()
 		return failErr(s.ci, err)
 	}
-	qr, err := mpiapi.Irecv(r.c, r.buf, r.peer, r.tag)
+	qr, err := mpiapi.IrecvBytes(r.c, r.buf, reduce.Uint8, r.peer, r.tag)
 	if err != nil {
 		// The send goes on, as a request freed with MPI_Request_free
 		// would: detached, MPI_Finalize waits for it, and its pack

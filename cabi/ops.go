@@ -14,8 +14,8 @@ import (
 
 // User operations (MPI_Op_create) are C functions. mpiapi folds reductions
 // with user operations in the rank process, in rank order; its fold calls a
-// Go function per element type, which calls the C function through the shim
-// (Go cannot call a C function pointer). One mpiapi operation is made per
+// byte-level function (mpiapi.NewOpBytes; types.go's userOp), which calls
+// the C function through the shim (Go cannot call a C function pointer). One mpiapi operation is made per
 // (operation, datatype) on first use, because the C function is passed the
 // datatype handle.
 
@@ -88,7 +88,7 @@ func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.O
 				return b, 0
 			}
 			if fn := C.bcs_builtin_op(C.uintptr_t(t.h), C.uintptr_t(h)); fn != nil {
-				b := collectiveOf(t.kind).userOp(fmt.Sprintf("%s on %s", o, t.name), fn, t, true)
+				b := userOp(fmt.Sprintf("%s on %s", o, t.name), fn, t, true)
 				builtinOps[[2]uintptr{h, t.h}] = b
 				return b, 0
 			}
@@ -121,7 +121,7 @@ func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.O
 	if o := e.byType[t.h]; o != nil {
 		return o, 0
 	}
-	o := collectiveOf(t.kind).userOp(fmt.Sprintf("user operation %s on %s", e.ident, t.name), e.fn, t, e.commute)
+	o := userOp(fmt.Sprintf("user operation %s on %s", e.ident, t.name), e.fn, t, e.commute)
 	e.byType[t.h] = o
 	return o, 0
 }

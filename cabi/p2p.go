@@ -8,6 +8,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -186,7 +187,7 @@ func bcs_send(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.i
 		return 0
 	}
 	sign(&a, nil) // sig.go
-	err := mpiapi.Send(a.c, a.buf, a.peer, a.tag)
+	err := mpiapi.SendBytes(a.c, a.buf, reduce.Uint8, a.peer, a.tag)
 	a.release()
 	return failErr(a.ci, err)
 }
@@ -205,7 +206,7 @@ func bcs_recv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, source, t C
 		return localBlockingRecv(call, a, st)
 	}
 	sign(nil, &a)
-	s, err := mpiapi.Recv(a.c, a.buf, a.peer, a.tag)
+	s, err := mpiapi.RecvBytes(a.c, a.buf, reduce.Uint8, a.peer, a.tag)
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(a.ci, err)
@@ -234,10 +235,10 @@ func istart(call string, buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, 
 	var err error
 	if recv {
 		sign(nil, &a)
-		q, err = mpiapi.Irecv(a.c, a.buf, a.peer, a.tag)
+		q, err = mpiapi.IrecvBytes(a.c, a.buf, reduce.Uint8, a.peer, a.tag)
 	} else {
 		sign(&a, nil)
-		q, err = mpiapi.Isend(a.c, a.buf, a.peer, a.tag)
+		q, err = mpiapi.IsendBytes(a.c, a.buf, reduce.Uint8, a.peer, a.tag)
 	}
 	if err != nil {
 		return failErr(a.ci, err)
@@ -298,7 +299,7 @@ func sendrecv(call string, s, r p2p, st *C.MPI_Status) C.int {
 		return localBlockingRecv(call, r, st)
 	}
 	sign(&s, &r)
-	status, err := mpiapi.Sendrecv(s.c, s.buf, s.peer, s.tag, r.buf, r.peer, r.tag)
+	status, err := mpiapi.SendrecvBytes(s.c, s.buf, reduce.Uint8, s.peer, s.tag, r.buf, reduce.Uint8, r.peer, r.tag)
 	r.drain(status.Bytes())
 	s.release()
 	r.release()

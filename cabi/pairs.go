@@ -49,7 +49,7 @@ import (
 // made of one predefined pair type that has a runtime element type.
 func (t dtype) pairView() (dtype, bool) {
 	p := t.info.pair
-	if p == nil || p.pairKind <= C.BCS_NONE || int(p.pairKind) >= len(kinds) || kinds[p.pairKind] == nil {
+	if p == nil || p.pairKind <= C.BCS_NONE || int(p.pairKind) >= len(sigOfKind) || sigOfKind[p.pairKind] == 0 {
 		return t, false
 	}
 	t.kind, t.per, t.pairs = p.pairKind, int(t.info.elems/2), true

@@ -8,6 +8,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -161,7 +162,7 @@ func bcs_pready(call *C.char, low, high C.int, n C.int, list *C.int, h C.uintptr
 	}
 	sign(&p.a, nil) // sig.go
 	var err error
-	e.r, err = mpiapi.Isend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+	e.r, err = mpiapi.IsendBytes(p.a.c, p.a.buf, reduce.Uint8, p.a.peer, p.a.tag)
 	return failErr(e.comm, err)
 }
 

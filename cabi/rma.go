@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
@@ -354,7 +355,7 @@ func (w *window) postReceives() C.int {
 		p.ring, p.bufs = make([]*mpiapi.Request, k), make([][]byte, k)
 		for j := range k {
 			p.bufs[j] = make([]byte, hdrMax)
-			q, err := mpiapi.Irecv(w.c, p.bufs[j], r, tagHdr)
+			q, err := mpiapi.IrecvBytes(w.c, p.bufs[j], reduce.Uint8, r, tagHdr)
 			if err != nil {
 				return w.failErr(err)
 			}

@@ -475,7 +475,7 @@ func (w *window) sendDirect(t int, h header, tt *dtInfo, data []byte) C.int {
 	if rc := w.post(t, tagHdr, msg); rc != 0 {
 		return rc
 	}
-	q, err := mpiapi.Isend(w.c, data, t, tagBody)
+	q, err := mpiapi.IsendBytes(w.c, data, reduce.Uint8, t, tagBody)
 	if err != nil {
 		return w.failErr(err)
 	}
@@ -530,7 +530,7 @@ func (w *window) postResult(call string, t int, res rmaBuf, shared bool) (rmaRes
 			givePack(buf)
 		}
 	}
-	q, err := mpiapi.Irecv(w.c, buf, t, tagResult)
+	q, err := mpiapi.IrecvBytes(w.c, buf, reduce.Uint8, t, tagResult)
 	if err != nil {
 		return r, w.failErr(err)
 	}
@@ -573,7 +573,7 @@ func (w *window) send(t int, h header, tt *dtInfo, data []byte) C.int {
 // without this side polling (the target may serve thousands of them from
 // inside one fence, where nothing polls its posted lists).
 func (w *window) post(t, tag int, msg []byte) C.int {
-	q, err := mpiapi.Isend(w.c, msg, t, tag)
+	q, err := mpiapi.IsendBytes(w.c, msg, reduce.Uint8, t, tag)
 	if err != nil {
 		return w.failErr(err)
 	}
@@ -717,7 +717,7 @@ func (w *window) drain(r int) {
 				it.rest = make([]byte, n)
 				into = it.rest
 			}
-			if it.body, err = mpiapi.Irecv(w.c, into, r, tagBody); err != nil {
+			if it.body, err = mpiapi.IrecvBytes(w.c, into, reduce.Uint8, r, tagBody); err != nil {
 				it.class, it.msg = errOther, fmt.Sprintf("cannot receive the body of a request from rank %d: %v", r, err)
 			}
 		case len(p.queue) == 0 && !p.held:
@@ -729,7 +729,7 @@ func (w *window) drain(r int) {
 		if !it.served {
 			p.queue = append(p.queue, it)
 		}
-		q, err := mpiapi.Irecv(w.c, p.bufs[j], r, tagHdr)
+		q, err := mpiapi.IrecvBytes(w.c, p.bufs[j], reduce.Uint8, r, tagHdr)
 		if err != nil {
 			p.ring[j] = nil
 			w.refuse(r, errOther, fmt.Sprintf("cannot receive requests from rank %d: %v", r, err))

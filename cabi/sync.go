@@ -8,6 +8,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -85,9 +86,9 @@ func bcs_ssend(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, dest, t C.
 	}
 	sign(&a, nil) // sig.go
 	if out == nil {
-		return failErr(a.ci, mpiapi.Ssend(a.c, a.buf, a.peer, a.tag))
+		return failErr(a.ci, mpiapi.SsendBytes(a.c, a.buf, reduce.Uint8, a.peer, a.tag))
 	}
-	q, err := mpiapi.Issend(a.c, a.buf, a.peer, a.tag)
+	q, err := mpiapi.IssendBytes(a.c, a.buf, reduce.Uint8, a.peer, a.tag)
 	if err != nil {
 		return failErr(a.ci, err)
 	}
@@ -296,7 +297,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 		return rc
 	}
 	if out != nil {
-		q, err := mpiapi.Imrecv(m, b)
+		q, err := mpiapi.ImrecvBytes(m, b, reduce.Uint8)
 		if err != nil {
 			return failErr(ci, err)
 		}
@@ -304,7 +305,7 @@ func bcs_mrecv(buf unsafe.Pointer, count C.MPI_Count, dt C.uintptr_t, mh *C.uint
 		setUnpack(*out, a.unpacker())
 		return 0
 	}
-	s, err := mpiapi.Mrecv(m, b)
+	s, err := mpiapi.MrecvBytes(m, b, reduce.Uint8)
 	a.drain(s.Bytes())
 	a.release()
 	rc = failErr(ci, err)

@@ -9,6 +9,7 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -22,7 +23,7 @@ var ops = map[uintptr]*mpiapi.Op{
 
 // dtype is a committed datatype as the calls that move data see it: items
 // of extent bytes in the caller's buffer, moved by the runtime as per
-// elements of kind (a Go element type, see kinds). A type whose basic
+// elements of kind (a runtime element type, sigOfKind). A type whose basic
 // elements are all of one kind moves as that kind, so the runtime still
 // checks element types and counts across the members of a collective and
 // reduces with the type's arithmetic; any other type moves as its packed
@@ -45,7 +46,7 @@ func datatype(ci int, call, what string, h uintptr) (dtype, C.int) {
 		return dtype{}, rc
 	}
 	d := dtype{h: h, name: t.describe(), info: t, extent: int(t.extent()), kind: t.kind, per: int(t.elems)}
-	if d.kind == C.BCS_NONE || kinds[d.kind] == nil {
+	if d.kind == C.BCS_NONE || sigOfKind[d.kind] == 0 {
 		d.kind, d.per = C.BCS_U8, int(t.wire)
 	}
 	return d, 0
@@ -171,23 +172,16 @@ func (a *p2p) unpacker() func(int) {
 	}
 }
 
-// collective runs the collectives of one element type: the predefined
-// datatype's elements are handed to mpiapi as a []T over the C buffer, so
-// the runtime checks element types and counts across members and reduces
-// with the type's arithmetic.
-type collective interface {
-	run(a *collArgs) (*mpiapi.Request, error)
-	// userOp makes the mpiapi operation that applies the C function fn
-	// to items of datatype t.
-	userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *mpiapi.Op
-}
-
-func (elems[T]) userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *mpiapi.Op {
-	return mpiapi.NewOp(name, func(in, inout []T) {
+// userOp makes the mpiapi operation that applies the C function fn to
+// items of datatype t: a byte-level operation (mpiapi.NewOpBytes) on the
+// runtime's elements of t's kind.
+func userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *mpiapi.Op {
+	es := int(kindSize[t.kind])
+	return mpiapi.NewOpBytes(name, sigOfKind[t.kind], func(in, inout []byte) {
 		if len(in) == 0 || t.per == 0 {
 			return
 		}
-		n := C.int(len(in) / t.per)
+		n := C.int(len(in) / es / t.per)
 		pin, pio := unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0])
 		if t.info.contig && t.info.trueLB == 0 {
 			C.bcs_call_op(fn, pin, pio, &n, C.uintptr_t(t.h))
@@ -206,12 +200,10 @@ func (elems[T]) userOp(name string, fn unsafe.Pointer, t dtype, commute bool) *m
 		defer C.free(bi)
 		defer C.free(bo)
 		li, lio := unsafe.Add(bi, -lo), unsafe.Add(bo, -lo)
-		packedIn := unsafe.Slice((*byte)(pin), len(in)*int(unsafe.Sizeof(in[0])))
-		packedIO := unsafe.Slice((*byte)(pio), len(inout)*int(unsafe.Sizeof(inout[0])))
-		t.info.unpack(li, packedIn, int(n))
-		t.info.unpack(lio, packedIO, int(n))
+		t.info.unpack(li, in, int(n))
+		t.info.unpack(lio, inout, int(n))
 		C.bcs_call_op(fn, li, lio, &n, C.uintptr_t(t.h))
-		t.info.pack(packedIO, lio, int(n))
+		t.info.pack(inout, lio, int(n))
 	}, commute)
 }
 
@@ -225,6 +217,8 @@ type collArgs struct {
 	send, recv unsafe.Pointer
 	sendLen    int
 	recvLen    int
+	t          reduce.Type // the runtime's element type of kind (set by start)
+	es         int         // its bytes
 	op         *mpiapi.Op
 	root       int
 	counts     []int // v-variants: the receive (Gatherv, Allgatherv, Alltoallv) or send (Scatterv) counts; Reduce_scatter
@@ -233,104 +227,106 @@ type collArgs struct {
 	sdispls    []int
 }
 
-type elems[T mpiapi.Elem] struct{}
-
-func slice[T any](p unsafe.Pointer, n int) []T {
+// bytesAt is the n bytes at p (nil for a NULL p).
+func bytesAt(p unsafe.Pointer, n int) []byte {
 	if p == nil {
 		return nil
 	}
-	return unsafe.Slice((*T)(p), n)
+	return unsafe.Slice((*byte)(p), n)
 }
 
-// blocking adapts a blocking call to run's result.
-func blocking(err error) (*mpiapi.Request, error) { return nil, err }
-
-func (elems[T]) run(a *collArgs) (*mpiapi.Request, error) {
-	s, r, c, nb := slice[T](a.send, a.sendLen), slice[T](a.recv, a.recvLen), a.c, a.nb
+// run runs a checked collective through mpiapi's byte-level core: the
+// buffers as bytes of the runtime's elements of type a.t, the counts and
+// displacements in those elements. A blocking call returns a nil request.
+func (a *collArgs) run() (r *mpiapi.Request, err error) {
+	s, rb, c, nb, t := bytesAt(a.send, a.sendLen*a.es), bytesAt(a.recv, a.recvLen*a.es), a.c, a.nb, a.t
 	switch a.which {
-	case C.BCS_BCAST:
-		if nb {
-			return mpiapi.Ibcast(c, s, a.root)
-		}
-		return blocking(mpiapi.Bcast(c, s, a.root))
 	case C.BCS_REDUCE:
 		if nb {
-			return mpiapi.Ireduce(c, s, r, a.op, a.root)
+			r, err = mpiapi.IreduceBytes(c, s, rb, t, a.op, a.root)
+		} else {
+			err = mpiapi.ReduceBytes(c, s, rb, t, a.op, a.root)
 		}
-		return blocking(mpiapi.Reduce(c, s, r, a.op, a.root))
 	case C.BCS_ALLREDUCE:
 		if nb {
-			return mpiapi.Iallreduce(c, s, r, a.op)
+			r, err = mpiapi.IallreduceBytes(c, s, rb, t, a.op)
+		} else {
+			err = mpiapi.AllreduceBytes(c, s, rb, t, a.op)
 		}
-		return blocking(mpiapi.Allreduce(c, s, r, a.op))
 	case C.BCS_SCAN:
 		if nb {
-			return mpiapi.Iscan(c, s, r, a.op)
+			r, err = mpiapi.IscanBytes(c, s, rb, t, a.op)
+		} else {
+			err = mpiapi.ScanBytes(c, s, rb, t, a.op)
 		}
-		return blocking(mpiapi.Scan(c, s, r, a.op))
 	case C.BCS_EXSCAN:
 		if nb {
-			return mpiapi.Iexscan(c, s, r, a.op)
+			r, err = mpiapi.IexscanBytes(c, s, rb, t, a.op)
+		} else {
+			err = mpiapi.ExscanBytes(c, s, rb, t, a.op)
 		}
-		return blocking(mpiapi.Exscan(c, s, r, a.op))
 	case C.BCS_REDUCE_SCATTER, C.BCS_REDUCE_SCATTER_BLOCK:
 		if nb {
-			return mpiapi.IreduceScatter(c, s, r, a.counts, a.op)
+			r, err = mpiapi.IreduceScatterBytes(c, s, rb, t, a.counts, a.op)
+		} else {
+			err = mpiapi.ReduceScatterBytes(c, s, rb, t, a.counts, a.op)
 		}
-		return blocking(mpiapi.ReduceScatter(c, s, r, a.counts, a.op))
+	case C.BCS_BCAST:
+		if nb {
+			r, err = mpiapi.IbcastBytes(c, s, t, a.root)
+		} else {
+			err = mpiapi.BcastBytes(c, s, t, a.root)
+		}
 	case C.BCS_GATHER:
 		if nb {
-			return mpiapi.Igather(c, s, r, a.root)
+			r, err = mpiapi.IgatherBytes(c, s, rb, t, a.root)
+		} else {
+			err = mpiapi.GatherBytes(c, s, rb, t, a.root)
 		}
-		return blocking(mpiapi.Gather(c, s, r, a.root))
 	case C.BCS_SCATTER:
 		if nb {
-			return mpiapi.Iscatter(c, s, r, a.root)
+			r, err = mpiapi.IscatterBytes(c, s, rb, t, a.root)
+		} else {
+			err = mpiapi.ScatterBytes(c, s, rb, t, a.root)
 		}
-		return blocking(mpiapi.Scatter(c, s, r, a.root))
 	case C.BCS_ALLGATHER:
 		if nb {
-			return mpiapi.Iallgather(c, s, r)
+			r, err = mpiapi.IallgatherBytes(c, s, rb, t)
+		} else {
+			err = mpiapi.AllgatherBytes(c, s, rb, t)
 		}
-		return blocking(mpiapi.Allgather(c, s, r))
 	case C.BCS_ALLTOALL:
 		if nb {
-			return mpiapi.Ialltoall(c, s, r)
+			r, err = mpiapi.IalltoallBytes(c, s, rb, t)
+		} else {
+			err = mpiapi.AlltoallBytes(c, s, rb, t)
 		}
-		return blocking(mpiapi.Alltoall(c, s, r))
 	case C.BCS_GATHERV:
 		if nb {
-			return mpiapi.Igatherv(c, s, r, a.counts, a.displs, a.root)
+			r, err = mpiapi.IgathervBytes(c, s, rb, t, a.counts, a.displs, a.root)
+		} else {
+			err = mpiapi.GathervBytes(c, s, rb, t, a.counts, a.displs, a.root)
 		}
-		return blocking(mpiapi.Gatherv(c, s, r, a.counts, a.displs, a.root))
 	case C.BCS_SCATTERV:
 		if nb {
-			return mpiapi.Iscatterv(c, s, a.counts, a.displs, r, a.root)
+			r, err = mpiapi.IscattervBytes(c, s, a.counts, a.displs, rb, t, a.root)
+		} else {
+			err = mpiapi.ScattervBytes(c, s, a.counts, a.displs, rb, t, a.root)
 		}
-		return blocking(mpiapi.Scatterv(c, s, a.counts, a.displs, r, a.root))
 	case C.BCS_ALLGATHERV:
 		if nb {
-			return mpiapi.Iallgatherv(c, s, r, a.counts, a.displs)
+			r, err = mpiapi.IallgathervBytes(c, s, rb, t, a.counts, a.displs)
+		} else {
+			err = mpiapi.AllgathervBytes(c, s, rb, t, a.counts, a.displs)
 		}
-		return blocking(mpiapi.Allgatherv(c, s, r, a.counts, a.displs))
 	case C.BCS_ALLTOALLV:
 		if nb {
-			return mpiapi.Ialltoallv(c, s, a.scounts, a.sdispls, r, a.counts, a.displs)
+			r, err = mpiapi.IalltoallvBytes(c, s, a.scounts, a.sdispls, rb, t, a.counts, a.displs)
+		} else {
+			err = mpiapi.AlltoallvBytes(c, s, a.scounts, a.sdispls, rb, t, a.counts, a.displs)
 		}
-		return blocking(mpiapi.Alltoallv(c, s, a.scounts, a.sdispls, r, a.counts, a.displs))
+	default:
+		panic("cabi: unknown collective")
 	}
-	panic("cabi: unknown collective")
+	return r, err
 }
-
-// kinds maps an element kind (shim.h) to its collectives.
-var kinds = [C.BCS_NKINDS]collective{
-	C.BCS_I8: elems[int8]{}, C.BCS_U8: elems[uint8]{}, C.BCS_I16: elems[int16]{}, C.BCS_U16: elems[uint16]{},
-	C.BCS_I32: elems[int32]{}, C.BCS_U32: elems[uint32]{}, C.BCS_I64: elems[int64]{}, C.BCS_U64: elems[uint64]{},
-	C.BCS_F32: elems[float32]{}, C.BCS_F64: elems[float64]{},
-	C.BCS_F32I: elems[mpiapi.ValIdx[float32]]{}, C.BCS_F64I: elems[mpiapi.ValIdx[float64]]{},
-	C.BCS_I32I: elems[mpiapi.ValIdx[int32]]{}, C.BCS_I64I: elems[mpiapi.ValIdx[int64]]{},
-	C.BCS_I16I: elems[mpiapi.ValIdx[int16]]{},
-}
-
-// collectiveOf is the collective implementation of elements of kind.
-func collectiveOf(kind int) collective { return kinds[kind] }

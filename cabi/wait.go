@@ -9,6 +9,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -583,11 +584,11 @@ func startOne(call string, i int, h uintptr) C.int {
 		sign(&p.a, nil)
 	}
 	if p.recv {
-		e.r, err = mpiapi.Irecv(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+		e.r, err = mpiapi.IrecvBytes(p.a.c, p.a.buf, reduce.Uint8, p.a.peer, p.a.tag)
 	} else if p.send == sendSync {
-		e.r, err = mpiapi.Issend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+		e.r, err = mpiapi.IssendBytes(p.a.c, p.a.buf, reduce.Uint8, p.a.peer, p.a.tag)
 	} else {
-		e.r, err = mpiapi.Isend(p.a.c, p.a.buf, p.a.peer, p.a.tag)
+		e.r, err = mpiapi.IsendBytes(p.a.c, p.a.buf, reduce.Uint8, p.a.peer, p.a.tag)
 	}
 	return failErr(e.comm, err)
 }

@@ -143,53 +143,49 @@ func Ibarrier(c *Comm) (*Request, error) {
 	})
 }
 
-func bcast[T Elem](p *process, call string, c *Comm, buf []T, root int) (*Request, error) {
+func bcast(p *process, call string, c *Comm, buf []byte, t reduce.Type, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollBcast, root: root, t: typeOf[T](),
-		send: addrOf(buf, 0), len: uint64(len(buf)) * sizeOf[T](), keep: buf})
+	return p.icoll(c, coll{call: call, kind: proto.CollBcast, root: root, t: t,
+		send: byteAddr(buf, 0, 1), len: uint64(len(buf)), keep: buf})
 }
 
 // Bcast sends root's buf to every member of c (every member passes a buffer
 // of the same length).
 func Bcast[T Elem](c *Comm, buf []T, root int) error {
-	p, err := enter("MPI_Bcast", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Bcast, nbytes(buf), func() (*Request, error) { return bcast(p, "MPI_Bcast", c, buf, root) })
+	return BcastBytes(c, bytesView(buf), typeOf[T](), root)
 }
 
 // Ibcast starts a broadcast.
 func Ibcast[T Elem](c *Comm, buf []T, root int) (*Request, error) {
-	p, err := enter("MPI_Ibcast", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ibcast, nbytes(buf), func() (*Request, error) { return bcast(p, "MPI_Ibcast", c, buf, root) })
+	return IbcastBytes(c, bytesView(buf), typeOf[T](), root)
 }
 
 // reduction checks and posts Reduce, Allreduce, Scan and Exscan with a
 // predefined operation.
-func reduction[T Elem](p *process, call string, kind proto.Coll, c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
-	inPlace := same(send, recv, 0)
-	if !inPlace && overlap(send, recv) {
+func reduction(p *process, call string, kind proto.Coll, c *Comm, send, recv []byte, t reduce.Type, op *Op, root int) (*Request, error) {
+	es := t.Size()
+	inPlace := sameAt(send, recv, 0, es)
+	if !inPlace && overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; pass the receive buffer itself as the send buffer for MPI_IN_PLACE")
 	}
 	if kind != proto.CollReduce || c.rank == root {
 		if len(recv) != len(send) {
-			return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+			return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, len(send)/es)
 		}
 	} else {
 		recv = nil
 	}
-	return p.icoll(c, coll{call: call, kind: kind, root: root, op: op.code, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: kind, root: root, op: op.code, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(len(send)), keep: [2][]byte{send, recv}})
 }
 
-func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*process, func(in, inout []T), error) {
-	p, err := enter(call, c)
+// reduceArgs enters a reduction: the communicator, the buffers, the root
+// (when rooted) and the operation, whose user function it returns (nil for
+// a predefined operation).
+func reduceArgs(call string, c *Comm, send, recv []byte, t reduce.Type, op *Op, root int, rooted bool) (*process, func(in, inout []byte), error) {
+	p, err := enterBufs(call, c, send, recv, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,149 +194,88 @@ func reduceArgs[T Elem](call string, c *Comm, op *Op, root int, rooted bool) (*p
 			return nil, nil, err
 		}
 	}
-	f, err := checkOp[T](p, call, op)
+	f, err := checkOp(p, call, op, t)
 	return p, f, err
 }
 
 // startReduce posts a Reduce or Allreduce: in the runtime for a predefined
 // operation, as a chained request for a user operation.
-func startReduce[T Elem](p *process, call string, kind proto.Coll, c *Comm, f func(in, inout []T), send, recv []T, op *Op, root int) (*Request, error) {
+func startReduce(p *process, call string, kind proto.Coll, c *Comm, f func(in, inout []byte), send, recv []byte, t reduce.Type, op *Op, root int) (*Request, error) {
 	if f != nil {
-		return userIreduce(p, call, c, f, userTag{op.id, kind}, send, recv, root, kind == proto.CollAllreduce)
+		return userIreduce(p, call, c, f, userTag{op.id, kind}, send, recv, t, root, kind == proto.CollAllreduce)
 	}
-	return reduction(p, call, kind, c, send, recv, op, root)
+	return reduction(p, call, kind, c, send, recv, t, op, root)
 }
 
 // Reduce combines every member's send with op, in rank order, into root's
 // recv (ignored, and may be nil, elsewhere).
 func Reduce[T Elem](c *Comm, send, recv []T, op *Op, root int) error {
-	const call = "MPI_Reduce"
-	p, f, err := reduceArgs[T](call, c, op, root, true)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Reduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollReduce, c, f, send, recv, op, root)
-	})
+	return ReduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op, root)
 }
 
 // Ireduce starts a Reduce.
 func Ireduce[T Elem](c *Comm, send, recv []T, op *Op, root int) (*Request, error) {
-	const call = "MPI_Ireduce"
-	p, f, err := reduceArgs[T](call, c, op, root, true)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ireduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollReduce, c, f, send, recv, op, root)
-	})
+	return IreduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op, root)
 }
 
 // Allreduce combines every member's send with op, in rank order, into every
 // member's recv. The result is bit-identical on every member and in every run.
 func Allreduce[T Elem](c *Comm, send, recv []T, op *Op) error {
-	const call = "MPI_Allreduce"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Allreduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, op, 0)
-	})
+	return AllreduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Iallreduce starts an Allreduce.
 func Iallreduce[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	const call = "MPI_Iallreduce"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iallreduce, nbytes(send), func() (*Request, error) {
-		return startReduce(p, call, proto.CollAllreduce, c, f, send, recv, op, 0)
-	})
+	return IallreduceBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Scan leaves in member i's recv the combination of the sends of members 0..i.
 func Scan[T Elem](c *Comm, send, recv []T, op *Op) error {
-	p, f, err := reduceArgs[T]("MPI_Scan", c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Scan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Scan", c, f, send, recv, op, false) })
+	return ScanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Iscan starts a Scan.
 func Iscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	p, f, err := reduceArgs[T]("MPI_Iscan", c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Iscan", c, f, send, recv, op, false) })
+	return IscanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Exscan leaves in member i's recv the combination of the sends of members
 // 0..i-1; member 0's recv is not touched.
 func Exscan[T Elem](c *Comm, send, recv []T, op *Op) error {
-	p, f, err := reduceArgs[T]("MPI_Exscan", c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Exscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Exscan", c, f, send, recv, op, true) })
+	return ExscanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 // Iexscan starts an Exscan.
 func Iexscan[T Elem](c *Comm, send, recv []T, op *Op) (*Request, error) {
-	p, f, err := reduceArgs[T]("MPI_Iexscan", c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iexscan, nbytes(send), func() (*Request, error) { return scan(p, "MPI_Iexscan", c, f, send, recv, op, true) })
+	return IexscanBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
-func scan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, op *Op, ex bool) (*Request, error) {
-	if f != nil {
-		kind := proto.CollScan
-		if ex {
-			kind = proto.CollExscan
-		}
-		return userIscan(p, call, c, f, userTag{op.id, kind}, send, recv, ex)
-	}
+func scan(p *process, call string, c *Comm, f func(in, inout []byte), send, recv []byte, t reduce.Type, op *Op, ex bool) (*Request, error) {
 	kind := proto.CollScan
 	if ex {
 		kind = proto.CollExscan
 	}
-	return reduction(p, call, kind, c, send, recv, op, 0)
+	if f != nil {
+		return userIscan(p, call, c, f, userTag{op.id, kind}, send, recv, t, ex)
+	}
+	return reduction(p, call, kind, c, send, recv, t, op, 0)
 }
 
 // ReduceScatter combines the members' send vectors with op and leaves
 // elements [sum(counts[:i]), sum(counts[:i+1])) of the result in member i's
 // recv (len(recv) = counts[i]). In place: recv = send[:counts[i]].
 func ReduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) error {
-	const call = "MPI_Reduce_scatter"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.ReduceScatter, nbytes(send), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, counts, op) })
+	return ReduceScatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, op)
 }
 
 // IreduceScatter starts a ReduceScatter.
 func IreduceScatter[T Elem](c *Comm, send, recv []T, counts []int, op *Op) (*Request, error) {
-	const call = "MPI_Ireduce_scatter"
-	p, f, err := reduceArgs[T](call, c, op, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.IreduceScatter, nbytes(send), func() (*Request, error) { return reduceScatter(p, call, c, f, send, recv, counts, op) })
+	return IreduceScatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, op)
 }
 
 // ReduceScatterBlock is ReduceScatter with every member receiving len(recv) elements.
 func ReduceScatterBlock[T Elem](c *Comm, send, recv []T, op *Op) error {
-	if c == nil {
-		return ReduceScatter(c, send, recv, nil, op)
-	}
-	return ReduceScatter(c, send, recv, equalCounts(c.size, len(recv)), op)
+	return ReduceScatterBlockBytes(c, bytesView(send), bytesView(recv), typeOf[T](), op)
 }
 
 func equalCounts(p, n int) []int {
@@ -351,7 +286,7 @@ func equalCounts(p, n int) []int {
 	return counts
 }
 
-func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), send, recv []T, counts []int, op *Op) (*Request, error) {
+func reduceScatter(p *process, call string, c *Comm, f func(in, inout []byte), send, recv []byte, t reduce.Type, counts []int, op *Op) (*Request, error) {
 	if len(counts) != c.size {
 		return nil, p.errf(ErrCount, call, "len(counts) = %d, want the communicator size %d", len(counts), c.size)
 	}
@@ -362,195 +297,168 @@ func reduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []
 		}
 		total += n
 	}
-	if total != len(send) {
-		return nil, p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send))
+	es := t.Size()
+	if total != len(send)/es {
+		return nil, p.errf(ErrCount, call, "counts add up to %d, want len(send) = %d", total, len(send)/es)
 	}
-	if len(recv) != counts[c.rank] {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv), c.rank, counts[c.rank])
+	if len(recv)/es != counts[c.rank] {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want counts[%d] = %d", len(recv)/es, c.rank, counts[c.rank])
 	}
-	if !same(recv, send, 0) && overlap(send, recv) {
+	if !sameAt(recv, send, 0, es) && overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[:counts[rank]] as recv")
 	}
 	if f != nil {
-		return userIreduceScatter(p, call, c, f, userTag{op.id, proto.CollReduceScatter}, send, recv, counts)
+		return userIreduceScatter(p, call, c, f, userTag{op.id, proto.CollReduceScatter}, send, recv, t, counts)
 	}
-	es := sizeOf[T]()
-	part := proto.Part(proto.PartRecv, c.worldRank(c.rank), addrOf(recv, 0), uint64(len(recv))*es)
-	return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: typeOf[T](),
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)) * es, parts: []proto.Descriptor{part}, keep: [2][]T{send, recv}})
+	part := proto.Part(proto.PartRecv, c.worldRank(c.rank), byteAddr(recv, 0, 1), uint64(len(recv)))
+	return p.icoll(c, coll{call: call, kind: proto.CollReduceScatter, op: op.code, t: t,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(len(send)), parts: []proto.Descriptor{part}, keep: [2][]byte{send, recv}})
 }
 
 // gather posts a Gather; user marks it as the first step of a reduction with
 // a user operation (zero for a plain Gather).
-func gather[T Elem](p *process, call string, c *Comm, send, recv []T, root int, user userTag) (*Request, error) {
+func gather(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, root int, user userTag) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	n := len(send)
+	es := t.Size()
+	n := len(send) / es
 	inPlace := false
 	if c.rank == root {
-		inPlace = same(send, recv, root*n)
+		inPlace = sameAt(send, recv, root*n, es)
 		if inPlace {
-			n = len(recv) / c.size
+			n = len(recv) / es / c.size
 		}
-		if len(recv) != c.size*n {
-			return nil, p.errf(ErrCount, call, "len(recv) = %d at the root, want size x len(send) = %d x %d", len(recv), c.size, n)
+		if len(recv)/es != c.size*n {
+			return nil, p.errf(ErrCount, call, "len(recv) = %d at the root, want size x len(send) = %d x %d", len(recv)/es, c.size, n)
 		}
-		if !inPlace && overlap(send, recv) {
+		if !inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[root*n:(root+1)*n] as send")
 		}
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollGather, root: root, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}, user: user})
+	return p.icoll(c, coll{call: call, kind: proto.CollGather, root: root, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(n * es), keep: [2][]byte{send, recv}, user: user})
 }
 
 // Gather collects every member's send, in rank order, into root's recv
 // (len(recv) = size x len(send) at the root; ignored elsewhere).
 func Gather[T Elem](c *Comm, send, recv []T, root int) error {
-	p, err := enter("MPI_Gather", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Gather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Gather", c, send, recv, root, userTag{}) })
+	return GatherBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
 // Igather starts a Gather.
 func Igather[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
-	p, err := enter("MPI_Igather", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Igather, nbytes(send), func() (*Request, error) { return gather(p, "MPI_Igather", c, send, recv, root, userTag{}) })
+	return IgatherBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
-func scatter[T Elem](p *process, call string, c *Comm, send, recv []T, root int) (*Request, error) {
+func scatter(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	n := len(recv)
+	es := t.Size()
+	n := len(recv) / es
 	inPlace := false
 	if c.rank == root {
-		inPlace = same(recv, send, root*n)
+		inPlace = sameAt(recv, send, root*n, es)
 		if inPlace {
-			n = len(send) / c.size
+			n = len(send) / es / c.size
 		}
-		if len(send) != c.size*n {
-			return nil, p.errf(ErrCount, call, "len(send) = %d at the root, want size x len(recv) = %d x %d", len(send), c.size, n)
+		if len(send)/es != c.size*n {
+			return nil, p.errf(ErrCount, call, "len(send) = %d at the root, want size x len(recv) = %d x %d", len(send)/es, c.size, n)
 		}
-		if !inPlace && overlap(send, recv) {
+		if !inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[root*n:(root+1)*n] as recv")
 		}
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollScatter, root: root, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollScatter, root: root, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(n * es), keep: [2][]byte{send, recv}})
 }
 
 // Scatter sends block i of root's send (len(send) = size x len(recv)) to
 // member i's recv.
 func Scatter[T Elem](c *Comm, send, recv []T, root int) error {
-	p, err := enter("MPI_Scatter", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Scatter, nbytes(recv), func() (*Request, error) { return scatter(p, "MPI_Scatter", c, send, recv, root) })
+	return ScatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
 // Iscatter starts a Scatter.
 func Iscatter[T Elem](c *Comm, send, recv []T, root int) (*Request, error) {
-	p, err := enter("MPI_Iscatter", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iscatter, nbytes(recv), func() (*Request, error) { return scatter(p, "MPI_Iscatter", c, send, recv, root) })
+	return IscatterBytes(c, bytesView(send), bytesView(recv), typeOf[T](), root)
 }
 
-func allgather[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
-	n := len(send)
-	inPlace := same(send, recv, c.rank*n)
+func allgather(p *process, call string, c *Comm, send, recv []byte, t reduce.Type) (*Request, error) {
+	es := t.Size()
+	n := len(send) / es
+	inPlace := sameAt(send, recv, c.rank*n, es)
 	if inPlace && n == 0 {
 		inPlace = false
 	}
 	if inPlace {
-		n = len(recv) / c.size
+		n = len(recv) / es / c.size
 	}
-	if len(recv) != c.size*n {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want size x len(send) = %d x %d", len(recv), c.size, n)
+	if len(recv)/es != c.size*n {
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want size x len(send) = %d x %d", len(recv)/es, c.size, n)
 	}
-	if !inPlace && overlap(send, recv) {
+	if !inPlace && overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[rank*n:(rank+1)*n] as send")
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollAllgather, t: typeOf[T](), inPlace: inPlace,
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(n) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollAllgather, t: t, inPlace: inPlace,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(n * es), keep: [2][]byte{send, recv}})
 }
 
 // Allgather collects every member's send, in rank order, into every member's
 // recv (len(recv) = size x len(send)).
 func Allgather[T Elem](c *Comm, send, recv []T) error {
-	p, err := enter("MPI_Allgather", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Allgather, nbytes(send), func() (*Request, error) { return allgather(p, "MPI_Allgather", c, send, recv) })
+	return AllgatherBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
 // Iallgather starts an Allgather.
 func Iallgather[T Elem](c *Comm, send, recv []T) (*Request, error) {
-	p, err := enter("MPI_Iallgather", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iallgather, nbytes(send), func() (*Request, error) { return allgather(p, "MPI_Iallgather", c, send, recv) })
+	return IallgatherBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
-func alltoall[T Elem](p *process, call string, c *Comm, send, recv []T) (*Request, error) {
-	if len(send)%c.size != 0 {
-		return nil, p.errf(ErrCount, call, "len(send) = %d is not a multiple of the communicator size %d", len(send), c.size)
+func alltoall(p *process, call string, c *Comm, send, recv []byte, t reduce.Type) (*Request, error) {
+	es := t.Size()
+	if len(send)/es%c.size != 0 {
+		return nil, p.errf(ErrCount, call, "len(send) = %d is not a multiple of the communicator size %d", len(send)/es, c.size)
 	}
 	if len(recv) != len(send) {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), len(send))
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, len(send)/es)
 	}
-	if same(send, recv, 0) { // in place: send from a copy
-		send = append([]T(nil), send...)
-	} else if overlap(send, recv) {
+	if sameAt(send, recv, 0, es) { // in place: send from a copy
+		send = append([]byte(nil), send...)
+	} else if overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; pass the same slice twice for MPI_IN_PLACE")
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollAlltoall, t: typeOf[T](),
-		send: addrOf(send, 0), recv: addrOf(recv, 0), len: uint64(len(send)/c.size) * sizeOf[T](), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollAlltoall, t: t,
+		send: byteAddr(send, 0, 1), recv: byteAddr(recv, 0, 1), len: uint64(len(send) / c.size), keep: [2][]byte{send, recv}})
 }
 
 // Alltoall sends block j of every member's send to member j, which stores
 // the block from member i as block i of its recv.
 func Alltoall[T Elem](c *Comm, send, recv []T) error {
-	p, err := enter("MPI_Alltoall", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Alltoall, nbytes(send), func() (*Request, error) { return alltoall(p, "MPI_Alltoall", c, send, recv) })
+	return AlltoallBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
 // Ialltoall starts an Alltoall.
 func Ialltoall[T Elem](c *Comm, send, recv []T) (*Request, error) {
-	p, err := enter("MPI_Ialltoall", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ialltoall, nbytes(send), func() (*Request, error) { return alltoall(p, "MPI_Ialltoall", c, send, recv) })
+	return IalltoallBytes(c, bytesView(send), bytesView(recv), typeOf[T]())
 }
 
-// blocks checks counts/displs against buf and returns the parts describing them.
-func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, displs []int, dir int32) ([]proto.Descriptor, error) {
+// blocks checks counts/displs (in elements of es bytes) against buf and
+// returns the parts describing them.
+func blocks(p *process, call, what string, c *Comm, buf []byte, es int, counts, displs []int, dir int32) ([]proto.Descriptor, error) {
 	if len(counts) != c.size || len(displs) != c.size {
 		return nil, p.errf(ErrCount, call, "len(%scounts) = %d and len(%sdispls) = %d, want the communicator size %d", what, len(counts), what, len(displs), c.size)
 	}
-	es := sizeOf[T]()
+	n := len(buf) / es
 	parts := make([]proto.Descriptor, c.size)
 	for i := range c.size {
 		// A block of no elements moves nothing, so its displacement may
 		// lie anywhere (MPI programs leave it past the buffer's end).
-		if counts[i] < 0 || displs[i] < 0 || counts[i] > 0 && displs[i]+counts[i] > len(buf) {
-			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, len(buf))
+		if counts[i] < 0 || displs[i] < 0 || counts[i] > 0 && displs[i]+counts[i] > n {
+			return nil, p.errf(ErrCount, call, "%scounts[%d] = %d at %sdispls[%d] = %d does not fit len(%s) = %d", what, i, counts[i], what, i, displs[i], what, n)
 		}
-		parts[i] = proto.Part(dir, c.worldRank(i), addrOf(buf, displs[i]), uint64(counts[i])*es)
+		parts[i] = proto.Part(dir, c.worldRank(i), byteAddr(buf, displs[i], es), uint64(counts[i]*es))
 	}
 	return parts, nil
 }
@@ -558,35 +466,28 @@ func blocks[T Elem](p *process, call, what string, c *Comm, buf []T, counts, dis
 // Gatherv collects member i's send into root's recv at displs[i]; counts[i]
 // must equal len(send) of member i. counts and displs matter at the root only.
 func Gatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) error {
-	p, err := enter("MPI_Gatherv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Gatherv, nbytes(send), func() (*Request, error) { return gatherv(p, "MPI_Gatherv", c, send, recv, counts, displs, root) })
+	return GathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs, root)
 }
 
 // Igatherv starts a Gatherv.
 func Igatherv[T Elem](c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
-	p, err := enter("MPI_Igatherv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Igatherv, nbytes(send), func() (*Request, error) { return gatherv(p, "MPI_Igatherv", c, send, recv, counts, displs, root) })
+	return IgathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs, root)
 }
 
-func gatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, displs []int, root int) (*Request, error) {
+func gatherv(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, counts, displs []int, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	a := coll{call: call, kind: proto.CollGatherv, root: root, t: typeOf[T](), send: addrOf(send, 0),
-		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	es := t.Size()
+	a := coll{call: call, kind: proto.CollGatherv, root: root, t: t, send: byteAddr(send, 0, 1),
+		len: uint64(len(send)), keep: [2][]byte{send, recv}}
 	if c.rank == root {
 		var err error
-		if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
+		if a.parts, err = blocks(p, call, "recv", c, recv, es, counts, displs, proto.PartRecv); err != nil {
 			return nil, err
 		}
-		a.inPlace = same(send, recv, displs[root])
-		if !a.inPlace && overlap(send, recv) {
+		a.inPlace = sameAt(send, recv, displs[root], es)
+		if !a.inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[root]:...] as send")
 		}
 	}
@@ -596,35 +497,28 @@ func gatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, d
 // Scatterv sends counts[i] elements at displs[i] of root's send to member
 // i's recv (len(recv) = counts[i]).
 func Scatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
-	p, err := enter("MPI_Scatterv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Scatterv, nbytes(recv), func() (*Request, error) { return scatterv(p, "MPI_Scatterv", c, send, counts, displs, recv, root) })
+	return ScattervBytes(c, bytesView(send), counts, displs, bytesView(recv), typeOf[T](), root)
 }
 
 // Iscatterv starts a Scatterv.
 func Iscatterv[T Elem](c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
-	p, err := enter("MPI_Iscatterv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iscatterv, nbytes(recv), func() (*Request, error) { return scatterv(p, "MPI_Iscatterv", c, send, counts, displs, recv, root) })
+	return IscattervBytes(c, bytesView(send), counts, displs, bytesView(recv), typeOf[T](), root)
 }
 
-func scatterv[T Elem](p *process, call string, c *Comm, send []T, counts, displs []int, recv []T, root int) (*Request, error) {
+func scatterv(p *process, call string, c *Comm, send []byte, counts, displs []int, recv []byte, t reduce.Type, root int) (*Request, error) {
 	if err := p.checkRoot(call, c, root); err != nil {
 		return nil, err
 	}
-	a := coll{call: call, kind: proto.CollScatterv, root: root, t: typeOf[T](), recv: addrOf(recv, 0),
-		len: uint64(len(recv)) * sizeOf[T](), keep: [2][]T{send, recv}}
+	es := t.Size()
+	a := coll{call: call, kind: proto.CollScatterv, root: root, t: t, recv: byteAddr(recv, 0, 1),
+		len: uint64(len(recv)), keep: [2][]byte{send, recv}}
 	if c.rank == root {
 		var err error
-		if a.parts, err = blocks(p, call, "send", c, send, counts, displs, proto.PartSend); err != nil {
+		if a.parts, err = blocks(p, call, "send", c, send, es, counts, displs, proto.PartSend); err != nil {
 			return nil, err
 		}
-		a.inPlace = same(recv, send, displs[root])
-		if !a.inPlace && overlap(send, recv) {
+		a.inPlace = sameAt(recv, send, displs[root], es)
+		if !a.inPlace && overlaps(send, recv) {
 			return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass send[displs[root]:...] as recv")
 		}
 	}
@@ -634,33 +528,26 @@ func scatterv[T Elem](p *process, call string, c *Comm, send []T, counts, displs
 // Allgatherv collects member i's send into every member's recv at
 // displs[i]; counts[i] must equal len(send) of member i.
 func Allgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) error {
-	p, err := enter("MPI_Allgatherv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Allgatherv, nbytes(send), func() (*Request, error) { return allgatherv(p, "MPI_Allgatherv", c, send, recv, counts, displs) })
+	return AllgathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs)
 }
 
 // Iallgatherv starts an Allgatherv.
 func Iallgatherv[T Elem](c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
-	p, err := enter("MPI_Iallgatherv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Iallgatherv, nbytes(send), func() (*Request, error) { return allgatherv(p, "MPI_Iallgatherv", c, send, recv, counts, displs) })
+	return IallgathervBytes(c, bytesView(send), bytesView(recv), typeOf[T](), counts, displs)
 }
 
-func allgatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts, displs []int) (*Request, error) {
-	a := coll{call: call, kind: proto.CollAllgatherv, t: typeOf[T](), send: addrOf(send, 0),
-		len: uint64(len(send)) * sizeOf[T](), keep: [2][]T{send, recv}}
+func allgatherv(p *process, call string, c *Comm, send, recv []byte, t reduce.Type, counts, displs []int) (*Request, error) {
+	es := t.Size()
+	a := coll{call: call, kind: proto.CollAllgatherv, t: t, send: byteAddr(send, 0, 1),
+		len: uint64(len(send)), keep: [2][]byte{send, recv}}
 	var err error
-	if a.parts, err = blocks(p, call, "recv", c, recv, counts, displs, proto.PartRecv); err != nil {
+	if a.parts, err = blocks(p, call, "recv", c, recv, es, counts, displs, proto.PartRecv); err != nil {
 		return nil, err
 	}
-	a.inPlace = len(send) > 0 && same(send, recv, displs[c.rank])
+	a.inPlace = len(send) > 0 && sameAt(send, recv, displs[c.rank], es)
 	if a.inPlace {
-		a.len = uint64(counts[c.rank]) * sizeOf[T]()
-	} else if overlap(send, recv) {
+		a.len = uint64(counts[c.rank] * es)
+	} else if overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap; for MPI_IN_PLACE pass recv[displs[rank]:...] as send")
 	}
 	return p.icoll(c, a)
@@ -669,56 +556,46 @@ func allgatherv[T Elem](p *process, call string, c *Comm, send, recv []T, counts
 // Alltoallv sends scounts[j] elements at sdispls[j] of send to member j,
 // which receives them at rdispls[i] of its recv (rcounts[i] elements).
 func Alltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) error {
-	p, err := enter("MPI_Alltoallv", c)
-	if err != nil {
-		return err
-	}
-	return p.run(mds.Alltoallv, nbytes(send), func() (*Request, error) {
-		return alltoallv(p, "MPI_Alltoallv", c, send, scounts, sdispls, recv, rcounts, rdispls)
-	})
+	return AlltoallvBytes(c, bytesView(send), scounts, sdispls, bytesView(recv), typeOf[T](), rcounts, rdispls)
 }
 
 // Ialltoallv starts an Alltoallv.
 func Ialltoallv[T Elem](c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*Request, error) {
-	p, err := enter("MPI_Ialltoallv", c)
-	if err != nil {
-		return nil, err
-	}
-	return p.nonblocking(mds.Ialltoallv, nbytes(send), func() (*Request, error) {
-		return alltoallv(p, "MPI_Ialltoallv", c, send, scounts, sdispls, recv, rcounts, rdispls)
-	})
+	return IalltoallvBytes(c, bytesView(send), scounts, sdispls, bytesView(recv), typeOf[T](), rcounts, rdispls)
 }
 
-func alltoallv[T Elem](p *process, call string, c *Comm, send []T, scounts, sdispls []int, recv []T, rcounts, rdispls []int) (*Request, error) {
-	if overlap(send, recv) {
+func alltoallv(p *process, call string, c *Comm, send []byte, scounts, sdispls []int, recv []byte, rcounts, rdispls []int, t reduce.Type) (*Request, error) {
+	if overlaps(send, recv) {
 		return nil, p.errf(ErrBuffer, call, "send and receive buffers overlap")
 	}
-	sp, err := blocks(p, call, "send", c, send, scounts, sdispls, proto.PartSend)
+	es := t.Size()
+	sp, err := blocks(p, call, "send", c, send, es, scounts, sdispls, proto.PartSend)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := blocks(p, call, "recv", c, recv, rcounts, rdispls, proto.PartRecv)
+	rp, err := blocks(p, call, "recv", c, recv, es, rcounts, rdispls, proto.PartRecv)
 	if err != nil {
 		return nil, err
 	}
-	return p.icoll(c, coll{call: call, kind: proto.CollAlltoallv, t: typeOf[T](), parts: append(sp, rp...), keep: [2][]T{send, recv}})
+	return p.icoll(c, coll{call: call, kind: proto.CollAlltoallv, t: t, parts: append(sp, rp...), keep: [2][]byte{send, recv}})
 }
 
 // userIreduce starts a reduction with a user operation as a chained
 // request: the runtime gathers the contributions at root, the root folds
 // them in rank order when the request is next polled, and for all (an
 // Allreduce) the runtime broadcasts the result.
-func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, root int, all bool) (*Request, error) {
-	n := len(send)
+func userIreduce(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, root int, all bool) (*Request, error) {
+	n := len(send) // bytes
 	if (all || c.rank == root) && len(recv) != n {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+		es := t.Size()
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, n/es)
 	}
-	var blocks []T
+	var blocks []byte
 	if c.rank == root {
-		blocks = make([]T, c.size*n)
+		blocks = aligned(c.size * n) // f reads its blocks as elements
 	}
-	own := append([]T(nil), send...) // the caller may reduce in place
-	g, err := gather(p, call, c, own, blocks, root, user)
+	own := append([]byte(nil), send...) // the caller may reduce in place
+	g, err := gather(p, call, c, own, blocks, t, root, user)
 	if err != nil {
 		return nil, err
 	}
@@ -728,7 +605,7 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 			copy(recv, blocks[:n])
 		}
 		if all {
-			return bcast(p, call, c, recv, root)
+			return bcast(p, call, c, recv, t, root)
 		}
 		return nil, nil
 	}
@@ -739,23 +616,24 @@ func userIreduce[T Elem](p *process, call string, c *Comm, f func(in, inout []T)
 // userIscan is Scan/Exscan with a user operation as a chained request: the
 // runtime gathers the contributions at rank 0, which computes the prefixes
 // when the request is next polled; the runtime scatters them.
-func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, ex bool) (*Request, error) {
-	n := len(send)
+func userIscan(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, ex bool) (*Request, error) {
+	n := len(send) // bytes
 	if len(recv) != n {
-		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv), n)
+		es := t.Size()
+		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, n/es)
 	}
-	var all []T
+	var all []byte
 	if c.rank == 0 {
-		all = make([]T, c.size*n)
+		all = aligned(c.size * n)
 	}
-	own := append([]T(nil), send...)
-	g, err := gather(p, call, c, own, all, 0, user)
+	own := append([]byte(nil), send...)
+	g, err := gather(p, call, c, own, all, t, 0, user)
 	if err != nil {
 		return nil, err
 	}
 	out := recv
 	if ex && c.rank == 0 {
-		out = make([]T, n) // Exscan leaves member 0's recv alone
+		out = make([]byte, n) // Exscan leaves member 0's recv alone
 	}
 	prefix := func() (*Request, error) {
 		if c.rank == 0 {
@@ -764,7 +642,7 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 				copy(all[n:], all[:len(all)-n])
 			}
 		}
-		return scatter(p, call, c, all, out, 0)
+		return scatter(p, call, c, all, out, t, 0)
 	}
 	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
 		chain: &chain{inner: g, steps: []func() (*Request, error){prefix}}}), nil
@@ -772,12 +650,12 @@ func userIscan[T Elem](p *process, call string, c *Comm, f func(in, inout []T), 
 
 // userIreduceScatter reduces to rank 0 with a user operation and scatters
 // the blocks, as one chained request.
-func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, inout []T), user userTag, send, recv []T, counts []int) (*Request, error) {
-	var total []T
+func userIreduceScatter(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, counts []int) (*Request, error) {
+	var total []byte
 	if c.rank == 0 {
-		total = make([]T, len(send))
+		total = make([]byte, len(send))
 	}
-	red, err := userIreduce(p, call, c, f, user, send, total, 0, false)
+	red, err := userIreduce(p, call, c, f, user, send, total, t, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -785,7 +663,7 @@ func userIreduceScatter[T Elem](p *process, call string, c *Comm, f func(in, ino
 	for i := 1; i < c.size; i++ {
 		displs[i] = displs[i-1] + counts[i-1]
 	}
-	scatterBlocks := func() (*Request, error) { return scatterv(p, call, c, total, counts, displs, recv, 0) }
+	scatterBlocks := func() (*Request, error) { return scatterv(p, call, c, total, counts, displs, recv, t, 0) }
 	return p.track(&Request{call: call, kind: proto.KindColl, active: true, comm: c,
 		chain: &chain{inner: red, steps: []func() (*Request, error){scatterBlocks}}}), nil
 }

@@ -39,6 +39,27 @@
 // (which also keeps the Go garbage collector from freeing it) and must not be
 // touched until then, as in MPI.
 //
+// The byte-level core (core.go): every call that moves data is written
+// once, on bytes. Its entry points are the XBytes functions (SendBytes,
+// RecvBytes, BcastBytes, ReduceBytes, AlltoallvBytes, ... one per generic
+// call, blocking and non-blocking, and NewOpBytes for user operations):
+// each takes the generic call's arguments with every []T replaced by a
+// []byte and the element type t (an internal/reduce.Type code) after the
+// last buffer (Sendrecv: after each buffer); counts and displacements stay
+// in elements. The core holds every argument check and its message, the
+// MMDS record, the MPI_IN_PLACE and overlap rules, the buffer checks and
+// the chained requests of user operations. The generic functions are thin
+// wrappers (their slice's bytes and T's code), and the C library (package
+// cabi) calls the XBytes functions directly, so a Go and a C program get
+// the same checks and the same messages. The core adds one check the
+// generic API cannot fail: t must be a runtime element type (MPI_ERR_TYPE)
+// and each buffer a whole number of its elements (MPI_ERR_COUNT). A user
+// operation is a function on bytes (in, inout aligned for t) tied to its
+// element type by code: NewOp[T] wraps its func(in, inout []T), and a
+// reduction of elements of another code is MPI_ERR_OP (Go types with one
+// code are one element type: int and int64 on a 64-bit machine, a named
+// type and its underlying type).
+//
 // Collectives (coll.go) are executed by the runtime: each call posts one
 // descriptor, and the scheduler runs it in the slice its last member's
 // descriptor is exchanged, reducing in communicator rank order, so results are

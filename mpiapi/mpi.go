@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mds"
@@ -270,15 +271,6 @@ func (s Status) Count() int {
 // Bytes is the number of bytes received.
 func (s Status) Bytes() int { return int(s.bytes) }
 
-func bytesOf[T Elem](buf []T) (unsafe.Pointer, uint64, int) {
-	var z T
-	es := int(unsafe.Sizeof(z))
-	if len(buf) == 0 {
-		return nil, 0, es
-	}
-	return unsafe.Pointer(unsafe.SliceData(buf)), uint64(len(buf) * es), es
-}
-
 func (p *process) checkComm(call string, c *Comm) error {
 	if c == nil {
 		return p.errf(ErrComm, call, "comm = nil, want a communicator such as mpiapi.World()")
@@ -341,18 +333,14 @@ func (p *process) abortExit() {
 	os.Exit(1)
 }
 
-// start checks the arguments of a send or receive and posts its descriptor.
-// Sends of at most inline_max bytes carry their payload in the ring slot and
-// are buffered by the agent (they complete when exchanged).
-func start[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int) (*Request, error) {
-	return startMode(p, call, kind, c, buf, peer, tag, false)
-}
-
-// startMode is start; a synchronous send (sync) never goes inline, so it
-// completes only once matched and moved (ssend.go).
-func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []T, peer, tag int, sync bool) (*Request, error) {
+// startMode checks the arguments of a send or receive of buf, elements of
+// type t, and posts its descriptor. Sends of at most inline_max bytes carry
+// their payload in the ring slot and are buffered by the agent (they
+// complete when exchanged); a synchronous send (sync) never goes inline, so
+// it completes only once matched and moved (ssend.go).
+func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, sync bool) (*Request, error) {
 	recv := kind != proto.KindSend
-	sig := signature[T](recv) // sig.go: first, so that a refused call uses it up too
+	sig := signature(t, recv) // sig.go: first, so that a refused call uses it up too
 	what := "dest"
 	if recv {
 		what = "source"
@@ -366,7 +354,14 @@ func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []
 	if err := p.checkTag(call, tag, recv); err != nil {
 		return nil, err
 	}
-	addr, n, es := bytesOf(buf)
+	if err := p.checkBuf(call, "buf", buf, t); err != nil { // core.go
+		return nil, err
+	}
+	var addr unsafe.Pointer
+	n, es := uint64(len(buf)), t.Size()
+	if n > 0 {
+		addr = unsafe.Pointer(unsafe.SliceData(buf))
+	}
 	if peer == ProcNull {
 		return p.track(&Request{done: true, call: call, kind: kind, peer: peer, tag: tag, comm: c, status: Status{Source: ProcNull, Tag: AnyTag, elem: es}}), nil
 	}
@@ -402,94 +397,30 @@ func startMode[T Elem](p *process, call string, kind proto.Kind, c *Comm, buf []
 	return r, p.post(d, inl)
 }
 
-func isend[T Elem](p *process, call string, c *Comm, buf []T, dest, tag int) (*Request, error) {
-	return start(p, call, proto.KindSend, c, buf, dest, tag)
-}
-
-func irecv[T Elem](p *process, call string, c *Comm, buf []T, source, tag int) (*Request, error) {
-	return start(p, call, proto.KindRecv, c, buf, source, tag)
-}
-
-func nbytes[T Elem](buf []T) int64 {
-	var z T
-	return int64(len(buf)) * int64(unsafe.Sizeof(z))
-}
-
 // Isend starts a send of buf to dest.
 func Isend[T Elem](c *Comm, buf []T, dest, tag int) (*Request, error) {
-	p, err := current("MPI_Isend")
-	if err != nil {
-		return nil, err
-	}
-	t0 := p.mmds.begin(false)
-	r, err := isend(p, "MPI_Isend", c, buf, dest, tag)
-	p.mmds.end(mds.Isend, t0, nbytes(buf), false)
-	return r, err
+	return IsendBytes(c, bytesView(buf), typeOf[T](), dest, tag)
 }
 
 // Irecv starts a receive into buf from source (or AnySource).
 func Irecv[T Elem](c *Comm, buf []T, source, tag int) (*Request, error) {
-	p, err := current("MPI_Irecv")
-	if err != nil {
-		return nil, err
-	}
-	t0 := p.mmds.begin(false)
-	r, err := irecv(p, "MPI_Irecv", c, buf, source, tag)
-	p.mmds.end(mds.Irecv, t0, nbytes(buf), false)
-	return r, err
+	return IrecvBytes(c, bytesView(buf), typeOf[T](), source, tag)
 }
 
 // Send sends buf to dest. It returns when the data has moved, or, for sends of
 // at most inline_max bytes (buffered by the agent), when it has been exchanged.
 func Send[T Elem](c *Comm, buf []T, dest, tag int) error {
-	p, err := current("MPI_Send")
-	if err != nil {
-		return err
-	}
-	t0 := p.mmds.begin(true)
-	r, err := isend(p, "MPI_Send", c, buf, dest, tag)
-	if err == nil {
-		_, err = p.wait(r, "MPI_Send")
-	}
-	p.mmds.end(mds.Send, t0, nbytes(buf), true)
-	return err
+	return SendBytes(c, bytesView(buf), typeOf[T](), dest, tag)
 }
 
 // Recv receives into buf from source (or AnySource) with tag (or AnyTag).
 func Recv[T Elem](c *Comm, buf []T, source, tag int) (Status, error) {
-	p, err := current("MPI_Recv")
-	if err != nil {
-		return Status{}, err
-	}
-	t0 := p.mmds.begin(true)
-	var st Status
-	r, err := irecv(p, "MPI_Recv", c, buf, source, tag)
-	if err == nil {
-		st, err = p.wait(r, "MPI_Recv")
-	}
-	p.mmds.end(mds.Recv, t0, int64(st.bytes), true)
-	return st, err
+	return RecvBytes(c, bytesView(buf), typeOf[T](), source, tag)
 }
 
 // Sendrecv sends sendbuf to dest and receives into recvbuf from source.
 func Sendrecv[T, U Elem](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
-	p, err := current("MPI_Sendrecv")
-	if err != nil {
-		return Status{}, err
-	}
-	t0 := p.mmds.begin(true)
-	defer func() { p.mmds.end(mds.Sendrecv, t0, nbytes(sendbuf)+nbytes(recvbuf), true) }()
-	s, err := isend(p, "MPI_Sendrecv", c, sendbuf, dest, sendtag)
-	if err != nil {
-		return Status{}, err
-	}
-	r, err := irecv(p, "MPI_Sendrecv", c, recvbuf, source, recvtag)
-	if err != nil {
-		p.wait(s, "MPI_Sendrecv")
-		return Status{}, err
-	}
-	err = p.waitall([]*Request{s, r}, "MPI_Sendrecv")
-	return r.status, err
+	return SendrecvBytes(c, bytesView(sendbuf), typeOf[T](), dest, sendtag, bytesView(recvbuf), typeOf[U](), source, recvtag)
 }
 
 func probe(p *process, call string, kind proto.Kind, c *Comm, source, tag int) (*Request, error) {

@@ -1,9 +1,8 @@
 package mpiapi
 
 import (
-	"unsafe"
-
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 	"github.com/bcsmpi/bcsmpi/mds"
 )
 
@@ -33,7 +32,7 @@ func (m *Message) NoProc() bool { return m.recv == nil }
 
 func (p *process) claim(call string, c *Comm, st Status) (*Message, error) {
 	buf := make([]byte, st.Bytes())
-	r, err := startMode(p, call, proto.KindRecv, c, buf, st.Source, st.Tag, false)
+	r, err := startMode(p, call, proto.KindRecv, c, buf, reduce.Uint8, st.Source, st.Tag, false)
 	if err != nil {
 		return nil, err
 	}
@@ -122,59 +121,13 @@ func (m *Message) deliver(p *process, call string, buf []byte, elem int) (Status
 	return st, nil
 }
 
-func asBytes[T Elem](buf []T) ([]byte, int) {
-	addr, n, es := bytesOf(buf)
-	if n == 0 {
-		return nil, es
-	}
-	return unsafe.Slice((*byte)(addr), n), es
-}
-
 // Mrecv receives the message m into buf.
 func Mrecv[T Elem](m *Message, buf []T) (Status, error) {
-	const call = "MPI_Mrecv"
-	p, err := current(call)
-	if err != nil {
-		return Status{}, err
-	}
-	if err := p.takeMessage(call, m); err != nil {
-		return Status{}, err
-	}
-	if m.NoProc() {
-		return Status{Source: ProcNull, Tag: AnyTag}, nil
-	}
-	b, es := asBytes(buf)
-	t0 := p.mmds.begin(true)
-	defer p.mmds.end(mds.Mrecv, t0, nbytes(buf), true)
-	if _, err := p.wait(m.recv, call); err != nil {
-		return Status{}, err
-	}
-	return m.deliver(p, call, b, es)
+	return MrecvBytes(m, bytesView(buf), typeOf[T]())
 }
 
 // Imrecv starts receiving the message m into buf; the request completes
 // when the claimed data has arrived and been copied into buf.
 func Imrecv[T Elem](m *Message, buf []T) (*Request, error) {
-	const call = "MPI_Imrecv"
-	p, err := current(call)
-	if err != nil {
-		return nil, err
-	}
-	t0 := p.mmds.begin(false)
-	defer p.mmds.end(mds.Imrecv, t0, nbytes(buf), false)
-	if err := p.takeMessage(call, m); err != nil {
-		return nil, err
-	}
-	if m.NoProc() {
-		return p.track(&Request{done: true, call: call, kind: proto.KindRecv, peer: ProcNull, status: Status{Source: ProcNull, Tag: AnyTag}}), nil
-	}
-	b, es := asBytes(buf)
-	r := &Request{call: call, kind: proto.KindRecv, active: true, comm: m.recv.comm, peer: m.status.Source, tag: m.status.Tag, buf: buf}
-	copyOut := func() (*Request, error) {
-		var err error
-		r.status, err = m.deliver(p, call, b, es)
-		return nil, err
-	}
-	r.chain = &chain{inner: m.recv, steps: []func() (*Request, error){copyOut}}
-	return p.track(r), nil
+	return ImrecvBytes(m, bytesView(buf), typeOf[T]())
 }

@@ -59,7 +59,8 @@ func typeOf[T Elem]() reduce.Type {
 type Op struct {
 	code    reduce.Op
 	name    string
-	user    any // func(in, inout []T)
+	user    func(in, inout []byte) // user operations: the function (nil once freed)
+	t       reduce.Type            // user operations: the element type
 	elem    string
 	commute bool
 	id      uint16 // user operations: the identity MSM compares (see NewOp)
@@ -137,11 +138,35 @@ var (
 // look different. NewOp may be called before Init (for example
 // in a package variable).
 func NewOp[T Elem](name string, f func(in, inout []T), commutative bool) *Op {
-	elem := reflect.TypeFor[T]().String()
+	return newOp(name, reflect.TypeFor[T]().String(), typeOf[T](), func(in, inout []byte) {
+		f(elemsView[T](in), elemsView[T](inout))
+	}, commutative)
+}
+
+// NewOpBytes is NewOp on bytes: f sets inout = in op inout over elements of
+// type t held in in and inout (their lengths are equal multiples of
+// t.Size(), and both are aligned for t). The operation applies to
+// reductions whose elements are of type t; its identity (see NewOp) names
+// the element type as NewOp of the matching Go type does.
+func NewOpBytes(name string, t reduce.Type, f func(in, inout []byte), commutative bool) *Op {
+	return newOp(name, elemName(t), t, f, commutative)
+}
+
+func newOp(name, elem string, t reduce.Type, f func(in, inout []byte), commutative bool) *Op {
 	opSeq++
-	o := &Op{name: name, user: f, elem: elem, commute: commutative, id: opIdentity(name, elem, commutative), seq: opSeq}
+	o := &Op{name: name, user: f, t: t, elem: elem, commute: commutative, id: opIdentity(name, elem, commutative), seq: opSeq}
 	userOps[o] = struct{}{}
 	return o
+}
+
+// elemName names elements of type t as the Go type of the generic API does.
+func elemName(t reduce.Type) string {
+	for g, pt := range pairTypes {
+		if pt == t {
+			return g.String()
+		}
+	}
+	return t.String()
 }
 
 // Free releases a user operation (MPI_Op_free). Predefined operations cannot be freed.
@@ -155,34 +180,34 @@ func (o *Op) Free() error {
 	return nil
 }
 
-// checkOp validates op for elements of type T and returns its user function
-// (nil for a predefined operation).
-func checkOp[T Elem](p *process, call string, op *Op) (func(in, inout []T), error) {
+// checkOp validates op for elements of type t and returns its user
+// function (nil for a predefined operation).
+func checkOp(p *process, call string, op *Op, t reduce.Type) (func(in, inout []byte), error) {
 	if op == nil {
 		return nil, p.errf(ErrOp, call, "op = nil, want an operation such as mpiapi.Sum or one from NewOp")
 	}
 	if op.code == 0 {
-		f, ok := op.user.(func(in, inout []T))
-		if !ok {
-			if op.user == nil {
-				return nil, p.errf(ErrOp, call, "operation %s was freed", op.name)
-			}
-			return nil, p.errf(ErrOp, call, "operation %s is defined on %s elements, not %s", op.name, op.elem, reflect.TypeFor[T]())
+		if op.user == nil {
+			return nil, p.errf(ErrOp, call, "operation %s was freed", op.name)
 		}
-		return f, nil
+		if op.t != t {
+			return nil, p.errf(ErrOp, call, "operation %s is defined on %s elements, not %s", op.name, op.elem, elemName(t))
+		}
+		return op.user, nil
 	}
-	if err := reduce.Check(op.code, typeOf[T]()); err != nil {
+	if err := reduce.Check(op.code, t); err != nil {
 		return nil, p.errf(ErrOp, call, "%v", err)
 	}
 	return nil, nil
 }
 
-// foldUser reduces n blocks of blk elements of all in rank order with f
-// and leaves in block i the fold of blocks 0..i when prefix is set, else
-// the total in block 0.
-func foldUser[T Elem](f func(in, inout []T), all []T, n, blk int, prefix bool) {
+// foldUser reduces n blocks of blk bytes of all in rank order with f and
+// leaves in block i the fold of blocks 0..i when prefix is set, else the
+// total in block 0. all is aligned (aligned), and blk a multiple of the
+// element size, so that f may read every block as elements.
+func foldUser(f func(in, inout []byte), all []byte, n, blk int, prefix bool) {
 	acc := all[:blk]
-	tmp := make([]T, blk)
+	tmp := aligned(blk)
 	for i := 1; i < n; i++ {
 		cur := all[i*blk : (i+1)*blk]
 		// MPI's convention: inout = in op inout; so acc op cur is f(acc, cur).
@@ -208,18 +233,6 @@ func addrOf[T any](buf []T, i int) uint64 {
 func sizeOf[T any]() uint64 {
 	var z T
 	return uint64(unsafe.Sizeof(z))
-}
-
-// same reports whether a starts exactly at b[i] (the MPI_IN_PLACE idiom of
-// this API: pass the receive buffer's own block as the send buffer).
-func same[T any](a, b []T, i int) bool {
-	return len(a) > 0 && i < len(b) && unsafe.SliceData(a) == &b[i]
-}
-
-// overlap reports whether a and b share memory.
-func overlap[T any](a, b []T) bool {
-	s := sizeOf[T]()
-	return Overlap(addrOf(a, 0), uint64(len(a))*s, addrOf(b, 0), uint64(len(b))*s)
 }
 
 // Overlap reports whether the byte ranges [a, a+an) and [b, b+bn) share

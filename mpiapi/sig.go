@@ -24,13 +24,12 @@ var nextSig [2]reduce.Type
 func SetSignatures(send, recv reduce.Type) { nextSig = [2]reduce.Type{send, recv} }
 
 // signature is the type signature of a send (recv false) or receive of a
-// buffer of T, taking the value SetSignatures left for it.
-func signature[T Elem](recv bool) uint8 {
+// buffer of elements of type t, taking the value SetSignatures left for it.
+func signature(t reduce.Type, recv bool) uint8 {
 	i := 0
 	if recv {
 		i = 1
 	}
-	t := typeOf[T]()
 	if s := nextSig[i]; s != 0 || t == reduce.Uint8 {
 		nextSig[i] = 0
 		if t == reduce.Uint8 {
