@@ -113,7 +113,11 @@ func TestControlRefusesForeignFiles(t *testing.T) {
 	s, a, addr, dir := testCtl(t, nil)
 	r := &mdsReceiver{s: s, node: 1}
 	for name, ok := range map[string]bool{"mmds-rank2.csv": true, "mmds-rank2.hlog": true, "mmds-rank2-dist.csv": true, "emds-node1.csv": true,
-		"mmds-rank0.csv": false, "mmds-rank02.csv": false, "emds-node0.csv": false, "emds-global.csv": false, "../x": false, "manifest.json": false, "mmds-rank3.csv": false} {
+		"mmds-rank0.csv": false, "mmds-rank02.csv": false, "emds-node0.csv": false, "emds-global.csv": false, "../x": false, "manifest.json": false, "mmds-rank3.csv": false,
+		"emds-kernel-rank2.csv": true, "emds-kernel-rank0.csv": false, "emds-kernel-rank02.csv": false, "emds-kernel-rank2.csv.x": false,
+		"emds-kernel-runtime-node1.csv": true, "emds-kernel-ids-node1.csv": true, "emds-kernel-cost-node1.csv": true,
+		"emds-kernel-interferers-node1.csv": true, "emds-kernel-wakehist-node1.csv": true,
+		"emds-kernel-runtime-node0.csv": false, "emds-kernel-ids.csv": false, "emds-kernel-master.csv": false, "emds-kernel-runtime.csv": false} {
 		if r.allowed(name) != ok {
 			t.Errorf("node 1 may send %q: %v, want %v", name, !ok, ok)
 		}
@@ -210,7 +214,7 @@ func TestHostMonitorFiles(t *testing.T) {
 		{1, []string{"emds-node1.csv"}},
 		{2, nil},
 	} {
-		m, err := newHostMonitor(cfg, "j", c.node, 4)
+		m, err := newHostMonitor(cfg, "j", c.node, 4, NodeOf(4, 3, false, 0), "bcsd", io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +238,27 @@ func TestHostMonitorFiles(t *testing.T) {
 		}
 	}
 	cfg.MDS = "none"
-	if m, err := newHostMonitor(cfg, "j", 0, 4); m != nil || err != nil {
+	if m, err := newHostMonitor(cfg, "j", 0, 4, NodeOf(4, cfg.Nodes, false, 0), "bcsd", io.Discard); m != nil || err != nil {
 		t.Errorf("mds none: %v, %v; want no monitor", m, err)
+	}
+}
+
+// TestKernelStates: the manifest of a job across hosts says which host ran
+// the kernel monitor and why another did not.
+func TestKernelStates(t *testing.T) {
+	for _, c := range []struct {
+		states []string
+		want   string
+		lines  []string
+	}{
+		{[]string{"on", "on"}, "on", []string{"ha: on", "hb: on"}},
+		{[]string{"off: needs X", "off: needs X"}, "off: needs X", []string{"ha: off: needs X", "hb: off: needs X"}},
+		{[]string{"on", "off: needs X"}, "off on hb (kernel_hosts says why)", []string{"ha: on", "hb: off: needs X"}},
+		{[]string{"off: needs Y", ""}, "off on ha, hb (kernel_hosts says why)", []string{"ha: off: needs Y", "hb: unknown (its bcsd did not report)"}},
+	} {
+		got, lines := kernelStates(c.states, []string{"ha", "hb"})
+		if got != c.want || strings.Join(lines, "|") != strings.Join(c.lines, "|") {
+			t.Errorf("kernelStates(%q) = %q, %q; want %q, %q", c.states, got, lines, c.want, c.lines)
+		}
 	}
 }
