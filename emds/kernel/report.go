@@ -55,9 +55,9 @@ func ReadSeries(dir, entity string) (*emds.Series, error) {
 	return s, nil
 }
 
-// isHostRuntime says whether e names one host's runtime (runtime-node<k>)
+// IsHostRuntime says whether e names one host's runtime (runtime-node<k>)
 // in a job across hosts.
-func isHostRuntime(e string) bool {
+func IsHostRuntime(e string) bool {
 	k, ok := strings.CutPrefix(e, "runtime-node")
 	n, err := strconv.Atoi(k)
 	return ok && err == nil && n >= 0 && strconv.Itoa(n) == k
@@ -78,7 +78,7 @@ func Entities(dir string) ([]string, error) {
 			if n, err := strconv.Atoi(r); err == nil {
 				ranks = append(ranks, n)
 			}
-		} else if e == "master" || e == "runtime" || isHostRuntime(e) {
+		} else if e == "master" || e == "runtime" || IsHostRuntime(e) {
 			others = append(others, e)
 		}
 	}
@@ -163,7 +163,7 @@ func readShared(dir string) (map[string][]bucket, map[string][]Interferer, error
 		tags = tags[:0]
 		for _, f := range files {
 			t := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "emds-kernel-ids"), ".csv")
-			if isHostRuntime("runtime" + t) {
+			if IsHostRuntime("runtime" + t) {
 				tags = append(tags, t)
 			}
 		}
