@@ -128,6 +128,9 @@ func TestKernelMonitorAcrossHosts(t *testing.T) {
 				t.Errorf("rank %d: the monitor's rows have no time on CPU", k)
 			}
 		}
+		if l, _ := filepath.Glob(filepath.Join(dir, "emds-kernel-rank*.csv")); len(l) != 3 {
+			t.Errorf("rank files %q, want one for each of the 3 ranks", l)
+		}
 		if _, err := os.Stat(filepath.Join(dir, "emds-kernel-ids.csv")); err == nil {
 			t.Error("a one-machine emds-kernel-ids.csv across hosts")
 		}

@@ -26,6 +26,22 @@
 // its thread id is the master's, else its process's (thread-group id), if
 // that is registered.
 //
+// Across hosts (a job of one bcsd per host, internal/launch) each host's
+// bcsd opens its own Monitor (Config.Across, Node k) for the ranks it
+// starts: it registers only those, records a row file only for them
+// (Config.Recorded), is itself entity "runtime-node<k>", and its agent
+// publishes the slices as node 0's does on one machine, so the rows follow
+// that host's own slice ends. The master's thread is not registered (it is
+// not locked to a thread there); node 0's master row is written, empty, as
+// with --nodes > 1 on one machine, and no other host writes one
+// (Config.NoMaster). The files a monitor has of its own carry "-node<k>"
+// (emds-kernel-ids-node<k>.csv, …), so that bcsrun gathers every host's
+// into one directory; Summarize reads each host's ids, histograms and
+// interferers together (an interferer is named by its own host's ids: the
+// process ids of different hosts are not comparable). A host whose monitor
+// could not load sends no kernel file; the manifest's kernel_hosts says
+// why.
+//
 // # Metrics (per entity, per slice; times in ns)
 //
 //	ONCPU    time its threads ran

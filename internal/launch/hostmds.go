@@ -109,8 +109,8 @@ func (m *monitor) dumpHost(me int) (int64, []string) {
 	}
 	if m.kern != nil { // the agent has stopped: no Publish runs
 		fail("EMDS kernel dump", m.kern.Dump(m.dir, m.fmode))
-		if d := m.kern.Dropped(); d > 0 {
-			probs = append(probs, fmt.Sprintf("kernel monitor: %d interfering tasks did not fit its map and are not named", d))
+		if d := m.kern.Dropped(); d > 0 { // a note, as on one machine, not missing data
+			fmt.Fprintf(m.kernOut, "%s: MDS kernel monitor: %d interfering tasks did not fit its map and are not named\n", m.kernWho, d)
 		}
 		mem += int64(m.kern.Bytes())
 		m.close()

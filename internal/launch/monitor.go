@@ -86,6 +86,8 @@ type monitor struct {
 	kern       *kernel.Monitor
 	kernMaster bool // the master runs on a locked thread (one node): register it
 	kernNode   int  // the node whose agent publishes (0; a host's own across hosts)
+	kernWho    string
+	kernOut    io.Writer // where kernWho's notes about the monitor go
 }
 
 func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer) (*monitor, error) {
@@ -175,6 +177,7 @@ func (m *monitor) openKernel(cfg configs.Config, ranks int, nodeOf []proto.NodeI
 		kc.Across, kc.Node, kc.NoMaster = true, node, node != 0
 		m.kernNode = node
 	}
+	m.kernWho, m.kernOut = who, stderr
 	k, err := kernel.Open(kc)
 	if err != nil {
 		m.man.Kernel = "off: " + err.Error()
