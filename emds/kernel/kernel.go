@@ -164,6 +164,8 @@ type Monitor struct {
 
 	master int // registered master tid, 0 if none
 
+	attachNS, detachNS int64 // Open's attaching and Close's detaching (BenchmarkPhases)
+
 	// ids are the registered ids (AddRank, SetMasterThread) → entity: the
 	// files list them, and the reader uses them for a task that was already
 	// running when it was registered (the programs log it only from its
@@ -271,6 +273,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m.rd.init(m)
 	m.bounds[0].Store(unix.Now()) // slice 0: from now to the first Publish
+	t0 := unix.Now()
 	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeupNew, m.objs.OnMigrate} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
@@ -279,6 +282,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 		m.links = append(m.links, l)
 	}
+	m.attachNS = unix.Now() - t0
 	m.win = make([]*emds.Window, nent)
 	for e := range m.win {
 		if e >= cfg.Ranks || cfg.Recorded == nil || (e < len(cfg.Recorded) && cfg.Recorded[e]) {
@@ -713,9 +717,11 @@ func (m *Monitor) Bytes() int {
 // to call twice; Publish must not run during or after it.
 func (m *Monitor) Close() error {
 	m.stopReader()
+	t0 := unix.Now()
 	for _, l := range m.links {
 		l.Close()
 	}
+	m.detachNS = unix.Now() - t0
 	m.links = nil
 	m.cpus, m.logs = nil, nil
 	for _, b := range m.maps {
