@@ -132,6 +132,11 @@
 //	    entity,lo_ns,hi_ns,count: the whole run's wake-up latencies in
 //	    buckets of half a power of two ([lo, hi) ns)
 //
+// Across hosts (Config.Across) every file but the ranks' and the master's
+// carries its host's "-node<k>" (emds-kernel-runtime-node<k>.csv,
+// emds-kernel-interferers-node<k>.csv, …), and the runtime entity in them
+// is runtime-node<k>.
+//
 // # When it cannot run
 //
 // Open returns an *UnavailableError (matching ErrUnavailable) that says what
@@ -178,6 +183,25 @@
 // when it did not look the types up either). On the §3.3 barrier job the start-up was
 // most of the monitor's overhead (bench/kernel-ab.sh prints this fixed part
 // of each variant: the job with -iters 1).
+//
+// BenchmarkPhases times each part of that fixed cost on its own. On the
+// loaded 2-vCPU VM (load 15–18, 2026-11-28; rough, for the shares only):
+// decoding the BTF 53–94 ms of wall time (its CPU profile: cilium/ebpf's
+// index of the 5 MB's types and names, newDecoder, about 60%, inflating
+// task_struct and what it reaches the rest), loading and verifying the
+// programs 21–28 ms, the rest of Open 9–18 ms (attaching 0.2 ms of it; the
+// windows' and the reader's memory most of its CPU), Dump 10–26 ms (the
+// reader at ReaderNice must wake to stop), Close 1 ms (detaching 0.2–0.6
+// ms). So the fixed part is the decoding and loading that Prefetch starts:
+// in bcsrun's launch.Run only checkJob's few ms run beside them before
+// Open waits for them, while across hosts each bcsd's PMI exchange and
+// meshes do. Neither can be made smaller from here: the attach targets'
+// lookup (cilium/ebpf's, by name in the running kernel's BTF) decodes the
+// whole of it whatever spec the relocations use. What would take them off
+// the job's path is opening the monitor while the ranks start (AddRank
+// already takes a rank that runs; the first rows would then lack its first
+// milliseconds), or keeping the loaded programs in a long-lived process
+// (the gang daemon) from one job to the next.
 //
 // The reader runs on its own thread, named ReaderThread (so that
 // emds-kernel-interferers.csv names it where it ran while an entity
