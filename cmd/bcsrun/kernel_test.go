@@ -72,8 +72,15 @@ type schedFigures struct {
 
 func schedOf(t *testing.T, s *emds.Series, stdout, dir string) schedFigures {
 	t.Helper()
+	return schedOfCost(t, s, stdout, filepath.Join(dir, "emds-kernel-cost.csv"))
+}
+
+// schedOfCost is schedOf with the monitor's cost file at cost (a host's
+// emds-kernel-cost-node<k>.csv across hosts).
+func schedOfCost(t *testing.T, s *emds.Series, stdout, cost string) schedFigures {
+	t.Helper()
 	var f schedFigures
-	raw, err := os.ReadFile(filepath.Join(dir, "emds-kernel-cost.csv"))
+	raw, err := os.ReadFile(cost)
 	if err != nil {
 		t.Fatal(err)
 	}

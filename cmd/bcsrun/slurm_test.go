@@ -240,6 +240,20 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			t.Errorf("the hosts' MDS staging directories were left: %v", l)
 		}
 	})
+	// The kernel monitor across hosts: each host's bcsd runs its own
+	// (kernelhosts_test.go says what is checked).
+	t.Run("MDS, kernel monitor", func(t *testing.T) {
+		kernelOK(t)
+		root := t.TempDir()
+		r := sallocHook(t, []string{"BCS_MDS=main,elan,kernel", "BCS_MDS_DIR=" + root}, "", nil, "-n", "3", "--tag-output", "--timeslice", "500us", "./e2eprog", "spin")
+		if r.code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		}
+		checkKernelAcrossHosts(t, r, latestDir(t, root, r.stderr), []string{"h1", "h2", "h3"})
+		if l := hostMDSLeft("slurm"); len(l) > 0 {
+			t.Errorf("the hosts' MDS staging directories were left: %v", l)
+		}
+	})
 	t.Run("MDS, failing rank", func(t *testing.T) {
 		// Every rank is in MPI (it printed "ready"); rank 2, on h2, is
 		// killed: the others are stopped and dump their MMDS.

@@ -26,6 +26,22 @@
 // its thread id is the master's, else its process's (thread-group id), if
 // that is registered.
 //
+// Across hosts (a job of one bcsd per host, internal/launch) each host's
+// bcsd opens its own Monitor (Config.Across, Node k) for the ranks it
+// starts: it registers only those, records a row file only for them
+// (Config.Recorded), is itself entity "runtime-node<k>", and its agent
+// publishes the slices as node 0's does on one machine, so the rows follow
+// that host's own slice ends. The master's thread is not registered (it is
+// not locked to a thread there); node 0's master row is written, empty, as
+// with --nodes > 1 on one machine, and no other host writes one
+// (Config.NoMaster). The files a monitor has of its own carry "-node<k>"
+// (emds-kernel-ids-node<k>.csv, …), so that bcsrun gathers every host's
+// into one directory; Summarize reads each host's ids, histograms and
+// interferers together (an interferer is named by its own host's ids: the
+// process ids of different hosts are not comparable). A host whose monitor
+// could not load sends no kernel file; the manifest's kernel_hosts says
+// why.
+//
 // # Metrics (per entity, per slice; times in ns)
 //
 //	ONCPU    time its threads ran
@@ -116,6 +132,11 @@
 //	    entity,lo_ns,hi_ns,count: the whole run's wake-up latencies in
 //	    buckets of half a power of two ([lo, hi) ns)
 //
+// Across hosts (Config.Across) every file but the ranks' and the master's
+// carries its host's "-node<k>" (emds-kernel-runtime-node<k>.csv,
+// emds-kernel-interferers-node<k>.csv, …), and the runtime entity in them
+// is runtime-node<k>.
+//
 // # When it cannot run
 //
 // Open returns an *UnavailableError (matching ErrUnavailable) that says what
@@ -162,6 +183,25 @@
 // when it did not look the types up either). On the §3.3 barrier job the start-up was
 // most of the monitor's overhead (bench/kernel-ab.sh prints this fixed part
 // of each variant: the job with -iters 1).
+//
+// BenchmarkPhases times each part of that fixed cost on its own. On the
+// loaded 2-vCPU VM (load 15–18, 2026-11-28; rough, for the shares only):
+// decoding the BTF 53–94 ms of wall time (its CPU profile: cilium/ebpf's
+// index of the 5 MB's types and names, newDecoder, about 60%, inflating
+// task_struct and what it reaches the rest), loading and verifying the
+// programs 21–28 ms, the rest of Open 9–18 ms (attaching 0.2 ms of it; the
+// windows' and the reader's memory most of its CPU), Dump 10–26 ms (the
+// reader at ReaderNice must wake to stop), Close 1 ms (detaching 0.2–0.6
+// ms). So the fixed part is the decoding and loading that Prefetch starts:
+// in bcsrun's launch.Run only checkJob's few ms run beside them before
+// Open waits for them, while across hosts each bcsd's PMI exchange and
+// meshes do. Neither can be made smaller from here: the attach targets'
+// lookup (cilium/ebpf's, by name in the running kernel's BTF) decodes the
+// whole of it whatever spec the relocations use. What would take them off
+// the job's path is opening the monitor while the ranks start (AddRank
+// already takes a rank that runs; the first rows would then lack its first
+// milliseconds), or keeping the loaded programs in a long-lived process
+// (the gang daemon) from one job to the next.
 //
 // The reader runs on its own thread, named ReaderThread (so that
 // emds-kernel-interferers.csv names it where it ran while an entity

@@ -83,22 +83,44 @@ type Config struct {
 	// Recorded selects the ranks that get a window (nil: all); every rank
 	// is followed in the kernel either way.
 	Recorded []bool
+	// Across says the monitor is one host's of a job across hosts (one
+	// bcsd's monitor per host), Node that host's node. With node k the files this
+	// monitor has of its own (the runtime's row file, interferers,
+	// wake-up histograms, ids, cost) are named with "-node<k>", and the
+	// runtime entity is "runtime-node<k>", so that every host's files sit
+	// side by side in the job's directory; the rank files keep their
+	// names (each rank is one host's).
+	Across bool
+	Node   int
+	// NoMaster: the master does not run in this process (a host other
+	// than node 0): no master row file.
+	NoMaster bool
+}
+
+// tag is the suffix of the files a monitor has of its own: "" on one
+// machine, "-node<k>" on node k of a job across hosts.
+func (c Config) tag() string {
+	if !c.Across {
+		return ""
+	}
+	return "-node" + strconv.Itoa(c.Node)
 }
 
 // MaxWindowBytes bounds the memory of the monitor's windows.
 const MaxWindowBytes = 1 << 30
 
 // Entity names: rank<R>, master, runtime.
-func (m *Monitor) EntityName(e int) string { return entityName(e, m.cfg.Ranks) }
+// Across hosts (Config.Across, Node k) the runtime is runtime-node<k>.
+func (m *Monitor) EntityName(e int) string { return entityName(e, m.cfg.Ranks, m.cfg.tag()) }
 
-func entityName(e, ranks int) string {
+func entityName(e, ranks int, tag string) string {
 	switch {
 	case e < ranks:
 		return "rank" + strconv.Itoa(e)
 	case e == ranks:
 		return "master"
 	}
-	return "runtime"
+	return "runtime" + tag
 }
 
 // Monitor is a loaded, attached kernel monitor and its reader goroutine.
@@ -141,6 +163,8 @@ type Monitor struct {
 	raised                    atomic.Int32 // 1: the reader was raised to nice 0 (raiseReader); 2: refused
 
 	master int // registered master tid, 0 if none
+
+	attachNS, detachNS int64 // Open's attaching and Close's detaching (BenchmarkPhases)
 
 	// ids are the registered ids (AddRank, SetMasterThread) → entity: the
 	// files list them, and the reader uses them for a task that was already
@@ -249,6 +273,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m.rd.init(m)
 	m.bounds[0].Store(unix.Now()) // slice 0: from now to the first Publish
+	t0 := unix.Now()
 	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeupNew, m.objs.OnMigrate} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
@@ -257,6 +282,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 		m.links = append(m.links, l)
 	}
+	m.attachNS = unix.Now() - t0
 	m.win = make([]*emds.Window, nent)
 	for e := range m.win {
 		if e >= cfg.Ranks || cfg.Recorded == nil || (e < len(cfg.Recorded) && cfg.Recorded[e]) {
@@ -691,9 +717,11 @@ func (m *Monitor) Bytes() int {
 // to call twice; Publish must not run during or after it.
 func (m *Monitor) Close() error {
 	m.stopReader()
+	t0 := unix.Now()
 	for _, l := range m.links {
 		l.Close()
 	}
+	m.detachNS = unix.Now() - t0
 	m.links = nil
 	m.cpus, m.logs = nil, nil
 	for _, b := range m.maps {
@@ -713,15 +741,15 @@ func (m *Monitor) Dump(dir string, perm os.FileMode) error {
 	m.rd.totals()
 	var errs []error
 	for e, w := range m.win {
-		if w == nil {
+		if w == nil || e == m.cfg.Ranks && m.cfg.NoMaster {
 			continue
 		}
 		errs = append(errs, w.Dump(filepath.Join(dir, "emds-kernel-"+m.EntityName(e)+".csv"), perm))
 	}
-	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-interferers.csv"), perm, m.writeInterferers))
-	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-wakehist.csv"), perm, m.writeHist))
-	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-ids.csv"), perm, m.writeIDs))
-	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-cost.csv"), perm, m.writeCost))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-interferers"+m.cfg.tag()+".csv"), perm, m.writeInterferers))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-wakehist"+m.cfg.tag()+".csv"), perm, m.writeHist))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-ids"+m.cfg.tag()+".csv"), perm, m.writeIDs))
+	errs = append(errs, writeAtomic(filepath.Join(dir, "emds-kernel-cost"+m.cfg.tag()+".csv"), perm, m.writeCost))
 	return errors.Join(errs...)
 }
 

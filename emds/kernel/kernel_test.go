@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/bcsmpi/bcsmpi/emds"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
@@ -548,4 +550,75 @@ func TestPrefetch(t *testing.T) {
 			t.Fatalf("Open after a Prefetch, as root with BTF: %v", err)
 		}
 	}
+}
+
+// BenchmarkPhases: where the monitor's fixed cost per job goes, each phase
+// timed on its own (ms/op for each, wall time): decoding the kernel's BTF
+// (decode-ms), loading and verifying the programs and their maps (load-ms;
+// these two are what Prefetch overlaps with the launcher's start-up), what
+// is left of Open once they are done (open-ms: mapping the logs,
+// registering bcsrun, attaching the four programs, starting the reader;
+// attach-ms of it), Dump of a short job's windows (dump-ms), and Close
+// (close-ms: detaching, unmapping, freeing; detach-ms of it). Needs root
+// and BTF; on a quiet machine:
+//
+//	go test -run XXX -bench Phases -benchtime 20x -count 3 ./emds/kernel
+func BenchmarkPhases(b *testing.B) {
+	if os.Getuid() != 0 {
+		b.Skip("needs root")
+	}
+	ms := func(d int64) float64 { return float64(d) / 1e6 }
+	var decode, load, open, attach, dump, cl, detach int64
+	dir := b.TempDir()
+	for b.Loop() {
+		t0 := unix.Now()
+		cache, spec, err := decodeBTF(DefaultBTFPath)
+		if err != nil {
+			b.Skip(err)
+		}
+		t1 := unix.Now()
+		ncpu, err := ebpf.PossibleCPU()
+		if err != nil {
+			b.Fatal(err)
+		}
+		objs, err := loadObjects(cache, spec, ncpu, 2, os.Getpid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := unix.Now()
+		decode, load = decode+t1-t0, load+t2-t1
+		// Open with those programs, as after a Prefetch.
+		l := &btfLoad{done: make(chan struct{}), cache: cache, spec: spec, ranks: 2, pid: os.Getpid(), ncpu: ncpu, objs: objs}
+		close(l.done)
+		prefetched.Lock()
+		prefetched.path, prefetched.load = DefaultBTFPath, l
+		prefetched.Unlock()
+		t3 := unix.Now()
+		m, err := Open(Config{Ranks: 2, RuntimePID: os.Getpid(), First: 0, Len: 5000, Slice: 250 * time.Microsecond})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t4 := unix.Now()
+		open += t4 - t3
+		attach += m.attachNS
+		for k := range uint64(100) {
+			m.Publish(k)
+		}
+		t5 := unix.Now()
+		if err := m.Dump(dir, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		t6 := unix.Now()
+		m.Close()
+		t7 := unix.Now()
+		dump, cl, detach = dump+t6-t5, cl+t7-t6, detach+m.detachNS
+	}
+	n := float64(b.N)
+	b.ReportMetric(ms(decode)/n, "decode-ms")
+	b.ReportMetric(ms(load)/n, "load-ms")
+	b.ReportMetric(ms(open)/n, "open-ms")
+	b.ReportMetric(ms(attach)/n, "attach-ms")
+	b.ReportMetric(ms(dump)/n, "dump-ms")
+	b.ReportMetric(ms(cl)/n, "close-ms")
+	b.ReportMetric(ms(detach)/n, "detach-ms")
 }

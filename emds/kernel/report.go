@@ -55,7 +55,16 @@ func ReadSeries(dir, entity string) (*emds.Series, error) {
 	return s, nil
 }
 
-// Entities lists the entities with a dump in dir: rank0.., master, runtime.
+// IsHostRuntime says whether e names one host's runtime (runtime-node<k>)
+// in a job across hosts.
+func IsHostRuntime(e string) bool {
+	k, ok := strings.CutPrefix(e, "runtime-node")
+	n, err := strconv.Atoi(k)
+	return ok && err == nil && n >= 0 && strconv.Itoa(n) == k
+}
+
+// Entities lists the entities with a dump in dir: rank0.., master, runtime
+// (one machine) or runtime-node0.. (each host of a job across hosts).
 func Entities(dir string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "emds-kernel-*.csv"))
 	if err != nil {
@@ -69,7 +78,7 @@ func Entities(dir string) ([]string, error) {
 			if n, err := strconv.Atoi(r); err == nil {
 				ranks = append(ranks, n)
 			}
-		} else if e == "master" || e == "runtime" {
+		} else if e == "master" || e == "runtime" || IsHostRuntime(e) {
 			others = append(others, e)
 		}
 	}
@@ -107,15 +116,7 @@ func Summarize(dir string, slice int64, top int) ([]Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	hist, err := readHist(filepath.Join(dir, "emds-kernel-wakehist.csv"))
-	if err != nil {
-		return nil, err
-	}
-	intf, err := readInterferers(filepath.Join(dir, "emds-kernel-interferers.csv"))
-	if err != nil {
-		return nil, err
-	}
-	ids, err := readIDs(filepath.Join(dir, "emds-kernel-ids.csv"))
+	hist, intf, err := readShared(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -141,12 +142,66 @@ func Summarize(dir string, slice int64, top int) ([]Summary, error) {
 		sum.P50, sum.P99 = quantile(hist[e], 0.50), quantile(hist[e], 0.99)
 		in := intf[e]
 		sum.Top = in[:min(top, len(in))]
-		for i := range sum.Top {
-			sum.Top[i].Entity = ids[sum.Top[i].PID]
-		}
 		out = append(out, sum)
 	}
 	return out, nil
+}
+
+// readShared reads the wake-up histograms and the interferers (each named
+// by its registered entity, if any) of dir: one set of files on one machine
+// (emds-kernel-wakehist.csv, -interferers.csv, -ids.csv), one per host
+// across hosts (…-node<k>.csv: its ids name its interferers; process ids
+// of different hosts are not comparable). A host without the monitor has
+// no files: the others' are read.
+func readShared(dir string) (map[string][]bucket, map[string][]Interferer, error) {
+	tags := []string{""}
+	if _, err := os.Stat(filepath.Join(dir, "emds-kernel-ids.csv")); err != nil {
+		files, err := filepath.Glob(filepath.Join(dir, "emds-kernel-ids-node*.csv"))
+		if err != nil {
+			return nil, nil, err
+		}
+		tags = tags[:0]
+		for _, f := range files {
+			t := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "emds-kernel-ids"), ".csv")
+			if IsHostRuntime("runtime" + t) {
+				tags = append(tags, t)
+			}
+		}
+		if len(tags) == 0 {
+			tags = []string{""} // for the error naming the one-machine file
+		}
+	}
+	hist, intf := map[string][]bucket{}, map[string][]Interferer{}
+	for _, t := range tags {
+		h, err := readHist(filepath.Join(dir, "emds-kernel-wakehist"+t+".csv"))
+		if err != nil {
+			return nil, nil, err
+		}
+		in, err := readInterferers(filepath.Join(dir, "emds-kernel-interferers"+t+".csv"))
+		if err != nil {
+			return nil, nil, err
+		}
+		ids, err := readIDs(filepath.Join(dir, "emds-kernel-ids"+t+".csv"))
+		if err != nil {
+			return nil, nil, err
+		}
+		for e, bs := range h {
+			hist[e] = append(hist[e], bs...)
+		}
+		for e, l := range in {
+			for i := range l {
+				l[i].Entity = ids[l[i].PID]
+			}
+			intf[e] = append(intf[e], l...)
+		}
+	}
+	for _, bs := range hist {
+		sort.Slice(bs, func(i, j int) bool { return bs[i].hi < bs[j].hi })
+	}
+	for _, in := range intf {
+		sort.SliceStable(in, func(i, j int) bool { return in[i].NS > in[j].NS })
+	}
+	return hist, intf, nil
 }
 
 type bucket struct{ hi, n int64 }

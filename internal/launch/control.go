@@ -90,6 +90,9 @@ type hostDone struct {
 	Code   int              `json:"code"`
 	Files  map[string]int64 `json:"files"` // the MDS files sent, with their sizes
 	Memory int64            `json:"emds_memory_bytes"`
+	// Kernel is the host's kernel monitor (mds: kernel): "on", or "off: "
+	// and why; "" without it.
+	Kernel string `json:"kernel,omitempty"`
 	// Problem says why the host's MDS data is not all there ("" if it is).
 	Problem string `json:"problem,omitempty"`
 }
@@ -347,6 +350,7 @@ type ctlServer struct {
 	stats    *hostStats
 	done     []bool
 	lost     []string // why a host's data did not come back
+	kernel   []string // each host's kernel monitor, as its 'Z' said
 	memory   int64
 	released bool
 }
@@ -372,7 +376,8 @@ func newCtlServer(a *across, ranks int, names []string, mon *monitor, stdin *os.
 	s := &ctlServer{a: a, names: make([]string, a.hosts), mon: mon, stdin: stdin, fwdIn: fwdIn, stderr: stderr,
 		bound:  killWait + a.cfg.NodeTimeout,
 		events: make(chan ctlEvent, 4*a.hosts+4), quit: make(chan struct{}), ran: make(chan struct{}),
-		peers: make([]*ctlPeer, a.hosts), done: make([]bool, a.hosts), lost: make([]string, a.hosts)}
+		peers: make([]*ctlPeer, a.hosts), done: make([]bool, a.hosts), lost: make([]string, a.hosts),
+		kernel: make([]string, a.hosts)}
 	for _, n := range nodeOf {
 		s.nodeOf = append(s.nodeOf, int(n))
 	}
@@ -587,6 +592,7 @@ func (s *ctlServer) run() {
 			case 'Z':
 				s.done[ev.node] = true
 				s.memory += ev.done.Memory
+				s.kernel[ev.node] = ev.done.Kernel
 				if ev.done.Problem != "" {
 					s.lost[ev.node] = ev.done.Problem
 				}
@@ -644,6 +650,7 @@ type ctlResult struct {
 	verdict *hostVerdict
 	stats   *hostStats
 	missing []string // one line per host whose MDS data is missing
+	kernel  []string // each host's kernel monitor (mds: kernel): "on", "off: why", "" (no word)
 	memory  int64
 	// unclean names the hosts whose bcsd connected but never said it was
 	// done ('Z', sent once its MDS staging directory is removed): with the
@@ -674,7 +681,7 @@ func (s *ctlServer) finish() ctlResult {
 			p.conn.Close()
 		}
 	}
-	res := ctlResult{verdict: s.verdict, stats: s.stats, memory: s.memory}
+	res := ctlResult{verdict: s.verdict, stats: s.stats, memory: s.memory, kernel: s.kernel}
 	s.mu.Lock()
 	for n, p := range s.peers {
 		if p != nil && !s.done[n] && s.names[n] != "" {
@@ -716,6 +723,18 @@ func (r *mdsReceiver) allowed(name string) bool {
 		return r.node == 0
 	case fmt.Sprintf("emds-node%d.csv", r.node):
 		return true
+	case "emds-kernel-master.csv":
+		return r.node == 0
+	}
+	if rest, ok := strings.CutPrefix(name, "emds-kernel-"); ok {
+		for _, f := range []string{"runtime", "interferers", "wakehist", "ids", "cost"} {
+			if rest == fmt.Sprintf("%s-node%d.csv", f, r.node) {
+				return true
+			}
+		}
+		num, ok := strings.CutPrefix(rest, "rank")
+		num, ok2 := strings.CutSuffix(num, ".csv")
+		return ok && ok2 && r.ownRank(num)
 	}
 	rest, ok := strings.CutPrefix(name, "mmds-rank")
 	if !ok {
@@ -723,11 +742,54 @@ func (r *mdsReceiver) allowed(name string) bool {
 	}
 	for _, suf := range []string{"-dist.csv", ".csv", ".hlog"} {
 		if num, ok := strings.CutSuffix(rest, suf); ok {
-			rk, err := strconv.Atoi(num)
-			return err == nil && strconv.Itoa(rk) == num && rk >= 0 && rk < len(r.s.nodeOf) && r.s.nodeOf[rk] == r.node
+			return r.ownRank(num)
 		}
 	}
 	return false
+}
+
+// ownRank says whether num (decimal, as in a file's name) is one of the
+// node's ranks.
+func (r *mdsReceiver) ownRank(num string) bool {
+	rk, err := strconv.Atoi(num)
+	return err == nil && strconv.Itoa(rk) == num && rk >= 0 && rk < len(r.s.nodeOf) && r.s.nodeOf[rk] == r.node
+}
+
+// kernelStates makes the manifest's "kernel" and "kernel_hosts" of a job
+// across hosts from each host's word (states[n], node n on host names[n]):
+// "on" when every host ran the monitor; "off: why" when none did and all
+// for the same reason; else "off on H1, H2 (kernel_hosts says why)".
+// kernel_hosts has one line per host: "host: on", "host: off: why", or
+// "host: unknown" where its bcsd never said (its data did not come back).
+func kernelStates(states, names []string) (string, []string) {
+	lines := make([]string, len(states))
+	var off []string
+	same := ""
+	for n, st := range states {
+		name := fmt.Sprintf("node %d", n)
+		if n < len(names) && names[n] != "" {
+			name = names[n]
+		}
+		if st == "" {
+			st = "unknown (its bcsd did not report)"
+		}
+		lines[n] = name + ": " + st
+		if st != "on" {
+			if len(off) == 0 {
+				same = st
+			} else if st != same {
+				same = ""
+			}
+			off = append(off, name)
+		}
+	}
+	switch {
+	case len(off) == 0:
+		return "on", lines
+	case len(off) == len(states) && strings.HasPrefix(same, "off: "):
+		return same, lines
+	}
+	return "off on " + strings.Join(off, ", ") + " (kernel_hosts says why)", lines
 }
 
 func (r *mdsReceiver) piece(b []byte) error {
@@ -742,7 +804,7 @@ func (r *mdsReceiver) piece(b []byte) error {
 	name, data := string(b[2:2+nl]), b[2+nl:]
 	if name != r.name {
 		if !r.allowed(name) {
-			return fmt.Errorf("it sent an MDS file named %q, not one of its node's (mmds-rankR.csv, .hlog, -dist.csv of its ranks, emds-node%d.csv, and from node 0 emds-global.csv and comm-matrix.csv)", name, r.node)
+			return fmt.Errorf("it sent an MDS file named %q, not one of its node's (mmds-rankR.csv, .hlog, -dist.csv and emds-kernel-rankR.csv of its ranks, emds-node%d.csv, emds-kernel-*-node%d.csv, and from node 0 emds-global.csv, emds-kernel-master.csv and comm-matrix.csv)", name, r.node, r.node)
 		}
 		if r.pending == nil {
 			r.pending, r.sizes = map[string]*os.File{}, map[string]int64{}
@@ -890,6 +952,9 @@ func (cr ctlResult) apply(res *Result, signalled bool, mon *monitor, names []str
 		mon.man.Hosts = names
 		mon.man.MissingHosts = cr.missing
 		mon.man.MemoryBytes += cr.memory
+		if mon.mode.Kernel {
+			mon.man.Kernel, mon.man.KernelHosts = kernelStates(cr.kernel, names)
+		}
 		mon.finish(res, stdout, stderr)
 	}
 }

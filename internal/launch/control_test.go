@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 )
 
 func TestControlFrames(t *testing.T) {
@@ -113,7 +114,11 @@ func TestControlRefusesForeignFiles(t *testing.T) {
 	s, a, addr, dir := testCtl(t, nil)
 	r := &mdsReceiver{s: s, node: 1}
 	for name, ok := range map[string]bool{"mmds-rank2.csv": true, "mmds-rank2.hlog": true, "mmds-rank2-dist.csv": true, "emds-node1.csv": true,
-		"mmds-rank0.csv": false, "mmds-rank02.csv": false, "emds-node0.csv": false, "emds-global.csv": false, "../x": false, "manifest.json": false, "mmds-rank3.csv": false} {
+		"mmds-rank0.csv": false, "mmds-rank02.csv": false, "emds-node0.csv": false, "emds-global.csv": false, "../x": false, "manifest.json": false, "mmds-rank3.csv": false,
+		"emds-kernel-rank2.csv": true, "emds-kernel-rank0.csv": false, "emds-kernel-rank02.csv": false, "emds-kernel-rank2.csv.x": false,
+		"emds-kernel-runtime-node1.csv": true, "emds-kernel-ids-node1.csv": true, "emds-kernel-cost-node1.csv": true,
+		"emds-kernel-interferers-node1.csv": true, "emds-kernel-wakehist-node1.csv": true,
+		"emds-kernel-runtime-node0.csv": false, "emds-kernel-ids.csv": false, "emds-kernel-master.csv": false, "emds-kernel-runtime.csv": false} {
 		if r.allowed(name) != ok {
 			t.Errorf("node 1 may send %q: %v, want %v", name, !ok, ok)
 		}
@@ -210,7 +215,7 @@ func TestHostMonitorFiles(t *testing.T) {
 		{1, []string{"emds-node1.csv"}},
 		{2, nil},
 	} {
-		m, err := newHostMonitor(cfg, "j", c.node, 4)
+		m, err := newHostMonitor(cfg, "j", c.node, 4, NodeOf(4, 3, false, 0), "bcsd", io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +239,88 @@ func TestHostMonitorFiles(t *testing.T) {
 		}
 	}
 	cfg.MDS = "none"
-	if m, err := newHostMonitor(cfg, "j", 0, 4); m != nil || err != nil {
+	if m, err := newHostMonitor(cfg, "j", 0, 4, NodeOf(4, cfg.Nodes, false, 0), "bcsd", io.Discard); m != nil || err != nil {
 		t.Errorf("mds none: %v, %v; want no monitor", m, err)
+	}
+}
+
+// TestKernelStates: the manifest of a job across hosts says which host ran
+// the kernel monitor and why another did not.
+func TestKernelStates(t *testing.T) {
+	for _, c := range []struct {
+		states []string
+		want   string
+		lines  []string
+	}{
+		{[]string{"on", "on"}, "on", []string{"ha: on", "hb: on"}},
+		{[]string{"off: needs X", "off: needs X"}, "off: needs X", []string{"ha: off: needs X", "hb: off: needs X"}},
+		{[]string{"on", "off: needs X"}, "off on hb (kernel_hosts says why)", []string{"ha: on", "hb: off: needs X"}},
+		{[]string{"off: needs Y", ""}, "off on ha, hb (kernel_hosts says why)", []string{"ha: off: needs Y", "hb: unknown (its bcsd did not report)"}},
+	} {
+		got, lines := kernelStates(c.states, []string{"ha", "hb"})
+		if got != c.want || strings.Join(lines, "|") != strings.Join(c.lines, "|") {
+			t.Errorf("kernelStates(%q) = %q, %q; want %q, %q", c.states, got, lines, c.want, c.lines)
+		}
+	}
+}
+
+// TestHostMonitorKernel: a host's kernel monitor dumps its own files, named
+// for its node, and a rank file for its own ranks only; where it cannot
+// load (no BTF) the host says why once, with who, and dumps no kernel file.
+func TestHostMonitorKernel(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	cfg := configs.Default()
+	cfg.Nodes, cfg.MDS = 3, "elan,kernel"
+	nodeOf := NodeOf(4, 3, false, 0) // ranks 0, 1 on node 0; 2 on node 1; 3 on node 2
+	names := func(m *monitor) []string {
+		t.Helper()
+		if _, probs := m.dumpHost(1); len(probs) > 0 {
+			t.Fatal(probs)
+		}
+		ents, _ := os.ReadDir(m.dir)
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		return got
+	}
+	cfg.MDSKernelBTF = "/nonexistent/vmlinux"
+	var errb strings.Builder
+	m, err := newHostMonitor(cfg, "j", 1, 4, nodeOf, "bcsd on hb", &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const msg = "bcsd on hb: MDS kernel monitor off: needs the kernel's BTF at /nonexistent/vmlinux"
+	if strings.Count(errb.String(), msg) != 1 || !strings.HasPrefix(m.man.Kernel, "off: needs the kernel's BTF") {
+		t.Errorf("stderr %q, state %q; want %q once", errb.String(), m.man.Kernel, msg)
+	}
+	if got := names(m); strings.Join(got, " ") != "emds-node1.csv" {
+		t.Errorf("dumped %q without the monitor, want emds-node1.csv only", got)
+	}
+	m.removeDir()
+	if _, err := os.Stat(kernel.DefaultBTFPath); err != nil || os.Getuid() != 0 {
+		t.Skip("the monitor itself needs root and the kernel's BTF")
+	}
+	cfg.MDSKernelBTF = kernel.DefaultBTFPath
+	m, err = newHostMonitor(cfg, "j", 1, 4, nodeOf, "bcsd on hb", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.removeDir()
+	defer m.close()
+	if m.man.Kernel != "on" || m.kern == nil {
+		t.Fatalf("kernel monitor %q", m.man.Kernel)
+	}
+	m.rankStarted(2, os.Getpid())
+	for k := range uint64(5) {
+		m.publishKernel(k)
+	}
+	want := "emds-kernel-cost-node1.csv emds-kernel-ids-node1.csv emds-kernel-interferers-node1.csv emds-kernel-rank2.csv " +
+		"emds-kernel-runtime-node1.csv emds-kernel-wakehist-node1.csv emds-node1.csv"
+	if got := names(m); strings.Join(got, " ") != want {
+		t.Errorf("dumped %q, want %q", got, want)
+	}
+	if m.kern != nil {
+		t.Error("the monitor was not released once dumped")
 	}
 }

@@ -43,7 +43,12 @@
 // it to bcsrun, which ends the job on every other host; bcsrun exits with
 // the failing rank's status, not its launcher's. Each bcsd then sends its
 // MDS files (hostmds.go) and exits when bcsrun has every host's part; a
-// host that died is named in the job's MDS directory as missing. A bcsd
+// host that died is named in the job's MDS directory as missing. With the
+// kernel monitor (mds: kernel) each bcsd runs its host's (emds/kernel:
+// its ranks, its agent publishing the slices; its decoding and loading
+// prefetched at the start of RunHost) and sends its files with its EMDS;
+// a host that cannot load it runs without it, and its 'Z' says why
+// (the manifest's kernel_hosts). A bcsd
 // whose control connection ends before bcsrun released it (bcsrun killed)
 // ends its host's part at once, saying so: under Slurm nothing else would
 // (srun, orphaned, waits for its tasks). Each bcsd, like Run, is the reaper

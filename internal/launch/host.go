@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 	"github.com/bcsmpi/bcsmpi/internal/jobenv"
 	"github.com/bcsmpi/bcsmpi/internal/pmi"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -160,6 +161,11 @@ func RunHost(spec HostJob) (code int, err error) {
 	if err != nil {
 		return 1, fmt.Errorf("%s: program %q: %w", who, spec.Program, err)
 	}
+	if cfg.MDSMode().Kernel {
+		// The kernel monitor's decoding and loading, beside this host's
+		// start-up (the mesh, the fences), as bcsrun's Run does.
+		kernel.Prefetch(kernel.Config{BTFPath: cfg.MDSKernelBTF, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
+	}
 	// The job's parts (job.go), released in reverse by Close on every path.
 	nodeOf := NodeOf(spec.Ranks, hosts, cfg.Cyclic(), cfg.PPN)
 	j := newJob(who, spec.JobID, cfg, spec.Ranks, nodeOf, stderr)
@@ -259,7 +265,7 @@ func RunHost(spec HostJob) (code int, err error) {
 		}
 		defer ctl.close()
 	}
-	err = j.openMonitor(func() (*monitor, error) { return newHostMonitor(cfg, spec.JobID, me, spec.Ranks) }, true)
+	err = j.openMonitor(func() (*monitor, error) { return newHostMonitor(cfg, spec.JobID, me, spec.Ranks, nodeOf, who, stderr) }, true)
 	if err != nil {
 		return 1, fmt.Errorf("%s: %w", who, err)
 	}

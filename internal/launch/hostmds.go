@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/emds"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
 	"github.com/bcsmpi/bcsmpi/mds"
 )
@@ -40,8 +42,12 @@ import (
 // the host's next job across hosts with the MDS.
 
 // newHostMonitor makes the MDS part of node me of a job across hosts; nil
-// when the MDS is off. Remove its directory with removeDir.
-func newHostMonitor(cfg configs.Config, jobID string, me, ranks int) (*monitor, error) {
+// when the MDS is off. Remove its directory with removeDir. With the kernel
+// monitor (mds: kernel) it opens this host's (openKernel: its own ranks,
+// bcsd as the runtime, its agent publishing the slices), whose files are
+// dumped with the host's EMDS; where it cannot load, who says why on
+// stderr and the host's part runs without it ('Z' tells bcsrun).
+func newHostMonitor(cfg configs.Config, jobID string, me, ranks int, nodeOf []proto.NodeID, who string, stderr io.Writer) (*monitor, error) {
 	m := &monitor{mode: cfg.MDSMode(), ranks: ranks}
 	if !m.mode.Main && !m.mode.Elan {
 		return nil, nil
@@ -74,6 +80,9 @@ func newHostMonitor(cfg configs.Config, jobID string, me, ranks int) (*monitor, 
 			m.nvals[me] = make([]int64, 0, len(emds.LocalMetrics))
 		}
 	}
+	if m.mode.Kernel {
+		m.openKernel(cfg, ranks, nodeOf, me, who, stderr)
+	}
 	return m, nil
 }
 
@@ -104,6 +113,14 @@ func (m *monitor) dumpHost(me int) (int64, []string) {
 		fail("EMDS node dump", w.Dump(filepath.Join(m.dir, fmt.Sprintf("emds-node%d.csv", me)), m.fmode))
 		mem += int64(w.Bytes())
 	}
+	if m.kern != nil { // the agent has stopped: no Publish runs
+		fail("EMDS kernel dump", m.kern.Dump(m.dir, m.fmode))
+		if d := m.kern.Dropped(); d > 0 { // a note, as on one machine, not missing data
+			fmt.Fprintf(m.kernOut, "%s: MDS kernel monitor: %d interfering tasks did not fit its map and are not named\n", m.kernWho, d)
+		}
+		mem += int64(m.kern.Bytes())
+		m.close()
+	}
 	return mem, probs
 }
 
@@ -112,6 +129,7 @@ func (m *monitor) dumpHost(me int) (int64, []string) {
 func (h *hostControl) ship(m *monitor, me, code int) error {
 	done := hostDone{Code: code, Files: map[string]int64{}}
 	if m != nil {
+		done.Kernel = m.man.Kernel
 		mem, probs := m.dumpHost(me)
 		done.Memory = mem
 		ents, err := os.ReadDir(m.dir)

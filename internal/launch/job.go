@@ -202,10 +202,9 @@ func (j *job) openMonitor(open func() (*monitor, error), host bool) error {
 		if j.mon == nil {
 			return nil
 		}
+		j.mon.close()
 		if host {
 			j.mon.removeDir()
-		} else {
-			j.mon.close()
 		}
 		return nil
 	})

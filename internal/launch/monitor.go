@@ -50,6 +50,10 @@ type Manifest struct {
 	// Kernel is the kernel monitor's state (mds: kernel): "on", or "off: "
 	// and what it needs; empty when it was not asked for.
 	Kernel string `json:"kernel,omitempty"`
+	// KernelHosts says, one line per host of a job across hosts, whether
+	// its kernel monitor ran ("h1: on") or why not ("h2: off: needs …");
+	// Kernel then sums them up ("on", "off: …" for all, or "off on h2 …").
+	KernelHosts []string `json:"kernel_hosts,omitempty"`
 	// Hosts names node n's host (a job across hosts); absent on one machine.
 	Hosts []string `json:"hosts,omitempty"`
 	// MissingHosts says, one line per host, whose data did not come back
@@ -84,6 +88,9 @@ type monitor struct {
 	// takes the slices; nil when off.
 	kern       *kernel.Monitor
 	kernMaster bool // the master runs on a locked thread (one node): register it
+	kernNode   int  // the node whose agent publishes (0; a host's own across hosts)
+	kernWho    string
+	kernOut    io.Writer // where kernWho's notes about the monitor go
 }
 
 func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer) (*monitor, error) {
@@ -149,21 +156,38 @@ func newMonitorFor(job Job, cfg configs.Config, jobID string, nodeOf []proto.Nod
 		m.rbytes = make([]uint64, job.Ranks*job.Ranks)
 	}
 	if m.mode.Kernel && local {
-		sel, _ := mds.ParseSet(cfg.MDSRanks)
-		rec := make([]bool, job.Ranks)
-		for r := range rec {
-			rec[r] = sel.Has(r)
-		}
-		k, err := kernel.Open(kernel.Config{Ranks: job.Ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF,
-			First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Slice: cfg.Timeslice, Recorded: rec})
-		if err != nil {
-			m.man.Kernel = "off: " + err.Error()
-			fmt.Fprintf(stderr, "bcsrun: MDS kernel monitor off: %v; the job runs without it\n", err)
-		} else {
-			m.kern, m.kernMaster, m.man.Kernel = k, cfg.Nodes == 1, "on"
-		}
+		m.openKernel(cfg, job.Ranks, nil, -1, "bcsrun", stderr)
+		m.kernMaster = m.kern != nil && cfg.Nodes == 1
 	}
 	return m, m.writeManifest()
+}
+
+// openKernel opens the kernel monitor (mds: kernel) for a job of ranks
+// ranks: on one machine (node < 0) for all of them, in bcsd on node of a
+// job across hosts (nodeOf: each rank's node) for that host's own ranks
+// and runtime, whose agent publishes the slices. m.man.Kernel says "on",
+// or "off: " and why; who says it once on stderr, and the job runs
+// without it.
+func (m *monitor) openKernel(cfg configs.Config, ranks int, nodeOf []proto.NodeID, node int, who string, stderr io.Writer) {
+	sel, _ := mds.ParseSet(cfg.MDSRanks)
+	rec := make([]bool, ranks)
+	for r := range rec {
+		rec[r] = sel.Has(r) && (node < 0 || int(nodeOf[r]) == node)
+	}
+	kc := kernel.Config{Ranks: ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF,
+		First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Slice: cfg.Timeslice, Recorded: rec}
+	if node >= 0 {
+		kc.Across, kc.Node, kc.NoMaster = true, node, node != 0
+		m.kernNode = node
+	}
+	m.kernWho, m.kernOut = who, stderr
+	k, err := kernel.Open(kc)
+	if err != nil {
+		m.man.Kernel = "off: " + err.Error()
+		fmt.Fprintf(stderr, "%s: MDS kernel monitor off: %v; the job runs without it\n", who, err)
+		return
+	}
+	m.kern, m.man.Kernel = k, "on"
 }
 
 // rankStarted registers a rank's process with the kernel monitor.
@@ -212,7 +236,7 @@ func (m *monitor) onSlice(r *strobe.SliceRecord) {
 
 // agentHook records one node's local metrics (that agent's goroutine).
 func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
-	kern := node == 0 && m.kern != nil
+	kern := node == m.kernNode && m.kern != nil
 	if m.nodes == nil || m.nodes[node] == nil {
 		if kern {
 			return func(s *nicthread.SliceStats) { m.publishKernel(uint64(s.Slice)) }

@@ -332,9 +332,6 @@ func prepareAcross(job Job, avail int) (*across, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if m := cfg.MDSMode(); m.Kernel {
-		return nil, fmt.Errorf("bcsrun: mds = %q: the kernel monitor does not run across hosts yet; want main, elan or main,elan across hosts, or --launcher local", cfg.MDS)
-	}
 	if cfg.BytesPerSliceMax == 0 { // auto, measured here once: the same for every host
 		cfg.BytesPerSliceMax = nicthread.AutoBudget(cfg.Timeslice)
 	}

@@ -5,7 +5,7 @@
 //	bcsplot series DIR METRIC [--node K]   any EMDS metric (global without --node)
 //	bcsplot matrix DIR              communication matrix heat map
 //	bcsplot hist   DIR --rank R --metric TAG   an MMDS distribution (comm, comp, MPI_Send.latency, ...)
-//	bcsplot kernel DIR [--rank R | --entity master|runtime]   the kernel monitor (BCS_MDS=…,kernel):
+//	bcsplot kernel DIR [--rank R | --entity master|runtime|runtime-node<k>]   the kernel monitor (BCS_MDS=…,kernel):
 //	                                rank × slice heat maps of preempted time and wake-up latency,
 //	                                and per-slice stacked time (on CPU, runnable, blocked) of rank R
 //	bcsplot all    DIR              getts, ncoll of node 0, the matrix, rank 0's comm/comp distributions
@@ -29,6 +29,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/bcsmpi/bcsmpi/emds/kernel"
 	"github.com/bcsmpi/bcsmpi/mds"
 	"github.com/bcsmpi/bcsmpi/tools/plots"
 )
@@ -42,7 +43,7 @@ func main() {
 	from := fs.Uint64("from", 0, "first slice to draw")
 	to := fs.Uint64("to", 0, "last slice to draw (0: the last recorded)")
 	partial := fs.Bool("partial", false, "accept incomplete data: warn, but exit 0")
-	entity := fs.String("entity", "", "kernel: master or runtime instead of --rank")
+	entity := fs.String("entity", "", "kernel: master, runtime (runtime-node<k> across hosts) instead of --rank")
 	fs.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: bcsplot getts|ncoll|series|matrix|hist|kernel|all DIR [METRIC] [flags]\n%s", fs.FlagUsages())
 	}
@@ -88,8 +89,8 @@ func main() {
 		ent := *entity
 		if ent == "" {
 			ent = fmt.Sprintf("rank%d", *rank)
-		} else if ent != "master" && ent != "runtime" {
-			err = fmt.Errorf("--entity %q, want master or runtime (or --rank R)", ent)
+		} else if ent != "master" && ent != "runtime" && !kernel.IsHostRuntime(ent) {
+			err = fmt.Errorf("--entity %q, want master, runtime, or runtime-node<k> across hosts (or --rank R)", ent)
 			break
 		}
 		files, err = plots.KernelHeat(dir, *out, rng)

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +98,59 @@ func TestKernelSummaryBadFiles(t *testing.T) {
 	write(t, dir, "emds-kernel-rank1.csv", "slice,ONCPU\n0,1\n")
 	if _, err := kernel.Summarize(dir, 250000, 3); err == nil || !strings.Contains(err.Error(), "RUNQ") {
 		t.Fatalf("a file without the metrics: %v", err)
+	}
+}
+
+// A job across hosts: each host's files carry "-node<k>" (its runtime is
+// runtime-node<k>); the summary and the figures read them all, each host's
+// ids naming its own interferers (pid 5 is the master on node 0, an
+// unregistered task on node 1). A host without the monitor (node 2) has
+// no files and is left out.
+func TestKernelSummaryAcrossHosts(t *testing.T) {
+	dir := kernelDir(t)
+	for _, f := range []string{"interferers", "wakehist", "ids"} {
+		if err := os.Remove(filepath.Join(dir, "emds-kernel-"+f+".csv")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(filepath.Join(dir, "emds-kernel-runtime.csv"), filepath.Join(dir, "emds-kernel-runtime-node0.csv")); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "emds-kernel-rank0.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "emds-kernel-runtime-node1.csv", string(raw))
+	write(t, dir, "emds-kernel-interferers-node0.csv", "entity,pid,comm,ns\nrank0,5,bcsd,2000\n")
+	write(t, dir, "emds-kernel-wakehist-node0.csv", "entity,lo_ns,hi_ns,count\nrank0,16384,24576,900\nrank0,1048576,1572864,100\n")
+	write(t, dir, "emds-kernel-ids-node0.csv", "id,entity,kind\n10,rank0,process\n5,master,thread\n4,runtime-node0,process\n")
+	write(t, dir, "emds-kernel-interferers-node1.csv", "entity,pid,comm,ns\nrank1,77,hog,30000000\nrank1,5,kworker,1000\n")
+	write(t, dir, "emds-kernel-wakehist-node1.csv", "entity,lo_ns,hi_ns,count\nrank1,16384,24576,1000\n")
+	write(t, dir, "emds-kernel-ids-node1.csv", "id,entity,kind\n11,rank1,process\n6,runtime-node1,process\n")
+	sums, err := kernel.Summarize(dir, 250000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ents []string
+	for _, s := range sums {
+		ents = append(ents, s.Entity)
+	}
+	if strings.Join(ents, " ") != "rank0 rank1 master runtime-node0 runtime-node1" {
+		t.Fatalf("entities %q", ents)
+	}
+	if sums[0].P50 != 24576 || sums[0].P99 != 1572864 || sums[1].P50 != 24576 {
+		t.Errorf("rank0 p50 %d, p99 %d; rank1 p50 %d", sums[0].P50, sums[0].P99, sums[1].P50)
+	}
+	if top := sums[0].Top; len(top) != 1 || top[0].Entity != "master" {
+		t.Errorf("rank0's interferers %+v, want pid 5 named the master (node 0's ids)", top)
+	}
+	if top := sums[1].Top; len(top) != 2 || top[0].PID != 77 || top[1].Entity != "" {
+		t.Errorf("rank1's interferers %+v, want pid 5 unnamed (node 1's ids do not have it)", top)
+	}
+	if _, err := KernelHeat(dir, dir, Range{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := KernelStack(dir, dir, "runtime-node1", Range{}); err != nil {
+		t.Fatal(err)
 	}
 }
