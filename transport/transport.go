@@ -14,7 +14,9 @@
 // its one agent directly.
 //
 // A Mesh is safe for concurrent use: Send may be called from any goroutine
-// (sends to one peer are serialised).
+// (sends to one peer are serialised). Send blocks while the peer's
+// connection takes nothing, unless SetSendTimeout bounds it (the agents
+// across hosts: a cut link or a partition must not hang a sender).
 //
 // An agent's endpoint uses a mesh through the Link interface, so tests can
 // wrap it: transport/transporttest holds the fault-injecting wrappers, which
@@ -82,6 +84,7 @@ type Mesh struct {
 	secret  []byte
 	refused atomic.Int64
 	closed  chan struct{}
+	sendTO  time.Duration // SetSendTimeout
 }
 
 // Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
@@ -271,6 +274,18 @@ func (m *Mesh) Recv(from int, msg *proto.Msg, timeout time.Duration) error {
 // Ready reports whether a frame from direct peer from is already buffered.
 func (m *Mesh) Ready(from int) bool { return m.rx[from] != nil && m.rx[from].r.Buffered() > 0 }
 
+// SetSendTimeout bounds how long Send waits for a peer to take each piece
+// (sendPiece bytes) of a frame: a connection that accepts nothing for d —
+// a cut link or a partition, which TCP gives up on only after many
+// minutes — fails the Send with a timeout (a net.Error whose Timeout is
+// true), and the connection is unusable after. 0, the default: no bound.
+// Call before Start.
+func (m *Mesh) SetSendTimeout(d time.Duration) { m.sendTO = d }
+
+// sendPiece is the most Send writes under one deadline (SetSendTimeout),
+// so that a slow link that still moves data is not taken for a dead one.
+const sendPiece = 256 << 10
+
 // Send writes m to endpoint to and flushes it.
 func (m *Mesh) Send(to int, msg *proto.Msg) error {
 	if to < 0 || to >= len(m.peers) || m.peers[to] == nil {
@@ -288,12 +303,24 @@ func (m *Mesh) Send(to int, msg *proto.Msg) error {
 		binary.LittleEndian.PutUint32(p.buf[1:], uint32(n))
 		binary.LittleEndian.PutUint32(p.buf[len(p.buf)-4:], uint32(len(payload)))
 	}
+	if m.sendTO > 0 {
+		p.conn.SetWriteDeadline(time.Now().Add(m.sendTO))
+	}
 	_, err := p.w.Write(p.buf)
-	if err == nil && len(payload) > 0 {
-		_, err = p.w.Write(payload)
+	for rest := payload; err == nil && len(rest) > 0; {
+		n := len(rest)
+		if m.sendTO > 0 {
+			n = min(n, sendPiece)
+			p.conn.SetWriteDeadline(time.Now().Add(m.sendTO))
+		}
+		_, err = p.w.Write(rest[:n])
+		rest = rest[n:]
 	}
 	if err != nil {
 		return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, err)
+	}
+	if m.sendTO > 0 {
+		p.conn.SetWriteDeadline(time.Now().Add(m.sendTO))
 	}
 	if err := p.w.Flush(); err != nil {
 		return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, err)

@@ -282,6 +282,11 @@ func RunHost(spec HostJob) (code int, err error) {
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	ac := n.agentConfig(cfg, nodeOf)
 	ac.OnWarn = onWarn
+	// Across hosts a link can be cut or the network partitioned between
+	// two agents that both still answer the master: each agent gives a
+	// node it awaits data from, or sends data to, node_timeout.
+	ac.PeerTimeout, ac.Hosts = cfg.NodeTimeout, hostNames
+	agentMesh.SetSendTimeout(cfg.NodeTimeout)
 	if n.group != nil {
 		ac.OnRun = n.group.onRun
 	}
