@@ -322,6 +322,9 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			}
 			killed = time.Now()
 			syscall.Kill(pid, syscall.SIGKILL)
+			if e.waitFor("job aborted", 1, 60*time.Second) {
+				t.Logf("detected after %v", time.Since(killed).Round(time.Millisecond))
+			}
 		}, "-n", "3", "./e2eprog", "hang")
 		if r.code == 0 || !strings.Contains(r.stderr, "h3") {
 			t.Fatalf("exit %d, want non-zero and stderr naming h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -506,31 +509,40 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	// machine has no iptables). The master hears both agents; the agents
 	// notice each other's silence within node_timeout, and the message
 	// names both hosts.
-	t.Run("partition", func(t *testing.T) {
-		cut := partition(t, cl, 2, 3)
-		var at time.Time
-		r := sallocHook(t, fast, "", func(o, e *watched) {
-			defer cut(false)
-			if !o.waitFor("ready", 3, 60*time.Second) {
-				t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
-				return
+	for _, c := range []struct{ name, size string }{
+		// 1 MiB a message: the senders block on the lost link, their
+		// send timeout notices (took none of the data).
+		{"1 MiB messages", "1048576"},
+		// 4 KiB: the sends go into the sockets' buffers, the receivers'
+		// wait notices (sent no data).
+		{"4 KiB messages", "4096"},
+	} {
+		t.Run("partition, "+c.name, func(t *testing.T) {
+			cut := partition(t, cl, 2, 3)
+			var at time.Time
+			r := sallocHook(t, fast, "", func(o, e *watched) {
+				defer cut(false)
+				if !o.waitFor("ready", 3, 60*time.Second) {
+					t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+					return
+				}
+				cut(true)
+				at = time.Now()
+				seen := e.waitFor("job aborted", 1, 60*time.Second)
+				t.Logf("detected after %v", time.Since(at).Round(time.Millisecond))
+				if !seen {
+					t.Errorf("the partition was not detected in 60 s:\n%s", e.String())
+				}
+			}, "-n", "3", "--ppn", "1", "./e2eprog", "pairs", c.size, "0")
+			// Either agent may notice first; its bcsd names both hosts and
+			// node_timeout (not tx_timeout, which is longer).
+			m := regexp.MustCompile(`(?m)^bcsd on h[123]: node [12]: node [12] \(host h[23]\) (sent|took) .*\(node_timeout\).*the link between host (h2|h3) and host (h2|h3) is down, or the network is partitioned between them`).FindStringSubmatch(r.stderr)
+			if r.code == 0 || m == nil || m[2] == m[3] {
+				t.Fatalf("exit %d, want non-zero and a bcsd's message naming h2 and h3 and node_timeout\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			cut(true)
-			at = time.Now()
-			seen := e.waitFor("job aborted", 1, 60*time.Second)
-			t.Logf("detected after %v", time.Since(at).Round(time.Millisecond))
-			if !seen {
-				t.Errorf("the partition was not detected in 60 s:\n%s", e.String())
-			}
-		}, "-n", "3", "--ppn", "1", "./e2eprog", "pairs", "1048576", "0")
-		// Either agent may notice first; its bcsd names both hosts and
-		// node_timeout (not tx_timeout, which is longer).
-		m := regexp.MustCompile(`(?m)^bcsd on h[123]: node [12]: node [12] \(host h[23]\) (sent|took) .*\(node_timeout\).*the link between host (h2|h3) and host (h2|h3) is down, or the network is partitioned between them`).FindStringSubmatch(r.stderr)
-		if r.code == 0 || m == nil || m[2] == m[3] {
-			t.Fatalf("exit %d, want non-zero and a bcsd's message naming h2 and h3 and node_timeout\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-		}
-		t.Logf("what the user saw (%v after the partition, teardown included): exit %d\n%s", time.Since(at).Round(time.Millisecond), r.code, r.stderr)
-	})
+			t.Logf("what the user saw (%v after the partition, teardown included): exit %d\n%s", time.Since(at).Round(time.Millisecond), r.code, r.stderr)
+		})
+	}
 	// A slow link that drops what overflows its queue: a token bucket of
 	// 4 Mbit/s each way on h3's link (this kernel has no netem; tbf drops
 	// what waits longer than its latency) while ranks 1 (h2) and 2 (h3)
