@@ -888,8 +888,12 @@ func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error
 		for src := range a.owed[stage] {
 			n := a.owed[stage][src].Load()
 			if n > 0 && now-max(start, time.Duration(a.lastFrom[src].Load())) >= a.peerTimeout {
-				return a.fail(-1, "%s sent %s no data for %v (node_timeout) while %d chunks of slice %d from it were awaited: the link between %s and %s is down, or the network is partitioned between them",
-					a.nodeName(proto.NodeID(src)), a.nodeName(a.node), a.peerTimeout, n, k, a.hostName(a.node), a.hostName(proto.NodeID(src)))
+				chunks := "chunks"
+				if n == 1 {
+					chunks = "chunk"
+				}
+				return a.fail(-1, "%s awaited %d %s of slice %d from %s, which sent it no data for %v (node_timeout): the link between %s and %s is down, or the network is partitioned between them",
+					a.nodeName(a.node), n, chunks, k, a.nodeName(proto.NodeID(src)), a.peerTimeout, a.hostName(a.node), a.hostName(proto.NodeID(src)))
 			}
 		}
 		tick.Reset(step)

@@ -55,7 +55,7 @@ func TestPeerSilenceFailsTheSlice(t *testing.T) {
 	if !errors.As(err, &je) || je.Node != 1 {
 		t.Fatalf("got %v, want node 1's job error", err)
 	}
-	for _, want := range []string{"node 0 (host ha) sent node 1 (host hb) no data for 100ms (node_timeout)", "1 chunks of slice", "the link between host hb and host ha is down, or the network is partitioned between them"} {
+	for _, want := range []string{"node 1 (host hb) awaited 1 chunk of slice", "from node 0 (host ha), which sent it no data for 100ms (node_timeout)", "the link between host hb and host ha is down, or the network is partitioned between them"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("got %q, want it to say %q", err, want)
 		}
