@@ -85,6 +85,7 @@ type Mesh struct {
 	refused atomic.Int64
 	closed  chan struct{}
 	sendTO  time.Duration // SetSendTimeout
+	alive   time.Duration // SetDirectKeepAlive
 }
 
 // Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
@@ -220,6 +221,11 @@ func (m *Mesh) accept(n int) error {
 		m.in = append(m.in, a.c)
 		m.mu.Unlock()
 		if m.direct[a.from] {
+			if m.alive > 0 {
+				tc := a.c.(*net.TCPConn)
+				tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(m.alive/2, time.Second), Interval: time.Second, Count: 9})
+				userTimeout(tc, m.alive)
+			}
 			m.rx[a.from] = &inbound{conn: a.c, r: a.r}
 			continue
 		}
@@ -281,6 +287,18 @@ func (m *Mesh) Ready(from int) bool { return m.rx[from] != nil && m.rx[from].r.B
 // true), and the connection is unusable after. 0, the default: no bound.
 // Call before Start.
 func (m *Mesh) SetSendTimeout(d time.Duration) { m.sendTO = d }
+
+// SetDirectKeepAlive makes the kernel probe each direct peer's connection
+// once it has been quiet for d/2 (at least 1 s: keepalive counts seconds),
+// then every second, and end it once nothing, probe answers included, has
+// come from the peer for d (TCP_USER_TIMEOUT, on Linux): a Recv from a peer
+// whose host is cut off then fails within d and a second, instead of
+// waiting for its whole timeout, while a peer that is only busy (its
+// kernel answers) is waited for. The master uses it to bound its wait for
+// a node's transmission (node_timeout + tx_timeout) by about node_timeout
+// where the node is unreachable. 0, the default: no probes. Call before
+// Start.
+func (m *Mesh) SetDirectKeepAlive(d time.Duration) { m.alive = d }
 
 // sendPiece is the most Send writes under one deadline (SetSendTimeout),
 // so that a slow link that still moves data is not taken for a dead one.

@@ -305,6 +305,9 @@ func RunHost(spec HostJob) (code int, err error) {
 	starts := len(j.meshes)
 	if masterMesh != nil {
 		remote = nicthread.NewRemoteNodes(masterMesh, hosts, cfg.NodeTimeout, cfg.TXTimeout)
+		// A node cut off while it transmits: noticed within node_timeout,
+		// not node_timeout + tx_timeout (its kernel answers no probe).
+		masterMesh.SetDirectKeepAlive(cfg.NodeTimeout)
 		go func() { startErrs <- masterMesh.Start(0, addrs, remote.Handler, remote.Direct()) }()
 	}
 	if place != nil {
