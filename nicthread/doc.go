@@ -62,9 +62,16 @@
 // none of for that long fails the slice with the same naming. A node that
 // waits in a later stage for a node that is itself waiting on a silent one
 // may report first and name its nearer neighbour; the silent one's own
-// neighbours report it too. On one machine (the local launcher) the bound
-// is not set: the agents share bcsrun's process, and a stall of bcsrun is
-// explained by the launcher's stall watch instead.
+// neighbours report it too. The master's wait for a node's TX report is
+// node_timeout + tx_timeout (a transmission may legitimately take that
+// long); for a node cut off meanwhile, the launcher across hosts has the
+// master's mesh probe each agent's connection
+// (transport.Mesh.SetDirectKeepAlive), and a connection the kernel ended
+// is reported as the node's host answering nothing for node_timeout (at
+// least about 2 s: keepalive counts whole seconds). On one machine (the
+// local launcher) the bounds are not set: the agents share bcsrun's
+// process, and a stall of bcsrun is explained by the launcher's stall
+// watch instead.
 //
 // # Pull orders: a large message crosses memory once
 //

@@ -50,7 +50,10 @@
 // of its ranks' orphans.
 //
 // Failures between hosts: the master notices a host that stops answering
-// (its bcsd killed, its link to the master cut) within node_timeout. A
+// (its bcsd killed, its link to the master cut) within node_timeout (cut
+// off while it transmits: through keepalive probes,
+// transport.Mesh.SetDirectKeepAlive, in about node_timeout, at least
+// 2 s). A
 // link cut or a partition between two hosts that both still answer the
 // master is noticed by their agents: RunHost gives each agent node_timeout
 // as its PeerTimeout and its mesh's send timeout, and the host names to
