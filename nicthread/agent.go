@@ -3,6 +3,7 @@ package nicthread
 import (
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -131,6 +132,16 @@ type Agent struct {
 	connect func(node proto.NodeID)
 	dataMsg proto.Msg
 
+	// Peer silence (AgentConfig.PeerTimeout): per stage and source node,
+	// inbound chunks not yet written; per node, when its last data frame
+	// arrived (a.now()).
+	peerTimeout time.Duration
+	hosts       []string
+	owed        [proto.Stages][]atomic.Int64
+	owedN       [proto.Stages][]int64 // msm's scratch
+	lastFrom    []atomic.Int64
+	peerTick    *time.Timer // await's, reused
+
 	chk *checks // the opt-in checks (flow.go); nil: none
 
 	t0, lastStrobe time.Duration
@@ -193,6 +204,16 @@ type AgentConfig struct {
 	OnExchange func(k proto.SliceID, all []proto.Descriptor, p *core.Plan)
 	// Slices, if set, is a recording's slice log to replay (levelb.go).
 	Slices *replay.Slices
+	// PeerTimeout, if set and shorter than TX's timeout, bounds how long
+	// TX waits for a node that owes this node chunks of the slice and
+	// sends none of them (nor any other data frame): the slice fails
+	// naming that node, as a cut link or a partition between two agents
+	// that both still answer the master would otherwise stall until
+	// TX's timeout. The launcher across hosts sets it to node_timeout.
+	PeerTimeout time.Duration
+	// Hosts, if set, names each node's host in messages (node n runs on
+	// Hosts[n]).
+	Hosts []string
 }
 
 // NewAgent prepares an agent; the region's rank blocks are assigned to the
@@ -227,7 +248,18 @@ func NewAgent(cfg AgentConfig) *Agent {
 		onRun:   cfg.OnRun,
 		t0:      time.Duration(unix.Now()),
 		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax, cfg.Region.G.Ranks, cfg.Region.G.ReqMax),
+
+		peerTimeout: cfg.PeerTimeout,
+		hosts:       cfg.Hosts,
 	}
+	nodes := 0
+	for _, n := range cfg.NodeOf {
+		nodes = max(nodes, int(n)+1)
+	}
+	for s := range a.owed {
+		a.owed[s], a.owedN[s] = make([]atomic.Int64, nodes), make([]int64, nodes)
+	}
+	a.lastFrom = make([]atomic.Int64, nodes)
 	for r, n := range cfg.NodeOf {
 		a.localOf[r] = -1
 		if n == cfg.Node {
@@ -457,9 +489,13 @@ func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 		return err
 	}
 	var n [proto.Stages]int64
+	for s := range a.owedN {
+		clear(a.owedN[s])
+	}
 	for i := range p.Chunks {
 		if c := &p.Chunks[i]; c.DstNode == a.node && c.SrcNode != a.node {
 			n[c.Stage]++
+			a.owedN[c.Stage][c.SrcNode]++
 		} else if c.SrcNode == a.node && c.DstNode != a.node && a.connect != nil {
 			a.connect(c.DstNode)
 		}
@@ -467,6 +503,9 @@ func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 	a.expect = n
 	for s := range n {
 		a.pending[s].Store(n[s])
+		for src, o := range a.owedN[s] {
+			a.owed[s][src].Store(o)
+		}
 	}
 	if a.chk != nil {
 		a.chk.reset(p)
@@ -509,10 +548,8 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 		}
 		t := a.now()
 		if a.expect[stage] > 0 {
-			select {
-			case <-a.arrived[stage]:
-			case <-time.After(timeout):
-				return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
+			if err := a.await(k, stage, timeout); err != nil {
+				return err
 			}
 		}
 		t4 += a.now() - t
@@ -785,7 +822,7 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 	} else {
 		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
 		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
-			return a.fail(-1, "sending %s: %v", c.Describe(), err)
+			return a.sendErr(k, c, err)
 		}
 	}
 	a.stats.LTR[routine] += a.now() - t0
@@ -836,10 +873,90 @@ func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
 		e := a.moveErr(c.Dst, c, "writing the receive buffer", err)
 		a.dataErr.Store(&e)
 	}
+	if a.peerTimeout > 0 {
+		a.owed[c.Stage][from].Add(-1)
+		a.lastFrom[from].Store(int64(a.now()))
+	}
 	if a.pending[c.Stage].Add(-1) == 0 {
 		a.arrived[c.Stage] <- struct{}{}
 	}
 	return nil
+}
+
+// await waits until every chunk of stage the plan sends to this node has
+// arrived, at most timeout; with a PeerTimeout shorter than that, a node
+// that owes chunks and has sent no data frame for PeerTimeout (counted
+// from the start of the wait at the earliest) fails the slice, named
+// (the error is this node's: it is the one that saw the silence).
+func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error {
+	if a.peerTimeout <= 0 || a.peerTimeout >= timeout {
+		select {
+		case <-a.arrived[stage]:
+			return nil
+		case <-time.After(timeout):
+			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
+		}
+	}
+	start := a.now()
+	step := max(a.peerTimeout/8, time.Millisecond)
+	if a.peerTick == nil {
+		a.peerTick = time.NewTimer(step)
+	} else {
+		a.peerTick.Reset(step) // no stale tick since Go 1.23
+	}
+	tick := a.peerTick
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.arrived[stage]:
+			return nil
+		case <-tick.C:
+		}
+		now := a.now()
+		if now-start >= timeout {
+			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
+		}
+		for src := range a.owed[stage] {
+			n := a.owed[stage][src].Load()
+			if n > 0 && now-max(start, time.Duration(a.lastFrom[src].Load())) >= a.peerTimeout {
+				chunks := "chunks"
+				if n == 1 {
+					chunks = "chunk"
+				}
+				return a.fail(-1, "%s awaited %d %s of slice %d from %s, which sent it no data for %v (node_timeout): the link between %s and %s is down, or the network is partitioned between them",
+					a.nodeName(a.node), n, chunks, k, a.nodeName(proto.NodeID(src)), a.peerTimeout, a.hostName(a.node), a.hostName(proto.NodeID(src)))
+			}
+		}
+		tick.Reset(step)
+	}
+}
+
+// sendErr is the slice's error for a data frame to another node that
+// could not be sent: with a PeerTimeout, a send that timed out (the node
+// took nothing for PeerTimeout: the transport's send timeout) names it.
+func (a *Agent) sendErr(k proto.SliceID, c *proto.Chunk, err error) error {
+	var ne net.Error
+	if a.peerTimeout > 0 && errors.As(err, &ne) && ne.Timeout() {
+		return a.fail(-1, "%s took none of the data %s sent it for %v (node_timeout) in slice %d (%s: %v): the link between %s and %s is down, or the network is partitioned between them",
+			a.nodeName(c.DstNode), a.nodeName(a.node), a.peerTimeout, k, c.Describe(), err, a.hostName(a.node), a.hostName(c.DstNode))
+	}
+	return a.fail(-1, "sending %s: %v", c.Describe(), err)
+}
+
+// nodeName is "node n" and its host, if known (AgentConfig.Hosts).
+func (a *Agent) nodeName(n proto.NodeID) string {
+	if int(n) < len(a.hosts) && a.hosts[n] != "" {
+		return fmt.Sprintf("node %d (host %s)", n, a.hosts[n])
+	}
+	return fmt.Sprintf("node %d", n)
+}
+
+// hostName is node n's host, or "node n" where hosts are not known.
+func (a *Agent) hostName(n proto.NodeID) string {
+	if int(n) < len(a.hosts) && a.hosts[n] != "" {
+		return "host " + a.hosts[n]
+	}
+	return fmt.Sprintf("node %d", n)
 }
 
 // publish writes completions into the ranks' records and wakes each rank once.

@@ -45,6 +45,35 @@
 //     its members (broadcasts use stage 1 the same way). Member lists of new communicators (Plan.Writes) are
 //     written last, before the slice's completions are published.
 //
+// # A silent peer
+//
+// Across hosts (AgentConfig.PeerTimeout: the launcher across hosts sets it
+// to node_timeout) a link between two agents can be cut, or the network
+// partitioned between them, while both still answer the master: the master
+// would see nothing wrong, and TCP gives up on a connection only after many
+// minutes. So the TX wait keeps, per node, the chunks of the slice it still
+// owes this node and when its last data frame came; a node that owes chunks
+// and has sent nothing for PeerTimeout (counted from the start of the wait
+// at the earliest) fails the slice, and the error (this node's, reported to
+// the master like any other) names both nodes, their hosts (AgentConfig.Hosts)
+// and node_timeout. A node that keeps sending, however slowly, is not silent:
+// only tx_timeout bounds the whole wait. The sending side is bounded too:
+// the launcher gives the agent's mesh a send timeout of node_timeout per
+// piece (transport.Mesh.SetSendTimeout), and a data frame that a node took
+// none of for that long fails the slice with the same naming. A node that
+// waits in a later stage for a node that is itself waiting on a silent one
+// may report first and name its nearer neighbour; the silent one's own
+// neighbours report it too. The master's wait for a node's TX report is
+// node_timeout + tx_timeout (a transmission may legitimately take that
+// long); for a node cut off meanwhile, the launcher across hosts has the
+// master's mesh probe each agent's connection
+// (transport.Mesh.SetDirectKeepAlive), and a connection the kernel ended
+// is reported as the node's host answering nothing for node_timeout (at
+// least about 2 s: keepalive counts whole seconds). On one machine (the
+// local launcher) the bounds are not set: the agents share bcsrun's
+// process, and a stall of bcsrun is explained by the launcher's stall
+// watch instead.
+//
 // # Pull orders: a large message crosses memory once
 //
 // No system call copies between two other processes: the agent's

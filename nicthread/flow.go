@@ -451,7 +451,7 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Count: src, Payload: data}
 		for range times {
 			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
-				return a.fail(-1, "sending %s: %v", c.Describe(), err)
+				return a.sendErr(k, c, err)
 			}
 		}
 	}

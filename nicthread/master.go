@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/clock"
@@ -259,6 +260,11 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 		}
 		if err := r.mesh.Recv(n+1, m, limit); err != nil {
 			var ne net.Error
+			if errors.Is(err, syscall.ETIMEDOUT) {
+				// The kernel gave up on the connection: the node's host
+				// answered no keepalive probe (transport.Mesh.SetDirectKeepAlive).
+				return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("stopped answering: its host answered nothing, keepalive probes included, for %v (node_timeout) while the master waited for its %s report for slice %d: the link to it is down", r.timeout, stepName(t), k)}
+			}
 			if errors.As(err, &ne) && ne.Timeout() {
 				return &JobError{Node: proto.NodeID(n), Rank: -1, Why: fmt.Sprintf("stopped answering: no %s report for slice %d within %v (node_timeout)", stepName(t), k, limit)}
 			}

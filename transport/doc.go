@@ -99,7 +99,10 @@
 // master): Start waits for every direct peer to dial in.
 //
 // A Mesh is safe for concurrent use: Send and Connect may be called from any
-// goroutine (sends to one peer are serialised). The Mesh owns its listener,
+// goroutine (sends to one peer are serialised). Send blocks while the
+// peer's connection takes nothing, unless SetSendTimeout bounds it (the
+// agents across hosts: a cut link or a partition must not hang a sender);
+// SetDirectKeepAlive has the kernel probe the direct peers' connections. The Mesh owns its listener,
 // its connections and its goroutines (readers, handshakes, dials); Close ends
 // them all and waits for them.
 //

@@ -92,8 +92,10 @@ type Mesh struct {
 	conns      map[net.Conn]struct{} // every open connection, in or out, handshaking or not
 	seen       []bool                // peers admitted, by endpoint
 	nseen      int
-	directLeft int // direct peers not yet admitted
-	handshakes int // inbound handshakes running
+	directLeft int           // direct peers not yet admitted
+	handshakes int           // inbound handshakes running
+	sendTO     time.Duration // SetSendTimeout
+	alive      time.Duration // SetDirectKeepAlive
 }
 
 // Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
@@ -359,6 +361,11 @@ func (m *Mesh) handshake(c net.Conn) {
 		m.ln.Close() // everyone is in
 	}
 	if m.direct[from] {
+		if m.alive > 0 {
+			tc := c.(*net.TCPConn)
+			tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(m.alive/2, time.Second), Interval: time.Second, Count: 9})
+			userTimeout(tc, m.alive)
+		}
 		m.rx[from] = &inbound{conn: c, r: r}
 		if m.directLeft--; m.directLeft == 0 {
 			close(m.ready)
@@ -413,6 +420,30 @@ func (m *Mesh) Recv(from int, msg *proto.Msg, timeout time.Duration) error {
 // Ready reports whether a frame from direct peer from is already buffered.
 func (m *Mesh) Ready(from int) bool { return m.rx[from] != nil && m.rx[from].r.Buffered() > 0 }
 
+// SetSendTimeout bounds how long Send waits for a peer to take each piece
+// (sendPiece bytes) of a frame: a connection that accepts nothing for d —
+// a cut link or a partition, which TCP gives up on only after many
+// minutes — fails the Send with a timeout (a net.Error whose Timeout is
+// true), and the connection is unusable after. 0, the default: no bound.
+// Call before Start.
+func (m *Mesh) SetSendTimeout(d time.Duration) { m.sendTO = d }
+
+// SetDirectKeepAlive makes the kernel probe each direct peer's connection
+// once it has been quiet for d/2 (at least 1 s: keepalive counts seconds),
+// then every second, and end it once nothing, probe answers included, has
+// come from the peer for d (TCP_USER_TIMEOUT, on Linux): a Recv from a peer
+// whose host is cut off then fails within d and a second, instead of
+// waiting for its whole timeout, while a peer that is only busy (its
+// kernel answers) is waited for. The master uses it to bound its wait for
+// a node's transmission (node_timeout + tx_timeout) by about node_timeout
+// where the node is unreachable. 0, the default: no probes. Call before
+// Start.
+func (m *Mesh) SetDirectKeepAlive(d time.Duration) { m.alive = d }
+
+// sendPiece is the most Send writes under one deadline (SetSendTimeout),
+// so that a slow link that still moves data is not taken for a dead one.
+const sendPiece = 256 << 10
+
 // Send writes m to endpoint to and flushes it. The first Send to a lazy peer
 // not yet connected dials it (or waits for the dial Connect started).
 func (m *Mesh) Send(to int, msg *proto.Msg) error {
@@ -442,12 +473,24 @@ func (m *Mesh) Send(to int, msg *proto.Msg) error {
 		binary.LittleEndian.PutUint32(p.buf[1:], uint32(n))
 		binary.LittleEndian.PutUint32(p.buf[len(p.buf)-4:], uint32(len(payload)))
 	}
+	if m.sendTO > 0 {
+		p.conn.SetWriteDeadline(time.Now().Add(m.sendTO))
+	}
 	_, err := p.w.Write(p.buf)
-	if err == nil && len(payload) > 0 {
-		_, err = p.w.Write(payload)
+	for rest := payload; err == nil && len(rest) > 0; {
+		n := len(rest)
+		if m.sendTO > 0 {
+			n = min(n, sendPiece)
+			p.conn.SetWriteDeadline(time.Now().Add(m.sendTO))
+		}
+		_, err = p.w.Write(rest[:n])
+		rest = rest[n:]
 	}
 	if err != nil {
 		return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, err)
+	}
+	if m.sendTO > 0 {
+		p.conn.SetWriteDeadline(time.Now().Add(m.sendTO))
 	}
 	if err := p.w.Flush(); err != nil {
 		return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, err)

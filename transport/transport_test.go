@@ -170,3 +170,47 @@ func TestListenRejectsShortSecret(t *testing.T) {
 		t.Fatal("accepted a 5-byte secret")
 	}
 }
+
+// A peer whose connection takes nothing (its reader is stuck: as a cut
+// link or a partition looks to the sender) fails Send with a timeout once
+// SetSendTimeout is set, instead of blocking until TCP gives up.
+func TestSendTimeoutOnPeerThatTakesNothing(t *testing.T) {
+	secret := NewSecret()
+	ms := make([]*Mesh, 2)
+	addrs := make([]string, 2)
+	for i := range ms {
+		m, err := Listen("127.0.0.1:0", secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[i], addrs[i] = m, m.Addr()
+	}
+	ms[0].SetSendTimeout(200 * time.Millisecond)
+	stuck := make(chan struct{})
+	handler := func(from int, m *proto.Msg) error { <-stuck; return nil }
+	errs := make(chan error, 2)
+	for i, m := range ms {
+		go func() { errs <- m.Start(i, addrs, handler, nil) }()
+	}
+	for range ms {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		close(stuck)
+		for _, m := range ms {
+			m.Close()
+		}
+	})
+	payload := bytes.Repeat([]byte("x"), 1<<20)
+	var err error
+	// The socket buffers hold some megabytes; 1 GiB is a bound, not a guess.
+	for i := 0; i < 1024 && err == nil; i++ {
+		err = ms[0].Send(1, &proto.Msg{Type: proto.MsgData, Payload: payload})
+	}
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("Send to a peer that takes nothing: %v, want a timeout", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/emds"
 	"github.com/bcsmpi/bcsmpi/internal/slurmtest"
 )
 
@@ -357,6 +358,9 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			}
 			killed = time.Now()
 			syscall.Kill(pid, syscall.SIGKILL)
+			if e.waitFor("job aborted", 1, 60*time.Second) {
+				t.Logf("detected after %v", time.Since(killed).Round(time.Millisecond))
+			}
 		}, "-n", "3", "./e2eprog", "hang")
 		if r.code == 0 || !strings.Contains(r.stderr, "h3") {
 			t.Fatalf("exit %d, want non-zero and stderr naming h3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -518,7 +522,9 @@ func TestSlurmAcrossHosts(t *testing.T) {
 				return
 			}
 			cut = time.Now()
-			seen := e.waitFor("stopped answering", 1, 60*time.Second)
+			// The master says h3 stopped answering (or, cut off while it
+			// transmitted, was lost: its kernel answered no probe).
+			seen := e.waitFor("job aborted", 1, 60*time.Second)
 			t.Logf("detected after %v", time.Since(cut).Round(time.Millisecond))
 			// Up again, so that Slurm can end the step on h3 (a host cut
 			// for good is Slurm's to declare down).
@@ -534,6 +540,175 @@ func TestSlurmAcrossHosts(t *testing.T) {
 		}
 		t.Logf("what the user saw (%v after the cut, teardown included): exit %d\n%s", time.Since(cut).Round(time.Millisecond), r.code, r.stderr)
 	})
+	// A partition between h2 and h3 while both still reach h1, where the
+	// master runs: ranks 1 (h2) and 2 (h3) exchange 1 MiB messages in a
+	// loop when each host's packets to the other start to vanish (a
+	// blackhole route in each namespace: silent, no RST, no ICMP; this
+	// machine has no iptables). The master hears both agents; the agents
+	// notice each other's silence within node_timeout, and the message
+	// names both hosts.
+	for _, c := range []struct{ name, size string }{
+		// 1 MiB a message: the senders block on the lost link, their
+		// send timeout notices (took none of the data).
+		{"1 MiB messages", "1048576"},
+		// 4 KiB: the sends go into the sockets' buffers, the receivers'
+		// wait notices (sent no data).
+		{"4 KiB messages", "4096"},
+	} {
+		t.Run("partition, "+c.name, func(t *testing.T) {
+			cut := partition(t, cl, 2, 3)
+			var at time.Time
+			r := sallocHook(t, fast, "", func(o, e *watched) {
+				defer cut(false)
+				if !o.waitFor("ready", 3, 60*time.Second) {
+					t.Errorf("the ranks did not start:\n%s\n%s", o.String(), e.String())
+					return
+				}
+				cut(true)
+				at = time.Now()
+				seen := e.waitFor("job aborted", 1, 60*time.Second)
+				t.Logf("detected after %v", time.Since(at).Round(time.Millisecond))
+				if !seen {
+					t.Errorf("the partition was not detected in 60 s:\n%s", e.String())
+				}
+			}, "-n", "3", "--ppn", "1", "./e2eprog", "pairs", c.size, "0")
+			// Either agent may notice first; its bcsd names both hosts and
+			// node_timeout (not tx_timeout, which is longer).
+			m := regexp.MustCompile(`(?m)^bcsd on h[123]: node [12]: node [12] \(host h[23]\) (awaited|took) .*\(node_timeout\).*the link between host (h2|h3) and host (h2|h3) is down, or the network is partitioned between them`).FindStringSubmatch(r.stderr)
+			if r.code == 0 || m == nil || m[2] == m[3] {
+				t.Fatalf("exit %d, want non-zero and a bcsd's message naming h2 and h3 and node_timeout\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			t.Logf("what the user saw (%v after the partition, teardown included): exit %d\n%s", time.Since(at).Round(time.Millisecond), r.code, r.stderr)
+		})
+	}
+	// A slow link that drops what overflows its queue: a token bucket of
+	// 4 Mbit/s each way on h3's link (this kernel has no netem; tbf drops
+	// what waits longer than its latency) while ranks 1 (h2) and 2 (h3)
+	// exchange 128 KiB messages. The job goes on, slower: the right
+	// results, exit 0. The EMDS shows it: against the same job on a clean
+	// link just before, node 2's wait for the chunks of other nodes (LTR4)
+	// and the master's strobe-to-end-of-slice times (GTTS) add up to more.
+	t.Run("slow link", func(t *testing.T) {
+		args := []string{"-n", "3", "--ppn", "1", "./e2eprog", "pairs", "131072", "16"}
+		job := func(t *testing.T) map[string]int64 {
+			t.Helper()
+			root := t.TempDir()
+			start := time.Now()
+			r := sallocHook(t, []string{"BCS_MDS=elan", "BCS_MDS_DIR=" + root}, "", nil, args...)
+			if r.code != 0 || !strings.Contains(r.stdout, "pairs ok: 16 exchanges of 131072 bytes") {
+				t.Fatalf("exit %d, want 0 and the ranks' result\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			sums := emdsSums(t, latestDir(t, root, r.stderr))
+			t.Logf("exit 0 after %v; EMDS sums %v", time.Since(start).Round(time.Millisecond), sums)
+			return sums
+		}
+		clean := job(t)
+		shape := slowLink(t, 3, "4mbit")
+		shape(true)
+		slow := job(t)
+		shape(false)
+		for _, k := range []string{"node2.LTR4", "global.GTTS"} {
+			if slow[k] <= clean[k] {
+				t.Errorf("EMDS %s: %d ns on the slow link, %d ns on a clean one; want more on the slow link", k, slow[k], clean[k])
+			}
+		}
+	})
+}
+
+// emdsSums adds up, over the recorded slices, the master's GTTS, LATE,
+// SKIPPED and USRTS and every node's LTR3 and LTR4 in the MDS directory
+// dir ("global.GTTS", "node2.LTR4", ...), and counts the slices
+// ("global.slices").
+func emdsSums(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	sums := map[string]int64{}
+	read := func(file, prefix string, cols ...string) {
+		f, err := os.Open(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		s, err := emds.ReadCSV(f)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		sums[prefix+".slices"] = int64(len(s.Slices))
+		for _, c := range cols {
+			v, err := s.Col(c)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			for _, x := range v {
+				sums[prefix+"."+c] += x
+			}
+		}
+	}
+	read("emds-global.csv", "global", "GTTS", "LATE", "SKIPPED", "USRTS")
+	for n := 0; n < 3; n++ {
+		read(fmt.Sprintf("emds-node%d.csv", n), fmt.Sprintf("node%d", n), "LTR3", "LTR4")
+	}
+	return sums
+}
+
+// slowLink returns a switch for a slow link to host h (1-based) of the
+// namespace cluster: on, a token bucket of rate each way (tc tbf on the
+// bridge's end of its veth, for what goes to h, and on eth0 inside h, for
+// what leaves it), which drops what waits longer than 50 ms; off, the
+// qdiscs are removed. Off is also registered with t.Cleanup.
+func slowLink(t *testing.T, h int, rate string) func(on bool) {
+	var mu sync.Mutex
+	set := false
+	// tc's options before "qdisc" (the namespace) and the device.
+	devs := [][2][]string{{nil, {fmt.Sprintf("vbcs%d", h)}}, {{"-n", fmt.Sprintf("bcsslurm%d", h)}, {"eth0"}}}
+	sw := func(on bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if on == set {
+			return
+		}
+		set = on
+		verb, shape := "del", []string(nil)
+		if on {
+			verb, shape = "add", []string{"tbf", "rate", rate, "burst", "16kb", "latency", "50ms"}
+		}
+		for _, d := range devs {
+			args := append(append(slices.Clone(d[0]), "qdisc", verb, "dev", d[1][0], "root"), shape...)
+			if out, err := exec.Command("tc", args...).CombinedOutput(); err != nil {
+				t.Errorf("tc %s: %v: %s", strings.Join(args, " "), err, out)
+			}
+		}
+	}
+	t.Cleanup(func() { sw(false) })
+	return sw
+}
+
+// partition returns a switch for a partition between hosts a and b of
+// cl (1-based): on, each host's packets to the other are dropped (a
+// blackhole route in its namespace); off, the routes are removed. Off is
+// also registered with t.Cleanup, so the routes go on every path.
+func partition(t *testing.T, cl *slurmtest.Cluster, a, b int) func(on bool) {
+	var mu sync.Mutex
+	set := false
+	routes := [][2]string{{fmt.Sprintf("bcsslurm%d", a), cl.HostAddr[b-1]}, {fmt.Sprintf("bcsslurm%d", b), cl.HostAddr[a-1]}}
+	sw := func(on bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if on == set {
+			return
+		}
+		set = on
+		verb := "del"
+		if on {
+			verb = "add"
+		}
+		for _, r := range routes {
+			if out, err := exec.Command("ip", "-n", r[0], "route", verb, "blackhole", r[1]+"/32").CombinedOutput(); err != nil {
+				t.Errorf("ip -n %s route %s blackhole %s/32: %v: %s", r[0], verb, r[1], err, out)
+			}
+		}
+	}
+	t.Cleanup(func() { sw(false) })
+	return sw
 }
 
 // TestBcsdRefusesPMIx: under a launcher that offers only PMIx, bcsd says to

@@ -207,6 +207,12 @@ func main() {
 		race(os.Args[2])
 	case "neighbourfds": // a ring of Sendrecvs, then rank 0 counts its launcher's sockets (fds.go)
 		neighbourFDs()
+	case "pairs": // ranks 1 and 2 exchange messages in a loop (hostfail: a partition, a slow link)
+		size, err := strconv.Atoi(os.Args[2])
+		check(err)
+		count, err := strconv.Atoi(os.Args[3])
+		check(err)
+		pairs(size, count)
 	case "hang":
 		fmt.Println("ready")
 		mpi.Recv(w, make([]byte, 1), mpi.AnySource, 0) // blocks until bcsrun is signalled
@@ -255,6 +261,41 @@ func exchange() {
 	}
 	if me == 0 {
 		fmt.Printf("exchange ok: %d ranks\n", n)
+	}
+}
+
+// pairs: ranks 1 and 2 exchange size bytes count times (0: until the job
+// is ended), checking every byte, and print "ready" once their first
+// exchange is done; the other ranks print "ready" and wait in a barrier
+// that ends the job. With one rank per host, the traffic is between the
+// second and third hosts only.
+func pairs(size, count int) {
+	me := w.Rank()
+	if w.Size() < 3 {
+		fail("pairs needs 3 ranks, have %d", w.Size())
+	}
+	if me == 1 || me == 2 {
+		peer := 3 - me
+		got := make([]byte, size)
+		for i := 0; count == 0 || i < count; i++ {
+			_, err := mpi.Sendrecv(w, pattern(me, peer, size, i), peer, i%1000, got, peer, i%1000)
+			check(err)
+			want := pattern(peer, me, size, i)
+			for j := range got {
+				if got[j] != want[j] {
+					fail("exchange %d from %d: byte %d = %d, want %d", i, peer, j, got[j], want[j])
+				}
+			}
+			if i == 0 {
+				fmt.Println("ready")
+			}
+		}
+	} else {
+		fmt.Println("ready")
+	}
+	check(mpi.Barrier(w))
+	if me == 0 {
+		fmt.Printf("pairs ok: %d exchanges of %d bytes\n", count, size)
 	}
 }
 

@@ -54,6 +54,20 @@
 // (srun, orphaned, waits for its tasks). Each bcsd, like Run, is the reaper
 // of its ranks' orphans.
 //
+// Failures between hosts: the master notices a host that stops answering
+// (its bcsd killed, its link to the master cut) within node_timeout (cut
+// off while it transmits: through keepalive probes,
+// transport.Mesh.SetDirectKeepAlive, in about node_timeout, at least
+// 2 s). A
+// link cut or a partition between two hosts that both still answer the
+// master is noticed by their agents: RunHost gives each agent node_timeout
+// as its PeerTimeout and its mesh's send timeout, and the host names to
+// put in its messages (nicthread's package comment, "A silent peer"); the
+// agent that notices fails its slice, and its bcsd's message names both
+// hosts. A slow link is not a failure: the job goes on, its slices longer
+// (EMDS GTTS, LTR3, LTR4), as long as a peer takes or sends something
+// within each node_timeout.
+//
 // Nothing left on a host: a bcsd's MDS staging directory (hostmds.go) is
 // the only named thing a host's part creates (regions are memfds, sockets
 // and pipes end with their process). A bcsd removes it before it tells

@@ -292,6 +292,11 @@ func RunHost(spec HostJob) (code int, err error) {
 	onWarn := func(msg string) { fmt.Fprintf(stderr, "bcsmpi: %s\n", msg) }
 	ac := n.agentConfig(cfg, nodeOf)
 	ac.OnWarn = onWarn
+	// Across hosts a link can be cut or the network partitioned between
+	// two agents that both still answer the master: each agent gives a
+	// node it awaits data from, or sends data to, node_timeout.
+	ac.PeerTimeout, ac.Hosts = cfg.NodeTimeout, hostNames
+	agentMesh.SetSendTimeout(cfg.NodeTimeout)
 	if n.group != nil {
 		ac.OnRun = n.group.onRun
 	}
@@ -313,6 +318,9 @@ func RunHost(spec HostJob) (code int, err error) {
 	starts := len(j.meshes)
 	if masterMesh != nil {
 		remote = nicthread.NewRemoteNodes(masterMesh, hosts, cfg.NodeTimeout, cfg.TXTimeout)
+		// A node cut off while it transmits: noticed within node_timeout,
+		// not node_timeout + tx_timeout (its kernel answers no probe).
+		masterMesh.SetDirectKeepAlive(cfg.NodeTimeout)
 		go func() { startErrs <- masterMesh.Start(0, addrs, remote.Handler, remote.Direct()) }()
 	}
 	if place != nil {
