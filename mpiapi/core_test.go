@@ -2,6 +2,7 @@ package mpiapi
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,6 +162,15 @@ func TestUserOpOnBytes(t *testing.T) {
 	pairBytes := NewOpBytes("loc", reduce.Float64Int, func(in, inout []byte) {}, false)
 	if pair.id != pairBytes.id || pairBytes.elem != "mpiapi.ValIdx[float64]" {
 		t.Errorf("pair operations: NewOp %d %q, NewOpBytes %d %q", pair.id, pair.elem, pairBytes.id, pairBytes.elem)
+	}
+	// Go types of one element code are one element type (checkOp accepts
+	// NewOp[int] on int64 elements), so their operations are one operation.
+	type meters int64
+	byInt := NewOp("sum64", func(in, inout []int) {}, true)
+	byNamed := NewOp("sum64", func(in, inout []meters) {}, true)
+	byInt64 := NewOpBytes("sum64", reduce.Int64, func(in, inout []byte) {}, true)
+	if (byInt.id != byInt64.id && strconv.IntSize == 64) || byNamed.id != byInt64.id || byInt.elem != "int" {
+		t.Errorf("NewOp[int] %d (%q), NewOp[meters] %d, NewOpBytes(Int64) %d: want one identity, named int", byInt.id, byInt.elem, byNamed.id, byInt64.id)
 	}
 	if _, err := checkOp(self, "MPI_Reduce", sum, reduce.Int32); err != nil {
 		t.Errorf("checkOp on its own type: %v", err)

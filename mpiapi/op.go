@@ -154,7 +154,11 @@ func NewOpBytes(name string, t reduce.Type, f func(in, inout []byte), commutativ
 
 func newOp(name, elem string, t reduce.Type, f func(in, inout []byte), commutative bool) *Op {
 	opSeq++
-	o := &Op{name: name, user: f, t: t, elem: elem, commute: commutative, id: opIdentity(name, elem, commutative), seq: opSeq}
+	// The identity names the element type by its code (elemName), as the
+	// argument check compares it: NewOp[int] and NewOp[int64] (one code),
+	// NewOpBytes and a named Go type all agree; elem, the Go type's own
+	// name, is for messages.
+	o := &Op{name: name, user: f, t: t, elem: elem, commute: commutative, id: opIdentity(name, elemName(t), commutative), seq: opSeq}
 	userOps[o] = struct{}{}
 	return o
 }
