@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -49,12 +50,25 @@ func mac(secret []byte, label string, nonceA, nonceD []byte, dialer, acceptor in
 	return h.Sum(nil)
 }
 
-// dialHandshake authenticates a fresh outbound connection from self to target.
-func dialHandshake(c net.Conn, secret []byte, self, target int) error {
-	c.SetDeadline(time.Now().Add(authTimeout))
+// errEarlyClose is matched by a dial whose peer closed the connection before
+// its challenge: no refusal of this endpoint, as nothing was exchanged (the
+// peer's handshake bound was full, or it was closing); the dial may be tried
+// again.
+var errEarlyClose = errors.New("closed the connection before its challenge")
+
+// dialHandshake authenticates a fresh outbound connection from self to
+// target, within authTimeout and at most until deadline (if not zero).
+func dialHandshake(c net.Conn, secret []byte, self, target int, deadline time.Time) error {
+	if d := time.Now().Add(authTimeout); deadline.IsZero() || d.Before(deadline) {
+		deadline = d
+	}
+	c.SetDeadline(deadline)
 	defer c.SetDeadline(time.Time{})
 	var ch [len(authMagic) + nonceLen]byte
 	if _, err := io.ReadFull(c, ch[:]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("endpoint %d %w (%v)", target, errEarlyClose, err)
+		}
 		return fmt.Errorf("%w: no challenge from endpoint %d: %v", ErrAuth, target, err)
 	}
 	if string(ch[:len(authMagic)]) != authMagic {

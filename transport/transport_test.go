@@ -100,7 +100,7 @@ func TestHandshakeRefusesStrangers(t *testing.T) {
 		go func() { // another job's peer: right protocol, wrong secret
 			defer wg.Done()
 			defer conns[0].Close()
-			outcome <- dialHandshake(conns[0], NewSecret(), 0, 1)
+			outcome <- dialHandshake(conns[0], NewSecret(), 0, 1, time.Time{})
 		}()
 		go func() { // garbage: an oversized frame instead of a hello
 			defer wg.Done()
@@ -152,7 +152,7 @@ func TestSecretNeverOnTheWire(t *testing.T) {
 		_, _, err := acceptHandshake(rb, secret, 1, 2)
 		done <- err
 	}()
-	if err := dialHandshake(ra, secret, 0, 1); err != nil {
+	if err := dialHandshake(ra, secret, 0, 1, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
