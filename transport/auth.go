@@ -93,8 +93,10 @@ func dialHandshake(c net.Conn, secret []byte, self, target int, deadline time.Ti
 }
 
 // acceptHandshake authenticates an inbound connection to self and returns the
-// dialer's endpoint and a reader positioned after the handshake.
-func acceptHandshake(c net.Conn, secret []byte, self, endpoints int) (int, *bufio.Reader, error) {
+// dialer's endpoint and a reader positioned after the handshake. Once the
+// dialer has proved itself, and before the proof is sent back, keep (if not
+// nil) says whether the connection may still be admitted.
+func acceptHandshake(c net.Conn, secret []byte, self, endpoints int, keep func() bool) (int, *bufio.Reader, error) {
 	c.SetDeadline(time.Now().Add(authTimeout))
 	defer c.SetDeadline(time.Time{})
 	nonceA := make([]byte, nonceLen)
@@ -127,6 +129,9 @@ func acceptHandshake(c net.Conn, secret []byte, self, endpoints int) (int, *bufi
 	nonceD, got := hello.Payload[:nonceLen], hello.Payload[nonceLen:]
 	if !hmac.Equal(got, mac(secret, "dial", nonceA, nonceD, from, self)) {
 		return 0, nil, fmt.Errorf("%w: endpoint %d failed the challenge (wrong job or secret)", ErrAuth, from)
+	}
+	if keep != nil && !keep() {
+		return 0, nil, fmt.Errorf("%w: endpoint %d displaced by a newer connection at the handshake bound", ErrAuth, from)
 	}
 	if _, err := c.Write(mac(secret, "accept", nonceA, nonceD, from, self)); err != nil {
 		return 0, nil, fmt.Errorf("%w: %v", ErrAuth, err)

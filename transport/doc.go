@@ -48,8 +48,13 @@
 // closes the oldest connection still handshaking (counted as refused) rather
 // than being refused itself, so strangers holding every slot with idle
 // connections cannot keep the job's own peers out: a peer answers the
-// challenge at once, a silent stranger is the oldest. The listener is closed
-// early once every peer has connected.
+// challenge at once, a silent stranger is the oldest. A displaced handshake is
+// never told it is in (the acceptor takes it off the list before sending its
+// proof). Not defended: a stranger opening connections without pause, more
+// than the bound within one handshake's round trip, for the whole of a dial's
+// time limit; a dial displaced before its challenge is retried, one displaced
+// after it is refused (the dialer cannot tell that from a wrong secret). The
+// listener is closed early once every peer has connected.
 //
 // Connect(to) starts the dial to a lazy peer in a background goroutine and
 // returns at once; Send to a peer whose dial is running waits for it (at most

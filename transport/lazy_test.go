@@ -420,7 +420,7 @@ func TestLazyDialRetriesEarlyClose(t *testing.T) {
 					c.Close()
 					continue
 				}
-				if _, r, err := acceptHandshake(c, secret, i+1, 3); err != nil {
+				if _, r, err := acceptHandshake(c, secret, i+1, 3, nil); err != nil {
 					f.got <- err.Error()
 				} else {
 					var buf []byte

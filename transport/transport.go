@@ -124,7 +124,8 @@ func Listen(addr string, secret []byte) (*Mesh, error) {
 // Done is closed when the mesh is closed.
 func (m *Mesh) Done() <-chan struct{} { return m.closed }
 
-// Refused counts inbound connections refused by the handshake.
+// Refused counts inbound connections refused by the handshake, or closed
+// for a newer one at the handshake bound.
 func (m *Mesh) Refused() int64 { return m.refused.Load() }
 
 // Connections counts the authenticated connections this endpoint dialled
@@ -363,6 +364,10 @@ func (m *Mesh) connect(addr string, eager bool, deadline time.Time) (net.Conn, e
 	return nil, err
 }
 
+// handshakeBound is how many inbound handshakes may run at once: two per
+// peer (one, and one for a stray) plus handshakesSpare.
+func (m *Mesh) handshakeBound() int { return 2*(len(m.peers)-1) + handshakesSpare }
+
 // acceptLoop admits authenticated peers until Close, or until every peer
 // has connected (then nothing more may come, and the listener is closed).
 // Handshakes run concurrently, so a stray connection that stalls cannot hold
@@ -371,10 +376,6 @@ func (m *Mesh) connect(addr string, eager bool, deadline time.Time) (net.Conn, e
 // stranger's, most likely: the job's own peers answer the challenge at once)
 // rather than being refused itself, so strangers holding every slot cannot
 // keep the job's peers out. Refused connections are closed and counted.
-// handshakeBound is how many inbound handshakes may run at once: two per
-// peer (one, and one for a stray) plus handshakesSpare.
-func (m *Mesh) handshakeBound() int { return 2*(len(m.peers)-1) + handshakesSpare }
-
 func (m *Mesh) acceptLoop() {
 	backoff := 5 * time.Millisecond
 	for {
@@ -432,17 +433,27 @@ func (m *Mesh) handshaking() int {
 }
 
 func (m *Mesh) handshake(c net.Conn) {
-	from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers))
+	unlist := func() bool { // under mu: takes c off the handshaking list; false if admit displaced it
+		for i, h := range m.hs {
+			if h == c {
+				m.hs = append(m.hs[:i], m.hs[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+	// Off the list before the proof is written, so that admit cannot close
+	// a connection whose dialer has been told it is in.
+	from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers), func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return unlist()
+	})
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	evicted := true // closed by admit for a newer connection
-	for i, h := range m.hs {
-		if h == c {
-			m.hs, evicted = append(m.hs[:i], m.hs[i+1:]...), false
-			break
-		}
-	}
-	if err != nil || evicted || m.shut || m.seen[from] { // a second connection claiming the same endpoint is refused too
+	unlist() // if it failed before keep
+	// A second connection claiming the same endpoint is refused too.
+	if err != nil || m.shut || m.seen[from] {
 		if !m.shut { // a handshake cut short by Close is no refusal
 			m.refused.Add(1)
 		}

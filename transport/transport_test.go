@@ -149,7 +149,7 @@ func TestSecretNeverOnTheWire(t *testing.T) {
 	ra, rb := &recorder{Conn: a}, &recorder{Conn: b}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := acceptHandshake(rb, secret, 1, 2)
+		_, _, err := acceptHandshake(rb, secret, 1, 2, nil)
 		done <- err
 	}()
 	if err := dialHandshake(ra, secret, 0, 1, time.Time{}); err != nil {
@@ -168,5 +168,25 @@ func TestSecretNeverOnTheWire(t *testing.T) {
 func TestListenRejectsShortSecret(t *testing.T) {
 	if _, err := Listen("127.0.0.1:0", []byte("short")); err == nil {
 		t.Fatal("accepted a 5-byte secret")
+	}
+}
+
+// An acceptor that may no longer admit the connection (admit displaced it for
+// a newer one) does not send its proof, so the dialer is never told it is in.
+func TestHandshakeNotKeptSendsNoProof(t *testing.T) {
+	secret := NewSecret()
+	a, b := net.Pipe()
+	defer a.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := acceptHandshake(b, secret, 1, 2, func() bool { return false })
+		b.Close()
+		done <- err
+	}()
+	if err := dialHandshake(a, secret, 0, 1, time.Time{}); err == nil {
+		t.Fatal("the dialer was admitted by an acceptor that did not keep the connection")
+	}
+	if err := <-done; !errors.Is(err, ErrAuth) {
+		t.Fatalf("acceptor: err = %v, want ErrAuth (displaced)", err)
 	}
 }
