@@ -27,6 +27,10 @@ import (
 // Each side proves knowledge of the secret over the other side's fresh nonce,
 // so a recorded exchange cannot be replayed, and a peer of another job (other
 // secret) or a stray process is refused before it can send a single frame.
+// An acceptor that closes a connection still handshaking for a newer one (its
+// handshake bound is full, Mesh.admit) first writes "BCSBUSY1" (before or
+// after the challenge, never after the proof), so the dialer knows to try
+// again rather than take it for a refusal.
 
 const (
 	authMagic   = "BCSAUTH1"
@@ -52,9 +56,23 @@ func mac(secret []byte, label string, nonceA, nonceD []byte, dialer, acceptor in
 
 // errEarlyClose is matched by a dial whose peer closed the connection before
 // its challenge: no refusal of this endpoint, as nothing was exchanged (the
-// peer's handshake bound was full, or it was closing); the dial may be tried
-// again.
-var errEarlyClose = errors.New("closed the connection before its challenge")
+// peer's handshake bound was full, or it was closing); errDisplaced by one
+// whose peer said busyMagic (it closed the connection for a newer one at its
+// handshake bound) instead of its challenge or its proof. Either dial may be
+// tried again.
+var (
+	errEarlyClose = errors.New("closed the connection before its challenge")
+	errDisplaced  = errors.New("displaced the connection for a newer one at its handshake bound")
+)
+
+// busyMagic is what an acceptor writes to a connection it closes, still
+// handshaking, for a newer one (Mesh.admit). It may arrive before or after
+// the challenge, but never after a proof.
+const busyMagic = "BCSBUSY1"
+
+func isBusy(b []byte) bool {
+	return len(b) >= len(busyMagic) && string(b[:len(busyMagic)]) == busyMagic
+}
 
 // dialHandshake authenticates a fresh outbound connection from self to
 // target, within authTimeout and at most until deadline (if not zero).
@@ -65,7 +83,9 @@ func dialHandshake(c net.Conn, secret []byte, self, target int, deadline time.Ti
 	c.SetDeadline(deadline)
 	defer c.SetDeadline(time.Time{})
 	var ch [len(authMagic) + nonceLen]byte
-	if _, err := io.ReadFull(c, ch[:]); err != nil {
+	if n, err := io.ReadFull(c, ch[:]); isBusy(ch[:n]) {
+		return fmt.Errorf("endpoint %d %w", target, errDisplaced)
+	} else if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
 			return fmt.Errorf("endpoint %d %w (%v)", target, errEarlyClose, err)
 		}
@@ -79,11 +99,17 @@ func dialHandshake(c net.Conn, secret []byte, self, target int, deadline time.Ti
 	rand.Read(nonceD)
 	hello := proto.Msg{Type: proto.MsgHello, Node: proto.NodeID(self), Index: uint32(target),
 		Payload: append(nonceD, mac(secret, "dial", nonceA, nonceD, self, target)...)}
+	var proof [macLen]byte
 	if _, err := c.Write(proto.AppendFrame(nil, &hello)); err != nil {
+		if n, _ := io.ReadFull(c, proof[:len(busyMagic)]); isBusy(proof[:n]) {
+			return fmt.Errorf("endpoint %d %w", target, errDisplaced)
+		}
 		return fmt.Errorf("%w: sending hello to endpoint %d: %v", ErrAuth, target, err)
 	}
-	var proof [macLen]byte
-	if _, err := io.ReadFull(c, proof[:]); err != nil {
+	if n, err := io.ReadFull(c, proof[:]); err != nil {
+		if isBusy(proof[:n]) {
+			return fmt.Errorf("endpoint %d %w", target, errDisplaced)
+		}
 		return fmt.Errorf("%w: endpoint %d refused this endpoint (wrong job or secret?): %v", ErrAuth, target, err)
 	}
 	if !hmac.Equal(proof[:], mac(secret, "accept", nonceA, nonceD, self, target)) {

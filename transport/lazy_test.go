@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -285,11 +286,13 @@ func TestLazyListenerBoundsHandshakes(t *testing.T) {
 	}
 	for i, c := range strays {
 		c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a bound on a hang
-		// The oldest are closed for the newcomers, before or after the challenge.
+		// The oldest are closed for the newcomers, told so (busyMagic) before
+		// or after the challenge, or within it.
 		if i < extra {
 			got, err := io.ReadAll(c)
-			if err != nil || (len(got) != 0 && len(got) != len(authMagic)+nonceLen) {
-				t.Fatalf("stranger %d of %d (among the oldest %d): read %d bytes, then %v; want the challenge or nothing, then EOF (closed for a newer one)", i, bound+extra, extra, len(got), err)
+			busy := bytes.Index(got, []byte(busyMagic))
+			if err != nil || busy < 0 || (len(got) != len(busyMagic) && len(got) != len(busyMagic)+len(authMagic)+nonceLen) {
+				t.Fatalf("stranger %d of %d (among the oldest %d): read %q, then %v; want %q with or without the challenge, then EOF (closed for a newer one)", i, bound+extra, extra, got, err, busyMagic)
 			}
 			continue
 		}
@@ -494,5 +497,55 @@ func TestStartNamesMissingDirectPeers(t *testing.T) {
 	err := ms[0].Start(0, addrs, none, []bool{false, true, true})
 	if err == nil || !strings.Contains(err.Error(), "endpoints [1 2] did not connect") || !strings.Contains(err.Error(), "endpoint 0") {
 		t.Fatalf("Start with direct peers 1 and 2 never dialling in: %v, want an error naming endpoint 0 and the missing endpoints 1 and 2", err)
+	}
+}
+
+// A connection displaced at the handshake bound after its challenge (a flood
+// of newer ones) is told so, and the dialer tries again rather than taking it
+// for a refusal (what a wrong secret gets, TestLazyDialRefusesWrongSecret).
+func TestLazyDialRetriesDisplaced(t *testing.T) {
+	ms, _ := startMesh(t, NewSecret(), 2, nil)
+	bound := ms[1].handshakeBound()
+	mine, err := net.Dial("tcp", ms[1].Addr()) // endpoint 0's, by hand: challenge first, hello later
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	mine.SetReadDeadline(time.Now().Add(30 * time.Second)) // a bound on a hang
+	var ch [len(authMagic) + nonceLen]byte
+	if _, err := io.ReadFull(mine, ch[:]); err != nil {
+		t.Fatal(err)
+	}
+	var strays []net.Conn
+	defer func() {
+		for _, c := range strays {
+			c.Close()
+		}
+	}()
+	for range bound { // the last of them displaces mine, the oldest
+		c, err := net.Dial("tcp", ms[1].Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		strays = append(strays, c)
+	}
+	// What the dialer then reads instead of the proof.
+	if got, err := io.ReadAll(mine); err != nil || string(got) != busyMagic {
+		t.Fatalf("displaced after its challenge: read %q, %v; want %q then EOF", got, err, busyMagic)
+	}
+	// And what dialHandshake makes of it.
+	a, b := net.Pipe()
+	defer a.Close()
+	go func() {
+		defer b.Close()
+		b.Write(ch[:])
+		var hdr [5]byte // the hello; then the acceptor gives way
+		io.ReadFull(b, hdr[:])
+		io.ReadFull(b, make([]byte, binary.LittleEndian.Uint32(hdr[1:])))
+		b.Write([]byte(busyMagic))
+	}()
+	err = dialHandshake(a, NewSecret(), 0, 1, time.Time{})
+	if !turnedAway(err) || errors.Is(err, ErrAuth) {
+		t.Fatalf("dialHandshake told busy after its hello: %v, want errDisplaced (tried again), not ErrAuth", err)
 	}
 }

@@ -292,15 +292,15 @@ func (m *Mesh) startDial(to int, eager bool) *attempt {
 // listener may be moments away from accepting on a busy host; a lazy one
 // connects once, as the peer has been listening since the job started.
 // Either is tried again, with backoff, until dialWithin has passed, while the
-// peer closes the connection before its challenge: the peer's handshake bound
-// may be full of strangers (acceptLoop), which must not fail the job. That
-// failure is not sticky: the next Send dials again. Any other failure (a
+// peer closes the connection before its challenge or says it displaced it
+// (turnedAway): the peer's handshake bound may be full of strangers
+// (acceptLoop), which must not fail the job. That failure is not sticky: the next Send dials again. Any other failure (a
 // refused connect, a wrong secret) is.
 func (m *Mesh) dial(to int, p *peer, a *attempt, eager bool) {
 	defer close(a.done)
 	deadline := time.Now().Add(m.dialWithin)
 	backoff := 5 * time.Millisecond
-	var early error // the last try's errEarlyClose
+	var early error // the last try's errEarlyClose or errDisplaced
 	for tries := 1; ; tries++ {
 		c, err := m.connect(p.addr, eager, deadline)
 		if err == nil {
@@ -319,10 +319,10 @@ func (m *Mesh) dial(to int, p *peer, a *attempt, eager bool) {
 		if tries > 1 && early != nil && !time.Now().Before(deadline) {
 			err = early // a retry ran out of the time left: report why it was retried
 		}
-		if errors.Is(err, errEarlyClose) {
+		if turnedAway(err) {
 			early = err
 		}
-		if errors.Is(err, errEarlyClose) && time.Now().Add(backoff).Before(deadline) {
+		if turnedAway(err) && time.Now().Add(backoff).Before(deadline) {
 			select {
 			case <-time.After(backoff):
 				backoff = min(2*backoff, 500*time.Millisecond)
@@ -331,7 +331,7 @@ func (m *Mesh) dial(to int, p *peer, a *attempt, eager bool) {
 				err = errClosed
 			}
 		}
-		if errors.Is(err, errEarlyClose) {
+		if turnedAway(err) {
 			a.again = true
 			err = fmt.Errorf("%w, %d times in %v (its handshake bound full of strangers?)", err, tries, m.dialWithin)
 		}
@@ -339,6 +339,11 @@ func (m *Mesh) dial(to int, p *peer, a *attempt, eager bool) {
 		return
 	}
 }
+
+// turnedAway reports whether a dial failed because the peer closed the
+// connection at its handshake bound (or before its challenge, for any reason):
+// no refusal of this endpoint, so it may be tried again.
+func turnedAway(err error) bool { return errors.Is(err, errEarlyClose) || errors.Is(err, errDisplaced) }
 
 func (m *Mesh) connect(addr string, eager bool, deadline time.Time) (net.Conn, error) {
 	tries, timeout := 1, DialTimeout
@@ -412,7 +417,14 @@ func (m *Mesh) admit(c net.Conn) bool {
 		return false
 	}
 	if len(m.hs) >= m.handshakeBound() {
-		m.hs[0].Close() // its handshake fails and counts the refusal
+		// The oldest gives way. Its dialer, if one of the job's peers, is told
+		// so (busyMagic) and tries again; its handshake fails and counts the
+		// refusal. The write goes into an empty socket buffer; its deadline
+		// only guards against one that is not.
+		old := m.hs[0]
+		old.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+		old.Write([]byte(busyMagic))
+		old.Close()
 		m.hs = append(m.hs[:0], m.hs[1:]...)
 	}
 	m.hs = append(m.hs, c)
