@@ -8,8 +8,9 @@
 #	bash bench/fds.sh [BASE]
 #
 # runs examples/ring (-laps 20), stencil (-iters 100 -halo 4096) and cg
-# (-n 20000 -iters 50) with this tree's bcsrun and, given BASE (a git
-# revision, e.g. main), with that revision's too (built from git archive).
+# (-n 20000 -iters 50) with this tree's bcsrun and examples and, given BASE
+# (a git revision, e.g. main), with that revision's own too (built from git
+# archive). A job that exits non-zero stops the script with its output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -28,7 +29,7 @@ if [ $# -ge 1 ]; then
 fi
 peak() { # peak BUILD PROG ARGS...
 	local b=$1; shift
-	"$tmp/$b/bcsrun" --nodes 64 -n 64 "$tmp/this/$1" "${@:2}" >"$tmp/out" 2>&1 &
+	"$tmp/$b/bcsrun" --nodes 64 -n 64 "$tmp/$b/$1" "${@:2}" >"$tmp/out" 2>&1 &
 	local pid=$! max=0 socks=0 n
 	while kill -0 $pid 2>/dev/null; do
 		n=$(ls /proc/$pid/fd 2>/dev/null | wc -l)
@@ -41,6 +42,11 @@ peak() { # peak BUILD PROG ARGS...
 	local rc=0
 	wait $pid || rc=$?
 	printf '%-5s %-8s exit %d  peak descriptors %5d  sockets %5d\n' "$b" "$1" "$rc" "$max" "$socks"
+	if [ "$rc" -ne 0 ]; then # a failed job's count means nothing
+		echo "fds.sh: $b's bcsrun running $1 exited $rc:" >&2
+		tail -20 "$tmp/out" >&2
+		exit 1
+	fi
 }
 for p in "ring -laps 20" "stencil -iters 100 -halo 4096" "cg -n 20000 -iters 50"; do
 	for b in "${builds[@]}"; do

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
@@ -26,6 +27,10 @@ import (
 // Each side proves knowledge of the secret over the other side's fresh nonce,
 // so a recorded exchange cannot be replayed, and a peer of another job (other
 // secret) or a stray process is refused before it can send a single frame.
+// An acceptor that closes a connection still handshaking for a newer one (its
+// handshake bound is full, Mesh.admit) first writes "BCSBUSY1" (before or
+// after the challenge, never after the proof), so the dialer knows to try
+// again rather than take it for a refusal.
 
 const (
 	authMagic   = "BCSAUTH1"
@@ -49,12 +54,41 @@ func mac(secret []byte, label string, nonceA, nonceD []byte, dialer, acceptor in
 	return h.Sum(nil)
 }
 
-// dialHandshake authenticates a fresh outbound connection from self to target.
-func dialHandshake(c net.Conn, secret []byte, self, target int) error {
-	c.SetDeadline(time.Now().Add(authTimeout))
+// errEarlyClose is matched by a dial whose peer closed the connection before
+// its challenge: no refusal of this endpoint, as nothing was exchanged (the
+// peer's handshake bound was full, or it was closing); errDisplaced by one
+// whose peer said busyMagic (it closed the connection for a newer one at its
+// handshake bound) instead of its challenge or its proof. Either dial may be
+// tried again.
+var (
+	errEarlyClose = errors.New("closed the connection before its challenge")
+	errDisplaced  = errors.New("displaced the connection for a newer one at its handshake bound")
+)
+
+// busyMagic is what an acceptor writes to a connection it closes, still
+// handshaking, for a newer one (Mesh.admit). It may arrive before or after
+// the challenge, but never after a proof.
+const busyMagic = "BCSBUSY1"
+
+func isBusy(b []byte) bool {
+	return len(b) >= len(busyMagic) && string(b[:len(busyMagic)]) == busyMagic
+}
+
+// dialHandshake authenticates a fresh outbound connection from self to
+// target, within authTimeout and at most until deadline (if not zero).
+func dialHandshake(c net.Conn, secret []byte, self, target int, deadline time.Time) error {
+	if d := time.Now().Add(authTimeout); deadline.IsZero() || d.Before(deadline) {
+		deadline = d
+	}
+	c.SetDeadline(deadline)
 	defer c.SetDeadline(time.Time{})
 	var ch [len(authMagic) + nonceLen]byte
-	if _, err := io.ReadFull(c, ch[:]); err != nil {
+	if n, err := io.ReadFull(c, ch[:]); isBusy(ch[:n]) {
+		return fmt.Errorf("endpoint %d %w", target, errDisplaced)
+	} else if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("endpoint %d %w (%v)", target, errEarlyClose, err)
+		}
 		return fmt.Errorf("%w: no challenge from endpoint %d: %v", ErrAuth, target, err)
 	}
 	if string(ch[:len(authMagic)]) != authMagic {
@@ -65,11 +99,17 @@ func dialHandshake(c net.Conn, secret []byte, self, target int) error {
 	rand.Read(nonceD)
 	hello := proto.Msg{Type: proto.MsgHello, Node: proto.NodeID(self), Index: uint32(target),
 		Payload: append(nonceD, mac(secret, "dial", nonceA, nonceD, self, target)...)}
+	var proof [macLen]byte
 	if _, err := c.Write(proto.AppendFrame(nil, &hello)); err != nil {
+		if n, _ := io.ReadFull(c, proof[:len(busyMagic)]); isBusy(proof[:n]) {
+			return fmt.Errorf("endpoint %d %w", target, errDisplaced)
+		}
 		return fmt.Errorf("%w: sending hello to endpoint %d: %v", ErrAuth, target, err)
 	}
-	var proof [macLen]byte
-	if _, err := io.ReadFull(c, proof[:]); err != nil {
+	if n, err := io.ReadFull(c, proof[:]); err != nil {
+		if isBusy(proof[:n]) {
+			return fmt.Errorf("endpoint %d %w", target, errDisplaced)
+		}
 		return fmt.Errorf("%w: endpoint %d refused this endpoint (wrong job or secret?): %v", ErrAuth, target, err)
 	}
 	if !hmac.Equal(proof[:], mac(secret, "accept", nonceA, nonceD, self, target)) {
@@ -79,8 +119,10 @@ func dialHandshake(c net.Conn, secret []byte, self, target int) error {
 }
 
 // acceptHandshake authenticates an inbound connection to self and returns the
-// dialer's endpoint and a reader positioned after the handshake.
-func acceptHandshake(c net.Conn, secret []byte, self, endpoints int) (int, *bufio.Reader, error) {
+// dialer's endpoint and a reader positioned after the handshake. Once the
+// dialer has proved itself, and before the proof is sent back, keep (if not
+// nil) says whether the connection may still be admitted.
+func acceptHandshake(c net.Conn, secret []byte, self, endpoints int, keep func() bool) (int, *bufio.Reader, error) {
 	c.SetDeadline(time.Now().Add(authTimeout))
 	defer c.SetDeadline(time.Time{})
 	nonceA := make([]byte, nonceLen)
@@ -113,6 +155,9 @@ func acceptHandshake(c net.Conn, secret []byte, self, endpoints int) (int, *bufi
 	nonceD, got := hello.Payload[:nonceLen], hello.Payload[nonceLen:]
 	if !hmac.Equal(got, mac(secret, "dial", nonceA, nonceD, from, self)) {
 		return 0, nil, fmt.Errorf("%w: endpoint %d failed the challenge (wrong job or secret)", ErrAuth, from)
+	}
+	if keep != nil && !keep() {
+		return 0, nil, fmt.Errorf("%w: endpoint %d displaced by a newer connection at the handshake bound", ErrAuth, from)
 	}
 	if _, err := c.Write(mac(secret, "accept", nonceA, nonceD, from, self)); err != nil {
 		return 0, nil, fmt.Errorf("%w: %v", ErrAuth, err)

@@ -44,19 +44,35 @@
 // serves the listener until Close: a lazy peer may dial in at any time of the
 // job, and is authenticated by the same mutual handshake (auth.go) before a
 // single frame of it is read. At most two handshakes per peer plus 16 run at
-// once; a connection beyond that is closed unread and counted as refused, so
-// strangers cannot pile up goroutines. The listener is closed early once every
-// peer has connected.
+// once, so strangers cannot pile up goroutines; a connection beyond that
+// closes the oldest connection still handshaking (counted as refused) rather
+// than being refused itself, so strangers holding every slot with idle
+// connections cannot keep the job's own peers out: a peer answers the
+// challenge at once, a silent stranger is the oldest. A displaced connection
+// is told so ("BCSBUSY1" before it is closed) and never told it is in (the
+// acceptor takes a handshake off the list before sending its proof); the
+// dialer then tries again (below). Not defended: a stranger opening
+// connections without pause, more than the bound within one handshake's round
+// trip, for the whole of a dial's time limit. The listener is closed early
+// once every peer has connected.
 //
 // Connect(to) starts the dial to a lazy peer in a background goroutine and
 // returns at once; Send to a peer whose dial is running waits for it (at most
 // DialTimeout for the connect and 5 s for the handshake, then the error), and
-// Send to a peer never dialled dials it itself. The agent calls Connect in MSM for each node its part of the plan
+// Send to a peer never dialled dials it itself. A dial whose connection the
+// peer closes before sending its challenge, or displaces for a newer one, is
+// tried again with backoff within that time, and if it never gets in the
+// error says so ("closed the connection before its challenge" or "displaced
+// the connection ..., N times in 10s (its handshake bound full of
+// strangers?)"). The agent calls Connect in MSM for each node its part of the plan
 // sends to (nicthread: AgentConfig.Connect), so the dial overlaps the rest of
 // MSM and the master's round trip to TX, and the first data frame rarely
 // waits; a dial costs one connect and one handshake (three messages), once
-// per ordered pair and job. A failed dial is sticky: every later Send to that
-// peer returns the same error, and the agent fails the job naming the chunk.
+// per ordered pair and job. A failed dial is sticky (every later Send to that
+// peer returns the same error; a refused connect, a wrong secret), except
+// one that ran out of time while the peer kept turning it away (above):
+// the next Send dials again. Either way the agent fails the job naming the
+// chunk.
 // Failure detection is unchanged: the master still holds a direct connection
 // to every node and reads its reports every slice (node_timeout), whether or
 // not any other node ever dialled it; a lazily accepted connection is served

@@ -1,12 +1,14 @@
 package transport
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -232,7 +234,7 @@ func TestLazyDialRefusesWrongSecret(t *testing.T) {
 		t.Fatalf("a stopped listening while its peer was not connected: %v", err)
 	}
 	defer c.Close()
-	if err := dialHandshake(c, NewSecret(), 1, 0); !errors.Is(err, ErrAuth) {
+	if err := dialHandshake(c, NewSecret(), 1, 0, time.Time{}); !errors.Is(err, ErrAuth) {
 		t.Fatalf("stranger: err = %v, want ErrAuth", err)
 	}
 	if a.Refused() != 2 {
@@ -257,7 +259,9 @@ func TestLazyPeerGone(t *testing.T) {
 	r.ms[1].Close()
 	select {
 	case err := <-r.ms[2].Errors():
-		t.Logf("reported: %v", err)
+		if !strings.Contains(err.Error(), "from endpoint 1:") {
+			t.Fatalf("endpoint 2 reported %q, want an error naming endpoint 1 (its peer that closed)", err)
+		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("endpoint 2 did not report its lazily connected peer's end")
 	}
@@ -268,11 +272,16 @@ func TestLazyPeerGone(t *testing.T) {
 }
 
 // Strangers that connect and say nothing hold at most the bounded number of
-// handshakes; the connections beyond it are closed unread and counted, and
-// once the strangers are gone a lazy dial of the job's own gets in.
+// handshakes: each connection beyond it closes the oldest one still
+// handshaking (after its challenge, as every connection gets one), and the
+// closed ones are counted as refused. Once the strangers are gone a lazy dial
+// of the job's own gets in.
 func TestLazyListenerBoundsHandshakes(t *testing.T) {
 	ms, cs := startMesh(t, NewSecret(), 2, nil)
-	bound := 2*2 + handshakesSpare
+	bound := ms[1].handshakeBound()
+	if bound != 2*1+handshakesSpare {
+		t.Fatalf("handshake bound of a 2-endpoint mesh is %d, want %d (two per peer plus %d)", bound, 2+handshakesSpare, handshakesSpare)
+	}
 	const extra = 5
 	var strays []net.Conn
 	defer func() {
@@ -291,28 +300,33 @@ func TestLazyListenerBoundsHandshakes(t *testing.T) {
 		t.Helper()
 		for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(time.Millisecond) { // a bound on a hang
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: refused %d", what, ms[1].Refused())
+				t.Fatalf("%s: refused %d, handshaking %d", what, ms[1].Refused(), ms[1].handshaking())
 			}
 		}
 	}
-	unread := 0 // connections closed without the challenge
-	for _, c := range strays {
+	for i, c := range strays {
 		c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a bound on a hang
+		// The oldest are closed for the newcomers, told so (busyMagic) before
+		// or after the challenge, or within it.
+		if i < extra {
+			got, err := io.ReadAll(c)
+			busy := bytes.Index(got, []byte(busyMagic))
+			if err != nil || busy < 0 || (len(got) != len(busyMagic) && len(got) != len(busyMagic)+len(authMagic)+nonceLen) {
+				t.Fatalf("stranger %d of %d (among the oldest %d): read %q, then %v; want %q with or without the challenge, then EOF (closed for a newer one)", i, bound+extra, extra, got, err, busyMagic)
+			}
+			continue
+		}
 		var ch [len(authMagic) + nonceLen]byte
-		if n, err := io.ReadFull(c, ch[:]); err == io.EOF && n == 0 {
-			unread++
-		} else if err != nil {
-			t.Fatalf("a stranger within the bound: %v after %d bytes, want the challenge", err, n)
+		if n, err := io.ReadFull(c, ch[:]); err != nil {
+			t.Fatalf("stranger %d: %v after %d bytes, want the challenge", i, err, n)
 		}
 	}
-	if unread != extra || ms[1].Refused() < extra {
-		t.Fatalf("%d of %d silent strangers closed unread (refused %d), want the %d over the bound of %d", unread, bound+extra, ms[1].Refused(), extra, bound)
-	}
+	waitFor("the oldest strangers refused", func() bool { return ms[1].Refused() == extra && ms[1].handshaking() == bound })
 	for _, c := range strays {
 		c.Close()
 	}
 	strays = nil
-	waitFor("every stranger", func() bool { return ms[1].Refused() == int64(bound+extra) })
+	waitFor("every stranger", func() bool { return ms[1].Refused() == int64(bound+extra) && ms[1].handshaking() == 0 })
 	if err := ms[0].Send(1, &proto.Msg{Type: proto.MsgData, Payload: []byte("mine")}); err != nil {
 		t.Fatal(err)
 	}
@@ -320,5 +334,238 @@ func TestLazyListenerBoundsHandshakes(t *testing.T) {
 	case <-cs[1].cond:
 	case <-time.After(30 * time.Second):
 		t.Fatal("frame not delivered")
+	}
+}
+
+// Strangers that fill an endpoint's handshake bound with idle connections do
+// not kill the job's lazy dial to it: the oldest of them gives way to the
+// newcomer, and the dial goes through (the reviewer's scenario: any local user
+// can open connections to a job's listener).
+func TestLazyDialSurvivesStrangersAtTheBound(t *testing.T) {
+	ms, cs := startMesh(t, NewSecret(), 3, nil)
+	var strays []net.Conn
+	defer func() {
+		for _, c := range strays {
+			c.Close()
+		}
+	}()
+	bound := ms[2].handshakeBound()
+	for range max(22, bound) { // 22: the reviewer's count, the bound before it was two per peer
+		c, err := net.Dial("tcp", ms[2].Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		strays = append(strays, c)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ms[2].handshaking() < bound; time.Sleep(time.Millisecond) { // a bound on a hang
+		if time.Now().After(deadline) {
+			t.Fatalf("strangers hold %d handshakes of endpoint 2, want %d", ms[2].handshaking(), bound)
+		}
+	}
+	if err := ms[0].Send(2, &proto.Msg{Type: proto.MsgData, Payload: []byte("mine")}); err != nil {
+		t.Fatalf("lazy dial with the handshake bound full of strangers: %v", err)
+	}
+	select {
+	case <-cs[2].cond:
+	case <-time.After(30 * time.Second): // a bound on a hang
+		t.Fatal("frame not delivered")
+	}
+	if err := ms[1].Send(2, &proto.Msg{Type: proto.MsgData, Payload: []byte("mine too")}); err != nil {
+		t.Fatalf("second lazy dial with strangers still connected: %v", err)
+	}
+}
+
+// A connection accepted while the mesh closes is closed without being counted
+// as refused, and gives its handshake slot back.
+func TestAcceptDuringCloseIsNoRefusal(t *testing.T) {
+	ms, _ := startMesh(t, NewSecret(), 2, nil)
+	m := ms[1]
+	m.Close()
+	a, b := net.Pipe() // as if Accept had returned it just before Close
+	defer b.Close()
+	m.admit(a)
+	if _, err := b.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the connection accepted during Close: read %v, want EOF (closed)", err)
+	}
+	if running := m.handshaking(); m.Refused() != 0 || running != 0 {
+		t.Fatalf("after a connection accepted during Close: refused %d, handshakes running %d, want 0 and 0", m.Refused(), m.handshaking())
+	}
+}
+
+// A dial whose peer closes the connection before its challenge (its handshake
+// bound full) is tried again, and if that lasts past the dial's time limit the
+// Send fails saying so, but the failure is not sticky: the next Send dials
+// again. A wrong secret stays a refusal (TestLazyDialRefusesWrongSecret).
+func TestLazyDialRetriesEarlyClose(t *testing.T) {
+	secret := NewSecret()
+	m, err := Listen("127.0.0.1:0", secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.dialWithin = 2 * time.Second // the time the failing Send below takes
+	// Endpoints 1 and 2 are fakes: they close the first connections unread,
+	// then answer the handshake and pass on the first frame.
+	type fake struct {
+		ln     net.Listener
+		mu     sync.Mutex
+		closes int // connections still to close unread; -1: every one
+		seen   int
+		got    chan string
+	}
+	fakes := []*fake{{closes: 3}, {closes: -1}}
+	addrs := []string{m.Addr()}
+	var wg sync.WaitGroup
+	for i, f := range fakes {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		f.ln, f.got = ln, make(chan string, 1)
+		addrs = append(addrs, ln.Addr().String())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				f.mu.Lock()
+				f.seen++
+				unread := f.closes != 0
+				if f.closes > 0 {
+					f.closes--
+				}
+				f.mu.Unlock()
+				if unread {
+					c.Close()
+					continue
+				}
+				if _, r, err := acceptHandshake(c, secret, i+1, 3, nil); err != nil {
+					f.got <- err.Error()
+				} else {
+					var buf []byte
+					var msg proto.Msg
+					if err := proto.ReadFrame(r, &buf, &msg); err != nil {
+						f.got <- err.Error()
+					} else {
+						f.got <- string(msg.Payload)
+					}
+				}
+				c.Close()
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer func() {
+		for _, f := range fakes {
+			f.ln.Close()
+		}
+	}()
+	if err := m.Start(0, addrs, func(int, *proto.Msg) error { return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(1, &proto.Msg{Type: proto.MsgData, Payload: []byte("to 1")}); err != nil {
+		t.Fatalf("dial to an endpoint that closed its first 3 connections before the challenge: %v", err)
+	}
+	if got := <-fakes[0].got; got != "to 1" {
+		t.Fatalf("endpoint 1 got %q, want the frame", got)
+	}
+	if fakes[0].seen != 4 {
+		t.Fatalf("endpoint 1 saw %d connections, want 4 (3 closed before the challenge, then the one that got in)", fakes[0].seen)
+	}
+	err = m.Send(2, &proto.Msg{Type: proto.MsgData, Payload: []byte("to 2")})
+	if !errors.Is(err, errEarlyClose) || errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "closed the connection before its challenge") ||
+		!strings.Contains(err.Error(), "handshake bound") || !strings.Contains(err.Error(), "endpoint 2") {
+		t.Fatalf("dial to an endpoint that closes every connection before its challenge: err = %v, want one naming endpoint 2, the early close and the handshake bound, not ErrAuth", err)
+	}
+	fakes[1].mu.Lock()
+	tries := fakes[1].seen
+	fakes[1].closes = 0
+	fakes[1].mu.Unlock()
+	if err := m.Send(2, &proto.Msg{Type: proto.MsgData, Payload: []byte("to 2")}); err != nil {
+		t.Fatalf("the failure to dial endpoint 2 stuck after its connections were answered: %v (after %d tries)", err, tries)
+	}
+	if got := <-fakes[1].got; got != "to 2" {
+		t.Fatalf("endpoint 2 got %q, want the frame", got)
+	}
+	t.Logf("endpoint 2 closed %d connections before its challenge: %v", tries, err)
+}
+
+// Start names the direct peers that did not dial in.
+func TestStartNamesMissingDirectPeers(t *testing.T) {
+	secret := NewSecret()
+	ms := make([]*Mesh, 3)
+	addrs := make([]string, 3)
+	for i := range ms {
+		m, err := Listen("127.0.0.1:0", secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		ms[i], addrs[i] = m, m.Addr()
+	}
+	none := func(int, *proto.Msg) error { return nil }
+	for i := 1; i < 3; i++ { // they accept endpoint 0's dial but, not marking it direct, never dial it
+		if err := ms[i].Start(i, addrs, none, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms[0].startWithin = 100 * time.Millisecond // neither ever comes: any wait would do
+	err := ms[0].Start(0, addrs, none, []bool{false, true, true})
+	if err == nil || !strings.Contains(err.Error(), "endpoints [1 2] did not connect") || !strings.Contains(err.Error(), "endpoint 0") {
+		t.Fatalf("Start with direct peers 1 and 2 never dialling in: %v, want an error naming endpoint 0 and the missing endpoints 1 and 2", err)
+	}
+}
+
+// A connection displaced at the handshake bound after its challenge (a flood
+// of newer ones) is told so, and the dialer tries again rather than taking it
+// for a refusal (what a wrong secret gets, TestLazyDialRefusesWrongSecret).
+func TestLazyDialRetriesDisplaced(t *testing.T) {
+	ms, _ := startMesh(t, NewSecret(), 2, nil)
+	bound := ms[1].handshakeBound()
+	mine, err := net.Dial("tcp", ms[1].Addr()) // endpoint 0's, by hand: challenge first, hello later
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	mine.SetReadDeadline(time.Now().Add(30 * time.Second)) // a bound on a hang
+	var ch [len(authMagic) + nonceLen]byte
+	if _, err := io.ReadFull(mine, ch[:]); err != nil {
+		t.Fatal(err)
+	}
+	var strays []net.Conn
+	defer func() {
+		for _, c := range strays {
+			c.Close()
+		}
+	}()
+	for range bound { // the last of them displaces mine, the oldest
+		c, err := net.Dial("tcp", ms[1].Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		strays = append(strays, c)
+	}
+	// What the dialer then reads instead of the proof.
+	if got, err := io.ReadAll(mine); err != nil || string(got) != busyMagic {
+		t.Fatalf("displaced after its challenge: read %q, %v; want %q then EOF", got, err, busyMagic)
+	}
+	// And what dialHandshake makes of it.
+	a, b := net.Pipe()
+	defer a.Close()
+	go func() {
+		defer b.Close()
+		b.Write(ch[:])
+		var hdr [5]byte // the hello; then the acceptor gives way
+		io.ReadFull(b, hdr[:])
+		io.ReadFull(b, make([]byte, binary.LittleEndian.Uint32(hdr[1:])))
+		b.Write([]byte(busyMagic))
+	}()
+	err = dialHandshake(a, NewSecret(), 0, 1, time.Time{})
+	if !turnedAway(err) || errors.Is(err, ErrAuth) {
+		t.Fatalf("dialHandshake told busy after its hello: %v, want errDisplaced (tried again), not ErrAuth", err)
 	}
 }

@@ -35,12 +35,13 @@ const (
 	// StartTimeout bounds how long Start waits for the direct peers to dial in.
 	StartTimeout = 10 * time.Second
 	// DialTimeout bounds the TCP connect of a lazy dial; the handshake that
-	// follows has its own bound (5 s, auth.go). A Send waiting for a lazy
-	// dial waits at most the sum.
+	// follows has its own bound (5 s, auth.go). A dial whose connection the
+	// peer closes before its challenge is tried again within the sum, and a
+	// Send waiting for a lazy dial waits at most the sum.
 	DialTimeout = 5 * time.Second
 	// handshakesSpare is how many inbound handshakes may run beyond one per
-	// peer (and one more per peer for strays) before further connections are
-	// refused unread.
+	// peer (and one more per peer for strays); a connection beyond that
+	// closes the oldest one still handshaking.
 	handshakesSpare = 16
 )
 
@@ -56,15 +57,21 @@ type inbound struct {
 // peer is the sending side of this endpoint's connection to another one.
 type peer struct {
 	addr string
-	once sync.Once     // starts the dial
-	done chan struct{} // closed when the dial has ended: conn or err is set
-	up   atomic.Bool   // the dial succeeded (Send's and Connect's fast path)
+	dmu  sync.Mutex
+	cur  *attempt    // the dial running, or the last one; nil before the first
+	up   atomic.Bool // a dial succeeded (Send's and Connect's fast path)
 	conn net.Conn
-	err  error // the dial's failure, returned by every later Send
 
 	mu  sync.Mutex // serialises sends
 	w   *bufio.Writer
 	buf []byte
+}
+
+// attempt is one dial of a peer.
+type attempt struct {
+	done  chan struct{} // closed when the dial has ended: the peer's conn or err is set
+	err   error         // the dial's failure, returned by every Send waiting for it
+	again bool          // the failure may pass (the peer closed before its challenge): the next Send dials again
 }
 
 // Mesh is one endpoint's connections.
@@ -87,13 +94,16 @@ type Mesh struct {
 	ready   chan struct{} // closed when every direct peer has dialled in
 	wg      sync.WaitGroup
 
+	startWithin time.Duration // StartTimeout; tests shorten it
+	dialWithin  time.Duration // DialTimeout plus the handshake's bound; tests shorten it
+
 	mu         sync.Mutex
 	shut       bool                  // Close has begun: no new goroutine, no new connection
 	conns      map[net.Conn]struct{} // every open connection, in or out, handshaking or not
 	seen       []bool                // peers admitted, by endpoint
 	nseen      int
 	directLeft int           // direct peers not yet admitted
-	handshakes int           // inbound handshakes running
+	hs         []net.Conn    // inbound connections handshaking, oldest first
 	sendTO     time.Duration // SetSendTimeout
 	alive      time.Duration // SetDirectKeepAlive
 }
@@ -110,13 +120,14 @@ func Listen(addr string, secret []byte) (*Mesh, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Mesh{ln: ln, errs: make(chan error, 1), secret: secret, closed: make(chan struct{}), ready: make(chan struct{}),
-		ctx: ctx, cancel: cancel, conns: make(map[net.Conn]struct{})}, nil
+		ctx: ctx, cancel: cancel, conns: make(map[net.Conn]struct{}), startWithin: StartTimeout, dialWithin: DialTimeout + authTimeout}, nil
 }
 
 // Done is closed when the mesh is closed.
 func (m *Mesh) Done() <-chan struct{} { return m.closed }
 
-// Refused counts inbound connections refused by the handshake.
+// Refused counts inbound connections refused by the handshake, or closed
+// for a newer one at the handshake bound.
 func (m *Mesh) Refused() int64 { return m.refused.Load() }
 
 // Connections counts the authenticated connections this endpoint dialled
@@ -146,7 +157,7 @@ func (m *Mesh) Start(self int, addrs []string, h Handler, direct []bool) error {
 	m.peers = make([]*peer, len(addrs))
 	for i, a := range addrs {
 		if i != self {
-			m.peers[i] = &peer{addr: a, done: make(chan struct{})}
+			m.peers[i] = &peer{addr: a}
 		}
 	}
 	m.direct = make([]bool, len(addrs))
@@ -165,32 +176,41 @@ func (m *Mesh) Start(self int, addrs []string, h Handler, direct []bool) error {
 	}
 	m.mu.Unlock()
 	if !m.spawn(m.acceptLoop) {
-		return errClosed
+		return fmt.Errorf("transport: endpoint %d starting: %w", self, errClosed)
 	}
+	dials := make([]*attempt, len(addrs))
 	for i, d := range m.direct {
 		if d {
-			m.startDial(i, true)
+			dials[i] = m.startDial(i, true)
 		}
 	}
-	for i, d := range m.direct {
-		if d {
-			<-m.peers[i].done // a dial ends by itself, or at Close
-			if err := m.peers[i].err; err != nil {
+	for _, a := range dials {
+		if a != nil {
+			<-a.done // a dial ends by itself, or at Close
+			if a.err != nil {
 				m.Close()
-				return err
+				return a.err
 			}
 		}
 	}
-	t := time.NewTimer(StartTimeout)
+	t := time.NewTimer(m.startWithin)
 	defer t.Stop()
 	select {
 	case <-m.ready:
 		return nil
 	case <-m.closed:
-		return errClosed
+		return fmt.Errorf("transport: endpoint %d waiting for its direct peers: %w", self, errClosed)
 	case <-t.C:
+		m.mu.Lock()
+		var missing []int
+		for i, d := range m.direct {
+			if d && !m.seen[i] {
+				missing = append(missing, i)
+			}
+		}
+		m.mu.Unlock()
 		m.Close()
-		return fmt.Errorf("transport: endpoint %d: not every direct peer connected within %v", self, StartTimeout)
+		return fmt.Errorf("transport: endpoint %d: direct peer endpoints %v did not connect within %v", self, missing, m.startWithin)
 	}
 }
 
@@ -243,45 +263,96 @@ func (m *Mesh) Connect(to int) {
 	m.startDial(to, false)
 }
 
-func (m *Mesh) startDial(to int, eager bool) {
+// startDial returns the dial of endpoint to: the one running, the one that
+// succeeded or failed for good, or a new one if none began yet or the last
+// failed in a way that may pass.
+func (m *Mesh) startDial(to int, eager bool) *attempt {
 	p := m.peers[to]
-	p.once.Do(func() {
-		if !m.spawn(func() { m.dial(to, p, eager) }) {
-			p.err = fmt.Errorf("transport: endpoint %d dialling endpoint %d: %w", m.self, to, errClosed)
-			close(p.done)
+	p.dmu.Lock()
+	defer p.dmu.Unlock()
+	if a := p.cur; a != nil {
+		select {
+		case <-a.done:
+			if !a.again {
+				return a
+			}
+		default:
+			return a
 		}
-	})
+	}
+	a := &attempt{done: make(chan struct{})}
+	p.cur = a
+	if !m.spawn(func() { m.dial(to, p, a, eager) }) {
+		a.err = fmt.Errorf("transport: endpoint %d dialling endpoint %d: %w", m.self, to, errClosed)
+		close(a.done)
+	}
+	return a
 }
 
 // dial connects and authenticates the connection to peer p (endpoint to). An
-// eager dial (Start's) retries for about a second, as the peer's listener
-// may be moments away from accepting on a busy host; a lazy one is tried
-// once, as the peer has been listening since the job started.
-func (m *Mesh) dial(to int, p *peer, eager bool) {
-	defer close(p.done)
-	c, err := m.connect(p.addr, eager)
-	if err == nil {
-		if !m.track(c) {
-			err = errClosed
-		} else if err = dialHandshake(c, m.secret, m.self, to); err != nil {
-			m.drop(c)
+// eager dial (Start's) retries the connect for about a second, as the peer's
+// listener may be moments away from accepting on a busy host; a lazy one
+// connects once, as the peer has been listening since the job started.
+// Either is tried again, with backoff, until dialWithin has passed, while the
+// peer closes the connection before its challenge or says it displaced it
+// (turnedAway): the peer's handshake bound may be full of strangers
+// (acceptLoop), which must not fail the job. That failure is not sticky: the next Send dials again. Any other failure (a
+// refused connect, a wrong secret) is.
+func (m *Mesh) dial(to int, p *peer, a *attempt, eager bool) {
+	defer close(a.done)
+	deadline := time.Now().Add(m.dialWithin)
+	backoff := 5 * time.Millisecond
+	var early error // the last try's errEarlyClose or errDisplaced
+	for tries := 1; ; tries++ {
+		c, err := m.connect(p.addr, eager, deadline)
+		if err == nil {
+			if !m.track(c) {
+				err = errClosed
+			} else if err = dialHandshake(c, m.secret, m.self, to, deadline); err != nil {
+				m.drop(c)
+			}
 		}
-	}
-	if err != nil {
-		p.err = fmt.Errorf("transport: endpoint %d dialling endpoint %d at %s: %w", m.self, to, p.addr, err)
+		if err == nil {
+			p.conn, p.w = c, bufio.NewWriterSize(c, 256<<10)
+			m.dialled.Add(1)
+			p.up.Store(true)
+			return
+		}
+		if tries > 1 && early != nil && !time.Now().Before(deadline) {
+			err = early // a retry ran out of the time left: report why it was retried
+		}
+		if turnedAway(err) {
+			early = err
+		}
+		if turnedAway(err) && time.Now().Add(backoff).Before(deadline) {
+			select {
+			case <-time.After(backoff):
+				backoff = min(2*backoff, 500*time.Millisecond)
+				continue
+			case <-m.closed:
+				err = errClosed
+			}
+		}
+		if turnedAway(err) {
+			a.again = true
+			err = fmt.Errorf("%w, %d times in %v (its handshake bound full of strangers?)", err, tries, m.dialWithin)
+		}
+		a.err = fmt.Errorf("transport: endpoint %d dialling endpoint %d at %s: %w", m.self, to, p.addr, err)
 		return
 	}
-	p.conn, p.w = c, bufio.NewWriterSize(c, 256<<10)
-	m.dialled.Add(1)
-	p.up.Store(true)
 }
 
-func (m *Mesh) connect(addr string, eager bool) (net.Conn, error) {
+// turnedAway reports whether a dial failed because the peer closed the
+// connection at its handshake bound (or before its challenge, for any reason):
+// no refusal of this endpoint, so it may be tried again.
+func turnedAway(err error) bool { return errors.Is(err, errEarlyClose) || errors.Is(err, errDisplaced) }
+
+func (m *Mesh) connect(addr string, eager bool, deadline time.Time) (net.Conn, error) {
 	tries, timeout := 1, DialTimeout
 	if eager {
 		tries, timeout = 50, time.Second
 	}
-	d := net.Dialer{Timeout: timeout}
+	d := net.Dialer{Timeout: timeout, Deadline: deadline}
 	var err error
 	for i := 0; i < tries; i++ {
 		var c net.Conn
@@ -300,12 +371,18 @@ func (m *Mesh) connect(addr string, eager bool) (net.Conn, error) {
 	return nil, err
 }
 
+// handshakeBound is how many inbound handshakes may run at once: two per
+// peer (one, and one for a stray) plus handshakesSpare.
+func (m *Mesh) handshakeBound() int { return 2*(len(m.peers)-1) + handshakesSpare }
+
 // acceptLoop admits authenticated peers until Close, or until every peer
 // has connected (then nothing more may come, and the listener is closed).
 // Handshakes run concurrently, so a stray connection that stalls cannot hold
-// up the job's own peers; at most two per peer plus handshakesSpare run at
-// once, and connections beyond that are closed unread. Refused connections
-// are closed and counted.
+// up the job's own peers; at most handshakeBound run at once, and a
+// connection beyond that closes the oldest one still handshaking (a silent
+// stranger's, most likely: the job's own peers answer the challenge at once)
+// rather than being refused itself, so strangers holding every slot cannot
+// keep the job's peers out. Refused connections are closed and counted.
 func (m *Mesh) acceptLoop() {
 	backoff := 5 * time.Millisecond
 	for {
@@ -324,30 +401,73 @@ func (m *Mesh) acceptLoop() {
 		}
 		backoff = 5 * time.Millisecond
 		c.(*net.TCPConn).SetNoDelay(true)
-		m.mu.Lock()
-		over := m.handshakes >= 2*len(m.peers)+handshakesSpare
-		if !over {
-			m.handshakes++
-		}
-		m.mu.Unlock()
-		if over || !m.track(c) {
-			m.refused.Add(1)
-			c.Close()
-			continue
-		}
-		if !m.spawn(func() { m.handshake(c) }) {
-			m.drop(c)
+		if !m.admit(c) {
 			return
 		}
 	}
 }
 
-func (m *Mesh) handshake(c net.Conn) {
-	from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers))
+// admit starts the handshake of an accepted connection, closing the oldest
+// one still handshaking if the bound is reached. A connection accepted while
+// the mesh closes is closed and not counted as refused; admit then returns
+// false.
+func (m *Mesh) admit(c net.Conn) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.handshakes--
-	if err != nil || m.shut || m.seen[from] { // a second connection claiming the same endpoint is refused too
+	if m.shut {
+		c.Close()
+		return false
+	}
+	if len(m.hs) >= m.handshakeBound() {
+		// The oldest gives way. Its dialer, if one of the job's peers, is told
+		// so (busyMagic) and tries again; its handshake fails and counts the
+		// refusal. The write goes into an empty socket buffer; its deadline
+		// only guards against one that is not.
+		old := m.hs[0]
+		old.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+		old.Write([]byte(busyMagic))
+		old.Close()
+		m.hs = append(m.hs[:0], m.hs[1:]...)
+	}
+	m.hs = append(m.hs, c)
+	m.conns[c] = struct{}{}
+	m.wg.Add(1) // under mu, not shut: before Close's Wait
+	go func() {
+		defer m.wg.Done()
+		m.handshake(c)
+	}()
+	return true
+}
+
+// handshaking counts the inbound handshakes running.
+func (m *Mesh) handshaking() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.hs)
+}
+
+func (m *Mesh) handshake(c net.Conn) {
+	unlist := func() bool { // under mu: takes c off the handshaking list; false if admit displaced it
+		for i, h := range m.hs {
+			if h == c {
+				m.hs = append(m.hs[:i], m.hs[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+	// Off the list before the proof is written, so that admit cannot close
+	// a connection whose dialer has been told it is in.
+	from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers), func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return unlist()
+	})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	unlist() // if it failed before keep
+	// A second connection claiming the same endpoint is refused too.
+	if err != nil || m.shut || m.seen[from] {
 		if !m.shut { // a handshake cut short by Close is no refusal
 			m.refused.Add(1)
 		}
@@ -452,14 +572,14 @@ func (m *Mesh) Send(to int, msg *proto.Msg) error {
 	}
 	p := m.peers[to]
 	if !p.up.Load() {
-		m.startDial(to, false)
+		a := m.startDial(to, false)
 		select {
-		case <-p.done:
+		case <-a.done:
 		case <-m.closed:
 			return fmt.Errorf("transport: endpoint %d sending %s to endpoint %d: %w", m.self, msg.Type, to, errClosed)
 		}
-		if p.err != nil {
-			return p.err
+		if a.err != nil {
+			return a.err
 		}
 	}
 	p.mu.Lock()

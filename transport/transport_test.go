@@ -100,7 +100,7 @@ func TestHandshakeRefusesStrangers(t *testing.T) {
 		go func() { // another job's peer: right protocol, wrong secret
 			defer wg.Done()
 			defer conns[0].Close()
-			outcome <- dialHandshake(conns[0], NewSecret(), 0, 1)
+			outcome <- dialHandshake(conns[0], NewSecret(), 0, 1, time.Time{})
 		}()
 		go func() { // garbage: an oversized frame instead of a hello
 			defer wg.Done()
@@ -149,10 +149,10 @@ func TestSecretNeverOnTheWire(t *testing.T) {
 	ra, rb := &recorder{Conn: a}, &recorder{Conn: b}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := acceptHandshake(rb, secret, 1, 2)
+		_, _, err := acceptHandshake(rb, secret, 1, 2, nil)
 		done <- err
 	}()
-	if err := dialHandshake(ra, secret, 0, 1); err != nil {
+	if err := dialHandshake(ra, secret, 0, 1, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -212,5 +212,25 @@ func TestSendTimeoutOnPeerThatTakesNothing(t *testing.T) {
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("Send to a peer that takes nothing: %v, want a timeout", err)
+	}
+}
+
+// An acceptor that may no longer admit the connection (admit displaced it for
+// a newer one) does not send its proof, so the dialer is never told it is in.
+func TestHandshakeNotKeptSendsNoProof(t *testing.T) {
+	secret := NewSecret()
+	a, b := net.Pipe()
+	defer a.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := acceptHandshake(b, secret, 1, 2, func() bool { return false })
+		b.Close()
+		done <- err
+	}()
+	if err := dialHandshake(a, secret, 0, 1, time.Time{}); err == nil {
+		t.Fatal("the dialer was admitted by an acceptor that did not keep the connection")
+	}
+	if err := <-done; !errors.Is(err, ErrAuth) {
+		t.Fatalf("acceptor: err = %v, want ErrAuth (displaced)", err)
 	}
 }
