@@ -730,11 +730,11 @@
 //   - Views: MPI_File_set_view takes a committed etype and filetype; the
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
 //     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
-//     the members' etypes must have one extent (MPI_ERR_NOT_SAME). Only the
-//     "native" data representation: "internal", "external32" and any other
-//     name are MPI_ERR_UNSUPPORTED_DATAREP naming it, and
-//     MPI_Register_datarep(_c) is MPI_ERR_UNSUPPORTED_OPERATION (a
-//     predefined name: MPI_ERR_DUP_DATAREP). An access's data is packed as
+//     the members' etypes must have one extent in the file and the members
+//     one datarep (MPI_ERR_NOT_SAME). Data representations: "native" and
+//     those registered with MPI_Register_datarep(_c) (below); "internal",
+//     "external32" and any other name are MPI_ERR_UNSUPPORTED_DATAREP
+//     naming it. An access's data is packed as
 //     in MPI_Pack (memory datatypes may be derived) and laid into the view
 //     through the filetype's compiled layout; adjacent runs become one
 //     system call, and a read takes a batch of runs (up to 16384) with one
@@ -744,8 +744,38 @@
 //     their padding (12 bytes of data per MPI_DOUBLE_INT). Its data must
 //     be whole etypes (MPI_ERR_TYPE). get_view returns derived types as
 //     new handles the program frees;
-//     get_type_extent is the datatype's extent; get_info an empty info
-//     (hints are checked, not used).
+//     get_type_extent is the datatype's extent (in a user representation,
+//     its file twin's, below); get_info an empty info (hints are checked,
+//     not used).
+//   - User data representations (datarep.go; MPI 5.0 §14.5.3):
+//     MPI_Register_datarep and _c keep the read and write conversion
+//     functions, the extent function and extra_state under the name, per
+//     process (register it on every member); a name registered already,
+//     or "native", "internal", "external32", is MPI_ERR_DUP_DATAREP; NULL,
+//     empty or MPI_MAX_DATAREP_STRING long names and a NULL extent
+//     function are MPI_ERR_ARG (errors go to MPI_FILE_NULL's handler). A
+//     view in it maps the file through file twins of its etype and
+//     filetype: each predefined type as wide as the extent function says
+//     (asked once per type and representation, with predefined types only;
+//     a pair type is its two parts back to back), portable constructors
+//     (contiguous, vector, indexed, indexed_block, subarray, darray)
+//     scaled to that, byte displacements (hvector, hindexed, struct,
+//     resized) as given, byte alignment; get_view returns the program's
+//     types and the name. An access's data in the file is its basic
+//     elements one after the other at their file extents; a write calls
+//     the write function on conversion buffers of up to 256 KiB (at least
+//     one element), passing the program's buffer and datatype, the count
+//     of elements and the position of the first in the datatype tiled
+//     over the buffer, then writes each buffer through the view; a read
+//     reads each buffer and calls the read function (at the end of the
+//     file, on the whole elements read; the status counts their native
+//     bytes). MPI_CONVERSION_FN_NULL(_C) moves native bytes in its
+//     direction; where the extents differ from the native sizes that
+//     access is MPI_ERR_CONVERSION. A conversion or extent function
+//     returning other than MPI_SUCCESS, or an extent below 1, is
+//     MPI_ERR_CONVERSION naming the representation, type and position.
+//     MPICH's ROMIO refuses conversion functions (MPI_ERR_CONVERSION at
+//     registration); bcsmpi calls them.
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
 //     CUR, END of the view; get_position, get_byte_offset) and reads that
 //     stop at the end of the file: the status counts what moved
@@ -788,7 +818,7 @@
 //   - Not done: data sieving for writes and two-phase collective
 //     buffering (a write through a filetype of small blocks costs a system
 //     call per block), hints, the external32 and internal representations
-//     and user representations, and the shared file pointer across hosts.
+//     in views, and the shared file pointer across hosts.
 //
 // # Implemented (all 664 functions, each as MPI_ and PMPI_)
 //
