@@ -13,3 +13,12 @@ func TestOpCategory(t *testing.T) {
 	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "opcategory", 1) })
 	t.Run("n3-nodes2", func(t *testing.T) { okRanks(t, bcsrun(t, "-n", "3", "--nodes", "2", exe), "opcategory", 3) })
 }
+
+// TestNullArgs runs testdata/nullargs.c: a NULL output argument to the
+// query calls (extents, sizes, counts, names, envelopes, comparisons,
+// errhandlers, info, the environment, ...) is MPI_ERR_ARG, never a crash,
+// before MPI_Init too (found by MPICH's errors/datatype *_nullarg tests).
+func TestNullArgs(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/nullargs.c")
+	okRanks(t, bcsrun(t, "-n", "2", exe), "nullargs", 2)
+}
