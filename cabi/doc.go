@@ -112,7 +112,11 @@
 //     none. MPI_MINLOC and MPI_MAXLOC also take derived types made of one
 //     pair type with a runtime element type (a contiguous type of
 //     MPI_DOUBLE_INT), which MPICH and Open MPI refuse; other predefined
-//     operations on pair types are MPI_ERR_OP. Send and receive types may
+//     operations on pair types are MPI_ERR_OP, as is a predefined
+//     operation outside the category of the elements (ops.go opCategory):
+//     on MPI_BYTE anything but MPI_BAND, MPI_BOR and MPI_BXOR, on the
+//     logical types (MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL*) anything but
+//     MPI_LAND, MPI_LOR and MPI_LXOR. Send and receive types may
 //     differ where they move the same number of elements of one kind (a
 //     column vector gathered into rows; a pair type and a struct of its
 //     parts, both moved as packed bytes).
@@ -151,7 +155,9 @@
 // bcsrun aborts the job. Errors with no communicator use the world's handler.
 // A NULL output argument (a request, flag, rank, size, new communicator or
 // group) is MPI_ERR_ARG naming it, before the call posts anything; this is
-// checked for the calls that would otherwise crash (nullargs.c lists them).
+// checked for the calls that would otherwise crash (testdata/nullargs.c
+// lists the query calls; before MPI_Init, MPI_Initialized(NULL) and the
+// other environment queries return MPI_ERR_ARG without a handler).
 // mpiapi's own handler is kept at ErrorsReturn.
 //
 // # One-process communicators and the singleton
@@ -926,7 +932,12 @@
 //     Pready_range, Pready_list, Parrived and the _c forms; the buffer
 //     moves as one message once every partition is ready, matched like a
 //     standard send; waiting for a send with a partition not ready is a
-//     deadlock error), Grequest_start and
+//     deadlock error. Not conforming: the standard matches partitioned
+//     operations only with partitioned ones, in the order of their
+//     initialization calls; here they match plain receives and sends of
+//     the same envelope, in the order their messages go, which needs a
+//     matching space of their own in mpiapi; MPICH's part/multipart and
+//     nonblocking_pready show both), Grequest_start and
 //     Grequest_complete (grequest.go: query_fn is called once by the first
 //     completion call that sees the request done, free_fn when it is
 //     freed, cancel_fn by MPI_Cancel; a callback's error is returned by the
@@ -935,7 +946,8 @@
 //     cancel_fn's by MPI_Cancel; waiting for one that is not complete
 //     is a deadlock error unless MPI_THREAD_MULTIPLE was provided, when
 //     another thread may complete it; see Threads), Reduce_local (reducelocal.go: the runtime's
-//     reduce kernels; a user operation is called once on the buffers),
+//     reduce kernels; a user operation is called once on the buffers;
+//     overlapping inbuf and inoutbuf, or MPI_IN_PLACE, are MPI_ERR_BUFFER),
 //     Mprobe, Improbe, Mrecv,
 //     Imrecv (sync.go: the probe claims its message by posting a receive for
 //     exactly it into a buffer of the message handle; Mrecv copies out; a
