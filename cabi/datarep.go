@@ -34,8 +34,13 @@ type datarep struct {
 	read, write     unsafe.Pointer
 	extentFn, extra unsafe.Pointer
 	large           bool // MPI_Register_datarep_c: conversion functions take an MPI_Count
+	builtin         bool // "external32": converted here (external32.go), no C functions
 	extents         map[uintptr]int64
 }
+
+// e32Rep is "external32" in views: each basic element big-endian at the
+// standard's size, as MPI_Pack_external packs it.
+var e32Rep = &datarep{name: "external32", builtin: true, extents: map[uintptr]int64{}}
 
 var datareps = map[string]*datarep{}
 
@@ -73,13 +78,15 @@ func lookupDatarep(rep string) (*datarep, *ioError) {
 	switch rep {
 	case "native":
 		return nil, nil
-	case "internal", "external32":
-		return nil, ioErr(errUnsupDatarep, "datarep = %q: bcsmpi's views support \"native\" and representations registered with MPI_Register_datarep", rep)
+	case "external32":
+		return e32Rep, nil
+	case "internal":
+		return nil, ioErr(errUnsupDatarep, "datarep = %q: bcsmpi's views support \"native\", \"external32\" and representations registered with MPI_Register_datarep", rep)
 	}
 	if d := datareps[rep]; d != nil {
 		return d, nil
 	}
-	return nil, ioErr(errUnsupDatarep, "datarep = %q is not a data representation; want \"native\" or a name registered with MPI_Register_datarep", rep)
+	return nil, ioErr(errUnsupDatarep, "datarep = %q is not a data representation; want \"native\", \"external32\" or a name registered with MPI_Register_datarep", rep)
 }
 
 // extent is the file extent of a basic datatype, from the extent function
@@ -87,6 +94,11 @@ func lookupDatarep(rep string) (*datarep, *ioError) {
 func (d *datarep) extent(b *dtInfo) (int64, *ioError) {
 	if e, ok := d.extents[b.h]; ok {
 		return e, nil
+	}
+	if d.builtin {
+		_, n := e32(b)
+		d.extents[b.h] = n
+		return n, nil
 	}
 	var e C.MPI_Aint
 	if rc := C.bcs_call_datarep_extent(d.extentFn, C.uintptr_t(b.h), &e, d.extra); rc != 0 {
@@ -250,7 +262,10 @@ func (f *file) accessBytes(t *dtInfo, count int64) (int64, *ioError) {
 
 // convert calls a conversion function: count elements from element pos of
 // dt tiled over user, to (write) or from filebuf.
-func (d *datarep) convert(write bool, user unsafe.Pointer, dt uintptr, count, pos int64, filebuf []byte) *ioError {
+func (d *datarep) convert(write bool, user unsafe.Pointer, dt uintptr, t *dtInfo, count, pos int64, filebuf []byte) *ioError {
+	if d.builtin {
+		return e32Range(write, user, t, count, pos, filebuf)
+	}
 	fn, what := d.read, "read"
 	if write {
 		fn, what = d.write, "write"
@@ -291,7 +306,7 @@ func (f *file) moveConverted(write bool, start int64, buf unsafe.Pointer, count 
 		}
 		chunk := fb[:n]
 		if write {
-			if bad := d.convert(true, buf, dt, k, pos, chunk); bad != nil {
+			if bad := d.convert(true, buf, dt, t, k, pos, chunk); bad != nil {
 				return done, nativeBytes(t, nw, pos), bad
 			}
 			got, bad := f.writeView(start+done, chunk)
@@ -306,7 +321,7 @@ func (f *file) moveConverted(write bool, start int64, buf unsafe.Pointer, count 
 				kk, _ = cur.take(pos, got, false)
 			}
 			if kk > 0 {
-				if b := d.convert(false, buf, dt, kk, pos, chunk); b != nil {
+				if b := d.convert(false, buf, dt, t, kk, pos, chunk); b != nil {
 					return done, nativeBytes(t, nw, pos), b
 				}
 			}
@@ -370,4 +385,46 @@ func nameHash(s string) int64 {
 		h = (h ^ uint64(s[i])) * 1099511628211
 	}
 	return int64(h)
+}
+
+// e32Range converts count basic elements from element pos of t tiled over
+// user to or from external32 in filebuf: the items they lie in are packed
+// natively (a read keeps the other elements of those items), converted
+// element by element, and (a read) unpacked.
+func e32Range(write bool, user unsafe.Pointer, t *dtInfo, count, pos int64, filebuf []byte) *ioError {
+	if count <= 0 || t.elems == 0 {
+		return nil
+	}
+	first, last := pos/t.elems, (pos+count-1)/t.elems
+	n := last - first + 1
+	native := make([]byte, n*t.wire)
+	base := unsafe.Add(user, first*t.extent())
+	t.pack(native, base, int(n))
+	skip := pos - first*t.elems
+	var no, eo int
+	var el int64
+	for range n {
+		for _, r := range t.sig {
+			parts, _ := e32(r.basic)
+			for range r.n {
+				if el >= skip && el < skip+count {
+					for _, p := range parts {
+						nb, eb := native[no+p.off:no+p.off+p.size], filebuf[eo:eo+p.ext]
+						if !write {
+							e32In(p, eb, nb)
+						} else if err := e32Out(p, nb, eb); err != nil {
+							return ioErr(errConversion, "element %d (%s) in \"external32\": %v", pos+el-skip, r.basic.name, err)
+						}
+						eo += p.ext
+					}
+				}
+				no += int(r.basic.wire)
+				el++
+			}
+		}
+	}
+	if !write {
+		t.unpack(base, native, int(n))
+	}
+	return nil
 }

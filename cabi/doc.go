@@ -737,10 +737,13 @@
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
 //     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
 //     the members' etypes must have one extent in the file and the members
-//     one datarep (MPI_ERR_NOT_SAME). Data representations: "native" and
-//     those registered with MPI_Register_datarep(_c) (below); "internal",
-//     "external32" and any other name are MPI_ERR_UNSUPPORTED_DATAREP
-//     naming it. An access's data is packed as
+//     one datarep (MPI_ERR_NOT_SAME). Data representations: "native",
+//     "external32" and those registered with MPI_Register_datarep(_c)
+//     (below); "internal" and any other name are
+//     MPI_ERR_UNSUPPORTED_DATAREP naming it. "external32" works as a user
+//     representation whose extents and conversions are MPI_Pack_external's
+//     (external32.go: the file holds what it packs; a value its size
+//     cannot hold is MPI_ERR_CONVERSION). An access's data is packed as
 //     in MPI_Pack (memory datatypes may be derived) and laid into the view
 //     through the filetype's compiled layout; adjacent runs become one
 //     system call, and a read takes a batch of runs (up to 16384) with one
@@ -823,8 +826,8 @@
 //     the file's communicator), not MPI_File calls of their own.
 //   - Not done: data sieving for writes and two-phase collective
 //     buffering (a write through a filetype of small blocks costs a system
-//     call per block), hints, the external32 and internal representations
-//     in views, and the shared file pointer across hosts.
+//     call per block), hints, the "internal" representation, and the
+//     shared file pointer across hosts.
 //
 // # Implemented (all 664 functions, each as MPI_ and PMPI_)
 //

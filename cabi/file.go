@@ -1488,7 +1488,7 @@ func (f *file) check(o int, offset C.MPI_Offset, buf unsafe.Pointer, count C.MPI
 	if bytes%f.etype.wire != 0 {
 		return ioErr(errType, "%d items of %s are %d bytes in the file, not a whole number of etypes (%s, %d bytes)", int64(count), t.describe(), bytes, f.uetype.describe(), f.etype.wire)
 	}
-	if f.rep != nil && bytes != t.wire*int64(count) && (write && f.rep.write == nil || !write && f.rep.read == nil) {
+	if f.rep != nil && !f.rep.builtin && bytes != t.wire*int64(count) && (write && f.rep.write == nil || !write && f.rep.read == nil) {
 		return ioErr(errConversion, "datarep %q has no %s conversion function (MPI_CONVERSION_FN_NULL), so the access moves native data, but its extent function gives %s's %d native bytes %d bytes in the file", f.rep.name, map[bool]string{true: "write", false: "read"}[write], t.describe(), t.wire*int64(count), bytes)
 	}
 	if bytes > 0 && buf == nil {
@@ -1547,7 +1547,7 @@ func (f *file) move(write bool, start int64, a *access) (int64, int64, *ioError)
 		return 0, 0, nil
 	}
 	defer f.lock(write)()
-	if f.rep != nil && (write && f.rep.write != nil || !write && f.rep.read != nil) {
+	if f.rep != nil && (f.rep.builtin || write && f.rep.write != nil || !write && f.rep.read != nil) {
 		return f.moveConverted(write, start, buf, count, t, a.dt, bytes)
 	}
 	var data []byte

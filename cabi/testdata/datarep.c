@@ -368,6 +368,46 @@ int main(int argc, char **argv) {
     }
     OK(MPI_File_close(&fh));
 
+    /* 6. "external32" views: the file holds what MPI_Pack_external makes;
+     * MPI_LONG takes 4 bytes there; read back through the view. */
+    fh = open_new("e32");
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
+    OK(MPI_File_get_type_extent(fh, MPI_LONG, &fext));
+    CHECK(fext == 4, "external32 extent of MPI_LONG %ld", (long)fext);
+    struct {
+        int i;
+        double d;
+        long l;
+    } rec[4], rback[4];
+    MPI_Datatype rect;
+    int rbl[3] = {1, 1, 1};
+    MPI_Aint rdisp[3] = {0, 8, 16};
+    MPI_Datatype rtypes[3] = {MPI_INT, MPI_DOUBLE, MPI_LONG};
+    MPI_Type_create_struct(3, rbl, rdisp, rtypes, &rect);
+    MPI_Type_commit(&rect);
+    for (int i = 0; i < 4; i++) {
+        rec[i].i = val(rank, i);
+        rec[i].d = 0.5 * val(rank, i);
+        rec[i].l = -val(rank, i);
+    }
+    OK(MPI_File_write_at_all(fh, (MPI_Offset)rank * 4 * 16, rec, 4, rect, &st));
+    MPI_Get_count(&st, rect, &count);
+    CHECK(count == 4, "external32 write count %d", count);
+    unsigned char ref[4 * 16];
+    MPI_Aint rpos = 0;
+    OK(MPI_Pack_external("external32", rec, 4, rect, ref, sizeof ref, &rpos));
+    CHECK(rpos == 4 * 16, "MPI_Pack_external packed %ld bytes", (long)rpos);
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    OK(MPI_File_read_at_all(fh, (MPI_Offset)rank * 4 * 16, raw, 4 * 16, MPI_BYTE, &st));
+    CHECK(memcmp(raw, ref, sizeof ref) == 0, "the external32 file bytes differ from MPI_Pack_external's");
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
+    memset(rback, 0, sizeof rback);
+    OK(MPI_File_read_at_all(fh, (MPI_Offset)rank * 4 * 16, rback, 4, rect, &st));
+    for (int i = 0; i < 4; i++)
+        CHECK(rback[i].i == rec[i].i && rback[i].d == rec[i].d && rback[i].l == rec[i].l, "external32 record %d", i);
+    MPI_Type_free(&rect);
+    OK(MPI_File_close(&fh));
+
     CHECK(wide64.extent_calls > 0 && be32.extent_calls > 0, "extent functions not called");
     MPI_Type_free(&vec);
     MPI_Type_free(&hvec);
