@@ -210,7 +210,7 @@ func (c *sigCursor) take(pos, budget int64, least bool) (k, bytes int64) {
 				continue
 			}
 			avail := min(acc+r.n-in, left-k)
-			j := min(avail, (budget-bytes)/c.w[i])
+			j := min(avail, max(0, budget-bytes)/c.w[i])
 			if j == 0 && least && k == 0 {
 				j = 1
 			}
@@ -227,7 +227,7 @@ func (c *sigCursor) take(pos, budget int64, least bool) (k, bytes int64) {
 		return k, bytes
 	}
 	if c.per > 0 {
-		items := min((left-k)/c.t.elems, (budget-bytes)/c.per)
+		items := max(0, min((left-k)/c.t.elems, (budget-bytes)/c.per))
 		k, bytes = k+items*c.t.elems, bytes+items*c.per
 	}
 	if k < left && (budget-bytes > 0 || least && k == 0) {
