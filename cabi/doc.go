@@ -120,7 +120,11 @@
 //     none. MPI_MINLOC and MPI_MAXLOC also take derived types made of one
 //     pair type with a runtime element type (a contiguous type of
 //     MPI_DOUBLE_INT), which MPICH and Open MPI refuse; other predefined
-//     operations on pair types are MPI_ERR_OP. Send and receive types may
+//     operations on pair types are MPI_ERR_OP, as is a predefined
+//     operation outside the category of the elements (ops.go opCategory):
+//     on MPI_BYTE anything but MPI_BAND, MPI_BOR and MPI_BXOR, on the
+//     logical types (MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL*) anything but
+//     MPI_LAND, MPI_LOR and MPI_LXOR. Send and receive types may
 //     differ where they move the same number of elements of one kind (a
 //     column vector gathered into rows; a pair type and a struct of its
 //     parts, both moved as packed bytes).
@@ -159,7 +163,9 @@
 // bcsrun aborts the job. Errors with no communicator use the world's handler.
 // A NULL output argument (a request, flag, rank, size, new communicator or
 // group) is MPI_ERR_ARG naming it, before the call posts anything; this is
-// checked for the calls that would otherwise crash (nullargs.c lists them).
+// checked for the calls that would otherwise crash (testdata/nullargs.c
+// lists the query calls; before MPI_Init, MPI_Initialized(NULL) and the
+// other environment queries return MPI_ERR_ARG without a handler).
 // mpiapi's own handler is kept at ErrorsReturn.
 //
 // # One-process communicators and the singleton
@@ -738,11 +744,14 @@
 //   - Views: MPI_File_set_view takes a committed etype and filetype; the
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
 //     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
-//     the members' etypes must have one extent (MPI_ERR_NOT_SAME). Only the
-//     "native" data representation: "internal", "external32" and any other
-//     name are MPI_ERR_UNSUPPORTED_DATAREP naming it, and
-//     MPI_Register_datarep(_c) is MPI_ERR_UNSUPPORTED_OPERATION (a
-//     predefined name: MPI_ERR_DUP_DATAREP). An access's data is packed as
+//     the members' etypes must have one extent in the file and the members
+//     one datarep (MPI_ERR_NOT_SAME). Data representations: "native",
+//     "external32" and those registered with MPI_Register_datarep(_c)
+//     (below); "internal" and any other name are
+//     MPI_ERR_UNSUPPORTED_DATAREP naming it. "external32" works as a user
+//     representation whose extents and conversions are MPI_Pack_external's
+//     (external32.go: the file holds what it packs; a value its size
+//     cannot hold is MPI_ERR_CONVERSION). An access's data is packed as
 //     in MPI_Pack (memory datatypes may be derived) and laid into the view
 //     through the filetype's compiled layout; adjacent runs become one
 //     system call, and a read takes a batch of runs (up to 16384) with one
@@ -752,8 +761,38 @@
 //     their padding (12 bytes of data per MPI_DOUBLE_INT). Its data must
 //     be whole etypes (MPI_ERR_TYPE). get_view returns derived types as
 //     new handles the program frees;
-//     get_type_extent is the datatype's extent; get_info an empty info
-//     (hints are checked, not used).
+//     get_type_extent is the datatype's extent (in a user representation,
+//     its file twin's, below); get_info an empty info (hints are checked,
+//     not used).
+//   - User data representations (datarep.go; MPI 5.0 §14.5.3):
+//     MPI_Register_datarep and _c keep the read and write conversion
+//     functions, the extent function and extra_state under the name, per
+//     process (register it on every member); a name registered already,
+//     or "native", "internal", "external32", is MPI_ERR_DUP_DATAREP; NULL,
+//     empty or MPI_MAX_DATAREP_STRING long names and a NULL extent
+//     function are MPI_ERR_ARG (errors go to MPI_FILE_NULL's handler). A
+//     view in it maps the file through file twins of its etype and
+//     filetype: each predefined type as wide as the extent function says
+//     (asked once per type and representation, with predefined types only;
+//     a pair type is its two parts back to back), portable constructors
+//     (contiguous, vector, indexed, indexed_block, subarray, darray)
+//     scaled to that, byte displacements (hvector, hindexed, struct,
+//     resized) as given, byte alignment; get_view returns the program's
+//     types and the name. An access's data in the file is its basic
+//     elements one after the other at their file extents; a write calls
+//     the write function on conversion buffers of up to 256 KiB (at least
+//     one element), passing the program's buffer and datatype, the count
+//     of elements and the position of the first in the datatype tiled
+//     over the buffer, then writes each buffer through the view; a read
+//     reads each buffer and calls the read function (at the end of the
+//     file, on the whole elements read; the status counts their native
+//     bytes). MPI_CONVERSION_FN_NULL(_C) moves native bytes in its
+//     direction; where the extents differ from the native sizes that
+//     access is MPI_ERR_CONVERSION. A conversion or extent function
+//     returning other than MPI_SUCCESS, or an extent below 1, is
+//     MPI_ERR_CONVERSION naming the representation, type and position.
+//     MPICH's ROMIO refuses conversion functions (MPI_ERR_CONVERSION at
+//     registration); bcsmpi calls them.
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
 //     CUR, END of the view; get_position, get_byte_offset) and reads that
 //     stop at the end of the file: the status counts what moved
@@ -795,8 +834,8 @@
 //     the file's communicator), not MPI_File calls of their own.
 //   - Not done: data sieving for writes and two-phase collective
 //     buffering (a write through a filetype of small blocks costs a system
-//     call per block), hints, the external32 and internal representations
-//     and user representations, and the shared file pointer across hosts.
+//     call per block), hints, the "internal" representation, and the
+//     shared file pointer across hosts.
 //
 // # Implemented (all 664 functions, each as MPI_ and PMPI_)
 //
@@ -904,7 +943,12 @@
 //     Pready_range, Pready_list, Parrived and the _c forms; the buffer
 //     moves as one message once every partition is ready, matched like a
 //     standard send; waiting for a send with a partition not ready is a
-//     deadlock error), Grequest_start and
+//     deadlock error. Not conforming: the standard matches partitioned
+//     operations only with partitioned ones, in the order of their
+//     initialization calls; here they match plain receives and sends of
+//     the same envelope, in the order their messages go, which needs a
+//     matching space of their own in mpiapi; MPICH's part/multipart and
+//     nonblocking_pready show both), Grequest_start and
 //     Grequest_complete (grequest.go: query_fn is called once by the first
 //     completion call that sees the request done, free_fn when it is
 //     freed, cancel_fn by MPI_Cancel; a callback's error is returned by the
@@ -913,7 +957,8 @@
 //     cancel_fn's by MPI_Cancel; waiting for one that is not complete
 //     is a deadlock error unless MPI_THREAD_MULTIPLE was provided, when
 //     another thread may complete it; see Threads), Reduce_local (reducelocal.go: the runtime's
-//     reduce kernels; a user operation is called once on the buffers),
+//     reduce kernels; a user operation is called once on the buffers;
+//     overlapping inbuf and inoutbuf, or MPI_IN_PLACE, are MPI_ERR_BUFFER),
 //     Mprobe, Improbe, Mrecv,
 //     Imrecv (sync.go: the probe claims its message by posting a receive for
 //     exactly it into a buffer of the message handle; Mrecv copies out; a

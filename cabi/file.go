@@ -110,9 +110,11 @@ type file struct {
 	errh    uintptr
 	atomic  bool
 
-	disp         int64
-	etype, ftype *dtInfo
-	indiv        int64 // individual file pointer, in etypes
+	disp           int64
+	etype, ftype   *dtInfo  // in the file: the view's types, or their twins in rep (datarep.go)
+	uetype, uftype *dtInfo  // the view's types as the program gave them
+	rep            *datarep // the view's data representation; nil: "native"
+	indiv          int64    // individual file pointer, in etypes
 
 	shared    *int64 // the shared file pointer, in etypes (mapped memory, or local)
 	sharedMem []byte // the mapping, unmapped at close
@@ -372,6 +374,7 @@ func bcs_file_open(commH C.uintptr_t, cname *C.char, amode C.int, infoH C.uintpt
 	}
 	f := &file{name: name, amode: a, fd: -1, ci: ci, c: comms[ci].c, size: 1, errh: fileNullErrh,
 		etype: predefinedType(0x247), ftype: predefinedType(0x247), members: members(ci)}
+	f.uetype, f.uftype = f.etype, f.ftype
 	fail := func(e *ioError, err error) C.int {
 		if f.fd >= 0 {
 			syscall.Close(f.fd)
@@ -950,26 +953,6 @@ func bcs_file_call_errhandler(h C.uintptr_t, code C.int) C.int {
 	return 0
 }
 
-//export bcs_register_datarep
-func bcs_register_datarep(name *C.char, large C.int) C.int {
-	call := "MPI_Register_datarep"
-	if large != 0 {
-		call += "_c"
-	}
-	if rc := enter(call); rc != 0 {
-		return rc
-	}
-	n := "NULL"
-	if name != nil {
-		n = fmt.Sprintf("%q", C.GoString(name))
-	}
-	switch n {
-	case `"native"`, `"internal"`, `"external32"`:
-		return nullFail(call, errDupDatarep, "datarep = %s is a predefined data representation", n)
-	}
-	return nullFail(call, errUnsupported, "datarep = %s: bcsmpi supports only the \"native\" data representation; user-defined representations (conversion functions) are not implemented", n)
-}
-
 // infoProblem says why h is not an info argument (MPI_INFO_NULL allowed),
 // or "": unlike infoArg it raises nothing, so a collective call's members
 // can fail together.
@@ -1014,7 +997,7 @@ func checkFiletype(e, t *dtInfo) string {
 }
 
 //export bcs_file_set_view
-func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, datarep *C.char, infoH C.uintptr_t) C.int {
+func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, crep *C.char, infoH C.uintptr_t) C.int {
 	const call = "MPI_File_set_view"
 	f, rc := lookupFile(call, h)
 	if rc != 0 {
@@ -1044,18 +1027,26 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 	et := typeArg("etype", etH)
 	ft := typeArg("filetype", ftH)
 	rep := ""
-	if datarep != nil {
-		rep = C.GoString(datarep)
+	if crep != nil {
+		rep = C.GoString(crep)
 	}
 	d := int64(disp)
+	var dr *datarep // nil: native
+	if mine == nil {
+		if crep == nil {
+			mine = ioErr(errArg, "datarep = NULL, want \"native\" or a registered name")
+		} else {
+			dr, mine = lookupDatarep(rep)
+		}
+	}
+	fet, fft := et, ft // in the file
+	if mine == nil && dr != nil {
+		if fet, mine = dr.fileType(et); mine == nil {
+			fft, mine = dr.fileType(ft)
+		}
+	}
 	if mine == nil {
 		switch {
-		case datarep == nil:
-			mine = ioErr(errArg, "datarep = NULL, want \"native\"")
-		case rep == "internal" || rep == "external32":
-			mine = ioErr(errUnsupDatarep, "datarep = %q: bcsmpi supports only \"native\"", rep)
-		case rep != "native":
-			mine = ioErr(errUnsupDatarep, "datarep = %q is not a data representation; want \"native\"", rep)
 		case d == -1 && f.amode&modeSequential == 0:
 			mine = ioErr(errArg, "disp = MPI_DISPLACEMENT_CURRENT is allowed only on files opened with MPI_MODE_SEQUENTIAL")
 		case d != -1 && f.amode&modeSequential != 0:
@@ -1069,30 +1060,36 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 		}
 	}
 	if mine == nil {
-		if why := checkFiletype(et, ft); why != "" {
+		if why := checkFiletype(fet, fft); why != "" {
 			mine = ioErr(errType, "filetype = %s cannot be a filetype over etype = %s: %s", ft.describe(), et.describe(), why)
 		}
 	}
 	if mine == nil && f.split != nil {
 		mine = ioErr(errIO, "%s is still active; call its _end first", f.split.call)
 	}
-	// The members' etypes must have one extent (the standard: "the
+	// The members' etypes must have one extent and the members one
+	// representation (the standard: "the values for datarep and the
 	// extents of etype in the file data representation must be
-	// identical"); a member that failed passes no extent.
-	ok, ew := int64(0), int64(0)
+	// identical"); a member that failed passes neither.
+	ok, ew, rh := int64(0), int64(0), int64(0)
 	if mine == nil {
-		ok, ew = 1, et.extent()
+		ok, ew, rh = 1, fet.extent(), nameHash(rep)
 	}
 	if d == -1 && mine == nil { // read before the allgather: rank 0 resets the pointer after it
 		d = f.byteOffset(f.sharedPos())
 	}
-	all, err := allgather(f.c, []int64{ok, ew})
+	all, err := allgather(f.c, []int64{ok, ew, rh})
 	if err != nil {
 		return f.failErr(err)
 	}
-	for r := 0; r < len(all)/2; r++ {
-		if w := all[2*r+1]; mine == nil && all[2*r] != 0 && w != ew {
-			mine = ioErr(errNotSame, "etype = %s has extent %d; rank %d's has extent %d: every member must use etypes of one extent", et.describe(), ew, r, w)
+	for r := 0; r < len(all)/3; r++ {
+		if mine != nil || all[3*r] == 0 {
+			continue
+		}
+		if w := all[3*r+1]; w != ew {
+			mine = ioErr(errNotSame, "etype = %s has extent %d in the file; rank %d's has extent %d: every member must use etypes of one extent", et.describe(), ew, r, w)
+		} else if all[3*r+2] != rh {
+			mine = ioErr(errNotSame, "datarep = %q differs from rank %d's; every member must pass the same", rep, r)
 		}
 	}
 	if e, err := agree(f.c, mine, call); err != nil {
@@ -1100,7 +1097,8 @@ func bcs_file_set_view(h C.uintptr_t, disp C.MPI_Offset, etH, ftH C.uintptr_t, d
 	} else if e != nil {
 		return f.fail(call, e.class, "%s", e.msg)
 	}
-	f.disp, f.etype, f.ftype, f.indiv = d, et, ft, 0
+	f.disp, f.etype, f.ftype, f.indiv = d, fet, fft, 0
+	f.uetype, f.uftype, f.rep = et, ft, dr
 	if f.shared != nil && f.rank == 0 {
 		atomic.StoreInt64(f.shared, 0)
 	}
@@ -1145,9 +1143,9 @@ func bcs_file_get_view(h C.uintptr_t, disp *C.MPI_Offset, et, ft *C.uintptr_t, d
 		return f.fail(call, errArg, "disp, etype, filetype or datarep = NULL")
 	}
 	*disp = C.MPI_Offset(f.disp)
-	*et = C.uintptr_t(dupType(f.etype))
-	*ft = C.uintptr_t(dupType(f.ftype))
-	copyOut(datarep, maxDatarepString, "native")
+	*et = C.uintptr_t(dupType(f.uetype))
+	*ft = C.uintptr_t(dupType(f.uftype))
+	copyOut(datarep, maxDatarepString, f.datarepName())
 	return 0
 }
 
@@ -1174,7 +1172,11 @@ func bcs_file_get_type_extent(h C.uintptr_t, th C.uintptr_t, out *C.MPI_Count, l
 	if t == nil {
 		return f.fail(call, errType, "datatype = %s is not a datatype", describe(uintptr(th)))
 	}
-	*out = C.MPI_Count(t.extent())
+	e, bad := f.fileExtent(t)
+	if bad != nil {
+		return f.fail(call, bad.class, "%s", bad.msg)
+	}
+	*out = C.MPI_Count(e)
 	return 0
 }
 
@@ -1344,7 +1346,8 @@ type access struct {
 	buf    unsafe.Pointer
 	count  int
 	t      *dtInfo
-	bytes  int64
+	dt     uintptr // t's handle (a conversion function is passed it)
+	bytes  int64   // in the view
 	err    *ioError
 }
 
@@ -1360,11 +1363,11 @@ func bcs_file_io(op C.int, h C.uintptr_t, offset C.MPI_Offset, buf unsafe.Pointe
 	if rc != 0 {
 		return rc
 	}
-	a := &access{o: o, call: call, offset: int64(offset), buf: buf, count: int(count)}
+	a := &access{o: o, call: call, offset: int64(offset), buf: buf, count: int(count), dt: uintptr(dt)}
 	a.err = f.check(o, offset, buf, count, dt, reqOut)
 	if a.err == nil {
 		a.t, _ = committedTypeQuiet(uintptr(dt))
-		a.bytes = a.t.wire * int64(count)
+		a.bytes, _ = f.accessBytes(a.t, int64(count)) // checked by check
 	}
 	if o&ioBegin != 0 {
 		if f.split != nil {
@@ -1406,11 +1409,12 @@ func (f *file) run(a *access, st *C.MPI_Status, reqOut *C.uintptr_t) C.int {
 			return f.failErr(err)
 		}
 	}
-	var moved int64
+	var moved int64 // native packed bytes, for the status
 	if mine == nil {
-		moved, mine = f.move(o&ioWrite != 0, start, a.buf, a.count, a.t, a.bytes)
+		var inView int64
+		inView, moved, mine = f.move(o&ioWrite != 0, start, a)
 		if o&(ioAt|ioShared|ioOrdered) == 0 {
-			f.indiv += moved / f.etype.wire
+			f.indiv += inView / f.etype.wire
 		}
 	}
 	if o&(ioAll|ioOrdered) != 0 && o&ioNB == 0 && f.c != nil {
@@ -1477,9 +1481,15 @@ func (f *file) check(o int, offset C.MPI_Offset, buf unsafe.Pointer, count C.MPI
 	if _, e := t.countBytes("count", int64(count)); e != nil {
 		return ioErr(e.class, "%s", e.msg)
 	}
-	bytes := t.wire * int64(count)
+	bytes, bad := f.accessBytes(t, int64(count))
+	if bad != nil {
+		return bad
+	}
 	if bytes%f.etype.wire != 0 {
-		return ioErr(errType, "%d items of %s are %d bytes, not a whole number of etypes (%s, %d bytes)", int64(count), t.describe(), bytes, f.etype.describe(), f.etype.wire)
+		return ioErr(errType, "%d items of %s are %d bytes in the file, not a whole number of etypes (%s, %d bytes)", int64(count), t.describe(), bytes, f.uetype.describe(), f.etype.wire)
+	}
+	if f.rep != nil && !f.rep.builtin && bytes != t.wire*int64(count) && (write && f.rep.write == nil || !write && f.rep.read == nil) {
+		return ioErr(errConversion, "datarep %q has no %s conversion function (MPI_CONVERSION_FN_NULL), so the access moves native data, but its extent function gives %s's %d native bytes %d bytes in the file", f.rep.name, map[bool]string{true: "write", false: "read"}[write], t.describe(), t.wire*int64(count), bytes)
 	}
 	if bytes > 0 && buf == nil {
 		return ioErr(errBuffer, "buf = NULL with count = %d", int64(count))
@@ -1528,11 +1538,17 @@ func (f *file) ordered(bytes int64) (int64, error) {
 	return start * f.etype.wire, nil
 }
 
-// move does the system calls of an access of bytes view bytes from start:
-// the bytes moved (a read stops at the end of the file).
-func (f *file) move(write bool, start int64, buf unsafe.Pointer, count int, t *dtInfo, bytes int64) (int64, *ioError) {
+// move does the system calls of an access a of a.bytes view bytes from
+// start: the view bytes moved (a read stops at the end of the file) and
+// the native packed bytes they hold (the status's count).
+func (f *file) move(write bool, start int64, a *access) (int64, int64, *ioError) {
+	buf, count, t, bytes := a.buf, a.count, a.t, a.bytes
 	if bytes == 0 {
-		return 0, nil
+		return 0, 0, nil
+	}
+	defer f.lock(write)()
+	if f.rep != nil && (f.rep.builtin || write && f.rep.write != nil || !write && f.rep.read != nil) {
+		return f.moveConverted(write, start, buf, count, t, a.dt, bytes)
 	}
 	var data []byte
 	if t.contig {
@@ -1543,52 +1559,75 @@ func (f *file) move(write bool, start int64, buf unsafe.Pointer, count int, t *d
 			t.pack(data, buf, count)
 		}
 	}
-	if f.atomic { // atomic mode: the whole file is locked for the access
-		lt := int16(syscall.F_RDLCK)
-		if write {
-			lt = syscall.F_WRLCK
-		}
-		lk := syscall.Flock_t{Type: lt, Whence: 0}
-		if err := syscall.FcntlFlock(uintptr(f.fd), syscall.F_SETLKW, &lk); err == nil {
-			defer func() {
-				lk.Type = syscall.F_UNLCK
-				syscall.FcntlFlock(uintptr(f.fd), syscall.F_SETLK, &lk)
-			}()
-		}
-	}
 	var moved int64
 	var bad *ioError
 	if write {
-		f.runs(start, bytes, func(off, pos, l int64) bool {
-			n, e := f.pio(true, data[pos:pos+l], off)
-			moved, bad = moved+n, e
-			return e == nil && n == l
-		})
+		moved, bad = f.writeView(start, data)
 	} else {
-		// Data sieving: runs are read in batches, each batch whose span is
-		// dense enough with one pread of the span.
-		var batch []fileRun
-		more := true
-		flush := func() {
-			if more && len(batch) > 0 {
-				var n int64
-				n, bad, more = f.sieveRead(batch, data)
-				moved += n
-			}
-			batch = batch[:0]
-		}
-		f.runs(start, bytes, func(off, pos, l int64) bool {
-			batch = append(batch, fileRun{off, pos, l})
-			if len(batch) == sieveRuns {
-				flush()
-			}
-			return more
-		})
-		flush()
+		moved, bad = f.readView(start, data)
 	}
 	if !write && !t.contig && moved > 0 {
 		t.unpack(buf, data[:moved], count)
 	}
+	return moved, moved, bad
+}
+
+// lock takes, in atomic mode, an fcntl lock of the whole file for an
+// access (shared for reads); it returns its release.
+func (f *file) lock(write bool) func() {
+	if !f.atomic {
+		return func() {}
+	}
+	lt := int16(syscall.F_RDLCK)
+	if write {
+		lt = syscall.F_WRLCK
+	}
+	lk := syscall.Flock_t{Type: lt, Whence: 0}
+	if err := syscall.FcntlFlock(uintptr(f.fd), syscall.F_SETLKW, &lk); err != nil {
+		return func() {}
+	}
+	return func() {
+		lk.Type = syscall.F_UNLCK
+		syscall.FcntlFlock(uintptr(f.fd), syscall.F_SETLK, &lk)
+	}
+}
+
+// writeView writes data at view bytes start..: the bytes written.
+func (f *file) writeView(start int64, data []byte) (int64, *ioError) {
+	var moved int64
+	var bad *ioError
+	f.runs(start, int64(len(data)), func(off, pos, l int64) bool {
+		n, e := f.pio(true, data[pos:pos+l], off)
+		moved, bad = moved+n, e
+		return e == nil && n == l
+	})
+	return moved, bad
+}
+
+// readView reads view bytes start.. into data, stopping at the end of the
+// file: the bytes read. Data sieving: runs are read in batches, each batch
+// whose span is dense enough with one pread of the span.
+func (f *file) readView(start int64, data []byte) (int64, *ioError) {
+	var moved int64
+	var bad *ioError
+	var batch []fileRun
+	more := true
+	flush := func() {
+		if more && len(batch) > 0 {
+			var n int64
+			n, bad, more = f.sieveRead(batch, data)
+			moved += n
+		}
+		batch = batch[:0]
+	}
+	f.runs(start, int64(len(data)), func(off, pos, l int64) bool {
+		batch = append(batch, fileRun{off, pos, l})
+		if len(batch) == sieveRuns {
+			flush()
+		}
+		return more
+	})
+	flush()
 	return moved, bad
 }
 

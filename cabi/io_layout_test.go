@@ -159,7 +159,7 @@ func TestViewReadsAgainstNaiveTypemap(t *testing.T) {
 		v := g.n(0, len(stream)-1)
 		n := g.n(1, len(stream)-int(v))
 		buf := make([]byte, n)
-		moved, bad := f.move(false, v, unsafe.Pointer(&buf[0]), int(n), byteT, n)
+		moved, _, bad := f.move(false, v, &access{buf: unsafe.Pointer(&buf[0]), count: int(n), t: byteT, bytes: n})
 		if bad != nil {
 			t.Fatalf("seed %d: %s", seed, bad.msg)
 		}

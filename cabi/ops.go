@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/mpiapi"
@@ -77,6 +78,9 @@ func operation(ci int, call string, h uintptr, t dtype) (*mpiapi.Op, C.int) {
 func resolveOp(ci int, call string, h uintptr, t dtype, started bool) (*mpiapi.Op, C.int) {
 	if o, ok := ops[h]; ok {
 		loc := o == mpiapi.Minloc || o == mpiapi.Maxloc
+		if why := opCategory(h, t); why != "" {
+			return nil, fail(ci, call, errOp, "%s is not defined on %s: %s", o, t.name, why)
+		}
 		if p := t.info.pair; p != nil && !loc {
 			return nil, fail(ci, call, errOp, "%s is not defined on %s, whose elements are %s value-index pairs; use MPI_MINLOC or MPI_MAXLOC", o, t.name, p.name)
 		}
@@ -176,3 +180,36 @@ func bcs_op_commutative(h C.uintptr_t, commute *C.int) C.int {
 // oneSidedOps are the predefined operations of the one-sided accumulates
 // only (mpi.h's MPI_REPLACE and MPI_NO_OP; rmaops.go's redOps).
 var oneSidedOps = map[uintptr]string{0x3c: "MPI_REPLACE", 0x3d: "MPI_NO_OP"}
+
+// opCategory says why the predefined operation h is not defined on the
+// elements of t by the standard's categories (MPI 5.0 §6.9.2), for the
+// two categories whose elements the runtime reduces as integers: Byte
+// (MPI_BYTE: MPI_BAND, MPI_BOR, MPI_BXOR only) and Logical (MPI_C_BOOL,
+// MPI_CXX_BOOL, MPI_LOGICAL*: MPI_LAND, MPI_LOR, MPI_LXOR only); "" if it
+// is, or t's elements are of other categories.
+func opCategory(h uintptr, t dtype) string {
+	if t.info == nil || len(t.info.sig) == 0 {
+		return ""
+	}
+	cat := ""
+	for _, r := range t.info.sig {
+		c := ""
+		switch n := r.basic.name; {
+		case n == "MPI_BYTE":
+			c = "byte"
+		case n == "MPI_C_BOOL" || n == "MPI_CXX_BOOL" || strings.HasPrefix(n, "MPI_LOGICAL"):
+			c = "logical"
+		}
+		if c == "" || cat != "" && c != cat {
+			return ""
+		}
+		cat = c
+	}
+	switch {
+	case cat == "byte" && (h < 0x28 || h > 0x2a):
+		return "its elements are MPI_BYTE, on which only MPI_BAND, MPI_BOR and MPI_BXOR are defined"
+	case cat == "logical" && (h < 0x30 || h > 0x32):
+		return "its elements are logical (MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL), on which only MPI_LAND, MPI_LOR and MPI_LXOR are defined"
+	}
+	return ""
+}

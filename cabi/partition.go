@@ -31,9 +31,14 @@ import (
 //     a deadlock error naming the first one missing, since no other thread
 //     can mark it while this one waits; under MPI_THREAD_MULTIPLE the wait
 //     is real (another thread may call MPI_Pready; doc.go, "Threads").
-//   - A partitioned send and a non-partitioned receive (or the reverse)
-//     with the same envelope match each other; the standard makes such a
-//     program erroneous.
+//   - Not conforming: the standard matches a partitioned operation only
+//     with a partitioned one, the k-th initialization call of an envelope
+//     with the peer's k-th. Here a partitioned send and a non-partitioned
+//     receive (or the reverse) with the same envelope match each other,
+//     and partitioned operations of one envelope match in the order their
+//     messages go (the last MPI_Pready), not of their initialization.
+//     Both need a matching space of their own in mpiapi (tags above
+//     MPI_TAG_UB carrying the initialization ordinal).
 
 // partInit is MPI_Psend_init and MPI_Precv_init.
 func partInit(call string, buf unsafe.Pointer, parts C.int, count C.MPI_Count, dt C.uintptr_t, peer, t C.int, commH C.uintptr_t, out *C.uintptr_t, recv bool) C.int {

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
 // MPI_Reduce_local(_c) applies an operation to two local buffers:
@@ -66,6 +67,15 @@ func bcs_reduce_local(in, inout unsafe.Pointer, count C.MPI_Count, dt, op C.uint
 	}
 	if count == 0 {
 		return 0
+	}
+	// inbuf (IN) must not overlap inoutbuf (INOUT): the standard's rule
+	// for arguments (MPI 5.0 §2.5.5); MPICH refuses it too.
+	if nb > 0 {
+		a, b := bounds(runsAt(nil, in, t, whole(int(count)))), bounds(runsAt(nil, inout, t, whole(int(count))))
+		if mpiapi.Overlap(a.lo, a.hi-a.lo, b.lo, b.hi-b.lo) {
+			from, to := max(a.lo, b.lo), min(a.hi, b.hi)
+			return fail(0, call, errBuffer, "inbuf = %p and inoutbuf = %p are aliased: their data lie in [%#x, %#x) and [%#x, %#x), which share %d bytes at %#x; the two buffers of %s must not overlap", in, inout, a.lo, a.hi, b.lo, b.hi, to-from, from, call)
+		}
 	}
 	return applyLocal(call, t, dt, op, in, inout, count, nb)
 }

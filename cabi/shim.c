@@ -165,6 +165,17 @@ void bcs_mt_reacquire(int depth) {
 // the call's own GUARD, and bcs_error runs Go (review: MPI_Type_size(t,
 // NULL) ran the handler unlocked under MPI_THREAD_MULTIPLE).
 #define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } } while (0)
+// NONNULL0 is NONNULL for the calls a program may make before MPI_Init or
+// after MPI_Finalize: there the NULL argument is MPI_ERR_ARG returned.
+#define NONNULL0(call, arg)                                                               \
+    do {                                                                                  \
+        if ((arg) == NULL) {                                                              \
+            if (!bcs_initialized || bcs_finalized)                                        \
+                return MPI_ERR_ARG;                                                       \
+            BCS_LOCKED;                                                                   \
+            return bcs_error(H(MPI_COMM_WORLD), call, MPI_ERR_ARG, #arg " = NULL");       \
+        }                                                                                 \
+    } while (0)
 
 // Go's runtime needs its signal handlers to run on the alternate signal
 // stack; a handler the program installed without SA_ONSTACK crashes the
@@ -210,8 +221,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     return bcs_init_common(required, provided);
 }
 
-int PMPI_Initialized(int *flag) { *flag = bcs_initialized; return MPI_SUCCESS; }
-int PMPI_Finalized(int *flag) { *flag = bcs_finalized; return MPI_SUCCESS; }
+int PMPI_Initialized(int *flag) { NONNULL0("MPI_Initialized", flag); *flag = bcs_initialized; return MPI_SUCCESS; }
+int PMPI_Finalized(int *flag) { NONNULL0("MPI_Finalized", flag); *flag = bcs_finalized; return MPI_SUCCESS; }
 
 int PMPI_Finalize(void) {
     GUARD("MPI_Finalize");
@@ -227,7 +238,7 @@ int PMPI_Finalize(void) {
     return rc;
 }
 
-int PMPI_Query_thread(int *provided) { *provided = bcs_thread_level; return MPI_SUCCESS; }
+int PMPI_Query_thread(int *provided) { NONNULL0("MPI_Query_thread", provided); *provided = bcs_thread_level; return MPI_SUCCESS; }
 
 int PMPI_Is_thread_main(int *flag) {
     *flag = bcs_initialized && pthread_equal(pthread_self(), bcs_main_thread);
@@ -242,12 +253,16 @@ int PMPI_Abort(MPI_Comm comm, int errorcode) {
 }
 
 int PMPI_Get_version(int *version, int *subversion) {
+    NONNULL0("MPI_Get_version", version);
+    NONNULL0("MPI_Get_version", subversion);
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
 }
 
 int PMPI_Abi_get_version(int *abi_major, int *abi_minor) {
+    NONNULL0("MPI_Abi_get_version", abi_major);
+    NONNULL0("MPI_Abi_get_version", abi_minor);
     *abi_major = MPI_ABI_VERSION;
     *abi_minor = MPI_ABI_SUBVERSION;
     return MPI_SUCCESS;
@@ -264,11 +279,15 @@ static int bcs_copy_string(const char *s, char *out, int max, int *len) {
 }
 
 int PMPI_Get_library_version(char *version, int *resultlen) {
+    NONNULL0("MPI_Get_library_version", version);
+    NONNULL0("MPI_Get_library_version", resultlen);
     return bcs_copy_string("bcsmpi (MPI 5.0 standard ABI 1.0, libmpi_abi.so.1)", version,
                            MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
 }
 
 int PMPI_Get_processor_name(char *name, int *resultlen) {
+    NONNULL0("MPI_Get_processor_name", name);
+    NONNULL0("MPI_Get_processor_name", resultlen);
     char host[MPI_MAX_PROCESSOR_NAME];
     if (gethostname(host, sizeof host) != 0)
         strcpy(host, "localhost");
@@ -287,6 +306,7 @@ double PMPI_Wtick(void) { return 1e-9; }
 int bcs_user_error(int code, int *class, const char **text); // shim_large.c
 
 int PMPI_Error_class(int errorcode, int *errorclass) {
+    NONNULL0("MPI_Error_class", errorclass);
     BCS_LOCKED;
     if (bcs_user_error(errorcode, errorclass, NULL))
         return MPI_SUCCESS;
@@ -297,6 +317,8 @@ int PMPI_Error_class(int errorcode, int *errorclass) {
 }
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen) {
+    NONNULL0("MPI_Error_string", string);
+    NONNULL0("MPI_Error_string", resultlen);
     BCS_LOCKED;
     const char *text;
     if (bcs_user_error(errorcode, NULL, &text))
@@ -353,11 +375,14 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
     GUARD("MPI_Comm_get_name");
+    NONNULL(comm, "MPI_Comm_get_name", comm_name);
+    NONNULL(comm, "MPI_Comm_get_name", resultlen);
     return bcs_comm_get_name(H(comm), comm_name, resultlen);
 }
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
     GUARD("MPI_Comm_compare");
+    NONNULL(comm1, "MPI_Comm_compare", result);
     return bcs_comm_compare(H(comm1), H(comm2), result);
 }
 
@@ -369,6 +394,8 @@ void bcs_set_lastusedcode(int code) { bcs_attr_lastusedcode = code; } // MPI_Add
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) {
     GUARD("MPI_Comm_get_attr");
+    NONNULL(comm, "MPI_Comm_get_attr", attribute_val);
+    NONNULL(comm, "MPI_Comm_get_attr", flag);
     int size, rc = bcs_comm_size(H(comm), &size); // validates comm
     if (rc != MPI_SUCCESS)
         return rc;
@@ -397,11 +424,13 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     GUARD("MPI_Comm_get_errhandler");
+    NONNULL(comm, "MPI_Comm_get_errhandler", errhandler);
     return bcs_comm_get_errhandler(H(comm), (uintptr_t *)errhandler);
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     GUARD("MPI_Errhandler_free");
+    NONNULL(MPI_COMM_WORLD, "MPI_Errhandler_free", errhandler);
     return bcs_errhandler_free((uintptr_t *)errhandler);
 }
 
@@ -772,48 +801,62 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size) {
 }
 
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_size_c", size);
     DT_SCALARS("MPI_Type_size_c", datatype);
     *size = s_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_size_x", size);
     DT_SCALARS("MPI_Type_size_x", datatype);
     *size = s_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_extent", lb);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_extent", extent);
     DT_SCALARS("MPI_Type_get_extent", datatype);
     *lb = (MPI_Aint)lb_, *extent = (MPI_Aint)ext_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_extent_c", lb);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_extent_c", extent);
     DT_SCALARS("MPI_Type_get_extent_c", datatype);
     *lb = lb_, *extent = ext_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_extent_x", lb);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_extent_x", extent);
     DT_SCALARS("MPI_Type_get_extent_x", datatype);
     *lb = lb_, *extent = ext_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_true_extent", true_lb);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_true_extent", true_extent);
     DT_SCALARS("MPI_Type_get_true_extent", datatype);
     *true_lb = (MPI_Aint)tlb_, *true_extent = (MPI_Aint)text_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_true_extent_c", true_lb);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_true_extent_c", true_extent);
     DT_SCALARS("MPI_Type_get_true_extent_c", datatype);
     *true_lb = tlb_, *true_extent = text_;
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_true_extent_x", true_lb);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_true_extent_x", true_extent);
     DT_SCALARS("MPI_Type_get_true_extent_x", datatype);
     *true_lb = tlb_, *true_extent = text_;
     return MPI_SUCCESS;
@@ -827,6 +870,8 @@ static unsigned char bcs_type_named[BCS_NTYPES];
 static pthread_mutex_t bcs_type_names_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
+    NONNULL0("MPI_Type_get_name", type_name);
+    NONNULL0("MPI_Type_get_name", resultlen);
     const struct bcs_type *t = bcs_type_of(H(datatype));
     if (t != NULL) {
         size_t i = (size_t)(t - bcs_types);
@@ -857,6 +902,10 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) {
     GUARD("MPI_Type_get_envelope");
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope", num_integers);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope", num_addresses);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope", num_datatypes);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope", combiner);
     MPI_Count ni, na, nt, comb;
     int rc = bcs_type_envelope(H(datatype), &ni, &na, NULL, &nt, &comb);
     if (rc == MPI_SUCCESS)
@@ -867,6 +916,11 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
                              MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) {
     GUARD("MPI_Type_get_envelope_c");
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope_c", num_integers);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope_c", num_addresses);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope_c", num_large_counts);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope_c", num_datatypes);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_envelope_c", combiner);
     MPI_Count comb;
     int rc = bcs_type_envelope(H(datatype), num_integers, num_addresses, num_large_counts, num_datatypes, &comb);
     if (rc == MPI_SUCCESS)
@@ -916,22 +970,27 @@ static int bcs_count_int(const char *call, const MPI_Status *status, MPI_Datatyp
 }
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    NONNULL0("MPI_Get_count", count);
     return bcs_count_int("MPI_Get_count", status, datatype, 0, count);
 }
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
+    NONNULL0("MPI_Get_elements", count);
     return bcs_count_int("MPI_Get_elements", status, datatype, 1, count);
 }
 
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    NONNULL0("MPI_Get_count_c", count);
     return bcs_count("MPI_Get_count_c", status, datatype, 0, count);
 }
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    NONNULL0("MPI_Get_elements_c", count);
     return bcs_count("MPI_Get_elements_c", status, datatype, 1, count);
 }
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
+    NONNULL0("MPI_Get_elements_x", count);
     return bcs_count("MPI_Get_elements_x", status, datatype, 1, count);
 }
 
@@ -970,6 +1029,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
     GUARD("MPI_Pack_size");
+    NONNULL(comm, "MPI_Pack_size", size);
     MPI_Count n;
     int rc = bcs_pack_size("MPI_Pack_size", incount, H(datatype), H(comm), &n);
     if (rc == MPI_SUCCESS)
@@ -991,6 +1051,7 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) {
     GUARD("MPI_Pack_size_c");
+    NONNULL(comm, "MPI_Pack_size_c", size);
     return bcs_pack_size("MPI_Pack_size_c", incount, H(datatype), H(comm), size);
 }
 
@@ -1180,6 +1241,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 
 int PMPI_Request_free(MPI_Request *request) {
     GUARD("MPI_Request_free");
+    NONNULL(MPI_COMM_WORLD, "MPI_Request_free", request);
     return bcs_request_free((uintptr_t *)request);
 }
 
@@ -1203,6 +1265,7 @@ int PMPI_Op_free(MPI_Op *op) {
 
 int PMPI_Op_commutative(MPI_Op op, int *commute) {
     GUARD("MPI_Op_commutative");
+    NONNULL(MPI_COMM_WORLD, "MPI_Op_commutative", commute);
     return bcs_op_commutative(H(op), commute);
 }
 
@@ -1286,6 +1349,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 
 int PMPI_Topo_test(MPI_Comm comm, int *status) {
     GUARD("MPI_Topo_test");
+    NONNULL(comm, "MPI_Topo_test", status);
     return bcs_topo_test(H(comm), status);
 }
 
@@ -1311,6 +1375,7 @@ int PMPI_Group_size(MPI_Group group, int *size) {
 
 int PMPI_Group_rank(MPI_Group group, int *rank) {
     GUARD("MPI_Group_rank");
+    NONNULL(MPI_COMM_WORLD, "MPI_Group_rank", rank);
     return bcs_group_rank(H(group), rank);
 }
 
@@ -1321,11 +1386,13 @@ int PMPI_Group_free(MPI_Group *group) {
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
     GUARD("MPI_Group_incl");
+    NONNULL(MPI_COMM_WORLD, "MPI_Group_incl", newgroup);
     return bcs_group_incl(H(group), n, (int *)ranks, (uintptr_t *)newgroup, 0);
 }
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
     GUARD("MPI_Group_excl");
+    NONNULL(MPI_COMM_WORLD, "MPI_Group_excl", newgroup);
     return bcs_group_incl(H(group), n, (int *)ranks, (uintptr_t *)newgroup, 1);
 }
 
@@ -1336,6 +1403,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
     GUARD("MPI_Group_compare");
+    NONNULL(MPI_COMM_WORLD, "MPI_Group_compare", result);
     return bcs_group_compare(H(group1), H(group2), result);
 }
 
@@ -1573,13 +1641,14 @@ int PMPI_Info_delete(MPI_Info info, const char *key) {
     GUARD("MPI_Info_delete");
     return bcs_info_delete(H(info), (char *)key);
 }
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { GUARD("MPI_Info_get_nkeys"); return bcs_info_get_nkeys(H(info), nkeys); }
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { GUARD("MPI_Info_get_nkeys"); NONNULL(MPI_COMM_WORLD, "MPI_Info_get_nkeys", nkeys); return bcs_info_get_nkeys(H(info), nkeys); }
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) { GUARD("MPI_Info_get_nthkey"); return bcs_info_get_nthkey(H(info), n, key); }
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { GUARD("MPI_Info_dup"); return bcs_info_dup(H(info), (uintptr_t *)newinfo); }
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { GUARD("MPI_Info_dup"); NONNULL(MPI_COMM_WORLD, "MPI_Info_dup", newinfo); return bcs_info_dup(H(info), (uintptr_t *)newinfo); }
 int PMPI_Info_free(MPI_Info *info) { GUARD("MPI_Info_free"); return bcs_info_free((uintptr_t *)info); }
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) { GUARD("MPI_Comm_set_info"); return bcs_comm_set_info(H(comm), H(info)); }
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     GUARD("MPI_Comm_get_info");
+    NONNULL(comm, "MPI_Comm_get_info", info_used);
     return bcs_comm_get_info(H(comm), (uintptr_t *)info_used);
 }
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
@@ -1667,6 +1736,7 @@ W(Keyval_create) W(Keyval_free) W(Attr_put) W(Attr_get) W(Attr_delete)
 // ranges, intercommunicator queries, non-blocking duplication.
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     GUARD("MPI_Alloc_mem");
+    NONNULL(MPI_COMM_WORLD, "MPI_Alloc_mem", baseptr);
     if (size < 0)
         return bcs_error(H(MPI_COMM_WORLD), "MPI_Alloc_mem", MPI_ERR_ARG, "size < 0");
     if (info != MPI_INFO_NULL) {
@@ -1691,6 +1761,7 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest,
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     GUARD("MPI_Comm_test_inter");
+    NONNULL(comm, "MPI_Comm_test_inter", flag);
     return bcs_comm_test_inter(H(comm), flag); // inter.go
 }
 

@@ -34,6 +34,9 @@ int bcs_fn_identity(void *fn, char *buf, int n);
 int bcs_op_is_large(void *fn);
 void bcs_call_op_c(void *fn, void *in, void *inout, int *len, uintptr_t datatype);
 void *bcs_builtin_op(uintptr_t type, uintptr_t op); // shim_ops.c
+int bcs_call_datarep_extent(void *fn, uintptr_t datatype, MPI_Aint *extent, void *extra_state); // shim_file.c
+int bcs_call_datarep_conv(void *fn, int large, void *userbuf, uintptr_t datatype, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra_state);
 
 extern int bcs_initialized, bcs_finalized, bcs_world_rank, bcs_world_size, bcs_thread_level;
 

@@ -106,20 +106,37 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
     return bcs_file_call_errhandler(H(fh), errorcode);
 }
 
+// User data representations (datarep.go): the functions are kept as
+// pointers and called through bcs_call_datarep_*; MPI_CONVERSION_FN_NULL
+// (and its _C form) is NULL.
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                           MPI_Datarep_conversion_function *write_conversion_fn,
                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
     GUARD("MPI_Register_datarep");
-    (void)read_conversion_fn, (void)write_conversion_fn, (void)dtype_file_extent_fn, (void)extra_state;
-    return bcs_register_datarep((char *)datarep, 0);
+    return bcs_register_datarep((char *)datarep, (void *)read_conversion_fn, (void *)write_conversion_fn,
+                                (void *)dtype_file_extent_fn, extra_state, 0);
 }
 
 int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
                             MPI_Datarep_conversion_function_c *write_conversion_fn,
                             MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
     GUARD("MPI_Register_datarep_c");
-    (void)read_conversion_fn, (void)write_conversion_fn, (void)dtype_file_extent_fn, (void)extra_state;
-    return bcs_register_datarep((char *)datarep, 1);
+    return bcs_register_datarep((char *)datarep, (void *)read_conversion_fn, (void *)write_conversion_fn,
+                                (void *)dtype_file_extent_fn, extra_state, 1);
+}
+
+int bcs_call_datarep_extent(void *fn, uintptr_t datatype, MPI_Aint *extent, void *extra_state) {
+    return ((MPI_Datarep_extent_function *)fn)((MPI_Datatype)datatype, extent, extra_state);
+}
+
+// count fits an int: a chunk holds at most convChunk elements (datarep.go).
+int bcs_call_datarep_conv(void *fn, int large, void *userbuf, uintptr_t datatype, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra_state) {
+    if (large)
+        return ((MPI_Datarep_conversion_function_c *)fn)(userbuf, (MPI_Datatype)datatype, count, filebuf, position,
+                                                         extra_state);
+    return ((MPI_Datarep_conversion_function *)fn)(userbuf, (MPI_Datatype)datatype, (int)count, filebuf, position,
+                                                   extra_state);
 }
 
 // ---- Views and file pointers ----

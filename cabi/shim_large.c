@@ -21,6 +21,7 @@
 
 int bcs_guard(const char *call); // shim.c
 #define GUARD(call) do { int g_ = bcs_guard(call); if (g_ != MPI_SUCCESS) return g_; } while (0); BCS_LOCKED
+#define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } } while (0)
 #define H(x) ((uintptr_t)(x))
 #define R(request) ((uintptr_t *)(request))
 #define REQ(call, comm, request)                                                      \
@@ -1147,6 +1148,8 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) {
     GUARD("MPI_Type_get_attr");
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_attr", attribute_val);
+    NONNULL(MPI_COMM_WORLD, "MPI_Type_get_attr", flag);
     return bcs_type_get_attr(H(datatype), type_keyval, (void **)attribute_val, flag);
 }
 

@@ -321,6 +321,8 @@ typedef int (MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype dataty
                                               MPI_Offset position, void *extra_state);
 typedef int (MPI_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype datatype, MPI_Count count,
                                                 void *filebuf, MPI_Offset position, void *extra_state);
+#define MPI_CONVERSION_FN_NULL   ((MPI_Datarep_conversion_function *)0x0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0x0)
 
 typedef struct MPI_ABI_T_enum *MPI_T_enum;
 typedef struct MPI_ABI_T_cvar_handle *MPI_T_cvar_handle;
