@@ -326,8 +326,15 @@
 // of by its node_timeout. While its worker is busy the worker owns the
 // job's Nodes, strobe.Master and counts; the strobe thread hands them over
 // through channels (the slice to run, the slice ended), so no lock is
-// taken. A held job's leave waits for its slice to end (its node_timeout
-// bounds that), and so does Gang.Close.
+// taken. A held job is stopped at once: when its stop channel is closed
+// (and at Gang.Close) the strobe thread cancels its slice (Canceller:
+// RemoteNodes interrupts the master's wait for its nodes' reports,
+// transport.Mesh.Interrupt), the slice ends with ErrSliceCancelled and the
+// job leaves as stopped (Wait's error nil; ErrGangClosed at Close), its
+// nodes told to stop; without a Canceller its leave waits for its slice to
+// end (its node_timeout bounds that). The worker is the job's master
+// thread: with the gang's FIFO on it runs SCHED_FIFO, as the strobe thread
+// does. A held job is listed Held, not Running (Gang.Status, GangJob.Held).
 //
 // Types here are safe for concurrent use only as documented per method.
 package nicthread

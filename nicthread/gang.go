@@ -40,6 +40,20 @@ func (r *RemoteNodes) Gate(run bool) {
 	}
 }
 
+// Canceller is implemented by the Nodes whose slice can be cut short from
+// another goroutine: after Cancel, the DEM, MSM or TX under way, and every
+// later one, returns ErrSliceCancelled at once. The gang cancels the slice
+// of a held job whose stop is closed, and of every busy job as it closes
+// (doc.go, "A late job is held"), so that neither waits for a silent host's
+// node_timeout. RemoteNodes implements it.
+type Canceller interface {
+	Cancel()
+}
+
+// ErrSliceCancelled is the error of a slice cut short by Canceller.Cancel.
+// The gang reports the job as stopped, not failed.
+var ErrSliceCancelled = errors.New("nicthread: the slice was cancelled (the job was stopped)")
+
 // GangConfig configures a gang master.
 type GangConfig struct {
 	Slice  time.Duration // the time slice every job of the gang runs with
@@ -125,6 +139,7 @@ type GangJob struct {
 	work   chan clock.Time // a slice to run (its strobe time); closed when the job leaves
 	busy   bool
 	held   bool
+	cut    bool    // its slice was cancelled (Canceller): it leaves as stopped when the slice ends
 	sErr   error   // the slice's outcome (the worker's, read after finished)
 	status []uint8 // the slice's DEM status and exchanged count, for the matrix
 	nDesc  int
@@ -135,7 +150,9 @@ type GangJob struct {
 	}
 
 	slot    atomic.Int32 // -1 until admitted
-	running atomic.Bool
+	running atomic.Bool  // its ranks run in the current slice (not while held)
+	isHeld  atomic.Bool  // held, for Status and Held
+	fifo    atomic.Bool  // its worker got SCHED_FIFO
 	nRun    atomic.Uint64
 	nAlive  atomic.Uint64
 
@@ -216,11 +233,16 @@ func (j *GangJob) Wait() (MasterStats, error) {
 // (alive); safe at any time.
 func (j *GangJob) Counts() (ran, alive uint64) { return j.nRun.Load(), j.nAlive.Load() }
 
+// Held reports whether the job is held now (its slice late past the
+// gang's hold: doc.go, "A late job is held"); safe at any time.
+func (j *GangJob) Held() bool { return j.isHeld.Load() }
+
 // GangJobStatus is one job's line of Gang.Status.
 type GangJobStatus struct {
 	Name        string
 	Slot        int  // row of the gang matrix; -1 while waiting for the next slice boundary
-	Running     bool // its ranks run in the current slice
+	Running     bool // its ranks run in the current slice (false while held)
+	Held        bool // its slice is late past the gang's hold: passed over until it ends
 	SlicesRun   uint64
 	SlicesAlive uint64
 	Joined      time.Time
@@ -234,7 +256,7 @@ func (g *Gang) Status() []GangJobStatus {
 	for _, l := range [][]*GangJob{g.jobs, g.queue} {
 		for _, j := range l {
 			ran, alive := j.Counts()
-			out = append(out, GangJobStatus{Name: j.Name, Slot: int(j.slot.Load()), Running: j.running.Load(), SlicesRun: ran, SlicesAlive: alive, Joined: j.joined})
+			out = append(out, GangJobStatus{Name: j.Name, Slot: int(j.slot.Load()), Running: j.running.Load(), Held: j.Held(), SlicesRun: ran, SlicesAlive: alive, Joined: j.joined})
 		}
 	}
 	return out
@@ -264,8 +286,12 @@ func (g *Gang) leave(j *GangJob, err error, code int32, why string) {
 		j.st.Skipped = j.m.Skipped()
 	}
 	j.st.FIFO = g.fifo.Load()
+	if j.work != nil { // its master's work ran on its worker
+		j.st.FIFO = j.fifo.Load()
+	}
 	j.err = err
 	j.running.Store(false)
+	j.isHeld.Store(false)
 	g.matrix.Leave(j.id)
 	g.mu.Lock()
 	for i, x := range g.jobs {
@@ -294,9 +320,20 @@ func (j *GangJob) stopNodes() {
 }
 
 // worker runs j's slices, strobed at the times the strobe thread sends,
-// until it leaves; then it stops j's nodes and closes done.
+// until it leaves; then it stops j's nodes and closes done. It is the job's
+// master thread: with the gang's FIFO on it runs SCHED_FIFO, as the strobe
+// thread does, so that collecting its nodes' reports does not wait for a
+// CPU behind the ranks that spin on this host.
 func (g *Gang) worker(j *GangJob) {
 	defer g.workers.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if g.cfg.FIFO {
+		if ok := unix.SetFIFO(10) == nil; ok {
+			j.fifo.Store(true)
+			defer unix.SetNormal()
+		}
+	}
 	for range j.work {
 		j.sErr = g.runSlice(j)
 		g.finished <- j
@@ -413,16 +450,21 @@ func (g *Gang) run() {
 		}
 		// Jobs leave at the slice boundary (a busy one once its slice has
 		// ended: its worker owns its nodes until then).
+		// A busy job whose stop is closed (held, or about to be) has its
+		// slice cancelled if its Nodes can: it leaves, as stopped, when the
+		// worker returns, instead of at its silent node's timeout.
 		snapshot()
 		for _, j := range jobs {
-			if j.busy {
-				continue
-			}
 			select {
 			case <-j.stop:
-				g.leave(j, nil, 0, "job finished")
 			default:
+				continue
 			}
+			if j.busy {
+				g.cancel(j)
+				continue
+			}
+			g.leave(j, nil, 0, "job finished")
 		}
 		snapshot()
 		if len(jobs) == 0 {
@@ -432,6 +474,10 @@ func (g *Gang) run() {
 			if j.held != j.busy {
 				j.held = j.busy
 				g.matrix.Hold(j.id, j.held)
+				j.isHeld.Store(j.held)
+				if j.held { // its turn passes on; its nodes may not know yet (doc.go)
+					j.running.Store(false)
+				}
 			}
 		}
 		id, switched := g.matrix.Slice()
@@ -479,6 +525,15 @@ func (g *Gang) run() {
 	}
 }
 
+// cancel cuts busy job j's slice short, once, if its Nodes can (Canceller);
+// otherwise its slice ends within its nodes' timeouts.
+func (g *Gang) cancel(j *GangJob) {
+	if c, ok := j.nodes.(Canceller); ok && !j.cut {
+		j.cut = true
+		c.Cancel()
+	}
+}
+
 // busy reports whether a job of jobs has a slice under way (and, with
 // unheld, one that is not held yet).
 func (g *Gang) busy(jobs []*GangJob, unheld bool) bool {
@@ -518,6 +573,10 @@ func (g *Gang) drain() {
 // sliceEnded takes job j's slice's outcome (j.sErr): the matrix observes
 // it, or the job leaves.
 func (g *Gang) sliceEnded(j *GangJob) {
+	if j.cut && (j.sErr == nil || errors.Is(j.sErr, ErrSliceCancelled)) {
+		g.leave(j, nil, 0, "job finished") // stopped: its stop was closed
+		return
+	}
 	if j.sErr != nil {
 		g.leave(j, j.sErr, 1, "")
 		return
@@ -537,13 +596,18 @@ func (g *Gang) closeAll() {
 	g.queue = nil
 	all := append([]*GangJob(nil), g.jobs...)
 	g.mu.Unlock()
+	for _, j := range all {
+		if j.busy {
+			g.cancel(j)
+		}
+	}
 	for g.busy(all, false) {
 		j := <-g.finished
 		j.busy = false
 	}
 	for _, j := range all {
 		err := ErrGangClosed
-		if j.sErr != nil {
+		if j.sErr != nil && !errors.Is(j.sErr, ErrSliceCancelled) {
 			err = j.sErr
 		}
 		g.leave(j, err, 1, "")

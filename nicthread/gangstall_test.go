@@ -22,6 +22,7 @@ type tcpJob struct {
 	meshes []*transport.Mesh
 	link1  transport.Link
 	served chan error
+	ended  int // agents' ends taken from served already
 	mu     sync.Mutex
 	ran    []bool // node 0's SliceStats.Ran, slice by slice
 }
@@ -83,7 +84,7 @@ func (j *tcpJob) close() {
 	for _, m := range j.meshes {
 		m.Close()
 	}
-	for range 2 {
+	for range 2 - j.ended {
 		<-j.served
 	}
 }
@@ -163,15 +164,18 @@ func TestGangSilentHostStallsOnlyItsJob(t *testing.T) {
 
 // A silent node's job is aborted at its node_timeout, naming the node and
 // what the master waited for, while the other job goes on: it runs more
-// slices after the abort and ends well.
+// slices after the abort and ends well. The node stalls from the job's
+// first slice and the node_timeout is 2 s: node 0's healthy reports, which
+// the same timeout covers, would need a pause of seconds (not a GC's or a
+// busy machine's) to make the abort name the wrong node.
 func TestGangSilentHostAbortsItsJobAtNodeTimeout(t *testing.T) {
 	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gang.Close()
-	const timeout = 100 * time.Millisecond
-	silent := newTCPJob(t, timeout, func(l transport.Link) transport.Link { return transporttest.Stall(l, 10) })
+	const timeout = 2 * time.Second
+	silent := newTCPJob(t, timeout, func(l transport.Link) transport.Link { return transporttest.Stall(l, 1) })
 	defer silent.close()
 	ok := newTCPJob(t, time.Minute, nil)
 	defer ok.close()
@@ -186,7 +190,7 @@ func TestGangSilentHostAbortsItsJobAtNodeTimeout(t *testing.T) {
 	}
 	_, err = js.Wait()
 	var je *JobError
-	if !errors.As(err, &je) || je.Node != 1 || !strings.Contains(err.Error(), "stopped answering: no DEM report for slice ") || !strings.Contains(err.Error(), "within 100ms (node_timeout)") {
+	if !errors.As(err, &je) || je.Node != 1 || !strings.Contains(err.Error(), "stopped answering: no DEM report for slice ") || !strings.Contains(err.Error(), "within 2s (node_timeout)") {
 		t.Fatalf("the silent job: %v; want node 1 stopped answering within its node_timeout", err)
 	}
 	n0, _ := ok.slicesRun()
@@ -201,5 +205,117 @@ func TestGangSilentHostAbortsItsJobAtNodeTimeout(t *testing.T) {
 	close(okStop)
 	if _, err := jo.Wait(); err != nil {
 		t.Fatalf("the other job: %v", err)
+	}
+}
+
+// A held job whose stop is closed ends at once, as stopped, not at its
+// silent node's timeout (ten minutes here): the gang cancels its slice (the
+// master's wait for node 1's report is interrupted), it leaves with no
+// error, and its healthy node gets the stop and ends quietly. The other job
+// runs on and ends well.
+func TestGangHeldJobStopsAtOnce(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	silent := newTCPJob(t, 10*time.Minute, func(l transport.Link) transport.Link { return transporttest.Stall(l, 1) })
+	defer silent.close()
+	ok := newTCPJob(t, time.Minute, nil)
+	defer ok.close()
+	silentStop, okStop := make(chan struct{}), make(chan struct{})
+	js, err := gang.Join("silent", MasterConfig{Slice: gangSlice, Nodes: 2}, silent.remote, silentStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jo, err := gang.Join("ok", MasterConfig{Slice: gangSlice, Nodes: 2}, ok.remote, okStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hang guards, not thresholds: the silent job's node_timeout is ten
+	// minutes, so an end within one minute is the stop's.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for end := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s: not within a minute", what)
+			}
+		}
+	}
+	waitFor("the silent job is held", func() bool {
+		for _, s := range gang.Status() {
+			if s.Name == "silent" && s.Held {
+				if s.Running {
+					t.Errorf("the held job is listed as running")
+				}
+				return true
+			}
+		}
+		return false
+	})
+	if !js.Held() {
+		t.Fatal("Held is false for the job Status lists as held")
+	}
+	close(silentStop)
+	waitFor("the held job leaves on its stop", func() bool {
+		select {
+		case <-js.Done():
+			return true
+		default:
+			return false
+		}
+	})
+	if _, err := js.Wait(); err != nil {
+		t.Fatalf("the stopped job: %v; want nil (stopped, not failed)", err)
+	}
+	// Node 0's agent got the stop: it ends with nil; node 1 is still stalled.
+	var served error
+	waitFor("the healthy node ends", func() bool {
+		select {
+		case served = <-silent.served:
+			silent.ended++
+			return true
+		default:
+			return false
+		}
+	})
+	if served != nil {
+		t.Fatalf("the stopped job's healthy node: %v; want nil (its stop arrived)", served)
+	}
+	n0, _ := ok.slicesRun()
+	waitFor("the other job runs on", func() bool { n, _ := ok.slicesRun(); return n >= n0+50 })
+	close(okStop)
+	if _, err := jo.Wait(); err != nil {
+		t.Fatalf("the other job: %v", err)
+	}
+}
+
+// Closing the gang while a job is held ends it at once with ErrGangClosed,
+// not at its silent node's timeout.
+func TestGangCloseCancelsHeldJob(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := newTCPJob(t, 10*time.Minute, func(l transport.Link) transport.Link { return transporttest.Stall(l, 1) })
+	defer silent.close()
+	js, err := gang.Join("silent", MasterConfig{Slice: gangSlice, Nodes: 2}, silent.remote, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); !js.Held(); time.Sleep(time.Millisecond) { // a hang guard
+		if time.Now().After(end) {
+			t.Fatal("the silent job is not held within a minute")
+		}
+	}
+	closed := make(chan struct{})
+	go func() { gang.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // a hang guard: the node_timeout is ten minutes
+		t.Fatal("Gang.Close waited for the held job's node_timeout")
+	}
+	if _, err := js.Wait(); !errors.Is(err, ErrGangClosed) {
+		t.Fatalf("the held job: %v; want ErrGangClosed", err)
 	}
 }

@@ -199,7 +199,8 @@ type RemoteNodes struct {
 	timeout time.Duration // a node's DEM and MSM report
 	txTime  time.Duration // a node's transmission, on top of timeout
 	stopped atomic.Bool
-	gate    int32 // MsgDEM's Code: proto.DEMStopped while the gang runs another job (Gate)
+	cancel  atomic.Bool // Cancel was called: the slice under way ends with ErrSliceCancelled
+	gate    int32       // MsgDEM's Code: proto.DEMStopped while the gang runs another job (Gate)
 }
 
 // NewRemoteNodes wraps an endpoint-0 mesh; start it with Handler and Direct.
@@ -259,6 +260,9 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 			limit += r.txTime
 		}
 		if err := r.mesh.Recv(n+1, m, limit); err != nil {
+			if r.cancel.Load() {
+				return ErrSliceCancelled
+			}
 			var ne net.Error
 			if errors.Is(err, syscall.ETIMEDOUT) {
 				// The kernel gave up on the connection: the node's host
@@ -317,6 +321,15 @@ func (r *RemoteNodes) TX(k proto.SliceID, arrive func(proto.NodeID) error, retry
 		return err
 	}
 	return r.collect(proto.MsgTXDone, k, arrive, retry, nil)
+}
+
+// Cancel cuts the slice under way short (Canceller): the master's wait
+// for its nodes' reports ends at once (transport.Mesh.Interrupt), and that
+// DEM, MSM or TX, and every later one, returns ErrSliceCancelled. Stop
+// still reaches the nodes that read it. Safe from any goroutine.
+func (r *RemoteNodes) Cancel() {
+	r.cancel.Store(true)
+	r.mesh.Interrupt()
 }
 
 func (r *RemoteNodes) Stop(code int32, why string) {

@@ -11,6 +11,8 @@
 //   - Direct peer: one whose frames the owner reads itself with Recv (no reader
 //     goroutine, no hand-off): the master reads its agents' control frames this
 //     way, and an agent its master's. Direct peers are connected eagerly.
+//     Mesh.Interrupt ends a Recv under way, and every later one (a master
+//     that stops a job while one of its agents is silent); sends still work.
 //   - Lazy peer: every other one. The connection to it is dialled the first time
 //     it is needed (Connect or Send), not at Start.
 //

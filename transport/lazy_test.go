@@ -569,3 +569,34 @@ func TestLazyDialRetriesDisplaced(t *testing.T) {
 		t.Fatalf("dialHandshake told busy after its hello: %v, want errDisplaced (tried again), not ErrAuth", err)
 	}
 }
+
+// Interrupt ends a Recv that waits on a silent direct peer at once (its
+// timeout is ten minutes), and every later Recv with ErrInterrupted; the
+// master can still send.
+func TestInterruptEndsRecv(t *testing.T) {
+	r := startRing(t, 2)
+	got := make(chan error, 1)
+	go func() {
+		var m proto.Msg
+		got <- r.ms[0].Recv(1, &m, 10*time.Minute)
+	}()
+	r.ms[0].Interrupt()
+	select {
+	case err := <-got:
+		if err == nil {
+			t.Fatal("the interrupted Recv returned a frame; none was sent")
+		}
+	case <-time.After(time.Minute): // a hang guard: the Recv's timeout is ten minutes
+		t.Fatal("Interrupt did not end the Recv under way")
+	}
+	var m proto.Msg
+	if err := r.ms[0].Recv(2, &m, 10*time.Minute); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("a Recv after Interrupt: %v; want ErrInterrupted", err)
+	}
+	if err := r.ms[0].Send(1, &proto.Msg{Type: proto.MsgStop}); err != nil {
+		t.Fatalf("a Send after Interrupt: %v", err)
+	}
+	if err := r.ms[1].Recv(0, &m, time.Minute); err != nil || m.Type != proto.MsgStop {
+		t.Fatalf("the agent read %v %v; want the MsgStop sent after Interrupt", m.Type, err)
+	}
+}

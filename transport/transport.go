@@ -85,6 +85,7 @@ type Mesh struct {
 	errs    chan error
 	secret  []byte
 	refused atomic.Int64
+	stopRx  atomic.Bool  // Interrupt was called: every Recv fails
 	dialled atomic.Int64 // outbound connections established
 	taken   atomic.Int64 // inbound connections admitted
 	ctx     context.Context
@@ -531,10 +532,33 @@ func (m *Mesh) Recv(from int, msg *proto.Msg, timeout time.Duration) error {
 	if in.r.Buffered() == 0 {
 		in.conn.SetReadDeadline(time.Now().Add(timeout))
 	}
+	if m.stopRx.Load() { // checked after the deadline is set: Interrupt's own comes after it, or the flag is seen
+		return fmt.Errorf("transport: endpoint %d reading from endpoint %d: %w", m.self, from, ErrInterrupted)
+	}
 	if err := proto.ReadFrame(in.r, &in.buf, msg); err != nil {
 		return fmt.Errorf("transport: endpoint %d reading from endpoint %d: %w", m.self, from, err)
 	}
 	return nil
+}
+
+// ErrInterrupted is the error of a Recv cut short by Interrupt.
+var ErrInterrupted = errors.New("transport: receiving interrupted")
+
+// Interrupt makes a Recv under way on a direct peer's connection fail at
+// once, and every later Recv (errors matching ErrInterrupted, or the
+// connection's deadline error when a read was already waiting); sends still
+// work. It is how a master gives up waiting for its agents' reports (a job
+// stopped while one of its hosts is silent) and can still send them its
+// stop. A Recv cut short may have read part of a frame: the direct
+// connections are not to be read again. Safe to call from any goroutine once
+// Start has returned, and more than once.
+func (m *Mesh) Interrupt() {
+	m.stopRx.Store(true)
+	for _, in := range m.rx {
+		if in != nil {
+			in.conn.SetReadDeadline(time.Unix(1, 0))
+		}
+	}
 }
 
 // Ready reports whether a frame from direct peer from is already buffered.

@@ -25,6 +25,9 @@ git diff --quiet HEAD -- . 2>/dev/null || commit="$commit (with uncommitted chan
 # from there); its table goes to stdout, its progress to stderr (-test.v).
 # SIGINT or SIGTERM to the script: the test ends the running job and tears
 # the cluster down (its cleanup), and the script still checks what is left.
+# The shared-memory files there before the run are not the run's (another
+# user's or another test's on a shared machine): listed now, left out below.
+shmBefore=$(ls -1 /dev/shm 2>/dev/null | grep '^bcs-' || true)
 code=0
 interrupted=
 (cd bench/hosts && BCS_HOSTS_BENCH=1 BCS_HOSTS_ROUNDS=$rounds BCS_HOSTS_COMMIT="$commit" \
@@ -54,7 +57,14 @@ done
 for d in "${TMPDIR:-/tmp}"/bcs-slurm-* "${TMPDIR:-/tmp}"/bcs-hostbench-*; do
 	if [ -e "$d" ]; then left="$left $d"; fi
 done
-if ls /dev/shm/bcs-* >/dev/null 2>&1; then left="$left $(ls /dev/shm/bcs-*)"; fi
+# Shared memory: only files of this user that were not there before the run
+# (one another test of this user made meanwhile would still be counted).
+me=$(id -u)
+for f in /dev/shm/bcs-*; do
+	[ -e "$f" ] || continue
+	[ "$(stat -c %u "$f" 2>/dev/null)" = "$me" ] || continue
+	if ! printf '%s\n' "$shmBefore" | grep -qxF "${f##*/}"; then left="$left $f"; fi
+done
 if [ -n "$left" ]; then
 	echo "bench/hosts: left behind: $left" >&2
 	exit 1

@@ -387,9 +387,13 @@ func (d *Daemon) stopRemotesLocked() {
 // remoteStatus is rj's line of Status. Called with d.mu held.
 func (rj *remoteJob) status(now time.Time) JobStatus {
 	var slices uint64
+	state := "running"
 	if rj.member != nil {
 		_, slices = rj.member.Counts()
+		if rj.member.Held() { // a host late past the gang's hold: passed over (doc.go, "A silent host")
+			state = "held"
+		}
 	}
-	return JobStatus{ID: rj.id, Ranks: rj.spec.Ranks, Program: rj.spec.Program, Args: rj.spec.Args, State: "running", Slices: slices,
+	return JobStatus{ID: rj.id, Ranks: rj.spec.Ranks, Program: rj.spec.Program, Args: rj.spec.Args, State: state, Slices: slices,
 		Elapsed: now.Sub(rj.started), ClientPID: rj.clientPID, Hosts: rj.spec.Hosts}
 }

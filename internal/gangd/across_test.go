@@ -8,8 +8,13 @@ import (
 	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/launch"
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/nicthread"
 	"github.com/bcsmpi/bcsmpi/transport"
+	"github.com/bcsmpi/bcsmpi/transport/transporttest"
 )
 
 // A job across hosts asking for a place for its master: refused by a
@@ -98,4 +103,109 @@ func TestPlace(t *testing.T) {
 		t.Fatalf("a place after the first left: %v", err)
 	}
 	p2.Close()
+}
+
+// A job across hosts whose host goes silent is held ("held" in the
+// status), and asked to leave meanwhile (its bcsrun interrupted) it leaves
+// at once as a stopped job, not at its node_timeout (ten minutes here):
+// no error in its end, and its healthy host gets the stop.
+func TestPlaceHeldJobLeavesAtOnce(t *testing.T) {
+	cfg := configs.Default()
+	cfg.Nodes = 2
+	cfg.NodeTimeout = 10 * time.Minute
+	req := launch.GangRequest{Job: "j1", Ranks: 2, Hosts: 2, Program: "/bin/prog", IP: "127.0.0.1", Secret: transport.NewSecret(), Config: cfg}
+	d, err := Start(Config{Dir: filepath.Join(t.TempDir(), "run"), MPL: 2, Log: newLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := launch.NewGang(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	d.Gang = g
+	served := make(chan error, 1)
+	go func() { served <- d.Serve() }()
+	defer func() {
+		d.Stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	c, err := Dial(filepath.Dir(d.Socket()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Place(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// The job's two agents, node 1's link silent from slice 1.
+	addrs := []string{p.Addr(), "", ""}
+	meshes := make([]*transport.Mesh, 2)
+	for i := range meshes {
+		if meshes[i], err = transport.Listen("127.0.0.1:0", req.Secret); err != nil {
+			t.Fatal(err)
+		}
+		addrs[i+1] = meshes[i].Addr()
+	}
+	geo := shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, InlineMax: 64}
+	agentErrs := make(chan error, 2)
+	for i, m := range meshes {
+		region, err := shm.Init(make([]byte, geo.Size()), geo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := nicthread.NewAgentEndpoint(nicthread.NewAgent(nicthread.AgentConfig{Node: proto.NodeID(i), NodeOf: []proto.NodeID{0, 1},
+			Sched: core.DefaultSchedConfig, Region: region, DeadlockSlices: 100000}), m, time.Second)
+		if i == 1 {
+			ep.Link = transporttest.Stall(m, 1)
+		}
+		go func() {
+			if err := m.Start(i+1, addrs, ep.Handler, ep.Direct()); err != nil {
+				agentErrs <- err
+				return
+			}
+			agentErrs <- ep.Serve()
+		}()
+	}
+	defer func() {
+		for _, m := range meshes {
+			m.Close()
+		}
+	}()
+	if err := p.Start(addrs, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Hang guards, not thresholds: the node_timeout is ten minutes.
+	for end := time.Now().Add(time.Minute); d.Status().Jobs[0].State != "held"; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the job is not held within a minute: %+v", d.Status().Jobs)
+		}
+	}
+	var b strings.Builder
+	FormatStatus(&b, d.Status())
+	if !strings.Contains(b.String(), ": 0 running, 1 held (a host late: passed over by the gang), 0 queued") || !strings.Contains(b.String(), "held") {
+		t.Errorf("the status of a held job:\n%s", b.String())
+	}
+	p.Stop()
+	ended := make(chan error, 1)
+	go func() { _, err := p.Wait(); ended <- err }()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("the held job's end: %v; want none (stopped)", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the held job did not leave on its stop within a minute")
+	}
+	select {
+	case err := <-agentErrs: // node 0: node 1 is silent until the teardown
+		if err != nil {
+			t.Fatalf("the healthy agent: %v; want its stop", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the healthy agent did not get the stop within a minute")
+	}
 }

@@ -188,15 +188,22 @@ func (cl *Client) refusal() error {
 
 // FormatStatus writes st as bcsd status and bcsrun --status print it.
 func FormatStatus(w io.Writer, st Status) {
-	running, queued := 0, 0
+	running, held, queued := 0, 0, 0
 	for _, j := range st.Jobs {
-		if j.State == "running" {
+		switch j.State {
+		case "running":
 			running++
-		} else {
+		case "held":
+			held++
+		default:
 			queued++
 		}
 	}
-	fmt.Fprintf(w, "bcsd: pid %d, socket %s, multiprogramming level %d: %d running, %d queued\n", st.PID, st.Socket, st.MPL, running, queued)
+	heldNote := ""
+	if held > 0 {
+		heldNote = fmt.Sprintf(", %d held (a host late: passed over by the gang)", held)
+	}
+	fmt.Fprintf(w, "bcsd: pid %d, socket %s, multiprogramming level %d: %d running%s, %d queued\n", st.PID, st.Socket, st.MPL, running, heldNote, queued)
 	if len(st.Jobs) == 0 {
 		return
 	}
@@ -204,7 +211,7 @@ func FormatStatus(w io.Writer, st Status) {
 	fmt.Fprintln(tw, "JOB\tRANKS\tSTATE\tSLICES\tELAPSED\tCLIENT\tPROGRAM")
 	for _, j := range st.Jobs {
 		slices := "-"
-		if j.State == "running" {
+		if j.State != "queued" {
 			slices = fmt.Sprint(j.Slices)
 		}
 		prog := strings.Join(append([]string{j.Program}, j.Args...), " ")

@@ -123,6 +123,12 @@
 // job aborted") and the job fails alone; the daemon logs its end and goes
 // on. A host that answers late but within the node_timeout costs its own
 // job the strobes it missed (its skipped slices), not the others' time.
+// A held job stopped meanwhile (its bcsrun ended or interrupted, a leave,
+// bcsd stop) ends at once, at the next strobe, as a stopped job, not at its
+// node_timeout: the gang cancels its master's wait (nicthread.Canceller) and
+// its healthy hosts get the stop. bcsd status lists a held job as "held".
+// Its master thread runs SCHED_FIFO when the gang's fifo is on, as the
+// strobe thread does.
 //
 // What the held job's hosts still see: its healthy hosts keep the last
 // gang decision that reached them, so if it was running its ranks there

@@ -77,7 +77,7 @@ type Status struct {
 	PID    int         `json:"pid"`
 	Socket string      `json:"socket"`
 	MPL    int         `json:"mpl"`
-	Jobs   []JobStatus `json:"jobs"` // running first, then queued in order
+	Jobs   []JobStatus `json:"jobs"` // running (or held) first, then queued in order
 }
 
 // JobStatus is one job of the daemon.
@@ -86,7 +86,7 @@ type JobStatus struct {
 	Ranks     int           `json:"ranks"`
 	Program   string        `json:"program"`
 	Args      []string      `json:"args"`
-	State     string        `json:"state"`   // "running" or "queued"
+	State     string        `json:"state"`   // "running", "held" (across hosts: a host late past the gang's hold) or "queued"
 	Slices    uint64        `json:"slices"`  // the job's master's last slice (running)
 	Elapsed   time.Duration `json:"elapsed"` // running: since it started; queued: since it arrived
 	ClientPID int           `json:"client_pid"`

@@ -38,7 +38,9 @@ import (
 // other jobs without it; the late job is held (strobed no more, passed over
 // by the gang matrix) until its slice ends, or its node_timeout (plus
 // tx_timeout in its transmission) ends the job, naming the node and its
-// host (internal/gangd's doc.go, "A silent host"). The other jobs' slices
+// host (internal/gangd's doc.go, "A silent host"); asked to leave while
+// held (j.stop: bcsrun interrupted, bcsd stop), it ends at once, as a
+// stopped job (the gang cancels its master's wait). The other jobs' slices
 // are delayed by at most the hold, once per late slice. The daemon refuses
 // timeouts outside the configuration's ranges (10ms .. 10m, 1ms .. 10m).
 //
