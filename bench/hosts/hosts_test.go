@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -112,7 +111,7 @@ func TestHosts(t *testing.T) {
 	load0 := loadavg()
 	began := time.Now()
 	cl := slurmtest.Start(t, 4, 2)
-	sshCmd := startSSH(t, cl)
+	sshCmd := cl.StartSSH(t)
 	clusterUp := time.Since(began)
 
 	// job runs bcsrun, inside `salloc -N<hosts>` when hosts > 0, over ssh
@@ -294,64 +293,6 @@ func TestHosts(t *testing.T) {
 		fmt.Fprintf(&b, "| %s: 4 hosts / 4 logical nodes (medians) | | | %.2fx | | | |\n", strings.Split(what, ",")[0], h/l)
 	}
 	fmt.Println(b.String())
-}
-
-// startSSH starts an sshd in each host's namespace (the cluster's Close
-// ends them too; a cleanup stops them by pid before it) and returns the ssh
-// command for BCS_SSH: root's login with a key made for this run.
-func startSSH(t *testing.T, cl *slurmtest.Cluster) string {
-	t.Helper()
-	sshd, err := exec.LookPath("sshd")
-	if err != nil {
-		sshd = "/usr/sbin/sshd"
-		if _, err := os.Stat(sshd); err != nil {
-			t.Fatal("no sshd (apt-get install openssh-server)")
-		}
-	}
-	dir := t.TempDir()
-	os.Chmod(dir, 0o700)
-	for _, k := range []string{"host", "user"} {
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
-			t.Fatalf("ssh-keygen: %v\n%s", err, out)
-		}
-	}
-	pub, _ := os.ReadFile(filepath.Join(dir, "user.pub"))
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
-	var daemons []*exec.Cmd
-	t.Cleanup(func() { // before the cluster's Close (cleanups run last first)
-		for _, d := range daemons {
-			d.Process.Signal(syscall.SIGTERM)
-			d.Wait()
-		}
-	})
-	for i, addr := range cl.HostAddr {
-		conf := filepath.Join(dir, fmt.Sprintf("sshd%d.conf", i))
-		os.WriteFile(conf, []byte(fmt.Sprintf("ListenAddress %s\nPort 22\nHostKey %s\nAuthorizedKeysFile %s\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nAcceptEnv BCS_RUNTIME_DIR\n",
-			addr, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))), 0o600)
-		d := exec.Command("nsenter", "--net=/run/netns/bcsslurm"+strconv.Itoa(i+1), sshd, "-D", "-e", "-f", conf)
-		var log bytes.Buffer
-		d.Stdout, d.Stderr = &log, &log
-		d.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := d.Start(); err != nil {
-			t.Fatalf("sshd: %v", err)
-		}
-		daemons = append(daemons, d)
-		up := false
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) { // a bound on start-up
-			if c, err := net.DialTimeout("tcp", addr+":22", time.Second); err == nil {
-				c.Close()
-				up = true
-				break
-			}
-		}
-		if !up {
-			t.Fatalf("sshd on %s did not listen in 30 s:\n%s", addr, log.String())
-		}
-	}
-	return "ssh -F /dev/null -i " + filepath.Join(dir, "user") + " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
 }
 
 // readGETTS reads the job's emds-global.csv (root/latest) and returns its

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,61 +219,8 @@ func TestSSHAcrossHosts(t *testing.T) {
 // stopped at the end of the test.
 func startSSHHosts(t *testing.T, n int) (*slurmtest.Cluster, string) {
 	t.Helper()
-	sshd, err := exec.LookPath("sshd")
-	if err != nil {
-		sshd = "/usr/sbin/sshd"
-		if _, err := os.Stat(sshd); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal("no sshd; .ci/run installs openssh-server")
-			}
-			t.Skip("no sshd (apt-get install openssh-server)")
-		}
-	}
 	cl := slurmtest.Start(t, n, 2)
-	dir := t.TempDir()
-	os.Chmod(dir, 0o700)
-	for _, k := range []string{"host", "user"} {
-		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
-			t.Fatalf("ssh-keygen: %v\n%s", err, out)
-		}
-	}
-	pub, _ := os.ReadFile(filepath.Join(dir, "user.pub"))
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation directory
-	var daemons []*exec.Cmd
-	t.Cleanup(func() { // before the cluster's Close (cleanups run last first)
-		for _, d := range daemons {
-			d.Process.Signal(syscall.SIGTERM)
-			d.Wait()
-		}
-	})
-	for i, addr := range cl.HostAddr {
-		conf := filepath.Join(dir, fmt.Sprintf("sshd%d.conf", i))
-		os.WriteFile(conf, []byte(fmt.Sprintf("ListenAddress %s\nPort 22\nHostKey %s\nAuthorizedKeysFile %s\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nAcceptEnv BCS_RUNTIME_DIR\n",
-			addr, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys"))), 0o600)
-		d := exec.Command("nsenter", "--net=/run/netns/bcsslurm"+fmt.Sprint(i+1), sshd, "-D", "-e", "-f", conf)
-		var log bytes.Buffer
-		d.Stdout, d.Stderr = &log, &log
-		d.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := d.Start(); err != nil {
-			t.Fatalf("sshd: %v", err)
-		}
-		daemons = append(daemons, d)
-		up := false
-		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) { // bounded wait for the port
-			if c, err := net.DialTimeout("tcp", addr+":22", time.Second); err == nil {
-				c.Close()
-				up = true
-				break
-			}
-		}
-		if !up {
-			t.Fatalf("sshd on %s did not listen in 30 s:\n%s", addr, log.String())
-		}
-	}
-	return cl, "ssh -F /dev/null -i " + filepath.Join(dir, "user") + " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+	return cl, cl.StartSSH(t)
 }
 
 // nothingLeftWithin waits (bounded) until no process of the test binaries
