@@ -155,7 +155,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	})
 
 	// cabi's C suites (MPI semantics), compiled with bcscc, across the hosts.
-	t.Run("C", func(t *testing.T) { cAcrossHosts(t, cbuild, salloc) })
+	t.Run("C", func(t *testing.T) { cAcrossHosts(t, cbuild, sallocHook) })
 
 	for _, c := range []struct {
 		name string
