@@ -31,6 +31,7 @@ func TestSlurmAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Slurm cluster")
 	}
+	cbuild := startCBuild(t) // the C programs of subtest C, built while the cluster starts
 	cl := slurmtest.Start(t, 3, 2)
 	// sallocHook runs bcsrun in `salloc -N3`; during, if not nil, runs while
 	// the job runs, with the job's output so far.
@@ -153,6 +154,9 @@ func TestSlurmAcrossHosts(t *testing.T) {
 			t.Errorf("exit %d\nstdout %q, want %q\nstderr %q, want %q", r.code, out, wantOut, errs, wantErr)
 		}
 	})
+
+	// cabi's C suites (MPI semantics), compiled with bcscc, across the hosts.
+	t.Run("C", func(t *testing.T) { cAcrossHosts(t, cbuild, sallocHook) })
 
 	for _, c := range []struct {
 		name string

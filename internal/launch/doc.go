@@ -41,7 +41,11 @@
 // connection to bcsrun (control.go). A bcsd that judges a rank's exit a
 // failure prints the job message (naming the rank and its host) and sends
 // it to bcsrun, which ends the job on every other host; bcsrun exits with
-// the failing rank's status, not its launcher's. Each bcsd then sends its
+// the failing rank's status, not its launcher's. A verdict on the whole
+// job (a deadlock, a collective mismatch) is reached by every host's
+// replica of the schedule in the same slice: node 0's bcsd says it, and the
+// others say theirs only if bcsrun has not ended the job within quietWait,
+// so that the user reads it once, as on one machine. Each bcsd then sends its
 // MDS files (hostmds.go) and exits when bcsrun has every host's part; a
 // host that died is named in the job's MDS directory as missing. With the
 // kernel monitor (mds: kernel) each bcsd runs its host's (emds/kernel:

@@ -465,7 +465,7 @@ func RunHost(spec HostJob) (code int, err error) {
 				err = nil
 			}
 			if err != nil {
-				abortAfter(describe(err), peerGone(err))
+				abortAfter(describe(err), peerGone(err) || me != 0 && wholeJob(err))
 			} else if len(j.live) > 0 {
 				abortAfter(who+": the master stopped the job before this host's ranks finished (node 0's bcsd says why)", true)
 			}
@@ -621,6 +621,17 @@ func ListenAddress(key string) (string, error) {
 // quietWait bounds how long a host whose job error is a consequence of
 // another host's end waits for bcsrun to say that the job ended elsewhere.
 const quietWait = 2 * time.Second
+
+// wholeJob reports whether err is a verdict about the whole job (a
+// deadlock, a collective mismatch: a nicthread.JobError of no node), which
+// every host's replica of the schedule reaches in the same slice. Node 0's
+// bcsd says it; on another host it is a consequence, said only if bcsrun
+// does not end the job within quietWait, so that the user reads it once,
+// as on one machine.
+func wholeJob(err error) bool {
+	var je *nicthread.JobError
+	return errors.As(err, &je) && je.Node < 0
+}
 
 // peerGone reports whether err is another host's connection ending (that
 // host ended its part, or died): a consequence, whose cause that host's

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bcsmpi/bcsmpi/nicthread"
 )
 
 // TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
@@ -246,5 +249,26 @@ func TestSweepStaging(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("%s: removed while held: %v", live, err)
+	}
+}
+
+// TestWholeJob: a deadlock or collective mismatch (a JobError of no node,
+// reached by every host's replica of the schedule) is said by node 0's
+// bcsd only; a node's own failure, and anything else, is not such a verdict.
+func TestWholeJob(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&nicthread.JobError{Node: -1, Rank: -1, Why: "deadlock: ..."}, true},
+		{&nicthread.JobError{Node: -1, Rank: 2, Why: "collective mismatch ..."}, true},
+		{fmt.Errorf("agent: %w", &nicthread.JobError{Node: -1, Rank: -1}), true},
+		{&nicthread.JobError{Node: 1, Rank: 3, Why: "MPI_Send: ..."}, false},
+		{&nicthread.JobError{Node: 2, Rank: -1, Why: "stopped answering"}, false},
+		{io.EOF, false},
+	} {
+		if got := wholeJob(c.err); got != c.want {
+			t.Errorf("wholeJob(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
