@@ -627,6 +627,11 @@ func (c Config) Validate() error {
 	if _, ok := mapBy[c.MapBy]; !ok {
 		return fmt.Errorf("configs: map_by = %q, want \"block\" (or slot, core) or \"cyclic\" (or node)", c.MapBy)
 	}
+	// Checked here whatever the budget: with the automatic one, Sched
+	// gives the scheduler no spans yet, so its own check does not see it.
+	if c.SpanSlicesMax != 0 && (c.SpanSlicesMax < 2 || c.SpanSlicesMax > 64) {
+		return fmt.Errorf("configs: span_slices_max = %d, want 0 (off) or 2 .. 64", c.SpanSlicesMax)
+	}
 	if c.BytesPerSliceMax == 0 { // auto: the launcher sizes it (nicthread.AutoBudget)
 		sc := c.Sched()
 		sc.BytesPerSliceMax = 1 << 20
@@ -749,7 +754,9 @@ func (c Config) Sched() core.SchedConfig {
 		// A span's chunk moves at SpanRate times the budget per slice
 		// (scheduler doc.go, "Spans"); the checks' piecewise copies are
 		// not made for spans, so a checked job moves per-slice chunks.
-		sc.PullBytesPerSlice = c.BytesPerSliceMax * SpanRate / 4
+		// At most 4 GiB, the scheduler's bound (a budget near it gets no
+		// spans then: a span must move more than chunks would).
+		sc.PullBytesPerSlice = min(c.BytesPerSliceMax*SpanRate/4, 1<<32)
 		sc.SpanSlicesMax = c.SpanSlicesMax
 	}
 	return sc

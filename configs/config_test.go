@@ -422,3 +422,37 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanKeys: span_slices_max is checked whatever the budget (the
+// automatic one included), and every bytes_per_slice_max the key allows
+// still validates with spans on, the span's rate capped at 4 GiB.
+func TestSpanKeys(t *testing.T) {
+	for _, c := range []struct {
+		budget uint64
+		slices int
+		want   string // "": valid
+	}{
+		{0, 1, "span_slices_max = 1, want 0 (off) or 2 .. 64"},
+		{2048, 1, "span_slices_max = 1, want 0 (off) or 2 .. 64"},
+		{0, 65, "span_slices_max = 65, want 0 (off) or 2 .. 64"},
+		{0, -1, "span_slices_max = -1, want 0 (off) or 2 .. 64"},
+		{0, 0, ""},
+		{0, 2, ""},
+		{2048, 64, ""},
+		{3 << 30, 4, ""},
+		{1 << 32, 4, ""},
+	} {
+		cf := Default()
+		cf.BytesPerSliceMax, cf.SpanSlicesMax = c.budget, c.slices
+		err := cf.Validate()
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("bytes_per_slice_max %d, span_slices_max %d: err = %v, want %q", c.budget, c.slices, err, c.want)
+		}
+		if err != nil || c.budget == 0 || c.slices == 0 {
+			continue
+		}
+		if p, want := cf.Sched().PullBytesPerSlice, min(c.budget*SpanRate/4, 1<<32); p != want {
+			t.Errorf("bytes_per_slice_max %d: pull bytes per slice %d, want %d", c.budget, p, want)
+		}
+	}
+}
