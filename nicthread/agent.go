@@ -279,6 +279,13 @@ func NewAgent(cfg AgentConfig) *Agent {
 		a.pulls[l], a.pullIdx[l] = make([]shm.Pull, 0, shm.PullMax), make([]int32, 0, shm.PullMax)
 	}
 	a.pullSeq, a.pullNext, a.posted, a.took, a.noPull = make([]uint32, n), make([]int, n), make([]int, 0, n), make([]bool, n), make([]bool, n)
+	if siblingReadsRefused() {
+		// Yama refuses this host's ranks each other's memory: none serves
+		// a pull order (the launching host's setting may differ; doc.go).
+		for l := range a.noPull {
+			a.noPull[l] = true
+		}
+	}
 	a.status = make([]uint8, len(a.blocks))
 	a.exited = make([]atomic.Bool, len(a.blocks))
 	if a.onLog != nil && cfg.Region.G.LogBytes > 0 {
@@ -391,6 +398,9 @@ func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 		}
 		if a.status[i], err = a.rankStatus(i, b); err != nil {
 			return nil, err
+		}
+		if a.noPull[i] && a.status[i] < proto.StatusStarting {
+			a.status[i] |= proto.StatusNoPull // every node's scheduler gives it no span (span.go)
 		}
 		if !attached {
 			continue // nothing is drained before the block's process is known

@@ -145,8 +145,7 @@
 // receive), so mpiapi is unchanged.
 //
 // When the receiver does not take the order (it is not offering, it left
-// its call, it was slow beyond the grace period, or it failed an order
-// before) the agent copies the slice's share itself — what is left divided
+// its call, or it was slow beyond the grace period) the agent copies the slice's share itself — what is left divided
 // by the slices left, two copies through its bounce buffer — and posts the
 // rest again in the next slice, where the receiver may now take it. A
 // share is about 1.5 budgets, which two copies fit in about one slice, so
@@ -163,11 +162,17 @@
 // there are no spans: the checks verify chunks piece by piece within their
 // slice (flow.go), and a checked job keeps the per-slice chunks (NewAgent
 // drops spans whatever its configuration says: the mode is the job's, so
-// every node drops them alike). Where Yama refuses sibling reads outright
-// (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused) no rank
-// could take a span, so the launcher turns spans off for the job (judged
-// on the launching host); a rank that fails an order for another reason
-// (a wrapper process) has its spans copied by the agent from then on.
+// every node drops them alike). A rank that serves no pull orders gets no
+// span: one that left an order unfinished (a wrapper process, a refused
+// copy), and every rank of a host whose Yama setting refuses sibling reads
+// outright (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused,
+// read by each node's agent at NewAgent, so a remote host stricter than the
+// launching one counts). The agent marks such a rank's status byte with
+// proto.StatusNoPull, which the DEM carries to every node, and every
+// node's scheduler then gives it chunks (the decision stays identical on
+// all nodes; a span already in flight when an order fails is finished by
+// the agent). Where the launching host itself refuses sibling reads the
+// launcher turns spans off for the whole job.
 //
 // What a span keeps of the slice model: the exchange, scheduling and
 // completions stay per slice and identical on every node; a span holds its

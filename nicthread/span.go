@@ -153,6 +153,10 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	return nil
 }
 
+// siblingReadsRefused is unix.SiblingReadsRefused (a variable for tests):
+// where it holds, the node's ranks serve no pull orders (NewAgent).
+var siblingReadsRefused = unix.SiblingReadsRefused
+
 // spanSettling, when set (tests only), is called when spanSettle is about
 // to wait for a receiver's copy.
 var spanSettling func()

@@ -206,3 +206,47 @@ func TestSpanGateLetsTheCopyFinish(t *testing.T) {
 		t.Errorf("the span's last slice, job stopped: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
 	}
 }
+
+// A rank that serves no pull orders (it left one unfinished, or its host's
+// Yama setting refuses sibling reads) says so in its status byte, and the
+// scheduler gives it chunks, not a span its agent would copy alone.
+func TestSpanNotToARankThatServesNoPulls(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refused bool // the host refuses sibling reads (NewAgent)
+	}{{"left an order unfinished", false}, {"host refuses sibling reads", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			old := siblingReadsRefused
+			siblingReadsRefused = func() bool { return c.refused }
+			defer func() { siblingReadsRefused = old }()
+			tn := spanNode(t, nil)
+			if !c.refused {
+				tn.a.noPull[1] = true // as spanResult and the pull path set it
+			}
+			const size = 1<<20 + 13
+			src, dst := message(size), make([]byte, size)
+			postSpanPair(tn, src, dst)
+			p := tn.slice(t, 1)
+			if st := tn.a.Status()[1]; !proto.StatusServesNoPulls(st) || !proto.StatusBlocked(st) {
+				t.Fatalf("rank 1's status byte %#x (%s), want blocked and serving no pull orders", st, proto.DescribeStatus(st))
+			}
+			if len(p.Chunks) != 1 || p.Chunks[0].Span != 0 || p.Chunks[0].Len != 256<<10 {
+				t.Fatalf("slice 1's plan: %+v, want one chunk of the budget, no span", p.Chunks)
+			}
+			for k := proto.SliceID(2); !recvDone(p); k++ {
+				if k > 6 {
+					t.Fatal("the receive did not complete in 5 slices of chunks")
+				}
+				p = tn.slice(t, k)
+				for _, ch := range p.Chunks {
+					if ch.Span != 0 {
+						t.Fatalf("slice %d: a span %s to a rank serving no pulls", k, ch.Describe())
+					}
+				}
+			}
+			if st := tn.a.Pulls(); st.Spans != 0 || st.Served != 0 || !bytes.Equal(src, dst) {
+				t.Errorf("pull stats %+v, message intact %v; want no span, no order served", st, bytes.Equal(src, dst))
+			}
+		})
+	}
+}

@@ -128,7 +128,8 @@
 // Spans (Config.PullBytesPerSlice, SpanSlicesMax; nicthread's doc.go says
 // how they are carried): a transfer between two ranks of one node, not
 // buffered, with more than BytesPerSliceMax bytes left, whose receiver is
-// in a blocking call (its status byte, woken or not; SpanBlind: whatever
+// in a blocking call (its status byte, woken or not, and not marked
+// proto.StatusNoPull: the rank serves no pull orders; SpanBlind: whatever
 // it is), and which is the first to use its node's budget in the slice,
 // gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
 // bytes, as one chunk with Span = n, the number of slices it may take:

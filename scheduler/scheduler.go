@@ -403,6 +403,9 @@ func (s *Scheduler) spanTo(r proto.Rank) bool {
 		return false
 	}
 	st := s.status[r]
+	if proto.StatusServesNoPulls(st) { // its agent would copy the span itself, overrunning its slices
+		return false
+	}
 	return proto.StatusBlocked(st) || (st > proto.StatusWoken && proto.StatusBlocked(st-proto.StatusWoken))
 }
 

@@ -22,6 +22,7 @@ func TestSpans(t *testing.T) {
 		return st
 	}
 	woken := func(r proto.Rank) []uint8 { st := make([]uint8, 4); st[r] = proto.StatusWoken | 5; return st }
+	noPull := func(st []uint8, r proto.Rank) []uint8 { st[r] |= proto.StatusNoPull; return st }
 	type step struct {
 		descs  []proto.Descriptor
 		status []uint8
@@ -153,6 +154,11 @@ func TestSpans(t *testing.T) {
 				"chunk x2 r0->r1 off=2000 len=2000 | spanning 0",
 				"chunk x2 r0->r1 off=4000 len=1000\ncoll chunk stage0 r0->r0 len=1000\ndone r0 req=2 send count=5000\ndone r1 req=2 recv src=0 tag=0 count=5000 | spanning 0",
 			},
+		},
+		{
+			name:  "a blocked receiver that serves no pull orders (status bit): chunks",
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000)}, noPull(blocked(1), 1)}, {nil, noPull(blocked(1), 1)}},
+			want:  []string{"chunk x1 r0->r1 off=0 len=2000 | spanning 0", "chunk x1 r0->r1 off=2000 len=2000 | spanning 0"},
 		},
 		{
 			name:   "between nodes: chunks, no span",
