@@ -101,14 +101,15 @@ type Agent struct {
 	lastState []uint32
 
 	// Pull orders (see doc.go), per local block, preallocated.
-	pulls    [][]shm.Pull  // this slice's order for the block
-	pullIdx  [][]int32     // the plan's chunk index of each entry
-	pullSeq  []uint32      // number of the block's last order
-	pullNext []int         // pullable chunks of the block met so far in the TX loop
-	posted   []int         // blocks an order was posted to in this slice (each rank was offering)
-	took     []bool        // per block: in posted
-	noPull   []bool        // the rank left an order unfinished once: the agent copies for it
-	pullAt   time.Duration // when the last order of this slice was posted
+	pulls    [][]shm.Pull         // this slice's order for the block
+	pullIdx  [][]int32            // the plan's chunk index of each entry
+	pullSeq  []uint32             // number of the block's last order
+	pullNext []int                // pullable chunks of the block met so far in the TX loop
+	posted   []int                // blocks an order was posted to in this slice (each rank was offering)
+	took     []bool               // per block: in posted
+	noPull   []bool               // the rank left an order unfinished once: the agent copies for it
+	spanNow  func() time.Duration // spanResult's clock (tests); nil: a.now
+	pullAt   time.Duration        // when the last order of this slice was posted
 	pullSt   PullStats
 	sp       span // the span in flight on this node (span.go)
 

@@ -155,7 +155,10 @@
 // receiver copying a span is let finish (bounded by a second, after which
 // the span's last slice fails the job naming the rank): a stopped rank
 // could not, and the job's data keep moving while it is stopped (the agent
-// copies the rest). In a job that records or replays its slice log the
+// copies the rest). A job stopped from outside (Ctrl-Z, SIGSTOP) stops
+// the agent with its ranks: the wait in the span's last slice does not
+// count a gap in which the agent did not run toward tx_timeout, and reads
+// the order once more before it fails the job. In a job that records or replays its slice log the
 // scheduler gives spans whatever the ranks' status (the log does not hold
 // it), so the plans follow from the exchange and replay as recorded; the
 // agent copies there when the receiver is not blocked. Under BCS_CHECK

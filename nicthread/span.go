@@ -99,10 +99,21 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 // spanResult reads the receiver's order; wait: until it is done (the
 // span's last slice, or a gang switch). done reports whether the span has
 // ended or passed back to the agent, which then copies the rest.
+//
+// The deadline counts only time in which the agent ran: a gap between two
+// looks much longer than the wait between them (the job was stopped with
+// Ctrl-Z, or the host suspended the process) moves the deadline by the gap,
+// since the receiver did not run either; and the order is read once more
+// after the deadline before the job fails.
 func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration) (bool, error) {
 	sp := &a.sp
 	b := a.blocks[sp.l]
-	deadline := a.now() + timeout
+	now := a.spanNow
+	if now == nil {
+		now = a.now
+	}
+	last := now()
+	deadline, final := last+timeout, false
 	for {
 		old := atomic.LoadUint32(b.PullDone())
 		done, copied, err := b.PullResult(sp.seq, 1)
@@ -127,11 +138,19 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration) (b
 		if a.exited[sp.l].Load() {
 			return false, a.fail(a.rankOf[sp.l], "process exited while copying its pull order of slice %d", k)
 		}
-		now := a.now()
-		if now >= deadline {
+		t := now()
+		if gap := t - last; gap > spanStall {
+			deadline += gap // the agent did not run: stopped, or suspended
+		}
+		if t >= deadline {
+			if !final { // read it once more: it may have ended while the agent was not looking
+				final, last = true, t
+				continue
+			}
 			return false, a.fail(a.rankOf[sp.l], "slice %d: its pull order (a span of %d bytes) was not served within %v", k, sp.c.Len-sp.off, timeout)
 		}
-		unix.FutexWait(b.PullDone(), old, min(deadline-now, time.Millisecond))
+		unix.FutexWait(b.PullDone(), old, min(deadline-t, time.Millisecond))
+		last = t
 	}
 }
 
@@ -152,6 +171,11 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	}
 	return nil
 }
+
+// spanStall is the gap between two looks at a span's order beyond which
+// spanResult takes the agent as not having run (each wait is at most a
+// millisecond).
+const spanStall = 100 * time.Millisecond
 
 // siblingReadsRefused is unix.SiblingReadsRefused (a variable for tests):
 // where it holds, the node's ranks serve no pull orders (NewAgent).

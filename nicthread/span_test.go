@@ -250,3 +250,35 @@ func TestSpanNotToARankThatServesNoPulls(t *testing.T) {
 		})
 	}
 }
+
+// A job stopped (Ctrl-Z) while its span's receiver copies: the agent's
+// clock jumps past the deadline of the span's last slice while neither it
+// nor the receiver ran. The stopped time does not count: the receiver,
+// resumed, finishes and the receive completes instead of the job failing.
+func TestSpanDeadlineSkipsStoppedTime(t *testing.T) {
+	tn := spanNode(t, nil)
+	const size = 1<<20 + 13
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	postSpanPair(tn, src, dst)
+	tn.slice(t, 1)
+	<-took
+	tn.slice(t, 2)
+	var jump time.Duration
+	looks := 0
+	tn.a.spanNow = func() time.Duration {
+		looks++
+		if looks == 2 { // stopped for longer than the TX timeout (10 s) between two looks
+			jump = time.Minute
+			close(release) // resumed: the receiver goes on with its copy
+		}
+		return tn.a.now() + jump
+	}
+	if p := tn.slice(t, 3); !recvDone(p) || !bytes.Equal(src, dst) {
+		t.Errorf("the span's last slice after the stop: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+	<-done
+	if looks < 2 {
+		t.Fatalf("the agent looked at the order %d times, want it to wait across the stop", looks)
+	}
+}
