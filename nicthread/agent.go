@@ -349,6 +349,7 @@ type PullStats struct {
 	Unfinished uint64 // orders the rank took but did not finish (the agent finished them; the rank gets no more)
 	Bytes      uint64 // bytes the ranks copied themselves
 	Spans      uint64 // spans (span.go) this node carried, whoever copied them
+	Stopped    uint64 // span orders whose receiver was stopped mid-copy (a gang switch): the agent copied the rest
 }
 
 // Pulls is the agent's pull-order count so far. Call it from the goroutine
@@ -1019,7 +1020,7 @@ func (a *Agent) Gate(run bool) {
 	}
 	t := a.now()
 	if !run {
-		a.spanSettle(time.Second) // span.go: a receiver copying a span finishes before it stops
+		a.spanSettle() // span.go: a receiver copying a span finishes before it stops, or the agent takes the copy over
 	}
 	if a.onRun != nil {
 		a.onRun(run)

@@ -152,14 +152,20 @@
 // a span the agent carries alone overruns its slices by about half; that
 // is why the scheduler gives spans only to receivers in a blocking call,
 // which take them. Before the gang stops the job's ranks (Gate), a
-// receiver copying a span is let finish (bounded by a second, after which
-// the span's last slice fails the job naming the rank): a stopped rank
-// could not, and the job's data keep moving while it is stopped (the agent
-// copies the rest). A job stopped from outside (Ctrl-Z, SIGSTOP) stops
-// the agent with its ranks: the wait in the span's last slice does not
-// count a gap in which the agent did not run toward tx_timeout, and reads
-// the order once more before it fails the job. In a job that records or replays its slice log the
-// scheduler gives spans whatever the ranks' status (the log does not hold
+// receiver copying a span may finish (a stopped rank could not), for as
+// long as its copy should still take at two budgets per measured slice,
+// plus a slice, at most 4 slices: Gate runs on the strobe's goroutine,
+// which a gang shares with all its jobs. A copy not done by then is taken
+// over: the agent copies the whole rest of the span itself in the slices
+// the job does not run and no longer waits for the order
+// (PullStats.Stopped); the receiver, continued, finishes its copy of the same bytes from the
+// same, unchanged send buffer before it can see its receive complete, and
+// its late result is not read. The job's data keep moving while it is
+// stopped. A job stopped from outside (Ctrl-Z, SIGSTOP) stops the agent
+// with its ranks: the wait in the span's last slice does not count a gap
+// in which the agent did not run toward tx_timeout, and reads the order
+// once more before it fails the job. In a job that records or replays its
+// slice log the scheduler gives spans whatever the ranks' status (the log does not hold
 // it), so the plans follow from the exchange and replay as recorded; the
 // agent copies there when the receiver is not blocked. Under BCS_CHECK
 // there are no spans: the checks verify chunks piece by piece within their
