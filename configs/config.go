@@ -172,7 +172,11 @@ func DefaultDeadlockSlices(slice time.Duration) uint64 {
 type bound struct {
 	min, max int64
 	text     string // the range as printed, if not "min .. max"
+	low      int64  // if set, 0 (off) or low .. max: 1 .. low-1 is out of range too
 }
+
+// out reports whether n is out of b's range.
+func (b bound) out(n int64) bool { return n < b.min || n > b.max || (b.low > 0 && n > 0 && n < b.low) }
 
 // bounds holds the range of every integer and duration key: decoding,
 // Validate and the flag help all read it, so a range is written down once.
@@ -183,7 +187,7 @@ var bounds = map[string]bound{
 	"ppn":                  {min: 0, max: 4096, text: "0 (all nodes) or 1 .. 4096"},
 	"bytes_per_slice_max":  {min: 0, max: 1 << 32, text: "0 (auto) or 1024 .. 4294967296"},
 	"chunks_per_slice_max": {min: 1, max: 1 << 20},
-	"span_slices_max":      {min: 0, max: 64, text: "0 (off) or 2 .. 64"},
+	"span_slices_max":      {min: 0, max: 64, text: "0 (off) or 2 .. 64", low: 2},
 	"ring_slots":           {min: 8, max: 65536, text: "a power of two in 8 .. 65536"},
 	"requests_max":         {min: 16, max: 1 << 20},
 	"inline_max":           {min: 0, max: 65536, text: "a multiple of 64 in 0 .. 65536"},
@@ -420,7 +424,7 @@ func assign(f reflect.Value, k keyField, val any, src string) error {
 		default: // floats, lists, maps
 			return bad("an integer, " + b.String(false))
 		}
-		if bounded && (n < b.min || n > b.max) {
+		if bounded && b.out(n) {
 			return fmt.Errorf("configs: %s = %d, want %s (%s)", k.name, n, b.String(false), src)
 		}
 		if k.kind == reflect.Uint64 {
@@ -609,11 +613,11 @@ func (c Config) Validate() error {
 				return fmt.Errorf("configs: %s = %v, want %s", k.name, time.Duration(d), b.String(true))
 			}
 		case k.kind == reflect.Int:
-			if n := f.Int(); n < b.min || n > b.max {
+			if n := f.Int(); b.out(n) {
 				return fmt.Errorf("configs: %s = %d, want %s", k.name, n, b.String(false))
 			}
 		case k.kind == reflect.Uint64:
-			if n := f.Uint(); n > math.MaxInt64 || int64(n) < b.min || int64(n) > b.max {
+			if n := f.Uint(); n > math.MaxInt64 || b.out(int64(n)) {
 				return fmt.Errorf("configs: %s = %d, want %s", k.name, n, b.String(false))
 			}
 		}
@@ -749,7 +753,9 @@ func (c Config) Sched() core.SchedConfig {
 		// A span's chunk moves at SpanRate times the budget per slice
 		// (scheduler doc.go, "Spans"); the checks' piecewise copies are
 		// not made for spans, so a checked job moves per-slice chunks.
-		sc.PullBytesPerSlice = c.BytesPerSliceMax * SpanRate / 4
+		// At most 4 GiB, the scheduler's bound (a budget near it gets no
+		// spans then: a span must move more than chunks would).
+		sc.PullBytesPerSlice = min(c.BytesPerSliceMax*SpanRate/4, 1<<32)
 		sc.SpanSlicesMax = c.SpanSlicesMax
 	}
 	return sc

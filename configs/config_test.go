@@ -141,6 +141,7 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_SLURM_MPI": "pmix"}, want: `slurm_mpi = "pmix", want "auto", "pmi2" or "none"`},
 		{env: map[string]string{"BCS_CHECK": "buffers,flwo"}, want: `check (BCS_CHECK) = "buffers,flwo", want a comma list of "buffers", "buffers:warn", "flow", "all", or "none"`},
 		{yaml: "check: buffers:error\n", want: `check (BCS_CHECK) = "buffers:error", want a comma list of`},
+		{env: map[string]string{"BCS_SPAN_SLICES_MAX": "1"}, want: "span_slices_max = 1, want 0 (off) or 2 .. 64 (from BCS_SPAN_SLICES_MAX)"},
 		{env: map[string]string{"BCS_ADDRESS": "10.0.0.1:80"}, want: `address = "10.0.0.1:80", want "auto", an IP address (10.0.0.5) or an interface name (eth0)`},
 	}
 	for _, c := range cases {
@@ -419,6 +420,40 @@ func TestEditDistance(t *testing.T) {
 	}{{"", "", 0}, {"abc", "", 3}, {"timeslise", "timeslice", 1}, {"nodse", "nodes", 2}, {"kitten", "sitting", 3}} {
 		if d := editDistance(c.a, c.b); d != c.d {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.d)
+		}
+	}
+}
+
+// TestSpanKeys: span_slices_max is checked whatever the budget (the
+// automatic one included), and every bytes_per_slice_max the key allows
+// still validates with spans on, the span's rate capped at 4 GiB.
+func TestSpanKeys(t *testing.T) {
+	for _, c := range []struct {
+		budget uint64
+		slices int
+		want   string // "": valid
+	}{
+		{0, 1, "span_slices_max = 1, want 0 (off) or 2 .. 64"},
+		{2048, 1, "span_slices_max = 1, want 0 (off) or 2 .. 64"},
+		{0, 65, "span_slices_max = 65, want 0 (off) or 2 .. 64"},
+		{0, -1, "span_slices_max = -1, want 0 (off) or 2 .. 64"},
+		{0, 0, ""},
+		{0, 2, ""},
+		{2048, 64, ""},
+		{3 << 30, 4, ""},
+		{1 << 32, 4, ""},
+	} {
+		cf := Default()
+		cf.BytesPerSliceMax, cf.SpanSlicesMax = c.budget, c.slices
+		err := cf.Validate()
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("bytes_per_slice_max %d, span_slices_max %d: err = %v, want %q", c.budget, c.slices, err, c.want)
+		}
+		if err != nil || c.budget == 0 || c.slices == 0 {
+			continue
+		}
+		if p, want := cf.Sched().PullBytesPerSlice, min(c.budget*SpanRate/4, 1<<32); p != want {
+			t.Errorf("bytes_per_slice_max %d: pull bytes per slice %d, want %d", c.budget, p, want)
 		}
 	}
 }

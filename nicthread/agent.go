@@ -101,14 +101,15 @@ type Agent struct {
 	lastState []uint32
 
 	// Pull orders (see doc.go), per local block, preallocated.
-	pulls    [][]shm.Pull  // this slice's order for the block
-	pullIdx  [][]int32     // the plan's chunk index of each entry
-	pullSeq  []uint32      // number of the block's last order
-	pullNext []int         // pullable chunks of the block met so far in the TX loop
-	posted   []int         // blocks an order was posted to in this slice (each rank was offering)
-	took     []bool        // per block: in posted
-	noPull   []bool        // the rank left an order unfinished once: the agent copies for it
-	pullAt   time.Duration // when the last order of this slice was posted
+	pulls    [][]shm.Pull         // this slice's order for the block
+	pullIdx  [][]int32            // the plan's chunk index of each entry
+	pullSeq  []uint32             // number of the block's last order
+	pullNext []int                // pullable chunks of the block met so far in the TX loop
+	posted   []int                // blocks an order was posted to in this slice (each rank was offering)
+	took     []bool               // per block: in posted
+	noPull   []bool               // the rank left an order unfinished once: the agent copies for it
+	spanNow  func() time.Duration // spanResult's clock (tests); nil: a.now
+	pullAt   time.Duration        // when the last order of this slice was posted
 	pullSt   PullStats
 	sp       span // the span in flight on this node (span.go)
 
@@ -279,6 +280,13 @@ func NewAgent(cfg AgentConfig) *Agent {
 		a.pulls[l], a.pullIdx[l] = make([]shm.Pull, 0, shm.PullMax), make([]int32, 0, shm.PullMax)
 	}
 	a.pullSeq, a.pullNext, a.posted, a.took, a.noPull = make([]uint32, n), make([]int, n), make([]int, 0, n), make([]bool, n), make([]bool, n)
+	if siblingReadsRefused() {
+		// Yama refuses this host's ranks each other's memory: none serves
+		// a pull order (the launching host's setting may differ; doc.go).
+		for l := range a.noPull {
+			a.noPull[l] = true
+		}
+	}
 	a.status = make([]uint8, len(a.blocks))
 	a.exited = make([]atomic.Bool, len(a.blocks))
 	if a.onLog != nil && cfg.Region.G.LogBytes > 0 {
@@ -341,6 +349,7 @@ type PullStats struct {
 	Unfinished uint64 // orders the rank took but did not finish (the agent finished them; the rank gets no more)
 	Bytes      uint64 // bytes the ranks copied themselves
 	Spans      uint64 // spans (span.go) this node carried, whoever copied them
+	Stopped    uint64 // span orders whose receiver was stopped mid-copy (a gang switch): the agent copied the rest
 }
 
 // Pulls is the agent's pull-order count so far. Call it from the goroutine
@@ -391,6 +400,9 @@ func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 		}
 		if a.status[i], err = a.rankStatus(i, b); err != nil {
 			return nil, err
+		}
+		if a.noPull[i] && a.status[i] < proto.StatusStarting {
+			a.status[i] |= proto.StatusNoPull // every node's scheduler gives it no span (span.go)
 		}
 		if !attached {
 			continue // nothing is drained before the block's process is known
@@ -1008,7 +1020,7 @@ func (a *Agent) Gate(run bool) {
 	}
 	t := a.now()
 	if !run {
-		a.spanSettle(time.Second) // span.go: a receiver copying a span finishes before it stops
+		a.spanSettle() // span.go: a receiver copying a span finishes before it stops, or the agent takes the copy over
 	}
 	if a.onRun != nil {
 		a.onRun(run)

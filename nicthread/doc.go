@@ -145,29 +145,43 @@
 // receive), so mpiapi is unchanged.
 //
 // When the receiver does not take the order (it is not offering, it left
-// its call, it was slow beyond the grace period, or it failed an order
-// before) the agent copies the slice's share itself — what is left divided
+// its call, or it was slow beyond the grace period) the agent copies the slice's share itself — what is left divided
 // by the slices left, two copies through its bounce buffer — and posts the
 // rest again in the next slice, where the receiver may now take it. A
 // share is about 1.5 budgets, which two copies fit in about one slice, so
 // a span the agent carries alone overruns its slices by about half; that
 // is why the scheduler gives spans only to receivers in a blocking call,
 // which take them. Before the gang stops the job's ranks (Gate), a
-// receiver copying a span is let finish (bounded by a second, after which
-// the span's last slice fails the job naming the rank): a stopped rank
-// could not, and the job's data keep moving while it is stopped (the agent
-// copies the rest). In a job that records or replays its slice log the
-// scheduler gives spans whatever the ranks' status (the log does not hold
+// receiver copying a span may finish (a stopped rank could not), for as
+// long as its copy should still take at two budgets per measured slice,
+// plus a slice, at most 4 slices: Gate runs on the strobe's goroutine,
+// which a gang shares with all its jobs. A copy not done by then is taken
+// over: the agent copies the whole rest of the span itself in the slices
+// the job does not run and no longer waits for the order
+// (PullStats.Stopped); the receiver, continued, finishes its copy of the same bytes from the
+// same, unchanged send buffer before it can see its receive complete, and
+// its late result is not read. The job's data keep moving while it is
+// stopped. A job stopped from outside (Ctrl-Z, SIGSTOP) stops the agent
+// with its ranks: the wait in the span's last slice does not count a gap
+// in which the agent did not run toward tx_timeout, and reads the order
+// once more before it fails the job. In a job that records or replays its
+// slice log the scheduler gives spans whatever the ranks' status (the log does not hold
 // it), so the plans follow from the exchange and replay as recorded; the
 // agent copies there when the receiver is not blocked. Under BCS_CHECK
 // there are no spans: the checks verify chunks piece by piece within their
 // slice (flow.go), and a checked job keeps the per-slice chunks (NewAgent
 // drops spans whatever its configuration says: the mode is the job's, so
-// every node drops them alike). Where Yama refuses sibling reads outright
-// (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused) no rank
-// could take a span, so the launcher turns spans off for the job (judged
-// on the launching host); a rank that fails an order for another reason
-// (a wrapper process) has its spans copied by the agent from then on.
+// every node drops them alike). A rank that serves no pull orders gets no
+// span: one that left an order unfinished (a wrapper process, a refused
+// copy), and every rank of a host whose Yama setting refuses sibling reads
+// outright (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused,
+// read by each node's agent at NewAgent, so a remote host stricter than the
+// launching one counts). The agent marks such a rank's status byte with
+// proto.StatusNoPull, which the DEM carries to every node, and every
+// node's scheduler then gives it chunks (the decision stays identical on
+// all nodes; a span already in flight when an order fails is finished by
+// the agent). Where the launching host itself refuses sibling reads the
+// launcher turns spans off for the whole job.
 //
 // What a span keeps of the slice model: the exchange, scheduling and
 // completions stay per slice and identical on every node; a span holds its

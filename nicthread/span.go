@@ -21,6 +21,7 @@ type span struct {
 	c      proto.Chunk
 	end    proto.SliceID // the slice by whose end the chunk must be in place (or the first after it: a late strobe skips slice numbers)
 	posted bool          // an order for [off, Len) was taken by the receiver
+	at     time.Duration // when it was posted (a.now)
 	seq    uint32
 	off    uint64 // bytes from the chunk's start not in the order: the agent copied them
 }
@@ -67,12 +68,12 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 			if b.RevokePull() {
 				a.pullSt.Revoked++
 			} else {
-				sp.posted = true
+				sp.posted, sp.at = true, at
 			}
 		}
 	}
 	if sp.posted {
-		done, err := a.spanResult(k, k >= sp.end, timeout) // >=: the master may skip slice numbers
+		done, err := a.spanResult(k, k >= sp.end, timeout, false) // >=: the master may skip slice numbers
 		if err != nil || !done {
 			return err
 		}
@@ -97,12 +98,24 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 }
 
 // spanResult reads the receiver's order; wait: until it is done (the
-// span's last slice, or a gang switch). done reports whether the span has
+// span's last slice, or a gang switch), for timeout, after which it fails
+// the job (soft: reports not done). done reports whether the span has
 // ended or passed back to the agent, which then copies the rest.
-func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration) (bool, error) {
+//
+// The deadline counts only time in which the agent ran: a gap between two
+// looks much longer than the wait between them (the job was stopped with
+// Ctrl-Z, or the host suspended the process) moves the deadline by the gap,
+// since the receiver did not run either; and the order is read once more
+// after the deadline before the job fails.
+func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration, soft bool) (bool, error) {
 	sp := &a.sp
 	b := a.blocks[sp.l]
-	deadline := a.now() + timeout
+	now := a.spanNow
+	if now == nil {
+		now = a.now
+	}
+	last := now()
+	deadline, final := last+timeout, false
 	for {
 		old := atomic.LoadUint32(b.PullDone())
 		done, copied, err := b.PullResult(sp.seq, 1)
@@ -127,11 +140,22 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration) (b
 		if a.exited[sp.l].Load() {
 			return false, a.fail(a.rankOf[sp.l], "process exited while copying its pull order of slice %d", k)
 		}
-		now := a.now()
-		if now >= deadline {
+		t := now()
+		if gap := t - last; gap > spanStall {
+			deadline += gap // the agent did not run: stopped, or suspended
+		}
+		if t >= deadline {
+			if !final { // read it once more: it may have ended while the agent was not looking
+				final, last = true, t
+				continue
+			}
+			if soft {
+				return false, nil
+			}
 			return false, a.fail(a.rankOf[sp.l], "slice %d: its pull order (a span of %d bytes) was not served within %v", k, sp.c.Len-sp.off, timeout)
 		}
-		unix.FutexWait(b.PullDone(), old, min(deadline-now, time.Millisecond))
+		unix.FutexWait(b.PullDone(), old, min(deadline-t, time.Millisecond))
+		last = t
 	}
 }
 
@@ -153,20 +177,64 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	return nil
 }
 
+// spanStall is the gap between two looks at a span's order beyond which
+// spanResult takes the agent as not having run (each wait is at most a
+// millisecond).
+const spanStall = 100 * time.Millisecond
+
+// siblingReadsRefused is unix.SiblingReadsRefused (a variable for tests):
+// where it holds, the node's ranks serve no pull orders (NewAgent).
+var siblingReadsRefused = unix.SiblingReadsRefused
+
 // spanSettling, when set (tests only), is called when spanSettle is about
 // to wait for a receiver's copy.
 var spanSettling func()
 
+// settleBound is how long spanSettle waits (a variable for tests).
+var settleBound = (*Agent).settleBound
+
+// settleBound: until the receiver's copy should end, at the rate the
+// scheduler assumes — two budgets per slice (the budget is what one copy
+// moves in half a slice, AutoBudget), the slice as measured between this
+// node's last two strobes — plus one slice, at most 4 slices (10 ms while
+// no slice has been measured) and a second.
+func (a *Agent) settleBound() time.Duration {
+	return settleWait(a.sp.c.Len-a.sp.off, uint64(len(a.bounce)), a.stats.LETTS, a.now()-a.sp.at)
+}
+
+// settleWait is settleBound's arithmetic: rem bytes posted since ago, a
+// budget of budget bytes, slices of slice (0: unknown).
+func settleWait(rem, budget uint64, slice, since time.Duration) time.Duration {
+	if slice <= 0 {
+		slice = 10 * time.Millisecond / 4
+	}
+	copyTime := time.Duration(float64(rem) / float64(2*max(budget, 1)) * float64(slice))
+	return min(max(copyTime-since, 0)+slice, 4*slice, time.Second)
+}
+
 // spanSettle is called before the node's ranks are stopped (Gate): a
-// receiver copying the span finishes first (a stopped rank could not, and
-// the span's last slice would wait for it), within bound; the agent copies
-// the rest in the slices the job does not run.
-func (a *Agent) spanSettle(bound time.Duration) {
-	if !a.sp.on || !a.sp.posted {
+// receiver copying the span may finish first, within settleBound (Gate
+// runs on the strobe's goroutine, which a gang shares with every job, so
+// the wait is short). A copy not done by then is taken over: the agent
+// copies the whole rest of the span itself in the following slices, the
+// job stopped or not, and no longer waits for the order — the stopped
+// receiver, once continued, finishes its copy of the same bytes from the
+// same source (the sender is still in its send: the span completes in its
+// last slice) into its own buffer before it can see the receive complete,
+// and its late result is not read (the next order has another number and
+// is posted only once the rank offers again).
+func (a *Agent) spanSettle() {
+	sp := &a.sp
+	if !sp.on || !sp.posted {
 		return
 	}
 	if spanSettling != nil {
 		spanSettling()
 	}
-	_, _ = a.spanResult(a.sp.end, true, bound) // not done within bound: the span's last slice fails the job, naming the rank
+	done, err := a.spanResult(sp.end, true, settleBound(a), true)
+	if done || err != nil { // an error (the rank exited, a bad result) is the span's last slice's to report
+		return
+	}
+	sp.posted = false
+	a.pullSt.Stopped++
 }

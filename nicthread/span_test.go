@@ -193,6 +193,9 @@ func TestSpanGateLetsTheCopyFinish(t *testing.T) {
 	released := false
 	spanSettling = func() { close(release); released = true }
 	defer func() { spanSettling = nil }()
+	oldBound := settleBound
+	settleBound = func(*Agent) time.Duration { return time.Minute } // the test's rank may be slow to run
+	defer func() { settleBound = oldBound }()
 	tn.a.Gate(false)
 	if !released {
 		close(release)
@@ -204,5 +207,134 @@ func TestSpanGateLetsTheCopyFinish(t *testing.T) {
 	tn.slice(t, 2)
 	if p := tn.slice(t, 3); !recvDone(p) || !bytes.Equal(src, dst) {
 		t.Errorf("the span's last slice, job stopped: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+}
+
+// A rank that serves no pull orders (it left one unfinished, or its host's
+// Yama setting refuses sibling reads) says so in its status byte, and the
+// scheduler gives it chunks, not a span its agent would copy alone.
+func TestSpanNotToARankThatServesNoPulls(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refused bool // the host refuses sibling reads (NewAgent)
+	}{{"left an order unfinished", false}, {"host refuses sibling reads", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			old := siblingReadsRefused
+			siblingReadsRefused = func() bool { return c.refused }
+			defer func() { siblingReadsRefused = old }()
+			tn := spanNode(t, nil)
+			if !c.refused {
+				tn.a.noPull[1] = true // as spanResult and the pull path set it
+			}
+			const size = 1<<20 + 13
+			src, dst := message(size), make([]byte, size)
+			postSpanPair(tn, src, dst)
+			p := tn.slice(t, 1)
+			if st := tn.a.Status()[1]; !proto.StatusServesNoPulls(st) || !proto.StatusBlocked(st) {
+				t.Fatalf("rank 1's status byte %#x (%s), want blocked and serving no pull orders", st, proto.DescribeStatus(st))
+			}
+			if len(p.Chunks) != 1 || p.Chunks[0].Span != 0 || p.Chunks[0].Len != 256<<10 {
+				t.Fatalf("slice 1's plan: %+v, want one chunk of the budget, no span", p.Chunks)
+			}
+			for k := proto.SliceID(2); !recvDone(p); k++ {
+				if k > 6 {
+					t.Fatal("the receive did not complete in 5 slices of chunks")
+				}
+				p = tn.slice(t, k)
+				for _, ch := range p.Chunks {
+					if ch.Span != 0 {
+						t.Fatalf("slice %d: a span %s to a rank serving no pulls", k, ch.Describe())
+					}
+				}
+			}
+			if st := tn.a.Pulls(); st.Spans != 0 || st.Served != 0 || !bytes.Equal(src, dst) {
+				t.Errorf("pull stats %+v, message intact %v; want no span, no order served", st, bytes.Equal(src, dst))
+			}
+		})
+	}
+}
+
+// A job stopped (Ctrl-Z) while its span's receiver copies: the agent's
+// clock jumps past the deadline of the span's last slice while neither it
+// nor the receiver ran. The stopped time does not count: the receiver,
+// resumed, finishes and the receive completes instead of the job failing.
+func TestSpanDeadlineSkipsStoppedTime(t *testing.T) {
+	tn := spanNode(t, nil)
+	const size = 1<<20 + 13
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	postSpanPair(tn, src, dst)
+	tn.slice(t, 1)
+	<-took
+	tn.slice(t, 2)
+	var jump time.Duration
+	looks := 0
+	tn.a.spanNow = func() time.Duration {
+		looks++
+		if looks == 2 { // stopped for longer than the TX timeout (10 s) between two looks
+			jump = time.Minute
+			close(release) // resumed: the receiver goes on with its copy
+		}
+		return tn.a.now() + jump
+	}
+	if p := tn.slice(t, 3); !recvDone(p) || !bytes.Equal(src, dst) {
+		t.Errorf("the span's last slice after the stop: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+	<-done
+	if looks < 2 {
+		t.Fatalf("the agent looked at the order %d times, want it to wait across the stop", looks)
+	}
+}
+
+// A receiver that does not finish its span's copy before the gang stops the
+// ranks (stopped mid-copy) is not waited for: the agent takes the copy
+// over in the slices the job does not run, and the receive completes in
+// the span's last slice without the receiver; the receiver, continued,
+// finishes its copy of the same bytes late and harmlessly.
+func TestSpanGateTakesOverAStoppedCopy(t *testing.T) {
+	tn := spanNode(t, nil)
+	const size = 1<<20 + 13
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	postSpanPair(tn, src, dst)
+	tn.slice(t, 1)
+	<-took
+	oldBound := settleBound
+	settleBound = func(*Agent) time.Duration { return 0 } // the copy does not end in time
+	defer func() { settleBound = oldBound }()
+	tn.a.Gate(false)
+	if st := tn.a.Pulls(); st.Stopped != 1 || tn.a.sp.posted {
+		t.Fatalf("pull stats %+v, order still waited for %v; want the copy taken over", st, tn.a.sp.posted)
+	}
+	tn.slice(t, 2)
+	if p := tn.slice(t, 3); !recvDone(p) || !bytes.Equal(src, dst) {
+		t.Fatalf("the span's last slice, the receiver stopped mid-copy: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+	close(release) // continued: it finishes its copy late
+	<-done
+	if !bytes.Equal(src, dst) {
+		t.Error("message changed by the receiver's late copy")
+	}
+}
+
+// settleWait: the receiver's expected copy time at two budgets per slice,
+// less the time since posting, plus a slice; at most 4 slices and a second.
+func TestSpanSettleWait(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		rem, budget  uint64
+		slice, since time.Duration
+		want         time.Duration
+	}{
+		{rem: 4 << 20, budget: 1 << 20, slice: ms, since: 0, want: 3 * ms},                // 2 slices of copy + 1
+		{rem: 4 << 20, budget: 1 << 20, slice: ms, since: 2 * ms, want: ms},               // due now: one slice
+		{rem: 4 << 20, budget: 1 << 20, slice: ms, since: 10 * ms, want: ms},              // overdue: one slice
+		{rem: 64 << 20, budget: 1 << 20, slice: ms, since: 0, want: 4 * ms},               // capped at 4 slices
+		{rem: 64 << 20, budget: 1 << 20, slice: 0, since: 0, want: 10 * ms},               // slice unknown
+		{rem: 64 << 20, budget: 1 << 20, slice: time.Second, since: 0, want: time.Second}, // at most a second
+	} {
+		if got := settleWait(c.rem, c.budget, c.slice, c.since); got != c.want {
+			t.Errorf("settleWait(%d, %d, %v, %v) = %v, want %v", c.rem, c.budget, c.slice, c.since, got, c.want)
+		}
 	}
 }

@@ -128,7 +128,8 @@
 // Spans (Config.PullBytesPerSlice, SpanSlicesMax; nicthread's doc.go says
 // how they are carried): a transfer between two ranks of one node, not
 // buffered, with more than BytesPerSliceMax bytes left, whose receiver is
-// in a blocking call (its status byte, woken or not; SpanBlind: whatever
+// in a blocking call (its status byte, woken or not, and not marked
+// proto.StatusNoPull: the rank serves no pull orders; SpanBlind: whatever
 // it is), and which is the first to use its node's budget in the slice,
 // gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
 // bytes, as one chunk with Span = n, the number of slices it may take:
@@ -139,7 +140,13 @@
 // node's whole budget in those n slices (no other chunk of the node is
 // scheduled beside it), except that the node's next span may begin in the
 // last of them (the agent finishes the ending one first, so the spans of
-// a node follow each other without a gap); the transfer completes in the
+// a node follow each other without a gap) — unless an older transfer found
+// no room on the node's budget earlier in that slice: then no span begins
+// there, and the older transfer goes first in the next slice (match order),
+// so a stream of spans never overtakes an older transfer. No span is given
+// on a node where a ready collective with a member there has bytes to move
+// (collectives are chunked after point-to-point: a span would hold the
+// budget they wait for for several slices); the transfer completes in the
 // last slice if the span carried the rest of it, and goes on with another
 // span (in that same slice) or chunks otherwise. Plan.Spanning counts the
 // transfers with a span in flight, which internal/core's deadlock

@@ -88,6 +88,8 @@ type Scheduler struct {
 	used       []uint64
 	chunks     []int
 	reserved   []proto.SliceID // per node: the last slice a span in flight holds its budget (spans)
+	refused    []bool          // per node: a transfer found no budget there in this slice (spans)
+	collBusy   []bool          // per node: a ready collective with a member there has bytes to move (spans)
 	status     []uint8         // this slice's rank status bytes (SetStatus); nil: unknown
 	plan       plan.Plan
 	lastSlice  proto.SliceID
@@ -124,6 +126,8 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		used:       make([]uint64, nodes),
 		chunks:     make([]int, nodes),
 		reserved:   make([]proto.SliceID, nodes),
+		refused:    make([]bool, nodes),
+		collBusy:   make([]bool, nodes),
 		comms:      make(map[proto.CommID]*commInfo),
 		colls:      make(map[collKey]*coll),
 		cnt:        make([]int, nodes),
@@ -399,13 +403,27 @@ func (s *Scheduler) spanTo(r proto.Rank) bool {
 		return false
 	}
 	st := s.status[r]
+	if proto.StatusServesNoPulls(st) { // its agent would copy the span itself, overrunning its slices
+		return false
+	}
 	return proto.StatusBlocked(st) || (st > proto.StatusWoken && proto.StatusBlocked(st-proto.StatusWoken))
 }
 
 func (s *Scheduler) chunk(p *plan.Plan) {
 	clear(s.used)
 	clear(s.chunks)
+	clear(s.refused)
+	clear(s.collBusy)
 	B := s.cfg.BytesPerSliceMax
+	if s.cfg.PullBytesPerSlice != 0 {
+		for _, c := range s.collActive { // collChunks runs after chunk: no span holds such a node's budget
+			if c.left > 0 || (c.seg != nil && c.seg.off < c.seg.total) {
+				for _, r := range c.comm.members {
+					s.collBusy[s.nodeOf[r]] = true
+				}
+			}
+		}
+	}
 	for n, e := range s.reserved { // a span in flight holds its node's whole budget
 		if e >= p.Slice {
 			s.used[n] = B
@@ -446,9 +464,13 @@ func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
 	B, P := s.cfg.BytesPerSliceMax, s.cfg.PullBytesPerSlice
 	rem := x.len - x.moved
 	// First on the node's budget, or on a budget held by a span that ends
-	// in this slice (the agent finishes that one first: back-to-back spans).
-	first := s.chunks[sn] == 0 && (s.used[sn] == 0 || s.reserved[sn] == s.plan.Slice)
-	if P == 0 || sn != dn || x.send.Inline || rem <= B || !first || !s.spanTo(x.recv.Rank) {
+	// in this slice (the agent finishes that one first: back-to-back spans)
+	// unless an older transfer found no budget on the node in this slice
+	// (it goes first in the next slice, in match order). No span while a
+	// collective on the node has bytes to move (collChunks runs after
+	// chunk: a span would hold the budget it waits for for slices).
+	first := s.chunks[sn] == 0 && (s.used[sn] == 0 || (s.reserved[sn] == s.plan.Slice && !s.refused[sn]))
+	if P == 0 || sn != dn || x.send.Inline || rem <= B || !first || s.collBusy[sn] || !s.spanTo(x.recv.Rank) {
 		return 0, 0
 	}
 	n = min(max((rem+P-1)/P, 2), uint64(s.cfg.SpanSlicesMax))
@@ -493,6 +515,10 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 	}
 	avail := min(B-s.used[sn], B-s.used[dn])
 	if s.chunks[sn] >= C || s.chunks[dn] >= C || avail == 0 {
+		// Refused: no span of a newer transfer begins in this slice on the
+		// node that had no room for this one (span).
+		s.refused[sn] = s.refused[sn] || s.chunks[sn] >= C || s.used[sn] >= B
+		s.refused[dn] = s.refused[dn] || s.chunks[dn] >= C || s.used[dn] >= B
 		return true
 	}
 	n := min(x.len-x.moved, avail)

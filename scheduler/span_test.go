@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
 )
 
 // TestSpans follows transfers slice by slice under a 2000-byte budget with
@@ -21,6 +22,7 @@ func TestSpans(t *testing.T) {
 		return st
 	}
 	woken := func(r proto.Rank) []uint8 { st := make([]uint8, 4); st[r] = proto.StatusWoken | 5; return st }
+	noPull := func(st []uint8, r proto.Rank) []uint8 { st[r] |= proto.StatusNoPull; return st }
 	type step struct {
 		descs  []proto.Descriptor
 		status []uint8
@@ -116,6 +118,49 @@ func TestSpans(t *testing.T) {
 			},
 		},
 		{
+			// The reviewer's case: a 100-byte transfer between nodes, matched
+			// while a span holds node 0, goes in the slice after the span; the
+			// two larger transfers of node 0 matched after it follow it.
+			name:   "no back-to-back span over an older transfer refused the node's budget",
+			nodeOf: []proto.NodeID{0, 0, 0, 1},
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 8000), recv(1, 0, 0, 1, 8000)}, blocked(0, 1, 2, 3)},
+				{[]proto.Descriptor{send(2, 3, 0, 1, 100), recv(3, 2, 0, 1, 100)}, blocked(0, 1, 2, 3)},
+				{[]proto.Descriptor{send(0, 1, 0, 2, 8000), recv(1, 0, 0, 2, 8000), send(2, 0, 0, 2, 8000), recv(0, 2, 0, 2, 8000)}, blocked(0, 1, 2, 3)},
+				{nil, blocked(0, 1, 2, 3)}, {nil, blocked(0, 1, 2, 3)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=1 send count=8000\ndone r1 req=1 recv src=0 tag=0 count=8000 | spanning 1",
+				"chunk x2 r2->r3 off=0 len=100 n0->n1\nchunk x3 r2->r0 off=0 len=1900\ndone r2 req=1 send count=100\ndone r3 req=1 recv src=2 tag=0 count=100 | spanning 0",
+				"chunk x3 r2->r0 off=1900 len=6100 span=3 | spanning 1",
+			},
+		},
+		{
+			// Chunks, not spans, while the gather (ready in slice 2) has bytes
+			// to move on node 0: no back-to-back span in slice 2, none later.
+			name:   "no span while a collective on the node has bytes to move",
+			nodeOf: []proto.NodeID{0, 0, 0, 1},
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000)}, blocked(0, 1)},
+				{append(gatherAll(4, 0, 1000), send(0, 1, 0, 2, 5000), recv(1, 0, 0, 2, 5000)), blocked(0, 1, 2, 3)},
+				{nil, blocked(0, 1, 2, 3)}, {nil, blocked(0, 1, 2, 3)}, {nil, blocked(0, 1, 2, 3)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=5000 span=2 | spanning 1",
+				"done r0 req=1 send count=5000\ndone r1 req=1 recv src=0 tag=0 count=5000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=2000 | spanning 0",
+				"chunk x2 r0->r1 off=2000 len=2000 | spanning 0",
+				"chunk x2 r0->r1 off=4000 len=1000\ncoll chunk stage0 r0->r0 len=1000\ndone r0 req=2 send count=5000\ndone r1 req=2 recv src=0 tag=0 count=5000 | spanning 0",
+			},
+		},
+		{
+			name:  "a blocked receiver that serves no pull orders (status bit): chunks",
+			steps: []step{{[]proto.Descriptor{send(0, 1, 0, 1, 5000), recv(1, 0, 0, 1, 5000)}, noPull(blocked(1), 1)}, {nil, noPull(blocked(1), 1)}},
+			want:  []string{"chunk x1 r0->r1 off=0 len=2000 | spanning 0", "chunk x1 r0->r1 off=2000 len=2000 | spanning 0"},
+		},
+		{
 			name:   "between nodes: chunks, no span",
 			nodeOf: []proto.NodeID{0, 1, 0, 1},
 			steps:  []step{{[]proto.Descriptor{send(0, 1, 0, 1, 3000), recv(1, 0, 0, 1, 3000)}, blocked(1)}, {nil, blocked(1)}},
@@ -150,6 +195,9 @@ func TestSpans(t *testing.T) {
 			for i, st := range c.steps {
 				s.SetStatus(st.status)
 				p := s.Schedule(proto.SliceID(i+1), st.descs)
+				if p.Err != nil {
+					t.Fatalf("slice %d: %v", i+1, p.Err)
+				}
 				got := strings.TrimPrefix(fmt.Sprintf("%s | spanning %d", describe(p), p.Spanning), " ")
 				if got != c.want[i] {
 					t.Errorf("slice %d:\n%s\nwant:\n%s", i+1, got, c.want[i])
@@ -175,4 +223,14 @@ func TestSpanConfig(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
 	}
+}
+
+// gatherAll: an MPI_Gather to root 0 of n bytes from each of ranks ranks
+// (world communicator).
+func gatherAll(ranks int, root proto.Rank, n uint64) []proto.Descriptor {
+	var ds []proto.Descriptor
+	for r := range ranks {
+		ds = append(ds, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGather, Rank: proto.Rank(r), Peer: root, DType: uint8(reduce.Uint8), Len: n, Seq: 10, Req: 10, CollSeq: 1, Addr: 0x1000, RAddr: 0x8000})
+	}
+	return ds
 }

@@ -163,8 +163,8 @@ func TestBadStatusByteRefused(t *testing.T) {
 	if _, err := n.DEM(1); err != nil {
 		t.Fatal(err)
 	}
-	_, err := n.MSM(1, nil, []uint8{0, 0x40})
-	if err == nil || !strings.Contains(err.Error(), "slice 1: rank 1: status byte 0x40, want 0 (running)") {
+	_, err := n.MSM(1, nil, []uint8{0, 0x7f})
+	if err == nil || !strings.Contains(err.Error(), "slice 1: rank 1: status byte 0x7f, want 0 (running)") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -525,6 +525,7 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 		res.Pulls.Unfinished += ps.Unfinished
 		res.Pulls.Bytes += ps.Bytes
 		res.Pulls.Spans += ps.Spans
+		res.Pulls.Stopped += ps.Stopped
 	}
 	if j.reportR != nil {
 		// Every rank has exited, so what they wrote is in the pipe; the

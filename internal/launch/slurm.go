@@ -338,7 +338,9 @@ func prepareAcross(job Job, avail int) (*across, error) {
 	if unix.SiblingReadsRefused() {
 		// No rank could serve a span (nicthread doc.go, "Spans"): the agent
 		// would copy every one, overrunning its slices. Decided here, once,
-		// the same for every node.
+		// the same for every node; a remote host that is stricter than this
+		// one is seen by its own agent, whose ranks then say in their status
+		// byte that they serve no pull orders (proto.StatusNoPull).
 		cfg.SpanSlicesMax = 0
 	}
 	prog, err := exec.LookPath(job.Program)

@@ -558,7 +558,7 @@ func Settling(s uint8) bool {
 	if !StatusBlocked(s) {
 		return false
 	}
-	switch CallNames[s] {
+	switch CallNames[StatusCode(s)] {
 	case "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome":
 		return true
 	}
@@ -590,30 +590,51 @@ func CallCode(call string) uint8 {
 //	StatusFinalized          called MPI_Finalize: it posts nothing more
 //	StatusNotMPI             exited without calling MPI_Init: it posts nothing
 //
-// Any other value is invalid (CheckStatus).
+// StatusNoPull may be added to the first three (running, blocked, woken): the
+// rank serves no pull orders (it failed one, or its node's Yama setting
+// refuses sibling reads: nicthread's doc.go), so the scheduler gives it no
+// span; it is exchanged with the byte, so every node decides alike. The
+// functions below read the byte with or without it. Any other value is
+// invalid (CheckStatus).
 const (
 	StatusRunning   uint8 = 0
+	StatusNoPull    uint8 = 0x40
 	StatusWoken     uint8 = 0x80
 	StatusStarting  uint8 = 0xFD
 	StatusFinalized uint8 = 0xFE
 	StatusNotMPI    uint8 = 0xFF
 )
 
+// StatusCode is s without StatusNoPull.
+func StatusCode(s uint8) uint8 {
+	if s >= StatusStarting {
+		return s
+	}
+	return s &^ StatusNoPull
+}
+
+// StatusServesNoPulls reports whether s carries StatusNoPull.
+func StatusServesNoPulls(s uint8) bool { return s < StatusStarting && s&StatusNoPull != 0 }
+
 // CheckStatus reports whether s is a valid status byte.
 func CheckStatus(s uint8) error {
+	c := StatusCode(s)
 	switch {
-	case int(s) < len(CallNames), s > StatusWoken && int(s-StatusWoken) < len(CallNames),
+	case int(c) < len(CallNames), c > StatusWoken && int(c-StatusWoken) < len(CallNames),
 		s == StatusStarting, s == StatusFinalized, s == StatusNotMPI:
 		return nil
 	}
-	return fmt.Errorf("status byte %#x, want 0 (running), 1 .. %d (blocked in a call), %#x .. %#x (woken in a call), %#x (starting), %#x (finalized) or %#x (exited without MPI)",
-		s, len(CallNames)-1, StatusWoken+1, int(StatusWoken)+len(CallNames)-1, StatusStarting, StatusFinalized, StatusNotMPI)
+	return fmt.Errorf("status byte %#x, want 0 (running), 1 .. %d (blocked in a call), %#x .. %#x (woken in a call), any of these plus %#x (serves no pull orders), %#x (starting), %#x (finalized) or %#x (exited without MPI)",
+		s, len(CallNames)-1, StatusWoken+1, int(StatusWoken)+len(CallNames)-1, StatusNoPull, StatusStarting, StatusFinalized, StatusNotMPI)
 }
 
 // StatusBlocked reports whether s is a rank blocked in a call with nothing
 // published to it that it has not looked at: a rank that cannot go on until
 // another rank posts something.
-func StatusBlocked(s uint8) bool { return s != StatusRunning && int(s) < len(CallNames) }
+func StatusBlocked(s uint8) bool {
+	s = StatusCode(s)
+	return s != StatusRunning && int(s) < len(CallNames)
+}
 
 // StatusInert reports whether s is a rank that will never post again
 // (finalized, or exited without MPI).
@@ -621,6 +642,9 @@ func StatusInert(s uint8) bool { return s == StatusFinalized || s == StatusNotMP
 
 // DescribeStatus renders a status byte.
 func DescribeStatus(s uint8) string {
+	if StatusServesNoPulls(s) && CheckStatus(s) == nil {
+		return DescribeStatus(StatusCode(s)) + ", serves no pull orders"
+	}
 	switch {
 	case s == StatusRunning:
 		return "running"

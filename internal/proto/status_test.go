@@ -25,6 +25,12 @@ func TestStatusBytes(t *testing.T) {
 		{StatusWoken, false, false, false, "status 0x80"},
 		{StatusWoken + uint8(len(CallNames)), false, false, false, "status 0x"},
 		{0xFC, false, false, false, "status 0xfc"},
+		// StatusNoPull on running, blocked and woken: read as without it.
+		{StatusNoPull, true, false, false, "running, serves no pull orders"},
+		{StatusNoPull | recv, true, true, false, "in MPI_Recv, serves no pull orders"},
+		{StatusNoPull | StatusWoken | recv, true, false, false, "in MPI_Recv, woken: a completion is waiting for it to run, serves no pull orders"},
+		{StatusNoPull | uint8(len(CallNames)), false, false, false, "status 0x"},
+		{StatusNoPull | StatusWoken, false, false, false, "status 0xc0"},
 	}
 	for _, c := range cases {
 		err := CheckStatus(c.s)
@@ -50,7 +56,7 @@ func TestSettling(t *testing.T) {
 	}{
 		{CallCode("MPI_Test"), true}, {CallCode("MPI_Testall"), true}, {CallCode("MPI_Testany"), true}, {CallCode("MPI_Testsome"), true},
 		{CallCode("MPI_Waitany"), false}, {CallCode("MPI_Recv"), false}, {StatusWoken | CallCode("MPI_Test"), false},
-		{StatusRunning, false}, {StatusFinalized, false},
+		{StatusRunning, false}, {StatusFinalized, false}, {StatusNoPull | CallCode("MPI_Test"), true},
 	} {
 		if got := Settling(c.s); got != c.want {
 			t.Errorf("Settling(%s) = %v, want %v", DescribeStatus(c.s), got, c.want)
