@@ -185,6 +185,15 @@ func SetAffinitySet(cpus []int) error {
 	return unix.SchedSetaffinity(0, &set)
 }
 
+// IsFIFO reports whether the calling OS thread runs under SCHED_FIFO.
+func IsFIFO() (bool, error) {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return false, err
+	}
+	return attr.Policy == schedFIFO, nil
+}
+
 // SetNormal puts the calling OS thread back to SCHED_OTHER.
 func SetNormal() error {
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedOther}

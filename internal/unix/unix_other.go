@@ -75,6 +75,9 @@ func Affinity() ([]int, error) { return nil, notSupported("CPU affinity") }
 // SetAffinitySet fails: callers go on unbound.
 func SetAffinitySet(cpus []int) error { return notSupported("CPU affinity") }
 
+// IsFIFO is false: SetFIFO never succeeds here.
+func IsFIFO() (bool, error) { return false, nil }
+
 // SetNormal does nothing: SetFIFO never succeeds here.
 func SetNormal() error { return nil }
 
