@@ -75,7 +75,7 @@ func contend(competitor bool) {
 			vanished++
 		}
 	}
-	fmt.Printf("sched %d %d %d %d %d %d %d %d\n", s0.at, s1.at, s1.on-s0.on, s1.runq-s0.runq, s1.nivcsw-s0.nivcsw, s0.waiting, s1.waiting, vanished)
+	fmt.Printf("sched %d %d %d %d %d %d %d %d %d\n", s0.at, s1.at, s1.on-s0.on, s1.runq-s0.runq, s1.nivcsw-s0.nivcsw, s0.waiting, s1.waiting, vanished, s1.steal-s0.steal)
 }
 
 // hog spins for the duration d (a string such as 200ms).

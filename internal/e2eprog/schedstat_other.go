@@ -6,6 +6,7 @@ import "errors"
 
 type schedSnap struct {
 	at, on, runq, nivcsw int64
+	steal                int64
 	waiting              int
 	tids                 map[int]bool
 }
