@@ -1085,8 +1085,8 @@
 // MPI_ERR_UNSUPPORTED_OPERATION and the message "MPI_X is not implemented
 // by bcsmpi ..." (the MPI_T ones return the class without a handler).
 // Today the file holds no stub; TestStubsUpToDate keeps it true. The
-// functions that answer "not supported" by design (dynamic processes, user
-// data representations; see their sections) do so with their own classes.
+// functions that answer "not supported" by design (dynamic processes; see
+// its section) do so with their own classes.
 //
 // # Not yet
 //
