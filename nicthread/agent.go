@@ -137,6 +137,7 @@ type Agent struct {
 	// inbound chunks not yet written; per node, when its last data frame
 	// arrived (a.now()).
 	peerTimeout time.Duration
+	quiet       func(proto.NodeID) time.Duration // AgentConfig.Quiet
 	hosts       []string
 	owed        [proto.Stages][]atomic.Int64
 	owedN       [proto.Stages][]int64 // msm's scratch
@@ -212,6 +213,10 @@ type AgentConfig struct {
 	// that both still answer the master would otherwise stall until
 	// TX's timeout. The launcher across hosts sets it to node_timeout.
 	PeerTimeout time.Duration
+	// Quiet, if set, is how long ago bytes last came from node n on the
+	// mesh (transport.Mesh.Quiet): a node in the middle of a large data
+	// frame, or slow, is not silent though no whole frame has arrived.
+	Quiet func(n proto.NodeID) time.Duration
 	// Hosts, if set, names each node's host in messages (node n runs on
 	// Hosts[n]).
 	Hosts []string
@@ -251,6 +256,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax, cfg.Region.G.Ranks, cfg.Region.G.ReqMax),
 
 		peerTimeout: cfg.PeerTimeout,
+		quiet:       cfg.Quiet,
 		hosts:       cfg.Hosts,
 	}
 	nodes := 0
@@ -930,7 +936,14 @@ func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error
 		}
 		for src := range a.owed[stage] {
 			n := a.owed[stage][src].Load()
-			if n > 0 && now-max(start, time.Duration(a.lastFrom[src].Load())) >= a.peerTimeout {
+			if n <= 0 {
+				continue
+			}
+			silent := now - max(start, time.Duration(a.lastFrom[src].Load()))
+			if a.quiet != nil {
+				silent = min(silent, a.quiet(proto.NodeID(src)))
+			}
+			if silent >= a.peerTimeout {
 				chunks := "chunks"
 				if n == 1 {
 					chunks = "chunk"

@@ -56,7 +56,11 @@
 // and has sent nothing for PeerTimeout (counted from the start of the wait
 // at the earliest) fails the slice, and the error (this node's, reported to
 // the master like any other) names both nodes, their hosts (AgentConfig.Hosts)
-// and node_timeout. A node that keeps sending, however slowly, is not silent:
+// and node_timeout. A node that keeps sending, however slowly, is not silent
+// (AgentConfig.Quiet: any bytes read from it on the mesh count, so a frame
+// still arriving, or one delayed behind its other frames on that
+// connection, is progress; a node busy sending to others for node_timeout
+// before it starts on this one is not told apart from a silent one):
 // only tx_timeout bounds the whole wait. The sending side is bounded too:
 // the launcher gives the agent's mesh a send timeout of node_timeout per
 // piece (transport.Mesh.SetSendTimeout), and a data frame that a node took

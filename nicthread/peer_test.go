@@ -89,3 +89,39 @@ func TestPeerSlowButSendingIsNotSilent(t *testing.T) {
 		}
 	}
 }
+
+// A node whose one large data frame takes longer than PeerTimeout to
+// arrive is not silent while the mesh still reads its bytes
+// (AgentConfig.Quiet): the frame, delivered after twice PeerTimeout, ends
+// the slice well. Without Quiet the same run fails the slice (the first
+// subtest: the check is live).
+func TestPeerFrameStillArrivingIsNotSilent(t *testing.T) {
+	const peer = 200 * time.Millisecond
+	run := func(t *testing.T, quiet func(proto.NodeID) time.Duration) error {
+		nodes := peerNodes(t, peer, func(nodes []*testNode, to proto.NodeID, m *proto.Msg) error {
+			cp := *m
+			cp.Payload = append([]byte(nil), m.Payload...)
+			time.AfterFunc(2*peer, func() { nodes[to].a.OnData(cp.Node, &cp) })
+			return nil
+		})
+		for _, n := range nodes {
+			n.a.quiet = quiet
+		}
+		src, dst := postMany(nodes, 1, 4096)
+		err := runSlices(nodes, 3)
+		if err == nil && string(src[0]) != string(dst[0]) {
+			t.Errorf("the message arrived damaged")
+		}
+		return err
+	}
+	t.Run("no Quiet: silent", func(t *testing.T) {
+		if err := run(t, nil); err == nil || !strings.Contains(err.Error(), "which sent it no data") {
+			t.Fatalf("got %v, want the slice failed for a silent node", err)
+		}
+	})
+	t.Run("bytes still coming", func(t *testing.T) {
+		if err := run(t, func(proto.NodeID) time.Duration { return 0 }); err != nil {
+			t.Fatalf("a frame still arriving failed the slice: %v", err)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -598,5 +599,31 @@ func TestInterruptEndsRecv(t *testing.T) {
 	}
 	if err := r.ms[1].Recv(0, &m, time.Minute); err != nil || m.Type != proto.MsgStop {
 		t.Fatalf("the agent read %v %v; want the MsgStop sent after Interrupt", m.Type, err)
+	}
+}
+
+// Quiet counts from an endpoint's admission and from every read of its
+// bytes; an endpoint that never connected is quiet for ever.
+func TestQuietFollowsReads(t *testing.T) {
+	r := startRing(t, 3)
+	if q := r.ms[1].Quiet(3); q != math.MaxInt64 {
+		t.Fatalf("Quiet of an endpoint that never connected: %v, want the largest Duration", q)
+	}
+	if q := r.ms[1].Quiet(99); q != math.MaxInt64 {
+		t.Fatalf("Quiet of endpoint 99 of 4: %v, want the largest Duration", q)
+	}
+	if err := r.ms[3].Send(1, &proto.Msg{Type: proto.MsgData, Payload: make([]byte, 8)}); err != nil {
+		t.Fatal(err)
+	}
+	<-r.in                                                                                                              // served: admitted, and its bytes read
+	for deadline := time.Now().Add(30 * time.Second); r.ms[1].Quiet(3) == math.MaxInt64; time.Sleep(time.Millisecond) { // a bound on a hang
+		if time.Now().After(deadline) {
+			t.Fatal("endpoint 1 never admitted endpoint 3")
+		}
+	}
+	before := r.ms[1].Quiet(3)
+	time.Sleep(time.Millisecond) // Quiet grows while nothing comes
+	if after := r.ms[1].Quiet(3); after <= before {
+		t.Fatalf("Quiet went from %v to %v with nothing read, want it to grow", before, after)
 	}
 }

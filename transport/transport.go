@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -81,7 +82,8 @@ type Mesh struct {
 	peers   []*peer // by endpoint; nil for self
 	h       Handler
 	direct  []bool
-	rx      []*inbound // direct peers' connections, by endpoint
+	rx      []*inbound     // direct peers' connections, by endpoint
+	rxAt    []atomic.Int64 // by endpoint: when a read last returned bytes from it (since epoch, ns); 0: never
 	errs    chan error
 	secret  []byte
 	refused atomic.Int64
@@ -156,6 +158,7 @@ func (m *Mesh) Start(self int, addrs []string, h Handler, direct []bool) error {
 	}
 	m.self, m.h = self, h
 	m.peers = make([]*peer, len(addrs))
+	m.rxAt = make([]atomic.Int64, len(addrs))
 	for i, a := range addrs {
 		if i != self {
 			m.peers[i] = &peer{addr: a}
@@ -459,7 +462,8 @@ func (m *Mesh) handshake(c net.Conn) {
 	}
 	// Off the list before the proof is written, so that admit cannot close
 	// a connection whose dialer has been told it is in.
-	from, r, err := acceptHandshake(c, m.secret, m.self, len(m.peers), func() bool {
+	sc := &stampConn{Conn: c} // reads stamp rxAt once admitted
+	from, r, err := acceptHandshake(sc, m.secret, m.self, len(m.peers), func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		return unlist()
@@ -478,6 +482,8 @@ func (m *Mesh) handshake(c net.Conn) {
 	}
 	m.seen[from] = true
 	m.taken.Add(1)
+	m.rxAt[from].Store(sinceEpoch())
+	sc.at.Store(&m.rxAt[from])
 	if m.nseen++; m.nseen == len(m.peers)-1 {
 		m.ln.Close() // everyone is in
 	}
@@ -583,6 +589,44 @@ func (m *Mesh) SetSendTimeout(d time.Duration) { m.sendTO = d }
 // where the node is unreachable. 0, the default: no probes. Call before
 // Start.
 func (m *Mesh) SetDirectKeepAlive(d time.Duration) { m.alive = d }
+
+// Quiet is how long ago a read last returned bytes from endpoint from
+// (counted from its admission; a frame still arriving counts as it comes),
+// or the largest Duration if from has not connected. An agent tells a
+// peer that is slow, or busy sending a large frame, from a silent one by
+// it (nicthread, PeerTimeout).
+func (m *Mesh) Quiet(from int) time.Duration {
+	if from < 0 || from >= len(m.rxAt) {
+		return math.MaxInt64
+	}
+	at := m.rxAt[from].Load()
+	if at == 0 {
+		return math.MaxInt64
+	}
+	return time.Duration(sinceEpoch() - at)
+}
+
+// epoch is the origin of rxAt's stamps (monotonic).
+var epoch = time.Now()
+
+func sinceEpoch() int64 { return int64(time.Since(epoch)) | 1 } // never 0: 0 is "never"
+
+// stampConn is an inbound connection whose reads, once it is admitted
+// (at set), stamp when bytes last came from its endpoint (Mesh.Quiet).
+type stampConn struct {
+	net.Conn
+	at atomic.Pointer[atomic.Int64]
+}
+
+func (s *stampConn) Read(p []byte) (int, error) {
+	n, err := s.Conn.Read(p)
+	if n > 0 {
+		if at := s.at.Load(); at != nil {
+			at.Store(sinceEpoch())
+		}
+	}
+	return n, err
+}
 
 // sendPiece is the most Send writes under one deadline (SetSendTimeout),
 // so that a slow link that still moves data is not taken for a dead one.

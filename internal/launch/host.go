@@ -296,6 +296,7 @@ func RunHost(spec HostJob) (code int, err error) {
 	// two agents that both still answer the master: each agent gives a
 	// node it awaits data from, or sends data to, node_timeout.
 	ac.PeerTimeout, ac.Hosts = cfg.NodeTimeout, hostNames
+	ac.Quiet = func(n proto.NodeID) time.Duration { return agentMesh.Quiet(1 + int(n)) } // endpoint 1+n is node n
 	agentMesh.SetSendTimeout(cfg.NodeTimeout)
 	if n.group != nil {
 		ac.OnRun = n.group.onRun
