@@ -89,6 +89,24 @@ func (j *tcpJob) close() {
 	}
 }
 
+// waitFor waits until cond holds; the minute is a hang guard, not a
+// threshold.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within a minute", what)
+		}
+	}
+}
+
+// runsOn waits until j has run in n slices more than it had.
+func (j *tcpJob) runsOn(t *testing.T, n int) {
+	t.Helper()
+	n0, _ := j.slicesRun()
+	waitFor(t, "the job runs on", func() bool { m, _ := j.slicesRun(); return m >= n0+n })
+}
+
 func (j *tcpJob) slicesRun() (n, of int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -123,17 +141,8 @@ func TestGangSilentHostStallsOnlyItsJob(t *testing.T) {
 	}
 	// Once the silent node has stalled, the other job runs in 200 slices
 	// more, and in every slice once the silent job is held.
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for end := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) { // a hang guard, not a threshold
-			if time.Now().After(end) {
-				t.Fatalf("%s: not within a minute", what)
-			}
-		}
-	}
-	waitFor("the silent node stalls", func() bool { return transporttest.Stalled(silent.link1) })
-	ran0, _ := ok.slicesRun()
-	waitFor("the other job runs on", func() bool { n, _ := ok.slicesRun(); return n >= ran0+200 })
+	waitFor(t, "the silent node stalls", func() bool { return transporttest.Stalled(silent.link1) })
+	ok.runsOn(t, 200)
 	ok.mu.Lock()
 	last := ok.ran[len(ok.ran)-100:]
 	ok.mu.Unlock()
@@ -193,15 +202,7 @@ func TestGangSilentHostAbortsItsJobAtNodeTimeout(t *testing.T) {
 	if !errors.As(err, &je) || je.Node != 1 || !strings.Contains(err.Error(), "stopped answering: no DEM report for slice ") || !strings.Contains(err.Error(), "within 2s (node_timeout)") {
 		t.Fatalf("the silent job: %v; want node 1 stopped answering within its node_timeout", err)
 	}
-	n0, _ := ok.slicesRun()
-	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // a hang guard, not a threshold
-		if n, _ := ok.slicesRun(); n >= n0+50 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the other job did not run on after the silent one's abort")
-		}
-	}
+	ok.runsOn(t, 50)
 	close(okStop)
 	if _, err := jo.Wait(); err != nil {
 		t.Fatalf("the other job: %v", err)
@@ -234,15 +235,7 @@ func TestGangHeldJobStopsAtOnce(t *testing.T) {
 	}
 	// Hang guards, not thresholds: the silent job's node_timeout is ten
 	// minutes, so an end within one minute is the stop's.
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for end := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("%s: not within a minute", what)
-			}
-		}
-	}
-	waitFor("the silent job is held", func() bool {
+	waitFor(t, "the silent job is held", func() bool {
 		for _, s := range gang.Status() {
 			if s.Name == "silent" && s.Held {
 				if s.Running {
@@ -257,7 +250,7 @@ func TestGangHeldJobStopsAtOnce(t *testing.T) {
 		t.Fatal("Held is false for the job Status lists as held")
 	}
 	close(silentStop)
-	waitFor("the held job leaves on its stop", func() bool {
+	waitFor(t, "the held job leaves on its stop", func() bool {
 		select {
 		case <-js.Done():
 			return true
@@ -270,7 +263,7 @@ func TestGangHeldJobStopsAtOnce(t *testing.T) {
 	}
 	// Node 0's agent got the stop: it ends with nil; node 1 is still stalled.
 	var served error
-	waitFor("the healthy node ends", func() bool {
+	waitFor(t, "the healthy node ends", func() bool {
 		select {
 		case served = <-silent.served:
 			silent.ended++
@@ -282,8 +275,7 @@ func TestGangHeldJobStopsAtOnce(t *testing.T) {
 	if served != nil {
 		t.Fatalf("the stopped job's healthy node: %v; want nil (its stop arrived)", served)
 	}
-	n0, _ := ok.slicesRun()
-	waitFor("the other job runs on", func() bool { n, _ := ok.slicesRun(); return n >= n0+50 })
+	ok.runsOn(t, 50)
 	close(okStop)
 	if _, err := jo.Wait(); err != nil {
 		t.Fatalf("the other job: %v", err)
