@@ -714,38 +714,55 @@ type mdsReceiver struct {
 	sizes   map[string]int64
 }
 
-// allowed says whether node may send a file of that name: its ranks'
-// MMDS files, its EMDS file, and from node 0 the master's EMDS and the
-// communication matrix.
-func (r *mdsReceiver) allowed(name string) bool {
+// fileOf says whether name is one of node's files (own): its ranks' MMDS
+// files, its EMDS file, and from node 0 the master's EMDS and the
+// communication matrix; and which part of the MDS writes it (part: "main",
+// "elan" or "kernel", as in BCS_MDS).
+func (r *mdsReceiver) fileOf(name string) (part string, own bool) {
 	switch name {
 	case "emds-global.csv", "comm-matrix.csv":
-		return r.node == 0
+		return "elan", r.node == 0
 	case fmt.Sprintf("emds-node%d.csv", r.node):
-		return true
+		return "elan", true
 	case "emds-kernel-master.csv":
-		return r.node == 0
+		return "kernel", r.node == 0
 	}
 	if rest, ok := strings.CutPrefix(name, "emds-kernel-"); ok {
 		for _, f := range []string{"runtime", "interferers", "wakehist", "ids", "cost"} {
 			if rest == fmt.Sprintf("%s-node%d.csv", f, r.node) {
-				return true
+				return "kernel", true
 			}
 		}
 		num, ok := strings.CutPrefix(rest, "rank")
 		num, ok2 := strings.CutSuffix(num, ".csv")
-		return ok && ok2 && r.ownRank(num)
+		return "kernel", ok && ok2 && r.ownRank(num)
 	}
 	rest, ok := strings.CutPrefix(name, "mmds-rank")
 	if !ok {
-		return false
+		return "", false
 	}
 	for _, suf := range []string{"-dist.csv", ".csv", ".hlog"} {
 		if num, ok := strings.CutSuffix(rest, suf); ok {
-			return r.ownRank(num)
+			return "main", r.ownRank(num)
 		}
 	}
-	return false
+	return "", false
+}
+
+// refuse says why node may not send a file of that name, or nil: it must be
+// one of the node's files (fileOf), of a part of the MDS the job asked for
+// (a bcsd whose files the job's BCS_MDS does not explain is refused, as a
+// foreign name is).
+func (r *mdsReceiver) refuse(name string) error {
+	part, own := r.fileOf(name)
+	if !own {
+		return fmt.Errorf("it sent an MDS file named %q, not one of its node's (mmds-rankR.csv, .hlog, -dist.csv and emds-kernel-rankR.csv of its ranks, emds-node%d.csv, emds-kernel-*-node%d.csv, and from node 0 emds-global.csv, emds-kernel-master.csv and comm-matrix.csv)", name, r.node, r.node)
+	}
+	mode := r.s.mon.mode
+	if have := map[string]bool{"main": mode.Main, "elan": mode.Elan, "kernel": mode.Kernel}[part]; !have {
+		return fmt.Errorf("it sent MDS file %s, written by the MDS's %s part, but the job's MDS is %q (BCS_MDS without %s)", name, part, mode.String(), part)
+	}
+	return nil
 }
 
 // ownRank says whether num (decimal, as in a file's name) is one of the
@@ -803,8 +820,8 @@ func (r *mdsReceiver) piece(b []byte) error {
 	nl := int(binary.BigEndian.Uint16(b))
 	name, data := string(b[2:2+nl]), b[2+nl:]
 	if name != r.name {
-		if !r.allowed(name) {
-			return fmt.Errorf("it sent an MDS file named %q, not one of its node's (mmds-rankR.csv, .hlog, -dist.csv and emds-kernel-rankR.csv of its ranks, emds-node%d.csv, emds-kernel-*-node%d.csv, and from node 0 emds-global.csv, emds-kernel-master.csv and comm-matrix.csv)", name, r.node, r.node)
+		if err := r.refuse(name); err != nil {
+			return err
 		}
 		if r.pending == nil {
 			r.pending, r.sizes = map[string]*os.File{}, map[string]int64{}

@@ -3,6 +3,7 @@ package launch
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -39,8 +40,14 @@ func TestControlFrames(t *testing.T) {
 // (its directory returned), listening on loopback.
 func testCtl(t *testing.T, stdin *os.File) (*ctlServer, *across, string, string) {
 	t.Helper()
+	return testCtlMDS(t, stdin, "main,elan")
+}
+
+// testCtlMDS is testCtl for a job whose BCS_MDS is mode.
+func testCtlMDS(t *testing.T, stdin *os.File, mode string) (*ctlServer, *across, string, string) {
+	t.Helper()
 	cfg := configs.Default()
-	cfg.Nodes, cfg.MDS, cfg.MDSDir = 2, "main,elan", t.TempDir()
+	cfg.Nodes, cfg.MDS, cfg.MDSDir = 2, mode, t.TempDir()
 	a := &across{cfg: cfg, hosts: 2, jobID: "j1", secret: []byte("0123456789abcdef")}
 	mon, err := newMonitorFor(Job{Ranks: 3, Program: "p"}, cfg, "j1", NodeOf(3, 2, false, 0), io.Discard, false)
 	if err != nil {
@@ -111,7 +118,7 @@ func TestControlEndsTheJobAndGathersMDS(t *testing.T) {
 // files; a host that ends without its 'Z' is named as missing, and what it
 // began to send is removed.
 func TestControlRefusesForeignFiles(t *testing.T) {
-	s, a, addr, dir := testCtl(t, nil)
+	s, a, addr, dir := testCtlMDS(t, nil, "main,kernel")
 	r := &mdsReceiver{s: s, node: 1}
 	for name, ok := range map[string]bool{"mmds-rank2.csv": true, "mmds-rank2.hlog": true, "mmds-rank2-dist.csv": true, "emds-node1.csv": true,
 		"mmds-rank0.csv": false, "mmds-rank02.csv": false, "emds-node0.csv": false, "emds-global.csv": false, "../x": false, "manifest.json": false, "mmds-rank3.csv": false,
@@ -119,8 +126,8 @@ func TestControlRefusesForeignFiles(t *testing.T) {
 		"emds-kernel-runtime-node1.csv": true, "emds-kernel-ids-node1.csv": true, "emds-kernel-cost-node1.csv": true,
 		"emds-kernel-interferers-node1.csv": true, "emds-kernel-wakehist-node1.csv": true,
 		"emds-kernel-runtime-node0.csv": false, "emds-kernel-ids.csv": false, "emds-kernel-master.csv": false, "emds-kernel-runtime.csv": false} {
-		if r.allowed(name) != ok {
-			t.Errorf("node 1 may send %q: %v, want %v", name, !ok, ok)
+		if err := r.refuse(name); (err == nil) != ok || !ok && !strings.Contains(err.Error(), "not one of its node's") {
+			t.Errorf("node 1 sending %q: refused %v, want refused %v as not its node's", name, err, !ok)
 		}
 	}
 	h0, err := dialControl(addr, a.secret, "j1", 0, "ha")
@@ -162,6 +169,67 @@ func TestControlRefusesForeignFiles(t *testing.T) {
 	h0.close()
 	if cr := s.finish(); len(cr.missing) != 1 || !strings.Contains(cr.missing[0], `"mmds-rank0.csv"`) {
 		t.Errorf("missing %q, want node 1's refusal naming the file", cr.missing)
+	}
+}
+
+// TestControlRefusesPartsNotAsked: a host's own file of a part of the MDS
+// the job did not ask for (the kernel monitor's without BCS_MDS=…,kernel,
+// an MMDS file without main, an EMDS file without elan) is refused, naming
+// the file, the part and the job's BCS_MDS; a file of a part asked for is
+// taken.
+func TestControlRefusesPartsNotAsked(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		ok   []string
+		no   map[string]string // file → the part named in its refusal
+	}{
+		{"main,elan", []string{"mmds-rank2.csv", "emds-node1.csv"},
+			map[string]string{"emds-kernel-rank2.csv": "kernel", "emds-kernel-runtime-node1.csv": "kernel", "emds-kernel-ids-node1.csv": "kernel"}},
+		{"elan,kernel", []string{"emds-node1.csv", "emds-kernel-rank2.csv", "emds-kernel-wakehist-node1.csv"},
+			map[string]string{"mmds-rank2.csv": "main", "mmds-rank2.hlog": "main"}},
+		{"main", []string{"mmds-rank2-dist.csv"},
+			map[string]string{"emds-node1.csv": "elan", "emds-kernel-cost-node1.csv": "kernel"}},
+	} {
+		s, _, _, _ := testCtlMDS(t, nil, tc.mode)
+		r := &mdsReceiver{s: s, node: 1}
+		for _, name := range tc.ok {
+			if err := r.refuse(name); err != nil {
+				t.Errorf("BCS_MDS=%s: node 1's %s refused: %v", tc.mode, name, err)
+			}
+		}
+		for name, part := range tc.no {
+			err := r.refuse(name)
+			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "MDS's "+part+" part") ||
+				!strings.Contains(err.Error(), fmt.Sprintf("%q", tc.mode)) {
+				t.Errorf("BCS_MDS=%s: node 1's %s: %v, want a refusal naming it, the %s part and the job's MDS", tc.mode, name, err, part)
+			}
+		}
+	}
+
+	// Through the control connection: the refusal ends the conversation
+	// with that host, named in the missing data, and nothing is kept.
+	s, a, addr, dir := testCtlMDS(t, nil, "main,elan")
+	h, err := dialControl(addr, a.secret, "j1", 1, "hb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	h.send('F', append([]byte{0, 21}, "emds-kernel-rank2.csvrows"...))
+	h.ship(nil, 1, 0) // its end, which bcsrun no longer reads (taken, had the file been allowed)
+	h0, err := dialControl(addr, a.secret, "j1", 0, "ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h0.ship(nil, 0, 0)
+	<-h.release // bcsrun hung up (or released it)
+	<-h0.release
+	h0.close()
+	if cr := s.finish(); len(cr.missing) != 1 || !strings.Contains(cr.missing[0], "host hb (node 1)") || !strings.Contains(cr.missing[0], "emds-kernel-rank2.csv") ||
+		!strings.Contains(cr.missing[0], "kernel part") {
+		t.Errorf("missing %q, want host hb's kernel file refused", cr.missing)
+	}
+	if l, _ := filepath.Glob(filepath.Join(dir, "emds-kernel-*")); len(l) > 0 {
+		t.Errorf("a refused file was kept: %v", l)
 	}
 }
 

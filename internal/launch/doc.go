@@ -47,7 +47,11 @@
 // others say theirs only if bcsrun has not ended the job within quietWait,
 // so that the user reads it once, as on one machine. Each bcsd then sends its
 // MDS files (hostmds.go) and exits when bcsrun has every host's part; a
-// host that died is named in the job's MDS directory as missing. With the
+// host that died is named in the job's MDS directory as missing. bcsrun
+// takes from a host only its own node's files, and only of the parts of
+// the MDS the job asked for (an emds-kernel-* file without mds: kernel,
+// an mmds-* file without main, an EMDS file without elan is refused like
+// a foreign name: that host's data is then named missing). With the
 // kernel monitor (mds: kernel) each bcsd runs its host's (emds/kernel:
 // its ranks, its agent publishing the slices; its decoding and loading
 // prefetched at the start of RunHost) and sends its files with its EMDS;
