@@ -40,7 +40,9 @@
 // interferers together (an interferer is named by its own host's ids: the
 // process ids of different hosts are not comparable). A host whose monitor
 // could not load sends no kernel file; the manifest's kernel_hosts says
-// why.
+// why. A host that sent some of its files but not all (its data did not
+// all come back) is summarized from what is there, and Summarize names
+// each missing file with its node and host rather than failing for all.
 //
 // # Metrics (per entity, per slice; times in ns)
 //

@@ -2,11 +2,14 @@ package kernel
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,20 +114,29 @@ func Durations(s *emds.Series, slice int64) []int64 {
 
 // Summarize reads a job's kernel monitor dumps; slice is the slice length
 // in ns (the manifest's timeslice_ns). top bounds the interferers listed.
-func Summarize(dir string, slice int64, top int) ([]Summary, error) {
+//
+// It summarizes what is there: where a host's (or, on one machine, the
+// job's) ids, wake-up histogram, interferers or runtime file is missing —
+// a job across hosts whose bcsd's data did not all come back — only what
+// that file holds is left out (its entities' wake-up latencies show as
+// "-", its interferers are not listed or not named, its runtime has no
+// row), and missing says so, one line per file, naming the node (and its
+// host, from the manifest's hosts) and the file. A file that is there but
+// malformed is an error, as is a directory with no kernel data at all.
+func Summarize(dir string, slice int64, top int) (sums []Summary, missing []string, err error) {
 	ents, err := Entities(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	hist, intf, err := readShared(dir)
+	hist, intf, missing, err := readShared(dir, ents)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Summary
 	for _, e := range ents {
 		s, err := ReadSeries(dir, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sum := Summary{Entity: e, Slices: len(s.Slices), P50: -1, P99: -1}
 		for _, d := range Durations(s, slice) {
@@ -144,7 +156,78 @@ func Summarize(dir string, slice int64, top int) ([]Summary, error) {
 		sum.Top = in[:min(top, len(in))]
 		out = append(out, sum)
 	}
-	return out, nil
+	return out, missing, nil
+}
+
+// sharedFiles are the files a monitor writes of its own besides the
+// entities' rows (…<tag>.csv: tag "" on one machine, "-node<k>" per host
+// across hosts), and what a summary lacks without each.
+var sharedFiles = []struct{ name, without string }{
+	{"ids", "its interferers are not named by entity"},
+	{"wakehist", "the wake-up latencies (p50, p99) of its entities are not shown"},
+	{"interferers", "its entities' interfering tasks are not listed"},
+}
+
+// hostTags lists the monitors whose files are in dir: "" (one machine) if
+// any of its own files or its runtime's row is there, and "-node<k>" for
+// every host k with any file carrying that tag (ents: the entities with
+// rows), in host order.
+func hostTags(dir string, ents []string) ([]string, error) {
+	var tags []string
+	one := false
+	nodes := map[int]bool{}
+	for _, e := range ents {
+		if e == "runtime" {
+			one = true
+		} else if IsHostRuntime(e) {
+			k, _ := strconv.Atoi(strings.TrimPrefix(e, "runtime-node"))
+			nodes[k] = true
+		}
+	}
+	for _, f := range sharedFiles {
+		if _, err := os.Stat(filepath.Join(dir, "emds-kernel-"+f.name+".csv")); err == nil {
+			one = true
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "emds-kernel-"+f.name+"-node*.csv"))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range files {
+			t := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "emds-kernel-"+f.name), ".csv")
+			if IsHostRuntime("runtime" + t) {
+				k, _ := strconv.Atoi(strings.TrimPrefix(t, "-node"))
+				nodes[k] = true
+			}
+		}
+	}
+	if one || len(nodes) == 0 {
+		tags = append(tags, "")
+	}
+	ks := make([]int, 0, len(nodes))
+	for k := range nodes {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	for _, k := range ks {
+		tags = append(tags, "-node"+strconv.Itoa(k))
+	}
+	return tags, nil
+}
+
+// hostNames reads the manifest's hosts (node k runs on hosts[k]), nil if
+// it has none or cannot be read: they only help name what is missing.
+func hostNames(dir string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		Hosts []string `json:"hosts"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m.Hosts
 }
 
 // readShared reads the wake-up histograms and the interferers (each named
@@ -152,38 +235,53 @@ func Summarize(dir string, slice int64, top int) ([]Summary, error) {
 // (emds-kernel-wakehist.csv, -interferers.csv, -ids.csv), one per host
 // across hosts (…-node<k>.csv: its ids name its interferers; process ids
 // of different hosts are not comparable). A host without the monitor has
-// no files: the others' are read.
-func readShared(dir string) (map[string][]bucket, map[string][]Interferer, error) {
-	tags := []string{""}
-	if _, err := os.Stat(filepath.Join(dir, "emds-kernel-ids.csv")); err != nil {
-		files, err := filepath.Glob(filepath.Join(dir, "emds-kernel-ids-node*.csv"))
-		if err != nil {
-			return nil, nil, err
-		}
-		tags = tags[:0]
-		for _, f := range files {
-			t := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "emds-kernel-ids"), ".csv")
-			if IsHostRuntime("runtime" + t) {
-				tags = append(tags, t)
+// no files at all and is not looked for; a host with some of them but not
+// all has the missing ones named in missing.
+func readShared(dir string, ents []string) (map[string][]bucket, map[string][]Interferer, []string, error) {
+	tags, err := hostTags(dir, ents)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hosts := hostNames(dir)
+	var missing []string
+	absent := func(t, file, without string) {
+		who := "the job"
+		if k, ok := strings.CutPrefix(t, "-node"); ok {
+			n, _ := strconv.Atoi(k)
+			who = "node " + k
+			if n < len(hosts) && hosts[n] != "" {
+				who += " (host " + hosts[n] + ")"
 			}
 		}
-		if len(tags) == 0 {
-			tags = []string{""} // for the error naming the one-machine file
-		}
+		missing = append(missing, fmt.Sprintf("%s: %s missing: %s", who, file, without))
 	}
 	hist, intf := map[string][]bucket{}, map[string][]Interferer{}
 	for _, t := range tags {
-		h, err := readHist(filepath.Join(dir, "emds-kernel-wakehist"+t+".csv"))
-		if err != nil {
-			return nil, nil, err
+		if t != "" {
+			if e := "runtime" + t; !slices.Contains(ents, e) {
+				absent(t, "emds-kernel-"+e+".csv", "its runtime has no row")
+			}
 		}
-		in, err := readInterferers(filepath.Join(dir, "emds-kernel-interferers"+t+".csv"))
-		if err != nil {
-			return nil, nil, err
-		}
-		ids, err := readIDs(filepath.Join(dir, "emds-kernel-ids"+t+".csv"))
-		if err != nil {
-			return nil, nil, err
+		var h map[string][]bucket
+		var in map[string][]Interferer
+		var ids map[int]string
+		for _, f := range sharedFiles {
+			name := "emds-kernel-" + f.name + t + ".csv"
+			path := filepath.Join(dir, name)
+			var err error
+			switch f.name {
+			case "ids":
+				ids, err = readIDs(path)
+			case "wakehist":
+				h, err = readHist(path)
+			case "interferers":
+				in, err = readInterferers(path)
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				absent(t, name, f.without)
+			} else if err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		for e, bs := range h {
 			hist[e] = append(hist[e], bs...)
@@ -201,7 +299,7 @@ func readShared(dir string) (map[string][]bucket, map[string][]Interferer, error
 	for _, in := range intf {
 		sort.SliceStable(in, func(i, j int) bool { return in[i].NS > in[j].NS })
 	}
-	return hist, intf, nil
+	return hist, intf, missing, nil
 }
 
 type bucket struct{ hi, n int64 }

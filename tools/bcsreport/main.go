@@ -9,7 +9,10 @@
 // --kernel prints the kernel monitor's summary instead (BCS_MDS=…,kernel):
 // per rank, the master's thread and the runtime, the share of the run on
 // CPU, runnable and preempted, the wake-up latency's p50 and p99, and the
-// tasks that ran longest while it waited.
+// tasks that ran longest while it waited. Where a host's kernel files did
+// not all come back (a job across hosts), it summarizes the rest, names
+// each missing file and its node on stderr, and exits 3, or 0 with
+// --partial, as for the MMDS.
 //
 // Before the table it checks that the data is whole (the job's manifest says
 // bcsrun finished, and every selected rank left a final dump, with no dump
@@ -48,13 +51,20 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bcsreport: --top %d, want 0 or more\n", *top)
 			os.Exit(2)
 		}
-		sums, err := kernel.Summarize(fs.Arg(0), plots.Timeslice(fs.Arg(0)), *top)
+		sums, missing, err := kernel.Summarize(fs.Arg(0), plots.Timeslice(fs.Arg(0)), *top)
+		for _, m := range missing {
+			fmt.Fprintf(os.Stderr, "bcsreport: kernel monitor data incomplete: %s\n", m)
+		}
 		if err == nil {
 			err = kernel.WriteSummaries(os.Stdout, sums)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bcsreport:", err)
 			os.Exit(1)
+		}
+		if len(missing) > 0 && !*partial {
+			fmt.Fprintln(os.Stderr, "bcsreport: the table covers only the data present; --partial accepts that and exits 0")
+			os.Exit(mds.ExitIncomplete)
 		}
 		return
 	}

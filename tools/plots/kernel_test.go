@@ -58,9 +58,9 @@ func TestKernelFigures(t *testing.T) {
 }
 
 func TestKernelSummary(t *testing.T) {
-	sums, err := kernel.Summarize(kernelDir(t), 250000, 3)
-	if err != nil {
-		t.Fatal(err)
+	sums, missing, err := kernel.Summarize(kernelDir(t), 250000, 3)
+	if err != nil || len(missing) > 0 {
+		t.Fatal(err, missing)
 	}
 	if len(sums) != 4 || sums[0].Entity != "rank0" || sums[1].Entity != "rank1" || sums[2].Entity != "master" {
 		t.Fatalf("entities %+v", sums)
@@ -91,12 +91,12 @@ func TestKernelSummary(t *testing.T) {
 func TestKernelSummaryBadFiles(t *testing.T) {
 	dir := kernelDir(t)
 	write(t, dir, "emds-kernel-wakehist.csv", "entity,lo_ns,hi_ns,count\nrank0,1,x,3\n")
-	if _, err := kernel.Summarize(dir, 250000, 3); err == nil || !strings.Contains(err.Error(), "line 2") {
+	if _, _, err := kernel.Summarize(dir, 250000, 3); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("a bad histogram row: %v", err)
 	}
 	dir = kernelDir(t)
 	write(t, dir, "emds-kernel-rank1.csv", "slice,ONCPU\n0,1\n")
-	if _, err := kernel.Summarize(dir, 250000, 3); err == nil || !strings.Contains(err.Error(), "RUNQ") {
+	if _, _, err := kernel.Summarize(dir, 250000, 3); err == nil || !strings.Contains(err.Error(), "RUNQ") {
 		t.Fatalf("a file without the metrics: %v", err)
 	}
 }
@@ -106,7 +106,10 @@ func TestKernelSummaryBadFiles(t *testing.T) {
 // ids naming its own interferers (pid 5 is the master on node 0, an
 // unregistered task on node 1). A host without the monitor (node 2) has
 // no files and is left out.
-func TestKernelSummaryAcrossHosts(t *testing.T) {
+// kernelAcrossDir is kernelDir as a job across two hosts leaves it (see
+// TestKernelSummaryAcrossHosts).
+func kernelAcrossDir(t *testing.T) string {
+	t.Helper()
 	dir := kernelDir(t)
 	for _, f := range []string{"interferers", "wakehist", "ids"} {
 		if err := os.Remove(filepath.Join(dir, "emds-kernel-"+f+".csv")); err != nil {
@@ -127,9 +130,14 @@ func TestKernelSummaryAcrossHosts(t *testing.T) {
 	write(t, dir, "emds-kernel-interferers-node1.csv", "entity,pid,comm,ns\nrank1,77,hog,30000000\nrank1,5,kworker,1000\n")
 	write(t, dir, "emds-kernel-wakehist-node1.csv", "entity,lo_ns,hi_ns,count\nrank1,16384,24576,1000\n")
 	write(t, dir, "emds-kernel-ids-node1.csv", "id,entity,kind\n11,rank1,process\n6,runtime-node1,process\n")
-	sums, err := kernel.Summarize(dir, 250000, 3)
-	if err != nil {
-		t.Fatal(err)
+	return dir
+}
+
+func TestKernelSummaryAcrossHosts(t *testing.T) {
+	dir := kernelAcrossDir(t)
+	sums, missing, err := kernel.Summarize(dir, 250000, 3)
+	if err != nil || len(missing) > 0 {
+		t.Fatal(err, missing)
 	}
 	var ents []string
 	for _, s := range sums {
@@ -152,5 +160,58 @@ func TestKernelSummaryAcrossHosts(t *testing.T) {
 	}
 	if _, err := KernelStack(dir, dir, "runtime-node1", Range{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A host whose files did not all come back: the summary covers the rest
+// and names each missing file with its node and host (the manifest's
+// hosts), instead of failing for every host.
+func TestKernelSummaryHostFileMissing(t *testing.T) {
+	dir := kernelAcrossDir(t)
+	write(t, dir, "manifest.json", `{"timeslice_ns": 250000, "hosts": ["ha", "hb"]}`)
+	if err := os.Remove(filepath.Join(dir, "emds-kernel-wakehist-node1.csv")); err != nil {
+		t.Fatal(err)
+	}
+	sums, missing, err := kernel.Summarize(dir, 250000, 3)
+	if err != nil || len(sums) != 5 || sums[0].P50 != 24576 || sums[1].P50 != -1 ||
+		strings.Join(missing, "\n") != "node 1 (host hb): emds-kernel-wakehist-node1.csv missing: the wake-up latencies (p50, p99) of its entities are not shown" {
+		t.Fatalf("node 1's histogram missing: %d summaries, missing %q, %v; want the rest summarized and the file named", len(sums), missing, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "emds-kernel-ids-node1.csv")); err != nil {
+		t.Fatal(err)
+	}
+	sums, missing, err = kernel.Summarize(dir, 250000, 3)
+	if err != nil {
+		t.Fatalf("one host's files missing failed the whole summary: %v", err)
+	}
+	var ents []string
+	for _, s := range sums {
+		ents = append(ents, s.Entity)
+	}
+	if strings.Join(ents, " ") != "rank0 rank1 master runtime-node0 runtime-node1" {
+		t.Fatalf("entities %q", ents)
+	}
+	if sums[0].P50 != 24576 || sums[0].P99 != 1572864 || len(sums[0].Top) != 1 || sums[0].Top[0].Entity != "master" {
+		t.Errorf("rank0 (node 0, whole): p50 %d, p99 %d, interferers %+v", sums[0].P50, sums[0].P99, sums[0].Top)
+	}
+	if top := sums[1].Top; sums[1].P50 != -1 || len(top) != 2 || top[0].PID != 77 || top[1].Entity != "" {
+		t.Errorf("rank1 (node 1, no histogram, no ids): p50 %d, interferers %+v; want -1 and its two unnamed", sums[1].P50, top)
+	}
+	want := []string{
+		"node 1 (host hb): emds-kernel-ids-node1.csv missing: its interferers are not named by entity",
+		"node 1 (host hb): emds-kernel-wakehist-node1.csv missing: the wake-up latencies (p50, p99) of its entities are not shown",
+	}
+	if strings.Join(missing, "\n") != strings.Join(want, "\n") {
+		t.Errorf("missing:\n%s\nwant:\n%s", strings.Join(missing, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A host's runtime row missing (its other files there): named too.
+	dir = kernelAcrossDir(t)
+	if err := os.Remove(filepath.Join(dir, "emds-kernel-runtime-node1.csv")); err != nil {
+		t.Fatal(err)
+	}
+	sums, missing, err = kernel.Summarize(dir, 250000, 3)
+	if err != nil || len(sums) != 4 || len(missing) != 1 || missing[0] != "node 1: emds-kernel-runtime-node1.csv missing: its runtime has no row" {
+		t.Errorf("runtime-node1 missing: %d summaries, missing %q, %v", len(sums), missing, err)
 	}
 }
