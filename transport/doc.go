@@ -120,7 +120,9 @@
 // goroutine (sends to one peer are serialised). Send blocks while the
 // peer's connection takes nothing, unless SetSendTimeout bounds it (the
 // agents across hosts: a cut link or a partition must not hang a sender);
-// SetDirectKeepAlive has the kernel probe the direct peers' connections. The Mesh owns its listener,
+// SetDirectKeepAlive has the kernel probe the direct peers' connections (a
+// connection whose options the kernel refuses is kept without probes, and
+// KeepAliveFailed names it for the owner to report). The Mesh owns its listener,
 // its connections and its goroutines (readers, handshakes, dials); Close ends
 // them all and waits for them.
 //

@@ -109,6 +109,7 @@ type Mesh struct {
 	hs         []net.Conn    // inbound connections handshaking, oldest first
 	sendTO     time.Duration // SetSendTimeout
 	alive      time.Duration // SetDirectKeepAlive
+	aliveErrs  []KeepAliveError
 }
 
 // Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
@@ -489,9 +490,9 @@ func (m *Mesh) handshake(c net.Conn) {
 	}
 	if m.direct[from] {
 		if m.alive > 0 {
-			tc := c.(*net.TCPConn)
-			tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(m.alive/2, time.Second), Interval: time.Second, Count: 9})
-			userTimeout(tc, m.alive)
+			if err := keepAlive(c.(*net.TCPConn), m.alive); err != nil {
+				m.aliveErrs = append(m.aliveErrs, KeepAliveError{Endpoint: from, Err: err})
+			}
 		}
 		m.rx[from] = &inbound{conn: c, r: r}
 		if m.directLeft--; m.directLeft == 0 {
@@ -587,8 +588,40 @@ func (m *Mesh) SetSendTimeout(d time.Duration) { m.sendTO = d }
 // kernel answers) is waited for. The master uses it to bound its wait for
 // a node's transmission (node_timeout + tx_timeout) by about node_timeout
 // where the node is unreachable. 0, the default: no probes. Call before
-// Start.
+// Start. A connection whose options the kernel refuses is kept without
+// them, and KeepAliveFailed names it.
 func (m *Mesh) SetDirectKeepAlive(d time.Duration) { m.alive = d }
+
+// keepAlive turns on c's keepalive probes for SetDirectKeepAlive(d).
+func keepAlive(c *net.TCPConn, d time.Duration) error {
+	return errors.Join(c.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(d/2, time.Second), Interval: time.Second, Count: 9}),
+		userTimeout(c, d))
+}
+
+// KeepAliveError is a direct peer's connection on which the kernel refused
+// SetDirectKeepAlive's socket options (Err, from setsockopt).
+type KeepAliveError struct {
+	Endpoint int
+	Err      error
+}
+
+func (e KeepAliveError) Error() string {
+	return fmt.Sprintf("transport: keepalive on the connection from endpoint %d: %v", e.Endpoint, e.Err)
+}
+
+func (e KeepAliveError) Unwrap() error { return e.Err }
+
+// KeepAliveFailed lists the direct peers' connections on which
+// SetDirectKeepAlive's options could not be set, in admission order (all of
+// them are admitted once Start has returned nil). Such a connection is
+// used all the same, without probes: a Recv from its peer, cut off, waits
+// for its whole timeout. The mesh says it only here, so that its owner
+// can warn once: it is not an error of the job.
+func (m *Mesh) KeepAliveFailed() []KeepAliveError {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]KeepAliveError(nil), m.aliveErrs...)
+}
 
 // Quiet is how long ago a read last returned bytes from endpoint from
 // (counted from its admission; a frame still arriving counts as it comes),

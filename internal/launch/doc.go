@@ -66,7 +66,12 @@
 // (its bcsd killed, its link to the master cut) within node_timeout (cut
 // off while it transmits: through keepalive probes,
 // transport.Mesh.SetDirectKeepAlive, in about node_timeout, at least
-// 2 s). A
+// 2 s). Where the kernel refuses those socket options on a connection
+// (transport.Mesh.KeepAliveFailed), node 0's bcsd warns once, naming the
+// nodes and the error, and the job goes on: that is a slower detection,
+// not none (the master's wait for a node's report still ends, after
+// node_timeout + tx_timeout), and failing a job that is healthy for a
+// socket option would cost more than the late notice it avoids. A
 // link cut or a partition between two hosts that both still answer the
 // master is noticed by their agents: RunHost gives each agent node_timeout
 // as its PeerTimeout and its mesh's send timeout, and the host names to

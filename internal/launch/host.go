@@ -333,6 +333,11 @@ func RunHost(spec HostJob) (code int, err error) {
 			return 1, fmt.Errorf("%s: %w", who, err)
 		}
 	}
+	if masterMesh != nil {
+		if w := keepAliveWarning(who, masterMesh.KeepAliveFailed(), hostNames, cfg); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
+	}
 	served := make(chan error, 1)
 	j.wg.Add(1)
 	go func() { defer j.wg.Done(); served <- ep.Serve() }()
@@ -644,4 +649,25 @@ func peerGone(err error) bool {
 	// A node's report relayed by the master keeps only the text.
 	t := err.Error()
 	return strings.HasSuffix(t, ": EOF") || strings.HasSuffix(t, ": unexpected EOF") || strings.Contains(t, "connection reset by peer") || strings.Contains(t, "broken pipe")
+}
+
+// keepAliveWarning is the one warning node 0's bcsd prints when the kernel
+// refused the keepalive options on some of the master's connections to its
+// agents (transport.Mesh.KeepAliveFailed; endpoint k is node k-1), or "".
+// The job goes on: failure detection is slower there, not gone (doc.go).
+func keepAliveWarning(who string, failed []transport.KeepAliveError, hostNames []string, cfg configs.Config) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	var nodes []string
+	for _, f := range failed {
+		n := f.Endpoint - 1
+		name := fmt.Sprintf("node %d", n)
+		if n >= 0 && n < len(hostNames) && hostNames[n] != "" {
+			name += " (host " + hostNames[n] + ")"
+		}
+		nodes = append(nodes, fmt.Sprintf("%s: %v", name, f.Err))
+	}
+	return fmt.Sprintf("%s: warning: keepalive probes could not be set on the master's connection to %s; the job goes on, but a host there cut off while it transmits is noticed only after node_timeout + tx_timeout (%v), not node_timeout (%v)",
+		who, strings.Join(nodes, "; "), cfg.NodeTimeout+cfg.TXTimeout, cfg.NodeTimeout)
 }

@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/nicthread"
+	"github.com/bcsmpi/bcsmpi/transport"
 )
 
 // TestSlurmArgsKeepSecretsOff: srun's command line names bcsd, the ranks
@@ -270,5 +273,28 @@ func TestWholeJob(t *testing.T) {
 		if got := wholeJob(c.err); got != c.want {
 			t.Errorf("wholeJob(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// The master's keepalive options refused on some of its connections: one
+// warning naming each node (endpoint k is node k-1), its host and the
+// kernel's error, and how much later a cut-off host there is noticed;
+// nothing when all were set.
+func TestKeepAliveWarning(t *testing.T) {
+	cfg := configs.Default()
+	cfg.NodeTimeout, cfg.TXTimeout = 5*time.Second, 30*time.Second
+	if w := keepAliveWarning("bcsd on ha", nil, []string{"ha", "hb"}, cfg); w != "" {
+		t.Errorf("no failure, yet %q", w)
+	}
+	w := keepAliveWarning("bcsd on ha", []transport.KeepAliveError{{Endpoint: 2, Err: syscall.EINVAL}, {Endpoint: 3, Err: syscall.ENOPROTOOPT}},
+		[]string{"ha", "hb", ""}, cfg)
+	for _, want := range []string{"bcsd on ha: warning: ", "node 1 (host hb): invalid argument", "node 2: protocol not available",
+		"node_timeout + tx_timeout (35s), not node_timeout (5s)", "the job goes on"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q has no %q", w, want)
+		}
+	}
+	if strings.Count(w, "\n") != 0 {
+		t.Errorf("warning %q: want one line", w)
 	}
 }
