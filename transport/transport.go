@@ -666,7 +666,8 @@ func (s *stampConn) Read(p []byte) (int, error) {
 const sendPiece = 256 << 10
 
 // Send writes m to endpoint to and flushes it. The first Send to a lazy peer
-// not yet connected dials it (or waits for the dial Connect started).
+// not yet connected dials it (or waits for the dial Connect started). With
+// SetSendTimeout, the write deadlines it sets are cleared when it returns.
 func (m *Mesh) Send(to int, msg *proto.Msg) error {
 	if to < 0 || to >= len(m.peers) || m.peers[to] == nil {
 		return fmt.Errorf("transport: endpoint %d has no connection to endpoint %d", m.self, to)
@@ -685,6 +686,12 @@ func (m *Mesh) Send(to int, msg *proto.Msg) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if m.sendTO > 0 {
+		// The connection keeps no deadline of Send's once it returns: a
+		// later write on it (another Send sets its own; nothing else
+		// writes today) must not fail on a stale one.
+		defer p.conn.SetWriteDeadline(time.Time{})
+	}
 	payload := msg.Payload
 	msg.Payload = nil
 	p.buf = proto.AppendFrame(p.buf[:0], msg)

@@ -215,6 +215,52 @@ func TestSendTimeoutOnPeerThatTakesNothing(t *testing.T) {
 	}
 }
 
+// deadlineConn records the write deadlines set on a connection.
+type deadlineConn struct {
+	net.Conn
+	mu  sync.Mutex
+	set []time.Time
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.set = append(c.set, t)
+	c.mu.Unlock()
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// With SetSendTimeout, Send bounds each piece of its frame with a write
+// deadline and clears it when it returns, so that no later write on the
+// connection meets a stale one.
+func TestSendClearsItsWriteDeadline(t *testing.T) {
+	ms, cs := startMesh(t, NewSecret(), 2, func([]string) {})
+	ms[0].SetSendTimeout(time.Minute)
+	if err := ms[0].Send(1, &proto.Msg{Type: proto.MsgData, Payload: []byte("dial")}); err != nil {
+		t.Fatal(err)
+	}
+	<-cs[1].cond
+	p := ms[0].peers[1]
+	p.mu.Lock()
+	dc := &deadlineConn{Conn: p.conn}
+	p.conn = dc // the writes still go to the real connection (p.w)
+	p.mu.Unlock()
+	payload := bytes.Repeat([]byte("x"), 3*sendPiece+5) // several pieces
+	if err := ms[0].Send(1, &proto.Msg{Type: proto.MsgData, Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+	<-cs[1].cond
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if n := len(dc.set); n < 5 || !dc.set[n-1].IsZero() {
+		t.Fatalf("write deadlines set %v: want one per piece and the flush, then the zero time last", dc.set)
+	}
+	for _, d := range dc.set[:len(dc.set)-1] {
+		if d.IsZero() {
+			t.Fatalf("write deadlines set %v: a piece written with none", dc.set)
+		}
+	}
+}
+
 // An acceptor that may no longer admit the connection (admit displaced it for
 // a newer one) does not send its proof, so the dialer is never told it is in.
 func TestHandshakeNotKeptSendsNoProof(t *testing.T) {
