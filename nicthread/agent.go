@@ -135,7 +135,12 @@ type Agent struct {
 
 	// Peer silence (AgentConfig.PeerTimeout): per stage and source node,
 	// inbound chunks not yet written; per node, when its last data frame
-	// arrived (a.now()).
+	// arrived (a.now()). owed and lastFrom have one entry per node of
+	// NodeOf (max + 1): they are indexed only by a chunk's SrcNode, which
+	// the scheduler takes from NodeOf for a rank core.CheckDescriptor
+	// admitted (a descriptor from any node naming a rank outside the job
+	// fails MSM first), and by OnData's from once it equals that SrcNode:
+	// never out of range (TestOutOfRangeNodeIsAJobError).
 	peerTimeout time.Duration
 	quiet       func(proto.NodeID) time.Duration // AgentConfig.Quiet
 	hosts       []string
@@ -260,7 +265,10 @@ func NewAgent(cfg AgentConfig) *Agent {
 		hosts:       cfg.Hosts,
 	}
 	nodes := 0
-	for _, n := range cfg.NodeOf {
+	for r, n := range cfg.NodeOf {
+		if n < 0 {
+			panic(fmt.Sprintf("nicthread: NodeOf[%d] = %d: the launcher places every rank on a node 0 or more", r, n))
+		}
 		nodes = max(nodes, int(n)+1)
 	}
 	for s := range a.owed {

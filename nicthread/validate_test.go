@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -342,4 +343,71 @@ func setHead(mem []byte, g shm.Geometry, l int, h uint64) {
 }
 func rewindTail(mem []byte, g shm.Geometry, l int) {
 	binary.LittleEndian.PutUint64(mem[blockBase(g, l)+128:], 0)
+}
+
+// The per-node tables TX's peer timeout uses (owed, lastFrom: one entry
+// per node of NodeOf) are indexed only by a chunk's SrcNode, which the
+// scheduler takes from NodeOf for a rank that core.CheckDescriptor has
+// admitted. So a descriptor from another node naming a rank or a peer
+// outside the job, or a data frame from a node outside it, fails the
+// slice with a job error naming it, before any table is indexed: no panic.
+func TestOutOfRangeNodeIsAJobError(t *testing.T) {
+	nodeOf := []proto.NodeID{0, 1}
+	for _, tc := range []struct {
+		d    proto.Descriptor
+		want string
+	}{
+		{proto.Descriptor{Kind: proto.KindSend, Rank: 1, Peer: 7, Seq: 1, Len: 8}, "send destination 7 not in 0..1"},
+		{proto.Descriptor{Kind: proto.KindSend, Rank: 9, Peer: 0, Seq: 1, Len: 8}, "descriptor rank 9 not in 0..1"},
+		{proto.Descriptor{Kind: proto.KindRecv, Rank: 0, Peer: -5, Seq: 1, Len: 8}, "source -5 not in 0..1"},
+	} {
+		tn := newTestNode(t, 0, nodeOf, func(proto.NodeID, *proto.Msg) error { return nil })
+		tn.a.peerTimeout = time.Minute
+		if _, err := tn.a.DEM(1); err != nil {
+			t.Fatal(err)
+		}
+		err := tn.a.MSM(1, []proto.Descriptor{tc.d}, nil)
+		var je *JobError
+		if !errors.As(err, &je) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("MSM with %s from another node: %v, want a job error saying %q", tc.d.Describe(), err, tc.want)
+		}
+	}
+	// A chunk scheduled from node 0 to node 1; a frame for it that says it
+	// comes from a node outside the job is refused before owed[from].
+	me := os.Getpid()
+	var nodes []*testNode
+	for n := range 2 {
+		tn := newTestNode(t, proto.NodeID(n), nodeOf, func(proto.NodeID, *proto.Msg) error { return nil })
+		tn.a.peerTimeout = time.Minute
+		tn.attach(t, 0, me, me)
+		nodes = append(nodes, tn)
+	}
+	src, dst := message(100), make([]byte, 100)
+	postPair(nodes, src, dst)
+	var all []proto.Descriptor
+	for _, tn := range nodes {
+		b, err := tn.a.DEM(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	for _, tn := range nodes {
+		if err := tn.a.MSM(1, all, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := nodes[1].a.plan.Load()
+	if len(p.Chunks) != 1 || p.Chunks[0].SrcNode != 0 || p.Chunks[0].DstNode != 1 {
+		t.Fatalf("plan %+v, want one chunk from node 0 to node 1", p.Chunks)
+	}
+	for _, from := range []proto.NodeID{5, -1} {
+		err := nodes[1].a.OnData(from, &proto.Msg{Type: proto.MsgData, Slice: 1, Index: 0, Payload: src})
+		if !errors.Is(err, ErrJob) || !strings.Contains(err.Error(), fmt.Sprintf("data frame from node %d does not fit", from)) {
+			t.Errorf("a data frame from node %d: %v, want a job error naming it", from, err)
+		}
+	}
+	if n := nodes[1].a.owed[0][0].Load(); n != 1 {
+		t.Errorf("node 1 owed %d chunks by node 0 after the refused frames, want 1", n)
+	}
 }
