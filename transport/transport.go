@@ -105,11 +105,11 @@ type Mesh struct {
 	conns      map[net.Conn]struct{} // every open connection, in or out, handshaking or not
 	seen       []bool                // peers admitted, by endpoint
 	nseen      int
-	directLeft int           // direct peers not yet admitted
-	hs         []net.Conn    // inbound connections handshaking, oldest first
-	sendTO     time.Duration // SetSendTimeout
-	alive      time.Duration // SetDirectKeepAlive
-	aliveErrs  []KeepAliveError
+	directLeft int              // direct peers not yet admitted
+	hs         []net.Conn       // inbound connections handshaking, oldest first
+	sendTO     time.Duration    // SetSendTimeout
+	alive      time.Duration    // SetDirectKeepAlive
+	aliveErrs  []KeepAliveError // KeepAliveFailed: at most one per direct peer
 }
 
 // Listen opens the endpoint's listener (addr like "127.0.0.1:0": loopback
