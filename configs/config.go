@@ -757,6 +757,10 @@ func (c Config) Sched() core.SchedConfig {
 		// spans then: a span must move more than chunks would).
 		sc.PullBytesPerSlice = min(c.BytesPerSliceMax*SpanRate/4, 1<<32)
 		sc.SpanSlicesMax = c.SpanSlicesMax
+		// Chunks the receiver copies (pull orders, from shm.PullMin
+		// bytes) count on the budget at the same rate (scheduler doc.go,
+		// "Pulled chunks").
+		sc.PullChunkMin = shm.PullMin
 	}
 	return sc
 }

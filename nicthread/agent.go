@@ -661,8 +661,10 @@ func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout ti
 }
 
 // pullMin is the smallest chunk handed to its receiver: below it the wake-up
-// of the receiving rank costs more than the agent's second copy.
-const pullMin = 256 << 10
+// of the receiving rank costs more than the agent's second copy. The
+// scheduler counts chunks from this size at the pull rate (its
+// Config.PullChunkMin, which configs sets to the same shm.PullMin).
+const pullMin = shm.PullMin
 
 // pullGrace bounds how long after posting the orders the agent, once its own
 // copies are done, waits for a rank to take its order before revoking it and

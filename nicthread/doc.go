@@ -102,7 +102,14 @@
 // orders not taken by then and copies them itself, and waits for the taken
 // ones. A rank that leaves an order unfinished (a refused entry, a copy the
 // kernel refused) has the rest copied by the agent and gets no more orders.
-// The receivers of a node copy in parallel, on their own cores.
+// The receivers of a node copy in parallel, on their own cores. The
+// scheduler counts such chunks on the node's budget at the span rate
+// (scheduler doc.go, "Pulled chunks"; the same pullMin, shm.PullMin), so a
+// slice may hand a blocked receiver 1.5 budgets of them: its one copy
+// takes about three quarters of the slice where the agent's two would
+// take one and a half. An order not taken within the grace period is
+// copied by the agent as before, and then overruns the slice by about
+// half.
 //
 // Permissions: reading a sibling's memory needs ptrace access. Ranks are
 // siblings under bcsrun, which Yama's ptrace_scope 1 refuses unless the
