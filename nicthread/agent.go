@@ -795,6 +795,9 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 
 // move copies chunk i of the plan (c) within the node or sends it to its node.
 func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
+	if c.Len > uint64(len(a.bounce)) && !c.Inline && !c.SrcAcc && !c.DstAcc {
+		return a.movePieces(k, i, c)
+	}
 	t0 := a.now()
 	routine := 3
 	if c.DstNode == a.node {
@@ -846,6 +849,28 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		}
 	}
 	a.stats.LTR[routine] += a.now() - t0
+	return nil
+}
+
+// movePieces copies chunk i (c), larger than the bounce buffer, in pieces
+// that fit it: a pulled chunk (up to the pull rate's bytes, above the
+// budget the buffer is sized for, scheduler doc.go "Pulled chunks") whose
+// receiver did not take or finish its order. Such chunks are within the
+// node, and a checked job has none (its scheduler counts every chunk at its
+// size).
+func (a *Agent) movePieces(k proto.SliceID, i int, c *proto.Chunk) error {
+	if c.SrcNode != a.node || c.DstNode != a.node || a.chk != nil {
+		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of an unchecked job", k, c.Describe(), c.Len, len(a.bounce)))
+	}
+	for off := uint64(0); off < c.Len; {
+		m := min(c.Len-off, uint64(len(a.bounce)))
+		p := *c
+		p.SrcAddr, p.DstAddr, p.Off, p.Len = c.SrcAddr+off, c.DstAddr+off, c.Off+off, m
+		if err := a.move(k, i, &p); err != nil {
+			return err
+		}
+		off += m
+	}
 	return nil
 }
 
