@@ -115,7 +115,8 @@ type Agent struct {
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
-	bounce     []byte // bounce buffer: a point-to-point chunk read from its sender, on its way to the receiver or the wire
+	bounce     []byte      // bounce buffer: a point-to-point chunk read from its sender, on its way to the receiver or the wire
+	piece      proto.Chunk // the piece of a chunk larger than bounce that move copies (movePieces, spanCopy)
 	batch      []proto.Descriptor
 	status     []uint8       // this node's ranks, world-rank order (see proto.DescribeStatus)
 	exited     []atomic.Bool // per local rank: its process has exited (RankExited)
@@ -864,9 +865,10 @@ func (a *Agent) movePieces(k proto.SliceID, i int, c *proto.Chunk) error {
 	}
 	for off := uint64(0); off < c.Len; {
 		m := min(c.Len-off, uint64(len(a.bounce)))
-		p := *c
+		p := &a.piece // not a local: its address would move it to the heap
+		*p = *c
 		p.SrcAddr, p.DstAddr, p.Off, p.Len = c.SrcAddr+off, c.DstAddr+off, c.Off+off, m
-		if err := a.move(k, i, &p); err != nil {
+		if err := a.move(k, i, p); err != nil {
 			return err
 		}
 		off += m
