@@ -760,7 +760,7 @@ func (c Config) Sched() core.SchedConfig {
 		// Chunks the receiver copies (pull orders, from shm.PullMin
 		// bytes) count on the budget at the same rate (scheduler doc.go,
 		// "Pulled chunks").
-		sc.PullChunkMin = shm.PullMin
+		sc.PullChunkMin, sc.PullEntriesMax = shm.PullMin, shm.PullMax
 	}
 	return sc
 }

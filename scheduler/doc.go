@@ -165,7 +165,8 @@
 // Pulled chunks (Config.PullChunkMin, with PullBytesPerSlice): a chunk
 // that the receiving rank will copy itself — within a node, not buffered,
 // at least PullChunkMin bytes (nicthread's pull orders take no smaller
-// one), to a receiver that would be given a span (spanTo) — costs its
+// one), to a receiver that would be given a span (spanTo), one of its
+// first PullEntriesMax in the slice (a pull order's entries) — costs its
 // node's budget BytesPerSliceMax ÷ PullBytesPerSlice of its bytes, rounded
 // up, so such chunks move at the span rate, PullBytesPerSlice per slice,
 // and not at the budget's. The automatic budget is what one copy moves in

@@ -36,6 +36,10 @@ type Config struct {
 	// on its node's budget at BytesPerSliceMax ÷ PullBytesPerSlice of its
 	// bytes (see "Pulled chunks" in doc.go). 0: every chunk counts its size.
 	PullChunkMin uint64
+	// PullEntriesMax bounds the pulled chunks per receiving rank and slice
+	// (nicthread's pull order holds shm.PullMax entries; the agent copies
+	// the others itself, so they count at their size). 0: no bound.
+	PullEntriesMax int
 	// SpanBlind gives spans whatever the receiving rank's status (a job
 	// recording or replaying its slice log, whose plans must be a function
 	// of the exchange alone); otherwise only to a receiver blocked in a call.
@@ -97,6 +101,7 @@ type Scheduler struct {
 	chunks     []int
 	reserved   []proto.SliceID // per node: the last slice a span in flight holds its budget (spans)
 	refused    []bool          // per node: a transfer found no budget there in this slice (spans)
+	pulledTo   []int           // per rank: pulled chunks it receives in this slice (PullEntriesMax)
 	collBusy   []bool          // per node: a ready collective with a member there has bytes to move (spans)
 	status     []uint8         // this slice's rank status bytes (SetStatus); nil: unknown
 	plan       plan.Plan
@@ -135,6 +140,7 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		chunks:     make([]int, nodes),
 		reserved:   make([]proto.SliceID, nodes),
 		refused:    make([]bool, nodes),
+		pulledTo:   make([]int, len(nodeOf)),
 		collBusy:   make([]bool, nodes),
 		comms:      make(map[proto.CommID]*commInfo),
 		colls:      make(map[collKey]*coll),
@@ -421,6 +427,7 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 	clear(s.used)
 	clear(s.chunks)
 	clear(s.refused)
+	clear(s.pulledTo)
 	clear(s.collBusy)
 	B := s.cfg.BytesPerSliceMax
 	if s.cfg.PullBytesPerSlice != 0 {
@@ -577,10 +584,14 @@ func (s *Scheduler) pulled(x *xfer, sn, dn proto.NodeID, avail uint64) (n, cost 
 	if P <= B || M == 0 || sn != dn || x.send.Inline || !s.spanTo(x.recv.Rank) {
 		return 0, 0
 	}
+	if E := s.cfg.PullEntriesMax; E > 0 && s.pulledTo[x.recv.Rank] >= E {
+		return 0, 0
+	}
 	n = min(x.len-x.moved, mulDiv(avail, P, B, false))
 	if n < M {
 		return 0, 0
 	}
+	s.pulledTo[x.recv.Rank]++
 	return n, min(mulDiv(n, B, P, true), avail)
 }
 

@@ -323,6 +323,15 @@ func TestPulledChunks(t *testing.T) {
 			},
 		},
 		{
+			name:  "PullEntriesMax 2: the third chunk to the rank in a slice costs its size",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3, PullChunkMin: 500, PullEntriesMax: 2},
+			descs: four(1000, 1), status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\nchunk x3 r0->r1 off=0 len=666\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=666 len=334\nchunk x4 r0->r1 off=0 len=1000\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000\ndone r0 req=4 send count=1000\ndone r1 req=4 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
 			name:  "PullChunkMin 0: at their size",
 			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3},
 			descs: four(1000, 1)[:4], status: blocked(1),
