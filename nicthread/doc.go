@@ -211,7 +211,12 @@
 // through the next exchange (an agent-made descriptor): faster, but the
 // completion's slice would depend on timing, which the slice log would have
 // to record apart from the ranks' descriptors, and it changes the wire
-// vocabulary; the next step if spans are not enough. (b) Spans with the
+// vocabulary; the next step if spans are not enough. It gains only where
+// the copy ends a slice or more before the span's last slice (the
+// exchange that reports it is the next slice's), which on the 2-core
+// development host it does not: there the receiver's process_vm_readv is
+// slower than the plan's 1.5 budgets per slice (bench/peers/README.md,
+// "Where the time goes"). (b) Spans with the
 // same bytes per slice as the budget: the same completions as chunks, so
 // no gain. (c) A span whatever the receiver's status outside record and
 // replay: a receiver computing for the span's length leaves the agent to
