@@ -69,7 +69,7 @@ type Config struct {
 	PPN               int           `mapstructure:"ppn"`                  // ranks per node, 0 .. 4096; 0: spread the ranks over all nodes (hosts); else ceil(ranks/ppn) nodes
 	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB; 0: auto (nicthread.AutoBudget, resolved by the launcher)
 	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
-	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go), 0 (off) or 2 .. 64; off under check
+	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go; twice as many when alone on its node), 0 (off, and no pulled chunks) or 2 .. 64; off under check
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
@@ -757,6 +757,10 @@ func (c Config) Sched() core.SchedConfig {
 		// spans then: a span must move more than chunks would).
 		sc.PullBytesPerSlice = min(c.BytesPerSliceMax*SpanRate/4, 1<<32)
 		sc.SpanSlicesMax = c.SpanSlicesMax
+		// Chunks the receiver copies (pull orders, from shm.PullMin
+		// bytes) count on the budget at the same rate (scheduler doc.go,
+		// "Pulled chunks").
+		sc.PullChunkMin, sc.PullEntriesMax = shm.PullMin, shm.PullMax
 	}
 	return sc
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/spf13/pflag"
 )
 
@@ -454,6 +455,9 @@ func TestSpanKeys(t *testing.T) {
 		}
 		if p, want := cf.Sched().PullBytesPerSlice, min(c.budget*SpanRate/4, 1<<32); p != want {
 			t.Errorf("bytes_per_slice_max %d: pull bytes per slice %d, want %d", c.budget, p, want)
+		}
+		if sc := cf.Sched(); sc.PullChunkMin != shm.PullMin || sc.PullEntriesMax != shm.PullMax {
+			t.Errorf("bytes_per_slice_max %d: pull chunk min %d, entries max %d; want shm.PullMin (%d), shm.PullMax (%d)", c.budget, sc.PullChunkMin, sc.PullEntriesMax, shm.PullMin, shm.PullMax)
 		}
 	}
 }

@@ -115,7 +115,8 @@ type Agent struct {
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
-	bounce     []byte // bounce buffer: a point-to-point chunk read from its sender, on its way to the receiver or the wire
+	bounce     []byte      // bounce buffer: a point-to-point chunk read from its sender, on its way to the receiver or the wire
+	piece      proto.Chunk // the piece of a chunk larger than bounce that move copies (movePieces, spanCopy)
 	batch      []proto.Descriptor
 	status     []uint8       // this node's ranks, world-rank order (see proto.DescribeStatus)
 	exited     []atomic.Bool // per local rank: its process has exited (RankExited)
@@ -669,8 +670,10 @@ func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout ti
 }
 
 // pullMin is the smallest chunk handed to its receiver: below it the wake-up
-// of the receiving rank costs more than the agent's second copy.
-const pullMin = 256 << 10
+// of the receiving rank costs more than the agent's second copy. The
+// scheduler counts chunks from this size at the pull rate (its
+// Config.PullChunkMin, which configs sets to the same shm.PullMin).
+const pullMin = shm.PullMin
 
 // pullGrace bounds how long after posting the orders the agent, once its own
 // copies are done, waits for a rank to take its order before revoking it and
@@ -801,6 +804,9 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 
 // move copies chunk i of the plan (c) within the node or sends it to its node.
 func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
+	if c.Len > uint64(len(a.bounce)) && !c.Inline && !c.SrcAcc && !c.DstAcc {
+		return a.movePieces(k, i, c)
+	}
 	t0 := a.now()
 	routine := 3
 	if c.DstNode == a.node {
@@ -852,6 +858,29 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		}
 	}
 	a.stats.LTR[routine] += a.now() - t0
+	return nil
+}
+
+// movePieces copies chunk i (c), larger than the bounce buffer, in pieces
+// that fit it: a pulled chunk (up to the pull rate's bytes, above the
+// budget the buffer is sized for, scheduler doc.go "Pulled chunks") whose
+// receiver did not take or finish its order. Such chunks are within the
+// node, and a checked job has none (its scheduler counts every chunk at its
+// size).
+func (a *Agent) movePieces(k proto.SliceID, i int, c *proto.Chunk) error {
+	if c.SrcNode != a.node || c.DstNode != a.node || a.chk != nil {
+		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of an unchecked job", k, c.Describe(), c.Len, len(a.bounce)))
+	}
+	for off := uint64(0); off < c.Len; {
+		m := min(c.Len-off, uint64(len(a.bounce)))
+		p := &a.piece // not a local: its address would move it to the heap
+		*p = *c
+		p.SrcAddr, p.DstAddr, p.Off, p.Len = c.SrcAddr+off, c.DstAddr+off, c.Off+off, m
+		if err := a.move(k, i, p); err != nil {
+			return err
+		}
+		off += m
+	}
 	return nil
 }
 

@@ -102,7 +102,14 @@
 // orders not taken by then and copies them itself, and waits for the taken
 // ones. A rank that leaves an order unfinished (a refused entry, a copy the
 // kernel refused) has the rest copied by the agent and gets no more orders.
-// The receivers of a node copy in parallel, on their own cores.
+// The receivers of a node copy in parallel, on their own cores. The
+// scheduler counts such chunks on the node's budget at the span rate
+// (scheduler doc.go, "Pulled chunks"; the same pullMin, shm.PullMin), so a
+// slice may hand a blocked receiver 1.5 budgets of them: its one copy
+// takes about three quarters of the slice where the agent's two would
+// take one and a half. An order not taken within the grace period is
+// copied by the agent as before, and then overruns the slice by about
+// half.
 //
 // Permissions: reading a sibling's memory needs ptrace access. Ranks are
 // siblings under bcsrun, which Yama's ptrace_scope 1 refuses unless the
@@ -133,7 +140,8 @@
 // 0.31 of a memcpy on the 2-core host at about 3 MiB). A span lifts both:
 // the scheduler (its doc.go, "Spans") gives a transfer between two ranks of
 // the node whose receiver is in a blocking call the rest of the message,
-// up to span_slices_max slices' worth at 1.5 times the budget per slice, as
+// up to span_slices_max slices' worth (twice that when no other transfer
+// uses the node's budget) at 1.5 times the budget per slice, as
 // one chunk marked with the number of slices n it may take, holds the
 // node's budget for those n slices, and completes the transfer in the last
 // of them — a fixed slice, so every node computes the same plan and the
@@ -203,7 +211,12 @@
 // through the next exchange (an agent-made descriptor): faster, but the
 // completion's slice would depend on timing, which the slice log would have
 // to record apart from the ranks' descriptors, and it changes the wire
-// vocabulary; the next step if spans are not enough. (b) Spans with the
+// vocabulary; the next step if spans are not enough. It gains only where
+// the copy ends a slice or more before the span's last slice (the
+// exchange that reports it is the next slice's), which on the 2-core
+// development host it does not: there the receiver's process_vm_readv is
+// slower than the plan's 1.5 budgets per slice (bench/peers/README.md,
+// "Where the time goes"). (b) Spans with the
 // same bytes per slice as the budget: the same completions as chunks, so
 // no gain. (c) A span whatever the receiver's status outside record and
 // replay: a receiver computing for the span's length leaves the agent to

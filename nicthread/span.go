@@ -165,9 +165,10 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	sp := &a.sp
 	for n > 0 {
 		m := min(n, uint64(len(a.bounce)))
-		c := sp.c
+		c := &a.piece // not a local: its address would move it to the heap
+		*c = sp.c
 		c.SrcAddr, c.DstAddr, c.Off, c.Len, c.Span = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, m, 0
-		if err := a.move(k, -1, &c); err != nil {
+		if err := a.move(k, -1, c); err != nil {
 			return err
 		}
 		a.stats.Bytes -= m // counted when the span started

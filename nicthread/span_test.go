@@ -18,6 +18,12 @@ import (
 // on: a 256 KiB budget, 384 KiB per span slice, at most 4 slices.
 func spanNode(t *testing.T, onRun func(bool)) *testNode {
 	t.Helper()
+	return spanNodeMin(t, onRun, 0)
+}
+
+// spanNodeMin is spanNode with the scheduler's PullChunkMin set to min.
+func spanNodeMin(t *testing.T, onRun func(bool), min uint64) *testNode {
+	t.Helper()
 	g := testGeometry
 	g.Ranks = 2
 	mem := make([]byte, g.Size())
@@ -26,7 +32,7 @@ func spanNode(t *testing.T, onRun func(bool)) *testNode {
 		t.Fatal(err)
 	}
 	sc := core.DefaultSchedConfig
-	sc.BytesPerSliceMax, sc.PullBytesPerSlice, sc.SpanSlicesMax = 256<<10, 384<<10, 4
+	sc.BytesPerSliceMax, sc.PullBytesPerSlice, sc.SpanSlicesMax, sc.PullChunkMin = 256<<10, 384<<10, 4, min
 	tn := &testNode{a: NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: sc, Region: region, OnRun: onRun}), mem: mem}
 	me := os.Getpid()
 	for l := range g.Ranks {
@@ -336,5 +342,48 @@ func TestSpanSettleWait(t *testing.T) {
 		if got := settleWait(c.rem, c.budget, c.slice, c.since); got != c.want {
 			t.Errorf("settleWait(%d, %d, %v, %v) = %v, want %v", c.rem, c.budget, c.slice, c.since, got, c.want)
 		}
+	}
+}
+
+// A pulled chunk (scheduler doc.go, "Pulled chunks"): 384 KiB to a blocked
+// receiver, too little for a span (no more than two budgets), moves in one
+// slice as one chunk of 1.5 budgets; the receiver copies it.
+func TestPulledChunkServedByTheReceiver(t *testing.T) {
+	tn := spanNodeMin(t, nil, shm.PullMin)
+	const size = 384 << 10
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	close(release)
+	postSpanPair(tn, src, dst)
+	p := tn.slice(t, 1)
+	if len(p.Chunks) != 1 || p.Chunks[0].Span != 0 || p.Chunks[0].Len != size || !recvDone(p) {
+		t.Fatalf("slice 1's plan: chunks %+v, receive completed %v; want one chunk of %d bytes, completed", p.Chunks, recvDone(p), size)
+	}
+	<-took
+	<-done
+	if st := tn.a.Pulls(); st.Served != 1 || st.Bytes != size || st.Revoked != 0 {
+		t.Errorf("pull stats %+v, want one order served by the receiver, %d bytes", st, size)
+	}
+	if !bytes.Equal(src, dst) {
+		t.Error("message not delivered as sent")
+	}
+}
+
+// A pulled chunk larger than the agent's bounce buffer (the budget) whose
+// receiver does not offer: the agent copies it in pieces that fit.
+func TestPulledChunkCopiedByTheAgent(t *testing.T) {
+	tn := spanNodeMin(t, nil, shm.PullMin)
+	const size = 384 << 10
+	src, dst := message(size), make([]byte, size)
+	postSpanPair(tn, src, dst)
+	p := tn.slice(t, 1)
+	if len(p.Chunks) != 1 || p.Chunks[0].Len != size || uint64(len(tn.a.bounce)) >= size {
+		t.Fatalf("slice 1's plan: chunks %+v, bounce %d bytes; want one chunk of %d bytes, larger than the bounce buffer", p.Chunks, len(tn.a.bounce), size)
+	}
+	if !recvDone(p) || !bytes.Equal(src, dst) {
+		t.Errorf("slice 1: receive completed %v, message intact %v", recvDone(p), bytes.Equal(src, dst))
+	}
+	if st := tn.a.Pulls(); st.Served != 0 || st.Bytes != 0 {
+		t.Errorf("pull stats %+v, want no order served", st)
 	}
 }

@@ -118,7 +118,8 @@
 // # Chunking rule
 //
 // Active transfers are served in match order. Each node may copy at most
-// BytesPerSliceMax bytes and ChunksPerSliceMax chunks per slice; a chunk uses
+// BytesPerSliceMax bytes (a pulled chunk, below, counts at the pull rate)
+// and ChunksPerSliceMax chunks per slice; a chunk uses
 // the budget of its source node and of its destination node (once if they are
 // the same). A transfer that gets no budget waits for the next slice, keeping its
 // place, so a large message never starves the ones matched before it and never
@@ -133,7 +134,12 @@
 // it is), and which is the first to use its node's budget in the slice,
 // gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
 // bytes, as one chunk with Span = n, the number of slices it may take:
-// ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax —
+// ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax
+// (twice SpanSlicesMax when no other active transfer uses the node's
+// budget — later transfers between the same two ranks aside, which follow
+// it in match order anyway —: a large message then moves as one copy
+// rather than being cut where its receiver stops, sleeps and is woken for
+// the next piece; a transfer matched meanwhile waits at most that long) —
 // provided the span moves more than n budgets (otherwise chunks move it in
 // as many slices and leave the rest of the last one to other transfers, as
 // a stream of messages just above the budget needs). The span holds its
@@ -155,6 +161,24 @@
 // sets SpanBlind, whose plans follow from the exchange alone. A late
 // strobe that skips slice numbers ends a span at the first slice after its
 // last one (slice numbers are compared, not counted).
+//
+// Pulled chunks (Config.PullChunkMin, with PullBytesPerSlice): a chunk
+// that the receiving rank will copy itself — within a node, not buffered,
+// at least PullChunkMin bytes (nicthread's pull orders take no smaller
+// one), to a receiver that would be given a span (spanTo), one of its
+// first PullEntriesMax in the slice (a pull order's entries) — costs its
+// node's budget BytesPerSliceMax ÷ PullBytesPerSlice of its bytes, rounded
+// up, so such chunks move at the span rate, PullBytesPerSlice per slice,
+// and not at the budget's. The automatic budget is what one copy moves in
+// half a slice, so that the agent's two copies of it fill a slice; the
+// receiver's single copy, on its own core, moves twice that, of which
+// PullBytesPerSlice (1.5 budgets, configs.SpanRate) asks three quarters.
+// A stream of messages too small for spans (bench/bw: 1 MiB, 64 in
+// flight) was held at the agent's rate before. Every other chunk
+// costs its size. The decision reads the status bytes, as for spans, so
+// every node makes it alike; a chunk whose receiver leaves its call before
+// TX is copied by the agent, overrunning the slice by about half, as a
+// span's share is.
 //
 // Buffered sends: a send marked Inline (its payload already copied to the
 // agent) completes in the slice it is exchanged, whether or not it is matched,

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/bcsmpi/bcsmpi/internal/plan"
@@ -28,6 +29,17 @@ type Config struct {
 	// SpanSlicesMax bounds how many slices one span lasts (a span lasts at
 	// least two): 2 .. 64 when PullBytesPerSlice is set.
 	SpanSlicesMax int
+	// PullChunkMin is the smallest chunk that its receiving rank copies
+	// itself (nicthread's pull orders, 256 KiB there). With
+	// PullBytesPerSlice set, a chunk of at least this size between two
+	// ranks of one node whose receiver would be given a span is counted
+	// on its node's budget at BytesPerSliceMax ÷ PullBytesPerSlice of its
+	// bytes (see "Pulled chunks" in doc.go). 0: every chunk counts its size.
+	PullChunkMin uint64
+	// PullEntriesMax bounds the pulled chunks per receiving rank and slice
+	// (nicthread's pull order holds shm.PullMax entries; the agent copies
+	// the others itself, so they count at their size). 0: no bound.
+	PullEntriesMax int
 	// SpanBlind gives spans whatever the receiving rank's status (a job
 	// recording or replaying its slice log, whose plans must be a function
 	// of the exchange alone); otherwise only to a receiver blocked in a call.
@@ -89,6 +101,7 @@ type Scheduler struct {
 	chunks     []int
 	reserved   []proto.SliceID // per node: the last slice a span in flight holds its budget (spans)
 	refused    []bool          // per node: a transfer found no budget there in this slice (spans)
+	pulledTo   []int           // per rank: pulled chunks it receives in this slice (PullEntriesMax)
 	collBusy   []bool          // per node: a ready collective with a member there has bytes to move (spans)
 	status     []uint8         // this slice's rank status bytes (SetStatus); nil: unknown
 	plan       plan.Plan
@@ -127,6 +140,7 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		chunks:     make([]int, nodes),
 		reserved:   make([]proto.SliceID, nodes),
 		refused:    make([]bool, nodes),
+		pulledTo:   make([]int, len(nodeOf)),
 		collBusy:   make([]bool, nodes),
 		comms:      make(map[proto.CommID]*commInfo),
 		colls:      make(map[collKey]*coll),
@@ -413,6 +427,7 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 	clear(s.used)
 	clear(s.chunks)
 	clear(s.refused)
+	clear(s.pulledTo)
 	clear(s.collBusy)
 	B := s.cfg.BytesPerSliceMax
 	if s.cfg.PullBytesPerSlice != 0 {
@@ -473,12 +488,31 @@ func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
 	if P == 0 || sn != dn || x.send.Inline || rem <= B || !first || s.collBusy[sn] || !s.spanTo(x.recv.Rank) {
 		return 0, 0
 	}
-	n = min(max((rem+P-1)/P, 2), uint64(s.cfg.SpanSlicesMax))
+	most := uint64(s.cfg.SpanSlicesMax)
+	if s.soleOn(x, sn) { // nothing else waits for the node's budget: the whole message, up to twice as long
+		most *= 2
+	}
+	n = min(max((rem+P-1)/P, 2), most)
 	ln = min(rem, n*P)
 	if ln <= n*B {
 		return 0, 0
 	}
 	return n, ln
+}
+
+// soleOn reports whether transfer x is the only active transfer that uses
+// node n's budget, apart from later transfers between the same two ranks
+// (they follow x in match order whatever it gets).
+func (s *Scheduler) soleOn(x *xfer, n proto.NodeID) bool {
+	for _, y := range s.active {
+		if y == x || (y.send.Rank == x.send.Rank && y.recv.Rank == x.recv.Rank && y.id > x.id) {
+			continue
+		}
+		if s.nodeOf[y.send.Rank] == n || s.nodeOf[y.recv.Rank] == n {
+			return false
+		}
+	}
+	return true
 }
 
 // advance schedules transfer x's part of this slice (a chunk, a span, or
@@ -522,12 +556,16 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 		return true
 	}
 	n := min(x.len-x.moved, avail)
+	cost := n
+	if pn, pc := s.pulled(x, sn, dn, avail); pn > 0 {
+		n, cost = pn, pc
+	}
 	p.Chunks = append(p.Chunks, proto.Chunk{
 		Xfer: x.id, Src: x.send.Rank, Dst: x.recv.Rank, SrcNode: sn, DstNode: dn,
 		SendSeq: x.send.Seq, RecvReq: x.recv.Req, Inline: x.send.Inline, Last: x.moved+n == x.len,
 		SrcAddr: x.send.Addr + x.moved, DstAddr: x.recv.Addr + x.moved, Off: x.moved, Len: n,
 	})
-	s.used[sn] += n
+	s.used[sn] += cost
 	s.chunks[sn]++
 	if dn != sn {
 		s.used[dn] += n
@@ -535,4 +573,35 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 	}
 	x.moved += n
 	return x.moved < x.len
+}
+
+// pulled says whether transfer x's chunk of this slice is a pulled chunk
+// (see "Pulled chunks" in doc.go), given avail bytes of budget left on its
+// node: its length n and what it costs on the budget (n × B ÷ P, rounded
+// up, at most avail), or n = 0 when it is an ordinary chunk.
+func (s *Scheduler) pulled(x *xfer, sn, dn proto.NodeID, avail uint64) (n, cost uint64) {
+	B, P, M := s.cfg.BytesPerSliceMax, s.cfg.PullBytesPerSlice, s.cfg.PullChunkMin
+	if P <= B || M == 0 || sn != dn || x.send.Inline || !s.spanTo(x.recv.Rank) {
+		return 0, 0
+	}
+	if E := s.cfg.PullEntriesMax; E > 0 && s.pulledTo[x.recv.Rank] >= E {
+		return 0, 0
+	}
+	n = min(x.len-x.moved, mulDiv(avail, P, B, false))
+	if n < M {
+		return 0, 0
+	}
+	s.pulledTo[x.recv.Rank]++
+	return n, min(mulDiv(n, B, P, true), avail)
+}
+
+// mulDiv is a×b÷c rounded down (up: rounded up) without overflow, for
+// a×b < c×2⁶⁴ (here a ≤ c, or a ≤ 2³² and b ≤ 2³²).
+func mulDiv(a, b, c uint64, up bool) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	q, r := bits.Div64(hi, lo, c)
+	if up && r != 0 {
+		q++
+	}
+	return q
 }

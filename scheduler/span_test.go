@@ -77,16 +77,42 @@ func TestSpans(t *testing.T) {
 			want:  []string{"chunk x1 r0->r1 off=0 len=2000\ndone r0 req=1 send count=2000\ndone r1 req=1 recv src=0 tag=0 count=2000 | spanning 0"},
 		},
 		{
-			name: "longer than SpanSlicesMax slices' worth: a span, then the rest",
+			name:   "longer than SpanSlicesMax slices' worth, another transfer on the node: a span, then the rest",
+			nodeOf: []proto.NodeID{0, 0, 0, 1},
 			steps: []step{
-				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000), send(2, 3, 0, 1, 100), recv(3, 2, 0, 1, 100)}, blocked(1)},
 				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
 			},
 			want: []string{
 				"chunk x1 r0->r1 off=0 len=9000 span=3 | spanning 1",
 				"| spanning 1",
 				"| spanning 1",
-				"chunk x1 r0->r1 off=9000 len=1000\ndone r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 0",
+				"chunk x1 r0->r1 off=9000 len=1000\nchunk x2 r2->r3 off=0 len=100 n0->n1\ndone r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000\ndone r2 req=1 send count=100\ndone r3 req=1 recv src=2 tag=0 count=100 | spanning 0",
+			},
+		},
+		{
+			name: "alone on its node: the whole message in one span, up to twice SpanSlicesMax slices",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=10000 span=4 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"done r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 1",
+			},
+		},
+		{
+			name: "alone on its node, longer than twice SpanSlicesMax slices' worth: a span of 6, then the rest",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 20000), recv(1, 0, 0, 1, 20000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=18000 span=6 | spanning 1",
+				"| spanning 1", "| spanning 1", "| spanning 1", "| spanning 1", "| spanning 1",
+				"chunk x1 r0->r1 off=18000 len=2000\ndone r0 req=1 send count=20000\ndone r1 req=1 recv src=0 tag=0 count=20000 | spanning 0",
 			},
 		},
 		{
@@ -233,4 +259,139 @@ func gatherAll(ranks int, root proto.Rank, n uint64) []proto.Descriptor {
 		ds = append(ds, proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGather, Rank: proto.Rank(r), Peer: root, DType: uint8(reduce.Uint8), Len: n, Seq: 10, Req: 10, CollSeq: 1, Addr: 0x1000, RAddr: 0x8000})
 	}
 	return ds
+}
+
+// TestPulledChunks: with PullChunkMin set, a chunk of at least that size
+// between two ranks of a node whose receiver is blocked costs its node
+// BytesPerSliceMax ÷ PullBytesPerSlice of its bytes (2000 ÷ 3000 here), so
+// a slice moves up to 3000 bytes of such chunks; any other chunk costs its
+// size.
+func TestPulledChunks(t *testing.T) {
+	cfg := Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3, PullChunkMin: 500}
+	blocked := func(ranks ...proto.Rank) []uint8 {
+		st := make([]uint8, 4)
+		for _, r := range ranks {
+			st[r] = 5 // MPI_Wait
+		}
+		return st
+	}
+	four := func(n uint64, to proto.Rank) []proto.Descriptor {
+		var ds []proto.Descriptor
+		for i := range uint64(4) {
+			ds = append(ds, send(0, to, 0, i+1, n), recv(to, 0, 0, i+1, n))
+		}
+		return ds
+	}
+	cases := []struct {
+		name   string
+		cfg    Config
+		nodeOf []proto.NodeID
+		descs  []proto.Descriptor
+		status []uint8
+		want   []string // per slice, from slice 1
+	}{
+		{
+			name:  "a blocked receiver in the node: 3000 bytes of chunks per slice; the last byte of x3 is below PullChunkMin and costs its size",
+			descs: four(1000, 1), status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\nchunk x3 r0->r1 off=0 len=999\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=999 len=1\nchunk x4 r0->r1 off=0 len=1000\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000\ndone r0 req=4 send count=1000\ndone r1 req=4 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
+			name:  "a receiver not in a blocking call: chunks at their size, 2000 bytes per slice",
+			descs: four(1000, 1), status: blocked(),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=0 len=1000\nchunk x4 r0->r1 off=0 len=1000\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000\ndone r0 req=4 send count=1000\ndone r1 req=4 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
+			name:  "chunks below PullChunkMin: at their size",
+			descs: four(400, 1)[:6], status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=400\nchunk x2 r0->r1 off=0 len=400\nchunk x3 r0->r1 off=0 len=400\ndone r0 req=1 send count=400\ndone r1 req=1 recv src=0 tag=0 count=400\ndone r0 req=2 send count=400\ndone r1 req=2 recv src=0 tag=0 count=400\ndone r0 req=3 send count=400\ndone r1 req=3 recv src=0 tag=0 count=400",
+			},
+		},
+		{
+			name:   "between nodes: at their size",
+			nodeOf: []proto.NodeID{0, 1, 0, 1},
+			descs:  four(1000, 1), status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000 n0->n1\nchunk x2 r0->r1 off=0 len=1000 n0->n1\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=0 len=1000 n0->n1\nchunk x4 r0->r1 off=0 len=1000 n0->n1\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000\ndone r0 req=4 send count=1000\ndone r1 req=4 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
+			name:  "PullEntriesMax 2: the third chunk to the rank in a slice costs its size",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3, PullChunkMin: 500, PullEntriesMax: 2},
+			descs: four(1000, 1), status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\nchunk x3 r0->r1 off=0 len=666\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=666 len=334\nchunk x4 r0->r1 off=0 len=1000\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000\ndone r0 req=4 send count=1000\ndone r1 req=4 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
+			name:  "PullChunkMin 0: at their size",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3},
+			descs: four(1000, 1)[:4], status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
+			name:  "no more than a span would move: 3000 bytes in one slice, the rest in the next, no span",
+			descs: []proto.Descriptor{send(0, 1, 0, 1, 4000), recv(1, 0, 0, 1, 4000)}, status: blocked(1),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=3000",
+				"chunk x1 r0->r1 off=3000 len=1000\ndone r0 req=1 send count=4000\ndone r1 req=1 recv src=0 tag=0 count=4000",
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cf, nodeOf := cfg, c.nodeOf
+			if c.cfg.BytesPerSliceMax != 0 {
+				cf = c.cfg
+			}
+			if nodeOf == nil {
+				nodeOf = []proto.NodeID{0, 0, 0, 0}
+			}
+			s := New(cf, nodeOf)
+			for i, want := range c.want {
+				s.SetStatus(c.status)
+				var ds []proto.Descriptor
+				if i == 0 {
+					ds = c.descs
+				}
+				p := s.Schedule(proto.SliceID(i+1), ds)
+				if p.Err != nil {
+					t.Fatalf("slice %d: %v", i+1, p.Err)
+				}
+				if got := describe(p); got != want {
+					t.Errorf("slice %d:\n%s\nwant:\n%s", i+1, got, want)
+				}
+				if i == len(c.want)-1 && p.Waiting != 0 {
+					t.Errorf("slice %d: %d transfers still waiting, want none", i+1, p.Waiting)
+				}
+			}
+		})
+	}
+}
+
+// TestMulDiv: a×b÷c without overflow, rounded down and up.
+func TestMulDiv(t *testing.T) {
+	for _, c := range []struct{ a, b, c, down, up uint64 }{
+		{1000, 3000, 2000, 1500, 1500},
+		{1000, 2000, 3000, 666, 667},
+		{1 << 32, 1 << 32, 1 << 32, 1 << 32, 1 << 32},
+		{1<<32 - 1, 1 << 32, 3, (1<<32 - 1) / 3 << 32, ((1<<32-1)<<32 + 2) / 3},
+	} {
+		if got := mulDiv(c.a, c.b, c.c, false); got != c.down {
+			t.Errorf("mulDiv(%d, %d, %d) = %d, want %d", c.a, c.b, c.c, got, c.down)
+		}
+		if got := mulDiv(c.a, c.b, c.c, true); got != c.up {
+			t.Errorf("mulDiv(%d, %d, %d, up) = %d, want %d", c.a, c.b, c.c, got, c.up)
+		}
+	}
 }

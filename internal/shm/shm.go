@@ -421,6 +421,11 @@ const (
 	PullPosted  = 2
 	PullServing = 3
 	PullMax     = 64
+	// PullMin is the smallest chunk an agent hands to its receiving rank
+	// as a pull order entry (nicthread; the scheduler counts such chunks
+	// at the pull rate, configs.Sched): below it the rank's wake-up costs
+	// more than the agent's second copy.
+	PullMin     = 256 << 10
 	pullBase    = 256
 	pullEntries = 320
 	pullEntry   = 32
