@@ -1,14 +1,21 @@
 // Command gang measures gang scheduling (issue 17) in one process, through
 // launch.Run, with examples/stencil with -ops as the CPU-bound job:
 //
-//  1. two stencil jobs at multiprogramming level 2 (one gang, quantum -q)
-//     against each one alone, and against the same two uncoordinated (two
+//  1. two stencil jobs at multiprogramming level 2 (one gang, quantum -q),
+//     once per rank_pin setting of -pins (default off and auto: unpinned,
+//     and pinned one rank per core), against each one alone (unpinned, and
+//     pinned with rank_pin on), and against the same two uncoordinated (two
 //     plain concurrent Runs, each with its own master: today's behaviour);
+//     -reps rounds of every case, interleaved, medians reported;
 //  2. a long job and a short one submitted while it runs (after -delay of
 //     it): the short job's response time against its time alone;
 //  3. the cost of a switch (the agents' stop and continue (killpg or cgroup.freeze: -stop) at the
 //     strobe, EMDS SWITCHNS) in µs and as a share of the slice, at each
-//     quantum of -quanta.
+//     quantum of -quanta, once per rank_pin setting of -pins.
+//
+// Each row of parts 1 and 3 names the CPU lists its ranks were allowed
+// (Cpus_allowed_list, sampled every 20 ms): "0|1" is two ranks pinned one
+// per core, "0-1" unpinned.
 //
 // With -ompi PROG (examples/c/stencil.c, the same stencil in C, built with
 // mpicc.openmpi), part 1 also runs it under Open MPI's mpirun alone and two
@@ -17,7 +24,7 @@
 //
 // Usage (see README.md; run.sh builds and runs it):
 //
-//	gang -prog ./stencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100] [-ompi ./stencil.ompi]
+//	gang -prog ./stencil [-ranks 2] [-iters 200] [-ops 1000000] [-q 20] [-quanta 1,20,100] [-pins off,auto] [-reps 1] [-parts 1,2,3] [-ompi ./stencil.ompi]
 //
 // Times are wall-clock response times (launch.Result.Elapsed: from Run's
 // call to its return, start-up included). Only direct switch costs are
