@@ -24,7 +24,9 @@ import (
 // results and exit 0 while Y still waits: the silent host stalled only its
 // own job. Then Y is aborted at its node_timeout, exit non-zero naming node
 // 1, host h3 and what the master waited for (its stopped rank continued and
-// ended), and the daemon goes on: a third job runs in the gang after it.
+// ended), and the daemon goes on: a third job runs in the gang after it,
+// and a fourth, Z, held the same way and interrupted, ends at once with
+// its stopped rank on h1 continued and ended.
 // X's MDS directory has the master's part, which the daemon wrote
 // (emds-global.csv with a row per recorded slice, the communication
 // matrix's user traffic). Nothing is left: the daemon holds the same
@@ -88,39 +90,54 @@ func TestGangAcrossHostsSilentHost(t *testing.T) {
 		}
 	}
 
+	// computing waits until the rank on h1 of the job whose stop file is
+	// stopFile computes, and returns its pid.
+	computing := func(job, stopFile string, e *watched) int {
+		t.Helper()
+		pid := 0
+		for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if pid == 0 {
+				pid = rankOnNode(stopFile, 0)
+			}
+			if _, ticks := procState(pid); ticks >= 5 {
+				return pid
+			}
+			if time.Now().After(end) { // a hang guard
+				t.Fatalf("job %s's rank on h1 (pid %d) did not start computing within a minute:\n%s\ndaemon:\n%s", job, pid, e.String(), g.logText())
+			}
+		}
+	}
+	cut := func() {
+		t.Helper()
+		if out, err := exec.Command("ip", "link", "set", "vbcs3", "down").CombinedOutput(); err != nil {
+			t.Fatalf("ip link set vbcs3 down: %v: %s", err, out)
+		}
+	}
+	// heldStopped waits until a held job's rank on h1 is stopped, although
+	// its last decision was to run. (The minute is a hang guard: unstopped,
+	// it never is.)
+	heldStopped := func(job string, pid int) {
+		t.Helper()
+		for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			st, _ := procState(pid)
+			if st == "T" {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("job %s held (h3 silent): its rank on h1 (pid %d) is in state %q (\"\": gone), want T (stopped) while held\ndaemon:\n%s", job, pid, st, g.logText())
+			}
+		}
+	}
+
 	// Y computes alone in the gang: its ranks run in every slice.
 	stopY := filepath.Join(t.TempDir(), "stop-never")
 	y, yo, ye, yEnded := start([]string{"BCS_NODE_TIMEOUT=45s", "BCS_DEADLOCK_SLICES=0"}, h[0]+","+h[2], "-n", "2", "./e2eprog", "gangwork", "20", stopY)
 	g.waitFor(t, "job 1: ") // Y has asked for its place
-	var y0 int              // Y's rank on h1 (node 0)
-	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if y0 == 0 {
-			y0 = rankOnNode(stopY, 0)
-		}
-		if _, ticks := procState(y0); ticks >= 5 { // it computes
-			break
-		}
-		if time.Now().After(end) { // a hang guard
-			t.Fatalf("job Y's rank on h1 (pid %d) did not start computing within a minute:\n%s\ndaemon:\n%s", y0, ye.String(), g.logText())
-		}
-	}
+	y0 := computing("Y", stopY, ye)
 	jobBcsds()
-
-	if out, err := exec.Command("ip", "link", "set", "vbcs3", "down").CombinedOutput(); err != nil {
-		t.Fatalf("ip link set vbcs3 down: %v: %s", err, out)
-	}
+	cut()
 	t.Cleanup(linkUp) // again, harmless
-	// Held, Y's rank on h1 is stopped, although its last decision was to
-	// run. (The minute is a hang guard: unstopped, it never is.)
-	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if st, _ := procState(y0); st == "T" {
-			break
-		}
-		if time.Now().After(end) {
-			st, _ := procState(y0)
-			t.Fatalf("job Y held (h3 silent): its rank on h1 (pid %d) is in state %q (\"\": gone), want T (stopped) while held\ndaemon:\n%s", y0, st, g.logText())
-		}
-	}
+	heldStopped("Y", y0)
 
 	// X starts and runs while Y is held; Y's rank on h1 stays stopped.
 	mdsX := t.TempDir()
@@ -205,6 +222,31 @@ func TestGangAcrossHostsSilentHost(t *testing.T) {
 	log := g.logText()
 	if !strings.Contains(log, "left the gang after ") || !strings.Contains(log, "node 1: stopped answering") {
 		t.Errorf("the daemon's log lacks job Y's end naming node 1:\n%s", log)
+	}
+
+	// Z, held the same way (its node_timeout ten minutes), is interrupted:
+	// it ends at once, its stopped rank on h1 continued and ended, before
+	// h3 is back (which then ends Z's rank there).
+	stopZ := filepath.Join(t.TempDir(), "stop-never-z")
+	z, zo, ze, zEnded := start([]string{"BCS_NODE_TIMEOUT=10m"}, h[0]+","+h[2], "-n", "2", "./e2eprog", "gangwork", "20", stopZ)
+	g.waitFor(t, "job 4: ") // Z has asked for its place
+	z0 := computing("Z", stopZ, ze)
+	jobBcsds()
+	cut()
+	heldStopped("Z", z0)
+	z.Process.Signal(os.Interrupt)
+	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		st, _ := procState(z0)
+		if st == "" || st == "Z" { // ended (a zombie: not reaped yet)
+			break
+		}
+		if time.Now().After(end) { // a hang guard: the node_timeout is ten minutes
+			t.Fatalf("job Z, held and interrupted: its rank on h1 (pid %d) is still there, state %q\nstderr:\n%s\ndaemon:\n%s", z0, st, ze.String(), g.logText())
+		}
+	}
+	linkUp()
+	if rz := wait("job Z", z, zo, ze, zEnded); rz.code == 0 || strings.Contains(rz.stderr, "stopped answering") {
+		t.Errorf("job Z, held and interrupted: exit %d, want non-zero, ended by the interrupt, not its node_timeout\nstderr:\n%s", rz.code, rz.stderr)
 	}
 	if s := socketFDs(g.cmd.Process.Pid); s != sockets0 {
 		t.Errorf("the daemon holds %d sockets after the jobs, %d before them", s, sockets0)
