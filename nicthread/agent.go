@@ -483,10 +483,12 @@ func (a *Agent) MSM(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 
 func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) error {
 	t := a.now()
-	if a.paused {
+	if !a.stats.Ran {
 		// Deadlock detection counts only slices in which the job ran: no
-		// status, no count (core.MSM). The decision is the same on every
-		// node of the job, so every replica counts the same slices.
+		// status, no count (core.MSM). The decision is the slice's DEM's,
+		// the same on every node of the job, so every replica counts the
+		// same slices (a hold, MsgHold, may reach the nodes at different
+		// points of the slice: it stops the ranks, not the count).
 		status = nil
 	}
 	p, err := a.core.MSM(k, all, status)

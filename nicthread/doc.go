@@ -347,9 +347,23 @@
 // workers' ended slices and waits for those still under way at most
 // GangConfig.Hold (DefaultHold: 100 ms, at least two slices) past the due
 // time; a job whose slice is still under way then is held: not strobed,
-// not told the slice's decision (its nodes keep the last one that reached
-// them), passed over by the matrix (strobe.Gang.Hold: the running job
-// that is held hands over at once), not counted alive. Its slice ends
+// passed over by the matrix (strobe.Gang.Hold: the running job that is
+// held hands over at once), not counted alive, and its ranks stopped on
+// every node that still answers. The last decision its nodes got may have
+// been to run, and its ranks would then compete for the cores with the job
+// that now has the turn: if it was, the strobe thread tells its nodes
+// (Holder: RemoteNodes.Hold sends MsgHold outside the slice's exchange,
+// from goroutines, so a silent node delays nothing) and each agent stops
+// its ranks as it reads the frame, between the slice's steps (Agent.Gate,
+// the switch's own mechanism: the process group's SIGSTOP or the
+// freezer). The slice's deadlock count stays the DEM's decision on every
+// node, wherever the hold reached it. An agent waiting in TX for the silent
+// node's data reads it only when that wait ends (at its PeerTimeout, when it
+// fails the job). The next DEM waits until the hold's frames are sent, so
+// its decision follows the hold on every connection: a released job's
+// ranks are continued when its turn comes. A job that ends while held
+// (aborted, stopped) has its stopped ranks continued and ended by its
+// launcher, as any descheduled job's (internal/launch, group.cont). Its slice ends
 // either well (it is released and strobed at the next strobe, its skipped
 // slices counted by its strobe.Master) or with its node error (a node
 // silent past node_timeout: it leaves). So one job's silent or slow node

@@ -50,6 +50,19 @@ type Canceller interface {
 	Cancel()
 }
 
+// Holder is implemented by the Nodes whose agents can be told, outside the
+// slice's exchange, that the gang holds the job: Hold stops the job's ranks
+// on every node that still reads its frames, until a later slice's decision
+// (Gated) says the job runs, so that a held job's ranks do not compete for
+// the cores with the job the gang runs meanwhile (doc.go, "A late job is
+// held"). It is called on the strobe thread while the job's worker owns the
+// Nodes: it must be safe from another goroutine, must not wait for a node,
+// and its frames must reach each node before the next DEM's.
+// RemoteNodes implements it.
+type Holder interface {
+	Hold()
+}
+
 // ErrSliceCancelled is the error of a slice cut short by Canceller.Cancel.
 // The gang reports the job as stopped, not failed.
 var ErrSliceCancelled = errors.New("nicthread: the slice was cancelled (the job was stopped)")
@@ -475,15 +488,18 @@ func (g *Gang) run() {
 				j.held = j.busy
 				g.matrix.Hold(j.id, j.held)
 				j.isHeld.Store(j.held)
-				if j.held { // its turn passes on; its nodes may not know yet (doc.go)
+				if j.held { // its turn passes on; its nodes that still answer stop its ranks (doc.go)
 					j.running.Store(false)
+					if h, ok := j.nodes.(Holder); ok && j.ran { // j.ran: the decision its nodes have
+						h.Hold()
+					}
 				}
 			}
 		}
 		id, switched := g.matrix.Slice()
 		name := ""
 		// Stop the outgoing job before continuing the incoming one. A held
-		// job's nodes keep the last decision that reached them.
+		// job's ranks were stopped when it was held (Holder).
 		for pass := 0; pass < 2; pass++ {
 			for _, j := range jobs {
 				run := j.id == id

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ type tcpJob struct {
 	ended  int // agents' ends taken from served already
 	mu     sync.Mutex
 	ran    []bool // node 0's SliceStats.Ran, slice by slice
+	runs   []bool // node 0's OnRun calls: its ranks continued (true) or stopped
 }
 
 func newTCPJob(t *testing.T, nodeTimeout time.Duration, wrap func(transport.Link) transport.Link) *tcpJob {
@@ -53,6 +55,11 @@ func newTCPJob(t *testing.T, nodeTimeout time.Duration, wrap func(transport.Link
 			cfg.OnSlice = func(s *SliceStats) {
 				j.mu.Lock()
 				j.ran = append(j.ran, s.Ran)
+				j.mu.Unlock()
+			}
+			cfg.OnRun = func(run bool) {
+				j.mu.Lock()
+				j.runs = append(j.runs, run)
 				j.mu.Unlock()
 			}
 		} else if wrap != nil {
@@ -105,6 +112,21 @@ func (j *tcpJob) runsOn(t *testing.T, n int) {
 	t.Helper()
 	n0, _ := j.slicesRun()
 	waitFor(t, "the job runs on", func() bool { m, _ := j.slicesRun(); return m >= n0+n })
+}
+
+// node0 returns node 0's OnRun calls so far.
+func (j *tcpJob) node0() []bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]bool(nil), j.runs...)
+}
+
+// stoppedAfterRunning reports whether node 0 ran in a slice (an agent
+// starts with its ranks running) and its last OnRun call stopped them.
+func (j *tcpJob) stoppedAfterRunning() bool {
+	n, _ := j.slicesRun()
+	runs := j.node0()
+	return n > 0 && len(runs) > 0 && !runs[len(runs)-1]
 }
 
 func (j *tcpJob) slicesRun() (n, of int) {
@@ -309,5 +331,84 @@ func TestGangCloseCancelsHeldJob(t *testing.T) {
 	}
 	if _, err := js.Wait(); !errors.Is(err, ErrGangClosed) {
 		t.Fatalf("the held job: %v; want ErrGangClosed", err)
+	}
+}
+
+// delayLink withholds from its agent the master's first frame of a slice
+// >= at until release is closed (or the mesh is): a host that goes silent
+// and comes back.
+type delayLink struct {
+	transport.Link
+	at      proto.SliceID
+	release chan struct{}
+	delayed atomic.Bool
+}
+
+func (d *delayLink) Recv(from int, m *proto.Msg, timeout time.Duration) error {
+	if err := d.Link.Recv(from, m, timeout); err != nil {
+		return err
+	}
+	if from == 0 && m.Slice >= d.at && d.delayed.CompareAndSwap(false, true) {
+		select {
+		case <-d.release:
+		case <-d.Link.Done():
+		}
+	}
+	return nil
+}
+
+// A held job's ranks stop on the nodes that still answer, and stay stopped
+// while the other job runs; when the silent node comes back, the job is
+// released and its ranks are continued when its turn comes. The late job
+// runs alone at first (its node 0's ranks continued), then node 1 holds
+// back the master's DEM of slice 20: the job is held, and node 0, which has
+// reported, stops its ranks (MsgHold) although the last decision it got
+// was to run (without the hold it would never have been told to stop). The other job then runs in every slice; node 0's ranks stay
+// stopped until node 1 answers again and the late job's turn comes.
+func TestGangHeldJobsRanksAreStopped(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	release := make(chan struct{})
+	late := newTCPJob(t, 10*time.Minute, func(l transport.Link) transport.Link { return &delayLink{Link: l, at: 20, release: release} })
+	defer late.close()
+	lateStop, okStop := make(chan struct{}), make(chan struct{})
+	jl, err := gang.Join("late", MasterConfig{Slice: gangSlice, Nodes: 2}, late.remote, lateStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the late job is held", jl.Held)
+	// Held until release is closed: node 0 must stop its ranks meanwhile.
+	waitFor(t, "the held job's node 0 stops its ranks", late.stoppedAfterRunning)
+
+	ok := newTCPJob(t, time.Minute, nil)
+	defer ok.close()
+	jo, err := gang.Join("ok", MasterConfig{Slice: gangSlice, Nodes: 2}, ok.remote, okStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok.runsOn(t, 100)
+	if n, of := ok.slicesRun(); n != of {
+		t.Errorf("the other job ran in %d of its %d slices; want all, the late job held", n, of)
+	}
+	if !jl.Held() || !late.stoppedAfterRunning() {
+		t.Fatalf("while the other job ran: late job held %v, its node 0's OnRun calls %v; want held, stopped last", jl.Held(), late.node0())
+	}
+
+	close(release) // node 1 answers again: the late job is released and takes turns
+	waitFor(t, "the released job's node 0 continues its ranks", func() bool {
+		runs := late.node0()
+		return !jl.Held() && len(runs) > 0 && runs[len(runs)-1]
+	})
+	late.runsOn(t, 10)
+	ok.runsOn(t, 10)
+	close(lateStop)
+	close(okStop)
+	for _, j := range []*GangJob{jl, jo} {
+		if st, err := j.Wait(); err != nil || st.Slices == 0 {
+			t.Errorf("job %s: %d slices, %v; want its end, nil", j.Name, st.Slices, err)
+		}
 	}
 }

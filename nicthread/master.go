@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -201,6 +202,8 @@ type RemoteNodes struct {
 	stopped atomic.Bool
 	cancel  atomic.Bool // Cancel was called: the slice under way ends with ErrSliceCancelled
 	gate    int32       // MsgDEM's Code: proto.DEMStopped while the gang runs another job (Gate)
+	holdMu  sync.Mutex
+	holding chan struct{} // closed once the last Hold's frames are sent (or failed); nil before any Hold
 }
 
 // NewRemoteNodes wraps an endpoint-0 mesh; start it with Handler and Direct.
@@ -291,6 +294,12 @@ func (r *RemoteNodes) collect(t proto.MsgType, k proto.SliceID, arrive func(prot
 }
 
 func (r *RemoteNodes) DEM(k proto.SliceID, arrive func(proto.NodeID) error, retry func()) ([]proto.Descriptor, []uint8, error) {
+	r.holdMu.Lock()
+	held := r.holding
+	r.holdMu.Unlock()
+	if held != nil {
+		<-held // a hold's MsgHold reaches each node before this DEM, whose decision follows it
+	}
 	if err := r.broadcast(&proto.Msg{Type: proto.MsgDEM, Slice: k, Code: r.gate}); err != nil {
 		return nil, nil, err
 	}
@@ -330,6 +339,34 @@ func (r *RemoteNodes) TX(k proto.SliceID, arrive func(proto.NodeID) error, retry
 func (r *RemoteNodes) Cancel() {
 	r.cancel.Store(true)
 	r.mesh.Interrupt()
+}
+
+// Hold tells every node, outside the slice's exchange, that the gang holds
+// the job (Holder): each agent stops its ranks (Agent.Gate(false)) when it
+// reads the frame, between the slice's steps, and keeps them stopped until
+// a DEM says the job runs. The frames are sent from goroutines, one per
+// node, so that a node that takes nothing (the silent one) delays no other
+// node's frame and not the caller; the next DEM waits for them, so that
+// its decision comes after the hold on every connection. Safe from any
+// goroutine, while the slice is under way.
+func (r *RemoteNodes) Hold() {
+	done := make(chan struct{})
+	r.holdMu.Lock()
+	prev := r.holding
+	r.holding = done
+	r.holdMu.Unlock()
+	var wg sync.WaitGroup
+	for n := 0; n < r.n; n++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if prev != nil {
+				<-prev // frames of successive holds in order
+			}
+			r.mesh.Send(n+1, &proto.Msg{Type: proto.MsgHold}) // an error: the node is lost, which its report's wait says
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
 }
 
 func (r *RemoteNodes) Stop(code int32, why string) {
@@ -407,6 +444,10 @@ func (e *AgentEndpoint) Serve() error {
 			if err = e.A.TX(m.Slice, e.Timeout); err == nil {
 				err = reply(proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
 			}
+		case proto.MsgHold:
+			// The gang holds the job (a node of it is late): its ranks
+			// stop until a DEM says the job runs (RemoteNodes.Hold).
+			e.A.Gate(false)
 		case proto.MsgStop:
 			return nil
 		default:

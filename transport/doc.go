@@ -21,7 +21,8 @@
 // The frames a job exchanges (internal/proto, nicthread, internal/core):
 //
 //   - master → agent: MsgDEM (the strobe), MsgMSM (every node's descriptors of
-//     the slice), MsgTX, MsgStop; agent → master: MsgDEMDone (the node's
+//     the slice), MsgTX, MsgStop, and in a gang MsgHold (the job is held:
+//     stop its ranks; between the slice's steps); agent → master: MsgDEMDone (the node's
 //     descriptors and status), MsgMSMDone, MsgTXDone, MsgFail. Every node,
 //     every slice, both ways: these pairs are direct and connected at Start.
 //   - agent → agent: MsgData only, one frame per chunk of the slice's plan whose

@@ -130,12 +130,17 @@
 // Its master thread runs SCHED_FIFO when the gang's fifo is on, as the
 // strobe thread does.
 //
-// What the held job's hosts still see: its healthy hosts keep the last
-// gang decision that reached them, so if it was running its ranks there
-// keep running beside the job that now has the turn (two jobs' ranks share
-// those hosts' cores) until its slice ends or it is aborted. Stopping them
-// would need a message outside the slice's exchange; it is not done, since
-// the overlap is bounded by the job's node_timeout and ends with it.
+// What the held job's hosts still see: if the last gang decision that
+// reached them was to run, the gang tells them, outside the slice's
+// exchange (nicthread.Holder, a MsgHold frame), that the job is held, and
+// each host that still answers stops its ranks there, as at a switch (the
+// process group's SIGSTOP, or the freezer): they do not compete for the
+// cores with the job that now has the turn. They stay stopped until the job
+// is released and its turn comes (the host came back within node_timeout)
+// or the job ends (aborted or stopped: its bcsd continues and ends them, as
+// any descheduled job's ranks). A host whose agent waits in a transmission
+// for the silent host's data reads the hold only when that wait ends, at
+// its node_timeout, when it fails the job.
 //
 // CLOCK_MONOTONIC time, as everywhere in the strobe; the hold is a design
 // constant (nicthread.DefaultHold), not a configuration key: long enough
@@ -143,7 +148,7 @@
 // a job its turns, short against node_timeout (default 5 s). Tests:
 // nicthread's TestGangSilentHostStallsOnlyItsJob and
 // TestGangSilentHostAbortsItsJobAtNodeTimeout (agents over loopback TCP, one
-// made silent with transporttest.Stall), strobe's TestGangHeldJobIsPassedOver,
+// made silent with transporttest.Stall), TestGangHeldJobsRanksAreStopped, strobe's TestGangHeldJobIsPassedOver,
 // and cmd/bcsrun's TestGangAcrossHostsSilentHost (namespace hosts over
 // ssh, h3's link cut).
 //

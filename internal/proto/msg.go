@@ -22,14 +22,15 @@ const (
 	MsgData    MsgType = 8  // agent → agent: payload of plan chunk Index
 	MsgStop    MsgType = 9  // master → agents: shut down (Code, Text)
 	MsgFail    MsgType = 10 // agent → master: job must abort (Code=rank, Text=why)
-	msgTypeMax         = MsgFail
+	MsgHold    MsgType = 11 // master → agents, outside the slice's exchange: the gang holds the job; stop its ranks until a MsgDEM says it runs
+	msgTypeMax         = MsgHold
 )
 
 // DEMStopped in a MsgDEM's Code: the gang scheduler has descheduled the job
 // for this slice (its ranks are stopped; its data still moves). 0: it runs.
 const DEMStopped int32 = 1
 
-var msgNames = [...]string{"", "hello", "dem", "demdone", "msm", "msmdone", "tx", "txdone", "data", "stop", "fail"}
+var msgNames = [...]string{"", "hello", "dem", "demdone", "msm", "msmdone", "tx", "txdone", "data", "stop", "fail", "hold"}
 
 func (t MsgType) String() string {
 	if t >= 1 && t <= msgTypeMax {

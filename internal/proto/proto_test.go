@@ -20,6 +20,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		}},
 		{Type: MsgData, Slice: 1, Index: 5, Payload: []byte("hello")},
 		{Type: MsgFail, Code: -1, Text: "rank 3 exited"},
+		{Type: MsgHold, Slice: 12},
 	}
 	var b []byte
 	for i := range msgs {
