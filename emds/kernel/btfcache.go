@@ -52,6 +52,10 @@ const cacheMagic = "bcsmpi emds/kernel CO-RE cache v1 crc32c="
 // few kB.
 const cacheMax = 1 << 20
 
+// CacheOff as Config.CacheDir: no CO-RE cache (the BTF decoded for every
+// job).
+const CacheOff = "off"
+
 // DefaultCacheDir is the CO-RE cache's directory: $XDG_CACHE_HOME/bcsmpi,
 // else $HOME/.cache/bcsmpi; "" when neither is set (no cache).
 func DefaultCacheDir() string {

@@ -95,9 +95,9 @@ type Config struct {
 	// NoMaster: the master does not run in this process (a host other
 	// than node 0): no master row file.
 	NoMaster bool
-	// CacheDir is the CO-RE cache's directory ("" = DefaultCacheDir();
-	// doc.go, "The CO-RE cache"). Only the running kernel's BTF
-	// (BTFPath DefaultBTFPath) is cached.
+	// CacheDir is the CO-RE cache's directory: "" for DefaultCacheDir(),
+	// CacheOff for none (doc.go, "The CO-RE cache"). Only the running
+	// kernel's BTF (BTFPath DefaultBTFPath) is cached.
 	CacheDir string
 }
 
@@ -261,10 +261,6 @@ func Open(cfg Config) (*Monitor, error) {
 	if l.objs != nil && l.ncpu == ncpu && l.ranks == cfg.Ranks && l.pid == cfg.RuntimePID {
 		m.objs, l.objs = *l.objs, nil // loaded by Prefetch for this job
 	} else {
-		if l.objs != nil {
-			l.objs.Close()
-			l.objs = nil
-		}
 		objs, err := l.load(ncpu, cfg.Ranks, cfg.RuntimePID)
 		if err != nil {
 			return nil, err
@@ -385,8 +381,11 @@ func newLoad(cfg Config) *btfLoad {
 		path = DefaultBTFPath
 	}
 	dir := cfg.CacheDir
-	if dir == "" {
+	switch dir {
+	case "":
 		dir = DefaultCacheDir()
+	case CacheOff:
+		dir = ""
 	}
 	return &btfLoad{done: make(chan struct{}), path: filepath.Clean(path), dir: dir}
 }
