@@ -205,6 +205,7 @@ const (
 // failure it releases what it took and returns an error; an
 // *UnavailableError says what is missing.
 func Open(cfg Config) (*Monitor, error) {
+	t0 := unix.Now()
 	if cfg.BTFPath == "" {
 		cfg.BTFPath = DefaultBTFPath
 	}
@@ -279,7 +280,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m.rd.init(m)
 	m.bounds[0].Store(unix.Now()) // slice 0: from now to the first Publish
-	t0 := unix.Now()
+	ta := unix.Now()
 	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeupNew, m.objs.OnMigrate} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
@@ -288,7 +289,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 		m.links = append(m.links, l)
 	}
-	m.attachNS = unix.Now() - t0
+	m.attachNS = unix.Now() - ta
 	m.win = make([]*emds.Window, nent)
 	for e := range m.win {
 		if e >= cfg.Ranks || cfg.Recorded == nil || (e < len(cfg.Recorded) && cfg.Recorded[e]) {
@@ -299,6 +300,7 @@ func Open(cfg Config) (*Monitor, error) {
 	m.raiseAt = raiseLag(m.ring, m.every, cfg.Slice)
 	m.stop, m.exited = make(chan struct{}), make(chan struct{})
 	go m.reader()
+	m.start.openNS = unix.Now() - t0
 	return m, nil
 }
 
@@ -334,6 +336,8 @@ type btfLoad struct {
 type startCost struct {
 	cached        bool
 	btfNS, loadNS int64
+	waitNS        int64 // Open's wait for a Prefetch
+	openNS        int64 // Open's whole time, the wait included
 }
 
 // The load a Prefetch started, for the first Open with its path.
@@ -404,7 +408,9 @@ func takeLoad(cfg Config) *btfLoad {
 	prefetched.load = nil // taken, or for another path: dropped
 	prefetched.Unlock()
 	if l != nil && match {
+		t0 := unix.Now()
 		<-l.done
+		l.start.waitNS = unix.Now() - t0
 		return l
 	}
 	if l != nil {
@@ -928,6 +934,8 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "start_btf,%d,%d\n", cached, m.start.btfNS)
 	fmt.Fprintf(bw, "start_load,1,%d\n", m.start.loadNS)
+	fmt.Fprintf(bw, "start_wait,1,%d\n", m.start.waitNS)
+	fmt.Fprintf(bw, "start_open,1,%d\n", m.start.openNS)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program

@@ -612,12 +612,11 @@ func BenchmarkPhases(b *testing.B) {
 		cbtf, cload = cbtf+t1-t0, cload+t2-t1
 		// Decoded.
 		t0 = unix.Now()
-		l = newLoad(Config{CacheDir: "/nonexistent/bcsmpi"})
+		l = newLoad(Config{CacheDir: CacheOff})
 		if l.prepare(); l.err != nil {
 			b.Fatal(l.err)
 		}
 		t1 = unix.Now()
-		l.key = "" // not written
 		if objs, err = l.load(ncpu, 2, os.Getpid()); err != nil {
 			b.Fatal(err)
 		}
