@@ -592,8 +592,8 @@ func BenchmarkPhases(b *testing.B) {
 		b.Fatal(err)
 	}
 	objs.Close()
-	if warm.cacheErr != nil {
-		b.Fatalf("the cache was not written: %v", warm.cacheErr)
+	if warm.writeErr != nil {
+		b.Fatalf("the cache was not written: %v", warm.writeErr)
 	}
 	for b.Loop() {
 		// Cached.
