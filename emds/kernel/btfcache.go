@@ -489,9 +489,3 @@ func setKernel(c *btf.Cache, spec *btf.Spec) bool {
 	got, err := c.Kernel()
 	return err == nil && got == spec
 }
-
-// cacheEnabled says whether a load of the BTF at path may use the cache in
-// dir: only the running kernel's BTF is cached.
-func cacheEnabled(path, dir string) bool {
-	return dir != "" && filepath.Clean(path) == DefaultBTFPath
-}
