@@ -273,12 +273,7 @@ func readFacts(dir, key string, btfSize int64, cs *ebpf.CollectionSpec) (*coreFa
 		return nil, err
 	}
 	path := cacheFile(dir, key)
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
+	fi, err := os.Lstat(path) // before opening: a FIFO would block, a link lead elsewhere
 	if err != nil {
 		return nil, err
 	}
@@ -288,6 +283,11 @@ func readFacts(dir, key string, btfSize int64, cs *ebpf.CollectionSpec) (*coreFa
 	if err := owned(fi); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
 	raw, err := io.ReadAll(io.LimitReader(fh, cacheMax+1))
 	if err != nil {
 		return nil, err

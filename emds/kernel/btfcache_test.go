@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -263,6 +264,24 @@ func TestCacheDamagedIsIgnoredAndRebuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "not a regular file"},
+		{"unreadable: a FIFO", func(t *testing.T, dir string) {
+			files := cacheFiles(t, dir)
+			if err := os.Remove(files[0]); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(files[0], 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file"},
+		{"unreadable: a link", func(t *testing.T, dir string) {
+			files := cacheFiles(t, dir)
+			if err := os.Rename(files[0], files[0]+".elsewhere"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(files[0]+".elsewhere", files[0]); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file"},
 		{"another user's", func(t *testing.T, dir string) {
 			if err := os.Chown(cacheFiles(t, dir)[0], 65534, 65534); err != nil {
 				t.Fatal(err)
@@ -293,9 +312,10 @@ func TestCacheDamagedIsIgnoredAndRebuilt(t *testing.T) {
 					t.Errorf("%s: tag %s, want %s", name, tags[name], tag)
 				}
 			}
-			// Rebuilt where this user may (not over a directory, another
-			// user's or a loose file: those stay as they are).
-			if c.name == "unreadable: a directory" || c.name == "another user's" || c.name == "writable by others" {
+			// Rebuilt: renamed over what was there (in this user's
+			// directory), but for a directory, which a rename cannot
+			// replace.
+			if c.name == "unreadable: a directory" {
 				return
 			}
 			if cached, _, l := loadIn(t, dir); !cached {
