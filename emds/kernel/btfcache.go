@@ -370,13 +370,14 @@ func writeFacts(dir string, f *coreFacts) error {
 }
 
 // ownAncestor refuses to create dir when its nearest existing ancestor is
-// another user's (root with another user's HOME would leave directories
-// the user cannot remove).
+// another user's, root's aside (root with another user's HOME would leave
+// directories there that the user cannot remove; a user may make one in
+// /tmp).
 func ownAncestor(dir string) error {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
 		if err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && d != dir {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && st.Uid != 0 && d != dir {
 				return fmt.Errorf("%s would be made in %s, uid %d's, not this user's (uid %d)", dir, d, st.Uid, os.Geteuid())
 			}
 			return nil

@@ -202,8 +202,8 @@
 //	          cached) every job decodes the BTF as before; nothing is
 //	          written, nothing is said, the monitor is the same
 //
-// A directory is made only inside one of this user's (root with another
-// user's HOME leaves nothing there). Loaded from the cache, the programs
+// A directory is made only inside one of this user's or root's (root with
+// another user's HOME leaves nothing there). Loaded from the cache, the programs
 // are the same instructions as those relocated against the decoded BTF
 // (TestCacheHitLoadsTheSamePrograms compares the kernel's tags of both).
 //
