@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -531,4 +532,68 @@ func TestAttachCacheLooksUpTheIDs(t *testing.T) {
 	if _, err := attachCache(map[string]uint32{"a": 3, "b": 3}); err == nil {
 		t.Error("two attach targets at one id were accepted")
 	}
+}
+
+// TestColdStartHelper is BenchmarkColdStart's child: in a new process (a
+// job's), it prepares and loads the programs with the cache in
+// $EMDS_KERNEL_COLD_DIR ("off": none) and prints the two phases' ns.
+func TestColdStartHelper(t *testing.T) {
+	dir := os.Getenv("EMDS_KERNEL_COLD_DIR")
+	if dir == "" {
+		t.Skip("BenchmarkColdStart's child")
+	}
+	l := newLoad(Config{CacheDir: dir})
+	if l.prepare(); l.err != nil {
+		t.Fatal(l.err)
+	}
+	objs, err := l.load(2, 1, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs.Close()
+	fmt.Printf("cold %v %d %d\n", l.start.cached, l.start.btfNS, l.start.loadNS)
+}
+
+// BenchmarkColdStart: what the BTF and the programs' loading take in a new
+// process, as in a job's (cilium/ebpf's feature probes included): each
+// iteration starts this test binary twice, with a warm CO-RE cache
+// (cached-btf-ms, cached-load-ms) and without one (decode-ms, load-ms).
+// Needs root and BTF:
+//
+//	go test -run XXX -bench ColdStart -benchtime 10x -count 3 ./emds/kernel
+func BenchmarkColdStart(b *testing.B) {
+	if !canRun() {
+		b.Skip("needs root and the kernel's BTF")
+	}
+	dir := b.TempDir()
+	child := func(dir string, wantCached bool) (btfNS, loadNS int64) {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestColdStartHelper$", "-test.count", "1")
+		cmd.Env = append(os.Environ(), "EMDS_KERNEL_COLD_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		var cached bool
+		i := bytes.Index(out, []byte("cold "))
+		if i < 0 {
+			b.Fatalf("no figures from the child:\n%s", out)
+		}
+		if _, err := fmt.Sscanf(string(out[i:]), "cold %t %d %d", &cached, &btfNS, &loadNS); err != nil || cached != wantCached {
+			b.Fatalf("child's figures %q (%v), want from the cache %v", out[i:], err, wantCached)
+		}
+		return btfNS, loadNS
+	}
+	child(dir, false) // fills the cache
+	var cb, cl, db, dl int64
+	for b.Loop() {
+		x, y := child(dir, true)
+		cb, cl = cb+x, cl+y
+		x, y = child(CacheOff, false)
+		db, dl = db+x, dl+y
+	}
+	ms := func(v int64) float64 { return float64(v) / float64(b.N) / 1e6 }
+	b.ReportMetric(ms(cb), "cached-btf-ms")
+	b.ReportMetric(ms(cl), "cached-load-ms")
+	b.ReportMetric(ms(db), "decode-ms")
+	b.ReportMetric(ms(dl), "load-ms")
 }
