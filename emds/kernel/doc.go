@@ -280,9 +280,12 @@
 // targets' small BTF), the loading 5.1–10.4 ms against 7.4–14.1 (0.69–0.84×:
 // no relocation left to do; the rest is the kernel's verifying and JIT of
 // the four programs, about 1,750 instructions, and creating the maps),
-// both together 0.16–0.20× of what they were. In a new process (a job's:
-// cilium/ebpf's feature probes once more), the same VM at load 3–6: 1.7–2.6
-// ms and 3.6–6.0 ms from the cache against 28–32 ms and 7.3 ms decoded.
+// both together 0.16–0.20× of what they were. BenchmarkColdStart does the
+// same in new processes, as a job does (a fresh heap, cilium/ebpf's feature
+// probes once more), side by side: on the same VM at load 9–11, six runs
+// of -benchtime 10x, the BTF from the cache 1.8–12 ms against 29–104 ms
+// decoded (0.03–0.12×), the loading 4.0–25 ms against 7.4–30 ms
+// (0.41–0.82×), both together 0.10–0.28×.
 // In bcsrun's launch.Run these mostly end before Open needs them
 // (emds-kernel-cost.csv's start_wait: 0 in three of five -iters 1 jobs at
 // load 9, 1.3 and 9.4 ms in the others); what is left of the fixed part on
