@@ -225,7 +225,7 @@ func TestCacheDamagedIsIgnoredAndRebuilt(t *testing.T) {
 	needRoot(t)
 	for _, c := range []struct {
 		name string
-		how  func(t *testing.T, path string)
+		how  func(t *testing.T, dir string)
 		why  string // in cacheErr
 	}{
 		{"flipped byte", func(t *testing.T, dir string) {
