@@ -95,6 +95,7 @@ type Config struct {
 	EMDSMetrics       string        `mapstructure:"emds_metrics"`         // "all" or a list of global/local metric names
 	MDSFileMode       string        `mapstructure:"mds_file_mode"`        // octal permissions of MDS files, "0600" .. "0777"; the directory gets x where r
 	MDSKernelBTF      string        `mapstructure:"mds_kernel_btf"`       // the kernel's BTF for the kernel monitor (mds: kernel)
+	MDSKernelCache    string        `mapstructure:"mds_kernel_cache"`     // the kernel monitor's CO-RE cache: "" ($XDG_CACHE_HOME/bcsmpi, else ~/.cache/bcsmpi), an absolute directory, or "off"
 	Check             string        `mapstructure:"check"`                // opt-in checks: none, or a list of buffers, buffers:warn, flow, all (BCS_CHECK; package internal/check)
 	Address           string        `mapstructure:"address"`              // across hosts (bcsd): "auto", an IP address or an interface name to listen on; logical nodes always use loopback
 	SSH               string        `mapstructure:"ssh"`                  // bcsrun --hosts: the ssh command and its options, split on spaces
@@ -682,6 +683,9 @@ func (c Config) Validate() error {
 	}
 	if c.MDSKernelBTF == "" {
 		return fmt.Errorf("configs: mds_kernel_btf is empty, want the kernel's BTF file (default /sys/kernel/btf/vmlinux)")
+	}
+	if k := c.MDSKernelCache; k != "" && k != "off" && !filepath.IsAbs(k) {
+		return fmt.Errorf("configs: mds_kernel_cache = %q, want an absolute directory, off, or empty ($XDG_CACHE_HOME/bcsmpi, else ~/.cache/bcsmpi)", k)
 	}
 	if c.MDSDir == "" {
 		return fmt.Errorf("configs: mds_dir is empty, want a directory")

@@ -133,6 +133,7 @@ func TestRejects(t *testing.T) {
 		{yaml: "timeslise: 1ms\n", want: `unknown key "timeslise" (did you mean timeslice?)`},
 		{env: map[string]string{"BCS_MDS": "mian"}, want: `mds (BCS_MDS) = "mian", want none, or a comma list of main, elan, kernel and all`},
 		{yaml: "mds_kernel_btf: \"\"\n", want: "mds_kernel_btf is empty"},
+		{env: map[string]string{"BCS_MDS_KERNEL_CACHE": "cache"}, want: `mds_kernel_cache = "cache", want an absolute directory, off, or empty`},
 		{env: map[string]string{"BCS_MDS_RANKS": "3-1"}, want: `mds_ranks`},
 		{yaml: "emds_metrics: GETTS,NCOL\n", want: `metric "NCOL" unknown`},
 		{yaml: "mds_digits: 9\n", want: "mds_digits = 9, want 1 .. 5"},

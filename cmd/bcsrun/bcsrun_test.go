@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 		}
 		args = []string{"build", "-o", dir + "/"} // rank programs without -race: faster, and they have no goroutines of their own
 	}
+	// The kernel monitor's CO-RE cache (emds/kernel) in a directory of the
+	// tests' own (the configuration reaches every host's bcsd).
+	os.Setenv("BCS_MDS_KERNEL_CACHE", filepath.Join(dir, "cache"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -283,6 +283,40 @@ func TestKernelMonitorIdleCPU(t *testing.T) {
 	}
 }
 
+// The CO-RE cache (emds/kernel): the first job decodes the kernel's BTF and
+// writes the cache into $XDG_CACHE_HOME/bcsmpi (mds_kernel_cache empty, the
+// default), the next takes it (emds-kernel-cost.csv's start_btf says
+// which); with mds_kernel_cache off neither reads nor writes it.
+func TestKernelMonitorCoreCache(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the kernel monitor needs root (CAP_BPF, CAP_PERFMON)")
+	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skipf("no kernel BTF: %v", err)
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("BCS_MDS_KERNEL_CACHE", "")
+	for i, c := range []struct{ setting, want string }{{"", "start_btf,0,"}, {"", "start_btf,1,"}, {"off", "start_btf,0,"}} {
+		want := c.want
+		r, dir := runMDS(t, []string{"BCS_MDS=kernel", "BCS_MDS_KERNEL_CACHE=" + c.setting}, "-n", "2", "./e2eprog", "exchange")
+		if r.code != 0 || strings.Contains(r.stderr, "kernel monitor off") {
+			t.Fatalf("job %d: exit %d\n%s", i+1, r.code, r.stderr)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "emds-kernel-cost.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "\n"+want) {
+			t.Errorf("job %d's emds-kernel-cost.csv has no %s… row:\n%s", i+1, want, raw)
+		}
+		files, _ := filepath.Glob(filepath.Join(cache, "bcsmpi", "emds-kernel-core-*.json"))
+		if len(files) != 1 {
+			t.Errorf("after job %d the cache holds %v, want one file", i+1, files)
+		}
+	}
+}
+
 // Without the kernel's BTF the job runs, says what is missing once, and the
 // manifest records it.
 func TestKernelMonitorNoBTF(t *testing.T) {

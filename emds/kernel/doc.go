@@ -126,7 +126,12 @@
 //	    thread); lost: the rows lost (count); records, lost_records: the
 //	    programs' records taken and lost (counts); reader_raised: the
 //	    times the reader, falling behind, raised its priority from
-//	    ReaderNice to 0 (0 or 1; see Cost); then each eBPF
+//	    ReaderNice to 0 (0 or 1; see Cost); start_btf: whether what the
+//	    programs need of the kernel's BTF came from the CO-RE cache (1) or
+//	    the BTF was decoded (0), and that step's wall time; start_load: the
+//	    programs' loading (both run beside the launcher's start-up when it
+//	    called Prefetch); start_wait: Open's wait for them; start_open:
+//	    Open's whole time, that wait included; then each eBPF
 //	    program's runs and time in the kernel (sched_switch, sched_waking,
 //	    sched_wakeup_new, sched_migrate_task; counted by the kernel only
 //	    while sysctl kernel.bpf_stats_enabled=1; 0 otherwise)
@@ -147,7 +152,81 @@
 // capabilities (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). The launcher says it once and
 // runs the job without the monitor. Config.BTFPath is the BTF used for CO-RE
 // relocations; the tracepoints themselves are always found in the running
-// kernel's BTF.
+// kernel's BTF. A verifier's refusal of the programs is reported as such
+// (an EACCES, but not for want of privileges).
+//
+// # The CO-RE cache
+//
+// What loading the programs takes from the running kernel's BTF is small:
+// for each CO-RE relocation (the task_struct fields sched.bpf.c reads,
+// 26 instructions over the four programs) the instruction as the
+// relocation leaves it, and the type ids of the four attach targets
+// (btf_trace_<tracepoint>). Getting them means decoding the kernel's 5 MB
+// of BTF, most of the monitor's fixed cost per job (Cost). The cache keeps
+// them from one job to the next, in a file per kernel build and eBPF
+// object:
+//
+//	location  Config.CacheDir (bcsrun: the mds_kernel_cache key,
+//	          BCS_MDS_KERNEL_CACHE): "" for DefaultCacheDir(),
+//	          $XDG_CACHE_HOME/bcsmpi, else $HOME/.cache/bcsmpi; "off"
+//	          (CacheOff) for none. One file, emds-kernel-core-<16 hex
+//	          digits>.json, per (kernel, object): hosts of different
+//	          kernels sharing a home directory keep theirs apart
+//	key       the running kernel's release, its GNU build id (from
+//	          /sys/kernel/notes: a hash of the linked image, its .BTF
+//	          included) and its BTF's size (a kernel without a build id: a
+//	          CRC-32C of the whole BTF instead), and the SHA-256 of the
+//	          embedded eBPF object; both are in the file and checked
+//	format    a first line "bcsmpi emds/kernel CO-RE cache v1 crc32c=<hex>"
+//	          (the checksum of the rest), then the facts in JSON: per
+//	          program its relocated instructions by index (opcode,
+//	          registers, offset, constant; poisoned where the kernel lacks
+//	          the field, as cilium/ebpf does), and the attach ids
+//	written   by the first job that decodes the BTF, once its programs
+//	          loaded (the facts computed with cilium/ebpf's own
+//	          btf.CORERelocate and COREFixup.Apply against the decoded BTF),
+//	          as a temporary file renamed over the cache file (mode 0600;
+//	          the directory is made 0700): concurrent first jobs each
+//	          write a whole file, and the last rename wins
+//	used      when the file is this user's regular file in a directory of
+//	          this user's that group and others cannot write, whole (its
+//	          checksum), for this kernel and object, and names exactly the
+//	          relocated instructions of the object and attach ids within the
+//	          BTF's range; otherwise, and when the kernel refuses the
+//	          programs loaded from it (the verifier, not missing
+//	          privileges), the BTF is decoded as without a cache and the
+//	          file rewritten
+//	clear it  rm ~/.cache/bcsmpi/emds-kernel-core-*.json (or the
+//	          directory's); the next job rebuilds its file
+//	without   (mds_kernel_cache off, no HOME nor XDG_CACHE_HOME, a
+//	          directory that cannot be made or written, or a Config.BTFPath
+//	          other than DefaultBTFPath: only the running kernel's BTF is
+//	          cached) every job decodes the BTF as before; nothing is
+//	          written, nothing is said, the monitor is the same
+//
+// A directory is made only inside one of this user's or root's (root with
+// another user's HOME leaves nothing there). Loaded from the cache, the programs
+// are the same instructions as those relocated against the decoded BTF
+// (TestCacheHitLoadsTheSamePrograms compares the kernel's tags of both).
+//
+// The attach ids reach cilium/ebpf through a btf.Cache whose kernel BTF
+// is made for the purpose (attachCache): the four typedefs at their ids,
+// every other id a placeholder; v0.22 offers no way to give a tp_btf
+// program its target by id, nor a Cache its kernel's BTF, so the spec is
+// set in the Cache's unexported field after checking its name and type by
+// reflection (a cilium/ebpf without it: the BTF is decoded;
+// TestAttachCacheLooksUpTheIDs fails, so that an upgrade says so).
+// Rejected: a minimized kernel BTF for ProgramOptions.KernelTypes alone
+// (as BTFHub's btfgen makes): the attach targets' lookup would still
+// decode all of vmlinux (its index of 126,000 types and names, then
+// btf_trace_sched_switch's typedef, which reaches task_struct and most of
+// the kernel: 13–16 and 6–9 ms on the quiet VM, most of the decoding), and
+// cilium/ebpf does not export the relocations' accessors that pruning
+// would need; raw_tp programs (attached by name, no BTF): their reads of
+// task_struct would go through bpf_probe_read_kernel, a per-event cost;
+// keeping the programs loaded (pinned) between jobs: kernel objects left
+// behind, and per-job constants (runtime_tgid, nranks) that the verifier
+// folds.
 //
 // # Bounds
 //
@@ -172,38 +251,52 @@
 //
 // # Cost
 //
-// At the job's start, Open: decoding the kernel's BTF (5 MB; cilium/ebpf
-// decodes a type and every type it reaches at its first lookup, and the
-// tracepoints' types reach task_struct and most of the kernel's) is most
-// of it. It is decoded once, for the CO-RE relocations and the attach
-// targets both (a shared btf.Cache), and a launcher may start it early,
-// with the programs' loading, with Prefetch (bcsrun's launch.Run does,
-// before its own start-up checks); Open then maps, registers and attaches.
+// At the job's start, Open. Without the CO-RE cache, decoding the
+// kernel's BTF (5 MB; cilium/ebpf decodes a type and every type it reaches
+// at its first lookup, and the tracepoints' types reach task_struct and
+// most of the kernel's) is most of it. It is decoded once, for the CO-RE
+// relocations and the attach targets both (a shared btf.Cache), and a
+// launcher may start it early, with the programs' loading, with Prefetch
+// (bcsrun's launch.Run does, before its own start-up checks; each bcsd
+// across hosts too); Open then maps, registers and attaches.
 // BenchmarkOpen, on the loaded 2-vCPU development VM: 42–48 ms of CPU for
 // a whole Open, 70–84 ms when the BTF was decoded twice (as it was), 6 ms
 // left once a Prefetch is done (16 ms when it only decoded the BTF, 39 ms
-// when it did not look the types up either). On the §3.3 barrier job the start-up was
-// most of the monitor's overhead (bench/kernel-ab.sh prints this fixed part
-// of each variant: the job with -iters 1).
+// when it did not look the types up either). On the §3.3 barrier job the
+// start-up was most of the monitor's overhead (bench/kernel-ab.sh prints
+// this fixed part of each variant: the job with -iters 1, and this tree's
+// start_* rows).
 //
-// BenchmarkPhases times each part of that fixed cost on its own. On the
-// loaded 2-vCPU VM (load 15–18, 2026-11-28; rough, for the shares only):
-// decoding the BTF 53–94 ms of wall time (its CPU profile: cilium/ebpf's
-// index of the 5 MB's types and names, newDecoder, about 60%, inflating
-// task_struct and what it reaches the rest), loading and verifying the
-// programs 21–28 ms, the rest of Open 9–18 ms (attaching 0.2 ms of it; the
-// windows' and the reader's memory most of its CPU), Dump 10–26 ms (the
-// reader at ReaderNice must wake to stop), Close 1 ms (detaching 0.2–0.6
-// ms). So the fixed part is the decoding and loading that Prefetch starts:
-// in bcsrun's launch.Run only checkJob's few ms run beside them before
-// Open waits for them, while across hosts each bcsd's PMI exchange and
-// meshes do. Neither can be made smaller from here: the attach targets'
-// lookup (cilium/ebpf's, by name in the running kernel's BTF) decodes the
-// whole of it whatever spec the relocations use. What would take them off
-// the job's path is opening the monitor while the ranks start (AddRank
-// already takes a rank that runs; the first rows would then lack its first
-// milliseconds), or keeping the loaded programs in a long-lived process
-// (the gang daemon) from one job to the next.
+// BenchmarkPhases times each part of that fixed cost on its own, with the
+// CO-RE cache and without it side by side in each iteration. Before the
+// cache, on the loaded 2-vCPU VM (load 15–18, 2026-11-28; rough, for the
+// shares only): decoding the BTF 53–94 ms of wall time (its CPU profile:
+// cilium/ebpf's index of the 5 MB's types and names, newDecoder, about
+// 60%, inflating task_struct and what it reaches the rest), loading and
+// verifying the programs 21–28 ms, the rest of Open 9–18 ms (attaching 0.2
+// ms of it; the windows' and the reader's memory most of its CPU), Dump
+// 10–26 ms, Close 1 ms (detaching 0.2–0.6 ms). With the cache (the same
+// VM, load 8–9, 2026-11-28, four runs of -benchtime 10x in one go test
+// -bench): what the programs need of the BTF 2.1–3.0 ms against 35–70 ms
+// decoded (0.04–0.06×: reading the file, the object's parse, the attach
+// targets' small BTF), the loading 5.1–10.4 ms against 7.4–14.1 (0.69–0.84×:
+// no relocation left to do; the rest is the kernel's verifying and JIT of
+// the four programs, about 1,750 instructions, and creating the maps),
+// both together 0.16–0.20× of what they were. BenchmarkColdStart does the
+// same in new processes, as a job does (a fresh heap, cilium/ebpf's feature
+// probes once more), side by side: on the same VM at load 9–11, six runs
+// of -benchtime 10x, the BTF from the cache 1.8–12 ms against 29–104 ms
+// decoded (0.03–0.12×), the loading 4.0–25 ms against 7.4–30 ms
+// (0.41–0.82×), both together 0.10–0.28×.
+// In bcsrun's launch.Run these mostly end before Open needs them
+// (emds-kernel-cost.csv's start_wait: 0 in three of five -iters 1 jobs at
+// load 9, 1.3 and 9.4 ms in the others); what is left of the fixed part on
+// the job's path is the rest of Open (1.3 ms of CPU in a loop of Opens:
+// the reader's and the windows' memory, the maps' mappings, attaching),
+// Dump (writing the files; the final drain and the reader's stop 0.2 ms)
+// and Close. Keeping
+// the loaded programs from one job to the next (the gang daemon) would
+// take the loading off too.
 //
 // The reader runs on its own thread, named ReaderThread (so that
 // emds-kernel-interferers.csv names it where it ran while an entity

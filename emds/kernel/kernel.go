@@ -95,6 +95,10 @@ type Config struct {
 	// NoMaster: the master does not run in this process (a host other
 	// than node 0): no master row file.
 	NoMaster bool
+	// CacheDir is the CO-RE cache's directory: "" for DefaultCacheDir(),
+	// CacheOff for none (doc.go, "The CO-RE cache"). Only the running
+	// kernel's BTF (BTFPath DefaultBTFPath) is cached.
+	CacheDir string
 }
 
 // tag is the suffix of the files a monitor has of its own: "" on one
@@ -164,7 +168,8 @@ type Monitor struct {
 
 	master int // registered master tid, 0 if none
 
-	attachNS, detachNS int64 // Open's attaching and Close's detaching (BenchmarkPhases)
+	attachNS, detachNS int64     // Open's attaching and Close's detaching (BenchmarkPhases)
+	start              startCost // the BTF's and the programs' loading (emds-kernel-cost.csv)
 
 	// ids are the registered ids (AddRank, SetMasterThread) → entity: the
 	// files list them, and the reader uses them for a task that was already
@@ -200,6 +205,7 @@ const (
 // failure it releases what it took and returns an error; an
 // *UnavailableError says what is missing.
 func Open(cfg Config) (*Monitor, error) {
+	t0 := unix.Now()
 	if cfg.BTFPath == "" {
 		cfg.BTFPath = DefaultBTFPath
 	}
@@ -219,7 +225,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 	}()
 	if l.err != nil {
-		return nil, &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", cfg.BTFPath), Err: l.err}
+		return nil, btfMissing(cfg.BTFPath, l.err)
 	}
 	nent := cfg.Ranks + 2
 	ncpu, err := ebpf.PossibleCPU()
@@ -256,12 +262,13 @@ func Open(cfg Config) (*Monitor, error) {
 	if l.objs != nil && l.ncpu == ncpu && l.ranks == cfg.Ranks && l.pid == cfg.RuntimePID {
 		m.objs, l.objs = *l.objs, nil // loaded by Prefetch for this job
 	} else {
-		objs, err := loadObjects(l.cache, l.spec, ncpu, cfg.Ranks, cfg.RuntimePID)
+		objs, err := l.load(ncpu, cfg.Ranks, cfg.RuntimePID)
 		if err != nil {
 			return nil, err
 		}
 		m.objs = *objs
 	}
+	m.start = l.start
 	if err := m.mapMemory(); err != nil {
 		m.Close()
 		return nil, err
@@ -273,7 +280,7 @@ func Open(cfg Config) (*Monitor, error) {
 	}
 	m.rd.init(m)
 	m.bounds[0].Store(unix.Now()) // slice 0: from now to the first Publish
-	t0 := unix.Now()
+	ta := unix.Now()
 	for _, p := range []*ebpf.Program{m.objs.OnSwitch, m.objs.OnWaking, m.objs.OnWakeupNew, m.objs.OnMigrate} {
 		l, err := link.AttachTracing(link.TracingOptions{Program: p, AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
@@ -282,7 +289,7 @@ func Open(cfg Config) (*Monitor, error) {
 		}
 		m.links = append(m.links, l)
 	}
-	m.attachNS = unix.Now() - t0
+	m.attachNS = unix.Now() - ta
 	m.win = make([]*emds.Window, nent)
 	for e := range m.win {
 		if e >= cfg.Ranks || cfg.Recorded == nil || (e < len(cfg.Recorded) && cfg.Recorded[e]) {
@@ -293,20 +300,44 @@ func Open(cfg Config) (*Monitor, error) {
 	m.raiseAt = raiseLag(m.ring, m.every, cfg.Slice)
 	m.stop, m.exited = make(chan struct{}), make(chan struct{})
 	go m.reader()
+	m.start.openNS = unix.Now() - t0
 	return m, nil
 }
 
-// btfLoad is one decoding of BTF, and with ranks > 0 the programs loaded
-// for a job of ranks ranks under runtime process pid on ncpu CPUs (objs;
-// nil when they failed to load: Open loads them again and says why):
-// its results once done is closed.
+// btfLoad is what the programs' loading takes from the kernel's BTF at
+// path: the CO-RE cache's facts (facts, and cache an attachCache), or the
+// BTF decoded (cache, spec; err when that failed); and, with ranks > 0,
+// the programs loaded for a job of ranks ranks under runtime process pid
+// on ncpu CPUs (objs; nil when they failed to load: Open loads them again
+// and says why): its results once done is closed. Used by one goroutine
+// at a time: the Prefetch's, then Open's.
 type btfLoad struct {
 	done             chan struct{}
+	path             string // cleaned
+	dir              string // the CO-RE cache's directory ("": none)
+	key              string // the running kernel's (kernelKey; "": not cached)
+	btfSize          int64
+	facts            *coreFacts
 	cache            *btf.Cache
 	spec             *btf.Spec
 	err              error
+	cacheErr         error                // why the cache was not used (tests)
+	writeErr         error                // why it was not written (tests)
+	cs               *ebpf.CollectionSpec // the object, parsed and checked against facts, for the first load
+	start            startCost
 	ranks, pid, ncpu int
 	objs             *schedObjects
+}
+
+// startCost is what the BTF and the programs' loading took at the job's
+// start (emds-kernel-cost.csv's start_btf, start_load): whether the BTF's
+// facts came from the CO-RE cache, the wall time of that (or of the
+// decoding), and of the loading.
+type startCost struct {
+	cached        bool
+	btfNS, loadNS int64
+	waitNS        int64 // Open's wait for a Prefetch
+	openNS        int64 // Open's whole time, the wait included
 }
 
 // The load a Prefetch started, for the first Open with its path.
@@ -316,54 +347,70 @@ var prefetched struct {
 	load *btfLoad
 }
 
-// Prefetch starts, in the background, decoding the kernel's BTF at
-// cfg.BTFPath ("" = DefaultBTFPath) and, when cfg.Ranks > 0, loading the
-// programs for cfg.Ranks and cfg.RuntimePID (not attaching them), for the
-// next Open with that path: they are most of Open's time, and a launcher
-// can overlap them with its own start-up (bcsrun's launch.Run does, from
-// the moment it knows the monitor is wanted). Open takes what matches its
-// Config and redoes the rest. Safe for concurrent use; a second Prefetch
-// before that Open does nothing.
+// Prefetch starts, in the background, taking what the programs need of the
+// kernel's BTF at cfg.BTFPath ("" = DefaultBTFPath) (from the CO-RE cache,
+// or decoding it) and, when cfg.Ranks > 0, loading the programs for
+// cfg.Ranks and cfg.RuntimePID (not attaching them), for the next Open
+// with that path: they are most of Open's time, and a launcher can overlap
+// them with its own start-up (bcsrun's launch.Run does, from the moment it
+// knows the monitor is wanted). Open takes what matches its Config and
+// redoes the rest. Safe for concurrent use; a second Prefetch before that
+// Open does nothing.
 func Prefetch(cfg Config) {
 	prefetched.Lock()
 	defer prefetched.Unlock()
 	if prefetched.load != nil {
 		return
 	}
+	l := newLoad(cfg)
+	l.ranks, l.pid = cfg.Ranks, cfg.RuntimePID
+	prefetched.path, prefetched.load = l.path, l
+	go func() {
+		defer close(l.done)
+		if l.prepare(); l.err != nil || l.ranks < 1 {
+			return
+		}
+		if ncpu, err := ebpf.PossibleCPU(); err == nil {
+			if objs, err := l.load(ncpu, l.ranks, l.pid); err == nil {
+				l.ncpu, l.objs = ncpu, objs
+			}
+		}
+	}()
+}
+
+// newLoad is a load, not started, of the BTF cfg names.
+func newLoad(cfg Config) *btfLoad {
 	path := cfg.BTFPath
 	if path == "" {
 		path = DefaultBTFPath
 	}
-	l := &btfLoad{done: make(chan struct{}), ranks: cfg.Ranks, pid: cfg.RuntimePID}
-	prefetched.path, prefetched.load = filepath.Clean(path), l
-	go func(path string) {
-		defer close(l.done)
-		if l.cache, l.spec, l.err = decodeBTF(path); l.err != nil || l.ranks < 1 {
-			return
-		}
-		if ncpu, err := ebpf.PossibleCPU(); err == nil {
-			if objs, err := loadObjects(l.cache, l.spec, ncpu, l.ranks, l.pid); err == nil {
-				l.ncpu, l.objs = ncpu, objs
-			}
-		}
-	}(prefetched.path)
+	dir := cfg.CacheDir
+	switch dir {
+	case "":
+		dir = DefaultCacheDir()
+	case CacheOff:
+		dir = ""
+	}
+	return &btfLoad{done: make(chan struct{}), path: filepath.Clean(path), dir: dir}
 }
 
 // takeLoad is the BTF for Open with cfg, done: what a Prefetch of its
-// path decoded, and maybe loaded (waiting for it), else decoded now. A
+// path took, and maybe loaded (waiting for it), else taken now. A
 // Prefetch of another path is dropped (its programs closed). The running
-// kernel's BTF is decoded once: for the CO-RE relocations and for the
-// tracepoints' attach targets, which cilium/ebpf looks up through the
-// cache (decoding vmlinux's 5 MB twice was most of Open's time, on the
+// kernel's BTF is decoded once, if at all: for the CO-RE relocations and
+// for the tracepoints' attach targets, which cilium/ebpf looks up through
+// the cache (decoding vmlinux's 5 MB twice was most of Open's time, on the
 // job's start-up path).
 func takeLoad(cfg Config) *btfLoad {
-	path := filepath.Clean(cfg.BTFPath)
+	want := newLoad(cfg)
 	prefetched.Lock()
-	l, match := prefetched.load, prefetched.path == path
+	l, match := prefetched.load, prefetched.path == want.path
 	prefetched.load = nil // taken, or for another path: dropped
 	prefetched.Unlock()
 	if l != nil && match {
+		t0 := unix.Now()
 		<-l.done
+		l.start.waitNS = unix.Now() - t0
 		return l
 	}
 	if l != nil {
@@ -374,25 +421,133 @@ func takeLoad(cfg Config) *btfLoad {
 			}
 		}(l)
 	}
-	now := &btfLoad{done: make(chan struct{})}
-	now.cache, now.spec, now.err = decodeBTF(path)
-	close(now.done)
-	return now
+	want.prepare()
+	close(want.done)
+	return want
+}
+
+// prepare takes the facts from the CO-RE cache when it has them for this
+// kernel and object, else decodes the BTF.
+func (l *btfLoad) prepare() {
+	t0 := unix.Now()
+	defer func() { l.start.btfNS = unix.Now() - t0 }()
+	if l.cacheErr = l.fromCache(); l.cacheErr == nil {
+		l.start.cached = true
+		return
+	}
+	l.decode()
+}
+
+// fromCache takes the facts from the CO-RE cache, or says why not.
+func (l *btfLoad) fromCache() error {
+	if l.dir == "" || l.path != DefaultBTFPath {
+		return errors.New("no cache: another BTF than the running kernel's, or no cache directory")
+	}
+	var err error
+	if l.key, l.btfSize, err = kernelKey(); err != nil {
+		l.key = ""
+		return err
+	}
+	cs, err := loadSched()
+	if err != nil {
+		return err
+	}
+	f, err := readFacts(l.dir, l.key, l.btfSize, cs)
+	if err != nil {
+		return err
+	}
+	if l.cache, err = attachCache(f.Attach); err != nil {
+		return err
+	}
+	l.facts, l.cs = f, cs
+	return nil
+}
+
+// decode decodes the BTF (no facts from the cache).
+func (l *btfLoad) decode() {
+	l.facts, l.cs, l.start.cached = nil, nil, false
+	l.cache, l.spec, l.err = decodeBTF(l.path)
+}
+
+// load loads the programs for a job of ranks ranks under the runtime's
+// process pid on ncpu CPUs. With the cache's facts: their instructions
+// relocated as the facts say, the attach targets from the facts; should
+// that fail (for another reason than permissions), the BTF is decoded and
+// they are loaded as without a cache. Decoded, the programs are relocated
+// by cilium/ebpf against the BTF, and once they loaded, the facts are
+// computed and written into the cache (its directory's, when there is
+// one; a failure to write leaves the job as it was).
+func (l *btfLoad) load(ncpu, ranks, pid int) (*schedObjects, error) {
+	t0 := unix.Now()
+	defer func() { l.start.loadNS = unix.Now() - t0 }()
+	if l.facts != nil {
+		objs, err := loadObjects(l, ncpu, ranks, pid)
+		var ve *ebpf.VerifierError
+		if err == nil || errors.Is(err, os.ErrPermission) && !errors.As(err, &ve) {
+			return objs, err // loaded, or not allowed to load: decoding would not help
+		}
+		l.cacheErr = fmt.Errorf("loading with the cache's facts: %w", err)
+		if l.decode(); l.err != nil {
+			return nil, btfMissing(l.path, l.err)
+		}
+	}
+	objs, err := loadObjects(l, ncpu, ranks, pid)
+	if err == nil && l.key != "" {
+		l.writeErr = l.remember()
+		l.key = "" // written once
+	}
+	return objs, err
+}
+
+// remember computes the facts from the decoded BTF and writes them into
+// the cache.
+func (l *btfLoad) remember() error {
+	cs, err := loadSched()
+	if err != nil {
+		return err
+	}
+	kernel, err := l.cache.Kernel()
+	if err != nil {
+		return err
+	}
+	f, err := computeFacts(cs, l.spec, kernel, l.key)
+	if err != nil {
+		return err
+	}
+	return writeFacts(l.dir, f)
+}
+
+// btfMissing is Open's error for a BTF it could not decode.
+func btfMissing(path string, err error) error {
+	return &UnavailableError{Missing: fmt.Sprintf("the kernel's BTF at %s (a kernel built with CONFIG_DEBUG_INFO_BTF=y)", path), Err: err}
 }
 
 // loadObjects loads the programs and their maps, sized for ncpu CPUs and
-// ranks ranks under the runtime's process pid, relocated against spec
-// (and the attach targets found through cache).
-func loadObjects(cache *btf.Cache, spec *btf.Spec, ncpu, ranks, pid int) (*schedObjects, error) {
-	cs, err := loadSched()
-	if err != nil {
-		return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+// ranks ranks under the runtime's process pid: relocated as l's facts
+// say, with the attach targets in l's cache, or against l's spec (and the
+// attach targets found through l's cache).
+func loadObjects(l *btfLoad, ncpu, ranks, pid int) (*schedObjects, error) {
+	cs := l.cs // parsed by fromCache
+	l.cs = nil
+	if cs == nil {
+		var err error
+		if cs, err = loadSched(); err != nil {
+			return nil, fmt.Errorf("emds/kernel: the embedded eBPF object: %w", err)
+		}
 	}
 	if err := sizeSpec(cs, ncpu, logRecords(ncpu), ranks, pid); err != nil {
 		return nil, err
 	}
+	opts := &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: l.spec}, Cache: l.cache}
+	if l.facts != nil {
+		if err := l.facts.check(cs, l.btfSize); err != nil {
+			return nil, fmt.Errorf("emds/kernel: the CO-RE cache: %w", err)
+		}
+		l.facts.apply(cs)
+		opts.Programs.KernelTypes = nil // no relocation left
+	}
 	var objs schedObjects
-	if err := cs.LoadAndAssign(&objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: spec}, Cache: cache}); err != nil {
+	if err := cs.LoadAndAssign(&objs, opts); err != nil {
 		return nil, classify("loading the eBPF programs", err)
 	}
 	return &objs, nil
@@ -511,7 +666,10 @@ func (m *Monitor) mapMemory() error {
 
 // classify turns a load or attach failure into what is missing.
 func classify(what string, err error) error {
+	var ve *ebpf.VerifierError
 	switch {
+	case errors.As(err, &ve): // EACCES, but not for want of privileges
+		return fmt.Errorf("emds/kernel: %s: the verifier refused them: %w", what, err)
 	case errors.Is(err, os.ErrPermission):
 		return &UnavailableError{Missing: fmt.Sprintf("CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN (uid %d, %s)", os.Getuid(), what), Err: err}
 	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, btf.ErrNotFound):
@@ -770,6 +928,14 @@ func (m *Monitor) writeCost(w io.Writer) error {
 	fmt.Fprintf(bw, "records,%d,0\n", m.rd.records)
 	fmt.Fprintf(bw, "lost_records,%d,0\n", m.rd.lostRecs)
 	fmt.Fprintf(bw, "reader_raised,%d,0\n", m.raised.Load()&1)
+	cached := 0
+	if m.start.cached {
+		cached = 1
+	}
+	fmt.Fprintf(bw, "start_btf,%d,%d\n", cached, m.start.btfNS)
+	fmt.Fprintf(bw, "start_load,1,%d\n", m.start.loadNS)
+	fmt.Fprintf(bw, "start_wait,1,%d\n", m.start.waitNS)
+	fmt.Fprintf(bw, "start_open,1,%d\n", m.start.openNS)
 	for _, p := range []struct {
 		name string
 		p    *ebpf.Program

@@ -62,6 +62,9 @@ func open(t *testing.T, ranks int) *Monitor {
 		t.Fatalf("Open as root with %s present: %v", DefaultBTFPath, err)
 	}
 	t.Cleanup(func() { m.Close() })
+	if !m.start.cached {
+		t.Fatal("Open decoded the BTF: the CO-RE cache TestMain filled was not used")
+	}
 	return m
 }
 
@@ -553,14 +556,19 @@ func TestPrefetch(t *testing.T) {
 }
 
 // BenchmarkPhases: where the monitor's fixed cost per job goes, each phase
-// timed on its own (ms/op for each, wall time): decoding the kernel's BTF
-// (decode-ms), loading and verifying the programs and their maps (load-ms;
-// these two are what Prefetch overlaps with the launcher's start-up), what
-// is left of Open once they are done (open-ms: mapping the logs,
-// registering bcsrun, attaching the four programs, starting the reader;
-// attach-ms of it), Dump of a short job's windows (dump-ms), and Close
-// (close-ms: detaching, unmapping, freeing; detach-ms of it). Needs root
-// and BTF; on a quiet machine:
+// timed on its own (ms/op for each, wall time), with the CO-RE cache and
+// without it side by side in each iteration: taking what the programs need
+// of the kernel's BTF, from a warm cache (cached-btf-ms) or by decoding it
+// (decode-ms), loading and verifying the programs and their maps with the
+// cache's relocations (cached-load-ms) or relocated against the decoded
+// BTF (load-ms; the BTF and the loading are what Prefetch overlaps with
+// the launcher's start-up), what is left of Open once they are done
+// (open-ms: mapping the logs, registering bcsrun, attaching the four
+// programs, starting the reader; attach-ms of it), Dump of a short job's
+// windows (dump-ms), and Close (close-ms: detaching, unmapping, freeing;
+// detach-ms of it). The cold start of a job's process (cilium/ebpf's
+// feature probes, once per process) is not in it: bench/kernel-ab.sh
+// measures whole jobs. Needs root and BTF; on a quiet machine:
 //
 //	go test -run XXX -bench Phases -benchtime 20x -count 3 ./emds/kernel
 func BenchmarkPhases(b *testing.B) {
@@ -568,27 +576,54 @@ func BenchmarkPhases(b *testing.B) {
 		b.Skip("needs root")
 	}
 	ms := func(d int64) float64 { return float64(d) / 1e6 }
-	var decode, load, open, attach, dump, cl, detach int64
-	dir := b.TempDir()
+	var decode, load, cbtf, cload, open, attach, dump, cl, detach int64
+	dir, cacheDir := b.TempDir(), b.TempDir()
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The cache, written by a first load.
+	warm := newLoad(Config{CacheDir: cacheDir})
+	if warm.prepare(); warm.err != nil {
+		b.Skip(warm.err)
+	}
+	objs, err := warm.load(ncpu, 2, os.Getpid())
+	if err != nil {
+		b.Fatal(err)
+	}
+	objs.Close()
+	if warm.writeErr != nil {
+		b.Fatalf("the cache was not written: %v", warm.writeErr)
+	}
 	for b.Loop() {
+		// Cached.
 		t0 := unix.Now()
-		cache, spec, err := decodeBTF(DefaultBTFPath)
-		if err != nil {
-			b.Skip(err)
+		l := newLoad(Config{CacheDir: cacheDir})
+		if l.prepare(); !l.start.cached {
+			b.Fatalf("the cache was not used: %v", l.cacheErr)
 		}
 		t1 := unix.Now()
-		ncpu, err := ebpf.PossibleCPU()
-		if err != nil {
-			b.Fatal(err)
-		}
-		objs, err := loadObjects(cache, spec, ncpu, 2, os.Getpid())
+		objs, err := l.load(ncpu, 2, os.Getpid())
 		if err != nil {
 			b.Fatal(err)
 		}
 		t2 := unix.Now()
+		objs.Close()
+		cbtf, cload = cbtf+t1-t0, cload+t2-t1
+		// Decoded.
+		t0 = unix.Now()
+		l = newLoad(Config{CacheDir: CacheOff})
+		if l.prepare(); l.err != nil {
+			b.Fatal(l.err)
+		}
+		t1 = unix.Now()
+		if objs, err = l.load(ncpu, 2, os.Getpid()); err != nil {
+			b.Fatal(err)
+		}
+		t2 = unix.Now()
 		decode, load = decode+t1-t0, load+t2-t1
 		// Open with those programs, as after a Prefetch.
-		l := &btfLoad{done: make(chan struct{}), cache: cache, spec: spec, ranks: 2, pid: os.Getpid(), ncpu: ncpu, objs: objs}
+		l.ranks, l.pid, l.ncpu, l.objs = 2, os.Getpid(), ncpu, objs
 		close(l.done)
 		prefetched.Lock()
 		prefetched.path, prefetched.load = DefaultBTFPath, l
@@ -615,7 +650,9 @@ func BenchmarkPhases(b *testing.B) {
 	}
 	n := float64(b.N)
 	b.ReportMetric(ms(decode)/n, "decode-ms")
+	b.ReportMetric(ms(cbtf)/n, "cached-btf-ms")
 	b.ReportMetric(ms(load)/n, "load-ms")
+	b.ReportMetric(ms(cload)/n, "cached-load-ms")
 	b.ReportMetric(ms(open)/n, "open-ms")
 	b.ReportMetric(ms(attach)/n, "attach-ms")
 	b.ReportMetric(ms(dump)/n, "dump-ms")

@@ -339,6 +339,7 @@ func TestHostMonitorKernel(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	cfg := configs.Default()
 	cfg.Nodes, cfg.MDS = 3, "elan,kernel"
+	cfg.MDSKernelCache = t.TempDir() // the CO-RE cache: the test's own
 	nodeOf := NodeOf(4, 3, false, 0) // ranks 0, 1 on node 0; 2 on node 1; 3 on node 2
 	names := func(m *monitor) []string {
 		t.Helper()

@@ -164,7 +164,7 @@ func RunHost(spec HostJob) (code int, err error) {
 	if cfg.MDSMode().Kernel {
 		// The kernel monitor's decoding and loading, beside this host's
 		// start-up (the mesh, the fences), as bcsrun's Run does.
-		kernel.Prefetch(kernel.Config{BTFPath: cfg.MDSKernelBTF, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
+		kernel.Prefetch(kernel.Config{BTFPath: cfg.MDSKernelBTF, CacheDir: cfg.MDSKernelCache, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
 	}
 	// The job's parts (job.go), released in reverse by Close on every path.
 	nodeOf := NodeOf(spec.Ranks, hosts, cfg.Cyclic(), cfg.PPN)

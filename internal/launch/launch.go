@@ -184,7 +184,7 @@ func Run(spec Job) (res Result, err error) {
 	}
 	if spec.Config.MDSMode().Kernel {
 		// Open's decoding and loading, beside checkJob's (AutoBudget's) time.
-		kernel.Prefetch(kernel.Config{BTFPath: spec.Config.MDSKernelBTF, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
+		kernel.Prefetch(kernel.Config{BTFPath: spec.Config.MDSKernelBTF, CacheDir: spec.Config.MDSKernelCache, Ranks: spec.Ranks, RuntimePID: os.Getpid()})
 	}
 	cfg, prog, err := checkJob(spec)
 	res.BytesPerSliceMax = cfg.BytesPerSliceMax

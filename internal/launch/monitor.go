@@ -174,7 +174,7 @@ func (m *monitor) openKernel(cfg configs.Config, ranks int, nodeOf []proto.NodeI
 	for r := range rec {
 		rec[r] = sel.Has(r) && (node < 0 || int(nodeOf[r]) == node)
 	}
-	kc := kernel.Config{Ranks: ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF,
+	kc := kernel.Config{Ranks: ranks, RuntimePID: os.Getpid(), BTFPath: cfg.MDSKernelBTF, CacheDir: cfg.MDSKernelCache,
 		First: cfg.EMDSFirst, Len: cfg.EMDSSlices, Slice: cfg.Timeslice, Recorded: rec}
 	if node >= 0 {
 		kc.Across, kc.Node, kc.NoMaster = true, node, node != 0
