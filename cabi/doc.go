@@ -941,14 +941,13 @@
 //     Bsend_init, the _c forms (see Large counts), partitioned
 //     communication (partition.go: Psend_init, Precv_init, Pready,
 //     Pready_range, Pready_list, Parrived and the _c forms; the buffer
-//     moves as one message once every partition is ready, matched like a
-//     standard send; waiting for a send with a partition not ready is a
-//     deadlock error. Not conforming: the standard matches partitioned
-//     operations only with partitioned ones, in the order of their
-//     initialization calls; here they match plain receives and sends of
-//     the same envelope, in the order their messages go, which needs a
-//     matching space of their own in mpiapi; MPICH's part/multipart and
-//     nonblocking_pready show both), Grequest_start and
+//     moves as one message once every partition is ready, in a matching
+//     space of partitioned operations alone: the k-th Psend_init of an
+//     envelope pairs with the peer's k-th Precv_init, for every start,
+//     and neither matches a plain send, receive or probe; Precv_init
+//     refuses wildcards; the two buffers must be the same size; waiting
+//     for a send with a partition not ready is a deadlock error),
+//     Grequest_start and
 //     Grequest_complete (grequest.go: query_fn is called once by the first
 //     completion call that sees the request done, free_fn when it is
 //     freed, cancel_fn by MPI_Cancel; a callback's error is returned by the
