@@ -449,8 +449,13 @@
 //     types, MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION,
 //     shim_ops.c's C functions, as in the two-sided reductions (the request
 //     names the predefined datatype, and the target reduces with it).
+//     Derived datatypes whose basic components are all one predefined
+//     type (a pair type counting as one, as the standard counts it for
+//     MINLOC and MAXLOC: a vector of MPI_DOUBLE_INT or of
+//     MPI_LONG_DOUBLE_INT) are accepted on every side; a struct of a
+//     double and an int is not a pair type and is MPI_ERR_TYPE.
 //     Operations the standard does not define on a type (MPI_MAX on a
-//     complex type) are MPI_ERR_OP at the origin.
+//     complex type, MPI_SUM on a pair type) are MPI_ERR_OP at the origin.
 //   - Request forms: MPI_Rput and MPI_Raccumulate return a completed
 //     request (the data is copied); MPI_Rget and MPI_Rget_accumulate
 //     return the result's receive, which Wait and Test complete (a
