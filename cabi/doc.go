@@ -165,7 +165,10 @@
 // group) is MPI_ERR_ARG naming it, before the call posts anything; this is
 // checked for the calls that would otherwise crash (testdata/nullargs.c
 // lists the query calls; before MPI_Init, MPI_Initialized(NULL) and the
-// other environment queries return MPI_ERR_ARG without a handler).
+// other environment queries return MPI_ERR_ARG without a handler). Every
+// other call checks first that MPI is initialised and not finalised (as
+// MPICH does), so a call outside them reports that whatever its
+// arguments, a datatype query on a predefined type included.
 // mpiapi's own handler is kept at ErrorsReturn.
 //
 // # One-process communicators and the singleton
