@@ -794,7 +794,10 @@
 //     over the buffer, then writes each buffer through the view; a read
 //     reads each buffer and calls the read function (at the end of the
 //     file, on the whole elements read; the status counts their native
-//     bytes). MPI_CONVERSION_FN_NULL(_C) moves native bytes in its
+//     bytes). A write the file system cuts short (ENOSPC, EFBIG) fails,
+//     and its status and the individual file pointer count the whole
+//     etypes written (a partial etype's bytes are in the file, uncounted).
+//     MPI_CONVERSION_FN_NULL(_C) moves native bytes in its
 //     direction; where the extents differ from the native sizes that
 //     access is MPI_ERR_CONVERSION. A conversion or extent function
 //     returning other than MPI_SUCCESS, or an extent below 1, is
@@ -804,7 +807,8 @@
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
 //     CUR, END of the view; get_position, get_byte_offset) and reads that
 //     stop at the end of the file: the status counts what moved
-//     (MPI_Get_count, MPI_Get_elements, their _c forms). Every file offset
+//     (MPI_Get_count, MPI_Get_elements, their _c forms), also when the
+//     access fails part way (with MPI_ERROR the class). Every file offset
 //     an access, seek, get_byte_offset or set_view's disp reaches must lie
 //     within 2^60 bytes (maxTypeBound), else MPI_ERR_ARG naming the offset
 //     (joining the members' agreement in collective calls).
