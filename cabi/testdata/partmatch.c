@@ -2,7 +2,7 @@
  * MPI_Psend_init of an envelope with the peer's k-th MPI_Precv_init,
  * whatever order their starts come in, for every start (MPI 5.0 §4.2).
  * Two ranks (rank 0 sends, rank 1 receives); argv[1]: ints per buffer (a
- * multiple of 8; default 16). Prints "partmatch ok <rank>". */
+ * multiple of 8; default 16), or "deadlock". Prints "partmatch ok <rank>". */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +241,25 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2, "run with 2 ranks, not %d", size);
+    if (argc > 1 && strcmp(argv[1], "deadlock") == 0) {
+        /* Rank 0 never readies its partition and waits for rank 1, which
+         * waits for the partitioned message: the runtime's deadlock
+         * detection reports the cycle (the Go test checks its words). */
+        int x = 0;
+        MPI_Request r;
+        if (rank == 0) {
+            OK(MPI_Psend_init(&x, 1, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+            OK(MPI_Start(&r));
+            OK(MPI_Recv(&x, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            OK(MPI_Precv_init(&x, 1, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+            OK(MPI_Start(&r));
+            OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        }
+        printf("not reached\n");
+        MPI_Finalize();
+        return 0;
+    }
     if (argc > 1) n = atoi(argv[1]);
     CHECK(n >= 8 && n % 8 == 0, "ints per buffer %d, want a multiple of 8", n);
     plain_before(MPI_COMM_WORLD);
