@@ -288,6 +288,11 @@ func TestCallsOutsideInitAndFinalize(t *testing.T) {
 	for _, c := range []struct{ arg, want string }{
 		{"before", "rank -1: MPI_Comm_size: MPI_ERR_OTHER: MPI_Init has not been called"},
 		{"after", "rank 0: MPI_Barrier: MPI_ERR_OTHER: called after MPI_Finalize"},
+		// The datatype queries check it first too: on a predefined type,
+		// and before a NULL output argument (shim.c NONNULL).
+		{"before-size", "rank -1: MPI_Type_get_extent: MPI_ERR_OTHER: MPI_Init has not been called"},
+		{"before-null", "rank -1: MPI_Type_size_c: MPI_ERR_OTHER: MPI_Init has not been called"},
+		{"after-null", "MPI_Type_get_envelope: MPI_ERR_OTHER: called after MPI_Finalize"},
 	} {
 		r := run(t, exe, c.arg)
 		if r.code == 0 || strings.Contains(r.stdout, "not reached") || !strings.Contains(r.stderr, c.want) {

@@ -285,7 +285,9 @@ func (d *datarep) convert(write bool, user unsafe.Pointer, dt uintptr, t *dtInfo
 // whose conversion function for its direction is not
 // MPI_CONVERSION_FN_NULL: chunk by chunk, convert and write, or read and
 // convert. It returns the view bytes moved and the native packed bytes
-// they hold.
+// they hold: after a short write, those of the whole etypes written (the
+// bytes of a partial one are in the file, but neither the status counts
+// them nor the file pointer passes them).
 func (f *file) moveConverted(write bool, start int64, buf unsafe.Pointer, count int, t *dtInfo, dt uintptr, bytes int64) (int64, int64, *ioError) {
 	d := f.rep
 	fw, bad := d.sigWidths(t, true)
@@ -294,6 +296,13 @@ func (f *file) moveConverted(write bool, start int64, buf unsafe.Pointer, count 
 	}
 	nw, _ := d.sigWidths(t, false)
 	cur := newSigCursor(t, fw, int64(count))
+	// stop ends a write that wrote only view bytes written: what counts is
+	// the whole etypes written, the unit the file pointers move in, and
+	// the elements they hold, so that the status and the pointer agree.
+	stop := func(written int64, bad *ioError) (int64, int64, *ioError) {
+		k, fbytes := cur.take(0, written/f.etype.wire*f.etype.wire, false)
+		return fbytes, nativeBytes(t, nw, k), bad
+	}
 	var done, pos int64
 	fb := make([]byte, min(bytes, convChunk))
 	for done < bytes {
@@ -307,13 +316,13 @@ func (f *file) moveConverted(write bool, start int64, buf unsafe.Pointer, count 
 		chunk := fb[:n]
 		if write {
 			if bad := d.convert(true, buf, dt, t, k, pos, chunk); bad != nil {
-				return done, nativeBytes(t, nw, pos), bad
+				return stop(done, bad)
 			}
 			got, bad := f.writeView(start+done, chunk)
-			done += got
-			if bad != nil || got < n {
-				return done, nativeBytes(t, nw, pos), bad
+			if bad != nil || got < n { // a short write: the file system took part of the chunk
+				return stop(done+got, bad)
 			}
+			done += got
 		} else {
 			got, bad := f.readView(start+done, chunk)
 			kk := k

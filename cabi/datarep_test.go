@@ -45,3 +45,15 @@ func TestDatarep(t *testing.T) {
 		emptyDir(t, dir)
 	})
 }
+
+// TestDatarepShortWrite runs testdata/datarepshort.c: a write through a
+// user data representation that the file system cuts short (the file size
+// limit) fails with MPI_ERR_NO_SPACE, and its status and the individual
+// file pointer both count the whole etypes written (etypes of one int and
+// of two). Singleton: the limit is the process's own.
+func TestDatarepShortWrite(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/datarepshort.c")
+	dir := t.TempDir()
+	okRanks(t, run(t, exe, dir), "datarepshort", 1)
+	emptyDir(t, dir)
+}

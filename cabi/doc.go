@@ -165,7 +165,10 @@
 // group) is MPI_ERR_ARG naming it, before the call posts anything; this is
 // checked for the calls that would otherwise crash (testdata/nullargs.c
 // lists the query calls; before MPI_Init, MPI_Initialized(NULL) and the
-// other environment queries return MPI_ERR_ARG without a handler).
+// other environment queries return MPI_ERR_ARG without a handler). Every
+// other call checks first that MPI is initialised and not finalised (as
+// MPICH does), so a call outside them reports that whatever its
+// arguments, a datatype query on a predefined type included.
 // mpiapi's own handler is kept at ErrorsReturn.
 //
 // # One-process communicators and the singleton
@@ -449,8 +452,13 @@
 //     types, MPI_LONG_DOUBLE_INT, MPI_2REAL and MPI_2DOUBLE_PRECISION,
 //     shim_ops.c's C functions, as in the two-sided reductions (the request
 //     names the predefined datatype, and the target reduces with it).
+//     Derived datatypes whose basic components are all one predefined
+//     type (a pair type counting as one, as the standard counts it for
+//     MINLOC and MAXLOC: a vector of MPI_DOUBLE_INT or of
+//     MPI_LONG_DOUBLE_INT) are accepted on every side; a struct of a
+//     double and an int is not a pair type and is MPI_ERR_TYPE.
 //     Operations the standard does not define on a type (MPI_MAX on a
-//     complex type) are MPI_ERR_OP at the origin.
+//     complex type, MPI_SUM on a pair type) are MPI_ERR_OP at the origin.
 //   - Request forms: MPI_Rput and MPI_Raccumulate return a completed
 //     request (the data is copied); MPI_Rget and MPI_Rget_accumulate
 //     return the result's receive, which Wait and Test complete (a
@@ -786,7 +794,10 @@
 //     over the buffer, then writes each buffer through the view; a read
 //     reads each buffer and calls the read function (at the end of the
 //     file, on the whole elements read; the status counts their native
-//     bytes). MPI_CONVERSION_FN_NULL(_C) moves native bytes in its
+//     bytes). A write the file system cuts short (ENOSPC, EFBIG) fails,
+//     and its status and the individual file pointer count the whole
+//     etypes written (a partial etype's bytes are in the file, uncounted).
+//     MPI_CONVERSION_FN_NULL(_C) moves native bytes in its
 //     direction; where the extents differ from the native sizes that
 //     access is MPI_ERR_CONVERSION. A conversion or extent function
 //     returning other than MPI_SUCCESS, or an extent below 1, is
@@ -796,7 +807,8 @@
 //   - Explicit offsets, the individual file pointer (seek with SEEK_SET,
 //     CUR, END of the view; get_position, get_byte_offset) and reads that
 //     stop at the end of the file: the status counts what moved
-//     (MPI_Get_count, MPI_Get_elements, their _c forms). Every file offset
+//     (MPI_Get_count, MPI_Get_elements, their _c forms), also when the
+//     access fails part way (with MPI_ERROR the class). Every file offset
 //     an access, seek, get_byte_offset or set_view's disp reaches must lie
 //     within 2^60 bytes (maxTypeBound), else MPI_ERR_ARG naming the offset
 //     (joining the members' agreement in collective calls).
@@ -941,14 +953,13 @@
 //     Bsend_init, the _c forms (see Large counts), partitioned
 //     communication (partition.go: Psend_init, Precv_init, Pready,
 //     Pready_range, Pready_list, Parrived and the _c forms; the buffer
-//     moves as one message once every partition is ready, matched like a
-//     standard send; waiting for a send with a partition not ready is a
-//     deadlock error. Not conforming: the standard matches partitioned
-//     operations only with partitioned ones, in the order of their
-//     initialization calls; here they match plain receives and sends of
-//     the same envelope, in the order their messages go, which needs a
-//     matching space of their own in mpiapi; MPICH's part/multipart and
-//     nonblocking_pready show both), Grequest_start and
+//     moves as one message once every partition is ready, in a matching
+//     space of partitioned operations alone: the k-th Psend_init of an
+//     envelope pairs with the peer's k-th Precv_init, for every start,
+//     and neither matches a plain send, receive or probe; Precv_init
+//     refuses wildcards; the two buffers must be the same size; waiting
+//     for a send with a partition not ready is a deadlock error),
+//     Grequest_start and
 //     Grequest_complete (grequest.go: query_fn is called once by the first
 //     completion call that sees the request done, free_fn when it is
 //     freed, cancel_fn by MPI_Cancel; a callback's error is returned by the

@@ -157,6 +157,17 @@ func bcs_error(commHandle C.uintptr_t, call *C.char, class C.int, msg *C.char) C
 	return fail(ci, C.GoString(call), int(class), "%s", C.GoString(msg))
 }
 
+// bcs_null_arg is the error of a NULL output argument (shim.c NONNULL):
+// first the check every call makes (enter), then MPI_ERR_ARG naming it.
+//
+//export bcs_null_arg
+func bcs_null_arg(commHandle C.uintptr_t, call *C.char, msg *C.char) C.int {
+	if rc := enter(C.GoString(call)); rc != 0 {
+		return rc
+	}
+	return bcs_error(commHandle, call, C.MPI_ERR_ARG, msg)
+}
+
 // enter checks that MPI is initialised and not finalised.
 func enter(call string) C.int {
 	if sessionsLive > 0 { // session.go: a session keeps the library usable without (or after) MPI_Init

@@ -1425,6 +1425,9 @@ func (f *file) run(a *access, st *C.MPI_Status, reqOut *C.uintptr_t) C.int {
 		mine = e
 	}
 	if mine != nil {
+		// The status says what moved before the error (a short write:
+		// what the individual file pointer passed).
+		putRaw(st, C.MPI_ANY_SOURCE, C.MPI_ANY_TAG, uint64(moved), mine.class)
 		return f.fail(a.call, mine.class, "%s", mine.msg)
 	}
 	if reqOut != nil {

@@ -97,6 +97,7 @@ func freeComm(i int) {
 	e.c, e.live, e.inter = nil, false, nil
 	e.gen = (e.gen + 1) & genMask
 	delete(commBufs, i) // its attached buffer, if any (bsend.go)
+	partForget(i)       // its partitioned pair numbers (partition.go)
 	delete(commSess, i) // the session it came from (session.go)
 	freeComms = append(freeComms, i)
 }

@@ -27,8 +27,9 @@ type localReq struct {
 	recv   bool
 	done   bool
 	buf    []byte
-	tag    int // wanted tag of a receive (mpiapi.AnyTag allowed)
-	source int // status: mpiapi sentinels
+	tag    int    // wanted tag of a receive (mpiapi.AnyTag allowed)
+	pair   uint32 // a partitioned receive's pair number (partition.go); 0: plain
+	source int    // status: mpiapi sentinels
 	rtag   int
 	bytes  uint64
 	class  int // error class of the completion (MPI_ERR_TRUNCATE), 0 if none
@@ -43,6 +44,7 @@ type localReq struct {
 type localMsg struct {
 	ci   int
 	tag  int
+	pair uint32 // a partitioned send's pair number (partition.go); 0: plain
 	data []byte
 	sync *localReq // the synchronous send that sent it, done when it is received
 }
@@ -54,12 +56,21 @@ var (
 
 func tagMatch(want, got int) bool { return want == mpiapi.AnyTag || want == got }
 
+// accepts reports whether posted receive r takes a message with this
+// envelope: partitioned operations match only each other, by pair number.
+func (r *localReq) accepts(ci, tag int, pair uint32) bool {
+	return r.ci == ci && tagMatch(r.tag, tag) && r.pair == pair
+}
+
 func (r *localReq) deliver(call string, m localMsg) {
 	n := copy(r.buf, m.data)
 	r.done, r.source, r.rtag, r.bytes = true, 0, m.tag, uint64(n)
 	if len(m.data) > len(r.buf) {
 		r.class = errTruncate
 		r.msg = fmt.Sprintf("message from rank 0 tag %d is longer than the receive buffer (%d bytes sent, %d received)", m.tag, len(m.data), n)
+	} else if m.pair != 0 && len(m.data) < len(r.buf) {
+		r.class = errOther
+		r.msg = partSizeMsg(0, m.tag, len(m.data), len(r.buf))
 	}
 }
 
@@ -72,9 +83,9 @@ func localSend(a p2p) *localReq {
 	if a.peer == mpiapi.ProcNull {
 		return procNullReq(a.ci)
 	}
-	m := localMsg{ci: a.ci, tag: a.tag, data: append([]byte(nil), a.buf...)}
+	m := localMsg{ci: a.ci, tag: a.tag, pair: a.pair, data: append([]byte(nil), a.buf...)}
 	for i, r := range localPosted {
-		if r.ci == a.ci && tagMatch(r.tag, a.tag) {
+		if r.accepts(a.ci, a.tag, a.pair) {
 			localPosted = append(localPosted[:i], localPosted[i+1:]...)
 			r.deliver("MPI_Send", m)
 			return &localReq{ci: a.ci, done: true}
@@ -85,10 +96,15 @@ func localSend(a p2p) *localReq {
 }
 
 // localFind is the index of the earliest buffered message a receive or
-// probe with tag on communicator ci matches, or -1.
-func localFind(ci, tag int) int {
+// probe with tag on communicator ci matches, or -1. Partitioned messages
+// are left out (localFindPair).
+func localFind(ci, tag int) int { return localFindPair(ci, tag, 0) }
+
+// localFindPair is localFind for a receive of pair number pair
+// (partition.go; 0: a plain receive or probe).
+func localFindPair(ci, tag int, pair uint32) int {
 	for i, m := range localQueue {
-		if m.ci == ci && tagMatch(tag, m.tag) {
+		if m.ci == ci && tagMatch(tag, m.tag) && m.pair == pair {
 			return i
 		}
 	}
@@ -100,8 +116,8 @@ func localRecv(call string, a p2p) *localReq {
 	if a.peer == mpiapi.ProcNull {
 		return procNullReq(a.ci)
 	}
-	r := &localReq{ci: a.ci, recv: true, buf: a.buf, tag: a.tag}
-	if i := localFind(a.ci, a.tag); i >= 0 {
+	r := &localReq{ci: a.ci, recv: true, buf: a.buf, tag: a.tag, pair: a.pair}
+	if i := localFindPair(a.ci, a.tag, a.pair); i >= 0 {
 		m := localQueue[i]
 		localQueue = append(localQueue[:i], localQueue[i+1:]...)
 		r.deliver(call, m)

@@ -113,6 +113,7 @@ type p2p struct {
 	buf  []byte       // the bytes the runtime moves
 	peer int
 	tag  int
+	pair uint32 // a partitioned operation's pair number (partition.go); 0: plain
 
 	// The caller's buffer; packed: buf is a pack buffer for it.
 	t      dtype

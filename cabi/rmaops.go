@@ -177,8 +177,12 @@ func (b rmaBuf) pack() []byte {
 // cElem is the predefined datatype every basic element of t is, when that
 // type has no Go element type (see elemC), or nil.
 func cElem(t dtype) *dtInfo {
-	if p := t.info.pair; p != nil && t.info == p && p.pairKind == C.BCS_NONE {
-		return p // MPI_LONG_DOUBLE_INT and the Fortran pairs: parts of two types, reduced in C
+	if p := t.info.pair; p != nil && p.pairKind == C.BCS_NONE {
+		// MPI_LONG_DOUBLE_INT and the Fortran pairs, or a derived type made
+		// of one of them (its basic components are that predefined pair,
+		// as the standard counts them for MINLOC and MAXLOC): parts of two
+		// types, reduced in C per packed pair (reduceC).
+		return p
 	}
 	if t.info.kind != C.BCS_NONE {
 		return nil

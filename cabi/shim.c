@@ -162,9 +162,13 @@ void bcs_mt_reacquire(int depth) {
 // handler) before the call does anything: writing through it would crash
 // the process, or leave a posted request nobody can complete.
 // The error path takes the call lock (recursive): a NONNULL may come before
-// the call's own GUARD, and bcs_error runs Go (review: MPI_Type_size(t,
-// NULL) ran the handler unlocked under MPI_THREAD_MULTIPLE).
-#define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } } while (0)
+// the call's own GUARD, and bcs_null_arg runs Go (review: MPI_Type_size(t,
+// NULL) ran the handler unlocked under MPI_THREAD_MULTIPLE). bcs_null_arg
+// makes the check every call makes first (MPI initialised, not finalised;
+// errors.go enter) before it refuses the argument, so a call before
+// MPI_Init or after MPI_Finalize says so whatever its arguments, as the
+// calls checked in Go do (and MPICH).
+#define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_null_arg(H(comm), call, #arg " = NULL"); } } while (0)
 // NONNULL0 is NONNULL for the calls a program may make before MPI_Init or
 // after MPI_Finalize: there the NULL argument is MPI_ERR_ARG returned.
 #define NONNULL0(call, arg)                                                               \
@@ -430,7 +434,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
     GUARD("MPI_Errhandler_free");
-    NONNULL(MPI_COMM_WORLD, "MPI_Errhandler_free", errhandler);
+    NONNULL0("MPI_Errhandler_free", errhandler); // callable before MPI_Init
     return bcs_errhandler_free((uintptr_t *)errhandler);
 }
 
@@ -772,11 +776,13 @@ int PMPI_Type_free(MPI_Datatype *datatype) {
     return bcs_type_free((uintptr_t *)datatype);
 }
 
-// bcs_dt_scalars answers the size and extents of any datatype.
+// bcs_dt_scalars answers the size and extents of any datatype: a
+// predefined one here, between MPI_Init and MPI_Finalize (outside them Go
+// checks the call, as for any datatype: a session may be live).
 static int bcs_dt_scalars(const char *call, MPI_Datatype datatype, MPI_Count *size, MPI_Count *lb, MPI_Count *extent,
                           MPI_Count *tlb, MPI_Count *textent) {
     const struct bcs_type *t = bcs_type_of(H(datatype));
-    if (t != NULL) {
+    if (t != NULL && bcs_initialized && !bcs_finalized) {
         *size = t->size, *lb = 0, *extent = t->extent, *tlb = 0;
         *textent = t->extent;
         if (t->size != t->extent && datatype != MPI_SHORT_INT)
@@ -1121,7 +1127,7 @@ int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Ibsend");
     if (request == NULL)
-        return bcs_error(H(comm), "MPI_Ibsend", MPI_ERR_ARG, "request = NULL");
+        return bcs_null_arg(H(comm), "MPI_Ibsend", "request = NULL");
     return bcs_bsend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 
@@ -1429,7 +1435,7 @@ int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 #define NB_REQ(call, comm, request)                                                   \
     do {                                                                              \
         if ((request) == NULL)                                                        \
-            return bcs_error(H(comm), call, MPI_ERR_ARG, "request = NULL");           \
+            return bcs_null_arg(H(comm), call, "request = NULL");                     \
     } while (0)
 #define R(request) ((uintptr_t *)(request))
 
@@ -1641,9 +1647,9 @@ int PMPI_Info_delete(MPI_Info info, const char *key) {
     GUARD("MPI_Info_delete");
     return bcs_info_delete(H(info), (char *)key);
 }
-int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { GUARD("MPI_Info_get_nkeys"); NONNULL(MPI_COMM_WORLD, "MPI_Info_get_nkeys", nkeys); return bcs_info_get_nkeys(H(info), nkeys); }
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) { GUARD("MPI_Info_get_nkeys"); NONNULL0("MPI_Info_get_nkeys", nkeys); return bcs_info_get_nkeys(H(info), nkeys); }
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) { GUARD("MPI_Info_get_nthkey"); return bcs_info_get_nthkey(H(info), n, key); }
-int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { GUARD("MPI_Info_dup"); NONNULL(MPI_COMM_WORLD, "MPI_Info_dup", newinfo); return bcs_info_dup(H(info), (uintptr_t *)newinfo); }
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) { GUARD("MPI_Info_dup"); NONNULL0("MPI_Info_dup", newinfo); return bcs_info_dup(H(info), (uintptr_t *)newinfo); }
 int PMPI_Info_free(MPI_Info *info) { GUARD("MPI_Info_free"); return bcs_info_free((uintptr_t *)info); }
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) { GUARD("MPI_Comm_set_info"); return bcs_comm_set_info(H(comm), H(info)); }
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
@@ -1667,7 +1673,7 @@ int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
     GUARD("MPI_Issend");
     if (request == NULL)
-        return bcs_error(H(comm), "MPI_Issend", MPI_ERR_ARG, "request = NULL");
+        return bcs_null_arg(H(comm), "MPI_Issend", "request = NULL");
     return bcs_ssend((void *)buf, count, H(datatype), dest, tag, H(comm), (uintptr_t *)request, 0);
 }
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -1683,7 +1689,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
     GUARD("MPI_Improbe");
     if (flag == NULL)
-        return bcs_error(H(comm), "MPI_Improbe", MPI_ERR_ARG, "flag = NULL");
+        return bcs_null_arg(H(comm), "MPI_Improbe", "flag = NULL");
     return bcs_mprobe(source, tag, H(comm), flag, (uintptr_t *)message, status);
 }
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
@@ -1693,7 +1699,7 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
     GUARD("MPI_Imrecv");
     if (request == NULL)
-        return bcs_error(H(MPI_COMM_WORLD), "MPI_Imrecv", MPI_ERR_ARG, "request = NULL");
+        return bcs_null_arg(H(MPI_COMM_WORLD), "MPI_Imrecv", "request = NULL");
     return bcs_mrecv(buf, count, H(datatype), (uintptr_t *)message, NULL, (uintptr_t *)request, 0);
 }
 W(Ssend) W(Issend) W(Ssend_init) W(Cancel) W(Mprobe) W(Improbe) W(Mrecv) W(Imrecv)
@@ -1813,14 +1819,14 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup");
     if (request == NULL)
-        return bcs_error(H(comm), "MPI_Comm_idup", MPI_ERR_ARG, "request = NULL");
+        return bcs_null_arg(H(comm), "MPI_Comm_idup", "request = NULL");
     NONNULL(comm, "MPI_Comm_idup", newcomm);
     return bcs_comm_idup(H(comm), (uintptr_t *)newcomm, (uintptr_t *)request);
 }
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup_with_info");
     if (request == NULL)
-        return bcs_error(H(comm), "MPI_Comm_idup_with_info", MPI_ERR_ARG, "request = NULL");
+        return bcs_null_arg(H(comm), "MPI_Comm_idup_with_info", "request = NULL");
     NONNULL(comm, "MPI_Comm_idup_with_info", newcomm);
     int rc = bcs_comm_set_info(H(comm), H(info)); // checks both; the hints are not used
     return rc != MPI_SUCCESS ? rc : bcs_comm_idup(H(comm), (uintptr_t *)newcomm, (uintptr_t *)request);

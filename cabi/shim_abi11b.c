@@ -16,7 +16,7 @@ int bcs_guard(const char *call);
 #define REQ(call, comm, request)                                                      \
     do {                                                                              \
         if ((request) == NULL)                                                        \
-            return bcs_error(H(comm), call, MPI_ERR_ARG, "request = NULL");           \
+            return bcs_null_arg(H(comm), call, "request = NULL");                     \
     } while (0)
 
 enum { W_ALLTOALLW, W_ALLGATHER, W_ALLGATHERV, W_ALLTOALL, W_ALLTOALLV, W_NALLTOALLW };
@@ -50,7 +50,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
         GUARD("MPI_" #name);                                                                                   \
         uintptr_t *r = req;                                                                                    \
         if (r == (uintptr_t *)1)                                                                               \
-            return bcs_error(H(comm), "MPI_" #name, MPI_ERR_ARG, "request = NULL");                            \
+            return bcs_null_arg(H(comm), "MPI_" #name, "request = NULL");                                      \
         return bcs_wcoll(which, (void *)sendbuf, sendcount, NULL, NULL, NULL, H(sendtype), NULL, recvbuf,      \
                          recvcount, NULL, NULL, NULL, H(recvtype), NULL, H(comm), r, 0);                          \
     }
@@ -189,7 +189,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     GUARD("MPI_Request_get_status");
     if (flag == NULL)
-        return bcs_error(H(MPI_COMM_WORLD), "MPI_Request_get_status", MPI_ERR_ARG, "flag = NULL");
+        return bcs_null_arg(H(MPI_COMM_WORLD), "MPI_Request_get_status", "flag = NULL");
     return bcs_request_get_status(H(request), flag, status);
 }
 
@@ -205,7 +205,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
                                 MPI_Status array_of_statuses[]) {
     GUARD("MPI_Request_get_status_all");
     if (flag == NULL)
-        return bcs_error(H(MPI_COMM_WORLD), "MPI_Request_get_status_all", MPI_ERR_ARG, "flag = NULL");
+        return bcs_null_arg(H(MPI_COMM_WORLD), "MPI_Request_get_status_all", "flag = NULL");
     return bcs_request_get_status_n(1, count, (uintptr_t *)array_of_requests, NULL, flag, array_of_statuses);
 }
 

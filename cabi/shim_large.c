@@ -21,7 +21,7 @@
 
 int bcs_guard(const char *call); // shim.c
 #define GUARD(call) do { int g_ = bcs_guard(call); if (g_ != MPI_SUCCESS) return g_; } while (0); BCS_LOCKED
-#define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_error(H(comm), call, MPI_ERR_ARG, #arg " = NULL"); } } while (0)
+#define NONNULL(comm, call, arg) do { if ((arg) == NULL) { BCS_LOCKED; return bcs_null_arg(H(comm), call, #arg " = NULL"); } } while (0)
 #define H(x) ((uintptr_t)(x))
 #define R(request) ((uintptr_t *)(request))
 #define REQ(call, comm, request)                                                      \

@@ -32,7 +32,7 @@ func localSsend(a p2p) *localReq {
 	s := &localReq{ci: a.ci, rtag: a.tag}
 	m := localMsg{ci: a.ci, tag: a.tag, data: append([]byte(nil), a.buf...), sync: s}
 	for i, r := range localPosted {
-		if r.ci == a.ci && tagMatch(r.tag, a.tag) {
+		if r.accepts(a.ci, a.tag, 0) {
 			localPosted = append(localPosted[:i], localPosted[i+1:]...)
 			r.deliver("MPI_Ssend", m)
 			s.done = true

@@ -104,6 +104,58 @@ func IrecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int) (*Request, 
 	return r, err
 }
 
+// PsendBytes is the send of one start of a partitioned send request
+// (MPI_Psend_init, once every partition is ready): IsendBytes in the
+// partitioned matching space. pair (from 1) is the caller's count of
+// partitioned sends initialized with c, dest and tag, up to this one; the
+// send matches only the receive of dest's PrecvBytes with the same pair
+// number, source and tag, never a plain receive or probe
+// (proto.Descriptor.Pair). MMDS records it as MPI_Isend.
+func PsendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int, pair uint32) (*Request, error) {
+	const call = "MPI_Start"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	if pair == 0 {
+		return nil, p.errf(ErrArg, call, "partitioned pair number 0, want 1 or more")
+	}
+	t0 := p.mmds.begin(false)
+	r, err := startPair(p, call, proto.KindSend, c, buf, t, dest, tag, false, pair)
+	p.mmds.end(mds.Isend, t0, int64(len(buf)), false)
+	return r, err
+}
+
+// PrecvBytes is the receive of one start of a partitioned receive request
+// (MPI_Precv_init): IrecvBytes in the partitioned matching space, with no
+// wildcards. pair counts the caller's partitioned receives initialized with
+// c, source and tag (see PsendBytes). MMDS records it as MPI_Irecv.
+func PrecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int, pair uint32) (*Request, error) {
+	const call = "MPI_Start"
+	p, err := current(call)
+	if err != nil {
+		return nil, err
+	}
+	if pair == 0 {
+		return nil, p.errf(ErrArg, call, "partitioned pair number 0, want 1 or more")
+	}
+	t0 := p.mmds.begin(false)
+	r, err := startPair(p, call, proto.KindRecv, c, buf, t, source, tag, false, pair)
+	if err == nil && !r.done {
+		// The two buffers must be the same size (the partitions may
+		// differ); a longer message is already MPI_ERR_TRUNCATE.
+		want := uint64(len(buf))
+		r.after = func() error {
+			if st := r.status; !st.cancelled && st.bytes < want {
+				return p.errf(ErrOther, call, "the partitioned send from rank %d tag %d is %d bytes and the partitioned receive's buffer %d: the standard wants them the same size (the partitions may differ)", st.Source, st.Tag, st.bytes, want)
+			}
+			return nil
+		}
+	}
+	p.mmds.end(mds.Irecv, t0, int64(len(buf)), false)
+	return r, err
+}
+
 // SendBytes is Send on bytes.
 func SendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) error {
 	const call = "MPI_Send"

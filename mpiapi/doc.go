@@ -60,6 +60,14 @@
 // code are one element type: int and int64 on a 64-bit machine, a named
 // type and its underlying type).
 //
+// Partitioned communication (C's MPI_Psend_init and MPI_Precv_init) moves
+// each start's buffer with PsendBytes and PrecvBytes: a send and a receive
+// in a matching space of their own, paired by a number the caller gives (its
+// count of partitioned initializations with that communicator, peer and
+// tag), so the k-th partitioned send of an envelope matches the peer's k-th
+// partitioned receive and nothing else (scheduler/doc.go). They have no Go
+// generic form.
+//
 // Collectives (coll.go) are executed by the runtime: each call posts one
 // descriptor, and the scheduler runs it in the slice its last member's
 // descriptor is exchanged, reducing in communicator rank order, so results are

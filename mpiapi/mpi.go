@@ -339,6 +339,13 @@ func (p *process) abortExit() {
 // complete when exchanged); a synchronous send (sync) never goes inline, so
 // it completes only once matched and moved (ssend.go).
 func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, sync bool) (*Request, error) {
+	return startPair(p, call, kind, c, buf, t, peer, tag, sync, 0)
+}
+
+// startPair is startMode for a send or receive of partitioned pair number
+// pair (proto.Descriptor.Pair; 0: not partitioned, when a receive may name
+// wildcards).
+func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, sync bool, pair uint32) (*Request, error) {
 	recv := kind != proto.KindSend
 	sig := signature(t, recv) // sig.go: first, so that a refused call uses it up too
 	what := "dest"
@@ -348,10 +355,10 @@ func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	if err := p.checkComm(call, c); err != nil {
 		return nil, err
 	}
-	if err := p.checkPeer(call, what, c, peer, recv); err != nil {
+	if err := p.checkPeer(call, what, c, peer, recv && pair == 0); err != nil {
 		return nil, err
 	}
-	if err := p.checkTag(call, tag, recv); err != nil {
+	if err := p.checkTag(call, tag, recv && pair == 0); err != nil {
 		return nil, err
 	}
 	if err := p.checkBuf(call, "buf", buf, t); err != nil { // core.go
@@ -389,6 +396,7 @@ func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	}
 	r.sig = sig
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n, DType: sig}
+	d.SetPair(pair)
 	var inl []byte
 	if !recv && !sync && n <= uint64(p.region.G.InlineMax) {
 		d.Inline = true

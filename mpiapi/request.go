@@ -49,7 +49,7 @@ type Request struct {
 	status    Status
 	err       error
 	comp      proto.Completion
-	after     func() error // runs once when a collective completes (copy-outs, Split)
+	after     func() error // runs once when a collective completes (copy-outs, Split), or a partitioned receive (its size check)
 	made      *Comm        // the communicator an Idup made, once complete (comm.go)
 	chain     *chain       // a compound request: runtime steps joined by local work
 	watch     []*Request   // a request done when these are (Watch, tool.go); they stay their owner's

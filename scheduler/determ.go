@@ -216,7 +216,7 @@ func (s *Scheduler) resolve(slice proto.SliceID, k key) {
 // overlap reports whether some send could be accepted by both a and b.
 func overlap(a, b proto.Descriptor) bool {
 	return (a.Peer == proto.AnySource || b.Peer == proto.AnySource || a.Peer == b.Peer) &&
-		(a.Tag == proto.AnyTag || b.Tag == proto.AnyTag || a.Tag == b.Tag)
+		(a.Tag == proto.AnyTag || b.Tag == proto.AnyTag || a.Tag == b.Tag) && a.Pair() == b.Pair()
 }
 
 // decide answers held entry e over the unexpected sends u of its queue. The

@@ -29,6 +29,17 @@
 // every run and on every node, which is what lets every agent run MSM over the
 // same global descriptor set and arrive at the same plan without further talk.
 //
+// Partitioned operations (MPI_Psend_init, MPI_Precv_init) match in a space
+// of their own: each start's send and receive carry a pair number
+// (proto.Descriptor.Pair, k for the poster's k-th partitioned
+// initialization call with that communicator, peer and tag), and "accepts"
+// includes equal pair numbers. A plain send (pair 0) never matches a
+// partitioned receive, nor a partitioned send a plain receive, probe or
+// wildcard; the k-th Psend_init pairs with the peer's k-th Precv_init
+// whatever order their starts are posted in (MPI 5.0 §4.2: matching in the
+// order of the initialization calls). A partitioned receive names its
+// source and tag (CheckDescriptor refuses wildcards there).
+//
 // Type signatures (sig.go): a matched send and receive whose descriptors
 // both carry a checked element type (DType; 0 is unchecked, Uint8 is bytes
 // and matches anything) must carry the same one; otherwise both complete

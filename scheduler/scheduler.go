@@ -225,6 +225,12 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 		if d.Tag < 0 && d.Tag != proto.AnyTag {
 			return fmt.Errorf("%s tag %d is negative and not ANY_TAG", d.Kind, d.Tag)
 		}
+		if d.Kind != proto.KindRecv && d.CollSeq != 0 {
+			return fmt.Errorf("%s with pair number %d, want 0 (only a send or receive is partitioned)", d.Kind, d.CollSeq)
+		}
+		if d.Pair() != 0 && (d.Peer == proto.AnySource || d.Tag == proto.AnyTag) {
+			return fmt.Errorf("partitioned recv (pair %d) with source %d and tag %d, want no wildcard", d.Pair(), d.Peer, d.Tag)
+		}
 	default:
 		return fmt.Errorf("descriptor kind %d unknown", d.Kind)
 	}
@@ -234,8 +240,12 @@ func CheckDescriptor(d proto.Descriptor, size int) error {
 	return nil
 }
 
+// accepts reports whether receive or probe r accepts send s: source and
+// tag, with wildcards, and the same pair number (proto.Descriptor.Pair: a
+// partitioned send matches only the partitioned receive of its pair, and
+// nothing else matches either).
 func accepts(r, s proto.Descriptor) bool {
-	return (r.Peer == proto.AnySource || r.Peer == s.Rank) && (r.Tag == proto.AnyTag || r.Tag == s.Tag)
+	return (r.Peer == proto.AnySource || r.Peer == s.Rank) && (r.Tag == proto.AnyTag || r.Tag == s.Tag) && r.Pair() == s.Pair()
 }
 
 // Schedule runs MSM for slice over the descriptors exchanged in its DEM and

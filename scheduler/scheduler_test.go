@@ -19,6 +19,12 @@ func recv(rank, src proto.Rank, tag int32, seq, n uint64) proto.Descriptor {
 	return proto.Descriptor{Kind: proto.KindRecv, Rank: rank, Peer: src, Tag: tag, Seq: seq, Req: uint32(seq), Len: n}
 }
 
+// pair makes d a partitioned send or receive of pair number k.
+func pair(d proto.Descriptor, k uint32) proto.Descriptor {
+	d.SetPair(k)
+	return d
+}
+
 func describe(p *plan.Plan) string {
 	var lines []string
 	for _, c := range p.Chunks {
@@ -82,6 +88,28 @@ func TestMatchingRules(t *testing.T) {
 			want: []string{"", "chunk x1 r0->r1 off=0 len=8\ndone r0 req=1 send count=8\ndone r1 req=1 recv src=0 tag=3 count=8"},
 		},
 		{
+			name: "partitioned: a plain send does not match a partitioned receive, nor a partitioned send a plain receive",
+			steps: []step{
+				{send(0, 1, 5, 1, 8), pair(recv(1, 0, 5, 1, 16), 1)},
+				{pair(send(0, 1, 5, 2, 16), 1), recv(1, 0, 5, 2, 8)},
+			},
+			want: []string{"", "chunk x1 r0->r1 off=0 len=16\nchunk x2 r0->r1 off=0 len=8\n" +
+				"done r0 req=2 send count=16\ndone r1 req=1 recv src=0 tag=5 count=16\n" +
+				"done r0 req=1 send count=8\ndone r1 req=2 recv src=0 tag=5 count=8"},
+		},
+		{
+			name: "partitioned: pairs match by pair number, not post order; a wildcard probe passes them by",
+			steps: []step{
+				{pair(send(0, 1, 7, 1, 20), 2), pair(send(0, 1, 7, 2, 10), 1),
+					{Kind: proto.KindIprobe, Rank: 1, Peer: proto.AnySource, Tag: proto.AnyTag, Seq: 1, Req: 9}},
+				{pair(recv(1, 0, 7, 2, 10), 1), pair(recv(1, 0, 7, 3, 20), 2)},
+			},
+			want: []string{"done r1 req=9 iprobe none",
+				"chunk x1 r0->r1 off=0 len=10\nchunk x2 r0->r1 off=0 len=20\n" +
+					"done r0 req=2 send count=10\ndone r1 req=2 recv src=0 tag=7 count=10\n" +
+					"done r0 req=1 send count=20\ndone r1 req=3 recv src=0 tag=7 count=20"},
+		},
+		{
 			name: "iprobe says no, then probe waits and completes without consuming",
 			steps: []step{
 				{{Kind: proto.KindIprobe, Rank: 1, Peer: 0, Tag: proto.AnyTag, Seq: 1, Req: 7}},
@@ -138,6 +166,9 @@ func TestCheckDescriptor(t *testing.T) {
 		{Kind: proto.KindRecv, Rank: 5, Peer: 0},
 		{Kind: proto.KindRecv, Rank: 0, Peer: -3},
 		{Kind: 9, Rank: 0},
+		{Kind: proto.KindRecv, Rank: 0, Peer: proto.AnySource, Tag: 1, CollSeq: 1}, // a partitioned receive with a wildcard
+		{Kind: proto.KindRecv, Rank: 0, Peer: 1, Tag: proto.AnyTag, CollSeq: 2},
+		{Kind: proto.KindProbe, Rank: 0, Peer: 1, Tag: 1, CollSeq: 1}, // only sends and receives have pairs
 	}
 	for _, d := range bad {
 		if err := CheckDescriptor(d, 4); err == nil {
@@ -145,6 +176,9 @@ func TestCheckDescriptor(t *testing.T) {
 		}
 	}
 	if err := CheckDescriptor(recv(1, proto.AnySource, proto.AnyTag, 1, 0), 4); err != nil {
+		t.Error(err)
+	}
+	if err := CheckDescriptor(pair(recv(1, 0, 3, 1, 0), 2), 4); err != nil {
 		t.Error(err)
 	}
 }
@@ -174,7 +208,8 @@ type reference struct {
 
 func acceptsRef(r, s proto.Descriptor) bool {
 	return r.Comm == s.Comm && r.Rank == s.Peer &&
-		(r.Peer == proto.AnySource || r.Peer == s.Rank) && (r.Tag == proto.AnyTag || r.Tag == s.Tag)
+		(r.Peer == proto.AnySource || r.Peer == s.Rank) && (r.Tag == proto.AnyTag || r.Tag == s.Tag) &&
+		r.Pair() == s.Pair() // partitioned operations match only their pair
 }
 
 // schedule returns the slice's plan as sorted lines, and its moves in the
@@ -346,6 +381,10 @@ func TestAgainstReference(t *testing.T) {
 						if rng.Intn(4) == 0 {
 							d.Tag = proto.AnyTag
 						}
+					}
+					// Some partitioned sends and receives (no wildcards).
+					if (d.Kind == proto.KindSend || d.Kind == proto.KindRecv) && d.Peer != proto.AnySource && d.Tag != proto.AnyTag && rng.Intn(4) == 0 {
+						d.SetPair(uint32(1 + rng.Intn(2)))
 					}
 					descs = append(descs, d)
 				}

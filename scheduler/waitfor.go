@@ -180,6 +180,9 @@ func DescribeWait(w Wait) string {
 	if d.Tag == proto.AnyTag {
 		tag = "any tag"
 	}
+	if k := d.Pair(); k != 0 {
+		tag += fmt.Sprintf(", partitioned pair %d", k)
+	}
 	comm := ""
 	if d.Comm != 0 {
 		comm = fmt.Sprintf(", communicator %d", d.Comm)

@@ -114,12 +114,13 @@ type Descriptor struct {
 	// some descriptors; read and write those through the accessors that name
 	// them, never the fields: Root (a rooted collective), Color and Key
 	// (CollSplit), GroupTag, GroupRank, GroupSize and GroupID (CollGroup),
-	// Dir (KindCollPart), Withdraws (KindCancel).
+	// Dir (KindCollPart), Withdraws (KindCancel), and CollSeq on a send or
+	// receive through Pair.
 	Coll    Coll
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
 	InPlace bool   // MPI_IN_PLACE: the rank's own contribution is already in RAddr
-	CollSeq uint32 // per-rank count of collectives on Comm, from 1
+	CollSeq uint32 // per-rank count of collectives on Comm, from 1; on a send or receive its Pair
 	RAddr   uint64 // receive buffer address
 
 	// A reduction with a user operation runs in the runtime as a Gather (then
@@ -200,6 +201,24 @@ func (d Descriptor) Withdraws() int32 { return d.Tag }
 
 // SetWithdraws says what a KindCancel withdraws: CancelRecv or CancelSend.
 func (d *Descriptor) SetWithdraws(what int32) { d.Tag = what }
+
+// Pair is the pair number of a partitioned send or receive (KindSend,
+// KindRecv: one start of an MPI_Psend_init or MPI_Precv_init request): k
+// for the poster's k-th partitioned initialization call with this Comm,
+// peer and tag (from 1), 0 on every other send, receive and probe. A send
+// matches only a receive of the same Pair, so partitioned operations match
+// only each other, in the order of their initialization calls (MPI 5.0
+// §4.2), and never a plain receive, probe or wildcard. It travels in
+// CollSeq.
+func (d Descriptor) Pair() uint32 {
+	if d.Kind == KindSend || d.Kind == KindRecv {
+		return d.CollSeq
+	}
+	return 0
+}
+
+// SetPair gives a send or receive its pair number (0: not partitioned).
+func (d *Descriptor) SetPair(k uint32) { d.CollSeq = k }
 
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
@@ -388,6 +407,9 @@ func (d Descriptor) Describe() string {
 	}
 	if d.Kind == KindSend || d.Kind == KindRecv {
 		fmt.Fprintf(&b, " len=%d", d.Len)
+		if k := d.Pair(); k != 0 {
+			fmt.Fprintf(&b, " pair=%d", k)
+		}
 	}
 	return b.String()
 }

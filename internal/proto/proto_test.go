@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -118,6 +119,14 @@ func TestFieldAccessorsRoundTrip(t *testing.T) {
 	if d := dec(group); d.GroupTag() != 42 || d.GroupRank() != 2 || d.GroupSize() != 5 || d.GroupID() != 0xfeedface ||
 		d.Tag != 42 || d.Peer != 2 || d.Len != 5 || d.Addr != 0xfeedface {
 		t.Errorf("group: %+v", d)
+	}
+	pair := Descriptor{Kind: KindRecv, Peer: 1, Tag: 5}
+	pair.SetPair(3)
+	if d := dec(pair); d.Pair() != 3 || d.CollSeq != 3 || !strings.Contains(d.Describe(), " pair=3") {
+		t.Errorf("partitioned receive: %+v (%s)", d, d.Describe())
+	}
+	if d := (Descriptor{Kind: KindColl, CollSeq: 3}); d.Pair() != 0 {
+		t.Errorf("a collective's CollSeq read as a pair number: %d", d.Pair())
 	}
 	c := NewCommCompletion(3, 9, 12, 1, 4)
 	if c.Rank != 3 || c.Req != 9 || c.Kind != KindColl || c.NewComm() != 12 || c.NewCommRank() != 1 || c.NewCommSize() != 4 ||
