@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
@@ -41,7 +42,19 @@ type checker struct {
 	// process.nonblocking around its start): its written buffer gets a
 	// check header, as a point-to-point receive's.
 	nonblocking bool
+	// Flow alone: the entries of the pull order just served, summed after
+	// the agent is told the order is done (pullSums), and the number of the
+	// last order whose sums were stored (MPI_Finalize waits until the agent
+	// has compared it).
+	copied   [][]byte
+	lastPull uint32
 }
+
+// deferSums says whether the sums of a served pull order are taken after
+// the order is reported done: under flow alone (see pullSums). Under
+// buffers the rank compares each piece before its copy writes it
+// (pullCopy), and sums it there while it is in the cache.
+func (c *checker) deferSums() bool { return c.mode.Flow && !c.mode.Buffers }
 
 // reqCheck is one request's part.
 type reqCheck struct {
@@ -326,6 +339,33 @@ func (p *process) pullCopy(j int, r *Request, dst []byte, e shm.Pull) bool {
 		p.blk.SetPullSum(j, s)
 	}
 	return true
+}
+
+// pullSums is the flow check's destination sum of pull order seq under
+// flow alone: the rank copied each entry with one process_vm_readv, as with
+// the checks off, and told the agent the order was done (FinishPull);
+// only then does it sum what it copied (the entries in p.chk.copied), store
+// the sums and the order's number (shm: pull sums) and wake the agent,
+// which compares them with the sender's bytes at its next TX. The sum is
+// off the slice's critical path: the agent ends the slice and the next
+// exchange runs meanwhile. The rank does it before it looks at its
+// completions, so the program gets its buffer back only once it is summed.
+func (p *process) pullSums(seq uint32) {
+	for j, d := range p.chk.copied {
+		p.blk.SetPullSum(j, check.Sum(d))
+	}
+	clear(p.chk.copied)
+	p.chk.copied = p.chk.copied[:0]
+	atomic.StoreUint32(p.blk.PullSumsDone(), seq)
+	unix.FutexWake(p.blk.PullSumsDone(), 1)
+	p.chk.lastPull = seq
+}
+
+// pullsVerified says whether the agent has compared the sums of the last
+// pull order this rank served (flow alone): MPI_Finalize waits for it, so
+// that a job cannot end with a copy unchecked.
+func (p *process) pullsVerified() bool {
+	return p.chk == nil || p.chk.lastPull == 0 || atomic.LoadUint32(p.blk.PullVerified()) == p.chk.lastPull
 }
 
 // checkPull is the pre-write check of a pull entry's piece: dst (part of r's

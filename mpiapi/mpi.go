@@ -204,7 +204,7 @@ func Finalize() error {
 	if err != nil {
 		return err
 	}
-	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 }) // Comm.Free's collectives
+	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 && p.pullsVerified() }) // Comm.Free's collectives; the flow check's last comparison
 	p.reap()
 	p.finishLog()
 	p.reportLeaks()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
@@ -62,6 +63,10 @@ type checks struct {
 	// chunk, a zero-length match, a cancel).
 	sendSeq [][]uint64
 	pullSrc []uint32 // source sums of the pull order being served (flow)
+	// pend[l]: under flow alone, local rank l's last served pull order,
+	// whose sums the rank stores after reporting it done; the agent
+	// compares them at its next TX (verifyPulls).
+	pend []pendPull
 	// pullPost[j]: pullSrc[j] was taken from the send buffer's block sums
 	// at post (postSource), not from a read of the sender's bytes.
 	pullPost []bool
@@ -82,6 +87,29 @@ type checks struct {
 	repMu sync.Mutex
 }
 
+// pendPull is a served pull order whose destination sums are still to be
+// compared (flow alone): its slice, its number, and, per entry the rank
+// copied, the plan entry, a copy of its chunk (plans are reused) and the
+// source sum.
+type pendPull struct {
+	on  bool
+	k   proto.SliceID
+	seq uint32
+	idx []int32
+	cs  []proto.Chunk
+	src []uint32
+}
+
+// deferSums says whether a pull order's destination sums are compared at
+// the next TX rather than when the order is done: under flow alone, where
+// the receiving rank sums what it copied after reporting the order done
+// (package mpiapi), off the slice's critical path. Under buffers,flow the
+// rank sums each piece as it copies it (it compares the piece before the
+// write anyway), and the agent compares in the same slice, while it can
+// still read the sender to tell a program's modification from a runtime
+// bug (pullDiffersFromPost).
+func (x *checks) deferSums() bool { return x.mode.Flow && !x.mode.Buffers }
+
 // copyFault, when set (tests only), is called by the agent for every chunk
 // it copies or sends, after the source sum of its first piece, with that
 // piece's bytes about to be written (the whole chunk when it is at most
@@ -99,7 +127,7 @@ func newChecks(m check.Mode, budget uint64, ranks, reqMax int) *checks {
 	}
 	nb := check.Blocks(int(budget)) + 2    // the blocks a chunk reaches
 	n := check.PieceSize + check.BlockSize // a piece and the block it ends in
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax), pullPost: make([]bool, 0, shm.PullMax), colls: make([][]uint32, ranks),
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pend: make([]pendPull, ranks), pullSrc: make([]uint32, 0, shm.PullMax), pullPost: make([]bool, 0, shm.PullMax), colls: make([][]uint32, ranks),
 		back: make([]byte, n), raw: make([]byte, 4*nb), sums: make([]uint32, 0, nb), ssums: make([]uint32, 0, nb),
 		rxBack: make([]byte, n), rxRaw: make([]byte, 4*nb), rxSums: make([]uint32, 0, nb)}
 }
@@ -286,7 +314,22 @@ func (a *Agent) sendModified(k proto.SliceID, c *proto.Chunk) error {
 // flowPulls checks the entries of block l's served pull order that the rank
 // copied: each is one move, and the rank's sum of what it copied must match
 // the sender's bytes (pullSources).
+// Under flow alone the comparison waits for the next TX (deferSums): the
+// order is recorded in pend[l], with copies of its chunks.
 func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
+	x := a.chk
+	if x.deferSums() {
+		pd := &x.pend[l]
+		pd.on, pd.k, pd.seq = true, k, a.pullSeq[l]
+		pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
+		for j, i := range a.pullIdx[l][:copied] {
+			x.moved[i]++
+			if j < len(x.pullSrc) {
+				pd.idx, pd.cs, pd.src = append(pd.idx, i), append(pd.cs, p.Chunks[i]), append(pd.src, x.pullSrc[j])
+			}
+		}
+		return nil
+	}
 	for j, i := range a.pullIdx[l][:copied] {
 		c := &p.Chunks[i]
 		a.chk.moved[i]++
@@ -306,6 +349,66 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 				return a.sendModified(k, c)
 			}
 			return a.flowErr(k, int(i), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32 %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
+		}
+	}
+	return nil
+}
+
+var finalizeCode = proto.CallCode("MPI_Finalize")
+
+// verifyPulls compares the destination sums of the pull orders served in
+// the previous slices (flow alone, deferSums) with their source sums, at
+// the start of TX, before a new order may reuse the sum words: it waits
+// (at most timeout) for each rank to store its order's sums, which it does
+// right after reporting the order done, so they are normally there. A
+// difference names the slice the chunk moved in. If the sender's request
+// has not completed, its bytes are read again, as in the same slice: if
+// they now differ from the source sum, the program modified its send
+// buffer; otherwise (or once the request completed, when the program may
+// reuse the buffer) it is a runtime bug, and the report says that a
+// program's modification during the copy reads the same. A rank whose
+// order is compared is told (shm: pull sums), for its MPI_Finalize.
+func (a *Agent) verifyPulls(timeout time.Duration) error {
+	x := a.chk
+	for l := range a.blocks {
+		pd := &x.pend[l]
+		if !pd.on {
+			continue
+		}
+		b := a.blocks[l]
+		deadline := a.now() + timeout
+		for {
+			old := atomic.LoadUint32(b.PullSumsDone())
+			if old == pd.seq {
+				break
+			}
+			if a.exited[l].Load() {
+				return a.fail(a.rankOf[l], "process exited before storing the flow check's sums of its pull order of slice %d", pd.k)
+			}
+			now := a.now()
+			if now >= deadline {
+				return a.fail(a.rankOf[l], "the flow check's sums of its pull order of slice %d were not stored within %v", pd.k, timeout)
+			}
+			unix.FutexWait(b.PullSumsDone(), old, min(deadline-now, time.Millisecond))
+		}
+		pd.on = false
+		for j := range pd.cs {
+			c := &pd.cs[j]
+			src, dst := pd.src[j], b.PullSum(j)
+			if src == dst {
+				continue
+			}
+			if _, inFlight := x.sends[inlineKey{c.Src, c.SendSeq}]; inFlight {
+				if now, err := a.sumSource(c); err == nil && now != src {
+					return a.sendModified(pd.k, c)
+				}
+			}
+			return a.flowErr(pd.k, int(pd.idx[j]), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32 %#08x at the source, %#08x at the destination); unless the sending program modified its send buffer while the receiver copied it (MPI forbids it; --check buffers tells the two apart and names the call)", c.Len, j, src, dst)
+		}
+		atomic.StoreUint32(b.PullVerified(), pd.seq)
+		if b.Blocked() == finalizeCode { // it waits for this
+			atomic.AddUint32(b.Wake(), 1)
+			unix.FutexWake(b.Wake(), 1)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -284,6 +285,8 @@ func servePulls(t *testing.T, blk *shm.RankBlock, dst []byte, copyIn func(d []by
 			}
 			blk.FinishPull(seq, copied, true)
 			unix.FutexWake(blk.PullDone(), 1)
+			atomic.StoreUint32(blk.PullSumsDone(), seq) // flow alone: the agent compares the sums at its next TX
+			unix.FutexWake(blk.PullSumsDone(), 1)
 		}
 	}()
 	return func() { close(quit); <-done; pullGrace = old }
@@ -354,6 +357,11 @@ func TestFlowPullOrders(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !c.mode.Buffers { // flow alone: compared at the next TX, and the rank told
+				if a.chk.pend[1].on || atomic.LoadUint32(rankBlock(nodes, 1).PullVerified()) == 0 {
+					t.Errorf("the served pull order's sums were not compared (pending %v, verified order %d)", a.chk.pend[1].on, atomic.LoadUint32(rankBlock(nodes, 1).PullVerified()))
+				}
 			}
 			if got := int(a.chk.srcRead); got < c.minRead || got > c.maxRead {
 				t.Errorf("the agent read %d bytes of the send buffer to sum them, want %d .. %d", got, c.minRead, c.maxRead)
