@@ -70,6 +70,9 @@ type reqCheck struct {
 	// detached: the program released the request (MPI_Request_free through a
 	// layer that keeps waiting on it, see Detach)
 	detached bool
+	// flowSend: under flow alone, the send buffer whose block sums the rank
+	// takes after posting (armFlow, flowSums); hdr holds them.
+	flowSend []byte
 }
 
 func (p *process) initCheck(s string) error {
@@ -152,6 +155,7 @@ func both(a, b bool) string {
 // is posted).
 func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 	if !p.chk.mode.Buffers {
+		p.armFlow(r, bufs)
 		return
 	}
 	rc := &reqCheck{post: p.region.Slice(), peer: peer}
@@ -174,6 +178,7 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 			rc.reads = append(rc.reads, b.b)
 			if r.kind == proto.KindSend { // the agent compares what it reads with these sums
 				rc.hdr = p.sums(check.EmptyHeader(b.b), b.b)
+				check.SetSummed(rc.hdr, check.Blocks(len(b.b)))
 				rc.sums = append(rc.sums, check.HeaderSums(rc.hdr))
 				p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
 			} else {
@@ -198,12 +203,60 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 	if len(recv) > 0 {
 		rc.recv = recv
 		rc.hdr = p.sums(check.EmptyHeader(rc.recv), rc.recv)
+		check.SetSummed(rc.hdr, check.Blocks(len(rc.recv)))
 		p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
 	}
 	if rc.hdr == nil { // no header: not an earlier request's of this slot either
 		p.blk.SetCheck(r.slot, 0)
 	}
 	r.chk = rc
+}
+
+// armFlow is arm under flow alone: a point-to-point send of at least
+// check.FlowSumMin bytes gets a check header whose block sums the rank
+// takes right after posting the send (flowSums), so that the agent can
+// combine a pull chunk's source sum from them (package nicthread,
+// postSource) instead of reading the chunk from the send buffer while the
+// receiver copies it: the rank reads its own memory once, at memory speed,
+// where the agent would copy it out with process_vm_readv and sum it on the
+// slice's critical path. Any other request clears its slot's header.
+func (p *process) armFlow(r *Request, bufs []buffer) {
+	if r.kind != proto.KindSend || len(bufs) != 1 || len(bufs[0].b) < check.FlowSumMin {
+		p.blk.SetCheck(r.slot, 0)
+		return
+	}
+	b := bufs[0].b
+	h := check.EmptyHeader(b)
+	h = h[:check.HeaderWords+check.Blocks(len(b))] // none summed yet (SetSummed)
+	r.chk = &reqCheck{post: p.region.Slice(), hdr: h, flowSend: b}
+	p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(h)))))
+}
+
+// flowSums takes the block sums of send r's buffer into its check header
+// (armFlow), after the send is posted: piece by piece (check.PieceSize),
+// each piece counted as it is stored (check.SetSummed) so that the agent
+// uses the sums already there and reads the rest itself, and serving
+// between pieces a pull order the agent has posted, as sums does. The send
+// moves meanwhile; the sums of a correct program's buffer are the same
+// whenever they are taken.
+func (p *process) flowSums(r *Request) {
+	rc := r.chk
+	b, h := rc.flowSend, rc.hdr
+	if p.blk.OfferPull() {
+		defer func() {
+			for !p.blk.WithdrawPull() {
+				p.servePull(false)
+			}
+		}()
+	}
+	sums := check.HeaderSums(h)
+	for off := 0; off < len(b); off += check.PieceSize {
+		end := min(off+check.PieceSize, len(b))
+		i := off / check.BlockSize
+		check.Sums(sums[i:i], b[off:end]) // in place: the header has room for every block
+		check.SetSummed(h, check.Blocks(end))
+		p.servePosted()
+	}
 }
 
 // sums appends the block sums of b to dst, piece by piece

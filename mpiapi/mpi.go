@@ -394,7 +394,13 @@ func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}
-	return r, p.post(d, inl)
+	if err := p.post(d, inl); err != nil {
+		return r, err
+	}
+	if r.chk != nil && r.chk.flowSend != nil {
+		p.flowSums(r) // check.go: under flow alone, after the post
+	}
+	return r, nil
 }
 
 // Isend starts a send of buf to dest.

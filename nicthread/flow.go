@@ -188,33 +188,33 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 }
 
 // pullSources takes the source sum of each entry of block l's pull order,
-// which the rank has taken (flow check), while the rank copies them. With
-// the buffer checks on too, the send buffer's block sums at post are the
-// source: the sum of the blocks wholly inside the chunk is combined from
-// them (postSource), and only the bytes of the chunk's partial blocks at its
-// ends are read, so the flow check adds no pass over the send buffer;
-// flowPulls reads the sender again only if the rank's sum differs. Without
-// them (or without a header to read), the agent reads the sender's bytes
-// itself, piece by piece into a buffer that stays in the cache (measured:
-// reading them after the rank's copy instead, when they might still be
-// cached, made the slices longer).
+// which the rank has taken (flow check), while the rank copies them. Where
+// the send has a check header (every send under buffers; a send of at
+// least check.FlowSumMin bytes under flow alone, whose sums the sender
+// takes after posting it), the send buffer's block sums are the source:
+// the sum of the blocks wholly inside the chunk is combined from them
+// (postSource), and only the bytes of the chunk's partial blocks at its
+// ends, and of blocks the sender has not summed yet, are read, so the flow
+// check adds no pass over the send buffer on the agent's side; the sum is
+// compared with the rank's (flowPulls, verifyPulls), and the sender read
+// again only if they differ. Without a header, the agent reads the
+// sender's bytes itself, piece by piece into a buffer that stays in the
+// cache (measured: reading them after the rank's copy instead, when they
+// might still be cached, made the slices longer).
 func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 	x := a.chk
 	x.pullSrc, x.pullPost = x.pullSrc[:0], x.pullPost[:0]
 	for _, i := range a.pullIdx[l] {
 		c := &p.Chunks[i]
-		if x.mode.Buffers {
-			s, ok, err := a.postSource(c)
-			if err != nil {
-				return err
-			}
-			if ok {
-				x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
-				continue
-			}
-		}
-		s, err := a.sumSource(c)
+		s, ok, err := a.postSource(c)
 		if err != nil {
+			return err
+		}
+		if ok {
+			x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
+			continue
+		}
+		if s, err = a.sumSource(c); err != nil {
 			return err
 		}
 		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, false)
@@ -224,22 +224,28 @@ func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 
 // sendView is the check header of the send that chunk c is part of (a
 // local rendezvous send), read for the chunk: ok false if there is none.
-func (a *Agent) sendView(c *proto.Chunk) (view, bool) {
+// partial: the header may not have every block of the chunk summed yet (a
+// send under flow alone, summed after its post); only the sums in place
+// are read.
+func (a *Agent) sendView(c *proto.Chunk, partial bool) (view, bool) {
 	x := a.chk
 	req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]
 	if !ok || c.Len == 0 || c.Xfer == 0 {
 		return view{}, false
 	}
-	return a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
+	return a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums, partial)
 }
 
 // postSource is the sum of pull chunk c as the send buffer held it at
 // post: the block sums at post of the blocks wholly inside the chunk (read
 // from the sender's check header), and the sum of the bytes of the partial
 // blocks at the chunk's ends (read from the sender now), combined in order
-// (check.Combine). ok false: the send has no header the agent can read.
+// (check.Combine). Under flow alone the sender takes its block sums after
+// posting the send (package mpiapi, flowSums): the blocks it has not
+// summed yet are read from the sender and summed here. ok false: the send
+// has no header the agent can read.
 func (a *Agent) postSource(c *proto.Chunk) (sum uint32, ok bool, err error) {
-	v, ok := a.sendView(c)
+	v, ok := a.sendView(c, true)
 	if !ok {
 		return 0, false, nil
 	}
@@ -247,6 +253,17 @@ func (a *Agent) postSource(c *proto.Chunk) (sum uint32, ok bool, err error) {
 	for pos := int(c.SrcAddr - v.base); pos < end; {
 		b := pos / check.BlockSize
 		from, to := b*check.BlockSize, min((b+1)*check.BlockSize, int(v.n))
+		if b-v.b0 >= len(v.sums) { // not summed yet: read the rest (every later block too)
+			n := min(end-pos, len(a.chk.back))
+			part := a.chk.back[:n]
+			if err := unix.ReadFrom(a.pid(c.Src), part, v.base+uint64(pos)); err != nil {
+				return 0, false, a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+			a.chk.srcRead += uint64(n)
+			sum = check.Update(sum, part)
+			pos += n
+			continue
+		}
 		if from == pos && to <= end { // a whole block: its sum at post
 			sum = check.Combine(sum, v.sums[b-v.b0], to-from)
 			pos = to
@@ -429,7 +446,7 @@ func (a *Agent) verifyPulls(timeout time.Duration) error {
 // program modified the buffer and restored it before this read, which the
 // sums cannot tell apart: a flow violation whose report says both.
 func (a *Agent) pullDiffersFromPost(k proto.SliceID, i int, c *proto.Chunk, j int, src, dst uint32) error {
-	v, ok := a.sendView(c)
+	v, ok := a.sendView(c, false)
 	if !ok {
 		return a.flowErr(k, i, c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the send buffer at post (CRC-32 %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
 	}
@@ -495,7 +512,7 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	sok, dok := false, false
 	if x != nil && x.mode.Buffers && c.Len > 0 {
 		if req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]; ok && read && c.Xfer != 0 {
-			sv, sok = a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
+			sv, sok = a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums, false)
 		}
 		if local && !c.DstAcc {
 			dv, dok = a.destView(c, x.raw, x.sums)
@@ -656,13 +673,13 @@ type view struct {
 // active collective whose written buffer contains the chunk.
 func (a *Agent) destView(c *proto.Chunk, raw []byte, sums []uint32) (view, bool) {
 	if c.Xfer != 0 {
-		return a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, raw, sums)
+		return a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, raw, sums, false)
 	}
 	x := a.chk
 	x.collMu.Lock()
 	defer x.collMu.Unlock()
 	for _, req := range x.colls[a.localOf[c.Dst]] {
-		v, ok := a.readView(c.Dst, req, c.DstAddr, c.Len, raw, sums)
+		v, ok := a.readView(c.Dst, req, c.DstAddr, c.Len, raw, sums, false)
 		if !ok {
 			continue
 		}
@@ -681,7 +698,7 @@ func (a *Agent) destView(c *proto.Chunk, raw []byte, sums []uint32) (view, bool)
 // caller's scratch). What the rank wrote there is input: a header that
 // cannot be read, or that does not contain the chunk, gives ok false, and
 // the chunk is not compared.
-func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []byte, sums []uint32) (v view, ok bool) {
+func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []byte, sums []uint32, partial bool) (v view, ok bool) {
 	v.blk, v.req = a.blocks[a.localOf[r]], req
 	hdr := v.blk.CheckHeader(req)
 	if hdr == 0 {
@@ -689,12 +706,16 @@ func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []by
 	}
 	pid := a.pid(r)
 	v.pid = pid
-	var h [16]byte
+	var h [check.HeaderWords * 4]byte
 	if unix.ReadFrom(pid, h[:], hdr) != nil {
 		return v, false
 	}
 	v.base, v.n = binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
 	if v.n > 1<<48 || addr < v.base || length > v.n || addr-v.base > v.n-length {
+		return v, false
+	}
+	summed := check.Summed(h[:])
+	if summed > check.Blocks(int(v.n)) {
 		return v, false
 	}
 	off := int(addr - v.base)
@@ -703,8 +724,14 @@ func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []by
 	if nb > cap(sums) || nb*4 > len(raw) {
 		return v, false
 	}
+	if summed < v.b0+nb { // not every block of the chunk summed yet
+		if !partial {
+			return v, false
+		}
+		nb = max(summed-v.b0, 0)
+	}
 	sb := raw[:nb*4]
-	if unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+v.b0)*4) != nil {
+	if nb > 0 && unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+v.b0)*4) != nil {
 		return v, false
 	}
 	v.sums = sums[:0]

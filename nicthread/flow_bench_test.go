@@ -83,7 +83,7 @@ func BenchmarkFlowSource(b *testing.B) {
 func BenchmarkSendPiece(b *testing.B) {
 	a, buf, hdr := benchSend(b)
 	c := proto.Chunk{Xfer: 1, Src: 0, Dst: 1, SendSeq: 1, SrcAddr: addrOf(buf), Len: 1 << 20}
-	v, ok := a.sendView(&c)
+	v, ok := a.sendView(&c, false)
 	if !ok {
 		b.Fatal("no header")
 	}

@@ -320,18 +320,27 @@ func TestFlowPullOrders(t *testing.T) {
 		minRead  int
 		written  bool // the sender's record names block 288
 		intactOK bool
+		summed   int // flow alone: the sender's header has this many blocks summed (its sums taken after the post); 0: no header
 	}{
 		{name: "buffers,flow", mode: check.Mode{Buffers: true, Flow: true}, copyIn: faithful, maxRead: 3 * 2 * check.BlockSize, intactOK: true},
 		{name: "flow", mode: check.Mode{Flow: true}, copyIn: faithful, minRead: size - skip, maxRead: size - skip, intactOK: true},
 		{name: "buffers,flow/corrupt", mode: check.Mode{Buffers: true, Flow: true}, copyIn: corrupt, wantErr: "flow check: runtime bug in slice", maxRead: size},
 		{name: "flow/corrupt", mode: check.Mode{Flow: true}, copyIn: corrupt, wantErr: "flow check: runtime bug in slice", maxRead: size},
 		{name: "buffers,flow/modified", mode: check.Mode{Buffers: true, Flow: true}, copyIn: faithful, modify: true, written: true, maxRead: size},
+		// Flow alone, a send with a header: the sums in place are used, the
+		// blocks not summed yet are read (from block 320 on: the last 1.25 MiB).
+		{name: "flow/header", mode: check.Mode{Flow: true}, copyIn: faithful, summed: check.Blocks(size), maxRead: 3 * 2 * check.BlockSize, intactOK: true},
+		{name: "flow/half-summed", mode: check.Mode{Flow: true}, copyIn: faithful, summed: 320, minRead: size - 320*check.BlockSize, maxRead: size - 320*check.BlockSize + 3*2*check.BlockSize, intactOK: true},
+		{name: "flow/header/corrupt", mode: check.Mode{Flow: true}, copyIn: corrupt, summed: check.Blocks(size), wantErr: "flow check: runtime bug in slice", maxRead: size},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nodes := checkNodes(t, false, c.mode)
 			buf := message(size)
-			if c.mode.Buffers {
+			if c.mode.Buffers || c.summed > 0 {
 				hdr := check.NewHeader(buf) // the send buffer at post
+				if c.summed > 0 {
+					check.SetSummed(hdr, c.summed)
+				}
 				rankBlock(nodes, 0).SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
 				defer runtime.KeepAlive(hdr)
 			}
