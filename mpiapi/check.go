@@ -48,6 +48,7 @@ type checker struct {
 	// has compared it).
 	copied   [][]byte
 	lastPull uint32
+	local    map[proto.Rank]bool // the world ranks of this node (onNode), once needed
 }
 
 // deferSums says whether the sums of a served pull order are taken after
@@ -221,7 +222,7 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 // where the agent would copy it out with process_vm_readv and sum it on the
 // slice's critical path. Any other request clears its slot's header.
 func (p *process) armFlow(r *Request, bufs []buffer) {
-	if r.kind != proto.KindSend || len(bufs) != 1 || len(bufs[0].b) < check.FlowSumMin {
+	if r.kind != proto.KindSend || len(bufs) != 1 || len(bufs[0].b) < check.FlowSumMin || r.comm == nil || !p.onNode(r.comm.worldRank(r.peer)) {
 		p.blk.SetCheck(r.slot, 0)
 		return
 	}
@@ -230,6 +231,20 @@ func (p *process) armFlow(r *Request, bufs []buffer) {
 	h = h[:check.HeaderWords+check.Blocks(len(b))] // none summed yet (SetSummed)
 	r.chk = &reqCheck{post: p.region.Slice(), hdr: h, flowSend: b}
 	p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(h)))))
+}
+
+// onNode says whether world rank w runs on this rank's node: only there
+// may the receiver copy a message itself (a pull order). The agent names
+// each rank block's world rank before the ranks start.
+func (p *process) onNode(w proto.Rank) bool {
+	c := p.chk
+	if c.local == nil {
+		c.local = make(map[proto.Rank]bool, p.region.G.Ranks)
+		for l := range p.region.G.Ranks {
+			c.local[p.region.Block(l).WorldRank()] = true
+		}
+	}
+	return c.local[w]
 }
 
 // flowSums takes the block sums of send r's buffer into its check header
