@@ -33,6 +33,15 @@ import (
 // with its sums still takes its orders in time. Findings are MPI_ERR_BUFFER
 // errors under the error handler, or warnings on standard error under
 // buffers:warn.
+//
+// Under flow alone (no buffer checks) the rank does two things for the
+// agent's flow check (internal/check doc.go, Passes): right after posting a
+// send of at least check.FlowSumMin bytes to a rank of its node it takes
+// the send buffer's block sums into a check header (armFlow, flowSums),
+// from which the agent combines a pull chunk's source sum; and when it
+// serves a pull order it copies each entry in one system call and sums
+// what it copied after reporting the order done (pullSums), MPI_Finalize
+// waiting until the agent has compared the last order's sums.
 
 // checker is a process's check state.
 type checker struct {

@@ -25,8 +25,11 @@ import (
 // node, or a data frame from another node, whose source sum travels in the
 // frame's Count word), or, for a pull order, the receiving rank sums what it
 // copied and the agent takes the source's sum: from the send buffer's block
-// sums at post under buffers,flow (postSource), else by reading the
-// sender's bytes itself. It also counts, per
+// sums in its check header where the send has one (postSource; under
+// buffers taken at post, under flow alone right after the post for a large
+// send), else by reading the sender's bytes itself; under flow alone the
+// rank sums after reporting the order done and the agent compares at its
+// next TX (verifyPulls). It also counts, per
 // plan entry, the moves made from this node and the frames that arrived
 // here; at the end of the slice every entry this node sources must have
 // moved once and every entry from another node must have arrived once. A

@@ -35,11 +35,14 @@ func benchSend(b *testing.B) (*Agent, []byte, []uint32) {
 }
 
 // BenchmarkFlowSource is the agent's work for the source sum of a 1 MiB
-// pull chunk (the default slice budget) (the receiving rank copies it): "read" reads the chunk from
-// the sender and sums it (flow alone; under buffers,flow before this
-// change), "post" combines the send buffer's block sums at post (under
-// buffers,flow now; the chunk starts 100 bytes into a block, so the
-// partial blocks at its ends are read). The chunks cycle through the 64 MiB
+// pull chunk (the default slice budget) (the receiving rank copies it):
+// "read" reads the chunk from the sender and sums it (a send without a
+// check header: under flow alone before the sender summed large sends
+// after posting them, and under buffers,flow before the post sums were
+// used), "post" combines the send buffer's block sums (under buffers and,
+// for a send of at least check.FlowSumMin bytes within the node, under flow
+// alone now; the chunk starts 100 bytes into a block, so the partial blocks
+// at its ends are read). The chunks cycle through the 64 MiB
 // buffer, which is not in the cache, as a bandwidth test's are not.
 func BenchmarkFlowSource(b *testing.B) {
 	a, buf, hdr := benchSend(b)

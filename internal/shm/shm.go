@@ -540,8 +540,9 @@ func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err er
 // Check words (version 6; BCS_CHECK, see packages internal/check, mpiapi and
 // nicthread). Completion record, after the completion proper:
 //
-//	32  address, in the rank's memory, of the receive's check header
-//	    (internal/check.Header: buffer address, length, block sums), or 0
+//	32  address, in the rank's memory, of the request's check header
+//	    (internal/check, HeaderWords: buffer address, length, blocks
+//	    summed so far, block sums), or 0
 //	    (rank, before posting; the agent only reads it)
 //	40  first and 44 last block, plus one, that the agent found written by
 //	    the program before the runtime wrote into them (agent), 0: none
