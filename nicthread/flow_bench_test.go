@@ -66,13 +66,17 @@ func BenchmarkFlowSource(b *testing.B) {
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			b.SetBytes(n)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			i := 0
+			t0 := threadCPU()
 			for b.Loop() {
 				if _, err := v.sum(&cs[i%len(cs)]); err != nil {
 					b.Fatal(err)
 				}
 				i++
 			}
+			b.ReportMetric(float64(threadCPU()-t0)/float64(i), "cpu-ns/op")
 		})
 	}
 	runtime.KeepAlive(hdr)

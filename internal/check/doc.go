@@ -114,8 +114,9 @@
 // Flow alone on a pull order. What lay on the slice's critical path before
 // (2026-11-28, 1.18x on a 16 MiB message within a node): the receiving
 // rank copied each entry in pieces and summed each piece (the copy in
-// pieces and the sum together took 1.8 times the CPU of one
-// process_vm_readv of the entry: BenchmarkPullServe in package nicthread),
+// pieces and the sum together took 1.2 to 1.8 times the thread CPU time of
+// one process_vm_readv of the entry, in two runs on the loaded 2-core
+// development host: BenchmarkPullServe in package nicthread),
 // and the agent, concurrently, copied the sender's chunk out with
 // process_vm_readv and summed it (as long as the rank's copy, and on a
 // 2-core host competing with it for the cores). Now:
