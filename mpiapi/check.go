@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
@@ -51,11 +52,11 @@ type checker struct {
 	// process.nonblocking around its start): its written buffer gets a
 	// check header, as a point-to-point receive's.
 	nonblocking bool
-	// Flow alone: the entries of the pull order just served, summed after
-	// the agent is told the order is done (pullSums), and the number of the
-	// last order whose sums were stored (MPI_Finalize waits until the agent
-	// has compared it).
-	copied   [][]byte
+	// Flow alone: the entries of the pull order being served, summed after
+	// the agent is told it is done (pullSums; the calls that serve orders
+	// hold the call lock), and the number of the last order whose sums were
+	// stored (MPI_Finalize waits until the agent has compared it).
+	copied   [shm.PullMax][]byte
 	lastPull uint32
 	local    map[proto.Rank]bool // the world ranks of this node (onNode), once needed
 }
@@ -419,20 +420,31 @@ func (p *process) pullCopy(j int, r *Request, dst []byte, e shm.Pull) bool {
 }
 
 // pullSums is the flow check's destination sum of pull order seq under
-// flow alone: the rank copied each entry with one process_vm_readv, as with
-// the checks off, and told the agent the order was done (FinishPull);
-// only then does it sum what it copied (the entries in p.chk.copied), store
-// the sums and the order's number (shm: pull sums) and wake the agent,
-// which compares them with the sender's bytes at its next TX. The sum is
-// off the slice's critical path: the agent ends the slice and the next
-// exchange runs meanwhile. The rank does it before it looks at its
+// flow alone: the rank copied each of its n entries (p.chk.copied) with one
+// process_vm_readv, as with the checks off, and told the agent the order
+// was done (FinishPull); only then does it sum what it copied, store the
+// sums and the order's number (shm: pull sums) and wake the agent, which
+// compares them at its next TX or when this rank takes its next order. The
+// sum is off the slice's critical path: the agent ends the slice and the
+// next exchange runs meanwhile. The rank does it before it looks at its
 // completions, so the program gets its buffer back only once it is summed.
-func (p *process) pullSums(seq uint32) {
-	for j, d := range p.chk.copied {
+// The sums of the previous order are overwritten only once the agent has
+// compared them (it does when this rank takes the next order, long before
+// that order's copy ends, so this rarely waits).
+func (p *process) pullSums(seq uint32, n int) {
+	if last := p.chk.lastPull; last != 0 {
+		w := p.blk.PullVerified()
+		for v := atomic.LoadUint32(w); v != last; v = atomic.LoadUint32(w) {
+			if p.region.Aborting() {
+				p.abortExit()
+			}
+			unix.FutexWait(w, v, 10*time.Millisecond)
+		}
+	}
+	for j, d := range p.chk.copied[:n] {
 		p.blk.SetPullSum(j, check.Sum(d))
 	}
-	clear(p.chk.copied)
-	p.chk.copied = p.chk.copied[:0]
+	clear(p.chk.copied[:n])
 	atomic.StoreUint32(p.blk.PullSumsDone(), seq)
 	unix.FutexWake(p.blk.PullSumsDone(), 1)
 	p.chk.lastPull = seq

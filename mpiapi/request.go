@@ -331,13 +331,13 @@ func (p *process) servePull(stay bool) {
 		} else if unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
 			break
 		} else if p.chk != nil {
-			p.chk.copied = append(p.chk.copied, dst)
+			p.chk.copied[copied] = dst // flow alone: summed after the order is done
 		}
 	}
 	p.blk.FinishPull(seq, copied, stay)
 	unix.FutexWake(p.blk.PullDone(), 1)
 	if p.chk != nil && p.chk.deferSums() {
-		p.pullSums(seq) // check.go: after the order is done
+		p.pullSums(seq, copied) // check.go: after the order is done
 	}
 }
 

@@ -555,8 +555,8 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 	if err := a.core.TX(k); err != nil {
 		return err
 	}
-	if a.chk != nil && a.chk.deferSums() && !a.paused { // flow.go: the sums of the last slices' pull orders
-		if err := a.verifyPulls(timeout); err != nil {
+	if a.chk != nil && a.chk.deferSums() { // flow.go: the sums of the last slices' pull orders, those stored
+		if err := a.verifyPulls(); err != nil {
 			return err
 		}
 	}
@@ -701,9 +701,6 @@ func (a *Agent) postPulls(p *core.Plan) {
 			continue
 		}
 		l := a.localOf[c.Dst]
-		if a.chk != nil && a.chk.pend != nil && a.chk.pend[l].on {
-			continue // its last order's sums are not compared yet (a stopped job): the agent copies
-		}
 		if len(a.pulls[l]) < shm.PullMax {
 			a.pulls[l] = append(a.pulls[l], shm.Pull{PID: int32(a.pid(c.Src)), Req: c.RecvReq, SrcAddr: c.SrcAddr, DstAddr: c.DstAddr, Len: c.Len})
 			a.pullIdx[l] = append(a.pullIdx[l], int32(i))
@@ -753,6 +750,11 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 			continue
 		}
 		if a.chk != nil && a.chk.mode.Flow {
+			if a.chk.deferSums() && a.chk.pend[l].on { // taken: the rank stored its last order's sums first (flow.go)
+				if err := a.verifyPull(l, timeout); err != nil {
+					return err
+				}
+			}
 			if err := a.pullSources(k, p, l); err != nil { // while the rank copies
 				return err
 			}

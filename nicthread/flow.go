@@ -68,7 +68,8 @@ type checks struct {
 	pullSrc []uint32 // source sums of the pull order being served (flow)
 	// pend[l]: under flow alone, local rank l's last served pull order,
 	// whose sums the rank stores after reporting it done; the agent
-	// compares them at its next TX (verifyPulls).
+	// compares them at its next TX, or when the rank takes its next order
+	// (verifyPulls, verifyPull).
 	pend []pendPull
 	// pullPost[j]: pullSrc[j] was taken from the send buffer's block sums
 	// at post (postSource), not from a read of the sender's bytes.
@@ -376,60 +377,72 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 
 var finalizeCode = proto.CallCode("MPI_Finalize")
 
-// verifyPulls compares the destination sums of the pull orders served in
-// the previous slices (flow alone, deferSums) with their source sums, at
-// the start of TX, before a new order may reuse the sum words: it waits
-// (at most timeout) for each rank to store its order's sums, which it does
-// right after reporting the order done, so they are normally there. A
-// difference names the slice the chunk moved in. If the sender's request
+// verifyPulls compares, at the start of TX, the destination sums of the
+// pull orders served in earlier slices (flow alone, deferSums) that their
+// ranks have stored by now; it does not wait for the others. An order not
+// compared here is compared when its rank takes its next order (waitPulls:
+// a rank stores an order's sums before it takes the next), or at a later
+// TX (a rank that gets no more orders; MPI_Finalize waits for it).
+func (a *Agent) verifyPulls() error {
+	for l := range a.blocks {
+		if pd := &a.chk.pend[l]; pd.on && atomic.LoadUint32(a.blocks[l].PullSumsDone()) == pd.seq {
+			if err := a.verifyPull(l, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// verifyPull compares the destination sums of local rank l's last served
+// pull order (pend[l]) with their source sums, waiting at most timeout for
+// the rank to store them (it does right after reporting the order done).
+// A difference names the slice the chunk moved in. If the sender's request
 // has not completed, its bytes are read again, as in the same slice: if
 // they now differ from the source sum, the program modified its send
 // buffer; otherwise (or once the request completed, when the program may
 // reuse the buffer) it is a runtime bug, and the report says that a
-// program's modification during the copy reads the same. A rank whose
-// order is compared is told (shm: pull sums), for its MPI_Finalize.
-func (a *Agent) verifyPulls(timeout time.Duration) error {
+// program's modification during the copy reads the same. The rank is told
+// (shm: pull sums, verified): it waits for that before it stores the sums
+// of its next order over these, and at MPI_Finalize.
+func (a *Agent) verifyPull(l int, timeout time.Duration) error {
 	x := a.chk
-	for l := range a.blocks {
-		pd := &x.pend[l]
-		if !pd.on {
+	pd := &x.pend[l]
+	b := a.blocks[l]
+	deadline := a.now() + timeout
+	for {
+		old := atomic.LoadUint32(b.PullSumsDone())
+		if old == pd.seq {
+			break
+		}
+		if a.exited[l].Load() {
+			return a.fail(a.rankOf[l], "process exited before storing the flow check's sums of its pull order of slice %d", pd.k)
+		}
+		now := a.now()
+		if now >= deadline {
+			return a.fail(a.rankOf[l], "the flow check's sums of its pull order of slice %d were not stored within %v", pd.k, timeout)
+		}
+		unix.FutexWait(b.PullSumsDone(), old, min(deadline-now, time.Millisecond))
+	}
+	pd.on = false
+	for j := range pd.cs {
+		c := &pd.cs[j]
+		src, dst := pd.src[j], b.PullSum(j)
+		if src == dst {
 			continue
 		}
-		b := a.blocks[l]
-		deadline := a.now() + timeout
-		for {
-			old := atomic.LoadUint32(b.PullSumsDone())
-			if old == pd.seq {
-				break
+		if _, inFlight := x.sends[inlineKey{c.Src, c.SendSeq}]; inFlight {
+			if now, err := a.sumSource(c); err == nil && now != src {
+				return a.sendModified(pd.k, c)
 			}
-			if a.exited[l].Load() {
-				return a.fail(a.rankOf[l], "process exited before storing the flow check's sums of its pull order of slice %d", pd.k)
-			}
-			now := a.now()
-			if now >= deadline {
-				return a.fail(a.rankOf[l], "the flow check's sums of its pull order of slice %d were not stored within %v", pd.k, timeout)
-			}
-			unix.FutexWait(b.PullSumsDone(), old, min(deadline-now, time.Millisecond))
 		}
-		pd.on = false
-		for j := range pd.cs {
-			c := &pd.cs[j]
-			src, dst := pd.src[j], b.PullSum(j)
-			if src == dst {
-				continue
-			}
-			if _, inFlight := x.sends[inlineKey{c.Src, c.SendSeq}]; inFlight {
-				if now, err := a.sumSource(c); err == nil && now != src {
-					return a.sendModified(pd.k, c)
-				}
-			}
-			return a.flowErr(pd.k, int(pd.idx[j]), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32 %#08x at the source, %#08x at the destination); unless the sending program modified its send buffer while the receiver copied it (MPI forbids it; --check buffers tells the two apart and names the call)", c.Len, j, src, dst)
-		}
-		atomic.StoreUint32(b.PullVerified(), pd.seq)
-		if b.Blocked() == finalizeCode { // it waits for this
-			atomic.AddUint32(b.Wake(), 1)
-			unix.FutexWake(b.Wake(), 1)
-		}
+		return a.flowErr(pd.k, int(pd.idx[j]), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32 %#08x at the source, %#08x at the destination); unless the sending program modified its send buffer while the receiver copied it (MPI forbids it; --check buffers tells the two apart and names the call)", c.Len, j, src, dst)
+	}
+	atomic.StoreUint32(b.PullVerified(), pd.seq)
+	unix.FutexWake(b.PullVerified(), 1)
+	if b.Blocked() == finalizeCode { // it waits for this
+		atomic.AddUint32(b.Wake(), 1)
+		unix.FutexWake(b.Wake(), 1)
 	}
 	return nil
 }
