@@ -261,7 +261,8 @@
 // is read again only when the rank's sum differs, to tell the program's
 // modification (recorded for the sender) from a runtime bug. Under flow
 // alone the receiving rank sums what it copied after reporting the order
-// done, and the agent compares at its next TX (verifyPulls; the rank's
+// done, and the agent compares at its next TX if the sums are stored, else
+// when the rank takes its next order (verifyPulls, verifyPull; the rank's
 // MPI_Finalize waits for that comparison): internal/check doc.go, Passes,
 // says what that takes off the slice's critical path. The sums are
 // read from the rank's memory through a header whose address the rank

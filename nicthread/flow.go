@@ -28,8 +28,8 @@ import (
 // sums in its check header where the send has one (postSource; under
 // buffers taken at post, under flow alone right after the post for a large
 // send), else by reading the sender's bytes itself; under flow alone the
-// rank sums after reporting the order done and the agent compares at its
-// next TX (verifyPulls). It also counts, per
+// rank sums after reporting the order done and the agent compares later
+// (verifyPulls, verifyPull). It also counts, per
 // plan entry, the moves made from this node and the frames that arrived
 // here; at the end of the slice every entry this node sources must have
 // moved once and every entry from another node must have arrived once. A
@@ -104,8 +104,8 @@ type pendPull struct {
 	src []uint32
 }
 
-// deferSums says whether a pull order's destination sums are compared at
-// the next TX rather than when the order is done: under flow alone, where
+// deferSums says whether a pull order's destination sums are compared
+// later rather than when the order is done: under flow alone, where
 // the receiving rank sums what it copied after reporting the order done
 // (package mpiapi), off the slice's critical path. Under buffers,flow the
 // rank sums each piece as it copies it (it compares the piece before the
@@ -335,8 +335,8 @@ func (a *Agent) sendModified(k proto.SliceID, c *proto.Chunk) error {
 // flowPulls checks the entries of block l's served pull order that the rank
 // copied: each is one move, and the rank's sum of what it copied must match
 // the sender's bytes (pullSources).
-// Under flow alone the comparison waits for the next TX (deferSums): the
-// order is recorded in pend[l], with copies of its chunks.
+// Under flow alone the comparison is made later (deferSums; verifyPulls,
+// verifyPull): the order is recorded in pend[l], with copies of its chunks.
 func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 	x := a.chk
 	if x.deferSums() {

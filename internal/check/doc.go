@@ -123,12 +123,15 @@
 //
 //   - The receiving rank copies each entry with one process_vm_readv, as
 //     with the checks off, reports the order done, and only then sums what
-//     it copied and stores the sums (package internal/shm, pull sums); the
-//     agent compares them at the start of its next TX (package nicthread,
-//     verifyPulls), waiting for them if the rank is not done (it sums while
-//     the agent ends the slice and the next exchange runs), and before it
-//     posts that rank another order. A mismatch names the slice the chunk
-//     moved in, its plan entry and the nodes. The rank sums before its
+//     it copied and stores the sums (package internal/shm, pull sums),
+//     while the agent ends the slice and the next exchange runs. The agent
+//     compares them at the start of its next TX if they are stored, else
+//     when the rank takes its next order (a rank stores an order's sums
+//     before it takes the next; package nicthread, verifyPulls and
+//     verifyPull), so neither side waits for the other in the common
+//     case; the rank overwrites an order's sums only once the agent has
+//     compared them. A mismatch names the slice the chunk moved in, its
+//     plan entry and the nodes. The rank sums before its
 //     blocking call looks at its completions, so the program gets its
 //     buffer back only once summed, and MPI_Finalize waits until the agent
 //     has compared the rank's last order, so no copy goes unchecked at the

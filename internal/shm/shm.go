@@ -555,7 +555,8 @@ func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err er
 //
 //	2688  the number of the order whose sums are stored (rank, after the sums)
 //	2692  the number of the last order whose sums the agent has compared
-//	      (agent; the rank's MPI_Finalize waits for it)
+//	      (agent, then a futex wake; the rank waits for it before it
+//	      stores the next order's sums over them, and at MPI_Finalize)
 //
 // The agent reads the header's bytes from the rank's own memory with
 // process_vm_readv, checking the address range; a rank that lies there
