@@ -737,7 +737,16 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 	deadline := t0 + timeout
 	for _, l := range a.posted {
 		b, seq, n := a.blocks[l], a.pullSeq[l], len(a.pulls[l])
-		for b.PullPosted() && a.now() < a.pullAt+pullGrace {
+		at := a.pullAt
+		if a.chk != nil && a.chk.deferSums() && a.chk.pend[l].on {
+			// Flow alone: the rank stores its last order's sums (flow.go)
+			// before it takes this one; it is not late while it sums.
+			if err := a.waitSums(l, timeout); err != nil {
+				return err
+			}
+			at = max(at, a.now())
+		}
+		for b.PullPosted() && a.now() < at+pullGrace {
 			runtime.Gosched()
 		}
 		if b.RevokePull() { // not taken in time: copy it here

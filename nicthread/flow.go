@@ -377,6 +377,27 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 
 var finalizeCode = proto.CallCode("MPI_Finalize")
 
+// waitSums waits, at most timeout, until local rank l has stored the sums
+// of its last served pull order (pend[l], flow alone).
+func (a *Agent) waitSums(l int, timeout time.Duration) error {
+	pd, b := &a.chk.pend[l], a.blocks[l]
+	deadline := a.now() + timeout
+	for {
+		old := atomic.LoadUint32(b.PullSumsDone())
+		if old == pd.seq {
+			return nil
+		}
+		if a.exited[l].Load() {
+			return a.fail(a.rankOf[l], "process exited before storing the flow check's sums of its pull order of slice %d", pd.k)
+		}
+		now := a.now()
+		if now >= deadline {
+			return a.fail(a.rankOf[l], "the flow check's sums of its pull order of slice %d were not stored within %v", pd.k, timeout)
+		}
+		unix.FutexWait(b.PullSumsDone(), old, min(deadline-now, time.Millisecond))
+	}
+}
+
 // verifyPulls compares, at the start of TX, the destination sums of the
 // pull orders served in earlier slices (flow alone, deferSums) that their
 // ranks have stored by now; it does not wait for the others. An order not
@@ -409,20 +430,8 @@ func (a *Agent) verifyPull(l int, timeout time.Duration) error {
 	x := a.chk
 	pd := &x.pend[l]
 	b := a.blocks[l]
-	deadline := a.now() + timeout
-	for {
-		old := atomic.LoadUint32(b.PullSumsDone())
-		if old == pd.seq {
-			break
-		}
-		if a.exited[l].Load() {
-			return a.fail(a.rankOf[l], "process exited before storing the flow check's sums of its pull order of slice %d", pd.k)
-		}
-		now := a.now()
-		if now >= deadline {
-			return a.fail(a.rankOf[l], "the flow check's sums of its pull order of slice %d were not stored within %v", pd.k, timeout)
-		}
-		unix.FutexWait(b.PullSumsDone(), old, min(deadline-now, time.Millisecond))
+	if err := a.waitSums(l, timeout); err != nil {
+		return err
 	}
 	pd.on = false
 	for j := range pd.cs {
