@@ -130,7 +130,12 @@
 //     before it takes the next; package nicthread, verifyPulls and
 //     verifyPull), so neither side waits for the other in the common
 //     case; the rank overwrites an order's sums only once the agent has
-//     compared them. A mismatch names the slice the chunk moved in, its
+//     compared them. A rank still summing when its next order is posted
+//     takes it once done: the agent waits for the sums and gives the
+//     grace period for taking the order from then (not revoking it and
+//     copying twice). Where the slice's exchange is shorter than the sum
+//     (a slice that overran its strobe), the rest of the sum still delays
+//     the next copy. A mismatch names the slice the chunk moved in, its
 //     plan entry and the nodes. The rank sums before its
 //     blocking call looks at its completions, so the program gets its
 //     buffer back only once summed, and MPI_Finalize waits until the agent
