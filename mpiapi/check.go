@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
@@ -32,6 +34,15 @@ import (
 // with its sums still takes its orders in time. Findings are MPI_ERR_BUFFER
 // errors under the error handler, or warnings on standard error under
 // buffers:warn.
+//
+// Under flow alone (no buffer checks) the rank does two things for the
+// agent's flow check (internal/check doc.go, Passes): right after posting a
+// send of at least check.FlowSumMin bytes to a rank of its node it takes
+// the send buffer's block sums into a check header (armFlow, flowSums),
+// from which the agent combines a pull chunk's source sum; and when it
+// serves a pull order it copies each entry in one system call and sums
+// what it copied after reporting the order done (pullSums), MPI_Finalize
+// waiting until the agent has compared the last order's sums.
 
 // checker is a process's check state.
 type checker struct {
@@ -41,7 +52,20 @@ type checker struct {
 	// process.nonblocking around its start): its written buffer gets a
 	// check header, as a point-to-point receive's.
 	nonblocking bool
+	// Flow alone: the entries of the pull order being served, summed after
+	// the agent is told it is done (pullSums; the calls that serve orders
+	// hold the call lock), and the number of the last order whose sums were
+	// stored (MPI_Finalize waits until the agent has compared it).
+	copied   [shm.PullMax][]byte
+	lastPull uint32
+	local    map[proto.Rank]bool // the world ranks of this node (onNode), once needed
 }
+
+// deferSums says whether the sums of a served pull order are taken after
+// the order is reported done: under flow alone (see pullSums). Under
+// buffers the rank compares each piece before its copy writes it
+// (pullCopy), and sums it there while it is in the cache.
+func (c *checker) deferSums() bool { return c.mode.Flow && !c.mode.Buffers }
 
 // reqCheck is one request's part.
 type reqCheck struct {
@@ -57,6 +81,9 @@ type reqCheck struct {
 	// detached: the program released the request (MPI_Request_free through a
 	// layer that keeps waiting on it, see Detach)
 	detached bool
+	// flowSend: under flow alone, the send buffer whose block sums the rank
+	// takes after posting (armFlow, flowSums); hdr holds them.
+	flowSend []byte
 }
 
 func (p *process) initCheck(s string) error {
@@ -139,6 +166,7 @@ func both(a, b bool) string {
 // is posted).
 func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 	if !p.chk.mode.Buffers {
+		p.armFlow(r, bufs)
 		return
 	}
 	rc := &reqCheck{post: p.region.Slice(), peer: peer}
@@ -161,6 +189,7 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 			rc.reads = append(rc.reads, b.b)
 			if r.kind == proto.KindSend { // the agent compares what it reads with these sums
 				rc.hdr = p.sums(check.EmptyHeader(b.b), b.b)
+				check.SetSummed(rc.hdr, check.Blocks(len(b.b)))
 				rc.sums = append(rc.sums, check.HeaderSums(rc.hdr))
 				p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
 			} else {
@@ -185,12 +214,74 @@ func (p *process) arm(r *Request, bufs []buffer, p2pRecv bool, peer string) {
 	if len(recv) > 0 {
 		rc.recv = recv
 		rc.hdr = p.sums(check.EmptyHeader(rc.recv), rc.recv)
+		check.SetSummed(rc.hdr, check.Blocks(len(rc.recv)))
 		p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(rc.hdr)))))
 	}
 	if rc.hdr == nil { // no header: not an earlier request's of this slot either
 		p.blk.SetCheck(r.slot, 0)
 	}
 	r.chk = rc
+}
+
+// armFlow is arm under flow alone: a point-to-point send of at least
+// check.FlowSumMin bytes gets a check header whose block sums the rank
+// takes right after posting the send (flowSums), so that the agent can
+// combine a pull chunk's source sum from them (package nicthread,
+// postSource) instead of reading the chunk from the send buffer while the
+// receiver copies it: the rank reads its own memory once, at memory speed,
+// where the agent would copy it out with process_vm_readv and sum it on the
+// slice's critical path. Any other request clears its slot's header.
+func (p *process) armFlow(r *Request, bufs []buffer) {
+	if r.kind != proto.KindSend || len(bufs) != 1 || len(bufs[0].b) < check.FlowSumMin || r.comm == nil || !p.onNode(r.comm.worldRank(r.peer)) {
+		p.blk.SetCheck(r.slot, 0)
+		return
+	}
+	b := bufs[0].b
+	h := check.EmptyHeader(b)
+	h = h[:check.HeaderWords+check.Blocks(len(b))] // none summed yet (SetSummed)
+	r.chk = &reqCheck{post: p.region.Slice(), hdr: h, flowSend: b}
+	p.blk.SetCheck(r.slot, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(h)))))
+}
+
+// onNode says whether world rank w runs on this rank's node: only there
+// may the receiver copy a message itself (a pull order). The agent names
+// each rank block's world rank before the ranks start.
+func (p *process) onNode(w proto.Rank) bool {
+	c := p.chk
+	if c.local == nil {
+		c.local = make(map[proto.Rank]bool, p.region.G.Ranks)
+		for l := range p.region.G.Ranks {
+			c.local[p.region.Block(l).WorldRank()] = true
+		}
+	}
+	return c.local[w]
+}
+
+// flowSums takes the block sums of send r's buffer into its check header
+// (armFlow), after the send is posted: piece by piece (check.PieceSize),
+// each piece counted as it is stored (check.SetSummed) so that the agent
+// uses the sums already there and reads the rest itself, and serving
+// between pieces a pull order the agent has posted, as sums does. The send
+// moves meanwhile; the sums of a correct program's buffer are the same
+// whenever they are taken.
+func (p *process) flowSums(r *Request) {
+	rc := r.chk
+	b, h := rc.flowSend, rc.hdr
+	if p.blk.OfferPull() {
+		defer func() {
+			for !p.blk.WithdrawPull() {
+				p.servePull(false)
+			}
+		}()
+	}
+	sums := check.HeaderSums(h)
+	for off := 0; off < len(b); off += check.PieceSize {
+		end := min(off+check.PieceSize, len(b))
+		i := off / check.BlockSize
+		check.Sums(sums[i:i], b[off:end]) // in place: the header has room for every block
+		check.SetSummed(h, check.Blocks(end))
+		p.servePosted()
+	}
 }
 
 // sums appends the block sums of b to dst, piece by piece
@@ -326,6 +417,44 @@ func (p *process) pullCopy(j int, r *Request, dst []byte, e shm.Pull) bool {
 		p.blk.SetPullSum(j, s)
 	}
 	return true
+}
+
+// pullSums is the flow check's destination sum of pull order seq under
+// flow alone: the rank copied each of its n entries (p.chk.copied) with one
+// process_vm_readv, as with the checks off, and told the agent the order
+// was done (FinishPull); only then does it sum what it copied, store the
+// sums and the order's number (shm: pull sums) and wake the agent, which
+// compares them at its next TX or when this rank takes its next order. The
+// sum is off the slice's critical path: the agent ends the slice and the
+// next exchange runs meanwhile. The rank does it before it looks at its
+// completions, so the program gets its buffer back only once it is summed.
+// The sums of the previous order are overwritten only once the agent has
+// compared them (it does when this rank takes the next order, long before
+// that order's copy ends, so this rarely waits).
+func (p *process) pullSums(seq uint32, n int) {
+	if last := p.chk.lastPull; last != 0 {
+		w := p.blk.PullVerified()
+		for v := atomic.LoadUint32(w); v != last; v = atomic.LoadUint32(w) {
+			if p.region.Aborting() {
+				p.abortExit()
+			}
+			unix.FutexWait(w, v, 10*time.Millisecond)
+		}
+	}
+	for j, d := range p.chk.copied[:n] {
+		p.blk.SetPullSum(j, check.Sum(d))
+	}
+	clear(p.chk.copied[:n])
+	atomic.StoreUint32(p.blk.PullSumsDone(), seq)
+	unix.FutexWake(p.blk.PullSumsDone(), 1)
+	p.chk.lastPull = seq
+}
+
+// pullsVerified says whether the agent has compared the sums of the last
+// pull order this rank served (flow alone): MPI_Finalize waits for it, so
+// that a job cannot end with a copy unchecked.
+func (p *process) pullsVerified() bool {
+	return p.chk == nil || p.chk.lastPull == 0 || atomic.LoadUint32(p.blk.PullVerified()) == p.chk.lastPull
 }
 
 // checkPull is the pre-write check of a pull entry's piece: dst (part of r's

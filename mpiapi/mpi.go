@@ -204,7 +204,7 @@ func Finalize() error {
 	if err != nil {
 		return err
 	}
-	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 }) // Comm.Free's collectives
+	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 && p.pullsVerified() }) // Comm.Free's collectives; the flow check's last comparison
 	p.reap()
 	p.finishLog()
 	p.reportLeaks()
@@ -402,7 +402,13 @@ func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}
-	return r, p.post(d, inl)
+	if err := p.post(d, inl); err != nil {
+		return r, err
+	}
+	if r.chk != nil && r.chk.flowSend != nil {
+		p.flowSums(r) // check.go: under flow alone, after the post
+	}
+	return r, nil
 }
 
 // Isend starts a send of buf to dest.

@@ -324,16 +324,21 @@ func (p *process) servePull(stay bool) {
 		if dst == nil || e.PID <= 0 {
 			break
 		}
-		if p.chk != nil { // check.go: piece by piece
+		if p.chk != nil && !p.chk.deferSums() { // check.go: piece by piece
 			if !p.pullCopy(copied, p.owner[e.Req], dst, e) {
 				break
 			}
 		} else if unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
 			break
+		} else if p.chk != nil {
+			p.chk.copied[copied] = dst // flow alone: summed after the order is done
 		}
 	}
 	p.blk.FinishPull(seq, copied, stay)
 	unix.FutexWake(p.blk.PullDone(), 1)
+	if p.chk != nil && p.chk.deferSums() {
+		p.pullSums(seq, copied) // check.go: after the order is done
+	}
 }
 
 // pullTarget is the part of a pending receive buffer that pull entry e

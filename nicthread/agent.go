@@ -566,6 +566,11 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 	if err := a.core.TX(k); err != nil {
 		return err
 	}
+	if a.chk != nil && a.chk.deferSums() { // flow.go: the sums of the last slices' pull orders, those stored
+		if err := a.verifyPulls(); err != nil {
+			return err
+		}
+	}
 	p := a.plan.Load()
 	t4 := time.Duration(0)
 	for stage := uint8(0); stage < proto.Stages; stage++ {
@@ -745,7 +750,16 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 	deadline := t0 + timeout
 	for _, l := range a.posted {
 		b, seq, n := a.blocks[l], a.pullSeq[l], len(a.pulls[l])
-		for b.PullPosted() && a.now() < a.pullAt+pullGrace {
+		at := a.pullAt
+		if a.chk != nil && a.chk.deferSums() && a.chk.pend[l].on {
+			// Flow alone: the rank stores its last order's sums (flow.go)
+			// before it takes this one; it is not late while it sums.
+			if err := a.waitSums(l, timeout); err != nil {
+				return err
+			}
+			at = max(at, a.now())
+		}
+		for b.PullPosted() && a.now() < at+pullGrace {
 			runtime.Gosched()
 		}
 		if b.RevokePull() { // not taken in time: copy it here
@@ -758,6 +772,11 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 			continue
 		}
 		if a.chk != nil && a.chk.mode.Flow {
+			if a.chk.deferSums() && a.chk.pend[l].on { // taken: the rank stored its last order's sums first (flow.go)
+				if err := a.verifyPull(l, timeout); err != nil {
+					return err
+				}
+			}
 			if err := a.pullSources(k, p, l); err != nil { // while the rank copies
 				return err
 			}

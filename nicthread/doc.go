@@ -266,11 +266,18 @@
 // checks add passes over cached bytes rather than over memory; under
 // buffers,flow the comparison with the post and the source sum are one pass
 // (the chunk's sum is combined from the block sums, check.Combine). For a
-// pull order under buffers,flow the source sum is combined from the send
-// buffer's block sums at post, and the agent reads only the partial blocks
-// at the chunk's ends (postSource), not the whole chunk; the sender is read
-// again only when the rank's sum differs, to tell the program's
-// modification (recorded for the sender) from a runtime bug. The sums are
+// pull order the source sum is combined from the send buffer's block sums
+// (taken at post under buffers, right after the post under flow alone for
+// a send of at least check.FlowSumMin bytes within the node), and the agent
+// reads only the partial blocks at the chunk's ends and any blocks the
+// sender has not summed yet (postSource), not the whole chunk; the sender
+// is read again only when the rank's sum differs, to tell the program's
+// modification (recorded for the sender) from a runtime bug. Under flow
+// alone the receiving rank sums what it copied after reporting the order
+// done, and the agent compares at its next TX if the sums are stored, else
+// when the rank takes its next order (verifyPulls, verifyPull; the rank's
+// MPI_Finalize waits for that comparison): internal/check doc.go, Passes,
+// says what that takes off the slice's critical path. The sums are
 // read from the rank's memory through a header whose address the rank
 // wrote: input, used only to read that rank's own memory. Off, each hook is
 // a nil test. copyFault is the tests' fault injector in the copy path

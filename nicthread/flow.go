@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
@@ -24,8 +25,11 @@ import (
 // node, or a data frame from another node, whose source sum travels in the
 // frame's Count word), or, for a pull order, the receiving rank sums what it
 // copied and the agent takes the source's sum: from the send buffer's block
-// sums at post under buffers,flow (postSource), else by reading the
-// sender's bytes itself. It also counts, per
+// sums in its check header where the send has one (postSource; under
+// buffers taken at post, under flow alone right after the post for a large
+// send), else by reading the sender's bytes itself; under flow alone the
+// rank sums after reporting the order done and the agent compares later
+// (verifyPulls, verifyPull). It also counts, per
 // plan entry, the moves made from this node and the frames that arrived
 // here; at the end of the slice every entry this node sources must have
 // moved once and every entry from another node must have arrived once. A
@@ -62,6 +66,11 @@ type checks struct {
 	// chunk, a zero-length match, a cancel).
 	sendSeq [][]uint64
 	pullSrc []uint32 // source sums of the pull order being served (flow)
+	// pend[l]: under flow alone, local rank l's last served pull order,
+	// whose sums the rank stores after reporting it done; the agent
+	// compares them at its next TX, or when the rank takes its next order
+	// (verifyPulls, verifyPull).
+	pend []pendPull
 	// pullPost[j]: pullSrc[j] was taken from the send buffer's block sums
 	// at post (postSource), not from a read of the sender's bytes.
 	pullPost []bool
@@ -82,6 +91,29 @@ type checks struct {
 	repMu sync.Mutex
 }
 
+// pendPull is a served pull order whose destination sums are still to be
+// compared (flow alone): its slice, its number, and, per entry the rank
+// copied, the plan entry, a copy of its chunk (plans are reused) and the
+// source sum.
+type pendPull struct {
+	on  bool
+	k   proto.SliceID
+	seq uint32
+	idx []int32
+	cs  []proto.Chunk
+	src []uint32
+}
+
+// deferSums says whether a pull order's destination sums are compared
+// later rather than when the order is done: under flow alone, where
+// the receiving rank sums what it copied after reporting the order done
+// (package mpiapi), off the slice's critical path. Under buffers,flow the
+// rank sums each piece as it copies it (it compares the piece before the
+// write anyway), and the agent compares in the same slice, while it can
+// still read the sender to tell a program's modification from a runtime
+// bug (pullDiffersFromPost).
+func (x *checks) deferSums() bool { return x.mode.Flow && !x.mode.Buffers }
+
 // copyFault, when set (tests only), is called by the agent for every chunk
 // it copies or sends, after the source sum of its first piece, with that
 // piece's bytes about to be written (the whole chunk when it is at most
@@ -99,7 +131,7 @@ func newChecks(m check.Mode, budget uint64, ranks, reqMax int) *checks {
 	}
 	nb := check.Blocks(int(budget)) + 2    // the blocks a chunk reaches
 	n := check.PieceSize + check.BlockSize // a piece and the block it ends in
-	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pullSrc: make([]uint32, 0, shm.PullMax), pullPost: make([]bool, 0, shm.PullMax), colls: make([][]uint32, ranks),
+	return &checks{mode: m, sends: make(map[inlineKey]uint32), sendSeq: sendSeq, pend: make([]pendPull, ranks), pullSrc: make([]uint32, 0, shm.PullMax), pullPost: make([]bool, 0, shm.PullMax), colls: make([][]uint32, ranks),
 		back: make([]byte, n), raw: make([]byte, 4*nb), sums: make([]uint32, 0, nb), ssums: make([]uint32, 0, nb),
 		rxBack: make([]byte, n), rxRaw: make([]byte, 4*nb), rxSums: make([]uint32, 0, nb)}
 }
@@ -160,33 +192,33 @@ func (a *Agent) flowErr(k proto.SliceID, i int, c *proto.Chunk, format string, a
 }
 
 // pullSources takes the source sum of each entry of block l's pull order,
-// which the rank has taken (flow check), while the rank copies them. With
-// the buffer checks on too, the send buffer's block sums at post are the
-// source: the sum of the blocks wholly inside the chunk is combined from
-// them (postSource), and only the bytes of the chunk's partial blocks at its
-// ends are read, so the flow check adds no pass over the send buffer;
-// flowPulls reads the sender again only if the rank's sum differs. Without
-// them (or without a header to read), the agent reads the sender's bytes
-// itself, piece by piece into a buffer that stays in the cache (measured:
-// reading them after the rank's copy instead, when they might still be
-// cached, made the slices longer).
+// which the rank has taken (flow check), while the rank copies them. Where
+// the send has a check header (every send under buffers; a send of at
+// least check.FlowSumMin bytes under flow alone, whose sums the sender
+// takes after posting it), the send buffer's block sums are the source:
+// the sum of the blocks wholly inside the chunk is combined from them
+// (postSource), and only the bytes of the chunk's partial blocks at its
+// ends, and of blocks the sender has not summed yet, are read, so the flow
+// check adds no pass over the send buffer on the agent's side; the sum is
+// compared with the rank's (flowPulls, verifyPulls), and the sender read
+// again only if they differ. Without a header, the agent reads the
+// sender's bytes itself, piece by piece into a buffer that stays in the
+// cache (measured: reading them after the rank's copy instead, when they
+// might still be cached, made the slices longer).
 func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 	x := a.chk
 	x.pullSrc, x.pullPost = x.pullSrc[:0], x.pullPost[:0]
 	for _, i := range a.pullIdx[l] {
 		c := &p.Chunks[i]
-		if x.mode.Buffers {
-			s, ok, err := a.postSource(c)
-			if err != nil {
-				return err
-			}
-			if ok {
-				x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
-				continue
-			}
-		}
-		s, err := a.sumSource(c)
+		s, ok, err := a.postSource(c)
 		if err != nil {
+			return err
+		}
+		if ok {
+			x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
+			continue
+		}
+		if s, err = a.sumSource(c); err != nil {
 			return err
 		}
 		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, false)
@@ -196,22 +228,28 @@ func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 
 // sendView is the check header of the send that chunk c is part of (a
 // local rendezvous send), read for the chunk: ok false if there is none.
-func (a *Agent) sendView(c *proto.Chunk) (view, bool) {
+// partial: the header may not have every block of the chunk summed yet (a
+// send under flow alone, summed after its post); only the sums in place
+// are read.
+func (a *Agent) sendView(c *proto.Chunk, partial bool) (view, bool) {
 	x := a.chk
 	req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]
 	if !ok || c.Len == 0 || c.Xfer == 0 {
 		return view{}, false
 	}
-	return a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
+	return a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums, partial)
 }
 
 // postSource is the sum of pull chunk c as the send buffer held it at
 // post: the block sums at post of the blocks wholly inside the chunk (read
 // from the sender's check header), and the sum of the bytes of the partial
 // blocks at the chunk's ends (read from the sender now), combined in order
-// (check.Combine). ok false: the send has no header the agent can read.
+// (check.Combine). Under flow alone the sender takes its block sums after
+// posting the send (package mpiapi, flowSums): the blocks it has not
+// summed yet are read from the sender and summed here. ok false: the send
+// has no header the agent can read.
 func (a *Agent) postSource(c *proto.Chunk) (sum uint32, ok bool, err error) {
-	v, ok := a.sendView(c)
+	v, ok := a.sendView(c, true)
 	if !ok {
 		return 0, false, nil
 	}
@@ -219,6 +257,17 @@ func (a *Agent) postSource(c *proto.Chunk) (sum uint32, ok bool, err error) {
 	for pos := int(c.SrcAddr - v.base); pos < end; {
 		b := pos / check.BlockSize
 		from, to := b*check.BlockSize, min((b+1)*check.BlockSize, int(v.n))
+		if b-v.b0 >= len(v.sums) { // not summed yet: read the rest (every later block too)
+			n := min(end-pos, len(a.chk.back))
+			part := a.chk.back[:n]
+			if err := unix.ReadFrom(a.pid(c.Src), part, v.base+uint64(pos)); err != nil {
+				return 0, false, a.moveErr(c.Src, c, "reading the send buffer", err)
+			}
+			a.chk.srcRead += uint64(n)
+			sum = check.Update(sum, part)
+			pos += n
+			continue
+		}
 		if from == pos && to <= end { // a whole block: its sum at post
 			sum = check.Combine(sum, v.sums[b-v.b0], to-from)
 			pos = to
@@ -286,7 +335,22 @@ func (a *Agent) sendModified(k proto.SliceID, c *proto.Chunk) error {
 // flowPulls checks the entries of block l's served pull order that the rank
 // copied: each is one move, and the rank's sum of what it copied must match
 // the sender's bytes (pullSources).
+// Under flow alone the comparison is made later (deferSums; verifyPulls,
+// verifyPull): the order is recorded in pend[l], with copies of its chunks.
 func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
+	x := a.chk
+	if x.deferSums() {
+		pd := &x.pend[l]
+		pd.on, pd.k, pd.seq = true, k, a.pullSeq[l]
+		pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
+		for j, i := range a.pullIdx[l][:copied] {
+			x.moved[i]++
+			if j < len(x.pullSrc) {
+				pd.idx, pd.cs, pd.src = append(pd.idx, i), append(pd.cs, p.Chunks[i]), append(pd.src, x.pullSrc[j])
+			}
+		}
+		return nil
+	}
 	for j, i := range a.pullIdx[l][:copied] {
 		c := &p.Chunks[i]
 		a.chk.moved[i]++
@@ -311,6 +375,87 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 	return nil
 }
 
+var finalizeCode = proto.CallCode("MPI_Finalize")
+
+// waitSums waits, at most timeout, until local rank l has stored the sums
+// of its last served pull order (pend[l], flow alone).
+func (a *Agent) waitSums(l int, timeout time.Duration) error {
+	pd, b := &a.chk.pend[l], a.blocks[l]
+	deadline := a.now() + timeout
+	for {
+		old := atomic.LoadUint32(b.PullSumsDone())
+		if old == pd.seq {
+			return nil
+		}
+		if a.exited[l].Load() {
+			return a.fail(a.rankOf[l], "process exited before storing the flow check's sums of its pull order of slice %d", pd.k)
+		}
+		now := a.now()
+		if now >= deadline {
+			return a.fail(a.rankOf[l], "the flow check's sums of its pull order of slice %d were not stored within %v", pd.k, timeout)
+		}
+		unix.FutexWait(b.PullSumsDone(), old, min(deadline-now, time.Millisecond))
+	}
+}
+
+// verifyPulls compares, at the start of TX, the destination sums of the
+// pull orders served in earlier slices (flow alone, deferSums) that their
+// ranks have stored by now; it does not wait for the others. An order not
+// compared here is compared when its rank takes its next order (waitPulls:
+// a rank stores an order's sums before it takes the next), or at a later
+// TX (a rank that gets no more orders; MPI_Finalize waits for it).
+func (a *Agent) verifyPulls() error {
+	for l := range a.blocks {
+		if pd := &a.chk.pend[l]; pd.on && atomic.LoadUint32(a.blocks[l].PullSumsDone()) == pd.seq {
+			if err := a.verifyPull(l, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// verifyPull compares the destination sums of local rank l's last served
+// pull order (pend[l]) with their source sums, waiting at most timeout for
+// the rank to store them (it does right after reporting the order done).
+// A difference names the slice the chunk moved in. If the sender's request
+// has not completed, its bytes are read again, as in the same slice: if
+// they now differ from the source sum, the program modified its send
+// buffer; otherwise (or once the request completed, when the program may
+// reuse the buffer) it is a runtime bug, and the report says that a
+// program's modification during the copy reads the same. The rank is told
+// (shm: pull sums, verified): it waits for that before it stores the sums
+// of its next order over these, and at MPI_Finalize.
+func (a *Agent) verifyPull(l int, timeout time.Duration) error {
+	x := a.chk
+	pd := &x.pend[l]
+	b := a.blocks[l]
+	if err := a.waitSums(l, timeout); err != nil {
+		return err
+	}
+	pd.on = false
+	for j := range pd.cs {
+		c := &pd.cs[j]
+		src, dst := pd.src[j], b.PullSum(j)
+		if src == dst {
+			continue
+		}
+		if _, inFlight := x.sends[inlineKey{c.Src, c.SendSeq}]; inFlight {
+			if now, err := a.sumSource(c); err == nil && now != src {
+				return a.sendModified(pd.k, c)
+			}
+		}
+		return a.flowErr(pd.k, int(pd.idx[j]), c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the sender's (CRC-32 %#08x at the source, %#08x at the destination); unless the sending program modified its send buffer while the receiver copied it (MPI forbids it; --check buffers tells the two apart and names the call)", c.Len, j, src, dst)
+	}
+	atomic.StoreUint32(b.PullVerified(), pd.seq)
+	unix.FutexWake(b.PullVerified(), 1)
+	if b.Blocked() == finalizeCode { // it waits for this
+		atomic.AddUint32(b.Wake(), 1)
+		unix.FutexWake(b.Wake(), 1)
+	}
+	return nil
+}
+
 // pullDiffersFromPost judges pull order entry j (plan entry i, chunk c),
 // whose copy by the receiving rank (sum dst) differs from the send buffer
 // at post (sum src, postSource): the agent reads the sender again (the pass
@@ -326,7 +471,7 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 // program modified the buffer and restored it before this read, which the
 // sums cannot tell apart: a flow violation whose report says both.
 func (a *Agent) pullDiffersFromPost(k proto.SliceID, i int, c *proto.Chunk, j int, src, dst uint32) error {
-	v, ok := a.sendView(c)
+	v, ok := a.sendView(c, false)
 	if !ok {
 		return a.flowErr(k, i, c, "the %d bytes the receiving rank copied (pull order entry %d) differ from the send buffer at post (CRC-32 %#08x at the source, %#08x at the destination)", c.Len, j, src, dst)
 	}
@@ -392,7 +537,7 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	sok, dok := false, false
 	if x != nil && x.mode.Buffers && c.Len > 0 {
 		if req, ok := x.sends[inlineKey{c.Src, c.SendSeq}]; ok && read && c.Xfer != 0 {
-			sv, sok = a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums)
+			sv, sok = a.readView(c.Src, req, c.SrcAddr, c.Len, x.raw, x.ssums, false)
 		}
 		if local && !c.DstAcc {
 			dv, dok = a.destView(c, x.raw, x.sums)
@@ -553,13 +698,13 @@ type view struct {
 // active collective whose written buffer contains the chunk.
 func (a *Agent) destView(c *proto.Chunk, raw []byte, sums []uint32) (view, bool) {
 	if c.Xfer != 0 {
-		return a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, raw, sums)
+		return a.readView(c.Dst, c.RecvReq, c.DstAddr, c.Len, raw, sums, false)
 	}
 	x := a.chk
 	x.collMu.Lock()
 	defer x.collMu.Unlock()
 	for _, req := range x.colls[a.localOf[c.Dst]] {
-		v, ok := a.readView(c.Dst, req, c.DstAddr, c.Len, raw, sums)
+		v, ok := a.readView(c.Dst, req, c.DstAddr, c.Len, raw, sums, false)
 		if !ok {
 			continue
 		}
@@ -578,7 +723,7 @@ func (a *Agent) destView(c *proto.Chunk, raw []byte, sums []uint32) (view, bool)
 // caller's scratch). What the rank wrote there is input: a header that
 // cannot be read, or that does not contain the chunk, gives ok false, and
 // the chunk is not compared.
-func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []byte, sums []uint32) (v view, ok bool) {
+func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []byte, sums []uint32, partial bool) (v view, ok bool) {
 	v.blk, v.req = a.blocks[a.localOf[r]], req
 	hdr := v.blk.CheckHeader(req)
 	if hdr == 0 {
@@ -586,12 +731,16 @@ func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []by
 	}
 	pid := a.pid(r)
 	v.pid = pid
-	var h [16]byte
+	var h [check.HeaderWords * 4]byte
 	if unix.ReadFrom(pid, h[:], hdr) != nil {
 		return v, false
 	}
 	v.base, v.n = binary.LittleEndian.Uint64(h[:]), binary.LittleEndian.Uint64(h[8:])
 	if v.n > 1<<48 || addr < v.base || length > v.n || addr-v.base > v.n-length {
+		return v, false
+	}
+	summed := check.Summed(h[:])
+	if summed > check.Blocks(int(v.n)) {
 		return v, false
 	}
 	off := int(addr - v.base)
@@ -600,8 +749,14 @@ func (a *Agent) readView(r proto.Rank, req uint32, addr, length uint64, raw []by
 	if nb > cap(sums) || nb*4 > len(raw) {
 		return v, false
 	}
+	if summed < v.b0+nb { // not every block of the chunk summed yet
+		if !partial {
+			return v, false
+		}
+		nb = max(summed-v.b0, 0)
+	}
 	sb := raw[:nb*4]
-	if unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+v.b0)*4) != nil {
+	if nb > 0 && unix.ReadFrom(pid, sb, hdr+uint64(check.HeaderWords+v.b0)*4) != nil {
 		return v, false
 	}
 	v.sums = sums[:0]

@@ -1,12 +1,15 @@
 package nicthread
 
 import (
+	"os"
 	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	xunix "golang.org/x/sys/unix"
 )
 
 // The agent's share of the checks' cost, before and after the passes were
@@ -32,11 +35,14 @@ func benchSend(b *testing.B) (*Agent, []byte, []uint32) {
 }
 
 // BenchmarkFlowSource is the agent's work for the source sum of a 1 MiB
-// pull chunk (the default slice budget) (the receiving rank copies it): "read" reads the chunk from
-// the sender and sums it (flow alone; under buffers,flow before this
-// change), "post" combines the send buffer's block sums at post (under
-// buffers,flow now; the chunk starts 100 bytes into a block, so the
-// partial blocks at its ends are read). The chunks cycle through the 64 MiB
+// pull chunk (the default slice budget) (the receiving rank copies it):
+// "read" reads the chunk from the sender and sums it (a send without a
+// check header: under flow alone before the sender summed large sends
+// after posting them, and under buffers,flow before the post sums were
+// used), "post" combines the send buffer's block sums (under buffers and,
+// for a send of at least check.FlowSumMin bytes within the node, under flow
+// alone now; the chunk starts 100 bytes into a block, so the partial blocks
+// at its ends are read). The chunks cycle through the 64 MiB
 // buffer, which is not in the cache, as a bandwidth test's are not.
 func BenchmarkFlowSource(b *testing.B) {
 	a, buf, hdr := benchSend(b)
@@ -60,13 +66,17 @@ func BenchmarkFlowSource(b *testing.B) {
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			b.SetBytes(n)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			i := 0
+			t0 := threadCPU()
 			for b.Loop() {
 				if _, err := v.sum(&cs[i%len(cs)]); err != nil {
 					b.Fatal(err)
 				}
 				i++
 			}
+			b.ReportMetric(float64(threadCPU()-t0)/float64(i), "cpu-ns/op")
 		})
 	}
 	runtime.KeepAlive(hdr)
@@ -80,7 +90,7 @@ func BenchmarkFlowSource(b *testing.B) {
 func BenchmarkSendPiece(b *testing.B) {
 	a, buf, hdr := benchSend(b)
 	c := proto.Chunk{Xfer: 1, Src: 0, Dst: 1, SendSeq: 1, SrcAddr: addrOf(buf), Len: 1 << 20}
-	v, ok := a.sendView(&c)
+	v, ok := a.sendView(&c, false)
 	if !ok {
 		b.Fatal("no header")
 	}
@@ -106,4 +116,77 @@ func BenchmarkSendPiece(b *testing.B) {
 		})
 	}
 	runtime.KeepAlive(hdr)
+}
+
+// BenchmarkPullServe is the receiving rank's work for one 1 MiB pull entry
+// under flow alone (package mpiapi, servePull), before and after the
+// destination sum was taken off the slice's critical path, in one run:
+// "fused" copies the entry piece by piece (check.PieceSize) and sums each
+// piece while it is in the cache (before: all of it done before the order
+// is reported done), "copy" is the single process_vm_readv of the entry
+// (now, before the order is reported done; the same as with the checks
+// off), and "sum" the sum of the entry just copied (now, after the order
+// is reported done; the copy before it is not timed). The entries cycle
+// through 64 MiB buffers, as a bandwidth test's do. cpu-ns/op is the
+// thread's CPU time in what is timed, which a loaded host disturbs less
+// than the wall time:
+//
+//	go test -run NONE -bench PullServe -count 5 ./nicthread
+func BenchmarkPullServe(b *testing.B) {
+	const n, size = 1 << 20, 64 << 20
+	src, dst := message(size), make([]byte, size)
+	pid := os.Getpid()
+	copyIn := func(d []byte, off int) {
+		if err := unix.ReadFrom(pid, d, addrOf(src)+uint64(off)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	copyIn(dst, 0) // fault the pages in
+	for _, v := range []string{"fused", "copy", "sum"} {
+		b.Run(v, func(b *testing.B) {
+			b.SetBytes(n)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var cpu int64
+			off, ops := 0, 0
+			var s uint32
+			for b.Loop() {
+				d := dst[off : off+n]
+				if v == "sum" {
+					b.StopTimer()
+					copyIn(d, off) // just copied, as after the order
+					b.StartTimer()
+				}
+				t := threadCPU()
+				switch v {
+				case "fused":
+					s = 0
+					for p := 0; p < n; p += check.PieceSize {
+						copyIn(d[p:p+check.PieceSize], off+p)
+						s = check.Update(s, d[p:p+check.PieceSize])
+					}
+				case "copy":
+					copyIn(d, off)
+				case "sum":
+					s = check.Sum(d)
+				}
+				cpu += threadCPU() - t
+				off = (off + n) % size
+				ops++
+			}
+			b.ReportMetric(float64(cpu)/float64(ops), "cpu-ns/op")
+			sink = s
+		})
+	}
+}
+
+var sink uint32
+
+// threadCPU is the calling thread's CPU time in nanoseconds.
+func threadCPU() int64 {
+	var ts xunix.Timespec
+	if err := xunix.ClockGettime(xunix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		panic(err)
+	}
+	return ts.Nano()
 }

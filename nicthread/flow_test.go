@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -250,9 +251,10 @@ func TestCheckSendsTableDoesNotLeak(t *testing.T) {
 // servePulls plays receiving rank blk as a rank blocked in a call does: it
 // offers to serve pull orders and serves each one, copying every entry into
 // dst (the receive buffer) with copyIn and storing the sum of what it
-// copied, as package mpiapi does. It stops when the returned function is
-// called.
-func servePulls(t *testing.T, blk *shm.RankBlock, dst []byte, copyIn func(d []byte, src uint64) error) (stop func()) {
+// copied, as package mpiapi does: before reporting the order done, or,
+// deferred (flow alone), after it, once the agent has compared the previous
+// order's sums. It stops when the returned function is called.
+func servePulls(t *testing.T, blk *shm.RankBlock, dst []byte, deferred bool, copyIn func(d []byte, src uint64) error) (stop func()) {
 	t.Helper()
 	old := pullGrace
 	pullGrace = time.Minute // the test's rank may be slow to run on a loaded host
@@ -262,6 +264,7 @@ func servePulls(t *testing.T, blk *shm.RankBlock, dst []byte, copyIn func(d []by
 	}
 	go func() {
 		defer close(done)
+		var last uint32 // deferred: the last order whose sums were stored
 		for {
 			select {
 			case <-quit:
@@ -274,16 +277,35 @@ func servePulls(t *testing.T, blk *shm.RankBlock, dst []byte, copyIn func(d []by
 			}
 			seq, n := blk.PullOrder()
 			copied := 0
+			var sums []uint32
 			for ; copied < n; copied++ {
 				e := blk.PullEntry(copied)
 				d := dst[e.DstAddr-addrOf(dst):][:e.Len]
 				if copyIn(d, e.SrcAddr) != nil {
 					break
 				}
-				blk.SetPullSum(copied, check.Sum(d))
+				if sums = append(sums, check.Sum(d)); !deferred {
+					blk.SetPullSum(copied, sums[copied])
+				}
 			}
 			blk.FinishPull(seq, copied, true)
 			unix.FutexWake(blk.PullDone(), 1)
+			if deferred {
+				for last != 0 && atomic.LoadUint32(blk.PullVerified()) != last {
+					select {
+					case <-quit:
+						return
+					default:
+						runtime.Gosched()
+					}
+				}
+				for j, s := range sums {
+					blk.SetPullSum(j, s)
+				}
+				atomic.StoreUint32(blk.PullSumsDone(), seq)
+				unix.FutexWake(blk.PullSumsDone(), 1)
+				last = seq
+			}
 		}
 	}()
 	return func() { close(quit); <-done; pullGrace = old }
@@ -317,18 +339,27 @@ func TestFlowPullOrders(t *testing.T) {
 		minRead  int
 		written  bool // the sender's record names block 288
 		intactOK bool
+		summed   int // flow alone: the sender's header has this many blocks summed (its sums taken after the post); 0: no header
 	}{
 		{name: "buffers,flow", mode: check.Mode{Buffers: true, Flow: true}, copyIn: faithful, maxRead: 3 * 2 * check.BlockSize, intactOK: true},
 		{name: "flow", mode: check.Mode{Flow: true}, copyIn: faithful, minRead: size - skip, maxRead: size - skip, intactOK: true},
 		{name: "buffers,flow/corrupt", mode: check.Mode{Buffers: true, Flow: true}, copyIn: corrupt, wantErr: "flow check: runtime bug in slice", maxRead: size},
 		{name: "flow/corrupt", mode: check.Mode{Flow: true}, copyIn: corrupt, wantErr: "flow check: runtime bug in slice", maxRead: size},
 		{name: "buffers,flow/modified", mode: check.Mode{Buffers: true, Flow: true}, copyIn: faithful, modify: true, written: true, maxRead: size},
+		// Flow alone, a send with a header: the sums in place are used, the
+		// blocks not summed yet are read (from block 320 on: the last 1.25 MiB).
+		{name: "flow/header", mode: check.Mode{Flow: true}, copyIn: faithful, summed: check.Blocks(size), maxRead: 3 * 2 * check.BlockSize, intactOK: true},
+		{name: "flow/half-summed", mode: check.Mode{Flow: true}, copyIn: faithful, summed: 320, minRead: size - 320*check.BlockSize, maxRead: size - 320*check.BlockSize + 3*2*check.BlockSize, intactOK: true},
+		{name: "flow/header/corrupt", mode: check.Mode{Flow: true}, copyIn: corrupt, summed: check.Blocks(size), wantErr: "flow check: runtime bug in slice", maxRead: size},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			nodes := checkNodes(t, false, c.mode)
 			buf := message(size)
-			if c.mode.Buffers {
+			if c.mode.Buffers || c.summed > 0 {
 				hdr := check.NewHeader(buf) // the send buffer at post
+				if c.summed > 0 {
+					check.SetSummed(hdr, c.summed)
+				}
 				rankBlock(nodes, 0).SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
 				defer runtime.KeepAlive(hdr)
 			}
@@ -336,12 +367,18 @@ func TestFlowPullOrders(t *testing.T) {
 				buf[1<<20+128<<10+2048] ^= 1 // block 288
 			}
 			src, dst := buf[skip:], make([]byte, size-skip)
-			stop := servePulls(t, rankBlock(nodes, 1), dst, c.copyIn)
+			stop := servePulls(t, rankBlock(nodes, 1), dst, !c.mode.Buffers, c.copyIn)
 			rankBlock(nodes, 0).Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(src), Len: uint64(len(src))}, nil)
 			rankBlock(nodes, 1).Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 5, Req: 0, Seq: 1, Addr: addrOf(dst), Len: uint64(len(dst))}, nil)
 			err := runSlices(nodes, 6)
-			stop()
 			a := nodes[0].a
+			// Flow alone: the last order's sums are compared at a TX after the
+			// rank stores them (as a real rank's MPI_Finalize waits for):
+			// run slices until then, at most 1000.
+			for k := proto.SliceID(7); err == nil && !c.mode.Buffers && a.chk.pend[1].on && k < 1000; k++ {
+				err = runSlicesFrom(nodes, k, k)
+			}
+			stop()
 			if a.Pulls().Bytes == 0 {
 				t.Fatalf("no pull order served (%+v): the test did not reach the pull path", a.Pulls())
 			}
@@ -354,6 +391,11 @@ func TestFlowPullOrders(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !c.mode.Buffers { // flow alone: compared at the next TX, and the rank told
+				if a.chk.pend[1].on || atomic.LoadUint32(rankBlock(nodes, 1).PullVerified()) == 0 {
+					t.Errorf("the served pull order's sums were not compared (pending %v, verified order %d)", a.chk.pend[1].on, atomic.LoadUint32(rankBlock(nodes, 1).PullVerified()))
+				}
 			}
 			if got := int(a.chk.srcRead); got < c.minRead || got > c.maxRead {
 				t.Errorf("the agent read %d bytes of the send buffer to sum them, want %d .. %d", got, c.minRead, c.maxRead)

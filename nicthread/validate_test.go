@@ -69,8 +69,11 @@ func (tn *testNode) blockBytes(l int) []byte {
 // runSlices drives the nodes through slices 1..n (DEM, MSM, TX; the
 // completions of slice k are published at the strobe of k+1) and returns the
 // first error.
-func runSlices(nodes []*testNode, n proto.SliceID) error {
-	for k := proto.SliceID(1); k <= n; k++ {
+func runSlices(nodes []*testNode, n proto.SliceID) error { return runSlicesFrom(nodes, 1, n) }
+
+// runSlicesFrom is runSlices for slices from .. to.
+func runSlicesFrom(nodes []*testNode, from, to proto.SliceID) error {
+	for k := from; k <= to; k++ {
 		var all []proto.Descriptor
 		var status []uint8
 		for _, tn := range nodes {

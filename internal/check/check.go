@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -138,17 +139,27 @@ func Range(lo, hi, n int) (from, to int) {
 	return lo * BlockSize, min((hi+1)*BlockSize, n)
 }
 
-// A receive's check header, as a rank keeps it in its own memory for the
+// A request's check header, as a rank keeps it in its own memory for the
 // agent to read (see package internal/shm, check words): the buffer's
-// address and length (two little-endian uint64, as four uint32 words), then
-// its block sums at post.
-const HeaderWords = 4
+// address and length (two little-endian uint64, as four uint32 words), the
+// number of blocks summed so far (a prefix of the buffer; all of them,
+// except for a send under flow alone, which the rank sums after posting it:
+// see SetSummed), a word of padding, then the block sums at post.
+const HeaderWords = 6
 
-// NewHeader makes the check header of receive buffer buf.
-func NewHeader(buf []byte) []uint32 { return Sums(EmptyHeader(buf), buf) }
+// summedWord is the header word holding the number of blocks summed.
+const summedWord = 4
+
+// NewHeader makes the check header of buf, all of it summed.
+func NewHeader(buf []byte) []uint32 {
+	h := Sums(EmptyHeader(buf), buf)
+	SetSummed(h, Blocks(len(buf)))
+	return h
+}
 
 // EmptyHeader is the check header of buf without its block sums, which the
-// caller appends (Sums, possibly piece by piece).
+// caller appends (Sums, possibly piece by piece) and then counts
+// (SetSummed).
 func EmptyHeader(buf []byte) []uint32 {
 	h := make([]uint32, HeaderWords, HeaderWords+Blocks(len(buf)))
 	var addr uint64
@@ -159,6 +170,23 @@ func EmptyHeader(buf []byte) []uint32 {
 	h[2], h[3] = uint32(len(buf)), uint32(uint64(len(buf))>>32)
 	return h
 }
+
+// SetSummed records that the first n block sums of header h are in place
+// (the agent reads the header while the rank sums: the sums are stored
+// before the count, which is stored atomically).
+func SetSummed(h []uint32, n int) { atomic.StoreUint32(&h[summedWord], uint32(n)) }
+
+// Summed is the number of blocks summed in a header read as bytes (at least
+// HeaderWords*4 of them; little-endian).
+func Summed(raw []byte) int {
+	return int(uint32(raw[summedWord*4]) | uint32(raw[summedWord*4+1])<<8 | uint32(raw[summedWord*4+2])<<16 | uint32(raw[summedWord*4+3])<<24)
+}
+
+// FlowSumMin is the smallest send whose block sums the rank takes under
+// flow alone (after posting it, SetSummed): the sends that the receiver may
+// copy itself (pull orders, package nicthread: pullMin), whose source sum
+// the agent then combines from them instead of reading the send buffer.
+const FlowSumMin = 256 << 10
 
 // HeaderSums are the block sums of header h.
 func HeaderSums(h []uint32) []uint32 { return h[HeaderWords:] }

@@ -147,3 +147,29 @@ func TestCombine(t *testing.T) {
 		t.Fatalf("sum from block sums %#08x, want %#08x", s, Sum(buf))
 	}
 }
+
+// TestHeaderSummed: a header made whole counts every block; one being
+// filled counts what SetSummed says, as the agent reads it (Summed, from
+// the header's bytes).
+func TestHeaderSummed(t *testing.T) {
+	buf := make([]byte, 5*BlockSize+7)
+	asBytes := func(h []uint32) []byte {
+		b := make([]byte, 4*len(h))
+		for i, w := range h {
+			b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
+		}
+		return b
+	}
+	h := NewHeader(buf)
+	if got := Summed(asBytes(h)); got != 6 || len(HeaderSums(h)) != 6 {
+		t.Fatalf("NewHeader: %d blocks summed, %d sums; want 6, 6", got, len(HeaderSums(h)))
+	}
+	e := EmptyHeader(buf)
+	if got := Summed(asBytes(e)); got != 0 {
+		t.Fatalf("EmptyHeader: %d blocks summed, want 0", got)
+	}
+	SetSummed(e, 3)
+	if got := Summed(asBytes(e)); got != 3 {
+		t.Fatalf("after SetSummed(3): %d blocks summed, want 3", got)
+	}
+}

@@ -75,9 +75,12 @@
 //	flow     source and destination of every chunk summed: on the agent's
 //	         copies, cached passes (read back after the write); on a pull
 //	         order (a large message within a node, copied by the receiving
-//	         rank), the rank sums what it copied (cached) and, under flow
-//	         alone, the agent reads the sender's chunk again (one pass over
-//	         memory, concurrent with the rank's copy)
+//	         rank), the rank sums what it copied, and the source sum is
+//	         combined from the send buffer's block sums (below); under
+//	         flow alone the sender takes those sums after posting a send
+//	         of at least FlowSumMin (256 KiB) to a rank of its node (one
+//	         pass over memory, in place, no copy), and the receiving rank
+//	         sums what it copied after the order is reported done
 //
 // Under buffers,flow the two share their work: the agent's comparison of a
 // send piece with the post and its flow sum are one cached pass (the
@@ -108,15 +111,65 @@
 // two sums at post stay: they are what a modification is measured
 // against.
 //
-// Flow alone on a pull order costs a pass over memory on another core (the
-// agent's read, concurrent with the copy) and a cached pass on the
-// receiving rank's core, which lies on the slice's critical path: measured
-// at a tenth to a fifth of the rank's copy of the same bytes. The copy is
-// a third to a half of a bandwidth-bound slice, so that pass alone is
-// above the 3% goal for large messages within a node, and on a 2-core host
-// the agent's read competes with the ranks for the cores; moving the
-// destination sum to the agent would put a second pass over memory on the
-// agent's core instead. bench/checks.sh measures it.
+// Flow alone on a pull order. What lay on the slice's critical path before
+// (2026-11-28, 1.18x on a 16 MiB message within a node): the receiving
+// rank copied each entry in pieces and summed each piece (the copy in
+// pieces and the sum together took 1.2 to 1.8 times the thread CPU time of
+// one process_vm_readv of the entry, in two runs on the loaded 2-core
+// development host: BenchmarkPullServe in package nicthread),
+// and the agent, concurrently, copied the sender's chunk out with
+// process_vm_readv and summed it (as long as the rank's copy, and on a
+// 2-core host competing with it for the cores). Now:
+//
+//   - The receiving rank copies each entry with one process_vm_readv, as
+//     with the checks off, reports the order done, and only then sums what
+//     it copied and stores the sums (package internal/shm, pull sums),
+//     while the agent ends the slice and the next exchange runs. The agent
+//     compares them at the start of its next TX if they are stored, else
+//     when the rank takes its next order (a rank stores an order's sums
+//     before it takes the next; package nicthread, verifyPulls and
+//     verifyPull), so neither side waits for the other in the common
+//     case; the rank overwrites an order's sums only once the agent has
+//     compared them. A rank still summing when its next order is posted
+//     takes it once done: the agent waits for the sums and gives the
+//     grace period for taking the order from then (not revoking it and
+//     copying twice). Where the slice's exchange is shorter than the sum
+//     (a slice that overran its strobe), the rest of the sum still delays
+//     the next copy. A mismatch names the slice the chunk moved in, its
+//     plan entry and the nodes. The rank sums before its
+//     blocking call looks at its completions, so the program gets its
+//     buffer back only once summed, and MPI_Finalize waits until the agent
+//     has compared the rank's last order, so no copy goes unchecked at the
+//     end of a job.
+//   - The sender, right after posting a send of at least FlowSumMin bytes
+//     to a rank of its node, takes its block sums into a check header, as
+//     the buffers check does at post, piece by piece, counting each piece
+//     as it is stored (SetSummed: the header's summed word), and serving
+//     pull orders between pieces. The agent combines a pull chunk's source
+//     sum from the sums in place (Combine) and reads from the sender only
+//     the partial blocks at the chunk's ends and the blocks not summed
+//     yet. The sender's pass reads its own memory once, in place, where
+//     the agent's copied it out of the process first; it runs while the
+//     message moves (the sums run ahead of the copy, at several times its
+//     rate), not before the post, so a send is not delayed by it.
+//     BenchmarkFlowSource in package nicthread: "read" is the agent's
+//     work per chunk before, "post" now.
+//
+// What is proved is unchanged: the destination sum is of the receiver's
+// buffer after the copy (not of a buffer the copy read from), the source
+// sum of the sender's buffer read independently of the copy (by the sender
+// itself, or by the agent), and every chunk is counted. What changed is
+// when the two are compared, and so how a difference is explained: a send
+// buffer modified by the program while in flight (erroneous) now makes the
+// sender's sums differ from the bytes copied even if the modification came
+// before the copy; at the comparison the agent reads the sender again if
+// the send has not completed (modified: reported as the program's), and
+// otherwise reports a runtime bug whose text says that such a modification
+// reads the same (--check buffers tells them apart and names the call).
+// Across nodes (agent copies, data frames) nothing changed: the sending
+// agent sums each piece it reads, the receiving agent reads back each
+// piece it writes; the cost measured there (1.09x) is those cached passes
+// and the pieces' extra system calls. bench/checks.sh measures both.
 //
 // # What is exact and what is not detected
 //

@@ -545,19 +545,32 @@ func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err er
 // Check words (version 6; BCS_CHECK, see packages internal/check, mpiapi and
 // nicthread). Completion record, after the completion proper:
 //
-//	32  address, in the rank's memory, of the receive's check header
-//	    (internal/check.Header: buffer address, length, block sums), or 0
+//	32  address, in the rank's memory, of the request's check header
+//	    (internal/check, HeaderWords: buffer address, length, blocks
+//	    summed so far, block sums), or 0
 //	    (rank, before posting; the agent only reads it)
 //	40  first and 44 last block, plus one, that the agent found written by
 //	    the program before the runtime wrote into them (agent), 0: none
 //	48  slice of the first such finding (agent)
 //
 // Control page, pull orders: at 2432, PullMax u32, the CRC-32 of what the
-// rank copied for each entry (rank, before it stores done; read by the agent
-// under the flow check). The agent reads the header's bytes from the rank's
-// own memory with process_vm_readv, checking the address range; a rank that
-// lies there only spoils its own check.
-const pullSums = 2432
+// rank copied for each entry (rank; read by the agent under the flow
+// check): under buffers,flow stored before the rank stores done; under flow
+// alone after it (the sum is taken off the slice's critical path), and then
+//
+//	2688  the number of the order whose sums are stored (rank, after the sums)
+//	2692  the number of the last order whose sums the agent has compared
+//	      (agent, then a futex wake; the rank waits for it before it
+//	      stores the next order's sums over them, and at MPI_Finalize)
+//
+// The agent reads the header's bytes from the rank's own memory with
+// process_vm_readv, checking the address range; a rank that lies there
+// only spoils its own check.
+const (
+	pullSums     = 2432
+	pullSumsDone = 2688
+	pullVerified = 2692
+)
 
 // SetCheck stores the check header address of request slot req and clears
 // its findings (rank side, before posting; only when the check is on).
@@ -615,6 +628,16 @@ func (b *RankBlock) PullSum(i int) uint32 {
 	return binary.LittleEndian.Uint32(b.r.Mem[b.base+pullSums+(i%PullMax)*4:])
 }
 
+// PullSumsDone is the word holding the number of the last order whose sums
+// the rank has stored after finishing it (flow alone; the rank stores it
+// after the sums and wakes it, the agent reads and waits on it).
+func (b *RankBlock) PullSumsDone() *uint32 { return b.r.u32(b.base + pullSumsDone) }
+
+// PullVerified is the word holding the number of the last order whose sums
+// the agent has compared (flow alone; the agent stores it, the rank reads
+// it at MPI_Finalize).
+func (b *RankBlock) PullVerified() *uint32 { return b.r.u32(b.base + pullVerified) }
+
 // The replay log ring (version 7; present when Geometry.LogBytes > 0, i.e.
 // when the job is recorded): a byte ring of LogBytes after the completion
 // table, holding the rank's replay records (package internal/replay) for its
@@ -630,7 +653,7 @@ func (b *RankBlock) PullSum(i int) uint32 {
 // ahead of it, and checks every record it drains (package nicthread) before
 // it writes it anywhere.
 const (
-	logHead  = 2752 // after the pull orders' check sums (pullSums .. +PullMax*4)
+	logHead  = 2752 // after the pull orders' check sums (pullSums .. +PullMax*4) and their two words
 	logTail  = 2816
 	logWaits = 2880
 )
