@@ -65,7 +65,8 @@ func TestDatatypeVectorScale(t *testing.T) {
 
 // TestDatatypeEdges runs testdata/dtedge.c: datatype edge cases found by
 // running MPICH's datatype tests, each checked against the standard's
-// answer (an empty MPI_Type_create_struct was MPI_ERR_INTERN).
+// answer (an empty MPI_Type_create_struct was MPI_ERR_INTERN; MPI_LONG_LONG
+// was named MPI_LONG_LONG, where MPICH and Open MPI say MPI_LONG_LONG_INT).
 func TestDatatypeEdges(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/dtedge.c")
 	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "dtedge", 1) })

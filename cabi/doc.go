@@ -328,7 +328,12 @@
 // frees it. Starting an active request, MPI_REQUEST_NULL or a request that
 // is not persistent is MPI_ERR_REQUEST naming the request (and the call
 // that made it). The info is checked, its hints not used. The MMDS records
-// each start as the non-blocking collective. MPI_Bsend_init is a
+// each start as the non-blocking collective. Not supported: starts match
+// in start order, as the non-blocking collectives they run, so every member
+// must start a communicator's persistent collectives in one order; MPI 4
+// matches them in initialization order and lets members start them in
+// different orders (MPICH's coll/p_order), which here aborts as a
+// collective mismatch naming both calls. MPI_Bsend_init is a
 // persistent buffered send (each start copies into the attached buffer
 // and completes at once).
 //
@@ -930,7 +935,9 @@
 //     Unpack, Pack_size (and _c), Get_count_c, Get_elements_c/_x,
 //     Status_set_elements(_c, _x);
 //     Type_size, Type_size_c, Type_get_extent,
-//     Type_get_name, Get_count, Get_elements, Get_address, Aint_add, Aint_diff,
+//     Type_get_name (a predefined handle with two names answers with the
+//     older one, as MPICH and Open MPI do: MPI_LONG_LONG_INT, MPI_C_COMPLEX),
+//     Get_count, Get_elements, Get_address, Aint_add, Aint_diff,
 //     Type_match_size (the named Fortran types MPI_INTEGERn, MPI_REALn,
 //     MPI_COMPLEXn), Type_get_value_index (the predefined pair type, or
 //     MPI_DATATYPE_NULL).

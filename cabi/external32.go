@@ -43,7 +43,7 @@ var e32Parts = map[string][]e32Part{
 	"MPI_LONG_DOUBLE":             {{0, 16, 16, 'x'}},
 	"MPI_C_LONG_DOUBLE_COMPLEX":   {{0, 16, 16, 'x'}, {16, 16, 16, 'x'}},
 	"MPI_CXX_LONG_DOUBLE_COMPLEX": {{0, 16, 16, 'x'}, {16, 16, 16, 'x'}},
-	"MPI_C_FLOAT_COMPLEX":         {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
+	"MPI_C_COMPLEX":               {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
 	"MPI_CXX_FLOAT_COMPLEX":       {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
 	"MPI_COMPLEX":                 {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},
 	"MPI_COMPLEX8":                {{0, 4, 4, 'u'}, {4, 4, 4, 'u'}},

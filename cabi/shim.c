@@ -26,16 +26,18 @@ static pthread_t bcs_main_thread;
 static volatile int bcs_forked;
 static struct timespec bcs_t0;
 
-// The predefined datatypes, indexed by handle - 0x200.
+// The predefined datatypes, indexed by handle - 0x200. A handle with two
+// names (MPI_LONG_LONG_INT = MPI_LONG_LONG, MPI_C_COMPLEX = MPI_C_FLOAT_COMPLEX)
+// is named as MPICH and Open MPI name it, the older name.
 struct bcs_type bcs_types[BCS_NTYPES] = {
 #define T(h, n, s, e, k) [(h) - 0x200] = {n, s, e, k}
     T(0x201, "MPI_AINT", 8, 8, BCS_I64), T(0x202, "MPI_COUNT", 8, 8, BCS_I64),
     T(0x203, "MPI_OFFSET", 8, 8, BCS_I64), T(0x207, "MPI_PACKED", 1, 1, BCS_U8),
     T(0x208, "MPI_SHORT", 2, 2, BCS_I16), T(0x209, "MPI_INT", 4, 4, BCS_I32),
-    T(0x20a, "MPI_LONG", 8, 8, BCS_I64), T(0x20b, "MPI_LONG_LONG", 8, 8, BCS_I64),
+    T(0x20a, "MPI_LONG", 8, 8, BCS_I64), T(0x20b, "MPI_LONG_LONG_INT", 8, 8, BCS_I64),
     T(0x20c, "MPI_UNSIGNED_SHORT", 2, 2, BCS_U16), T(0x20d, "MPI_UNSIGNED", 4, 4, BCS_U32),
     T(0x20e, "MPI_UNSIGNED_LONG", 8, 8, BCS_U64), T(0x20f, "MPI_UNSIGNED_LONG_LONG", 8, 8, BCS_U64),
-    T(0x210, "MPI_FLOAT", 4, 4, BCS_F32), T(0x212, "MPI_C_FLOAT_COMPLEX", 8, 8, BCS_NONE),
+    T(0x210, "MPI_FLOAT", 4, 4, BCS_F32), T(0x212, "MPI_C_COMPLEX", 8, 8, BCS_NONE),
     T(0x213, "MPI_CXX_FLOAT_COMPLEX", 8, 8, BCS_NONE), T(0x214, "MPI_DOUBLE", 8, 8, BCS_F64),
     T(0x216, "MPI_C_DOUBLE_COMPLEX", 16, 16, BCS_NONE), T(0x217, "MPI_CXX_DOUBLE_COMPLEX", 16, 16, BCS_NONE),
     T(0x218, "MPI_LOGICAL", 4, 4, BCS_I32), T(0x219, "MPI_INTEGER", 4, 4, BCS_I32),
