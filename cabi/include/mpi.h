@@ -1446,6 +1446,30 @@ BCSMPI_FN(int, Win_wait, (MPI_Win win))
 
 #undef BCSMPI_FN
 
+/* ---- MPI-1 functions removed in MPI-3.0 ----
+ * Not part of the MPI-5 standard ABI; provided, as MPICH does, for old
+ * programs that still call them (HPL and HPCC call MPI_Address and
+ * MPI_Type_struct). Each forwards to its replacement (shim_removed.c).
+ * Define BCSMPI_NO_REMOVED before including mpi.h to hide them. */
+#ifndef BCSMPI_NO_REMOVED
+typedef void (MPI_Handler_function)(MPI_Comm *comm, int *error_code, ...);
+#define BCSMPI_REMOVED(ret, name, params) ret MPI_##name params; ret PMPI_##name params;
+BCSMPI_REMOVED(int, Address, (void *location, MPI_Aint *address))
+BCSMPI_REMOVED(int, Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+               MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+BCSMPI_REMOVED(int, Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+               MPI_Datatype oldtype, MPI_Datatype *newtype))
+BCSMPI_REMOVED(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+               MPI_Datatype *newtype))
+BCSMPI_REMOVED(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+BCSMPI_REMOVED(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+BCSMPI_REMOVED(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+BCSMPI_REMOVED(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler))
+BCSMPI_REMOVED(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+BCSMPI_REMOVED(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+#undef BCSMPI_REMOVED
+#endif
+
 #if defined(__cplusplus)
 }
 #endif
