@@ -53,7 +53,10 @@
 // version 7 added the replay log ring (below) and Geometry.LogBytes;
 // version 8 added type signatures to point-to-point descriptors (their
 // DType) and the type mismatch completion (proto.ErrType) with the other
-// side's element type at byte 6 of the completion record.
+// side's element type at byte 6 of the completion record; version 9 added
+// the control page's pull-sum words (offsets 2688 and 2692: the flow check's
+// sums done and verified, under flow alone) and gave point-to-point
+// descriptors' CollSeq the partitioned pair number.
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -70,7 +73,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 8
+	Version     = 9
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
