@@ -137,7 +137,10 @@
 // ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax
 // (twice SpanSlicesMax when no other active transfer uses the node's
 // budget — later transfers between the same two ranks aside, which follow
-// it in match order anyway —: a large message then moves as one copy
+// it in match order anyway, and transfers that complete in the slice
+// without a chunk (their span ends with it) counting as done —, found by
+// one pass over the active transfers per slice that records each node's
+// earliest transfer and whether another rank pair uses the node: a large message then moves as one copy
 // rather than being cut where its receiver stops, sleeps and is woken for
 // the next piece; a transfer matched meanwhile waits at most that long) —
 // provided the span moves more than n budgets (otherwise chunks move it in
@@ -178,7 +181,10 @@
 // costs its size. The decision reads the status bytes, as for spans, so
 // every node makes it alike; a chunk whose receiver leaves its call before
 // TX is copied by the agent, overrunning the slice by about half, as a
-// span's share is.
+// span's share is. Under SpanBlind (a recorded or replayed job) there are
+// no pulled chunks: the status bytes are not read there, so the receiver
+// may be computing, and the agent would copy every such chunk itself,
+// overrunning those slices by about half.
 //
 // Buffered sends: a send marked Inline (its payload already copied to the
 // agent) completes in the slice it is exchanged, whether or not it is matched,

@@ -104,6 +104,44 @@ func TestSpans(t *testing.T) {
 			},
 		},
 		{
+			// The reviewer's case: x1's span ends in slice 4 and x2's begins
+			// there; x1, done in that slice, does not count against x2 being
+			// alone on the node, so x2 too moves in one span of 4 slices, not
+			// a span of 3 and a 1000-byte chunk in slice 7.
+			name: "two messages between the same ranks, back to back: each in one span, up to twice SpanSlicesMax slices",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), send(0, 1, 0, 2, 10000), recv(1, 0, 0, 1, 10000), recv(1, 0, 0, 2, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=10000 span=4 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"chunk x2 r0->r1 off=0 len=10000 span=4\ndone r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 2",
+				"| spanning 1",
+				"| spanning 1",
+				"done r0 req=2 send count=10000\ndone r1 req=2 recv src=0 tag=0 count=10000 | spanning 1",
+			},
+		},
+		{
+			// x1's span (x2 of another pair waits beside it: no doubling)
+			// ends in slice 3 without a chunk; x2's span begins there, and
+			// x1, done in that slice, does not count: x2 is alone on the node.
+			name: "a transfer of another rank pair that completes in the slice does not count: the next one is alone on the node",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 8000), recv(1, 0, 0, 1, 8000), send(2, 3, 0, 1, 10000), recv(3, 2, 0, 1, 10000)}, blocked(1, 3)},
+				{nil, blocked(1, 3)}, {nil, blocked(1, 3)}, {nil, blocked(1, 3)}, {nil, blocked(1, 3)}, {nil, blocked(1, 3)},
+			},
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"chunk x2 r2->r3 off=0 len=10000 span=4\ndone r0 req=1 send count=8000\ndone r1 req=1 recv src=0 tag=0 count=8000 | spanning 2",
+				"| spanning 1",
+				"| spanning 1",
+				"done r2 req=1 send count=10000\ndone r3 req=1 recv src=2 tag=0 count=10000 | spanning 1",
+			},
+		},
+		{
 			name: "alone on its node, longer than twice SpanSlicesMax slices' worth: a span of 6, then the rest",
 			steps: []step{
 				{[]proto.Descriptor{send(0, 1, 0, 1, 20000), recv(1, 0, 0, 1, 20000)}, blocked(1)},
@@ -332,6 +370,15 @@ func TestPulledChunks(t *testing.T) {
 			},
 		},
 		{
+			name:  "SpanBlind (a recorded or replayed job, whose receiver may be computing): at their size",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3, PullChunkMin: 500, SpanBlind: true},
+			descs: four(1000, 1)[:6], status: blocked(),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=0 len=1000\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
 			name:  "PullChunkMin 0: at their size",
 			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3},
 			descs: four(1000, 1)[:4], status: blocked(1),
@@ -393,5 +440,38 @@ func TestMulDiv(t *testing.T) {
 		if got := mulDiv(c.a, c.b, c.c, true); got != c.up {
 			t.Errorf("mulDiv(%d, %d, %d, up) = %d, want %d", c.a, c.b, c.c, got, c.up)
 		}
+	}
+}
+
+// BenchmarkScheduleManyActive: MSM of one slice with 1984 transfers active
+// on 64 nodes (31 per node, all between the node's two ranks, each
+// receiver blocked), spans of at most 2 slices, so that every node's
+// next span is decided in every slice (soleOn). Compare ns/op before and
+// after a change to the span rule; allocs/op must stay 0.
+func BenchmarkScheduleManyActive(b *testing.B) {
+	const nodes, perNode = 64, 31
+	nodeOf := make([]proto.NodeID, 2*nodes)
+	status := make([]uint8, 2*nodes)
+	for r := range nodeOf {
+		nodeOf[r] = proto.NodeID(r / 2)
+		status[r] = 5 // MPI_Wait
+	}
+	s := New(Config{BytesPerSliceMax: 1 << 20, ChunksPerSliceMax: 1024, PullBytesPerSlice: 3 << 19, SpanSlicesMax: 2}, nodeOf)
+	var ds []proto.Descriptor
+	for n := range nodes {
+		for i := range uint64(perNode) {
+			src, dst := proto.Rank(2*n), proto.Rank(2*n+1)
+			ds = append(ds, send(src, dst, 0, i+1, 1<<60), recv(dst, src, 0, i+1, 1<<60))
+		}
+	}
+	s.SetStatus(status)
+	if p := s.Schedule(1, ds); p.Err != nil || p.Waiting != nodes*perNode {
+		b.Fatalf("slice 1: err %v, %d waiting, want %d", p.Err, p.Waiting, nodes*perNode)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		s.SetStatus(status)
+		s.Schedule(proto.SliceID(i+2), nil)
 	}
 }
