@@ -356,8 +356,13 @@
 // from goroutines, so a silent node delays nothing) and each agent stops
 // its ranks as it reads the frame, between the slice's steps (Agent.Gate,
 // the switch's own mechanism: the process group's SIGSTOP or the
-// freezer). The slice's deadlock count stays the DEM's decision on every
-// node, wherever the hold reached it. An agent waiting in TX for the silent
+// freezer). The frame names the held slice (MsgHold's Slice, the slice
+// under way): that slice's own DEM, broadcast by the job's worker while
+// the strobe thread holds it, may reach a node after the hold and still
+// say the job runs, and the agent keeps its ranks stopped through the DEM
+// of the named slice. The slice's deadlock count stays the DEM's decision
+// on every node, wherever the hold reached it (SliceStats.Ran follows the
+// decision, not whether the ranks were stopped). An agent waiting in TX for the silent
 // node's data reads it only when that wait ends (at its PeerTimeout, when it
 // fails the job). The next DEM waits until the hold's frames are sent, so
 // its decision follows the hold on every connection: a released job's
