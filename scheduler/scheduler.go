@@ -106,6 +106,9 @@ type Scheduler struct {
 	collBusy   []bool          // per node: a ready collective with a member there has bytes to move (spans)
 	soleFirst  []*xfer         // per node: the earliest transfer using its budget in this slice (soleOn); nil: none
 	soleMixed  []bool          // per node: another transfer uses its budget whose rank pair differs from soleFirst's
+	spanEnded  []proto.SliceID // per node: the slice its last span ended in, until the next slice judges it (0: none pending)
+	spanLen    []uint64        // per node: the slices of its span in flight, then of its ended one until judged
+	keptUp     []bool          // per node: its last judged span ended on time (no slice skipped after it): spans may be doubled
 	status     []uint8         // this slice's rank status bytes (SetStatus); nil: unknown
 	plan       plan.Plan
 	lastSlice  proto.SliceID
@@ -147,6 +150,9 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		collBusy:   make([]bool, nodes),
 		soleFirst:  make([]*xfer, nodes),
 		soleMixed:  make([]bool, nodes),
+		spanEnded:  make([]proto.SliceID, nodes),
+		spanLen:    make([]uint64, nodes),
+		keptUp:     make([]bool, nodes),
 		comms:      make(map[proto.CommID]*commInfo),
 		colls:      make(map[collKey]*coll),
 		cnt:        make([]int, nodes),
@@ -450,6 +456,16 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 		}
 	}
 	if s.cfg.PullBytesPerSlice != 0 {
+		for n, e := range s.spanEnded { // judge the span that ended in the last slice (doc.go, "Doubling is earned")
+			switch {
+			case e == 0:
+			case p.Slice != e+1: // slices skipped: its last slice overran by a slice or more
+				s.keptUp[n] = false
+			case s.spanLen[n] >= uint64(s.cfg.SpanSlicesMax): // on time, and as long as an undoubled span gets
+				s.keptUp[n] = true
+			}
+			s.spanEnded[n] = 0
+		}
 		s.soleScan(p.Slice)
 	}
 	p.Spanning = 0
@@ -498,7 +514,7 @@ func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
 		return 0, 0
 	}
 	most := uint64(s.cfg.SpanSlicesMax)
-	if s.soleOn(x, sn) { // nothing else waits for the node's budget: the whole message, up to twice as long
+	if s.keptUp[sn] && s.soleOn(x, sn) { // the last copy kept up, and nothing else waits for the node's budget: the whole message, up to twice as long
 		most *= 2
 	}
 	n = min(max((rem+P-1)/P, 2), most)
@@ -560,6 +576,7 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 			return true
 		}
 		x.spanEnd = 0 // the span ends with this slice: its copy is done by the end of it; the rest may follow at once
+		s.spanEnded[s.nodeOf[x.send.Rank]] = p.Slice
 	}
 	if x.moved >= x.len {
 		return false
@@ -575,6 +592,7 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 			Span: uint32(n),
 		})
 		s.used[sn], s.chunks[sn] = B, 1
+		s.spanLen[sn] = n
 		x.moved += ln
 		end := p.Slice + proto.SliceID(n) - 1
 		x.spanEnd, s.reserved[sn] = end, end
