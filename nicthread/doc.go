@@ -141,7 +141,8 @@
 // the scheduler (its doc.go, "Spans") gives a transfer between two ranks of
 // the node whose receiver is in a blocking call the rest of the message,
 // up to span_slices_max slices' worth (twice that when no other transfer
-// uses the node's budget) at 1.5 times the budget per slice, as
+// uses the node's budget and the node's last span kept up: scheduler
+// doc.go, "Doubling is earned") at 1.5 times the budget per slice, as
 // one chunk marked with the number of slices n it may take, holds the
 // node's budget for those n slices, and completes the transfer in the last
 // of them — a fixed slice, so every node computes the same plan and the
