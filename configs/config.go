@@ -69,7 +69,7 @@ type Config struct {
 	PPN               int           `mapstructure:"ppn"`                  // ranks per node, 0 .. 4096; 0: spread the ranks over all nodes (hosts); else ceil(ranks/ppn) nodes
 	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB; 0: auto (nicthread.AutoBudget, resolved by the launcher)
 	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
-	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go; twice as many when alone on its node), 0 (off, and no pulled chunks) or 2 .. 64; off under check
+	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go; twice as many when alone on its node and its last span kept up), 0 (off, and no pulled chunks) or 2 .. 64; off under check
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send

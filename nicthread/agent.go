@@ -163,6 +163,8 @@ type Agent struct {
 	// Gang scheduling (Gate).
 	onRun    func(run bool)
 	paused   bool          // the job does not run in this slice
+	stopped  bool          // the gang's decision for this slice (Gate): the job does not run; SliceStats.Ran
+	holdTo   proto.SliceID // a hold (MsgHold) keeps the ranks stopped through the DEM of this slice (gateAt)
 	switchNS time.Duration // cost of the last Gate that switched, for the next DEM's stats
 
 	// Recording and replaying the slice log (Level B, levelb.go).
@@ -390,7 +392,7 @@ func (a *Agent) DEM(k proto.SliceID) ([]proto.Descriptor, error) {
 		return a.demReplay(k)
 	}
 	start := a.now()
-	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.paused, Switch: a.switchNS}
+	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.stopped, Switch: a.switchNS}
 	a.switchNS = 0
 	if a.lastStrobe != 0 {
 		a.stats.LETTS = start - a.lastStrobe
@@ -1086,6 +1088,30 @@ func (a *Agent) Abort() {
 // cannot serve one) and its slice does not count towards deadlock detection.
 // Same goroutine as DEM.
 func (a *Agent) Gate(run bool) {
+	a.stopped = !run
+	a.gate(run)
+}
+
+// gateAt is Gate for slice k's DEM (AgentEndpoint): a hold of slice k or
+// later (hold) keeps the ranks stopped although the decision is to run,
+// while SliceStats.Ran still follows the decision, which every node of the
+// job has alike.
+func (a *Agent) gateAt(k proto.SliceID, run bool) {
+	a.stopped = !run
+	a.gate(run && k > a.holdTo)
+}
+
+// hold stops the node's ranks because the gang holds the job in slice h
+// (MsgHold, RemoteNodes.Hold): they stay stopped through slice h's DEM,
+// whose frame may reach this node after the hold's although the master
+// sent it first, and until a later DEM says the job runs.
+func (a *Agent) hold(h proto.SliceID) {
+	a.holdTo = max(a.holdTo, h)
+	a.gate(false)
+}
+
+// gate stops or continues the node's ranks.
+func (a *Agent) gate(run bool) {
 	if run == !a.paused {
 		return
 	}

@@ -141,7 +141,8 @@
 // the scheduler (its doc.go, "Spans") gives a transfer between two ranks of
 // the node whose receiver is in a blocking call the rest of the message,
 // up to span_slices_max slices' worth (twice that when no other transfer
-// uses the node's budget) at 1.5 times the budget per slice, as
+// uses the node's budget and the node's last span kept up: scheduler
+// doc.go, "Doubling is earned") at 1.5 times the budget per slice, as
 // one chunk marked with the number of slices n it may take, holds the
 // node's budget for those n slices, and completes the transfer in the last
 // of them — a fixed slice, so every node computes the same plan and the
@@ -363,8 +364,13 @@
 // from goroutines, so a silent node delays nothing) and each agent stops
 // its ranks as it reads the frame, between the slice's steps (Agent.Gate,
 // the switch's own mechanism: the process group's SIGSTOP or the
-// freezer). The slice's deadlock count stays the DEM's decision on every
-// node, wherever the hold reached it. An agent waiting in TX for the silent
+// freezer). The frame names the held slice (MsgHold's Slice, the slice
+// under way): that slice's own DEM, broadcast by the job's worker while
+// the strobe thread holds it, may reach a node after the hold and still
+// say the job runs, and the agent keeps its ranks stopped through the DEM
+// of the named slice. The slice's deadlock count stays the DEM's decision
+// on every node, wherever the hold reached it (SliceStats.Ran follows the
+// decision, not whether the ranks were stopped). An agent waiting in TX for the silent
 // node's data reads it only when that wait ends (at its PeerTimeout, when it
 // fails the job). The next DEM waits until the hold's frames are sent, so
 // its decision follows the hold on every connection: a released job's

@@ -51,16 +51,18 @@ type Canceller interface {
 }
 
 // Holder is implemented by the Nodes whose agents can be told, outside the
-// slice's exchange, that the gang holds the job: Hold stops the job's ranks
-// on every node that still reads its frames, until a later slice's decision
-// (Gated) says the job runs, so that a held job's ranks do not compete for
+// slice's exchange, that the gang holds the job in slice k (the slice under
+// way, strobed already): Hold stops the job's ranks on every node that
+// still reads its frames, through slice k's DEM (whose decision, sent
+// before the hold, may reach a node after it) and until a later slice's
+// decision (Gated) says the job runs, so that a held job's ranks do not compete for
 // the cores with the job the gang runs meanwhile (doc.go, "A late job is
 // held"). It is called on the strobe thread while the job's worker owns the
 // Nodes: it must be safe from another goroutine, must not wait for a node,
 // and its frames must reach each node before the next DEM's.
 // RemoteNodes implements it.
 type Holder interface {
-	Hold()
+	Hold(k proto.SliceID)
 }
 
 // ErrSliceCancelled is the error of a slice cut short by Canceller.Cancel.
@@ -491,7 +493,7 @@ func (g *Gang) run() {
 				if j.held { // its turn passes on; its nodes that still answer stop its ranks (doc.go)
 					j.running.Store(false)
 					if h, ok := j.nodes.(Holder); ok && j.ran { // j.ran: the decision its nodes have
-						h.Hold()
+						h.Hold(j.k) // the slice under way: the strobe thread set j.k when it strobed it
 					}
 				}
 			}

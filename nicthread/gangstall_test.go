@@ -412,3 +412,46 @@ func TestGangHeldJobsRanksAreStopped(t *testing.T) {
 		}
 	}
 }
+
+// A hold names the slice it holds the job in (MsgHold's Slice): that
+// slice's own DEM, which the master broadcast while the hold was sent and
+// which says the job runs, may reach a node after the hold; the node then
+// keeps its ranks stopped through that DEM, while its SliceStats.Ran
+// follows the DEM's decision, as on every other node. The frames are sent
+// here in the order that race gives on node 0: slice 2's hold, then slice
+// 2's DEM (run); slice 3's DEM (run) continues the ranks.
+func TestHoldOutlastsItsSlicesDEM(t *testing.T) {
+	j := newTCPJob(t, time.Minute, nil)
+	defer j.close()
+	arrive := func(proto.NodeID) error { return nil }
+	slice := func(k proto.SliceID) {
+		t.Helper()
+		all, status, err := j.remote.DEM(k, arrive, func() {})
+		if err == nil {
+			err = j.remote.MSM(k, all, status, arrive, func() {})
+		}
+		if err == nil {
+			err = j.remote.TX(k, arrive, func() {})
+		}
+		if err != nil {
+			t.Fatalf("slice %d: %v", k, err)
+		}
+	}
+	slice(1)
+	j.remote.Hold(2) // the next DEM waits until its frames are sent: node 0 reads the hold first
+	slice(2)
+	if runs := j.node0(); len(runs) != 1 || runs[0] {
+		t.Fatalf("after slice 2 (held, its DEM saying run): node 0's OnRun calls %v, want [false] (stopped through the held slice's DEM)", runs)
+	}
+	slice(3)
+	if runs := j.node0(); len(runs) != 2 || !runs[1] {
+		t.Fatalf("after slice 3 (its DEM saying run): node 0's OnRun calls %v, want [false true]", runs)
+	}
+	j.mu.Lock()
+	ran := append([]bool(nil), j.ran...)
+	j.mu.Unlock()
+	if len(ran) != 3 || !ran[0] || !ran[1] || !ran[2] {
+		t.Errorf("node 0's SliceStats.Ran %v, want [true true true] (the DEMs' decisions, whatever the hold)", ran)
+	}
+	j.remote.Stop(0, "test over")
+}

@@ -129,7 +129,7 @@ func (a *Agent) divergence(r proto.Rank, format string, args ...any) error {
 func (a *Agent) demReplay(k proto.SliceID) ([]proto.Descriptor, error) {
 	lb := a.lb
 	start := a.now()
-	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.paused, Switch: a.switchNS}
+	a.stats = SliceStats{Slice: k, Start: start, Ran: !a.stopped, Switch: a.switchNS}
 	a.switchNS = 0
 	if a.lastStrobe != 0 {
 		a.stats.LETTS = start - a.lastStrobe

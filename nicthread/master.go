@@ -342,14 +342,19 @@ func (r *RemoteNodes) Cancel() {
 }
 
 // Hold tells every node, outside the slice's exchange, that the gang holds
-// the job (Holder): each agent stops its ranks (Agent.Gate(false)) when it
-// reads the frame, between the slice's steps, and keeps them stopped until
-// a DEM says the job runs. The frames are sent from goroutines, one per
+// the job (Holder) in slice k, the slice under way: each agent stops its
+// ranks when it reads the frame, between the slice's steps, and keeps them
+// stopped through slice k's DEM and until a later DEM says the job runs.
+// The frame names the slice (MsgHold's Slice) because slice k's own DEM,
+// broadcast meanwhile, may reach a node after the hold and still say the
+// job runs: that node keeps its ranks stopped (its SliceStats.Ran follows
+// the DEM, as on every other node, so that deadlock detection counts the
+// same slices everywhere). The frames are sent from goroutines, one per
 // node, so that a node that takes nothing (the silent one) delays no other
 // node's frame and not the caller; the next DEM waits for them, so that
 // its decision comes after the hold on every connection. Safe from any
 // goroutine, while the slice is under way.
-func (r *RemoteNodes) Hold() {
+func (r *RemoteNodes) Hold(k proto.SliceID) {
 	done := make(chan struct{})
 	r.holdMu.Lock()
 	prev := r.holding
@@ -363,7 +368,7 @@ func (r *RemoteNodes) Hold() {
 			if prev != nil {
 				<-prev // frames of successive holds in order
 			}
-			r.mesh.Send(n+1, &proto.Msg{Type: proto.MsgHold}) // an error: the node is lost, which its report's wait says
+			r.mesh.Send(n+1, &proto.Msg{Type: proto.MsgHold, Slice: k}) // an error: the node is lost, which its report's wait says
 		}()
 	}
 	go func() { wg.Wait(); close(done) }()
@@ -431,7 +436,7 @@ func (e *AgentEndpoint) Serve() error {
 		var err error
 		switch m.Type {
 		case proto.MsgDEM:
-			e.A.Gate(m.Code != proto.DEMStopped)
+			e.A.gateAt(m.Slice, m.Code != proto.DEMStopped)
 			var b []proto.Descriptor
 			if b, err = e.A.DEM(m.Slice); err == nil {
 				err = reply(proto.Msg{Type: proto.MsgDEMDone, Slice: m.Slice, Node: me, Descs: b, Payload: e.A.Status()})
@@ -445,9 +450,10 @@ func (e *AgentEndpoint) Serve() error {
 				err = reply(proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgHold:
-			// The gang holds the job (a node of it is late): its ranks
-			// stop until a DEM says the job runs (RemoteNodes.Hold).
-			e.A.Gate(false)
+			// The gang holds the job (a node of it is late) in slice
+			// m.Slice: its ranks stop through that slice's DEM and until a
+			// DEM says the job runs (RemoteNodes.Hold).
+			e.A.hold(m.Slice)
 		case proto.MsgStop:
 			return nil
 		default:

@@ -146,9 +146,12 @@
 // gets the rest of its message, up to SpanSlicesMax × PullBytesPerSlice
 // bytes, as one chunk with Span = n, the number of slices it may take:
 // ceil(bytes ÷ PullBytesPerSlice), at least 2 and at most SpanSlicesMax
-// (twice SpanSlicesMax when no other active transfer uses the node's
-// budget — later transfers between the same two ranks aside, which follow
-// it in match order anyway —: a large message then moves as one copy
+// (twice SpanSlicesMax when the node's last judged span kept up, below, and
+// no other active transfer uses the node's budget — later transfers between the same two ranks aside, which follow
+// it in match order anyway, and transfers that complete in the slice
+// without a chunk (their span ends with it) counting as done —, found by
+// one pass over the active transfers per slice that records each node's
+// earliest transfer and whether another rank pair uses the node: a large message then moves as one copy
 // rather than being cut where its receiver stops, sleeps and is woken for
 // the next piece; a transfer matched meanwhile waits at most that long) —
 // provided the span moves more than n budgets (otherwise chunks move it in
@@ -173,6 +176,28 @@
 // strobe that skips slice numbers ends a span at the first slice after its
 // last one (slice numbers are compared, not counted).
 //
+// Doubling is earned. A span's last slice waits for the receiver's whole
+// copy, and the receiver's copy may run at half the rate the plan assumes
+// (bench/peers/README.md: 3.1 to 6.3 GB/s against 6 to 7.5), so a span of
+// n slices may overrun its last slice by up to about n slices, stalling
+// the whole job (and failing it under a small tx_timeout): doubling n
+// doubles that worst overrun. So a node's span is doubled only if the
+// node's last judged span kept up: the slice after the one it ended in was
+// scheduled next, with no slice number skipped (the strobe skips the
+// numbers of the slices whose window passed while a slice overran, and
+// every node, a replay included, sees the same numbers, so every node
+// judges alike). A node's first span is never doubled, and a late one
+// stops doubling there until a span keeps up again; a span that begins
+// back to back in the last slice of the one before is judged on the span
+// before that. A doubled span is thus granted only after a span of at most
+// SpanSlicesMax slices overran by less than a slice, and overruns by less
+// than about two. Rejected: correcting the plan's rate by the measured
+// rate of completed spans (each node measures only its own, and the rate
+// would have to travel in the exchange for the plans to agree); letting
+// the agent copy the tail in the last slice (the receiver's order covers
+// the whole rest, and it would still read the sender's buffer after the
+// send completes).
+//
 // Pulled chunks (Config.PullChunkMin, with PullBytesPerSlice): a chunk
 // that the receiving rank will copy itself — within a node, not buffered,
 // at least PullChunkMin bytes (nicthread's pull orders take no smaller
@@ -189,7 +214,10 @@
 // costs its size. The decision reads the status bytes, as for spans, so
 // every node makes it alike; a chunk whose receiver leaves its call before
 // TX is copied by the agent, overrunning the slice by about half, as a
-// span's share is.
+// span's share is. Under SpanBlind (a recorded or replayed job) there are
+// no pulled chunks: the status bytes are not read there, so the receiver
+// may be computing, and the agent would copy every such chunk itself,
+// overrunning those slices by about half.
 //
 // Buffered sends: a send marked Inline (its payload already copied to the
 // agent) completes in the slice it is exchanged, whether or not it is matched,

@@ -34,7 +34,8 @@ type Config struct {
 	// PullBytesPerSlice set, a chunk of at least this size between two
 	// ranks of one node whose receiver would be given a span is counted
 	// on its node's budget at BytesPerSliceMax ÷ PullBytesPerSlice of its
-	// bytes (see "Pulled chunks" in doc.go). 0: every chunk counts its size.
+	// bytes (see "Pulled chunks" in doc.go); none under SpanBlind. 0: every
+	// chunk counts its size.
 	PullChunkMin uint64
 	// PullEntriesMax bounds the pulled chunks per receiving rank and slice
 	// (nicthread's pull order holds shm.PullMax entries; the agent copies
@@ -103,6 +104,11 @@ type Scheduler struct {
 	refused    []bool          // per node: a transfer found no budget there in this slice (spans)
 	pulledTo   []int           // per rank: pulled chunks it receives in this slice (PullEntriesMax)
 	collBusy   []bool          // per node: a ready collective with a member there has bytes to move (spans)
+	soleFirst  []*xfer         // per node: the earliest transfer using its budget in this slice (soleOn); nil: none
+	soleMixed  []bool          // per node: another transfer uses its budget whose rank pair differs from soleFirst's
+	spanEnded  []proto.SliceID // per node: the slice its last span ended in, until the next slice judges it (0: none pending)
+	spanLen    []uint64        // per node: the slices of its span in flight, then of its ended one until judged
+	keptUp     []bool          // per node: its last judged span ended on time (no slice skipped after it): spans may be doubled
 	status     []uint8         // this slice's rank status bytes (SetStatus); nil: unknown
 	plan       plan.Plan
 	lastSlice  proto.SliceID
@@ -142,6 +148,11 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		refused:    make([]bool, nodes),
 		pulledTo:   make([]int, len(nodeOf)),
 		collBusy:   make([]bool, nodes),
+		soleFirst:  make([]*xfer, nodes),
+		soleMixed:  make([]bool, nodes),
+		spanEnded:  make([]proto.SliceID, nodes),
+		spanLen:    make([]uint64, nodes),
+		keptUp:     make([]bool, nodes),
 		comms:      make(map[proto.CommID]*commInfo),
 		colls:      make(map[collKey]*coll),
 		cnt:        make([]int, nodes),
@@ -454,6 +465,19 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 			s.used[n] = B
 		}
 	}
+	if s.cfg.PullBytesPerSlice != 0 {
+		for n, e := range s.spanEnded { // judge the span that ended in the last slice (doc.go, "Doubling is earned")
+			switch {
+			case e == 0:
+			case p.Slice != e+1: // slices skipped: its last slice overran by a slice or more
+				s.keptUp[n] = false
+			case s.spanLen[n] >= uint64(s.cfg.SpanSlicesMax): // on time, and as long as an undoubled span gets
+				s.keptUp[n] = true
+			}
+			s.spanEnded[n] = 0
+		}
+		s.soleScan(p.Slice)
+	}
 	p.Spanning = 0
 	keep := s.active[:0]
 	for _, x := range s.active {
@@ -475,6 +499,7 @@ func (s *Scheduler) chunk(p *plan.Plan) {
 		s.free = append(s.free, x)
 	}
 	clear(s.active[len(keep):])
+	clear(s.soleFirst) // holds no finished transfer beyond the slice
 	s.active = keep
 	p.Waiting = len(keep)
 }
@@ -499,7 +524,7 @@ func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
 		return 0, 0
 	}
 	most := uint64(s.cfg.SpanSlicesMax)
-	if s.soleOn(x, sn) { // nothing else waits for the node's budget: the whole message, up to twice as long
+	if s.keptUp[sn] && s.soleOn(x, sn) { // the last copy kept up, and nothing else waits for the node's budget: the whole message, up to twice as long
 		most *= 2
 	}
 	n = min(max((rem+P-1)/P, 2), most)
@@ -510,19 +535,44 @@ func (s *Scheduler) span(x *xfer, sn, dn proto.NodeID) (n, ln uint64) {
 	return n, ln
 }
 
-// soleOn reports whether transfer x is the only active transfer that uses
-// node n's budget, apart from later transfers between the same two ranks
-// (they follow x in match order whatever it gets).
-func (s *Scheduler) soleOn(x *xfer, n proto.NodeID) bool {
-	for _, y := range s.active {
-		if y == x || (y.send.Rank == x.send.Rank && y.recv.Rank == x.recv.Rank && y.id > x.id) {
-			continue
+// soleScan records, in one pass over the active transfers in match order,
+// each node's earliest transfer that uses its budget in slice k and whether
+// another one with a different rank pair does (soleOn). A transfer that
+// completes in slice k without a chunk (nothing left to move, its span, if
+// any, ending with k) is left out: it no longer uses the budget. One that
+// completes with a chunk is not known here, but soleOn is asked only while
+// no chunk was scheduled on the node in the slice (span's "first"), so no
+// transfer before x in match order completed on the node with a chunk.
+func (s *Scheduler) soleScan(k proto.SliceID) {
+	clear(s.soleFirst)
+	clear(s.soleMixed)
+	for _, x := range s.active {
+		if x.moved >= x.len && (x.spanEnd == 0 || x.spanEnd <= k) {
+			continue // completes in slice k without a chunk (advance)
 		}
-		if s.nodeOf[y.send.Rank] == n || s.nodeOf[y.recv.Rank] == n {
-			return false
+		sn, dn := s.nodeOf[x.send.Rank], s.nodeOf[x.recv.Rank]
+		s.soleNote(x, sn)
+		if dn != sn {
+			s.soleNote(x, dn)
 		}
 	}
-	return true
+}
+
+func (s *Scheduler) soleNote(x *xfer, n proto.NodeID) {
+	f := s.soleFirst[n]
+	if f == nil {
+		s.soleFirst[n] = x
+	} else if f.send.Rank != x.send.Rank || f.recv.Rank != x.recv.Rank {
+		s.soleMixed[n] = true
+	}
+}
+
+// soleOn reports whether transfer x is the only active transfer that uses
+// node n's budget, apart from later transfers between the same two ranks
+// (they follow x in match order whatever it gets), from soleScan's record:
+// x is the node's earliest and no other rank pair uses the node.
+func (s *Scheduler) soleOn(x *xfer, n proto.NodeID) bool {
+	return s.soleFirst[n] == x && !s.soleMixed[n]
 }
 
 // advance schedules transfer x's part of this slice (a chunk, a span, or
@@ -536,6 +586,7 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 			return true
 		}
 		x.spanEnd = 0 // the span ends with this slice: its copy is done by the end of it; the rest may follow at once
+		s.spanEnded[s.nodeOf[x.send.Rank]] = p.Slice
 	}
 	if x.moved >= x.len {
 		return false
@@ -551,6 +602,7 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 			Span: uint32(n),
 		})
 		s.used[sn], s.chunks[sn] = B, 1
+		s.spanLen[sn] = n
 		x.moved += ln
 		end := p.Slice + proto.SliceID(n) - 1
 		x.spanEnd, s.reserved[sn] = end, end
@@ -591,8 +643,8 @@ func (s *Scheduler) advance(p *plan.Plan, x *xfer) bool {
 // up, at most avail), or n = 0 when it is an ordinary chunk.
 func (s *Scheduler) pulled(x *xfer, sn, dn proto.NodeID, avail uint64) (n, cost uint64) {
 	B, P, M := s.cfg.BytesPerSliceMax, s.cfg.PullBytesPerSlice, s.cfg.PullChunkMin
-	if P <= B || M == 0 || sn != dn || x.send.Inline || !s.spanTo(x.recv.Rank) {
-		return 0, 0
+	if P <= B || M == 0 || sn != dn || x.send.Inline || s.cfg.SpanBlind || !s.spanTo(x.recv.Rank) {
+		return 0, 0 // SpanBlind: the receiver may be computing, and the agent would copy the chunk itself
 	}
 	if E := s.cfg.PullEntriesMax; E > 0 && s.pulledTo[x.recv.Rank] >= E {
 		return 0, 0

@@ -27,12 +27,19 @@ func TestSpans(t *testing.T) {
 		descs  []proto.Descriptor
 		status []uint8
 	}
+	// warm: an 8000-byte span of SpanSlicesMax slices from r0 to r1 (x1,
+	// request 9) in slices 1 to 3, judged on time in slice 4: node 0's
+	// spans may be doubled.
+	warm := func() []step {
+		return []step{{[]proto.Descriptor{send(0, 1, 0, 9, 8000), recv(1, 0, 0, 9, 8000)}, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}}
+	}
 	cases := []struct {
 		name   string
 		cfg    Config
 		nodeOf []proto.NodeID
 		steps  []step
-		want   []string // per slice, from slice 1
+		want   []string              // per slice, from slice 1
+		at     map[int]proto.SliceID // step index → its slice number (otherwise the one after the last step's)
 	}{
 		{
 			name:  "a blocked receiver gets the rest as one span; the transfer completes in its last slice",
@@ -91,28 +98,137 @@ func TestSpans(t *testing.T) {
 			},
 		},
 		{
-			name: "alone on its node: the whole message in one span, up to twice SpanSlicesMax slices",
+			// The first span of a node is not doubled: no span there has yet
+			// shown that the receiver's copy keeps up with the plan's rate.
+			name: "alone on its node, but no span there has kept up yet: SpanSlicesMax slices at most",
 			steps: []step{
 				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
 				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
 			},
 			want: []string{
-				"chunk x1 r0->r1 off=0 len=10000 span=4 | spanning 1",
+				"chunk x1 r0->r1 off=0 len=9000 span=3 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"chunk x1 r0->r1 off=9000 len=1000\ndone r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 0",
+			},
+		},
+		{
+			// warm: x1's span ended in slice 3, slice 4 began on time.
+			name: "alone on its node, its last span kept up: the whole message in one span, up to twice SpanSlicesMax slices",
+			steps: append(warm(), []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			}...),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=9 send count=8000\ndone r1 req=9 recv src=0 tag=0 count=8000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=10000 span=4 | spanning 1",
 				"| spanning 1",
 				"| spanning 1",
 				"done r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 1",
 			},
 		},
 		{
+			// The reviewer's case: x2's span ends in slice 7 and x3's begins
+			// there; x2, done in that slice, does not count against x3 being
+			// alone on the node, so x3 too moves in one span of 4 slices, not
+			// a span of 3 and a 1000-byte chunk in slice 10.
+			name: "two messages between the same ranks, back to back: each in one span, up to twice SpanSlicesMax slices",
+			steps: append(warm(), []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), send(0, 1, 0, 2, 10000), recv(1, 0, 0, 1, 10000), recv(1, 0, 0, 2, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			}...),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=9 send count=8000\ndone r1 req=9 recv src=0 tag=0 count=8000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=10000 span=4 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"chunk x3 r0->r1 off=0 len=10000 span=4\ndone r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 2",
+				"| spanning 1",
+				"| spanning 1",
+				"done r0 req=2 send count=10000\ndone r1 req=2 recv src=0 tag=0 count=10000 | spanning 1",
+			},
+		},
+		{
+			// x2's span (x3 of another pair waits beside it: no doubling)
+			// ends in slice 6 without a chunk; x3's span begins there, and
+			// x2, done in that slice, does not count: x3 is alone on the node.
+			name: "a transfer of another rank pair that completes in the slice does not count: the next one is alone on the node",
+			steps: append(warm(), []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 8000), recv(1, 0, 0, 1, 8000), send(2, 3, 0, 1, 10000), recv(3, 2, 0, 1, 10000)}, blocked(1, 3)},
+				{nil, blocked(1, 3)}, {nil, blocked(1, 3)}, {nil, blocked(1, 3)}, {nil, blocked(1, 3)}, {nil, blocked(1, 3)},
+			}...),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=9 send count=8000\ndone r1 req=9 recv src=0 tag=0 count=8000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"chunk x3 r2->r3 off=0 len=10000 span=4\ndone r0 req=1 send count=8000\ndone r1 req=1 recv src=0 tag=0 count=8000 | spanning 2",
+				"| spanning 1",
+				"| spanning 1",
+				"done r2 req=1 send count=10000\ndone r3 req=1 recv src=2 tag=0 count=10000 | spanning 1",
+			},
+		},
+		{
 			name: "alone on its node, longer than twice SpanSlicesMax slices' worth: a span of 6, then the rest",
-			steps: []step{
+			steps: append(warm(), []step{
 				{[]proto.Descriptor{send(0, 1, 0, 1, 20000), recv(1, 0, 0, 1, 20000)}, blocked(1)},
 				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+			}...),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=9 send count=8000\ndone r1 req=9 recv src=0 tag=0 count=8000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=18000 span=6 | spanning 1",
+				"| spanning 1", "| spanning 1", "| spanning 1", "| spanning 1", "| spanning 1",
+				"chunk x2 r0->r1 off=18000 len=2000\ndone r0 req=1 send count=20000\ndone r1 req=1 recv src=0 tag=0 count=20000 | spanning 0",
+			},
+		},
+		{
+			// x2's doubled span (slices 4..7) overran: slice 8 is skipped, so
+			// x3's span, matched in slice 9, is not doubled. x3's span
+			// (slices 9..11) ends on time: x4, matched in slice 13, is.
+			name: "a slice skipped after a node's span: no doubling there until a span keeps up",
+			at:   map[int]proto.SliceID{7: 9},
+			steps: append(warm(), []step{
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+				{[]proto.Descriptor{send(0, 1, 0, 2, 10000), recv(1, 0, 0, 2, 10000)}, blocked(1)},
+				{nil, blocked(1)}, {nil, blocked(1)}, {nil, blocked(1)},
+				{[]proto.Descriptor{send(0, 1, 0, 3, 10000), recv(1, 0, 0, 3, 10000)}, blocked(1)},
+			}...),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=8000 span=3 | spanning 1",
+				"| spanning 1",
+				"done r0 req=9 send count=8000\ndone r1 req=9 recv src=0 tag=0 count=8000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=10000 span=4 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"done r0 req=1 send count=10000\ndone r1 req=1 recv src=0 tag=0 count=10000 | spanning 1",
+				"chunk x3 r0->r1 off=0 len=9000 span=3 | spanning 1",
+				"| spanning 1",
+				"| spanning 1",
+				"chunk x3 r0->r1 off=9000 len=1000\ndone r0 req=2 send count=10000\ndone r1 req=2 recv src=0 tag=0 count=10000 | spanning 0",
+				"chunk x4 r0->r1 off=0 len=10000 span=4 | spanning 1",
+			},
+		},
+		{
+			// x1's span of 2 slices ends on time in slice 2; x2, matched in
+			// slice 3, is alone, but its span is not doubled.
+			name: "a span shorter than SpanSlicesMax that kept up earns no doubling",
+			steps: []step{
+				{[]proto.Descriptor{send(0, 1, 0, 9, 5000), recv(1, 0, 0, 9, 5000)}, blocked(1)},
+				{nil, blocked(1)},
+				{[]proto.Descriptor{send(0, 1, 0, 1, 10000), recv(1, 0, 0, 1, 10000)}, blocked(1)},
 			},
 			want: []string{
-				"chunk x1 r0->r1 off=0 len=18000 span=6 | spanning 1",
-				"| spanning 1", "| spanning 1", "| spanning 1", "| spanning 1", "| spanning 1",
-				"chunk x1 r0->r1 off=18000 len=2000\ndone r0 req=1 send count=20000\ndone r1 req=1 recv src=0 tag=0 count=20000 | spanning 0",
+				"chunk x1 r0->r1 off=0 len=5000 span=2 | spanning 1",
+				"done r0 req=9 send count=5000\ndone r1 req=9 recv src=0 tag=0 count=5000 | spanning 1",
+				"chunk x2 r0->r1 off=0 len=9000 span=3 | spanning 1",
 			},
 		},
 		{
@@ -218,15 +334,20 @@ func TestSpans(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := New(cf, nodeOf)
+			k := proto.SliceID(0)
 			for i, st := range c.steps {
+				k++
+				if at, ok := c.at[i]; ok {
+					k = at
+				}
 				s.SetStatus(st.status)
-				p := s.Schedule(proto.SliceID(i+1), st.descs)
+				p := s.Schedule(k, st.descs)
 				if p.Err != nil {
-					t.Fatalf("slice %d: %v", i+1, p.Err)
+					t.Fatalf("slice %d: %v", k, p.Err)
 				}
 				got := strings.TrimPrefix(fmt.Sprintf("%s | spanning %d", describe(p), p.Spanning), " ")
 				if got != c.want[i] {
-					t.Errorf("slice %d:\n%s\nwant:\n%s", i+1, got, c.want[i])
+					t.Errorf("slice %d:\n%s\nwant:\n%s", k, got, c.want[i])
 				}
 			}
 		})
@@ -332,6 +453,15 @@ func TestPulledChunks(t *testing.T) {
 			},
 		},
 		{
+			name:  "SpanBlind (a recorded or replayed job, whose receiver may be computing): at their size",
+			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3, PullChunkMin: 500, SpanBlind: true},
+			descs: four(1000, 1)[:6], status: blocked(),
+			want: []string{
+				"chunk x1 r0->r1 off=0 len=1000\nchunk x2 r0->r1 off=0 len=1000\ndone r0 req=1 send count=1000\ndone r1 req=1 recv src=0 tag=0 count=1000\ndone r0 req=2 send count=1000\ndone r1 req=2 recv src=0 tag=0 count=1000",
+				"chunk x3 r0->r1 off=0 len=1000\ndone r0 req=3 send count=1000\ndone r1 req=3 recv src=0 tag=0 count=1000",
+			},
+		},
+		{
 			name:  "PullChunkMin 0: at their size",
 			cfg:   Config{BytesPerSliceMax: 2000, ChunksPerSliceMax: 100, PullBytesPerSlice: 3000, SpanSlicesMax: 3},
 			descs: four(1000, 1)[:4], status: blocked(1),
@@ -393,5 +523,38 @@ func TestMulDiv(t *testing.T) {
 		if got := mulDiv(c.a, c.b, c.c, true); got != c.up {
 			t.Errorf("mulDiv(%d, %d, %d, up) = %d, want %d", c.a, c.b, c.c, got, c.up)
 		}
+	}
+}
+
+// BenchmarkScheduleManyActive: MSM of one slice with 1984 transfers active
+// on 64 nodes (31 per node, all between the node's two ranks, each
+// receiver blocked), spans of at most 2 slices, so that every node's
+// next span is decided in every slice (soleOn). Compare ns/op before and
+// after a change to the span rule; allocs/op must stay 0.
+func BenchmarkScheduleManyActive(b *testing.B) {
+	const nodes, perNode = 64, 31
+	nodeOf := make([]proto.NodeID, 2*nodes)
+	status := make([]uint8, 2*nodes)
+	for r := range nodeOf {
+		nodeOf[r] = proto.NodeID(r / 2)
+		status[r] = 5 // MPI_Wait
+	}
+	s := New(Config{BytesPerSliceMax: 1 << 20, ChunksPerSliceMax: 1024, PullBytesPerSlice: 3 << 19, SpanSlicesMax: 2}, nodeOf)
+	var ds []proto.Descriptor
+	for n := range nodes {
+		for i := range uint64(perNode) {
+			src, dst := proto.Rank(2*n), proto.Rank(2*n+1)
+			ds = append(ds, send(src, dst, 0, i+1, 1<<60), recv(dst, src, 0, i+1, 1<<60))
+		}
+	}
+	s.SetStatus(status)
+	if p := s.Schedule(1, ds); p.Err != nil || p.Waiting != nodes*perNode {
+		b.Fatalf("slice 1: err %v, %d waiting, want %d", p.Err, p.Waiting, nodes*perNode)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		s.SetStatus(status)
+		s.Schedule(proto.SliceID(i+2), nil)
 	}
 }

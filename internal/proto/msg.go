@@ -22,7 +22,7 @@ const (
 	MsgData    MsgType = 8  // agent → agent: payload of plan chunk Index
 	MsgStop    MsgType = 9  // master → agents: shut down (Code, Text)
 	MsgFail    MsgType = 10 // agent → master: job must abort (Code=rank, Text=why)
-	MsgHold    MsgType = 11 // master → agents, outside the slice's exchange: the gang holds the job; stop its ranks until a MsgDEM says it runs
+	MsgHold    MsgType = 11 // master → agents, outside the slice's exchange: the gang holds the job in slice Slice; stop its ranks through that slice's MsgDEM and until a MsgDEM says it runs
 	msgTypeMax         = MsgHold
 )
 

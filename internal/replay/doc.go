@@ -36,6 +36,14 @@
 //	rank<N>.rpl     rank N's records, written by its node's agent
 //	slices.rpl      the slice log (Level B, below), with --record DIR,slices
 //
+// The manifest and every file carry Version; a recording of another
+// version is refused, naming both ("version 2, this bcsrun reads version
+// 3"). Version 2 added the CANCEL record; version 3 marks the scheduler's
+// span rule of the spans merge (one span for a message alone on its node,
+// no pulled chunks in a recorded job): a slice log made before holds plans
+// that the scheduler no longer makes, and would diverge in its first
+// replayed slice with a span instead of being refused.
+//
 // A rank file is a 32-byte header followed by records:
 //
 //	0   magic "BCSRPL01"

@@ -18,7 +18,7 @@ import (
 // Format identifiers.
 const (
 	Magic        = "BCSRPL01"
-	Version      = 2
+	Version      = 3
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32
