@@ -429,7 +429,8 @@
 //     alloc_shared_noncontig = "true" on any member, each starts on a
 //     page. Members load and store each other's segments directly
 //     (MPI_Win_shared_query: size, disp_unit and address of a rank's
-//     segment, or of the lowest rank with memory for MPI_PROC_NULL);
+//     segment, or of the lowest rank with memory for MPI_PROC_NULL; a
+//     rank with a segment of size 0 gives size 0 and NULL, as MPICH);
 //     one-sided operations and synchronisation work as on other windows
 //     (requests applied by the target, so accumulates stay atomic).
 //     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
