@@ -1067,8 +1067,10 @@
 //     keyvals), Win_create_keyval, Win_free_keyval, Win_set_attr,
 //     Win_delete_attr, the _c forms (see Large counts), Win_get_group, Win_set_name, Win_get_name,
 //     Win_set_errhandler, Win_get_errhandler, Win_create_errhandler,
-//     Win_call_errhandler, Win_get_info (empty), Win_set_info (checked,
-//     unused); Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+//     Win_call_errhandler, Win_get_info (the standard's window hints:
+//     defaults, or as given at creation or by Win_set_info; other keys
+//     ignored; only alloc_shared_noncontig, at creation, changes what
+//     bcsmpi does: winhints.go), Win_set_info; Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
 //     Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
 //     and MPI_NO_OP included, basic and derived datatypes on both sides);
 //     Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test,

@@ -7,7 +7,15 @@
  *   shnull: MPI_Win_shared_query of a member whose segment has size 0
  *           gives size 0 and a NULL base (it used to give an address
  *           inside the neighbouring segment); MPI_PROC_NULL still gives
- *           the lowest rank with memory. */
+ *           the lowest rank with memory.
+ *   gaccnoop: MPI_Get_accumulate with MPI_NO_OP ignores the origin
+ *           arguments: NULL with a nonzero count, and MPI_DATATYPE_NULL
+ *           with count 0, both fetch the target (both used to be refused,
+ *           MPI_ERR_BUFFER and MPI_ERR_TYPE).
+ *   wininfo: MPI_Win_get_info returns the standard's window hints, at
+ *           their defaults, then as given at creation and by
+ *           MPI_Win_set_info; unknown keys are not returned (it used to
+ *           return an empty info). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +83,105 @@ static void shnull(void)
     MPI_Comm_free(&node);
 }
 
+static void gaccnoop(void)
+{
+    int *base;
+    MPI_Win w;
+    MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+    for (int i = 0; i < 4; i++)
+        base[i] = 10 * rank + i;
+    MPI_Barrier(MPI_COMM_WORLD);
+    int t = (rank + 1) % size, got[4] = {-1, -1, -1, -1};
+    MPI_Win_lock(MPI_LOCK_SHARED, t, 0, w);
+    MPI_Get_accumulate(NULL, 4, MPI_INT, got, 4, MPI_INT, t, 0, 4, MPI_INT, MPI_NO_OP, w);
+    MPI_Win_unlock(t, w);
+    for (int i = 0; i < 4; i++)
+        CHECK(got[i] == 10 * t + i);
+    int one = -1;
+    MPI_Win_lock_all(0, w);
+    MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &one, 1, MPI_INT, t, 2, 1, MPI_INT, MPI_NO_OP, w);
+    MPI_Win_flush(t, w);
+    CHECK(one == 10 * t + 2);
+    MPI_Request rq;
+    one = -1;
+    MPI_Rget_accumulate(NULL, 0, MPI_DATATYPE_NULL, &one, 1, MPI_INT, t, 3, 1, MPI_INT, MPI_NO_OP, w, &rq);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Win_unlock_all(w);
+    CHECK(one == 10 * t + 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 4; i++)
+        CHECK(base[i] == 10 * rank + i); /* NO_OP changed nothing */
+    MPI_Win_free(&w);
+}
+
+static void wantHint(MPI_Win w, const char *key, const char *val)
+{
+    MPI_Info in;
+    char buf[MPI_MAX_INFO_VAL + 1];
+    int flag = -1;
+    MPI_Win_get_info(w, &in);
+    MPI_Info_get(in, key, MPI_MAX_INFO_VAL, buf, &flag);
+    MPI_Info_free(&in);
+    if (val == NULL) {
+        CHECK(flag == 0);
+        return;
+    }
+    if (!flag || strcmp(buf, val) != 0) {
+        fprintf(stderr, "suiteb: rank %d: hint %s = %s, want %s\n", rank, key, flag ? buf : "(unset)", val);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void setHint(MPI_Win w, const char *key, const char *val)
+{
+    MPI_Info in;
+    MPI_Info_create(&in);
+    MPI_Info_set(in, key, val);
+    MPI_Win_set_info(w, in);
+    MPI_Info_free(&in);
+}
+
+static void wininfo(void)
+{
+    int *base;
+    MPI_Win w;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+    wantHint(w, "no_locks", "false");
+    wantHint(w, "accumulate_ordering", "rar,raw,war,waw");
+    wantHint(w, "accumulate_ops", "same_op_no_op");
+    wantHint(w, "same_size", "false");
+    wantHint(w, "same_disp_unit", "false");
+    setHint(w, "accumulate_ordering", "none");
+    setHint(w, "suiteb_no_such_key", "1");
+    wantHint(w, "accumulate_ordering", "none");
+    wantHint(w, "suiteb_no_such_key", NULL);
+    setHint(w, "same_size", "true");
+    wantHint(w, "same_size", "true");
+    wantHint(w, "accumulate_ordering", "none"); /* kept */
+    MPI_Win_free(&w);
+
+    MPI_Info in;
+    MPI_Info_create(&in);
+    MPI_Info_set(in, "no_locks", "true");
+    MPI_Info_set(in, "accumulate_ops", "same_op");
+    MPI_Win_create(base, 0, 1, in, MPI_COMM_WORLD, &w);
+    wantHint(w, "no_locks", "true");
+    wantHint(w, "accumulate_ops", "same_op");
+    MPI_Win_free(&w);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Info_set(in, "alloc_shared_noncontig", "true");
+    MPI_Win_allocate_shared(sizeof(int), sizeof(int), in, node, &base, &w);
+    MPI_Info_free(&in);
+    wantHint(w, "alloc_shared_noncontig", "true");
+    wantHint(w, "no_locks", "true");
+    MPI_Win_free(&w);
+    MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &base, &w);
+    wantHint(w, "alloc_shared_noncontig", "false");
+    MPI_Win_free(&w);
+    MPI_Comm_free(&node);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -85,6 +192,8 @@ int main(int argc, char **argv)
     if (!only || strcmp(only, #f) == 0)                                       \
         f();
     SECTION(shnull);
+    SECTION(gaccnoop);
+    SECTION(wininfo);
     MPI_Barrier(MPI_COMM_WORLD);
     printf("suiteb ok %d\n", rank);
     MPI_Finalize();
