@@ -15,7 +15,11 @@
  *   wininfo: MPI_Win_get_info returns the standard's window hints, at
  *           their defaults, then as given at creation and by
  *           MPI_Win_set_info; unknown keys are not returned (it used to
- *           return an empty info). */
+ *           return an empty info).
+ *   nullout: a NULL newgroup to MPI_Group_union, _intersection,
+ *           _difference, _range_incl, _range_excl and a NULL newcomm to
+ *           MPI_Comm_create_group are MPI_ERR_ARG (they used to crash the
+ *           rank with a nil dereference). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +186,42 @@ static void wininfo(void)
     MPI_Comm_free(&node);
 }
 
+static void wantArg(int rc, int line)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    if (cls != MPI_ERR_ARG) {
+        fprintf(stderr, "suiteb: rank %d: line %d: error class %d, want MPI_ERR_ARG\n", rank, line, cls);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void nullout(void)
+{
+    MPI_Group g;
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_group(c, &g);
+    int range[1][3] = {{0, 0, 1}};
+    wantArg(MPI_Group_union(g, g, NULL), __LINE__);
+    wantArg(MPI_Group_intersection(g, g, NULL), __LINE__);
+    wantArg(MPI_Group_difference(g, g, NULL), __LINE__);
+    wantArg(MPI_Group_range_incl(g, 1, range, NULL), __LINE__);
+    wantArg(MPI_Group_range_excl(g, 1, range, NULL), __LINE__);
+    wantArg(MPI_Comm_create_group(c, g, 7, NULL), __LINE__);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Group u;
+    MPI_Group_union(g, g, &u); /* still works */
+    int n = -1;
+    MPI_Group_size(u, &n);
+    CHECK(n == size);
+    MPI_Group_free(&u);
+    MPI_Group_free(&g);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -194,6 +234,7 @@ int main(int argc, char **argv)
     SECTION(shnull);
     SECTION(gaccnoop);
     SECTION(wininfo);
+    SECTION(nullout);
     MPI_Barrier(MPI_COMM_WORLD);
     printf("suiteb ok %d\n", rank);
     MPI_Finalize();
