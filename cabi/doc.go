@@ -1070,8 +1070,9 @@
 //     Win_call_errhandler, Win_get_info (the standard's window hints:
 //     defaults, or as given at creation or by Win_set_info; other keys
 //     ignored; only alloc_shared_noncontig, at creation, changes what
-//     bcsmpi does: winhints.go), Win_set_info; Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
-//     Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
+//     bcsmpi does: winhints.go), Win_set_info; Put, Get, Accumulate,
+//     Get_accumulate (with MPI_NO_OP the origin arguments are ignored),
+//     Fetch_and_op, Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
 //     and MPI_NO_OP included, basic and derived datatypes on both sides);
 //     Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test,
 //     Win_lock, Win_unlock, Win_lock_all, Win_unlock_all, Win_flush,
