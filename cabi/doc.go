@@ -445,7 +445,8 @@
 //     alloc_shared_noncontig = "true" on any member, each starts on a
 //     page. Members load and store each other's segments directly
 //     (MPI_Win_shared_query: size, disp_unit and address of a rank's
-//     segment, or of the lowest rank with memory for MPI_PROC_NULL);
+//     segment, or of the lowest rank with memory for MPI_PROC_NULL; a
+//     rank with a segment of size 0 gives size 0 and NULL, as MPICH);
 //     one-sided operations and synchronisation work as on other windows
 //     (requests applied by the target, so accumulates stay atomic).
 //     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
@@ -1092,9 +1093,12 @@
 //     keyvals), Win_create_keyval, Win_free_keyval, Win_set_attr,
 //     Win_delete_attr, the _c forms (see Large counts), Win_get_group, Win_set_name, Win_get_name,
 //     Win_set_errhandler, Win_get_errhandler, Win_create_errhandler,
-//     Win_call_errhandler, Win_get_info (empty), Win_set_info (checked,
-//     unused); Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
-//     Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
+//     Win_call_errhandler, Win_get_info (the standard's window hints:
+//     defaults, or as given at creation or by Win_set_info; other keys
+//     ignored; only alloc_shared_noncontig, at creation, changes what
+//     bcsmpi does: winhints.go), Win_set_info; Put, Get, Accumulate,
+//     Get_accumulate (with MPI_NO_OP the origin arguments are ignored),
+//     Fetch_and_op, Compare_and_swap, Rput, Rget, Raccumulate, Rget_accumulate (MPI_REPLACE
 //     and MPI_NO_OP included, basic and derived datatypes on both sides);
 //     Win_fence, Win_post, Win_start, Win_complete, Win_wait, Win_test,
 //     Win_lock, Win_unlock, Win_lock_all, Win_unlock_all, Win_flush,

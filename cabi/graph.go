@@ -404,6 +404,9 @@ func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int
 	if rc != 0 {
 		return rc
 	}
+	if out == nil {
+		return fail(ci, call, errArg, "newcomm = NULL, want the address of an MPI_Comm")
+	}
 	mine := members(ci)
 	me := mine[commRank(ci)]
 	for i, w := range g {

@@ -181,6 +181,9 @@ func bcs_group_incl(h C.uintptr_t, n C.int, ranks *C.int, out *C.uintptr_t, excl
 	if rc != 0 {
 		return rc
 	}
+	if out == nil { // the range forms come here unchecked (shim.c)
+		return fail(0, call, errArg, "newgroup = NULL, want the address of an MPI_Group")
+	}
 	var w []int
 	if excl == 0 {
 		for _, r := range list {
@@ -269,6 +272,9 @@ func bcs_group_setop(which C.int, h1, h2 C.uintptr_t, out *C.uintptr_t) C.int {
 	g2, _, rc := group(call, "group2", h2)
 	if rc != 0 {
 		return rc
+	}
+	if out == nil {
+		return fail(0, call, errArg, "newgroup = NULL, want the address of an MPI_Group")
 	}
 	var w []int
 	switch which {

@@ -69,6 +69,7 @@ type window struct {
 	regions [][2]uint64 // a dynamic window's attached [base, base+size)
 	errh    uintptr
 	name    string
+	hints   []string // window info hints, key and value pairs (winhints.go)
 
 	peers []winPeer // by window rank; the caller's own entry is unused but for its origin counters
 
@@ -263,6 +264,7 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 		w.base, w.bytes, w.unit = nil, 0, 1
 	}
 	w.members = members(ci)
+	w.initHints(uintptr(infoH))
 	w.rank, w.size = 0, 1
 	if w.c != nil {
 		var err error
@@ -672,9 +674,9 @@ const (
 // hdr helpers (the header layout is in rmaops.go).
 var le = binary.LittleEndian
 
-// bcs_win_info is MPI_Win_get_info (set 0: a new, empty info, since no
-// hint is used) and MPI_Win_set_info (set 1: the info is checked, its
-// hints ignored).
+// bcs_win_info is MPI_Win_get_info (set 0: a new info holding the
+// window's hints) and MPI_Win_set_info (set 1: the info is checked, and
+// the window hints it holds replace theirs; winhints.go).
 //
 //export bcs_win_info
 func bcs_win_info(h C.uintptr_t, set C.int, infoH *C.uintptr_t) C.int {
@@ -682,12 +684,17 @@ func bcs_win_info(h C.uintptr_t, set C.int, infoH *C.uintptr_t) C.int {
 	if set != 0 {
 		call = "MPI_Win_set_info"
 	}
-	if _, rc := win(call, h); rc != 0 {
+	w, rc := win(call, h)
+	if rc != 0 {
 		return rc
 	}
 	if set != 0 {
-		return infoArg(call, uintptr(*infoH))
+		if rc := infoArg(call, uintptr(*infoH)); rc != 0 {
+			return rc
+		}
+		w.setHints(uintptr(*infoH))
+		return 0
 	}
-	*infoH = C.uintptr_t(newInfo(nil, nil))
+	*infoH = C.uintptr_t(w.hintInfo())
 	return 0
 }

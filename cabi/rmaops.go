@@ -302,8 +302,13 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 			return w.fail(call, errBuffer, "compare_addr = NULL")
 		}
 	default:
-		if o, rc = w.rmaBuf(call, "origin", origin, ocount, otype); rc != 0 {
-			return rc
+		// MPI_Get_accumulate with MPI_NO_OP ignores origin_addr,
+		// origin_count and origin_datatype (MPI-4.1 section 12.3.4): NULL,
+		// any count and MPI_DATATYPE_NULL are all accepted.
+		if which != rmaGetAcc || uintptr(opH) != 0x3d {
+			if o, rc = w.rmaBuf(call, "origin", origin, ocount, otype); rc != 0 {
+				return rc
+			}
 		}
 		if which == rmaGetAcc {
 			if res, rc = w.rmaBuf(call, "result", result, rcount, rtype); rc != 0 {

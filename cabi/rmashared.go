@@ -204,6 +204,8 @@ func bcs_win_shared_query(h C.uintptr_t, rank C.int, size *C.MPI_Aint, unitInt *
 	case r < 0:
 	case !reach(r):
 		u = w.units[r]
+	case w.flavor == flavorShared && w.sizes[r] == 0:
+		u = w.units[r] // no segment: NULL (as MPICH; the standard is silent)
 	case w.flavor == flavorShared:
 		n, u, p = w.sizes[r], w.units[r], unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[r])
 	default:
