@@ -62,22 +62,31 @@ type run struct {
 	stderr string
 }
 
+// jobDeadline bounds a job run by bcsrun. It is a guard against a hang, not
+// a measurement: the heaviest jobs here (TestCheckCleanPrograms' collectives
+// on 4 ranks) take about 25 s at a load of 10 on the 2-core development
+// host and about 120 s at a load of 20 (a time-sliced runtime's ranks wait
+// for a core at every wake-up), so the guard leaves room for a loaded host.
+// A job that overruns it is first asked for its goroutine dumps (quitJob).
+const jobDeadline = 240 * time.Second
+
 // bcsrun runs a job with a deadline and then checks that nothing is left behind.
 func bcsrun(t *testing.T, args ...string) run {
 	t.Helper()
 	before := listeners(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), jobDeadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "bcsrun"), args...)
 	cmd.Dir = bin
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Cancel = func() error { return quitJob(cmd.Process) }
 	err := startJob(cmd)
 	if err == nil {
 		err = cmd.Wait()
 	}
 	if ctx.Err() != nil {
-		t.Fatalf("bcsrun %v hung (killed after 90s)\nstdout:\n%s\nstderr:\n%s", args, o.String(), e.String())
+		t.Fatalf("bcsrun %v did not end within %v (hung, or very slow on a loaded host: the goroutine dumps of its ranks and of bcsrun, taken with SIGQUIT, are in its stderr)\nstdout:\n%s\nstderr:\n%s", args, jobDeadline, o.String(), e.String())
 	}
 	r := run{stdout: o.String(), stderr: e.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -87,6 +96,58 @@ func bcsrun(t *testing.T, args ...string) run {
 	}
 	nothingLeft(t, before)
 	return r
+}
+
+// quitJob ends a job that overran its deadline so that the failure tells a
+// hang from slowness: SIGQUIT to each of bcsrun's child processes that runs
+// one of the test binaries (its ranks; a Go program prints every goroutine's
+// stack on SIGQUIT, to its standard error, which bcsrun relays), then, if
+// bcsrun has not ended the job by itself after a while, SIGQUIT to bcsrun
+// (its own goroutines), and finally SIGKILL.
+func quitJob(p *os.Process) error {
+	alive := func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+		f := strings.Fields(string(stat))
+		return err == nil && len(f) > 2 && f[2] != "Z"
+	}
+	waitGone := func(d time.Duration) {
+		for end := time.Now().Add(d); alive() && time.Now().Before(end); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, c := range childrenOf(p.Pid) {
+		syscall.Kill(c, syscall.SIGQUIT)
+	}
+	waitGone(10 * time.Second)
+	if alive() {
+		p.Signal(syscall.SIGQUIT)
+		waitGone(5 * time.Second)
+	}
+	return p.Kill()
+}
+
+// childrenOf lists the processes whose parent is pid and whose executable is
+// one of the test binaries.
+func childrenOf(pid int) []int {
+	var out []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		exe, err := os.Readlink(d + "/exe")
+		if err != nil || !strings.HasPrefix(exe, bin+"/") {
+			continue
+		}
+		stat, _ := os.ReadFile(d + "/stat")
+		s := string(stat)
+		// pid (comm) state ppid ...: comm may hold spaces, so cut after its ')'.
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == fmt.Sprint(pid) {
+				var c int
+				fmt.Sscan(filepath.Base(d), &c)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // nothingLeft checks that no shared-memory file, no rank process and no new
