@@ -33,6 +33,10 @@
 // A query whose answer names the library (all but -showme:compile,
 // :incdirs, :command, :version, :help and compile-only -show) builds it
 // first, so that a build system linking with the printed flags finds it.
+// Two differences from MPICH's output, neither seen by the parsers: -I comes
+// before the user's arguments (MPICH appends it), and the run path is added
+// (MPICH's Debian build relies on the system library path). MPICH's
+// MPICH_CC/MPICH_CXX and Open MPI's OMPI_CC are not read: BCS_CC/BCS_CXX are.
 package ccwrap
 
 import (
