@@ -7,8 +7,8 @@
 // -show prints the command instead of running it; MPICH's -compile-info and
 // -link-info and Open MPI's -showme and -showme:<part> (compile, link,
 // incdirs, libdirs, libs, command, version, help) answer build systems' queries
-// in those wrappers' formats (CMake's FindMPI uses them); --build (re)builds
-// the library only. The library is built on first use; see internal/ccwrap.
+// in those wrappers' formats (CMake's FindMPI uses them); -cc=<compiler>
+// picks the compiler, as MPICH's does; --build (re)builds the library only. The library is built on first use; see internal/ccwrap.
 package main
 
 import (

@@ -36,7 +36,8 @@
 // Two differences from MPICH's output, neither seen by the parsers: -I comes
 // before the user's arguments (MPICH appends it), and the run path is added
 // (MPICH's Debian build relies on the system library path). MPICH's
-// MPICH_CC/MPICH_CXX and Open MPI's OMPI_CC are not read: BCS_CC/BCS_CXX are.
+// MPICH_CC/MPICH_CXX and Open MPI's OMPI_CC are not read: BCS_CC/BCS_CXX are;
+// MPICH's -cc=<compiler> (bcscc) and -cxx=<compiler> (bcscxx) override them.
 package ccwrap
 
 import (
@@ -65,15 +66,15 @@ const (
 const Version = "bcsmpi (MPI 5.0 standard ABI 1.0, libmpi_abi.so.1)"
 
 // Tool is one wrapper: its name, the compiler it runs by default, the
-// environment variable that overrides it, and its language (for
-// -showme:version).
+// environment variable that overrides it, MPICH's flag that overrides both
+// (-cc=clang), and its language (for -showme:version).
 type Tool struct {
-	Name, Compiler, Env, Lang string
+	Name, Compiler, Env, Select, Lang string
 }
 
 var (
-	CC  = Tool{Name: "bcscc", Compiler: "cc", Env: "BCS_CC", Lang: "C"}
-	CXX = Tool{Name: "bcscxx", Compiler: "c++", Env: "BCS_CXX", Lang: "C++"}
+	CC  = Tool{Name: "bcscc", Compiler: "cc", Env: "BCS_CC", Select: "-cc=", Lang: "C"}
+	CXX = Tool{Name: "bcscxx", Compiler: "c++", Env: "BCS_CXX", Select: "-cxx=", Lang: "C++"}
 )
 
 // Root is the bcsmpi source tree: $BCS_ROOT, or the tree this package was
@@ -126,6 +127,9 @@ func linking(args []string) bool {
 
 // compiler is the compiler command: $Env's words, or the default.
 func compiler(t Tool) []string {
+	if t.Env == "" {
+		return strings.Fields(t.Compiler)
+	}
 	if v := os.Getenv(t.Env); strings.TrimSpace(v) != "" {
 		return strings.Fields(v)
 	}
@@ -172,10 +176,37 @@ const (
 
 var showmeParts = []Query{QueryCommand, QueryCompile, QueryLink, QueryIncdirs, QueryLibdirs, QueryLibs, QueryVersion, QueryHelp}
 
-// ParseArgs separates the wrapper's own flags (the queries and --build)
-// from the compiler's arguments. The first query wins; later ones are passed
-// on, as Open MPI does.
-func ParseArgs(t Tool, args []string) (q Query, build bool, rest []string, err error) {
+// Args is a wrapper's command line taken apart.
+type Args struct {
+	Tool  Tool     // with the compiler -cc= or -cxx= chose
+	Query Query    // QueryNone to compile
+	Build bool     // --build
+	Rest  []string // the compiler's arguments
+}
+
+// ParseArgs separates the wrapper's own flags (the queries, MPICH's -cc= for
+// bcscc and -cxx= for bcscxx, and --build) from the compiler's arguments.
+// The first query wins; later ones are passed on, as Open MPI does.
+func ParseArgs(t Tool, args []string) (Args, error) {
+	q, build, rest, err := parseArgs(t, args)
+	for i := 0; err == nil && i < len(rest); i++ {
+		if cc, ok := strings.CutPrefix(rest[i], t.Select); ok {
+			if strings.TrimSpace(cc) == "" {
+				err = fmt.Errorf("%s names no compiler (%sclang, for one)", rest[i], t.Select)
+				break
+			}
+			t.Compiler, t.Env = cc, ""
+			rest = slices.Delete(rest, i, i+1)
+			i--
+		}
+	}
+	if err != nil {
+		return Args{}, err
+	}
+	return Args{Tool: t, Query: q, Build: build, Rest: rest}, nil
+}
+
+func parseArgs(t Tool, args []string) (q Query, build bool, rest []string, err error) {
 	for _, a := range args {
 		if a == "--build" {
 			build = true
@@ -258,7 +289,8 @@ func Answer(t Tool, q Query, incdir, libdir string, rest []string) string {
   -showme:libs       Show list of libraries added when linking
   -showme:version    Show version of bcsmpi
   -showme:help       This help message
-  --build            (Re)build the library only`, t.Name)
+  %-18[2]s Compile with <compiler> (else $%[3]s, else %[4]s)
+  --build            (Re)build the library only`, t.Name, t.Select+"<compiler>", t.Env, t.Compiler)
 	}
 	return strings.Join(out, " ")
 }
@@ -266,11 +298,12 @@ func Answer(t Tool, q Query, incdir, libdir string, rest []string) string {
 // Main runs the wrapper and returns its exit code (on success it execs the
 // compiler and does not return).
 func Main(t Tool, args []string) int {
-	q, build, rest, err := ParseArgs(t, args)
+	a, err := ParseArgs(t, args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
 		return 1
 	}
+	t, q, build, rest := a.Tool, a.Query, a.Build, a.Rest
 	switch q {
 	case QueryVersion, QueryHelp, QueryCommand:
 		if !build {

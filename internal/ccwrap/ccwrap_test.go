@@ -119,7 +119,8 @@ func TestQueries(t *testing.T) {
 		// No query: compile.
 		{[]string{"-c", "a.c"}, QueryNone, []string{"-c", "a.c"}, "", false},
 	} {
-		q, build, rest, err := ParseArgs(CC, c.args)
+		a, err := ParseArgs(CC, c.args)
+		q, build, rest := a.Query, a.Build, a.Rest
 		if err != nil || build || q != c.q || !slices.Equal(rest, c.rest) {
 			t.Errorf("ParseArgs(%q) = %q, %v, %q, %v; want %q, false, %q, nil", c.args, q, build, rest, err, c.q, c.rest)
 			continue
@@ -141,11 +142,11 @@ func TestQueries(t *testing.T) {
 	if got := Answer(CXX, QueryCommand, inc, lib, nil); got != "clang++ -stdlib=libc++" {
 		t.Errorf("bcscxx --showme:command with BCS_CXX prints %q", got)
 	}
-	if q, build, rest, err := ParseArgs(CC, []string{"--build", "-show"}); err != nil || q != QueryShow || !build || len(rest) != 0 {
-		t.Errorf("ParseArgs(--build -show) = %q, %v, %q, %v", q, build, rest, err)
+	if a, err := ParseArgs(CC, []string{"--build", "-show"}); err != nil || a.Query != QueryShow || !a.Build || len(a.Rest) != 0 {
+		t.Errorf("ParseArgs(--build -show) = %+v, %v", a, err)
 	}
 	for _, bad := range []string{"--showme:foo", "-showme:", "-showme:COMPILE"} {
-		_, _, _, err := ParseArgs(CC, []string{bad})
+		_, err := ParseArgs(CC, []string{bad})
 		if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "-showme:libdirs") {
 			t.Errorf("ParseArgs(%q): error %v, want one naming it and the valid parts", bad, err)
 		}
@@ -165,5 +166,35 @@ func TestVersionIsTheLibrarys(t *testing.T) {
 	}
 	if !strings.Contains(string(shim), `"`+Version+`"`) {
 		t.Errorf("cabi/shim.c's MPI_Get_library_version does not return %q", Version)
+	}
+}
+
+// MPICH's -cc= (bcscc) and -cxx= (bcscxx) choose the compiler over $BCS_CC;
+// the other tool's flag is the compiler's, as under MPICH.
+func TestSelectCompiler(t *testing.T) {
+	t.Setenv("BCS_CC", "gcc")
+	t.Setenv("BCS_CXX", "g++")
+	for _, c := range []struct {
+		tool Tool
+		args []string
+		want string
+	}{
+		{CC, []string{"-cc=clang", "-show", "-c", "a.c"}, "clang -I/i -c a.c"},
+		{CC, []string{"-show", "-c", "a.c"}, "gcc -I/i -c a.c"},
+		{CC, []string{"-cc=clang -m32", "-show", "-c", "a.c"}, "clang -m32 -I/i -c a.c"},
+		{CXX, []string{"-cxx=clang++", "-show", "-c", "a.cc"}, "clang++ -I/i -c a.cc"},
+		{CXX, []string{"-cc=clang", "-show", "-c", "a.cc"}, "g++ -I/i -cc=clang -c a.cc"},
+	} {
+		a, err := ParseArgs(c.tool, c.args)
+		if err != nil {
+			t.Errorf("%s %q: %v", c.tool.Name, c.args, err)
+			continue
+		}
+		if got := Answer(a.Tool, a.Query, "/i", "/l", a.Rest); got != c.want {
+			t.Errorf("%s %q prints %q, want %q", c.tool.Name, c.args, got, c.want)
+		}
+	}
+	if _, err := ParseArgs(CC, []string{"-cc=", "-c", "a.c"}); err == nil || !strings.Contains(err.Error(), "-cc=") {
+		t.Errorf("ParseArgs(-cc=): error %v, want one naming -cc=", err)
 	}
 }
