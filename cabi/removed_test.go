@@ -11,3 +11,12 @@ func TestRemovedMPI1Functions(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/removed.c")
 	okRanks(t, bcsrun(t, "-n", "2", exe), "removed", 2)
 }
+
+// TestFintConversions builds and runs testdata/fint.c: MPI_Fint and the
+// MPI_<handle>_c2f/_f2c conversions (outside the standard ABI; mpi.h keeps
+// them for C programs such as LAMMPS' library interface) round-trip handles,
+// and the converted ones work.
+func TestFintConversions(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/fint.c")
+	okRanks(t, bcsrun(t, "-n", "3", exe), "fint", 3)
+}

@@ -4,8 +4,11 @@
 //
 // It runs cc (or $BCS_CC) with bcsmpi's mpi.h (the MPI-5 standard ABI) on
 // the include path and, when linking, libmpi_abi.so.1 and its run path.
-// -show prints the command instead of running it; --build (re)builds the
-// library only. The library is built on first use; see internal/ccwrap.
+// -show prints the command instead of running it; MPICH's -compile-info and
+// -link-info and Open MPI's -showme and -showme:<part> (compile, link,
+// incdirs, libdirs, libs, command, version, help) answer build systems' queries
+// in those wrappers' formats (CMake's FindMPI uses them); -cc=<compiler>
+// picks the compiler, as MPICH's does; --build (re)builds the library only. The library is built on first use; see internal/ccwrap.
 package main
 
 import (

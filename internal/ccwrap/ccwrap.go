@@ -16,6 +16,28 @@
 // changed since (a fingerprint of their names, sizes and modification times
 // is kept beside the library), so a rebuilt checkout never links a stale
 // library. "bcscc --build" only builds it. Concurrent wrappers take a lock.
+//
+// Build systems ask MPI wrappers what they add rather than compiling through
+// them (CMake's FindMPI, for one), so the wrappers answer both families'
+// query flags, in their formats, and exit without compiling:
+//   - MPICH's -show (also --show), -compile-info and -link-info print the
+//     whole command line; alone, they print the linking one
+//     (cc -I<inc> -L<lib> -lmpi_abi -Wl,-rpath,<lib>), as mpicc -show does;
+//     with -c, -S, -E or -M among the arguments, the compiling one.
+//   - Open MPI's -showme and --showme, the same; -showme:<what> or
+//     --showme:<what> prints one part: command (the compiler), compile (the
+//     flags added when compiling), link (those added when linking), incdirs,
+//     libdirs, libs (-I, -L and -l values, space-separated), version, help.
+//     An unknown <what> is an error (exit 1), as under Open MPI.
+//
+// A query whose answer names the library (all but -showme:compile,
+// :incdirs, :command, :version, :help and compile-only -show) builds it
+// first, so that a build system linking with the printed flags finds it.
+// Two differences from MPICH's output, neither seen by the parsers: -I comes
+// before the user's arguments (MPICH appends it), and the run path is added
+// (MPICH's Debian build relies on the system library path). MPICH's
+// MPICH_CC/MPICH_CXX and Open MPI's OMPI_CC are not read: BCS_CC/BCS_CXX are;
+// MPICH's -cc=<compiler> (bcscc) and -cxx=<compiler> (bcscxx) override them.
 package ccwrap
 
 import (
@@ -28,6 +50,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -38,15 +61,20 @@ const (
 	LibLink = "libmpi_abi.so"
 )
 
-// Tool is one wrapper: its name, the compiler it runs by default, and the
-// environment variable that overrides it.
+// Version is the library's version string, as MPI_Get_library_version
+// returns it (cabi/shim.c).
+const Version = "bcsmpi (MPI 5.0 standard ABI 1.0, libmpi_abi.so.1)"
+
+// Tool is one wrapper: its name, the compiler it runs by default, the
+// environment variable that overrides it, MPICH's flag that overrides both
+// (-cc=clang), and its language (for -showme:version).
 type Tool struct {
-	Name, Compiler, Env string
+	Name, Compiler, Env, Select, Lang string
 }
 
 var (
-	CC  = Tool{Name: "bcscc", Compiler: "cc", Env: "BCS_CC"}
-	CXX = Tool{Name: "bcscxx", Compiler: "c++", Env: "BCS_CXX"}
+	CC  = Tool{Name: "bcscc", Compiler: "cc", Env: "BCS_CC", Select: "-cc=", Lang: "C"}
+	CXX = Tool{Name: "bcscxx", Compiler: "c++", Env: "BCS_CXX", Select: "-cxx=", Lang: "C++"}
 )
 
 // Root is the bcsmpi source tree: $BCS_ROOT, or the tree this package was
@@ -97,36 +125,194 @@ func linking(args []string) bool {
 	return true
 }
 
+// compiler is the compiler command: $Env's words, or the default.
+func compiler(t Tool) []string {
+	if t.Env == "" {
+		return strings.Fields(t.Compiler)
+	}
+	if v := os.Getenv(t.Env); strings.TrimSpace(v) != "" {
+		return strings.Fields(v)
+	}
+	return []string{t.Compiler}
+}
+
+// linkFlags are the flags added when linking against the library in libdir.
+func linkFlags(libdir string) []string {
+	return []string{"-L" + libdir, "-lmpi_abi", "-Wl,-rpath," + libdir}
+}
+
 // Command is the compiler command line for args, with the header in incdir
 // and the library in libdir.
 func Command(t Tool, incdir, libdir string, args []string) []string {
-	cc := t.Compiler
-	if v := os.Getenv(t.Env); v != "" {
-		cc = v
-	}
-	cmd := append(strings.Fields(cc), "-I"+incdir)
+	return command(t, incdir, libdir, args, linking(args))
+}
+
+func command(t Tool, incdir, libdir string, args []string, link bool) []string {
+	cmd := append(compiler(t), "-I"+incdir)
 	cmd = append(cmd, args...)
-	if linking(args) {
-		cmd = append(cmd, "-L"+libdir, "-lmpi_abi", "-Wl,-rpath,"+libdir)
+	if link {
+		cmd = append(cmd, linkFlags(libdir)...)
 	}
 	return cmd
+}
+
+// Query is what a query flag asks for.
+type Query string
+
+// The queries: QueryNone compiles; QueryShow prints the whole command; the
+// others print the part of the same name of Open MPI's -showme:<part>.
+const (
+	QueryNone    Query = ""
+	QueryShow    Query = "show"
+	QueryCommand Query = "command"
+	QueryCompile Query = "compile"
+	QueryLink    Query = "link"
+	QueryIncdirs Query = "incdirs"
+	QueryLibdirs Query = "libdirs"
+	QueryLibs    Query = "libs"
+	QueryVersion Query = "version"
+	QueryHelp    Query = "help"
+)
+
+var showmeParts = []Query{QueryCommand, QueryCompile, QueryLink, QueryIncdirs, QueryLibdirs, QueryLibs, QueryVersion, QueryHelp}
+
+// Args is a wrapper's command line taken apart.
+type Args struct {
+	Tool  Tool     // with the compiler -cc= or -cxx= chose
+	Query Query    // QueryNone to compile
+	Build bool     // --build
+	Rest  []string // the compiler's arguments
+}
+
+// ParseArgs separates the wrapper's own flags (the queries, MPICH's -cc= for
+// bcscc and -cxx= for bcscxx, and --build) from the compiler's arguments.
+// The first query wins; later ones are passed on, as Open MPI does.
+func ParseArgs(t Tool, args []string) (Args, error) {
+	q, build, rest, err := parseArgs(t, args)
+	for i := 0; err == nil && i < len(rest); i++ {
+		if cc, ok := strings.CutPrefix(rest[i], t.Select); ok {
+			if strings.TrimSpace(cc) == "" {
+				err = fmt.Errorf("%s names no compiler (%sclang, for one)", rest[i], t.Select)
+				break
+			}
+			t.Compiler, t.Env = cc, ""
+			rest = slices.Delete(rest, i, i+1)
+			i--
+		}
+	}
+	if err != nil {
+		return Args{}, err
+	}
+	return Args{Tool: t, Query: q, Build: build, Rest: rest}, nil
+}
+
+func parseArgs(t Tool, args []string) (q Query, build bool, rest []string, err error) {
+	for _, a := range args {
+		if a == "--build" {
+			build = true
+			continue
+		}
+		if q != QueryNone {
+			rest = append(rest, a)
+			continue
+		}
+		switch a {
+		case "-show", "--show", "-showme", "--showme", "-compile-info", "-compile_info", "-link-info", "-link_info":
+			q = QueryShow
+			continue
+		}
+		if part, ok := strings.CutPrefix(a, "-showme:"); ok || strings.HasPrefix(a, "--showme:") {
+			if !ok {
+				part = strings.TrimPrefix(a, "--showme:")
+			}
+			if !slices.Contains(showmeParts, Query(part)) {
+				return QueryNone, false, nil, fmt.Errorf("unrecognized option: %s (valid: -showme:%s); type '%s --showme:help' for usage", a, joinQueries(showmeParts, ",-showme:"), t.Name)
+			}
+			q = Query(part)
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return q, build, rest, nil
+}
+
+func joinQueries(qs []Query, sep string) string {
+	s := make([]string, len(qs))
+	for i, q := range qs {
+		s[i] = string(q)
+	}
+	return strings.Join(s, sep)
+}
+
+// needsLib reports whether the answer to q (with the compiler arguments
+// rest) names the library, which must then be built.
+func needsLib(q Query, rest []string) bool {
+	switch q {
+	case QueryShow:
+		return len(rest) == 0 || linking(rest)
+	case QueryLink, QueryLibdirs, QueryLibs:
+		return true
+	}
+	return false
+}
+
+// Answer is what the query q prints (without the final newline).
+func Answer(t Tool, q Query, incdir, libdir string, rest []string) string {
+	var out []string
+	switch q {
+	case QueryShow:
+		out = command(t, incdir, libdir, rest, needsLib(q, rest))
+	case QueryCommand:
+		out = append(compiler(t), rest...)
+	case QueryCompile:
+		out = append(slices.Clone(rest), "-I"+incdir)
+	case QueryLink:
+		out = append(slices.Clone(rest), linkFlags(libdir)...)
+	case QueryIncdirs:
+		out = []string{incdir}
+	case QueryLibdirs:
+		out = []string{libdir}
+	case QueryLibs:
+		out = []string{"mpi_abi"}
+	case QueryVersion:
+		return fmt.Sprintf("%s: %s (Language: %s)", t.Name, Version, t.Lang)
+	case QueryHelp:
+		return fmt.Sprintf(`%[1]s [-show | -compile-info | -link-info | -showme[:<what>]] args
+  -show, -showme     Show the whole command (the linking one, alone)
+  -compile-info      The same (MPICH's spelling)
+  -link-info         The same (MPICH's spelling)
+  -showme:command    Show command used to invoke real compiler
+  -showme:compile    Show flags added when compiling
+  -showme:link       Show flags added when linking
+  -showme:incdirs    Show list of include dirs added when compiling
+  -showme:libdirs    Show list of library dirs added when linking
+  -showme:libs       Show list of libraries added when linking
+  -showme:version    Show version of bcsmpi
+  -showme:help       This help message
+  %-18[2]s Compile with <compiler> (else $%[3]s, else %[4]s)
+  --build            (Re)build the library only`, t.Name, t.Select+"<compiler>", t.Env, t.Compiler)
+	}
+	return strings.Join(out, " ")
 }
 
 // Main runs the wrapper and returns its exit code (on success it execs the
 // compiler and does not return).
 func Main(t Tool, args []string) int {
-	show, build := false, false
-	var rest []string
-	for _, a := range args {
-		switch a {
-		case "-show", "--show", "-showme":
-			show = true
-		case "--build":
-			build = true
-		default:
-			rest = append(rest, a)
+	a, err := ParseArgs(t, args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+		return 1
+	}
+	t, q, build, rest := a.Tool, a.Query, a.Build, a.Rest
+	switch q {
+	case QueryVersion, QueryHelp, QueryCommand:
+		if !build {
+			fmt.Println(Answer(t, q, "", "", rest))
+			return 0
 		}
 	}
+	show := q != QueryNone
+	needLib := build || (show && needsLib(q, rest)) || (!show && linking(rest))
 	libdir, err := LibDir()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
@@ -136,12 +322,12 @@ func Main(t Tool, args []string) int {
 	root, err := Root()
 	switch {
 	case err == nil:
-		if build || (!show && linking(rest)) {
+		if needLib {
 			if err := Ensure(root, libdir, build); err != nil {
 				fmt.Fprintf(os.Stderr, "%s: building %s: %v\n", t.Name, filepath.Join(libdir, Lib), err)
 				return 1
 			}
-			if build && len(rest) == 0 {
+			if build && !show && len(rest) == 0 {
 				return 0
 			}
 		}
@@ -152,16 +338,16 @@ func Main(t Tool, args []string) int {
 	default: // a bin/ without its source tree: use what was built into it
 		_, herr := os.Stat(filepath.Join(incdir, "mpi.h"))
 		_, lerr := os.Stat(filepath.Join(libdir, Lib))
-		if herr != nil || (linking(rest) && lerr != nil) {
+		if herr != nil || (needLib && lerr != nil) {
 			fmt.Fprintf(os.Stderr, "%s: %v; and %s or %s is missing\n", t.Name, err, filepath.Join(incdir, "mpi.h"), filepath.Join(libdir, Lib))
 			return 2
 		}
 	}
-	cmd := Command(t, incdir, libdir, rest)
 	if show {
-		fmt.Println(strings.Join(cmd, " "))
+		fmt.Println(Answer(t, q, incdir, libdir, rest))
 		return 0
 	}
+	cmd := Command(t, incdir, libdir, rest)
 	path, err := exec.LookPath(cmd[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: compiler %q not found (set %s): %v\n", t.Name, cmd[0], t.Env, err)
