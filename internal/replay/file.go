@@ -17,8 +17,10 @@ import (
 
 // Format identifiers.
 const (
-	Magic        = "BCSRPL01"
-	Version      = 2
+	Magic = "BCSRPL01"
+	// Version 3: persistent collectives match in initialization order
+	// (proto.PersistKey), so their plans differ from version 2's.
+	Version      = 3
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32

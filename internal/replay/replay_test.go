@@ -98,7 +98,7 @@ func TestParseRefuses(t *testing.T) {
 	}{
 		{"short header", good[:10], IDOf("job"), "shorter than the 32-byte header"},
 		{"magic", append([]byte("BCSRPL99"), good[8:]...), IDOf("job"), `magic "BCSRPL99"`},
-		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 2"},
+		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 3"},
 		{"other recording", good, IDOf("other"), "belongs to another recording"},
 		{"two records for a call", twice, IDOf("job"), "two records answer logged call 2"},
 		{"record past END", encode(sample[:3], 100), IDOf("job"), "END record: calls = 100, want at least 1002"},
@@ -139,8 +139,8 @@ func TestManifest(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 2`, `"version": 7`, 1)), 0o644)
-	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 2") {
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 3`, `"version": 7`, 1)), 0o644)
+	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 3") {
 		t.Errorf("version 7: %v", err)
 	}
 }
