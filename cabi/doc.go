@@ -342,12 +342,15 @@
 // frees it. Starting an active request, MPI_REQUEST_NULL or a request that
 // is not persistent is MPI_ERR_REQUEST naming the request (and the call
 // that made it). The info is checked, its hints not used. The MMDS records
-// each start as the non-blocking collective. Not supported: starts match
-// in start order, as the non-blocking collectives they run, so every member
-// must start a communicator's persistent collectives in one order; MPI 4
-// matches them in initialization order and lets members start them in
-// different orders (MPICH's coll/p_order), which here aborts as a
-// collective mismatch naming both calls. MPI_Bsend_init is a
+// each start as the non-blocking collective. Starts match in the order of
+// the init calls (MPI 4.0 §6.13), so members may start a communicator's
+// persistent collectives in different orders: each init takes the next
+// index of the communicator's persistent collectives, and each start's
+// runtime collectives match those of the same index and start on the other
+// members, in a space apart from the communicator's blocking and
+// non-blocking collectives (which keep their own order). Members whose
+// inits of one index differ are a collective mismatch naming both calls.
+// MPI_Bsend_init is a
 // persistent buffered send (each start copies into the attached buffer
 // and completes at once).
 //

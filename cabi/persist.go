@@ -5,6 +5,8 @@ package main
 */
 import "C"
 
+import "github.com/bcsmpi/bcsmpi/mpiapi"
+
 // Persistent collectives (MPI 4: MPI_Barrier_init, MPI_Bcast_init, ...,
 // MPI_Neighbor_alltoallw_init and their _c forms). The init call checks
 // every argument as the collective itself would (the entry runs with
@@ -19,6 +21,15 @@ import "C"
 // an active one is MPI_ERR_REQUEST naming it (wait.go). Each start is
 // recorded by the MMDS as the non-blocking collective (MPI_Ibcast, ...).
 // A datatype freed between init and start is refused at the start.
+//
+// The starts match in the order of the init calls, not of the starts (MPI
+// 4.0 §6.13: the inits are collective and ordered, and members may start
+// the requests in different orders): the init takes a persistent view of
+// the communicator the collective runs on (mpiapi.Comm.Persistent: the
+// communicator itself, or an intercommunicator's hidden duplicate of its
+// union), and each start runs inside mpiapi.RunPersistent with it, so that
+// its runtime collectives match those of the same init and start on the
+// other members, apart from the communicator's other collectives.
 
 // isInit reports whether mode is an MPI_X_init call (not one of its starts).
 func isInit(mode C.int) bool { return mode&(C.BCS_PERSIST|C.BCS_RUN) == C.BCS_PERSIST }
@@ -37,6 +48,17 @@ func persistNamed(name string, h C.uintptr_t, out *C.uintptr_t, mode C.int, run 
 	if rc != 0 {
 		return rc
 	}
+	// The init takes its index even when its arguments are refused, so
+	// that a member whose call fails (a bad argument only it passed) keeps
+	// the same count as the others.
+	base := comms[ci].c
+	if ic := comms[ci].inter; ic != nil {
+		base = comms[ic.coll].c // inter.go: the collectives run on union's duplicate
+	}
+	var view *mpiapi.Comm
+	if base != nil { // nil: a one-process communicator, whose collectives are copies
+		view = base.Persistent()
+	}
 	if out == nil {
 		return fail(ci, name, errArg, "request = NULL")
 	}
@@ -45,7 +67,7 @@ func persistNamed(name string, h C.uintptr_t, out *C.uintptr_t, mode C.int, run 
 	}
 	i := newReq(nil, nil, ci)
 	_, slot, _ := splitHandle(i)
-	reqs[slot].persist = &persistent{call: name, coll: func(o *C.uintptr_t) C.int { return run(o, mode|C.BCS_RUN) }}
+	reqs[slot].persist = &persistent{call: name, view: view, coll: func(o *C.uintptr_t) C.int { return run(o, mode|C.BCS_RUN) }}
 	*out = C.uintptr_t(i)
 	return 0
 }
@@ -55,7 +77,9 @@ func persistNamed(name string, h C.uintptr_t, out *C.uintptr_t, mode C.int, run 
 // local completion) and unpacking move into slot i.
 func startColl(i int, p *persistent) C.int {
 	var tmp C.uintptr_t
-	if rc := p.coll(&tmp); rc != 0 {
+	rc := C.int(0)
+	mpiapi.RunPersistent(p.view, func() { rc = p.coll(&tmp) })
+	if rc != 0 {
 		return rc
 	}
 	_, j, _ := splitHandle(uintptr(tmp))

@@ -487,6 +487,7 @@ type persistent struct {
 	send sendMode
 	a    p2p
 	coll func(out *C.uintptr_t) C.int // starts the collective, its request in *out
+	view *mpiapi.Comm                 // the collective's matching space (persist.go); nil: a local communicator
 
 	// Partitioned communication (partition.go): the partitions of a
 	// Psend_init or Precv_init request, and a send's ready ones.

@@ -68,15 +68,20 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 	if p.chk != nil {
 		p.arm(r, bufs, false, fmt.Sprintf("collective on communicator %d", c.id))
 	}
+	c = p.view(c)
 	r.comm = c
 	c.collSeq++
+	seq := c.collSeq
+	if c.pk != 0 {
+		seq = proto.PersistKey(c.pk, c.collSeq)
+	}
 	for _, d := range a.parts {
-		d.Kind, d.Comm, d.CollSeq, d.Req = proto.KindCollPart, c.id, c.collSeq, r.slot
+		d.Kind, d.Comm, d.CollSeq, d.Persist, d.Req = proto.KindCollPart, c.id, seq, c.pk != 0, r.slot
 		if err := p.post(d, nil); err != nil {
 			return nil, err
 		}
 	}
-	d := proto.Descriptor{Kind: proto.KindColl, Coll: a.kind, Comm: c.id, CollSeq: c.collSeq, Req: r.slot,
+	d := proto.Descriptor{Kind: proto.KindColl, Coll: a.kind, Comm: c.id, CollSeq: seq, Persist: c.pk != 0, Req: r.slot,
 		Op: uint8(a.op), DType: uint8(a.t), InPlace: a.inPlace, Addr: a.send, RAddr: a.recv, Len: a.len,
 		UserOp: a.user.op, UserColl: a.user.coll}
 	if a.kind.Rooted() {
@@ -86,6 +91,51 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 		d.SetSplit(a.color, a.key)
 	}
 	return r, p.post(d, nil)
+}
+
+// Persistent collectives (MPI_X_init) match in the order of their
+// initialization calls, not of their starts (MPI 4.0 §6.13): members may
+// start a communicator's persistent requests in different orders. Each
+// init takes a view of the communicator (Persistent), whose index k is the
+// init's place among the communicator's persistent initializations (the
+// same on every member, since the inits are collective and ordered); each
+// start runs its non-blocking collective inside RunPersistent, so what it
+// posts on the communicator goes into the view's own matching space
+// (proto.PersistKey: k and the view's step count), apart from the
+// communicator's ordinary collectives, which keep their own count. The
+// later steps of a chained request (a user operation) post through the
+// view too.
+
+// Persistent returns a new view of c for one persistent collective: its
+// index is the next of c's persistent initializations. Call it once per
+// MPI_X_init, on every member, in the same order.
+func (c *Comm) Persistent() *Comm {
+	c.pinits++
+	return &Comm{id: c.id, rank: c.rank, size: c.size, members: c.members, toComm: c.toComm, pk: c.pinits, made: c.made}
+}
+
+// RunPersistent runs start (one start of a persistent collective) with
+// the collectives it posts on v's communicator matched in v's space. A
+// nil v runs start as it is.
+func RunPersistent(v *Comm, start func()) {
+	if v == nil || self == nil {
+		start()
+		return
+	}
+	p := self
+	prev := p.pview
+	p.pview = v
+	defer func() { p.pview = prev }()
+	start()
+}
+
+// view is the persistent view c's collectives post through now: the one
+// RunPersistent set for c's communicator, or c.
+func (p *process) view(c *Comm) *Comm {
+	if v := p.pview; v != nil && c.pk == 0 && v.id == c.id {
+		return v
+	}
+	return c
 }
 
 // run is the shape of every blocking collective: MMDS bracket, post, wait.
@@ -590,6 +640,7 @@ func userIreduce(p *process, call string, c *Comm, f func(in, inout []byte), use
 		es := t.Size()
 		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, n/es)
 	}
+	c = p.view(c) // the fold's steps post through a persistent start's view
 	var blocks []byte
 	if c.rank == root {
 		blocks = aligned(c.size * n) // f reads its blocks as elements
@@ -622,6 +673,7 @@ func userIscan(p *process, call string, c *Comm, f func(in, inout []byte), user 
 		es := t.Size()
 		return nil, p.errf(ErrCount, call, "len(recv) = %d, want len(send) = %d", len(recv)/es, n/es)
 	}
+	c = p.view(c) // the prefix's scatter posts through a persistent start's view
 	var all []byte
 	if c.rank == 0 {
 		all = aligned(c.size * n)
@@ -651,6 +703,7 @@ func userIscan(p *process, call string, c *Comm, f func(in, inout []byte), user 
 // userIreduceScatter reduces to rank 0 with a user operation and scatters
 // the blocks, as one chained request.
 func userIreduceScatter(p *process, call string, c *Comm, f func(in, inout []byte), user userTag, send, recv []byte, t reduce.Type, counts []int) (*Request, error) {
+	c = p.view(c) // the scatter posts through a persistent start's view
 	var total []byte
 	if c.rank == 0 {
 		total = make([]byte, len(send))

@@ -65,6 +65,7 @@ type process struct {
 	mmds       mmds
 	chk        *checker     // the opt-in checks (check.go); nil: none
 	rr         recordReplay // bcsrun --record / --replay (replay.go)
+	pview      *Comm        // the persistent view of the start RunPersistent runs (coll.go); nil: none
 }
 
 var self *process
@@ -78,7 +79,9 @@ type Comm struct {
 	size    int
 	members []proto.Rank // communicator rank → world rank; nil for the world
 	toComm  []int32      // world rank → communicator rank, -1 if not a member
-	collSeq uint32       // collective calls made on this communicator
+	collSeq uint32       // collective calls made on this communicator (a persistent view's: its steps)
+	pinits  uint32       // persistent collectives initialized on this communicator (Persistent)
+	pk      uint32       // a persistent view's index among its communicator's pinits; 0: not a view
 	freed   bool
 	made    string // the call that made it (for the leak report)
 }

@@ -33,10 +33,16 @@ func newComm(id proto.CommID, members []proto.Rank, world int) *commInfo {
 	return c
 }
 
+// collKey is one collective of a communicator: its CollSeq, in the space
+// of ordinary collectives or (persist) of persistent collectives' starts,
+// matched by initialization order (proto.PersistKey).
 type collKey struct {
-	comm proto.CommID
-	seq  uint32
+	comm    proto.CommID
+	seq     uint32
+	persist bool
 }
+
+func keyOf(d proto.Descriptor) collKey { return collKey{d.Comm, d.CollSeq, d.Persist} }
 
 // move is one block of a data-moving collective: bytes from one rank's
 // memory to another's.
@@ -122,7 +128,7 @@ func (s *Scheduler) checkComm(d proto.Descriptor) bool {
 func (s *Scheduler) postColl(d proto.Descriptor) {
 	ci := s.comms[d.Comm]
 	me := int(ci.index[d.Rank])
-	k := collKey{d.Comm, d.CollSeq}
+	k := keyOf(d)
 	c := s.colls[k]
 	if c == nil {
 		c = s.newColl(k, ci)
@@ -133,14 +139,14 @@ func (s *Scheduler) postColl(d proto.Descriptor) {
 		return
 	}
 	if c.heads[me].Kind != 0 {
-		s.fail([]proto.Rank{d.Rank}, "rank %d posted collective #%d on communicator %d twice", d.Rank, d.CollSeq, d.Comm)
+		s.fail([]proto.Rank{d.Rank}, "rank %d posted %s on communicator %d twice", d.Rank, d.CollCall(), d.Comm)
 		return
 	}
 	if c.first >= 0 {
 		if why := mismatch(c.heads[c.first], d); why != "" {
 			f := c.heads[c.first]
-			s.fail([]proto.Rank{f.Rank, d.Rank}, "collective mismatch on %s, collective call #%d: %s called %s but %s called %s (%s); every member must make the same collective calls in the same order",
-				commName(d.Comm), d.CollSeq, rankName(c, c.first), DescribeCall(f), rankName(c, me), DescribeCall(d), why)
+			s.fail([]proto.Rank{f.Rank, d.Rank}, "collective mismatch on %s, %s: %s called %s but %s called %s (%s); %s",
+				commName(d.Comm), d.CollCall(), rankName(c, c.first), DescribeCall(f), rankName(c, me), DescribeCall(d), why, sameOrder(d))
 			return
 		}
 	} else {
@@ -175,6 +181,14 @@ func (s *Scheduler) newColl(k collKey, ci *commInfo) *coll {
 	*c = coll{key: k, comm: ci, heads: c.heads, parts: c.parts, first: -1, moves: c.moves[:0],
 		segBuf: segmented{block: c.segBuf.block[:0]}, done: c.done[:0]}
 	return c
+}
+
+// sameOrder is the rule a collective mismatch broke.
+func sameOrder(d proto.Descriptor) string {
+	if d.Persist {
+		return "every member must initialize the same persistent collectives in the same order"
+	}
+	return "every member must make the same collective calls in the same order"
 }
 
 func commName(id proto.CommID) string {
@@ -321,8 +335,8 @@ func (s *Scheduler) startColl(c *coll) {
 		return d, ok
 	}
 	sizeMismatch := func(from, to int, sent, want uint64) {
-		s.fail([]proto.Rank{m[from], m[to]}, "collective mismatch on %s, collective call #%d (%s): %s sends %d bytes to %s, which expects %d bytes",
-			commName(c.key.comm), c.key.seq, op.MPIName(), rankName(c, from), sent, rankName(c, to), want)
+		s.fail([]proto.Rank{m[from], m[to]}, "collective mismatch on %s, %s (%s): %s sends %d bytes to %s, which expects %d bytes",
+			commName(c.key.comm), c.heads[c.first].CollCall(), op.MPIName(), rankName(c, from), sent, rankName(c, to), want)
 	}
 	switch op {
 	case proto.CollBarrier, proto.CollFree:
@@ -451,8 +465,8 @@ func (s *Scheduler) startColl(c *coll) {
 				r.block[i+1] = r.block[i] + rp.Len
 			}
 			if r.block[p] != r.total {
-				s.fail(slices.Clone(m), "collective mismatch on %s, collective call #%d (MPI_Reduce_scatter): the members' receive counts add up to %d bytes but the vector is %d bytes",
-					commName(c.key.comm), c.key.seq, r.block[p], r.total)
+				s.fail(slices.Clone(m), "collective mismatch on %s, %s (MPI_Reduce_scatter): the members' receive counts add up to %d bytes but the vector is %d bytes",
+					commName(c.key.comm), c.heads[c.first].CollCall(), r.block[p], r.total)
 				return
 			}
 		}
@@ -837,7 +851,7 @@ func (s *Scheduler) missing(d proto.Descriptor) []proto.Rank {
 	if d.Coll == proto.CollGroup { // group.go: who else belongs is known only once all have posted
 		return nil
 	}
-	c := s.colls[collKey{d.Comm, d.CollSeq}]
+	c := s.colls[keyOf(d)]
 	if c == nil {
 		return nil
 	}

@@ -487,3 +487,36 @@ func TestCollectivesDoNotAllocate(t *testing.T) {
 		t.Fatalf("%.1f allocations per slice with two collectives, want 0", n)
 	}
 }
+
+// TestPersistentCollectivesMatchByKey: rank 0 posts persistent collectives
+// 1 and 2 (init order) and rank 1 posts them the other way round, with an
+// ordinary barrier of the same CollSeq number between them: each matches
+// its own key, and the barrier is a collective apart. Different calls under
+// one key are a mismatch naming the persistent collective.
+func TestPersistentCollectivesMatchByKey(t *testing.T) {
+	s := New(DefaultConfig, []proto.NodeID{0, 0})
+	k1, k2 := proto.PersistKey(1, 1), proto.PersistKey(2, 1)
+	bc := func(r proto.Rank, seq uint64, key uint32, root proto.Rank) proto.Descriptor {
+		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollBcast, Persist: true, CollSeq: key, Rank: r, Seq: seq, Req: uint32(seq), DType: uint8(reduce.Float64),
+			Addr: 0x1000 * uint64(seq), Len: 8}
+		d.SetRoot(root)
+		return d
+	}
+	p := s.Schedule(1, []proto.Descriptor{
+		bc(0, 1, k1, 0), bc(1, 1, k2, 1),
+		{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: k1, Rank: 0, Seq: 2, Req: 2},
+		bc(0, 3, k2, 1), bc(1, 3, k1, 0),
+		{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: k1, Rank: 1, Seq: 2, Req: 2},
+	})
+	if p.Err != nil || p.Collectives != 3 {
+		t.Fatalf("err %v, collectives %d, want 3", p.Err, p.Collectives)
+	}
+	p = s.Schedule(2, []proto.Descriptor{
+		bc(0, 4, proto.PersistKey(1, 2), 0),
+		{Kind: proto.KindColl, Coll: proto.CollBarrier, Persist: true, CollSeq: proto.PersistKey(1, 2), Rank: 1, Seq: 4, Req: 4},
+	})
+	if p.Err == nil || !strings.Contains(p.Err.Error(), "collective mismatch on MPI_COMM_WORLD, persistent collective #1") ||
+		!strings.Contains(p.Err.Error(), "initialize the same persistent collectives in the same order") {
+		t.Fatalf("err = %v", p.Err)
+	}
+}

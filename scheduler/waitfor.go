@@ -201,7 +201,11 @@ func DescribeWait(w Wait) string {
 	case "send":
 		return fmt.Sprintf("its send to rank %d (%s, %d bytes%s) waits for a matching receive", d.Peer, tag, d.Len, comm)
 	case "collective":
-		return fmt.Sprintf("waits in %s (call #%d on %s) for the members that have not entered it", DescribeCall(d), d.CollSeq, commName(d.Comm))
+		which := fmt.Sprintf("call #%d", d.CollSeq)
+		if d.Persist {
+			which = d.CollCall()
+		}
+		return fmt.Sprintf("waits in %s (%s on %s) for the members that have not entered it", DescribeCall(d), which, commName(d.Comm))
 	case "moving":
 		return "has a message still moving"
 	}

@@ -141,6 +141,9 @@ func (h *hasher) desc(d proto.Descriptor, o HashOptions) {
 	}
 	h.b(d.Inline)
 	h.b(d.InPlace)
+	if d.Persist { // a persistent collective's key (hashed only when set: other plans keep their former hashes)
+		h.b(true)
+	}
 	if o.Slices {
 		h.u64(uint64(d.PostSlice))
 	}

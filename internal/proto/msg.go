@@ -82,6 +82,9 @@ func AppendDescriptor(b []byte, d Descriptor) []byte {
 	if d.InPlace {
 		flags |= 2
 	}
+	if d.Persist {
+		flags |= 4
+	}
 	b = append(b, uint8(d.Kind), flags, uint8(d.Coll), d.Op)
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Comm))
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Rank))
@@ -109,6 +112,7 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 		Kind:      Kind(b[0]),
 		Inline:    b[1]&1 != 0,
 		InPlace:   b[1]&2 != 0,
+		Persist:   b[1]&4 != 0,
 		Coll:      Coll(b[2]),
 		Op:        b[3],
 		Comm:      CommID(binary.LittleEndian.Uint32(b[4:])),
@@ -129,8 +133,11 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 	if d.Kind < KindSend || d.Kind > KindCancel {
 		return Descriptor{}, malformed("descriptor kind %d not in 1..7", b[0])
 	}
-	if b[1] > 3 {
-		return Descriptor{}, malformed("descriptor flags %#x not within 0x3", b[1])
+	if b[1] > 7 {
+		return Descriptor{}, malformed("descriptor flags %#x not within 0x7", b[1])
+	}
+	if d.Persist && !d.IsColl() {
+		return Descriptor{}, malformed("persistent collective flag on a %v descriptor", d.Kind)
 	}
 	if d.Kind == KindColl && (d.Coll < 1 || d.Coll >= collEnd) {
 		return Descriptor{}, malformed("collective code %d not in 1..%d", b[2], collEnd-1)

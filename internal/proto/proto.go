@@ -120,7 +120,10 @@ type Descriptor struct {
 	Op      uint8  // reduction operation (internal/reduce.Op)
 	DType   uint8  // element type (internal/reduce.Type); on a send or receive its type signature (see below)
 	InPlace bool   // MPI_IN_PLACE: the rank's own contribution is already in RAddr
-	CollSeq uint32 // per-rank count of collectives on Comm, from 1; on a send or receive its Pair
+	CollSeq uint32 // per-rank count of collectives on Comm, from 1; on a send or receive its Pair; see Persist
+	// Persist: a start of a persistent collective (KindColl, KindCollPart),
+	// matched in a space of its own: CollSeq is then its PersistKey.
+	Persist bool
 	RAddr   uint64 // receive buffer address
 
 	// A reduction with a user operation runs in the runtime as a Gather (then
@@ -219,6 +222,34 @@ func (d Descriptor) Pair() uint32 {
 
 // SetPair gives a send or receive its pair number (0: not partitioned).
 func (d *Descriptor) SetPair(k uint32) { d.CollSeq = k }
+
+// PersistKey is the CollSeq of a persistent collective's step (Persist
+// set): k (the index of the MPI_X_init call among the communicator's
+// persistent collective initializations, from 1) in the high 16 bits and
+// step (the count of runtime collectives its starts have posted, from 1:
+// one per start, two for a reduction with a user operation) in the low 16,
+// both modulo 2^16. Members match by initialization order, as MPI 4.0
+// §6.13 says, not by the order of their starts, and never an ordinary
+// collective of Comm (which keeps its own count). The wrap is harmless: a
+// request's starts follow one another, and two requests whose k differ by
+// 65536 would collide only if both were in flight at the same step.
+func PersistKey(k, step uint32) uint32 { return k<<16 | step&0xffff }
+
+// PersistIndex is k of a persistent collective's descriptor (PersistKey), modulo 2^16.
+func (d Descriptor) PersistIndex() uint32 { return d.CollSeq >> 16 }
+
+// PersistStep is the step of a persistent collective's descriptor (PersistKey), modulo 2^16.
+func (d Descriptor) PersistStep() uint32 { return d.CollSeq & 0xffff }
+
+// CollCall names a collective descriptor's place among its communicator's
+// collectives, for messages: "collective call #n", or for a persistent
+// collective "persistent collective #k (its k-th init call), step s".
+func (d Descriptor) CollCall() string {
+	if d.Persist {
+		return fmt.Sprintf("persistent collective #%d (in initialization order), step %d", d.PersistIndex(), d.PersistStep())
+	}
+	return fmt.Sprintf("collective call #%d", d.CollSeq)
+}
 
 // DescriptorSize is the encoded size of a Descriptor.
 const DescriptorSize = 72
@@ -359,7 +390,11 @@ func (d Descriptor) Describe() string {
 	case KindSend:
 		fmt.Fprintf(&b, " to=%d", d.Peer)
 	case KindColl:
-		fmt.Fprintf(&b, " %s#%d", d.Coll, d.CollSeq)
+		if d.Persist {
+			fmt.Fprintf(&b, " %s#p%d.%d", d.Coll, d.PersistIndex(), d.PersistStep())
+		} else {
+			fmt.Fprintf(&b, " %s#%d", d.Coll, d.CollSeq)
+		}
 		if d.Comm != 0 {
 			fmt.Fprintf(&b, " comm=%d", d.Comm)
 		}
@@ -385,7 +420,12 @@ func (d Descriptor) Describe() string {
 		if d.Dir() == PartRecv {
 			dir = "recv-from"
 		}
-		fmt.Fprintf(&b, " #%d %s=%d len=%d", d.CollSeq, dir, d.Peer, d.Len)
+		if d.Persist {
+			fmt.Fprintf(&b, " #p%d.%d", d.PersistIndex(), d.PersistStep())
+		} else {
+			fmt.Fprintf(&b, " #%d", d.CollSeq)
+		}
+		fmt.Fprintf(&b, " %s=%d len=%d", dir, d.Peer, d.Len)
 		if d.Comm != 0 {
 			fmt.Fprintf(&b, " comm=%d", d.Comm)
 		}

@@ -17,6 +17,7 @@ func TestFrameRoundTrip(t *testing.T) {
 			{Kind: KindColl, Coll: CollReduceScatter, InPlace: true, Op: 3, DType: 10, CollSeq: 1 << 31, Comm: 7, Rank: 5,
 				Peer: 2, Req: 3, Seq: 99, PostSlice: 4, Addr: 0x1000, RAddr: 0xffffffff0000, Len: 4096},
 			{Kind: KindCollPart, Tag: PartRecv, CollSeq: 2, Peer: 1, Addr: 8, Len: 16},
+			{Kind: KindColl, Coll: CollBcast, Persist: true, CollSeq: PersistKey(70000, 3), Len: 8},
 			{Kind: KindColl, Coll: CollGather, CollSeq: 3, DType: 10, Len: 8, UserOp: 0xbeef, UserColl: CollAllreduce},
 		}},
 		{Type: MsgData, Slice: 1, Index: 5, Payload: []byte("hello")},
@@ -132,5 +133,21 @@ func TestFieldAccessorsRoundTrip(t *testing.T) {
 	if c.Rank != 3 || c.Req != 9 || c.Kind != KindColl || c.NewComm() != 12 || c.NewCommRank() != 1 || c.NewCommSize() != 4 ||
 		c.Count != 12 || c.Tag != 1 || c.Source != 4 {
 		t.Errorf("new communicator completion: %+v", c)
+	}
+}
+
+// A persistent collective's key: its init index and step, each modulo
+// 2^16; the flag travels, and is refused on a point-to-point descriptor.
+func TestPersistKey(t *testing.T) {
+	d := Descriptor{Kind: KindColl, Coll: CollBarrier, Persist: true, CollSeq: PersistKey(3, 65537)}
+	if d.PersistIndex() != 3 || d.PersistStep() != 1 || !strings.Contains(d.Describe(), "barrier#p3.1") && !strings.Contains(d.Describe(), "#p3.1") {
+		t.Fatalf("index %d step %d describe %q", d.PersistIndex(), d.PersistStep(), d.Describe())
+	}
+	if !strings.Contains(d.CollCall(), "persistent collective #3") {
+		t.Errorf("CollCall = %q", d.CollCall())
+	}
+	b := AppendDescriptor(nil, Descriptor{Kind: KindSend, Persist: true})
+	if _, err := DecodeDescriptor(b); err == nil || !strings.Contains(err.Error(), "persistent collective flag on a send") {
+		t.Errorf("persistent send decoded: %v", err)
 	}
 }

@@ -17,8 +17,11 @@ import (
 
 // Format identifiers.
 const (
-	Magic        = "BCSRPL01"
-	Version      = 3
+	Magic = "BCSRPL01"
+	// Version 3: spans and pulled chunks changed the plans; version 4:
+	// persistent collectives match in initialization order
+	// (proto.PersistKey), so their plans differ from version 3's.
+	Version      = 4
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32
