@@ -9,7 +9,6 @@ import (
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/unix"
-	xunix "golang.org/x/sys/unix"
 )
 
 // The agent's share of the checks' cost, before and after the passes were
@@ -183,10 +182,4 @@ func BenchmarkPullServe(b *testing.B) {
 var sink uint32
 
 // threadCPU is the calling thread's CPU time in nanoseconds.
-func threadCPU() int64 {
-	var ts xunix.Timespec
-	if err := xunix.ClockGettime(xunix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		panic(err)
-	}
-	return ts.Nano()
-}
+func threadCPU() int64 { return unix.ThreadCPUTime() }
