@@ -64,6 +64,7 @@ static void double_int(int right, int left) {
         dint want = in && k % 2 ? (dint){20.0, left * 100 + k} : (dint){10.0, -1};
         CHECK(win_buf[k].v == want.v && win_buf[k].i == want.i, "MAXLOC vector [%d] = (%g, %d), want (%g, %d)", k, win_buf[k].v, win_buf[k].i, want.v, want.i);
     }
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* checked before the next epoch writes here */
     OK(MPI_Accumulate(org, 1, vec, right, 0, 1, vec, MPI_MINLOC, win));
     OK(MPI_Win_fence(0, win));
     for (int k = 0; k < N; k++) {
@@ -73,6 +74,7 @@ static void double_int(int right, int left) {
     }
     /* Equal values: MAXLOC keeps the lower index. */
     for (int k = 0; k < N; k++) org[k] = (dint){20.0, -5};
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* checked before the next epoch writes here */
     OK(MPI_Get_accumulate(org, 1, con, res, N, MPI_DOUBLE_INT, right, 0, 1, con, MPI_MAXLOC, win));
     OK(MPI_Win_fence(0, win));
     for (int k = 0; k < N; k++) {
@@ -83,12 +85,14 @@ static void double_int(int right, int left) {
         CHECK(win_buf[k].v == 20.0 && win_buf[k].i == -5, "MAXLOC contiguous [%d] = (%g, %d), want (20, -5)", k, win_buf[k].v, win_buf[k].i);
     }
     memset(res, 0, sizeof res);
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* checked before the next epoch writes here */
     OK(MPI_Get_accumulate(NULL, 0, MPI_DOUBLE_INT, res, 1, con, right, 0, 1, con, MPI_NO_OP, win));
     OK(MPI_Win_fence(0, win));
     for (int k = 0; k < N; k++)
         CHECK(res[k].v == 20.0 && res[k].i == -5, "NO_OP result [%d] = (%g, %d)", k, res[k].v, res[k].i);
     for (int k = 0; k < N; k++) org[k] = (dint){-1.5, k};
     MPI_Request req;
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* checked before the next epoch writes here */
     OK(MPI_Win_lock_all(0, win));
     OK(MPI_Raccumulate(org, 1, vec, right, 0, 1, vec, MPI_REPLACE, win, &req));
     OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
