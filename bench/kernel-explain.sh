@@ -12,9 +12,9 @@
 #    over the last rank's wake-up latency, its runnable time and its time
 #    on CPU past its compute's end, and what the kernel did not see.
 # 2. bench/computephase: bench/peers' calibrated work (1 ms, KX_LOOPS to
-#    give the loop count) with 64 KiB halos, 2 ranks under bcsmpi
-#    (BCS_MDS=elan,kernel, default slice), and the same work in 2 plain
-#    processes at once, unpinned and then pinned the same way (bcsmpi's
+#    give the loop count) with 64 KiB halos, KX_RANKS ranks (default 2)
+#    under bcsmpi (BCS_MDS=elan,kernel, default slice), and the same work in
+#    as many plain processes at once, unpinned and then pinned the same way (bcsmpi's
 #    rank_pin on: rank r on the r-th allowed CPU; the plain ones by taskset),
 #    then `kernelexplain compute`: time on CPU against runnable per
 #    iteration, switches, migrations, and who interfered while ranks computed.
@@ -24,6 +24,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 iters=${1:-1500}
 citers=${2:-1000}
+nranks=${KX_RANKS:-2}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 go build -o "$out/" ./cmd/bcsrun ./examples/barrier ./bench/computephase ./bench/kernelexplain
@@ -66,9 +67,9 @@ for pin in off on; do
 	echo "-- ranks pinned: $pin"
 	mkdir -p "ph-$pin"
 	BCS_RANK_PIN=$pin BCS_MDS=elan,kernel BCS_MDS_DIR="$out/mds-$pin" \
-		bcs "compute-$pin" -n 2 ./computephase mpi "$loops" "$citers" "$out/ph-$pin/bcs"
+		bcs "compute-$pin" -n "$nranks" ./computephase mpi "$loops" "$citers" "$out/ph-$pin/bcs"
 	pids=()
-	for r in 0 1; do
+	for ((r = 0; r < nranks; r++)); do
 		if [ "$pin" = on ]; then
 			taskset -c "${cpus[r % ${#cpus[@]}]}" ./computephase plain "$loops" "$citers" "$out/ph-$pin/plain" &
 		else

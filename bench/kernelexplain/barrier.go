@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/bcsmpi/bcsmpi/emds"
 	"github.com/bcsmpi/bcsmpi/emds/kernel"
@@ -20,6 +23,50 @@ type job struct {
 	node    *emds.Series
 	ranks   []*emds.Series
 	names   map[int]string
+	wakes   []int64 // the ranks' wake-ups by wakeBins (nil: no histogram)
+}
+
+// wakeBins are the bins of the ranks' wake-up latency, in slices.
+var wakeBins = []string{"<0.25 slice", "0.25-0.75", "0.75-1.25 (about one slice)", ">1.25"}
+
+func sum(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// binWakes sorts the histogram's buckets (emds-kernel-wakehist.csv: entity,
+// lo_ns, hi_ns, count) of the ranks into wakeBins by their middle.
+func binWakes(recs [][]string, slice int64) []int64 {
+	out := make([]int64, len(wakeBins))
+	for i, r := range recs {
+		if i == 0 || len(r) != 4 || !strings.HasPrefix(r[0], "rank") {
+			continue
+		}
+		lo, e1 := strconv.ParseInt(r[1], 10, 64)
+		hi, e2 := strconv.ParseInt(r[2], 10, 64)
+		n, e3 := strconv.ParseInt(r[3], 10, 64)
+		if e1 != nil || e2 != nil || e3 != nil {
+			continue
+		}
+		mid := float64(lo+hi) / 2 / float64(slice)
+		switch {
+		case mid < 0.25:
+			out[0] += n
+		case mid < 0.75:
+			out[1] += n
+		case mid < 1.25:
+			out[2] += n
+		default:
+			out[3] += n
+		}
+	}
+	if sum(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // activeMin is the least time (on CPU or runnable) in a row for a rank to
@@ -50,6 +97,7 @@ type cycle struct {
 	nivcsw     int64
 	nmigr      int64
 	top        map[int]int64 // interfering task → ns, over the cycle
+	wakeTop    map[int]int64 // the same, in the rows up to its wake-up's (what held its CPU while it waited to run)
 	cause      cause
 }
 
@@ -164,7 +212,7 @@ func (j *job) cycles() (cs []cycle, skipped int, err error) {
 			skipped++
 			continue
 		}
-		c := cycle{from: b, to: b2, period: int(b2 - b), last: -1, wake: -1, top: map[int]int64{}}
+		c := cycle{from: b, to: b2, period: int(b2 - b), last: -1, wake: -1, top: map[int]int64{}, wakeTop: map[int]int64{}}
 		// The last rank: latest active row, then most active in it.
 		var lastRow uint64
 		var lastAct int64
@@ -203,6 +251,7 @@ func (j *job) cycles() (cs []cycle, skipped int, err error) {
 		}
 		t0, _ := strobe(b + 1)
 		end := t0 + w + j.compute
+		waiting := nw > 0
 		for k := b + 1; k <= b2; k++ {
 			x, ok := ridx[c.last][k]
 			if !ok {
@@ -213,8 +262,15 @@ func (j *job) cycles() (cs []cycle, skipped int, err error) {
 			c.nmigr += L["NMIGR"][x]
 			for t := 1; t <= kernel.Top; t++ {
 				if pid := L["TOP"+strconv.Itoa(t)+"PID"][x]; pid != 0 {
-					c.top[int(pid)] += L["TOP"+strconv.Itoa(t)+"NS"][x]
+					ns := L["TOP"+strconv.Itoa(t)+"NS"][x]
+					c.top[int(pid)] += ns
+					if waiting {
+						c.wakeTop[int(pid)] += ns
+					}
 				}
+			}
+			if L["NWAKE"][x] > 0 {
+				waiting = false
 			}
 			hi, _ := tend(k)
 			lo, ok := tend(k - 1)
@@ -307,6 +363,25 @@ func (j *job) report(w io.Writer) error {
 	row("last rank runnable, not running, after its compute's end", tot.runq)
 	row("last rank on CPU past its compute's end (posting, runtime)", tot.oncpu)
 	row("nothing the kernel saw (agent's publish, estimate's error)", tot.none)
+	// Late wake-ups: what ran while the released rank waited for a CPU.
+	late, lateTop := 0, map[int]int64{}
+	for _, c := range cs {
+		if c.wake >= j.slice/2 {
+			late++
+			for pid, ns := range c.wakeTop {
+				lateTop[pid] += ns
+			}
+		}
+	}
+	fmt.Fprintf(w, "last rank woken %d µs or more after its release: %d cycles (%.0f%%); while it waited: %s\n", j.slice/2000, late, pct(late, len(cs)),
+		topString(lateTop, j.names, int64(max(late, 1)), 4))
+	if j.wakes != nil {
+		fmt.Fprint(w, "ranks' wake-up latencies over the run (bcsrun's wake-ups of a blocked rank):")
+		for i, b := range wakeBins {
+			fmt.Fprintf(w, " %s %.1f%%", b, pct(int(j.wakes[i]), int(sum(j.wakes))))
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "per period, the last rank (µs; wake-up p50/p90 of the cycles that measured one):\n")
 	fmt.Fprintf(w, "%6s %6s %10s %10s %10s %10s %10s %7s %7s  %s\n", "period", "cycles", "wake p50", "wake p90", "runq>end", "oncpu>end", "preempted", "nivcsw", "nmigr", "top interfering tasks (µs per cycle)")
 	for _, p := range ps {
@@ -389,6 +464,11 @@ func loadJob(dir string, compute, spin int64) (*job, error) {
 	var err error
 	if j.node, err = readSeries(filepath.Join(dir, "emds-node0.csv")); err != nil {
 		return nil, err
+	}
+	if f, err := os.Open(filepath.Join(dir, "emds-kernel-wakehist.csv")); err == nil {
+		recs, _ := csv.NewReader(f).ReadAll()
+		f.Close()
+		j.wakes = binWakes(recs, j.slice)
 	}
 	for r := 0; r < man.Ranks; r++ {
 		s, err := kernel.ReadSeries(dir, fmt.Sprintf("rank%d", r))

@@ -96,6 +96,9 @@ func TestBarrierCycles(t *testing.T) {
 	// 109→119: rank 1 woke 300 µs late: one slice more.
 	fillCycle(rows[0], 109, 118, 5_000)
 	fillCycle(rows[1], 109, 119, 300_000)
+	r := rows[1][111]
+	r.top1pid, r.top1ns = 777, 200_000 // the hog held its CPU
+	rows[1][111] = r
 	// 119→128: ideal; rank 0 last.
 	fillCycle(rows[0], 119, 128, 5_000)
 	fillCycle(rows[1], 119, 127, 5_000)
@@ -110,6 +113,10 @@ func TestBarrierCycles(t *testing.T) {
 	fillCycle(rows[0], 138, 146, 5_000)
 	fillCycle(rows[1], 138, 147, 5_000)
 	dir := writeJob(t, 99, 150, at, rows)
+	hist := "entity,lo_ns,hi_ns,count\nrank0,8192,12288,3\nrank1,196608,262144,2\nrank1,393216,524288,1\nmaster,196608,262144,50\n"
+	if err := os.WriteFile(filepath.Join(dir, "emds-kernel-wakehist.csv"), []byte(hist), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	j, err := loadJob(dir, 0, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -140,8 +147,8 @@ func TestBarrierCycles(t *testing.T) {
 			t.Errorf("cycle %d→%d: period %d, last rank %d, causes %+v; want %d, %d, %+v", c.from, c.to, c.period, c.last, c.cause, w.period, w.last, w.cause)
 		}
 	}
-	if c := cs[1]; c.wake != 300_000 {
-		t.Errorf("cycle 109→119: wake-up latency %d, want 300000", c.wake)
+	if c := cs[1]; c.wake != 300_000 || c.wakeTop[777] != 200_000 || len(c.wakeTop) != 1 {
+		t.Errorf("cycle 109→119: wake-up latency %d, while waiting %v; want 300000 and the hog's 200 µs", c.wake, c.wakeTop)
 	}
 	if c := cs[3]; c.preempt != slice || c.nivcsw != 1 || c.nmigr != 1 || c.top[777] != slice || c.runqAfter <= slice/2 {
 		t.Errorf("cycle 128→138: %+v, want the hog's slice of preemption, 1 switch, 1 migration and the runnable time after the end", c)
@@ -150,7 +157,9 @@ func TestBarrierCycles(t *testing.T) {
 	if err := j.report(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"ideal period 9", "9: 2 (40%) 10: 2 (40%) 11: 1 (20%)", "rank0 2 rank1 3", "4 in all", "hog:777"} {
+	for _, s := range []string{"ideal period 9", "9: 2 (40%) 10: 2 (40%) 11: 1 (20%)", "rank0 2 rank1 3", "4 in all", "hog:777",
+		"125 µs or more after its release: 1 cycles (20%); while it waited: hog:777 200.0",
+		"<0.25 slice 50.0% 0.25-0.75 0.0% 0.75-1.25 (about one slice) 33.3% >1.25 16.7%"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, out.String())
 		}
