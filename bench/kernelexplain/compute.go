@@ -177,5 +177,21 @@ func computeRows(w io.Writer, dir string) error {
 			100*float64(sRq)/float64(sumLen), 100*float64(sPre)/float64(sumLen), float64(sIv)/float64(rows), float64(sMg)/float64(rows),
 			topString(top, names, rows, 5))
 	}
+	// bcsrun's own threads: how much of a CPU they took over the job.
+	for _, e := range []string{"master", "runtime"} {
+		s, err := kernel.ReadSeries(dir, e)
+		if err != nil || len(s.Slices) < 2 {
+			continue
+		}
+		on, _ := s.Col("ONCPU")
+		tend, _ := s.Col("TEND")
+		var sum int64
+		for _, v := range on[1:] {
+			sum += v
+		}
+		if span := tend[len(tend)-1] - tend[0]; span > 0 {
+			fmt.Fprintf(w, "bcsrun's %s on CPU: %.1f%% of one CPU over the recorded slices\n", e, 100*float64(sum)/float64(span))
+		}
+	}
 	return nil
 }

@@ -244,6 +244,15 @@ func TestComputeKernelRows(t *testing.T) {
 	}
 	rows[1][5] = synthRow{oncpu: slice, nmigr: 1}
 	dir := writeJob(t, 1, 10, nil, rows)
+	// The master ran 25 µs of every 250 µs slice (rows 2..10 over 9 slices).
+	var m strings.Builder
+	m.WriteString("slice," + strings.Join(kernel.Metrics, ",") + "\n")
+	for k := uint64(1); k <= 10; k++ {
+		fmt.Fprintf(&m, "%d,25000,0,0,0,0,0,0,0,0,0,0,0,0,%d\n", k, strobeAt(k)+ltts)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "emds-kernel-master.csv"), []byte(m.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	if err := computeRows(&out, dir); err != nil {
 		t.Fatal(err)
@@ -254,5 +263,8 @@ func TestComputeKernelRows(t *testing.T) {
 	}
 	if !strings.Contains(lines[3], "    1      1  100.0%      0.0%      0.0%    0.000    1.000") {
 		t.Errorf("rank 1's line:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "bcsrun's master on CPU: 10.0% of one CPU") || strings.Contains(out.String(), "runtime") {
+		t.Errorf("bcsrun's threads (the master's file only):\n%s", out.String())
 	}
 }
