@@ -20,6 +20,7 @@ type job struct {
 	slice   int64 // ns
 	compute int64 // ns of computation per iteration
 	spin    int64 // ns a blocked call spins before it sleeps
+	early   bool  // restart policy early: ranks released at the end of the barrier's own slice's transmission
 	node    *emds.Series
 	ranks   []*emds.Series
 	names   map[int]string
@@ -116,7 +117,8 @@ func index(s *emds.Series) map[uint64]int {
 // Timing model (nicthread and mpiapi doc.go): a rank that posts in slice E
 // has its descriptor exchanged and the barrier scheduled in slice E+1 =
 // B, and is woken at the DEM of slice B+1, just after that slice's strobe
-// S(B+1). It computes for c (a spin on the wall clock), then posts; for the
+// S(B+1) (with the restart policy early, at the end of slice B's
+// transmission, TEND(B)). It computes for c (a spin on the wall clock), then posts; for the
 // next barrier to be in slice B+p it must post before S(B+p). The strobe of
 // slice k is S(k) = TEND(k) − LTTS(k): the kernel row's end is the end of
 // node 0's transmission microphase, LTTS the time from the strobe to it.
@@ -250,6 +252,9 @@ func (j *job) cycles() (cs []cycle, skipped int, err error) {
 			c.wake = w
 		}
 		t0, _ := strobe(b + 1)
+		if j.early {
+			t0, _ = tend(b)
+		}
 		end := t0 + w + j.compute
 		waiting := nw > 0
 		for k := b + 1; k <= b2; k++ {
@@ -301,8 +306,15 @@ func (j *job) cycles() (cs []cycle, skipped int, err error) {
 
 // ideal is the period in slices of a rank woken at the strobe: it posts in
 // the slice where c ends, floor(c/slice) slices after the one it woke in,
-// and the barrier is scheduled in the next.
-func (j *job) ideal() int { return 2 + int(j.compute/j.slice) }
+// and the barrier is scheduled in the next. With the restart policy early
+// it wakes in the barrier's own slice, one sooner (the transmission's time
+// taken as nothing).
+func (j *job) ideal() int {
+	if j.early {
+		return 1 + int(j.compute/j.slice)
+	}
+	return 2 + int(j.compute/j.slice)
+}
 
 func pct(a, b int) float64 {
 	if b == 0 {
@@ -327,8 +339,12 @@ func (j *job) report(w io.Writer) error {
 		return err
 	}
 	ideal := j.ideal()
-	fmt.Fprintf(w, "§3.3 barrier job: compute %.3f ms per iteration, slice %d µs: %.2f slices; a rank woken at the strobe posts in slice %d after it and the barrier is scheduled in the next: ideal period %d slices, margin %d µs for the wake-up, the posting and a late strobe\n",
-		float64(j.compute)/1e6, j.slice/1000, float64(j.compute)/float64(j.slice), ideal-2, ideal, ((j.compute/j.slice+1)*j.slice-j.compute)/1000)
+	woken := "at the strobe after the barrier's slice"
+	if j.early {
+		woken = "in the barrier's slice (restart early)"
+	}
+	fmt.Fprintf(w, "§3.3 barrier job: compute %.3f ms per iteration, slice %d µs: %.2f slices; a rank woken %s posts %d slices later and the barrier is scheduled in the next: ideal period %d slices, margin %d µs for the wake-up, the posting and a late strobe\n",
+		float64(j.compute)/1e6, j.slice/1000, float64(j.compute)/float64(j.slice), woken, j.compute/j.slice, ideal, ((j.compute/j.slice+1)*j.slice-j.compute)/1000)
 	if len(cs) == 0 {
 		return fmt.Errorf("no barrier cycle with kernel rows (%d skipped)", skipped)
 	}
@@ -363,6 +379,16 @@ func (j *job) report(w io.Writer) error {
 	row("last rank runnable, not running, after its compute's end", tot.runq)
 	row("last rank on CPU past its compute's end (posting, runtime)", tot.oncpu)
 	row("nothing the kernel saw (agent's publish, estimate's error)", tot.none)
+	exact, one := 0, 0
+	for _, c := range cs {
+		switch c.cause.none {
+		case 0:
+			exact++
+		case -1, 1:
+			one++
+		}
+	}
+	fmt.Fprintf(w, "the estimate gives the period exactly in %d cycles (%.0f%%), within one slice in %d more (%.0f%%)\n", exact, pct(exact, len(cs)), one, pct(one, len(cs)))
 	// Late wake-ups: what ran while the released rank waited for a CPU.
 	late, lateTop := 0, map[int]int64{}
 	for _, c := range cs {
@@ -454,7 +480,7 @@ func loadJob(dir string, compute, spin int64) (*job, error) {
 	if err := man.read(dir); err != nil {
 		return nil, err
 	}
-	j := &job{slice: man.Slice, compute: compute, spin: spin, names: taskNames(dir)}
+	j := &job{slice: man.Slice, compute: compute, spin: spin, names: taskNames(dir), early: man.Config.Restart == "early"}
 	if j.spin < 0 {
 		j.spin = man.Config.Spin
 	}

@@ -157,7 +157,7 @@ func TestBarrierCycles(t *testing.T) {
 	if err := j.report(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"ideal period 9", "9: 2 (40%) 10: 2 (40%) 11: 1 (20%)", "rank0 2 rank1 3", "4 in all", "hog:777",
+	for _, s := range []string{"ideal period 9", "9: 2 (40%) 10: 2 (40%) 11: 1 (20%)", "rank0 2 rank1 3", "4 in all", "hog:777", "exactly in 4 cycles (80%), within one slice in 0 more",
 		"125 µs or more after its release: 1 cycles (20%); while it waited: hog:777 200.0",
 		"<0.25 slice 50.0% 0.25-0.75 0.0% 0.75-1.25 (about one slice) 33.3% >1.25 16.7%"} {
 		if !strings.Contains(out.String(), s) {
@@ -266,5 +266,46 @@ func TestComputeKernelRows(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "bcsrun's master on CPU: 10.0% of one CPU") || strings.Contains(out.String(), "runtime") {
 		t.Errorf("bcsrun's threads (the master's file only):\n%s", out.String())
+	}
+}
+
+// With the restart policy early, ranks wake at the end of the barrier's
+// own slice's transmission: 1.9 ms make a period of 8.
+func TestBarrierEarly(t *testing.T) {
+	var rows [2]map[uint64]synthRow
+	rows[0], rows[1] = map[uint64]synthRow{}, map[uint64]synthRow{}
+	at := []uint64{100, 108, 117}
+	for i := 0; i+1 < len(at); i++ {
+		b := at[i]
+		rows[0][b+1] = synthRow{oncpu: slice - 5_000, wakelat: 5_000, nwake: 1}
+		for k := b + 2; k <= b+7; k++ {
+			rows[0][k] = synthRow{oncpu: 200_000}
+		}
+		rows[1][b+1] = synthRow{oncpu: slice - 5_000, wakelat: 5_000, nwake: 1}
+		for k := b + 2; k <= b+8; k++ {
+			rows[1][k] = synthRow{oncpu: 200_000}
+		}
+	}
+	dir := writeJob(t, 99, 118, at, rows)
+	man := `{"timeslice_ns":250000,"ranks":2,"args":[],"kernel":"on","config":{"Spin":0,"Restart":"early"}}`
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(man), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := loadJob(dir, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.early || j.ideal() != 8 {
+		t.Fatalf("early %v, ideal %d: want true and 8", j.early, j.ideal())
+	}
+	cs, _, err := j.cycles()
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("cycles %v, %v", cs, err)
+	}
+	if c := cs[0]; c.period != 8 || c.cause != (cause{}) {
+		t.Errorf("cycle 100→108: period %d, causes %+v; want 8 and none", c.period, c.cause)
+	}
+	if c := cs[1]; c.period != 9 || c.last != 1 || c.cause != (cause{none: 1}) {
+		t.Errorf("cycle 108→117: period %d, last %d, causes %+v; want 9, rank 1, one slice unexplained", c.period, c.last, c.cause)
 	}
 }

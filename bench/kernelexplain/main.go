@@ -85,7 +85,8 @@ type manifest struct {
 	Args   []string `json:"args"`
 	Kernel string   `json:"kernel"`
 	Config struct {
-		Spin int64 `json:"Spin"`
+		Spin    int64  `json:"Spin"`
+		Restart string `json:"Restart"`
 	} `json:"config"`
 }
 
