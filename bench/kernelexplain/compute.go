@@ -89,7 +89,7 @@ func compute(w io.Writer, files []string, mds string) error {
 	for _, m := range []string{"bcs", "plain"} {
 		sort.Slice(by[m], func(a, b int) bool { return by[m][a].rank < by[m][b].rank })
 	}
-	fmt.Fprintln(w, "compute phases of the same calibrated work (µs per iteration; other = wall − on CPU − runnable: the thread's own reads, clock skew)")
+	fmt.Fprintln(w, "compute phases of the same calibrated work (µs per iteration; other = wall − on CPU − runnable: the counters' own reads; negative where the CPU clock and run_delay count more than the wall clock, as with a VM's stolen time)")
 	fmt.Fprintf(w, "%-6s %5s %6s %9s %9s %9s %8s %9s %8s %8s\n", "mode", "rank", "iters", "wall", "p50", "on CPU", "runnable", "other", "nivcsw", "nmigr")
 	for _, m := range []string{"plain", "bcs"} {
 		for _, p := range by[m] {
