@@ -161,11 +161,18 @@ type Agent struct {
 	logBuf         []byte
 
 	// Gang scheduling (Gate).
-	onRun    func(run bool)
-	paused   bool          // the job does not run in this slice
-	stopped  bool          // the gang's decision for this slice (Gate): the job does not run; SliceStats.Ran
-	holdTo   proto.SliceID // a hold (MsgHold) keeps the ranks stopped through the DEM of this slice (gateAt)
-	switchNS time.Duration // cost of the last Gate that switched, for the next DEM's stats
+	onRun   func(run bool)
+	paused  bool          // the job does not run in this slice
+	stopped bool          // the gang's decision for this slice (Gate): the job does not run; SliceStats.Ran
+	holdTo  proto.SliceID // a hold (MsgHold) keeps the ranks stopped through the DEM of this slice (gateAt)
+
+	// The master's frames read while TX waits (AgentEndpoint's watcher,
+	// await): a hold is applied there, a stop ends the wait.
+	onWait    func()        // a wait in TX has lasted waitWatch: read the master's frames meanwhile; nil: nobody can
+	interject chan struct{} // cap 1: holdReq or stopReq was set
+	holdReq   atomic.Uint64 // the latest held slice read while TX waits, not yet applied (0: none)
+	stopReq   atomic.Bool   // the master's stop was read while TX waits
+	switchNS  time.Duration // cost of the last Gate that switched, for the next DEM's stats
 
 	// Recording and replaying the slice log (Level B, levelb.go).
 	onExchange func(proto.SliceID, []proto.Descriptor, *core.Plan)
@@ -245,23 +252,24 @@ func NewAgent(cfg AgentConfig) *Agent {
 		node: cfg.Node,
 		core: core.New(core.Config{Node: cfg.Node, NodeOf: cfg.NodeOf, Sched: cfg.Sched, Restart: cfg.Restart,
 			DeadlockSlices: cfg.DeadlockSlices, DeadlockWarn: cfg.DeadlockWarn}),
-		onWarn:  cfg.OnWarn,
-		region:  cfg.Region,
-		localOf: make([]int, len(cfg.NodeOf)),
-		size:    len(cfg.NodeOf),
-		inline:  make(map[inlineKey][]byte),
-		bounce:  make([]byte, cfg.Sched.BytesPerSliceMax),
-		acc:     make([]byte, cfg.Sched.StagingSize(len(cfg.NodeOf))),
-		foldTmp: make([]byte, cfg.Sched.BytesPerSliceMax),
-		arrived: [proto.Stages]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)},
-		send:    cfg.Send,
-		connect: cfg.Connect,
-		onSlice: cfg.OnSlice,
-		onPlan:  cfg.OnPlan,
-		onLog:   cfg.OnLog,
-		onRun:   cfg.OnRun,
-		t0:      time.Duration(unix.Now()),
-		chk:     newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax, cfg.Region.G.Ranks, cfg.Region.G.ReqMax),
+		onWarn:    cfg.OnWarn,
+		region:    cfg.Region,
+		localOf:   make([]int, len(cfg.NodeOf)),
+		size:      len(cfg.NodeOf),
+		inline:    make(map[inlineKey][]byte),
+		bounce:    make([]byte, cfg.Sched.BytesPerSliceMax),
+		acc:       make([]byte, cfg.Sched.StagingSize(len(cfg.NodeOf))),
+		foldTmp:   make([]byte, cfg.Sched.BytesPerSliceMax),
+		arrived:   [proto.Stages]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)},
+		interject: make(chan struct{}, 1),
+		send:      cfg.Send,
+		connect:   cfg.Connect,
+		onSlice:   cfg.OnSlice,
+		onPlan:    cfg.OnPlan,
+		onLog:     cfg.OnLog,
+		onRun:     cfg.OnRun,
+		t0:        time.Duration(unix.Now()),
+		chk:       newChecks(cfg.Check, cfg.Sched.BytesPerSliceMax, cfg.Region.G.Ranks, cfg.Region.G.ReqMax),
 
 		peerTimeout: cfg.PeerTimeout,
 		quiet:       cfg.Quiet,
@@ -966,21 +974,36 @@ func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
 // that owes chunks and has sent no data frame for PeerTimeout (counted
 // from the start of the wait at the earliest) fails the slice, named
 // (the error is this node's: it is the one that saw the silence).
+//
+// A wait that lasts waitWatch has the master's frames read meanwhile
+// (onWait: AgentEndpoint's watcher), so that a gang's hold (MsgHold) stops
+// the ranks here, at once, and not when the wait ends, and a stop
+// (MsgStop) ends the wait (errMasterStopped). The data still owed keeps
+// arriving into the stopped ranks' memory; the wait goes on.
 func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error {
-	if a.peerTimeout <= 0 || a.peerTimeout >= timeout {
-		select {
-		case <-a.arrived[stage]:
-			return nil
-		case <-time.After(timeout):
-			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
-		}
+	select {
+	case <-a.arrived[stage]:
+		return nil
+	default:
 	}
 	start := a.now()
+	peer := a.peerTimeout > 0 && a.peerTimeout < timeout
 	step := max(a.peerTimeout/8, time.Millisecond)
+	watch := a.onWait != nil
+	next := func(now time.Duration) time.Duration { // until the timer's next tick
+		d := start + timeout - now
+		if peer {
+			d = min(d, step)
+		}
+		if watch {
+			d = min(d, start+waitWatch-now)
+		}
+		return max(d, 0)
+	}
 	if a.peerTick == nil {
-		a.peerTick = time.NewTimer(step)
+		a.peerTick = time.NewTimer(next(start))
 	} else {
-		a.peerTick.Reset(step) // no stale tick since Go 1.23
+		a.peerTick.Reset(next(start)) // no stale tick since Go 1.23
 	}
 	tick := a.peerTick
 	defer tick.Stop()
@@ -988,32 +1011,102 @@ func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error
 		select {
 		case <-a.arrived[stage]:
 			return nil
+		case <-a.interject:
+			if err := a.interjected(); err != nil {
+				return err
+			}
+			continue
 		case <-tick.C:
 		}
 		now := a.now()
+		if watch && now-start >= waitWatch {
+			watch = false
+			a.onWait()
+		}
 		if now-start >= timeout {
 			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
 		}
-		for src := range a.owed[stage] {
-			n := a.owed[stage][src].Load()
-			if n <= 0 {
-				continue
-			}
-			silent := now - max(start, time.Duration(a.lastFrom[src].Load()))
-			if a.quiet != nil {
-				silent = min(silent, a.quiet(proto.NodeID(src)))
-			}
-			if silent >= a.peerTimeout {
-				chunks := "chunks"
-				if n == 1 {
-					chunks = "chunk"
-				}
-				return a.fail(-1, "%s awaited %d %s of slice %d from %s, which sent it no data for %v (node_timeout): the link between %s and %s is down, or the network is partitioned between them",
-					a.nodeName(a.node), n, chunks, k, a.nodeName(proto.NodeID(src)), a.peerTimeout, a.hostName(a.node), a.hostName(proto.NodeID(src)))
-			}
+		if err := a.peerSilent(k, stage, now, start, peer); err != nil {
+			return err
 		}
-		tick.Reset(step)
+		tick.Reset(next(now))
 	}
+}
+
+// peerSilent is await's check, when peer is on: a node that owes chunks of
+// stage and sent no data frame for PeerTimeout fails the slice.
+func (a *Agent) peerSilent(k proto.SliceID, stage uint8, now, start time.Duration, peer bool) error {
+	if !peer {
+		return nil
+	}
+	for src := range a.owed[stage] {
+		n := a.owed[stage][src].Load()
+		if n <= 0 {
+			continue
+		}
+		silent := now - max(start, time.Duration(a.lastFrom[src].Load()))
+		if a.quiet != nil {
+			silent = min(silent, a.quiet(proto.NodeID(src)))
+		}
+		if silent >= a.peerTimeout {
+			chunks := "chunks"
+			if n == 1 {
+				chunks = "chunk"
+			}
+			return a.fail(-1, "%s awaited %d %s of slice %d from %s, which sent it no data for %v (node_timeout): the link between %s and %s is down, or the network is partitioned between them",
+				a.nodeName(a.node), n, chunks, k, a.nodeName(proto.NodeID(src)), a.peerTimeout, a.hostName(a.node), a.hostName(proto.NodeID(src)))
+		}
+	}
+	return nil
+}
+
+// waitWatch is how long a wait in TX lasts before the master's frames are
+// read meanwhile (await, onWait). Below it no wait pays for the watcher (a
+// goroutine, and one hand-off of the master's next frame); a gang holds a
+// job only DefaultHold (100 ms at least) past its strobe, so by then the
+// watcher reads.
+const waitWatch = time.Millisecond
+
+// errMasterStopped ends a wait in TX when the master's stop was read
+// meanwhile (await): the job is over, nothing more is to move.
+var errMasterStopped = errors.New("nicthread: the master stopped the job while this node transmitted")
+
+// holdSoon and stopSoon are the watcher's (AgentEndpoint): they record a
+// hold of slice h, or the master's stop, read while TX waits, and wake the
+// wait (await), which applies it. Safe from any goroutine.
+func (a *Agent) holdSoon(h proto.SliceID) {
+	for {
+		old := a.holdReq.Load()
+		if uint64(h) <= old || a.holdReq.CompareAndSwap(old, uint64(h)) {
+			break
+		}
+	}
+	a.wakeInterject()
+}
+
+func (a *Agent) stopSoon() {
+	a.stopReq.Store(true)
+	a.wakeInterject()
+}
+
+func (a *Agent) wakeInterject() {
+	select {
+	case a.interject <- struct{}{}:
+	default:
+	}
+}
+
+// interjected applies what the master's frames read while TX waited say: a
+// hold stops the ranks now (hold), a stop ends the wait. Same goroutine as
+// TX.
+func (a *Agent) interjected() error {
+	if h := a.holdReq.Swap(0); h != 0 {
+		a.hold(proto.SliceID(h))
+	}
+	if a.stopReq.Load() {
+		return errMasterStopped
+	}
+	return nil
 }
 
 // sendErr is the slice's error for a data frame to another node that

@@ -370,9 +370,25 @@
 // say the job runs, and the agent keeps its ranks stopped through the DEM
 // of the named slice. The slice's deadlock count stays the DEM's decision
 // on every node, wherever the hold reached it (SliceStats.Ran follows the
-// decision, not whether the ranks were stopped). An agent waiting in TX for the silent
-// node's data reads it only when that wait ends (at its PeerTimeout, when it
-// fails the job). The next DEM waits until the hold's frames are sent, so
+// decision, not whether the ranks were stopped). An agent reads the
+// master's frames itself (a direct peer) between the slice's steps, where it
+// waits for the master's next frame (the report rounds); its own DEM and MSM
+// wait for nothing. Where it waits inside TX (for another node's data:
+// Agent.await) for more than waitWatch (1 ms), a goroutine of its endpoint
+// (the watcher) reads the master's frames meanwhile: a hold it passes to the
+// wait, which stops the ranks at once, there, and goes on waiting (the data
+// still owed arrives into the stopped ranks' memory, so the slice completes
+// if the silent node comes back); a stop ends the wait (the job is over:
+// the agent ends quietly, as at a stop between steps). The first other
+// frame (the next DEM) the watcher hands to Serve and ends; a hold it read
+// before is applied first, so the order of the master's frames holds. So
+// an agent learns of a hold within a wake-up wherever it waits, not at its
+// node_timeout. Not covered: a data frame whose send blocks because the
+// silent node takes nothing (a full socket buffer: more than the kernel's
+// buffer of data for that node in the slice); that send fails at the
+// node_timeout (the mesh's send timeout), and the hold is read after it.
+// Waits under a watcher cost it a goroutine and one hand-off of the next
+// frame; shorter waits (the ordinary ones) cost nothing more. The next DEM waits until the hold's frames are sent, so
 // its decision follows the hold on every connection: a released job's
 // ranks are continued when its turn comes. A job that ends while held
 // (aborted, stopped) has its stopped ranks continued and ended by its

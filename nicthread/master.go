@@ -390,6 +390,15 @@ type AgentEndpoint struct {
 	Link    transport.Link
 	Timeout time.Duration
 	in, out proto.Msg // Serve's frames from and to the master
+
+	// The watcher: while TX waits (Agent.await, after waitWatch), a
+	// goroutine reads the master's frames in Serve's stead. A hold or a
+	// stop it passes to the agent at once (holdSoon, stopSoon); the first
+	// frame that is not a hold, or its error, it hands to Serve (watched)
+	// and ends. Serve reads no frame itself while one runs (watching).
+	watching bool
+	watched  chan error
+	win      proto.Msg // the watcher's frame; Serve swaps it with in
 }
 
 // NewAgentEndpoint wraps an agent; start the link's mesh with Handler and Direct.
@@ -417,6 +426,66 @@ func (e *AgentEndpoint) Send(node proto.NodeID, m *proto.Msg) error {
 // connected yet (AgentConfig.Connect); it returns at once.
 func (e *AgentEndpoint) Connect(node proto.NodeID) { e.Link.Connect(int(node) + 1) }
 
+// recv reads the master's next frame into e.in: from the watcher if one
+// runs (it read the frame, or is reading it), else from the link. A hold
+// the watcher read before that frame is applied first, so that the frame
+// (the next slice's DEM) is handled after it, in the master's order.
+func (e *AgentEndpoint) recv() error {
+	if !e.watching {
+		return e.Link.Recv(0, &e.in, MasterSilence)
+	}
+	t := time.NewTimer(MasterSilence)
+	defer t.Stop()
+	select {
+	case err := <-e.watched:
+		e.watching = false
+		if err != nil {
+			return err
+		}
+	case <-t.C:
+		// The watcher still reads (until the link closes); Serve ends.
+		return fmt.Errorf("agent %d: the master sent nothing for %v", e.A.Node(), MasterSilence)
+	}
+	e.in, e.win = e.win, e.in
+	e.A.interjected() // errMasterStopped only with the stop, which is e.in: Serve ends on it
+	return nil
+}
+
+// watch starts the watcher (Agent.onWait: TX has waited waitWatch). Same
+// goroutine as Serve.
+func (e *AgentEndpoint) watch() {
+	if e.watching {
+		return
+	}
+	if e.watched == nil {
+		e.watched = make(chan error, 1)
+	}
+	e.watching = true
+	go func() {
+		for {
+			// No bound of its own: Serve bounds its wait for the
+			// frame (recv) once TX is over; the link's closing ends it.
+			if err := e.Link.Recv(0, &e.win, watchForever); err != nil {
+				e.watched <- err
+				return
+			}
+			switch e.win.Type {
+			case proto.MsgHold:
+				e.A.holdSoon(e.win.Slice)
+				continue
+			case proto.MsgStop:
+				e.A.stopSoon()
+			}
+			e.watched <- nil
+			return
+		}
+	}()
+}
+
+// watchForever is the watcher's read timeout: none in effect (the job's
+// teardown closes the link).
+const watchForever time.Duration = 1 << 62
+
 // MasterSilence is how long an agent waits for the master's next frame
 // before it gives up on the job.
 const MasterSilence = time.Minute
@@ -429,8 +498,9 @@ func (e *AgentEndpoint) Serve() error {
 	// frame on the stack would escape, one allocation per reply.
 	reply := func(m proto.Msg) error { e.out = m; return e.Link.Send(0, &e.out) }
 	m := &e.in
+	e.A.onWait = e.watch
 	for {
-		if err := e.Link.Recv(0, m, MasterSilence); err != nil {
+		if err := e.recv(); err != nil {
 			return err
 		}
 		var err error
@@ -446,7 +516,14 @@ func (e *AgentEndpoint) Serve() error {
 				err = reply(proto.Msg{Type: proto.MsgMSMDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgTX:
-			if err = e.A.TX(m.Slice, e.Timeout); err == nil {
+			err = e.A.TX(m.Slice, e.Timeout)
+			if err == nil {
+				err = e.A.interjected() // a hold (or the stop) the watcher read after TX's last wait
+			}
+			if errors.Is(err, errMasterStopped) {
+				return nil // the watcher read the stop: the job is over
+			}
+			if err == nil {
 				err = reply(proto.Msg{Type: proto.MsgTXDone, Slice: m.Slice, Node: me})
 			}
 		case proto.MsgHold:

@@ -22,8 +22,10 @@
 //
 //   - master → agent: MsgDEM (the strobe), MsgMSM (every node's descriptors of
 //     the slice), MsgTX, MsgStop, and in a gang MsgHold (the job is held:
-//     stop its ranks; between the slice's steps); agent → master: MsgDEMDone (the node's
-//     descriptors and status), MsgMSMDone, MsgTXDone, MsgFail. Every node,
+//     stop its ranks; read between the slice's steps, or by a watcher
+//     goroutine while the agent waits in TX: nicthread's doc.go); agent →
+//     master: MsgDEMDone (the node's descriptors and status), MsgMSMDone,
+//     MsgTXDone, MsgFail. Every node,
 //     every slice, both ways: these pairs are direct and connected at Start.
 //   - agent → agent: MsgData only, one frame per chunk of the slice's plan whose
 //     source and destination nodes differ, sent in TX. The descriptor exchange

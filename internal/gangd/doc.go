@@ -139,8 +139,10 @@
 // is released and its turn comes (the host came back within node_timeout)
 // or the job ends (aborted or stopped: its bcsd continues and ends them, as
 // any descheduled job's ranks). A host whose agent waits in a transmission
-// for the silent host's data reads the hold only when that wait ends, at
-// its node_timeout, when it fails the job.
+// for the silent host's data reads the hold there too, at once (the
+// agent's watcher, nicthread's doc.go), stops its ranks and goes on waiting
+// for the data; it fails the job at its node_timeout if the silent host
+// stays silent, naming it, and a stop read there ends it quietly.
 //
 // CLOCK_MONOTONIC time, as everywhere in the strobe; the hold is a design
 // constant (nicthread.DefaultHold), not a configuration key: long enough
@@ -148,7 +150,10 @@
 // a job its turns, short against node_timeout (default 5 s). Tests:
 // nicthread's TestGangSilentHostStallsOnlyItsJob and
 // TestGangSilentHostAbortsItsJobAtNodeTimeout (agents over loopback TCP, one
-// made silent with transporttest.Stall), TestGangHeldJobsRanksAreStopped, strobe's TestGangHeldJobIsPassedOver,
+// made silent with transporttest.Stall), TestGangHeldJobsRanksAreStopped,
+// TestGangHoldStopsRanksWaitingInTX, TestGangHoldInTXThenNodeTimeout and
+// TestGangStopReachesAgentWaitingInTX (a node silent in TX while its peer
+// waits for its data), strobe's TestGangHeldJobIsPassedOver,
 // and cmd/bcsrun's TestGangAcrossHostsSilentHost (namespace hosts over
 // ssh, h3's link cut).
 //
