@@ -930,7 +930,11 @@
 //     Comm_dup (MPI_COMM_NULL_COPY_FN and MPI_COMM_DUP_FN as the standard
 //     says), delete callbacks when a value is replaced or deleted, at
 //     Comm_free, and for MPI_COMM_SELF at the start of Finalize, newest
-//     first; both are C functions called through shim trampolines.
+//     first; both are C functions called through shim trampolines. A
+//     keyval freed while attributes use it keeps serving them (their
+//     delete callbacks still run); a keyval value is never reused, so
+//     freeing it again is MPI_ERR_KEYVAL (MPICH accepts repeated frees,
+//     Open MPI reports an error; testdata/keyvalfree.c).
 //     Windows likewise (winattr.go: see One-sided communication).
 //     Datatypes likewise (typeattr.go): Type_create_keyval, Type_free_keyval,
 //     Type_set_attr, Type_get_attr, Type_delete_attr; copy callbacks at
