@@ -774,7 +774,14 @@
 //     arguments are bad (a null, freed or wrong-kind info is MPI_ERR_INFO).
 //   - Views: MPI_File_set_view takes a committed etype and filetype; the
 //     filetype's data must be whole etypes, at nonnegative, nondecreasing
-//     displacements, with a positive extent (else MPI_ERR_TYPE naming why);
+//     displacements, with a positive extent (else MPI_ERR_TYPE naming why:
+//     the standard names no class; ROMIO answers MPI_ERR_IO, Open MPI
+//     MPI_ERR_TYPE). Data at a repeated displacement (overlap), which the
+//     standard forbids on a file opened for writing and allows on one
+//     opened read-only, is refused on both: the compiled view maps each
+//     byte of the file to one place. A typemap that goes back, as
+//     {0, 4, 8, 4}, is refused in every access mode (ROMIO takes it on a
+//     read-only file; MPICH's io/tst_fileview expects that);
 //     the members' etypes must have one extent in the file and the members
 //     one datarep (MPI_ERR_NOT_SAME). Data representations: "native",
 //     "external32" and those registered with MPI_Register_datarep(_c)
@@ -923,7 +930,11 @@
 //     Comm_dup (MPI_COMM_NULL_COPY_FN and MPI_COMM_DUP_FN as the standard
 //     says), delete callbacks when a value is replaced or deleted, at
 //     Comm_free, and for MPI_COMM_SELF at the start of Finalize, newest
-//     first; both are C functions called through shim trampolines.
+//     first; both are C functions called through shim trampolines. A
+//     keyval freed while attributes use it keeps serving them (their
+//     delete callbacks still run); a keyval value is never reused, so
+//     freeing it again is MPI_ERR_KEYVAL (MPICH accepts repeated frees,
+//     Open MPI reports an error; testdata/keyvalfree.c).
 //     Windows likewise (winattr.go: see One-sided communication).
 //     Datatypes likewise (typeattr.go): Type_create_keyval, Type_free_keyval,
 //     Type_set_attr, Type_get_attr, Type_delete_attr; copy callbacks at
@@ -942,7 +953,13 @@
 //     kind<<24 | index).
 //   - Error handlers: Comm_set_errhandler, Comm_get_errhandler,
 //     Comm_create_errhandler (C functions, called through a shim
-//     trampoline), Comm_call_errhandler, Errhandler_free.
+//     trampoline), Comm_call_errhandler, Errhandler_free. After a user
+//     handler returns, the call returns the error code the handler was
+//     given, whatever the handler wrote through its pointer (the standard
+//     passes "the error code to be returned" by address "so that the
+//     handler may be written in Fortran", and gives a change no meaning;
+//     Open MPI does the same, MPICH returns the changed code). The same
+//     holds for window, file and session handlers.
 //   - Datatypes (datatype.go): Type_contiguous, Type_vector,
 //     Type_create_hvector, Type_indexed, Type_create_hindexed,
 //     Type_create_indexed_block, Type_create_hindexed_block,

@@ -989,7 +989,7 @@ func checkFiletype(e, t *dtInfo) string {
 			return fmt.Sprintf("it has data at the negative displacement %d", s.off)
 		}
 		if s.off < end || s.n > 1 && s.stride < s.len {
-			return "its displacements are not monotonically nondecreasing"
+			return "its data go back or overlap (the standard wants displacements nonnegative and nondecreasing, and no overlap on a file opened for writing; bcsmpi takes no repeated displacements on any file)"
 		}
 		end = s.off + (s.n-1)*s.stride + s.len
 	}

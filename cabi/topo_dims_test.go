@@ -31,6 +31,10 @@ func TestBalancedDims(t *testing.T) {
 		{735134400, 20, nil},
 		{2095133040, 6, []int{39, 38, 36, 35, 34, 33}},
 		{2095133040, 16, nil},
+		// Ties on the spread and on the smallest factor go to the larger
+		// second smallest: 14 x 12 x 12 x 7 x 7 is as spread.
+		{98784, 5, []int{14, 14, 9, 8, 7}},
+		{303408, 5, []int{43, 14, 9, 8, 7}},
 	}
 	for _, c := range cases {
 		got := balancedDims(c.n, c.k)
@@ -50,6 +54,71 @@ func TestBalancedDims(t *testing.T) {
 		}
 		if c.want != nil && !slices.Equal(got, c.want) {
 			t.Errorf("balancedDims(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
+		}
+	}
+}
+
+// naiveDims is the reference for balancedDims: every non-increasing
+// factorisation of n into k factors, enumerated, and the best of them by
+// the rule of MPI_Dims_create's doc comment, compared factor by factor.
+func naiveDims(n, k int) []int {
+	var all [][]int
+	var walk func(r, m, cap int, f []int)
+	walk = func(r, m, cap int, f []int) {
+		if m == 0 {
+			if r == 1 {
+				all = append(all, slices.Clone(f))
+			}
+			return
+		}
+		for x := min(r, cap); x >= 1; x-- {
+			if r%x == 0 {
+				walk(r/x, m-1, x, append(f, x))
+			}
+		}
+	}
+	walk(n, k, n, nil)
+	better := func(a, b []int) bool {
+		if sa, sb := a[0]-a[k-1], b[0]-b[k-1]; sa != sb {
+			return sa < sb
+		}
+		for i := k - 1; i >= 0; i-- {
+			if a[i] != b[i] {
+				return a[i] > b[i]
+			}
+		}
+		return false
+	}
+	best := all[0]
+	for _, f := range all[1:] {
+		if better(f, best) {
+			best = f
+		}
+	}
+	return best
+}
+
+// TestBalancedDimsAgainstNaive compares the pruned search with the
+// enumeration of naiveDims: every n up to 400 over 2 to 5 dimensions, and
+// numbers with many factorisations (products of small primes, and such
+// numbers times a prime larger than their other factors) over 3 to 6.
+func TestBalancedDimsAgainstNaive(t *testing.T) {
+	var ns [][2]int
+	for k := 2; k <= 5; k++ {
+		for n := 1; n <= 400; n++ {
+			ns = append(ns, [2]int{n, k})
+		}
+	}
+	for _, base := range []int{2 * 2 * 2 * 2 * 2 * 9 * 343, 5040, 27720, 2 * 2 * 2 * 2 * 3 * 3 * 3 * 5 * 5 * 7} {
+		for _, p := range []int{1, 17, 43, 101} {
+			for k := 3; k <= 6; k++ {
+				ns = append(ns, [2]int{base * p, k})
+			}
+		}
+	}
+	for _, c := range ns {
+		if got, want := balancedDims(c[0], c[1]), naiveDims(c[0], c[1]); !slices.Equal(got, want) {
+			t.Errorf("balancedDims(%d, %d) = %v, want %v", c[0], c[1], got, want)
 		}
 	}
 }

@@ -610,6 +610,41 @@ static void sequential(void) {
     CHECK(access(path("seq"), F_OK) != 0, "seq left behind");
 }
 
+/* Views whose filetype breaks the standard's rules (displacements
+ * nonnegative and nondecreasing, in every access mode) are MPI_ERR_TYPE
+ * on a read-only file as on a writable one (the standard names no class;
+ * ROMIO answers MPI_ERR_IO and takes a typemap that goes back on a
+ * read-only file, so these run under bcsmpi alone); a filetype with holes
+ * whose displacements increase is taken. */
+static void badviews(void) {
+    MPI_File fh;
+    OK(MPI_File_open(MPI_COMM_WORLD, path("views"), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    OK(MPI_File_close(&fh));
+    for (int ro = 0; ro < 2; ro++) {
+        OK(MPI_File_open(MPI_COMM_WORLD, path("views"), ro ? MPI_MODE_RDONLY : MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+        int bl[2][2] = {{1, 1}, {3, 1}}, dp[3][2] = {{-2, 2}, {3, 0}, {0, 1}};
+        for (int c = 0; c < 3 && BCSMPI; c++) { /* negative; decreasing; {0, 4, 8, 4} */
+            MPI_Datatype ft;
+            OK(MPI_Type_indexed(2, bl[c == 2], dp[c], MPI_INT, &ft));
+            OK(MPI_Type_commit(&ft));
+            FAILS(MPI_File_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+            FAILS(MPI_File_set_view(fh, 0, ft, ft, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+            OK(MPI_Type_free(&ft));
+        }
+        MPI_Datatype ft;
+        int ok[2] = {0, 3};
+        OK(MPI_Type_indexed(2, bl[0], ok, MPI_INT, &ft));
+        OK(MPI_Type_commit(&ft));
+        OK(MPI_File_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL));
+        OK(MPI_Type_free(&ft));
+        OK(MPI_File_close(&fh));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        OK(MPI_File_delete(path("views"), MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* File error handlers. */
 static int calls, lastcode;
 static MPI_File lastfile;
@@ -750,6 +785,7 @@ int main(int argc, char **argv) {
     forms();
     subarrays();
     sequential();
+    badviews();
     handlers();
     collerr();
     MPI_Finalize();

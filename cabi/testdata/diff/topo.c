@@ -4,14 +4,17 @@
 
 /* best_split: of the non-increasing factorisations of n into k factors
  * (each <= cap), the one whose largest and smallest differ least; ties to
- * the larger smallest, then to the first in lexicographic order (17 3 2 1
- * before 17 6 1 1); by exhaustive search. f holds the factors so far. */
-static void best_split(int n, int k, int cap, int *f, int depth, int *best, int *bspread, int *bmin) {
+ * the one whose factors, read from the smallest up, are larger where they
+ * first differ (17 3 2 1 before 17 6 1 1; 14 14 9 8 7 before 14 12 12 7 7);
+ * by exhaustive search. f holds the factors so far. */
+static void best_split(int n, int k, int cap, int *f, int depth, int *best, int *bspread) {
     if (k == 0) {
         if (n != 1) return;
-        int spread = f[0] - f[depth - 1], mn = f[depth - 1];
-        if (spread < *bspread || (spread == *bspread && mn > *bmin)) {
-            *bspread = spread; *bmin = mn;
+        int spread = f[0] - f[depth - 1], up = 0;
+        for (int i = depth - 1; i >= 0 && up == 0 && spread == *bspread; i--)
+            up = f[i] - best[i];
+        if (spread < *bspread || (spread == *bspread && up > 0)) {
+            *bspread = spread;
             for (int i = 0; i < depth; i++) best[i] = f[i];
         }
         return;
@@ -19,7 +22,7 @@ static void best_split(int n, int k, int cap, int *f, int depth, int *best, int 
     for (int x = 1; x <= cap; x++) {
         if (n % x) continue;
         f[depth] = x;
-        best_split(n / x, k - 1, x, f, depth + 1, best, bspread, bmin);
+        best_split(n / x, k - 1, x, f, depth + 1, best, bspread);
     }
 }
 
@@ -28,9 +31,9 @@ static void best_split(int n, int k, int cap, int *f, int depth, int *best, int 
 static void dims_balanced(void) {
     for (int k = 1; k <= 4; k++)
         for (int n = 1; n <= 300; n++) {
-            int d[4] = {0, 0, 0, 0}, f[4], best[4], bspread = n + 1, bmin = 0;
+            int d[4] = {0, 0, 0, 0}, f[4], best[4], bspread = n + 1;
             OK(MPI_Dims_create(n, k, d));
-            best_split(n, k, n, f, 0, best, &bspread, &bmin);
+            best_split(n, k, n, f, 0, best, &bspread);
             int same = 1;
             for (int i = 0; i < k; i++) same &= d[i] == best[i];
             CHECK(same, "dims %d/%d: got %d %d %d %d, want %d %d %d %d", n, k, d[0], k > 1 ? d[1] : 0,
