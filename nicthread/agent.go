@@ -235,10 +235,13 @@ type AgentConfig struct {
 // rank's process with Spawned: a block is drained only once the process that
 // attached to it has been checked against it.
 func NewAgent(cfg AgentConfig) *Agent {
-	if cfg.Check != (check.Mode{}) {
-		// The checks verify chunks piece by piece within a slice; a span's
-		// copy is not made for them. The mode is the job's, so every node
-		// drops spans alike and computes the same plans.
+	if cfg.Check.Buffers {
+		// The buffer checks compare a receive buffer piece by piece before
+		// each write within a slice; a span's copy is not made for them.
+		// Under flow alone spans stay: the receiver sums a span as it
+		// copies it and the agent compares when it ends (flow.go,
+		// flowSpan). The mode is the job's, so every node drops spans
+		// alike and computes the same plans.
 		cfg.Sched.PullBytesPerSlice = 0
 	}
 	a := &Agent{
@@ -644,7 +647,7 @@ func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout ti
 		}
 		for i := range p.Chunks {
 			if c := &p.Chunks[i]; c.Span != 0 && c.SrcNode == a.node {
-				a.spanStart(k, c)
+				a.spanStart(k, i, c)
 			}
 		}
 		a.postPulls(p)

@@ -102,6 +102,9 @@ type pendPull struct {
 	idx []int32
 	cs  []proto.Chunk
 	src []uint32
+	// stopped: a span's order whose receiver was stopped mid-copy
+	// (spanSettle); how many entries it copied is read when its sums are.
+	stopped bool
 }
 
 // deferSums says whether a pull order's destination sums are compared
@@ -341,7 +344,7 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 	x := a.chk
 	if x.deferSums() {
 		pd := &x.pend[l]
-		pd.on, pd.k, pd.seq = true, k, a.pullSeq[l]
+		pd.on, pd.k, pd.seq, pd.stopped = true, k, a.pullSeq[l], false
 		pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
 		for j, i := range a.pullIdx[l][:copied] {
 			x.moved[i]++
@@ -373,6 +376,58 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 		}
 	}
 	return nil
+}
+
+// flowSpan records the span's order (span.go), done with copied entries
+// (0 or 1) or, stopped, taken over by the agent while the receiver may
+// still copy, for the deferred comparison (flow alone): the rank sums the
+// span as it copies it and stores the sum after reporting the order done,
+// and the agent compares it at its next TX or when the rank takes its next
+// order (verifyPulls, verifyPull), as for any pull order. The source sum is
+// taken now, while the send is in flight (it completes at the end of the
+// span's last slice at the earliest): combined from the block sums the
+// sender took after posting it (spanSource). The entry was counted once
+// when the span started; the agent's shares of it, if any, were checked as
+// it copied them (moveChecked), and the order covers the rest, so every
+// byte of the chunk is checked once.
+func (a *Agent) flowSpan(copied int, stopped bool) error {
+	x, sp := a.chk, &a.sp
+	pd := &x.pend[sp.l]
+	pd.on, pd.k, pd.seq, pd.stopped = true, sp.k0, sp.seq, stopped
+	pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
+	if copied != 1 {
+		return nil // nothing copied: the rank stores no sum, and the agent copies the rest (moveChecked)
+	}
+	c := sp.c
+	c.SrcAddr, c.DstAddr, c.Off, c.Len = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, c.Len-sp.off
+	s, err := a.spanSource(&c)
+	if err != nil {
+		return err
+	}
+	pd.idx, pd.cs, pd.src = append(pd.idx, int32(sp.i)), append(pd.cs, c), append(pd.src, s)
+	return nil
+}
+
+// spanSource is the source sum of a span's chunk c: postSource of its
+// parts of at most a budget (the blocks the agent reads a header for at a
+// time), combined (check.Combine); a send without a header the agent can
+// read is read and summed whole (sumSource).
+func (a *Agent) spanSource(c *proto.Chunk) (uint32, error) {
+	step := uint64(max(cap(a.chk.ssums)-2, 1) * check.BlockSize)
+	var sum uint32
+	part := *c
+	for off := uint64(0); off < c.Len; off += step {
+		part.SrcAddr, part.Len = c.SrcAddr+off, min(step, c.Len-off)
+		s, ok, err := a.postSource(&part)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return a.sumSource(c)
+		}
+		sum = check.Combine(sum, s, int(part.Len))
+	}
+	return sum, nil
 }
 
 var finalizeCode = proto.CallCode("MPI_Finalize")
@@ -434,6 +489,11 @@ func (a *Agent) verifyPull(l int, timeout time.Duration) error {
 		return err
 	}
 	pd.on = false
+	if pd.stopped { // compare what it copied (its done word still holds this order: no other was posted since)
+		if _, copied, err := b.PullResult(pd.seq, len(pd.cs)); err == nil && copied < len(pd.cs) {
+			pd.cs = pd.cs[:copied]
+		}
+	}
 	for j := range pd.cs {
 		c := &pd.cs[j]
 		src, dst := pd.src[j], b.PullSum(j)
@@ -603,9 +663,15 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	if x == nil {
 		return nil
 	}
-	x.moved[i] += uint32(times)
+	if i >= 0 {
+		x.moved[i] += uint32(times)
+	}
 	if flow && local && dst != src {
-		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32 %#08x at the source, %#08x at the destination)%s", c.Len, src, dst, recvTouchedNote)
+		what := ""
+		if i < 0 { // a span's share (spanCopy): name the span's entry
+			k, i, what = a.sp.k0, a.sp.i, fmt.Sprintf(" (a share of a span copied by the agent, %d bytes at offset %d of the message)", c.Len, c.Off)
+		}
+		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32 %#08x at the source, %#08x at the destination)%s%s", c.Len, src, dst, what, recvTouchedNote)
 	}
 	return nil
 }

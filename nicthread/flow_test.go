@@ -410,3 +410,98 @@ func TestFlowPullOrders(t *testing.T) {
 		})
 	}
 }
+
+// Spans under flow alone (span.go, flowSpan): a large message within a
+// node moves as one span, copied by its receiver across slices, which sums
+// it as it copies and stores the sum after reporting the order done; the
+// agent takes the source sum from the sender's block sums (read almost
+// nothing of the send buffer) and compares when the rank has stored its
+// sum. A fault in the receiver's copy is a runtime bug report naming the
+// span's plan entry; when the receiver does not take the order the agent
+// copies the span's shares itself, each checked as it copies it, and a
+// fault there is reported naming the span's entry too.
+func TestFlowSpans(t *testing.T) {
+	const size = 1<<20 + 13 // one span of 3 slices (spanNode)
+	me := os.Getpid()
+	faithful := func(d []byte, src uint64) error { return unix.ReadFrom(me, d, src) }
+	corrupt := func(d []byte, src uint64) error {
+		err := unix.ReadFrom(me, d, src)
+		d[len(d)/2] ^= 0x40
+		return err
+	}
+	t.Cleanup(func() { copyFault = nil })
+	for _, c := range []struct {
+		name     string
+		copyIn   func([]byte, uint64) error // nil: the receiver takes no order
+		fault    bool                       // the agent's copy corrupts a share
+		wantErr  []string
+		agentErr bool
+	}{
+		{name: "receiver", copyIn: faithful},
+		{name: "receiver/corrupt", copyIn: corrupt, wantErr: []string{"flow check: runtime bug in slice", "pull order entry 0", "r0->r1"}},
+		{name: "agent"},
+		{name: "agent/corrupt", fault: true, wantErr: []string{"flow check: runtime bug in slice", "a share of a span copied by the agent", "r0->r1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyFault = nil
+			if c.fault {
+				copyFault = func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+					if ch.Off > 0 {
+						data[len(data)/2] ^= 0x40
+					}
+					return 1
+				}
+			}
+			tn := spanNodeChecked(t, nil, 0, check.Mode{Flow: true})
+			nodes := []*testNode{tn}
+			src, dst := message(size), make([]byte, size)
+			hdr := check.NewHeader(src) // the sender's sums, taken after its post
+			tn.rank[0].SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+			defer runtime.KeepAlive(hdr)
+			stop := func() {}
+			if c.copyIn != nil {
+				stop = servePulls(t, tn.rank[1], dst, true, c.copyIn)
+			}
+			postSpanPair(tn, src, dst)
+			err := runSlices(nodes, 4)
+			a := tn.a
+			for k := proto.SliceID(5); err == nil && a.chk.pend[1].on && k < 1000; k++ {
+				err = runSlicesFrom(nodes, k, k)
+			}
+			stop()
+			st := a.Pulls()
+			if st.Spans != 1 {
+				t.Fatalf("pull stats %+v, want one span", st)
+			}
+			if c.copyIn != nil && st.Served != 1 {
+				t.Fatalf("pull stats %+v, want the span served by the receiver", st)
+			}
+			if c.wantErr != nil {
+				if err == nil {
+					t.Fatal("no error; want the flow check's report")
+				}
+				for _, w := range c.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("%q does not name %q", err, w)
+					}
+				}
+				t.Log(err)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tn.rank[1].Done(0) || !bytes.Equal(src, dst) {
+				t.Fatalf("receive done %v, delivered intact %v", tn.rank[1].Done(0), bytes.Equal(src, dst))
+			}
+			if c.copyIn != nil {
+				if a.chk.pend[1].on || atomic.LoadUint32(tn.rank[1].PullVerified()) == 0 {
+					t.Errorf("the span's sum was not compared (pending %v, verified order %d)", a.chk.pend[1].on, atomic.LoadUint32(tn.rank[1].PullVerified()))
+				}
+				if a.chk.srcRead > check.BlockSize {
+					t.Errorf("the agent read %d bytes of the send buffer to sum them, want at most the last partial block", a.chk.srcRead)
+				}
+			}
+		})
+	}
+}
