@@ -891,11 +891,27 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 // that fit it: a pulled chunk (up to the pull rate's bytes, above the
 // budget the buffer is sized for, scheduler doc.go "Pulled chunks") whose
 // receiver did not take or finish its order. Such chunks are within the
-// node, and a checked job has none (its scheduler counts every chunk at its
-// size).
+// node, and a job under the buffer checks has none (its scheduler counts
+// every chunk at its size). Under flow alone each piece is checked as it
+// is copied (moveChecked), and the entry counts as moved once if every
+// piece moved once.
 func (a *Agent) movePieces(k proto.SliceID, i int, c *proto.Chunk) error {
-	if c.SrcNode != a.node || c.DstNode != a.node || a.chk != nil {
-		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of an unchecked job", k, c.Describe(), c.Len, len(a.bounce)))
+	if c.SrcNode != a.node || c.DstNode != a.node || (a.chk != nil && a.chk.mode.Buffers) {
+		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of a job without buffer checks", k, c.Describe(), c.Len, len(a.bounce)))
+	}
+	if a.chk != nil && i >= 0 {
+		before, pieces := a.chk.moved[i], uint32(0)
+		defer func() {
+			switch moves := a.chk.moved[i] - before; {
+			case moves == pieces:
+				a.chk.moved[i] = before + 1
+			case moves == 1: // not once per piece: never counts as once (flowEnd reports it)
+				a.chk.moved[i] = before
+			}
+		}()
+		for off := uint64(0); off < c.Len; off += uint64(len(a.bounce)) {
+			pieces++
+		}
 	}
 	for off := uint64(0); off < c.Len; {
 		m := min(c.Len-off, uint64(len(a.bounce)))

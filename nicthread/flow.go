@@ -212,19 +212,11 @@ func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 	x := a.chk
 	x.pullSrc, x.pullPost = x.pullSrc[:0], x.pullPost[:0]
 	for _, i := range a.pullIdx[l] {
-		c := &p.Chunks[i]
-		s, ok, err := a.postSource(c)
+		s, post, err := a.spanSource(&p.Chunks[i])
 		if err != nil {
 			return err
 		}
-		if ok {
-			x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
-			continue
-		}
-		if s, err = a.sumSource(c); err != nil {
-			return err
-		}
-		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, false)
+		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, post)
 	}
 	return nil
 }
@@ -400,7 +392,7 @@ func (a *Agent) flowSpan(copied int, stopped bool) error {
 	}
 	c := sp.c
 	c.SrcAddr, c.DstAddr, c.Off, c.Len = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, c.Len-sp.off
-	s, err := a.spanSource(&c)
+	s, _, err := a.spanSource(&c)
 	if err != nil {
 		return err
 	}
@@ -408,26 +400,28 @@ func (a *Agent) flowSpan(copied int, stopped bool) error {
 	return nil
 }
 
-// spanSource is the source sum of a span's chunk c: postSource of its
-// parts of at most a budget (the blocks the agent reads a header for at a
-// time), combined (check.Combine); a send without a header the agent can
-// read is read and summed whole (sumSource).
-func (a *Agent) spanSource(c *proto.Chunk) (uint32, error) {
+// spanSource is the source sum of pull chunk c (a span's, or one of a pull
+// order's, which may be larger than a budget under flow alone: scheduler
+// doc.go, "Pulled chunks"): postSource of its parts of at most a budget
+// (the blocks the agent reads a header for at a time), combined
+// (check.Combine); post false: the send has no header the agent can read,
+// and the chunk was read and summed whole (sumSource).
+func (a *Agent) spanSource(c *proto.Chunk) (sum uint32, post bool, err error) {
 	step := uint64(max(cap(a.chk.ssums)-2, 1) * check.BlockSize)
-	var sum uint32
 	part := *c
 	for off := uint64(0); off < c.Len; off += step {
 		part.SrcAddr, part.Len = c.SrcAddr+off, min(step, c.Len-off)
 		s, ok, err := a.postSource(&part)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if !ok {
-			return a.sumSource(c)
+			sum, err = a.sumSource(c)
+			return sum, false, err
 		}
 		sum = check.Combine(sum, s, int(part.Len))
 	}
-	return sum, nil
+	return sum, true, nil
 }
 
 var finalizeCode = proto.CallCode("MPI_Finalize")
