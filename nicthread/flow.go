@@ -28,8 +28,9 @@ import (
 // sums in its check header where the send has one (postSource; under
 // buffers taken at post, under flow alone right after the post for a large
 // send), else by reading the sender's bytes itself; under flow alone the
-// rank sums after reporting the order done and the agent compares later
-// (verifyPulls, verifyPull). It also counts, per
+// rank stores its sums after reporting the order done and the agent
+// compares later (verifyPulls, verifyPull; a span's order too, flowSpan).
+// It also counts, per
 // plan entry, the moves made from this node and the frames that arrived
 // here; at the end of the slice every entry this node sources must have
 // moved once and every entry from another node must have arrived once. A
@@ -109,8 +110,9 @@ type pendPull struct {
 
 // deferSums says whether a pull order's destination sums are compared
 // later rather than when the order is done: under flow alone, where
-// the receiving rank sums what it copied after reporting the order done
-// (package mpiapi), off the slice's critical path. Under buffers,flow the
+// the receiving rank sums each piece as it copies it and stores the sums
+// after reporting the order done (package mpiapi, flowCopy and pullSums),
+// so that spans keep their single order. Under buffers,flow the
 // rank sums each piece as it copies it (it compares the piece before the
 // write anyway), and the agent compares in the same slice, while it can
 // still read the sender to tell a program's modification from a runtime
