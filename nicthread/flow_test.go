@@ -505,3 +505,54 @@ func TestFlowSpans(t *testing.T) {
 		})
 	}
 }
+
+// Under flow alone a pulled chunk may be larger than the bounce buffer
+// (the pull rate, scheduler doc.go "Pulled chunks"); when its receiver does
+// not take the order the agent copies it in pieces, each checked, and the
+// entry counts as moved once (movePieces): a clean copy passes, a piece
+// corrupted or moved twice is reported naming the entry.
+func TestFlowPulledChunkInPieces(t *testing.T) {
+	const size = 384 << 10
+	t.Cleanup(func() { copyFault = nil })
+	for _, c := range []struct {
+		name  string
+		fault func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int
+		want  string
+	}{
+		{name: "clean"},
+		{name: "corrupt", fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if ch.Off > 0 {
+				data[len(data)/2] ^= 0x40
+			}
+			return 1
+		}, want: "differ from the bytes read at the source"},
+		{name: "twice", fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if ch.Off > 0 {
+				return 2
+			}
+			return 1
+		}, want: "moved 3 times by its source node, want once"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyFault = c.fault
+			tn := spanNodeChecked(t, nil, shm.PullMin, check.Mode{Flow: true})
+			src, dst := message(size), make([]byte, size)
+			postSpanPair(tn, src, dst) // the receiver is blocked but does not offer: the agent copies
+			err := runSlices([]*testNode{tn}, 1)
+			p := tn.a.plan.Load()
+			if len(p.Chunks) != 1 || p.Chunks[0].Len != size || uint64(len(tn.a.bounce)) >= size {
+				t.Fatalf("slice 1's plan: chunks %+v, bounce %d bytes; want one chunk of %d bytes, larger than the bounce buffer", p.Chunks, len(tn.a.bounce), size)
+			}
+			if c.want == "" {
+				if err != nil || !recvDone(p) || !bytes.Equal(src, dst) {
+					t.Fatalf("err %v, receive completed %v, message intact %v", err, recvDone(p), bytes.Equal(src, dst))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "plan entry 0") {
+				t.Fatalf("err %v, want %q naming plan entry 0", err, c.want)
+			}
+			t.Log(err)
+		})
+	}
+}
