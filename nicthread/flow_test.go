@@ -556,3 +556,79 @@ func TestFlowPulledChunkInPieces(t *testing.T) {
 		})
 	}
 }
+
+// A span's receiver stopped mid-copy by the gang under flow alone
+// (spanSettle): the agent takes the copy over, checking what it copies,
+// and the receiver's late copy, once it stores its sum, is still compared
+// with the source (taken while the send was in flight): a faithful late
+// copy passes and the rank is told (so its next order and MPI_Finalize do
+// not wait forever), a corrupt one is a runtime bug report.
+func TestFlowSpanStoppedCopy(t *testing.T) {
+	const size = 1<<20 + 13
+	for _, corrupt := range []bool{false, true} {
+		tn := spanNodeChecked(t, nil, 0, check.Mode{Flow: true})
+		src, dst := message(size), make([]byte, size)
+		hdr := check.NewHeader(src)
+		tn.rank[0].SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+		blk := tn.rank[1]
+		old := pullGrace
+		pullGrace = time.Minute
+		took, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		if !blk.OfferPull() {
+			t.Fatal("offer already on")
+		}
+		go func() { // the receiving rank: takes the order, is stopped, finishes late and stores its sum
+			defer close(done)
+			for !blk.TakePull() {
+				runtime.Gosched()
+			}
+			close(took)
+			seq, _ := blk.PullOrder()
+			e := blk.PullEntry(0)
+			<-release
+			d := dst[e.DstAddr-addrOf(dst):][:e.Len]
+			copied := 0
+			if unix.ReadFrom(os.Getpid(), d, e.SrcAddr) == nil {
+				copied = 1
+			}
+			if corrupt {
+				d[len(d)/2] ^= 0x40
+			}
+			blk.FinishPull(seq, copied, false)
+			unix.FutexWake(blk.PullDone(), 1)
+			blk.SetPullSum(0, check.Sum(d))
+			atomic.StoreUint32(blk.PullSumsDone(), seq)
+			unix.FutexWake(blk.PullSumsDone(), 1)
+		}()
+		postSpanPair(tn, src, dst)
+		tn.slice(t, 1)
+		<-took
+		oldBound := settleBound
+		settleBound = func(*Agent) time.Duration { return 0 } // the copy does not end in time
+		tn.a.Gate(false)
+		settleBound = oldBound
+		if st := tn.a.Pulls(); st.Stopped != 1 || !tn.a.chk.pend[1].on {
+			t.Fatalf("pull stats %+v, pending comparison %v; want the copy taken over and its sum awaited", st, tn.a.chk.pend[1].on)
+		}
+		tn.slice(t, 2)
+		tn.slice(t, 3)
+		close(release)
+		<-done
+		pullGrace = old
+		var err error
+		for k := proto.SliceID(4); err == nil && tn.a.chk.pend[1].on && k < 1000; k++ {
+			err = runSlicesFrom([]*testNode{tn}, k, k)
+		}
+		runtime.KeepAlive(hdr)
+		if corrupt {
+			if err == nil || !strings.Contains(err.Error(), "flow check: runtime bug in slice 1, plan entry 0") {
+				t.Fatalf("corrupt late copy: err %v, want the flow check's report naming slice 1, plan entry 0", err)
+			}
+			t.Log(err)
+			continue
+		}
+		if err != nil || tn.a.chk.pend[1].on || atomic.LoadUint32(blk.PullVerified()) == 0 || !bytes.Equal(src, dst) {
+			t.Fatalf("faithful late copy: err %v, pending %v, verified order %d, intact %v", err, tn.a.chk.pend[1].on, atomic.LoadUint32(blk.PullVerified()), bytes.Equal(src, dst))
+		}
+	}
+}
