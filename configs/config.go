@@ -69,7 +69,7 @@ type Config struct {
 	PPN               int           `mapstructure:"ppn"`                  // ranks per node, 0 .. 4096; 0: spread the ranks over all nodes (hosts); else ceil(ranks/ppn) nodes
 	BytesPerSliceMax  uint64        `mapstructure:"bytes_per_slice_max"`  // per node per slice, 1 KiB .. 4 GiB; 0: auto (nicthread.AutoBudget, resolved by the launcher)
 	ChunksPerSliceMax int           `mapstructure:"chunks_per_slice_max"` // per node per slice
-	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go; twice as many when alone on its node and its last span kept up), 0 (off, and no pulled chunks) or 2 .. 64; off under check
+	SpanSlicesMax     int           `mapstructure:"span_slices_max"`      // slices one large message within a node may be copied over by its blocked receiver (a span, scheduler/doc.go; twice as many when alone on its node and its last span kept up), 0 (off, and no pulled chunks) or 2 .. 64; off under check buffers
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
@@ -753,10 +753,12 @@ const SpanRate = 6
 // Sched is the scheduler part.
 func (c Config) Sched() core.SchedConfig {
 	sc := core.SchedConfig{BytesPerSliceMax: c.BytesPerSliceMax, ChunksPerSliceMax: c.ChunksPerSliceMax, Deterministic: c.Deterministic}
-	if c.SpanSlicesMax > 0 && c.CheckMode() == (check.Mode{}) {
+	if c.SpanSlicesMax > 0 && !c.CheckMode().Buffers {
 		// A span's chunk moves at SpanRate times the budget per slice
-		// (scheduler doc.go, "Spans"); the checks' piecewise copies are
-		// not made for spans, so a checked job moves per-slice chunks.
+		// (scheduler doc.go, "Spans"); the buffer checks' piecewise
+		// copies are not made for spans, so a job under them moves
+		// per-slice chunks (the flow check alone keeps spans: package
+		// nicthread, flow.go).
 		// At most 4 GiB, the scheduler's bound (a budget near it gets no
 		// spans then: a span must move more than chunks would).
 		sc.PullBytesPerSlice = min(c.BytesPerSliceMax*SpanRate/4, 1<<32)

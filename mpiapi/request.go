@@ -328,10 +328,14 @@ func (p *process) servePull(stay bool) {
 			if !p.pullCopy(copied, p.owner[e.Req], dst, e) {
 				break
 			}
+		} else if p.chk != nil { // flow alone: summed as it is copied, the sums stored after the order is done
+			s, ok := flowCopy(int(e.PID), dst, e.SrcAddr)
+			if !ok {
+				break
+			}
+			p.chk.copied[copied] = s
 		} else if unix.ReadFrom(int(e.PID), dst, e.SrcAddr) != nil {
 			break
-		} else if p.chk != nil {
-			p.chk.copied[copied] = dst // flow alone: summed after the order is done
 		}
 	}
 	p.blk.FinishPull(seq, copied, stay)

@@ -242,10 +242,13 @@ type AgentConfig struct {
 // rank's process with Spawned: a block is drained only once the process that
 // attached to it has been checked against it.
 func NewAgent(cfg AgentConfig) *Agent {
-	if cfg.Check != (check.Mode{}) {
-		// The checks verify chunks piece by piece within a slice; a span's
-		// copy is not made for them. The mode is the job's, so every node
-		// drops spans alike and computes the same plans.
+	if cfg.Check.Buffers {
+		// The buffer checks compare a receive buffer piece by piece before
+		// each write within a slice; a span's copy is not made for them.
+		// Under flow alone spans stay: the receiver sums a span as it
+		// copies it and the agent compares when it ends (flow.go,
+		// flowSpan). The mode is the job's, so every node drops spans
+		// alike and computes the same plans.
 		cfg.Sched.PullBytesPerSlice = 0
 	}
 	a := &Agent{
@@ -652,7 +655,7 @@ func (a *Agent) sendStage(k proto.SliceID, p *core.Plan, stage uint8, timeout ti
 		}
 		for i := range p.Chunks {
 			if c := &p.Chunks[i]; c.Span != 0 && c.SrcNode == a.node {
-				a.spanStart(k, c)
+				a.spanStart(k, i, c)
 			}
 		}
 		a.postPulls(p)
@@ -896,11 +899,27 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 // that fit it: a pulled chunk (up to the pull rate's bytes, above the
 // budget the buffer is sized for, scheduler doc.go "Pulled chunks") whose
 // receiver did not take or finish its order. Such chunks are within the
-// node, and a checked job has none (its scheduler counts every chunk at its
-// size).
+// node, and a job under the buffer checks has none (its scheduler counts
+// every chunk at its size). Under flow alone each piece is checked as it
+// is copied (moveChecked), and the entry counts as moved once if every
+// piece moved once.
 func (a *Agent) movePieces(k proto.SliceID, i int, c *proto.Chunk) error {
-	if c.SrcNode != a.node || c.DstNode != a.node || a.chk != nil {
-		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of an unchecked job", k, c.Describe(), c.Len, len(a.bounce)))
+	if c.SrcNode != a.node || c.DstNode != a.node || (a.chk != nil && a.chk.mode.Buffers) {
+		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of a job without buffer checks", k, c.Describe(), c.Len, len(a.bounce)))
+	}
+	if a.chk != nil && i >= 0 {
+		before, pieces := a.chk.moved[i], uint32(0)
+		defer func() {
+			switch moves := a.chk.moved[i] - before; {
+			case moves == pieces:
+				a.chk.moved[i] = before + 1
+			case moves == 1: // not once per piece: never counts as once (flowEnd reports it)
+				a.chk.moved[i] = before
+			}
+		}()
+		for off := uint64(0); off < c.Len; off += uint64(len(a.bounce)) {
+			pieces++
+		}
 	}
 	for off := uint64(0); off < c.Len; {
 		m := min(c.Len-off, uint64(len(a.bounce)))

@@ -180,11 +180,16 @@
 // once more before it fails the job. In a job that records or replays its
 // slice log the scheduler gives spans whatever the ranks' status (the log does not hold
 // it), so the plans follow from the exchange and replay as recorded; the
-// agent copies there when the receiver is not blocked. Under BCS_CHECK
-// there are no spans: the checks verify chunks piece by piece within their
-// slice (flow.go), and a checked job keeps the per-slice chunks (NewAgent
-// drops spans whatever its configuration says: the mode is the job's, so
-// every node drops them alike). A rank that serves no pull orders gets no
+// agent copies there when the receiver is not blocked. Under the buffer
+// checks there are no spans: they compare a receive buffer before each
+// write within its slice (flow.go), and such a job keeps the per-slice
+// chunks (NewAgent drops spans whatever its configuration says: the mode
+// is the job's, so every node drops them alike). Under the flow check
+// alone spans stay: the receiver sums the span as it copies it, the agent
+// counts the entry once when the span starts, checks the shares it copies
+// itself as it copies them, and compares the receiver's sum with the
+// source's, combined from the sender's block sums, once the order is done
+// (flow.go, flowSpan). A rank that serves no pull orders gets no
 // span: one that left an order unfinished (a wrapper process, a refused
 // copy), and every rank of a host whose Yama setting refuses sibling reads
 // outright (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused,
@@ -274,11 +279,12 @@
 // sender has not summed yet (postSource), not the whole chunk; the sender
 // is read again only when the rank's sum differs, to tell the program's
 // modification (recorded for the sender) from a runtime bug. Under flow
-// alone the receiving rank sums what it copied after reporting the order
-// done, and the agent compares at its next TX if the sums are stored, else
-// when the rank takes its next order (verifyPulls, verifyPull; the rank's
-// MPI_Finalize waits for that comparison): internal/check doc.go, Passes,
-// says what that takes off the slice's critical path. The sums are
+// alone the receiving rank sums each piece as it copies it and stores the
+// sums after reporting the order done, and the agent compares at its next
+// TX if the sums are stored, else when the rank takes its next order
+// (verifyPulls, verifyPull; the rank's MPI_Finalize waits for that
+// comparison); a span's order likewise (flowSpan): internal/check doc.go,
+// Passes, says what that takes off the slice's critical path. The sums are
 // read from the rank's memory through a header whose address the rank
 // wrote: input, used only to read that rank's own memory. Off, each hook is
 // a nil test. copyFault is the tests' fault injector in the copy path

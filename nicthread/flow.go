@@ -28,8 +28,9 @@ import (
 // sums in its check header where the send has one (postSource; under
 // buffers taken at post, under flow alone right after the post for a large
 // send), else by reading the sender's bytes itself; under flow alone the
-// rank sums after reporting the order done and the agent compares later
-// (verifyPulls, verifyPull). It also counts, per
+// rank stores its sums after reporting the order done and the agent
+// compares later (verifyPulls, verifyPull; a span's order too, flowSpan).
+// It also counts, per
 // plan entry, the moves made from this node and the frames that arrived
 // here; at the end of the slice every entry this node sources must have
 // moved once and every entry from another node must have arrived once. A
@@ -102,12 +103,16 @@ type pendPull struct {
 	idx []int32
 	cs  []proto.Chunk
 	src []uint32
+	// stopped: a span's order whose receiver was stopped mid-copy
+	// (spanSettle); how many entries it copied is read when its sums are.
+	stopped bool
 }
 
 // deferSums says whether a pull order's destination sums are compared
 // later rather than when the order is done: under flow alone, where
-// the receiving rank sums what it copied after reporting the order done
-// (package mpiapi), off the slice's critical path. Under buffers,flow the
+// the receiving rank sums each piece as it copies it and stores the sums
+// after reporting the order done (package mpiapi, flowCopy and pullSums),
+// so that spans keep their single order. Under buffers,flow the
 // rank sums each piece as it copies it (it compares the piece before the
 // write anyway), and the agent compares in the same slice, while it can
 // still read the sender to tell a program's modification from a runtime
@@ -209,19 +214,11 @@ func (a *Agent) pullSources(k proto.SliceID, p *core.Plan, l int) error {
 	x := a.chk
 	x.pullSrc, x.pullPost = x.pullSrc[:0], x.pullPost[:0]
 	for _, i := range a.pullIdx[l] {
-		c := &p.Chunks[i]
-		s, ok, err := a.postSource(c)
+		s, post, err := a.spanSource(&p.Chunks[i])
 		if err != nil {
 			return err
 		}
-		if ok {
-			x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, true)
-			continue
-		}
-		if s, err = a.sumSource(c); err != nil {
-			return err
-		}
-		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, false)
+		x.pullSrc, x.pullPost = append(x.pullSrc, s), append(x.pullPost, post)
 	}
 	return nil
 }
@@ -341,7 +338,7 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 	x := a.chk
 	if x.deferSums() {
 		pd := &x.pend[l]
-		pd.on, pd.k, pd.seq = true, k, a.pullSeq[l]
+		pd.on, pd.k, pd.seq, pd.stopped = true, k, a.pullSeq[l], false
 		pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
 		for j, i := range a.pullIdx[l][:copied] {
 			x.moved[i]++
@@ -373,6 +370,60 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 		}
 	}
 	return nil
+}
+
+// flowSpan records the span's order (span.go), done with copied entries
+// (0 or 1) or, stopped, taken over by the agent while the receiver may
+// still copy, for the deferred comparison (flow alone): the rank sums the
+// span as it copies it and stores the sum after reporting the order done,
+// and the agent compares it at its next TX or when the rank takes its next
+// order (verifyPulls, verifyPull), as for any pull order. The source sum is
+// taken now, while the send is in flight (it completes at the end of the
+// span's last slice at the earliest): combined from the block sums the
+// sender took after posting it (spanSource). The entry was counted once
+// when the span started; the agent's shares of it, if any, were checked as
+// it copied them (moveChecked), and the order covers the rest, so every
+// byte of the chunk is checked once.
+func (a *Agent) flowSpan(copied int, stopped bool) error {
+	x, sp := a.chk, &a.sp
+	pd := &x.pend[sp.l]
+	pd.on, pd.k, pd.seq, pd.stopped = true, sp.k0, sp.seq, stopped
+	pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
+	if copied != 1 {
+		return nil // nothing copied: the rank stores no sum, and the agent copies the rest (moveChecked)
+	}
+	c := sp.c
+	c.SrcAddr, c.DstAddr, c.Off, c.Len = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, c.Len-sp.off
+	s, _, err := a.spanSource(&c)
+	if err != nil {
+		return err
+	}
+	pd.idx, pd.cs, pd.src = append(pd.idx, int32(sp.i)), append(pd.cs, c), append(pd.src, s)
+	return nil
+}
+
+// spanSource is the source sum of pull chunk c (a span's, or one of a pull
+// order's, which may be larger than a budget under flow alone: scheduler
+// doc.go, "Pulled chunks"): postSource of its parts of at most a budget
+// (the blocks the agent reads a header for at a time), combined
+// (check.Combine); post false: the send has no header the agent can read,
+// and the chunk was read and summed whole (sumSource).
+func (a *Agent) spanSource(c *proto.Chunk) (sum uint32, post bool, err error) {
+	step := uint64(max(cap(a.chk.ssums)-2, 1) * check.BlockSize)
+	part := *c
+	for off := uint64(0); off < c.Len; off += step {
+		part.SrcAddr, part.Len = c.SrcAddr+off, min(step, c.Len-off)
+		s, ok, err := a.postSource(&part)
+		if err != nil {
+			return 0, false, err
+		}
+		if !ok {
+			sum, err = a.sumSource(c)
+			return sum, false, err
+		}
+		sum = check.Combine(sum, s, int(part.Len))
+	}
+	return sum, true, nil
 }
 
 var finalizeCode = proto.CallCode("MPI_Finalize")
@@ -434,6 +485,11 @@ func (a *Agent) verifyPull(l int, timeout time.Duration) error {
 		return err
 	}
 	pd.on = false
+	if pd.stopped { // compare what it copied (its done word still holds this order: no other was posted since)
+		if _, copied, err := b.PullResult(pd.seq, len(pd.cs)); err == nil && copied < len(pd.cs) {
+			pd.cs = pd.cs[:copied]
+		}
+	}
 	for j := range pd.cs {
 		c := &pd.cs[j]
 		src, dst := pd.src[j], b.PullSum(j)
@@ -603,9 +659,15 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	if x == nil {
 		return nil
 	}
-	x.moved[i] += uint32(times)
+	if i >= 0 {
+		x.moved[i] += uint32(times)
+	}
 	if flow && local && dst != src {
-		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32 %#08x at the source, %#08x at the destination)%s", c.Len, src, dst, recvTouchedNote)
+		what := ""
+		if i < 0 { // a span's share (spanCopy): name the span's entry
+			k, i, what = a.sp.k0, a.sp.i, fmt.Sprintf(" (a share of a span copied by the agent, %d bytes at offset %d of the message)", c.Len, c.Off)
+		}
+		return a.flowErr(k, i, c, "the %d bytes written differ from the bytes read at the source (CRC-32 %#08x at the source, %#08x at the destination)%s%s", c.Len, src, dst, what, recvTouchedNote)
 	}
 	return nil
 }

@@ -410,3 +410,225 @@ func TestFlowPullOrders(t *testing.T) {
 		})
 	}
 }
+
+// Spans under flow alone (span.go, flowSpan): a large message within a
+// node moves as one span, copied by its receiver across slices, which sums
+// it as it copies and stores the sum after reporting the order done; the
+// agent takes the source sum from the sender's block sums (read almost
+// nothing of the send buffer) and compares when the rank has stored its
+// sum. A fault in the receiver's copy is a runtime bug report naming the
+// span's plan entry; when the receiver does not take the order the agent
+// copies the span's shares itself, each checked as it copies it, and a
+// fault there is reported naming the span's entry too.
+func TestFlowSpans(t *testing.T) {
+	const size = 1<<20 + 13 // one span of 3 slices (spanNode)
+	me := os.Getpid()
+	faithful := func(d []byte, src uint64) error { return unix.ReadFrom(me, d, src) }
+	corrupt := func(d []byte, src uint64) error {
+		err := unix.ReadFrom(me, d, src)
+		d[len(d)/2] ^= 0x40
+		return err
+	}
+	t.Cleanup(func() { copyFault = nil })
+	for _, c := range []struct {
+		name     string
+		copyIn   func([]byte, uint64) error // nil: the receiver takes no order
+		fault    bool                       // the agent's copy corrupts a share
+		wantErr  []string
+		agentErr bool
+	}{
+		{name: "receiver", copyIn: faithful},
+		{name: "receiver/corrupt", copyIn: corrupt, wantErr: []string{"flow check: runtime bug in slice", "pull order entry 0", "r0->r1"}},
+		{name: "agent"},
+		{name: "agent/corrupt", fault: true, wantErr: []string{"flow check: runtime bug in slice", "a share of a span copied by the agent", "r0->r1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyFault = nil
+			if c.fault {
+				copyFault = func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+					if ch.Off > 0 {
+						data[len(data)/2] ^= 0x40
+					}
+					return 1
+				}
+			}
+			tn := spanNodeChecked(t, nil, 0, check.Mode{Flow: true})
+			nodes := []*testNode{tn}
+			src, dst := message(size), make([]byte, size)
+			hdr := check.NewHeader(src) // the sender's sums, taken after its post
+			tn.rank[0].SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+			defer runtime.KeepAlive(hdr)
+			stop := func() {}
+			if c.copyIn != nil {
+				stop = servePulls(t, tn.rank[1], dst, true, c.copyIn)
+			}
+			postSpanPair(tn, src, dst)
+			err := runSlices(nodes, 4)
+			a := tn.a
+			for k := proto.SliceID(5); err == nil && a.chk.pend[1].on && k < 1000; k++ {
+				err = runSlicesFrom(nodes, k, k)
+			}
+			stop()
+			st := a.Pulls()
+			if st.Spans != 1 {
+				t.Fatalf("pull stats %+v, want one span", st)
+			}
+			if c.copyIn != nil && st.Served != 1 {
+				t.Fatalf("pull stats %+v, want the span served by the receiver", st)
+			}
+			if c.wantErr != nil {
+				if err == nil {
+					t.Fatal("no error; want the flow check's report")
+				}
+				for _, w := range c.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("%q does not name %q", err, w)
+					}
+				}
+				t.Log(err)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tn.rank[1].Done(0) || !bytes.Equal(src, dst) {
+				t.Fatalf("receive done %v, delivered intact %v", tn.rank[1].Done(0), bytes.Equal(src, dst))
+			}
+			if c.copyIn != nil {
+				if a.chk.pend[1].on || atomic.LoadUint32(tn.rank[1].PullVerified()) == 0 {
+					t.Errorf("the span's sum was not compared (pending %v, verified order %d)", a.chk.pend[1].on, atomic.LoadUint32(tn.rank[1].PullVerified()))
+				}
+				if a.chk.srcRead > check.BlockSize {
+					t.Errorf("the agent read %d bytes of the send buffer to sum them, want at most the last partial block", a.chk.srcRead)
+				}
+			}
+		})
+	}
+}
+
+// Under flow alone a pulled chunk may be larger than the bounce buffer
+// (the pull rate, scheduler doc.go "Pulled chunks"); when its receiver does
+// not take the order the agent copies it in pieces, each checked, and the
+// entry counts as moved once (movePieces): a clean copy passes, a piece
+// corrupted or moved twice is reported naming the entry.
+func TestFlowPulledChunkInPieces(t *testing.T) {
+	const size = 384 << 10
+	t.Cleanup(func() { copyFault = nil })
+	for _, c := range []struct {
+		name  string
+		fault func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int
+		want  string
+	}{
+		{name: "clean"},
+		{name: "corrupt", fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if ch.Off > 0 {
+				data[len(data)/2] ^= 0x40
+			}
+			return 1
+		}, want: "differ from the bytes read at the source"},
+		{name: "twice", fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if ch.Off > 0 {
+				return 2
+			}
+			return 1
+		}, want: "moved 3 times by its source node, want once"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyFault = c.fault
+			tn := spanNodeChecked(t, nil, shm.PullMin, check.Mode{Flow: true})
+			src, dst := message(size), make([]byte, size)
+			postSpanPair(tn, src, dst) // the receiver is blocked but does not offer: the agent copies
+			err := runSlices([]*testNode{tn}, 1)
+			p := tn.a.plan.Load()
+			if len(p.Chunks) != 1 || p.Chunks[0].Len != size || uint64(len(tn.a.bounce)) >= size {
+				t.Fatalf("slice 1's plan: chunks %+v, bounce %d bytes; want one chunk of %d bytes, larger than the bounce buffer", p.Chunks, len(tn.a.bounce), size)
+			}
+			if c.want == "" {
+				if err != nil || !recvDone(p) || !bytes.Equal(src, dst) {
+					t.Fatalf("err %v, receive completed %v, message intact %v", err, recvDone(p), bytes.Equal(src, dst))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "plan entry 0") {
+				t.Fatalf("err %v, want %q naming plan entry 0", err, c.want)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// A span's receiver stopped mid-copy by the gang under flow alone
+// (spanSettle): the agent takes the copy over, checking what it copies,
+// and the receiver's late copy, once it stores its sum, is still compared
+// with the source (taken while the send was in flight): a faithful late
+// copy passes and the rank is told (so its next order and MPI_Finalize do
+// not wait forever), a corrupt one is a runtime bug report.
+func TestFlowSpanStoppedCopy(t *testing.T) {
+	const size = 1<<20 + 13
+	for _, corrupt := range []bool{false, true} {
+		tn := spanNodeChecked(t, nil, 0, check.Mode{Flow: true})
+		src, dst := message(size), make([]byte, size)
+		hdr := check.NewHeader(src)
+		tn.rank[0].SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+		blk := tn.rank[1]
+		old := pullGrace
+		pullGrace = time.Minute
+		took, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		if !blk.OfferPull() {
+			t.Fatal("offer already on")
+		}
+		go func() { // the receiving rank: takes the order, is stopped, finishes late and stores its sum
+			defer close(done)
+			for !blk.TakePull() {
+				runtime.Gosched()
+			}
+			close(took)
+			seq, _ := blk.PullOrder()
+			e := blk.PullEntry(0)
+			<-release
+			d := dst[e.DstAddr-addrOf(dst):][:e.Len]
+			copied := 0
+			if unix.ReadFrom(os.Getpid(), d, e.SrcAddr) == nil {
+				copied = 1
+			}
+			if corrupt {
+				d[len(d)/2] ^= 0x40
+			}
+			blk.FinishPull(seq, copied, false)
+			unix.FutexWake(blk.PullDone(), 1)
+			blk.SetPullSum(0, check.Sum(d))
+			atomic.StoreUint32(blk.PullSumsDone(), seq)
+			unix.FutexWake(blk.PullSumsDone(), 1)
+		}()
+		postSpanPair(tn, src, dst)
+		tn.slice(t, 1)
+		<-took
+		oldBound := settleBound
+		settleBound = func(*Agent) time.Duration { return 0 } // the copy does not end in time
+		tn.a.Gate(false)
+		settleBound = oldBound
+		if st := tn.a.Pulls(); st.Stopped != 1 || !tn.a.chk.pend[1].on {
+			t.Fatalf("pull stats %+v, pending comparison %v; want the copy taken over and its sum awaited", st, tn.a.chk.pend[1].on)
+		}
+		tn.slice(t, 2)
+		tn.slice(t, 3)
+		close(release)
+		<-done
+		pullGrace = old
+		var err error
+		for k := proto.SliceID(4); err == nil && tn.a.chk.pend[1].on && k < 1000; k++ {
+			err = runSlicesFrom([]*testNode{tn}, k, k)
+		}
+		runtime.KeepAlive(hdr)
+		if corrupt {
+			if err == nil || !strings.Contains(err.Error(), "flow check: runtime bug in slice 1, plan entry 0") {
+				t.Fatalf("corrupt late copy: err %v, want the flow check's report naming slice 1, plan entry 0", err)
+			}
+			t.Log(err)
+			continue
+		}
+		if err != nil || tn.a.chk.pend[1].on || atomic.LoadUint32(blk.PullVerified()) == 0 || !bytes.Equal(src, dst) {
+			t.Fatalf("faithful late copy: err %v, pending %v, verified order %d, intact %v", err, tn.a.chk.pend[1].on, atomic.LoadUint32(blk.PullVerified()), bytes.Equal(src, dst))
+		}
+	}
+}

@@ -24,15 +24,22 @@ type span struct {
 	at     time.Duration // when it was posted (a.now)
 	seq    uint32
 	off    uint64 // bytes from the chunk's start not in the order: the agent copied them
+	// Under the flow check: the plan entry of the chunk (index i of slice
+	// k0's plan), for the counts and the reports (flow.go, flowSpan).
+	i  int
+	k0 proto.SliceID
 }
 
 // spanStart takes the span chunk c of slice k's plan (this node is its
 // source and destination).
-func (a *Agent) spanStart(k proto.SliceID, c *proto.Chunk) {
+func (a *Agent) spanStart(k proto.SliceID, i int, c *proto.Chunk) {
 	if a.sp.on { // the scheduler holds the node's budget until a span ends
 		panic(fmt.Sprintf("nicthread: slice %d: a span (%s) was scheduled on a node whose span (%s, last slice %d, posted %v, %d bytes by the agent) is still in flight", k, c.Describe(), a.sp.c.Describe(), a.sp.end, a.sp.posted, a.sp.off))
 	}
-	a.sp = span{on: true, l: a.localOf[c.Dst], c: *c, end: k + proto.SliceID(c.Span) - 1}
+	a.sp = span{on: true, l: a.localOf[c.Dst], c: *c, end: k + proto.SliceID(c.Span) - 1, i: i, k0: k}
+	if a.chk != nil { // flow.go: the entry moves once, as one span; its bytes are checked as they move
+		a.chk.moved[i]++
+	}
 	a.pullSt.Spans++
 	a.stats.Bytes += c.Len
 }
@@ -52,6 +59,13 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 	b := a.blocks[sp.l]
 	if !sp.posted && !a.paused && !a.noPull[sp.l] && sp.c.Len-sp.off >= pullMin {
 		c := &sp.c
+		if a.chk != nil && a.chk.deferSums() && a.chk.pend[sp.l].on {
+			// Flow alone: the rank stores its last order's sums before it
+			// takes this one (flow.go); it is compared once taken.
+			if err := a.waitSums(sp.l, timeout); err != nil {
+				return err
+			}
+		}
 		a.pullSeq[sp.l]++
 		sp.seq = a.pullSeq[sp.l]
 		e := shm.Pull{PID: int32(a.pid(c.Src)), Req: c.RecvReq, SrcAddr: c.SrcAddr + sp.off, DstAddr: c.DstAddr + sp.off, Len: c.Len - sp.off}
@@ -69,6 +83,11 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 				a.pullSt.Revoked++
 			} else {
 				sp.posted, sp.at = true, at
+				if a.chk != nil && a.chk.deferSums() && a.chk.pend[sp.l].on {
+					if err := a.verifyPull(sp.l, timeout); err != nil {
+						return err
+					}
+				}
 			}
 		}
 	}
@@ -124,6 +143,11 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration, so
 		}
 		if done {
 			sp.posted = false
+			if a.chk != nil && a.chk.deferSums() { // flow.go: compared once the rank has stored its sum
+				if err := a.flowSpan(copied, false); err != nil {
+					return false, err
+				}
+			}
 			if copied == 1 {
 				a.pullSt.Served++
 				a.pullSt.Bytes += sp.c.Len - sp.off
@@ -168,7 +192,7 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 		c := &a.piece // not a local: its address would move it to the heap
 		*c = sp.c
 		c.SrcAddr, c.DstAddr, c.Off, c.Len, c.Span = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, m, 0
-		if err := a.move(k, -1, c); err != nil {
+		if err := a.move(k, -1, c); err != nil { // -1: not counted (spanStart counted the entry); checked piece by piece (moveChecked)
 			return err
 		}
 		a.stats.Bytes -= m // counted when the span started
@@ -238,4 +262,10 @@ func (a *Agent) spanSettle() {
 	}
 	sp.posted = false
 	a.pullSt.Stopped++
+	if a.chk != nil && a.chk.deferSums() {
+		// The receiver, continued, finishes its copy and stores its sum:
+		// compared then, as far as it copied (flow.go, flowSpan). Its
+		// source sum is taken now, while the send is in flight.
+		_ = a.flowSpan(1, true) // an error here (an unreadable sender) is found again by the agent's own copy of the rest
+	}
 }

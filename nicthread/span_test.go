@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
 	"github.com/bcsmpi/bcsmpi/internal/shm"
@@ -24,6 +25,12 @@ func spanNode(t *testing.T, onRun func(bool)) *testNode {
 // spanNodeMin is spanNode with the scheduler's PullChunkMin set to min.
 func spanNodeMin(t *testing.T, onRun func(bool), min uint64) *testNode {
 	t.Helper()
+	return spanNodeChecked(t, onRun, min, check.Mode{})
+}
+
+// spanNodeChecked is spanNodeMin with the checks of mode on.
+func spanNodeChecked(t *testing.T, onRun func(bool), min uint64, mode check.Mode) *testNode {
+	t.Helper()
 	g := testGeometry
 	g.Ranks = 2
 	mem := make([]byte, g.Size())
@@ -33,7 +40,7 @@ func spanNodeMin(t *testing.T, onRun func(bool), min uint64) *testNode {
 	}
 	sc := core.DefaultSchedConfig
 	sc.BytesPerSliceMax, sc.PullBytesPerSlice, sc.SpanSlicesMax, sc.PullChunkMin = 256<<10, 384<<10, 4, min
-	tn := &testNode{a: NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: sc, Region: region, OnRun: onRun}), mem: mem}
+	tn := &testNode{a: NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 0}, Sched: sc, Region: region, OnRun: onRun, Check: mode}), mem: mem}
 	me := os.Getpid()
 	for l := range g.Ranks {
 		tn.rank = append(tn.rank, region.Block(l))

@@ -137,12 +137,14 @@ func TestCheckCleanPrograms(t *testing.T) {
 }
 
 // TestCheckFlowAlone runs programs whose large messages within a node are
-// copied by their receivers (pull orders) under --check flow alone, where
-// the sender sums a large send buffer after posting it and the receiver
-// sums what it copied after reporting the order done (internal/check
-// doc.go, Passes): they must succeed with no report and pull orders
-// served, and end (a rank's MPI_Finalize waits until the agent has compared
-// its last order's sums, which the agent does at its next TX).
+// copied by their receivers (pull orders, and spans: flow alone keeps
+// them) under --check flow alone, where the sender sums a large send
+// buffer after posting it and the receiver sums each piece as it copies it
+// and stores the sums after reporting the order done (internal/check
+// doc.go, Passes): they must succeed with no report, pull orders served
+// and, for the spans scenario, spans carried, and end (a rank's
+// MPI_Finalize waits until the agent has compared its last order's sums,
+// which the agent does at its next TX).
 func TestCheckFlowAlone(t *testing.T) {
 	t.Setenv("BCS_BYTES_PER_SLICE_MAX", "1048576")
 	served := regexp.MustCompile(`pull orders: (\d+) served`)
@@ -161,6 +163,9 @@ func TestCheckFlowAlone(t *testing.T) {
 			}
 			if m := served.FindStringSubmatch(r.stderr); m == nil || m[1] == "0" {
 				t.Errorf("no pull order served: the test did not reach the receivers' copies\n%s", r.stderr)
+			}
+			if c.args[len(c.args)-1] == "spans" && spanCount(t, r) == 0 {
+				t.Errorf("no span under flow alone\n%s", r.stderr)
 			}
 		})
 	}

@@ -80,7 +80,7 @@
 //	         flow alone the sender takes those sums after posting a send
 //	         of at least FlowSumMin (256 KiB) to a rank of its node (one
 //	         pass over memory, in place, no copy), and the receiving rank
-//	         sums what it copied after the order is reported done
+//	         sums each piece right after copying it (a cached pass)
 //
 // Under buffers,flow the two share their work: the agent's comparison of a
 // send piece with the post and its flow sum are one cached pass (the
@@ -111,49 +111,71 @@
 // two sums at post stay: they are what a modification is measured
 // against.
 //
-// Flow alone on a pull order. What lay on the slice's critical path before
-// (2026-11-28, 1.18x on a 16 MiB message within a node): the receiving
-// rank copied each entry in pieces and summed each piece (the copy in
-// pieces and the sum together took 1.2 to 1.8 times the thread CPU time of
-// one process_vm_readv of the entry, in two runs on the loaded 2-core
-// development host: BenchmarkPullServe in package nicthread),
-// and the agent, concurrently, copied the sender's chunk out with
-// process_vm_readv and summed it (as long as the rank's copy, and on a
-// 2-core host competing with it for the cores). Now:
+// Flow alone on a pull order. History (2026-11-28, quiet 2-core host,
+// bench/checks.sh, 16 MiB messages within a node): 1.18x when the agent read
+// every pull chunk from the sender while the receiver copied and summed it
+// in pieces; then spans (package nicthread, doc.go "Spans": one copy of a
+// large message across slices, at 1.5 budgets a slice) made the unchecked
+// run faster while every check still turned them off, and flow alone
+// measured 1.42-1.45x, though the agent no longer read the chunks. The
+// checks' own passes were not what cost most: moving 16 MiB in per-slice
+// chunks of one budget, each cut where the receiver stops, sleeps and is
+// woken, instead of in spans, was. Now, under flow alone:
 //
-//   - The receiving rank copies each entry with one process_vm_readv, as
-//     with the checks off, reports the order done, and only then sums what
-//     it copied and stores the sums (package internal/shm, pull sums),
-//     while the agent ends the slice and the next exchange runs. The agent
-//     compares them at the start of its next TX if they are stored, else
-//     when the rank takes its next order (a rank stores an order's sums
-//     before it takes the next; package nicthread, verifyPulls and
-//     verifyPull), so neither side waits for the other in the common
-//     case; the rank overwrites an order's sums only once the agent has
-//     compared them. A rank still summing when its next order is posted
-//     takes it once done: the agent waits for the sums and gives the
-//     grace period for taking the order from then (not revoking it and
-//     copying twice). Where the slice's exchange is shorter than the sum
-//     (a slice that overran its strobe), the rest of the sum still delays
-//     the next copy. A mismatch names the slice the chunk moved in, its
-//     plan entry and the nodes. The rank sums before its
-//     blocking call looks at its completions, so the program gets its
-//     buffer back only once summed, and MPI_Finalize waits until the agent
-//     has compared the rank's last order, so no copy goes unchecked at the
+//   - Spans and the pull rate stay (configs, Sched; package nicthread,
+//     NewAgent): a span's chunk is one pull order that the receiving rank
+//     copies across slices; the buffer checks still turn spans off (they
+//     compare the receive buffer before every write, within a slice).
+//   - The receiving rank copies each entry (a pull order's, or a span's)
+//     in pieces of PieceSize with one process_vm_readv each and sums each
+//     piece right after its copy, while it is in the cache (package mpiapi,
+//     flowCopy), reports the order done, then stores the sums (package
+//     internal/shm, pull sums). Before, it copied each entry in one call
+//     and summed it after reporting the order done: a second pass that
+//     read the entry from memory again, which for a span (up to 24 MiB
+//     at the default budget) lay between two spans, since the next order
+//     is taken only once the sums are stored. BenchmarkFlowCopy in package
+//     mpiapi measures the two against the unchecked copy, side by side.
+//   - The agent compares them at the start of its next TX if they are
+//     stored, else when the rank takes its next order (a rank stores an
+//     order's sums before it takes the next; package nicthread,
+//     verifyPulls and verifyPull), so neither side waits for the other in
+//     the common case; the rank overwrites an order's sums only once the
+//     agent has compared them. The agent waits for the sums before it
+//     posts a rank's next order (they are stored right after the order is
+//     reported done) and gives the grace period for taking it from then.
+//     A span's order is compared likewise once it is done (flowSpan); its
+//     entry counts as moved once when the span starts, the shares the
+//     agent copies when the receiver does not take the order are checked
+//     as it copies them (moveChecked), and the order covers the rest. A
+//     mismatch names the slice of the plan the chunk belongs to, its plan
+//     entry and the nodes. The rank stores its sums before its blocking
+//     call looks at its completions, so the program gets its buffer back
+//     only once summed, and MPI_Finalize waits until the agent has
+//     compared the rank's last order, so no copy goes unchecked at the
 //     end of a job.
 //   - The sender, right after posting a send of at least FlowSumMin bytes
 //     to a rank of its node, takes its block sums into a check header, as
 //     the buffers check does at post, piece by piece, counting each piece
 //     as it is stored (SetSummed: the header's summed word), and serving
-//     pull orders between pieces. The agent combines a pull chunk's source
-//     sum from the sums in place (Combine) and reads from the sender only
-//     the partial blocks at the chunk's ends and the blocks not summed
-//     yet. The sender's pass reads its own memory once, in place, where
-//     the agent's copied it out of the process first; it runs while the
-//     message moves (the sums run ahead of the copy, at several times its
-//     rate), not before the post, so a send is not delayed by it.
-//     BenchmarkFlowSource in package nicthread: "read" is the agent's
-//     work per chunk before, "post" now.
+//     pull orders between pieces. The agent combines a pull chunk's (or a
+//     span's) source sum from the sums in place (Combine, a budget's worth
+//     of blocks at a time) and reads from the sender only the partial
+//     blocks at the chunk's ends and the blocks not summed yet. The
+//     sender's pass reads its own memory once, in place, where the agent's
+//     copied it out of the process first; it runs while the message moves
+//     (the sums run ahead of the copy, at several times its rate), not
+//     before the post, so a send is not delayed by it, and on the sender's
+//     core, which is otherwise idle in its wait. BenchmarkFlowSource in
+//     package nicthread: "read" is the agent's work per chunk before,
+//     "post" now.
+//
+// What remains per 16 MiB message within a node: the receiver's cached
+// pass over each piece it copied and a system call per 128 KiB piece (128
+// instead of one), on the copy's critical path but inside a span's slack
+// when the copy runs faster than the span rate; the sender's pass over its
+// buffer, on another core; the agent's combination of the sums (a few
+// microseconds). The end-to-end figure is bench/checks.sh's (a quiet host).
 //
 // What is proved is unchanged: the destination sum is of the receiver's
 // buffer after the copy (not of a buffer the copy read from), the source

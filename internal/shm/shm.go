@@ -559,7 +559,7 @@ func (b *RankBlock) PullResult(seq uint32, n int) (done bool, copied int, err er
 // Control page, pull orders: at 2432, PullMax u32, the CRC-32 of what the
 // rank copied for each entry (rank; read by the agent under the flow
 // check): under buffers,flow stored before the rank stores done; under flow
-// alone after it (the sum is taken off the slice's critical path), and then
+// alone after it (taken as the rank copies, stored once the order is done), and then
 //
 //	2688  the number of the order whose sums are stored (rank, after the sums)
 //	2692  the number of the last order whose sums the agent has compared
