@@ -104,6 +104,10 @@ type Config struct {
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
 	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "signal" (SIGSTOP/SIGCONT of each node's process group), "freezer" (the cgroup v2 freezer; refused where there is none) or "auto" (the freezer where this user can make a cgroup, else signals)
 	RankPin           string        `mapstructure:"rank_pin"`             // pin each rank to one core of those the launcher may use: "auto" (in a gang, when a host's ranks of the job fit in its cores), "on" (always, round robin), "off"
+
+	// spinSet and strobeSpinSet say that the user set spin and
+	// strobe_spin (Load), so that ForHost leaves them alone.
+	spinSet, strobeSpinSet bool
 }
 
 // Default is the embedded default configuration.
@@ -153,6 +157,31 @@ func Default() Config {
 // without touching strobe_spin.
 func DefaultStrobeSpin(slice time.Duration) time.Duration {
 	return min(100*time.Microsecond, slice/2)
+}
+
+// ForHost resolves the defaults that depend on the host: threads is how
+// many threads of the job want a CPU at once on this machine (its ranks and
+// the runtime's own: the strobe thread, and each logical node's agent when
+// there are several) and cpus how many CPUs the launcher may use (0:
+// unknown, nothing changes). When threads > cpus every microsecond a
+// runtime thread or a blocked rank busy-waits is taken from a rank that
+// computes, so spin and strobe_spin, unless the user set them, become 0: a
+// blocked call sleeps on its futex at once (its completions arrive only at
+// a slice's end, so it loses a futex wake-up, not a slice), and the master
+// sleeps up to the strobe and strobes as late as clock_nanosleep wakes it
+// (bcsrun -v prints the strobes' mean and largest lateness). With a CPU to
+// spare, the defaults stay (spin 20µs, strobe_spin min(100µs, timeslice/2)).
+func (c Config) ForHost(threads, cpus int) Config {
+	if cpus <= 0 || threads <= cpus {
+		return c
+	}
+	if !c.spinSet {
+		c.Spin = 0
+	}
+	if !c.strobeSpinSet {
+		c.StrobeSpin = 0
+	}
+	return c
 }
 
 // DeadlockQuiet is how long a job must show no progress, every rank blocked,
@@ -224,10 +253,13 @@ type keyField struct {
 // keys lists every configuration key in Config's order, from the struct tags.
 var keys = func() []keyField {
 	t := reflect.TypeFor[Config]()
-	out := make([]keyField, t.NumField())
-	for i := range out {
+	out := make([]keyField, 0, t.NumField())
+	for i := range t.NumField() {
 		f := t.Field(i)
-		out[i] = keyField{name: f.Tag.Get("mapstructure"), index: i, kind: f.Type.Kind()}
+		if !f.IsExported() {
+			continue // Load's own bookkeeping, no key
+		}
+		out = append(out, keyField{name: f.Tag.Get("mapstructure"), index: i, kind: f.Type.Kind()})
 	}
 	return out
 }()
@@ -363,6 +395,7 @@ func LoadInfo(fs *pflag.FlagSet) (Config, Info, error) {
 	if !set["strobe_spin"] {
 		c.StrobeSpin = DefaultStrobeSpin(c.Timeslice)
 	}
+	c.spinSet, c.strobeSpinSet = set["spin"], set["strobe_spin"]
 	if !set["deadlock_slices"] {
 		c.DeadlockSlices = DefaultDeadlockSlices(c.Timeslice)
 	}
