@@ -78,13 +78,13 @@ type Result struct {
 	JobID      string
 	Elapsed    time.Duration
 	RuntimeCPU time.Duration       // CPU used by bcsrun itself (master + agents)
+	Pulls      nicthread.PullStats // summed over the agents
 	// Late and LateMax are the sum and the largest of the strobes'
 	// lateness (nicthread.MasterStats); zero across hosts and in a gang.
 	Late, LateMax time.Duration
 	// StrobeSpin and Spin are the bounds the job ran with (the host's
 	// defaults resolved, configs.Config.ForHost).
 	StrobeSpin, Spin time.Duration
-	Pulls      nicthread.PullStats // summed over the agents
 	// BytesPerSliceMax is the budget the job ran with (auto resolved).
 	BytesPerSliceMax uint64
 	// RecordBytes is the size of the recording's rank files (--record).
