@@ -22,6 +22,10 @@
 //     set that does not fit is an error naming that key. The timeouts
 //     (tx_timeout, node_timeout) bound one microphase or transmission, not a
 //     number of slices, and need no adjusting.
+//   - Keys whose sensible value depends on the host follow it unless the
+//     user set them: spin and strobe_spin are 0 where a job's ranks and the
+//     runtime's threads outnumber the CPUs (ForHost, called by the launcher
+//     once it knows the ranks).
 //   - A bcs.yaml found by searching (., $HOME/.config/bcsmpi, /etc/bcsmpi) is
 //     read only if the current user or root owns it and neither group nor
 //     others can write it; otherwise loading fails naming the file, its owner
