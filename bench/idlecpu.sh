@@ -9,7 +9,9 @@
 # spins) and a rank's other threads (the Go runtime's). Then the medians per
 # build, their ratio new ÷ base, the strobes' mean lateness (what a smaller
 # strobe_spin costs) and the compute phases' median wall time and time on
-# CPU per iteration (the same work: it should not grow).
+# CPU per iteration (the same work: it should not grow). A third arm, "spun",
+# runs the new build with the former spins (strobe_spin 100us, spin 20us), so
+# the lateness they bought is measured in the same run.
 #
 #	sh bench/idlecpu.sh [ROUNDS] [BASE] [ITERS]     (defaults 3, main, 2000)
 #
@@ -34,9 +36,13 @@ echo "bench/idlecpu a/b on $(hostname), $(nproc) CPUs, load $(cut -d' ' -f1-3 /p
 echo "build	strobe	bcsrun_other	rank_main	rank_other	late_mean_us	phase_p50_us	oncpu_per_iter_us	(CPU µs per slice)"
 i=0
 while [ "$i" -lt "$rounds" ]; do
-	for b in base new; do
+	for b in base new spun; do
 		rm -f "$tmp/ph"-*
-		"$tmp/new/runtimecpu" -- "$tmp/$b/bcsrun" -v ${BCSRUN_FLAGS:-} -n "$nranks" "$tmp/$b/computephase" mpi "$loops" "$iters" "$tmp/ph" >"$tmp/out" 2>"$tmp/err" || {
+		bin=$b spins=
+		if [ "$b" = spun ]; then # the new build with the former spins: what they buy in lateness
+			bin=new spins="BCS_STROBE_SPIN=100us BCS_SPIN=20us"
+		fi
+		env $spins "$tmp/new/runtimecpu" -- "$tmp/$bin/bcsrun" -v ${BCSRUN_FLAGS:-} -n "$nranks" "$tmp/$bin/computephase" mpi "$loops" "$iters" "$tmp/ph" >"$tmp/out" 2>"$tmp/err" || {
 			cat "$tmp/err" >&2
 			exit 1
 		}
@@ -50,7 +56,7 @@ while [ "$i" -lt "$rounds" ]; do
 	done
 	i=$((i + 1))
 done
-echo "medians (new ÷ base):"
+echo "medians (new ÷ base; spun: the new build with strobe_spin 100us, spin 20us):"
 awk -F'\t' '
 function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t } return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 { n[$1]++; for (c = 2; c <= 8; c++) v[$1, c, n[$1]] = $c }
@@ -59,6 +65,6 @@ END {
 	for (c = 2; c <= 8; c++) {
 		for (b in n) { delete a; for (i = 1; i <= n[b]; i++) a[i] = v[b, c, i]; m[b] = med(a, n[b]) }
 		r = (m["base"] > 0 && m["base"] != "-") ? sprintf("%.2f", m["new"] / m["base"]) : "-"
-		printf "  %-18s base %8s  new %8s  ratio %s\n", name[c - 1], m["base"], m["new"], r
+		printf "  %-18s base %8s  new %8s  ratio %5s   new with the former spins %8s\n", name[c - 1], m["base"], m["new"], r, m["spun"]
 	}
 }' "$tmp/all"
