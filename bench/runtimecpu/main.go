@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,11 +148,8 @@ func ppid(p int) int {
 func cpuTime(pid, tid int) (time.Duration, bool) {
 	dir := filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(tid))
 	if b, err := os.ReadFile(filepath.Join(dir, "sched")); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if name, val, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "se.sum_exec_runtime" {
-				ms, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-				return time.Duration(ms * 1e6), err == nil
-			}
+		if d, ok := sumExec(b); ok {
+			return d, true
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "stat"))
@@ -169,6 +167,18 @@ func cpuTime(pid, tid int) (time.Duration, bool) {
 	u, err1 := strconv.ParseInt(f[11], 10, 64)
 	s, err2 := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(u+s) * 10 * time.Millisecond, err1 == nil && err2 == nil
+}
+
+// sumExec is se.sum_exec_runtime of a /proc/.../sched file (ms, with ns
+// in the decimals).
+func sumExec(b []byte) (time.Duration, bool) {
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, val, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "se.sum_exec_runtime" {
+			ms, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+			return time.Duration(math.Round(ms * 1e6)), err == nil
+		}
+	}
+	return 0, false
 }
 
 // split is a process's main thread's CPU and the rest, and the slices in
