@@ -23,9 +23,9 @@
 //     (tx_timeout, node_timeout) bound one microphase or transmission, not a
 //     number of slices, and need no adjusting.
 //   - Keys whose sensible value depends on the host follow it unless the
-//     user set them: spin and strobe_spin are 0 where a job's ranks and the
-//     runtime's threads outnumber the CPUs (ForHost, called by the launcher
-//     once it knows the ranks).
+//     user set them: strobe_spin, and spin under restart "slice", are 0
+//     where a job's ranks and the runtime's threads outnumber the CPUs
+//     (ForHost, called by the launcher once it knows the ranks).
 //   - A bcs.yaml found by searching (., $HOME/.config/bcsmpi, /etc/bcsmpi) is
 //     read only if the current user or root owns it and neither group nor
 //     others can write it; otherwise loading fails naming the file, its owner
@@ -169,17 +169,20 @@ func DefaultStrobeSpin(slice time.Duration) time.Duration {
 // there are several) and cpus how many CPUs the launcher may use (0:
 // unknown, nothing changes). When threads > cpus every microsecond a
 // runtime thread or a blocked rank busy-waits is taken from a rank that
-// computes, so spin and strobe_spin, unless the user set them, become 0: a
-// blocked call sleeps on its futex at once (its completions arrive only at
-// a slice's end, so it loses a futex wake-up, not a slice), and the master
-// sleeps up to the strobe and strobes as late as clock_nanosleep wakes it
-// (bcsrun -v prints the strobes' mean and largest lateness). With a CPU to
-// spare, the defaults stay (spin 20µs, strobe_spin min(100µs, timeslice/2)).
+// computes, so, unless the user set them, strobe_spin becomes 0 (the master
+// sleeps up to the strobe and strobes as late as clock_nanosleep wakes it;
+// bcsrun -v prints the strobes' mean and largest lateness) and, under
+// restart "slice", so does spin: a blocked call sleeps on its futex at once,
+// since its completion arrives at a strobe at least a slice after it was
+// posted and a spin of microseconds never catches it. Under restart "early"
+// a completion arrives when the slice's transmission ends, often just after
+// the call blocked, and spin stays. With a CPU to spare, the defaults stay
+// (spin 20µs, strobe_spin min(100µs, timeslice/2)).
 func (c Config) ForHost(threads, cpus int) Config {
 	if cpus <= 0 || threads <= cpus {
 		return c
 	}
-	if !c.spinSet {
+	if !c.spinSet && c.Restart == "slice" {
 		c.Spin = 0
 	}
 	if !c.strobeSpinSet {

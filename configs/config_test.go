@@ -463,8 +463,8 @@ func TestSpanKeys(t *testing.T) {
 	}
 }
 
-// TestHostDerivedDefaults: spin and strobe_spin drop to 0 on an
-// oversubscribed host unless the user set them.
+// TestHostDerivedDefaults: strobe_spin, and spin under restart "slice",
+// drop to 0 on an oversubscribed host unless the user set them.
 func TestHostDerivedDefaults(t *testing.T) {
 	for _, c := range []struct {
 		name             string
@@ -478,6 +478,7 @@ func TestHostDerivedDefaults(t *testing.T) {
 		{name: "user set both", env: map[string]string{"BCS_SPIN": "20us", "BCS_STROBE_SPIN": "100us"}, threads: 3, cpus: 2,
 			spin: 20 * time.Microsecond, strobeSpin: 100 * time.Microsecond},
 		{name: "user set spin", env: map[string]string{"BCS_SPIN": "5us"}, threads: 17, cpus: 16, spin: 5 * time.Microsecond, strobeSpin: 0},
+		{name: "restart early keeps the rank spin", env: map[string]string{"BCS_RESTART": "early"}, threads: 3, cpus: 2, spin: 20 * time.Microsecond, strobeSpin: 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := load(t, "", c.env)
