@@ -22,6 +22,10 @@
 //     set that does not fit is an error naming that key. The timeouts
 //     (tx_timeout, node_timeout) bound one microphase or transmission, not a
 //     number of slices, and need no adjusting.
+//   - Keys whose sensible value depends on the host follow it unless the
+//     user set them: strobe_spin, and spin under restart "slice", are 0
+//     where a job's ranks and the runtime's threads outnumber the CPUs
+//     (ForHost, called by the launcher once it knows the ranks).
 //   - A bcs.yaml found by searching (., $HOME/.config/bcsmpi, /etc/bcsmpi) is
 //     read only if the current user or root owns it and neither group nor
 //     others can write it; otherwise loading fails naming the file, its owner
@@ -104,6 +108,10 @@ type Config struct {
 	GangQuantum       uint64        `mapstructure:"gang_quantum"`         // slices a job runs before the next job's turn, 1 .. 1000000
 	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "signal" (SIGSTOP/SIGCONT of each node's process group), "freezer" (the cgroup v2 freezer; refused where there is none) or "auto" (the freezer where this user can make a cgroup, else signals)
 	RankPin           string        `mapstructure:"rank_pin"`             // pin each rank to one core of those the launcher may use: "auto" (in a gang, when a host's ranks of the job fit in its cores), "on" (always, round robin), "off"
+
+	// spinSet and strobeSpinSet say that the user set spin and
+	// strobe_spin (Load), so that ForHost leaves them alone.
+	spinSet, strobeSpinSet bool
 }
 
 // Default is the embedded default configuration.
@@ -153,6 +161,34 @@ func Default() Config {
 // without touching strobe_spin.
 func DefaultStrobeSpin(slice time.Duration) time.Duration {
 	return min(100*time.Microsecond, slice/2)
+}
+
+// ForHost resolves the defaults that depend on the host: threads is how
+// many threads of the job want a CPU at once on this machine (its ranks and
+// the runtime's own: the strobe thread, and each logical node's agent when
+// there are several) and cpus how many CPUs the launcher may use (0:
+// unknown, nothing changes). When threads > cpus every microsecond a
+// runtime thread or a blocked rank busy-waits is taken from a rank that
+// computes, so, unless the user set them, strobe_spin becomes 0 (the master
+// sleeps up to the strobe and strobes as late as clock_nanosleep wakes it;
+// bcsrun -v prints the strobes' mean and largest lateness) and, under
+// restart "slice", so does spin: a blocked call sleeps on its futex at once,
+// since its completion arrives at a strobe at least a slice after it was
+// posted and a spin of microseconds never catches it. Under restart "early"
+// a completion arrives when the slice's transmission ends, often just after
+// the call blocked, and spin stays. With a CPU to spare, the defaults stay
+// (spin 20µs, strobe_spin min(100µs, timeslice/2)).
+func (c Config) ForHost(threads, cpus int) Config {
+	if cpus <= 0 || threads <= cpus {
+		return c
+	}
+	if !c.spinSet && c.Restart == "slice" {
+		c.Spin = 0
+	}
+	if !c.strobeSpinSet {
+		c.StrobeSpin = 0
+	}
+	return c
 }
 
 // DeadlockQuiet is how long a job must show no progress, every rank blocked,
@@ -224,10 +260,13 @@ type keyField struct {
 // keys lists every configuration key in Config's order, from the struct tags.
 var keys = func() []keyField {
 	t := reflect.TypeFor[Config]()
-	out := make([]keyField, t.NumField())
-	for i := range out {
+	out := make([]keyField, 0, t.NumField())
+	for i := range t.NumField() {
 		f := t.Field(i)
-		out[i] = keyField{name: f.Tag.Get("mapstructure"), index: i, kind: f.Type.Kind()}
+		if !f.IsExported() {
+			continue // Load's own bookkeeping, no key
+		}
+		out = append(out, keyField{name: f.Tag.Get("mapstructure"), index: i, kind: f.Type.Kind()})
 	}
 	return out
 }()
@@ -363,6 +402,7 @@ func LoadInfo(fs *pflag.FlagSet) (Config, Info, error) {
 	if !set["strobe_spin"] {
 		c.StrobeSpin = DefaultStrobeSpin(c.Timeslice)
 	}
+	c.spinSet, c.strobeSpinSet = set["spin"], set["strobe_spin"]
 	if !set["deadlock_slices"] {
 		c.DeadlockSlices = DefaultDeadlockSlices(c.Timeslice)
 	}

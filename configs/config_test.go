@@ -462,3 +462,36 @@ func TestSpanKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestHostDerivedDefaults: strobe_spin, and spin under restart "slice",
+// drop to 0 on an oversubscribed host unless the user set them.
+func TestHostDerivedDefaults(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		env              map[string]string
+		threads, cpus    int
+		spin, strobeSpin time.Duration
+	}{
+		{name: "fits", threads: 2, cpus: 2, spin: 20 * time.Microsecond, strobeSpin: 100 * time.Microsecond},
+		{name: "cpus unknown", threads: 3, cpus: 0, spin: 20 * time.Microsecond, strobeSpin: 100 * time.Microsecond},
+		{name: "oversubscribed", threads: 3, cpus: 2, spin: 0, strobeSpin: 0},
+		{name: "user set both", env: map[string]string{"BCS_SPIN": "20us", "BCS_STROBE_SPIN": "100us"}, threads: 3, cpus: 2,
+			spin: 20 * time.Microsecond, strobeSpin: 100 * time.Microsecond},
+		{name: "user set spin", env: map[string]string{"BCS_SPIN": "5us"}, threads: 17, cpus: 16, spin: 5 * time.Microsecond, strobeSpin: 0},
+		{name: "restart early keeps the rank spin", env: map[string]string{"BCS_RESTART": "early"}, threads: 3, cpus: 2, spin: 20 * time.Microsecond, strobeSpin: 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := load(t, "", c.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cfg.ForHost(c.threads, c.cpus)
+			if got.Spin != c.spin || got.StrobeSpin != c.strobeSpin {
+				t.Errorf("%d threads on %d CPUs: spin %v strobe_spin %v, want %v and %v", c.threads, c.cpus, got.Spin, got.StrobeSpin, c.spin, c.strobeSpin)
+			}
+			if err := got.Validate(); err != nil {
+				t.Errorf("resolved config invalid: %v", err)
+			}
+		})
+	}
+}

@@ -9,7 +9,12 @@
 // Blocking calls follow the BCS-MPI model (paper §2.1): an operation posted
 // during slice k is exchanged and moved in slice k+1 and, under the default
 // restart policy, the caller wakes at the strobe of slice k+2. Waiting spins
-// briefly on the completion record, then sleeps on the rank's futex word, which
+// briefly on the completion record (spin, BCS_SPIN_NS: 20µs by default, 0
+// under restart "slice" when the launcher finds the job's ranks and the strobe
+// thread outnumber the CPUs, where a spin only takes the CPU from a rank that
+// computes: the completion comes at a strobe at least a slice after the post,
+// so sleeping at once costs a futex wake-up, not a slice), then sleeps on the
+// rank's futex word, which
 // the agent bumps when it publishes completions (or posts a pull order), so
 // blocked ranks use no CPU. At MPI_Init a rank lets its launcher's
 // descendants (its sibling ranks) read its memory (PR_SET_PTRACER), for pull

@@ -315,8 +315,14 @@
 //
 // RunMaster strobes on the absolute schedule of strobe.Master
 // (clock_nanosleep to TIMER_ABSTIME, then a spin sized by strobe.SpinEstimator
-// to the host's observed wake-up lateness) and drives the nodes
-// through the microphases. With one node it runs on a locked OS thread with
+// to the host's observed wake-up lateness, at most MasterConfig.Spin) and
+// drives the nodes through the microphases. The spin is CPU taken from a
+// rank whenever the ranks and the strobe thread outnumber the CPUs, so the
+// launcher passes Spin 0 there unless the user set strobe_spin
+// (configs.Config.ForHost): the strobe is then as late as the sleep wakes,
+// which MasterStats.Late and LateMax sum up (bcsrun -v prints them;
+// bench/idlecpu.sh measures the CPU per slice of each runtime thread before
+// and after). With one node it runs on a locked OS thread with
 // SCHED_FIFO when permitted (reset on fork, and before the thread is unlocked)
 // and calls the agent directly: no transport, no goroutine hand-off. With
 // several nodes it talks to them over transport.Mesh, reading their control

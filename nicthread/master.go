@@ -46,6 +46,10 @@ type MasterStats struct {
 	// FirstSlice is when the first slice ended on every node (the wall
 	// clock, read once); zero if none did.
 	FirstSlice time.Time
+	// Late is the sum, LateMax the largest, of the strobes' lateness (the
+	// strobe's time minus its slice's due time, SliceRecord.Late): what a
+	// smaller strobe_spin costs in accuracy.
+	Late, LateMax time.Duration
 }
 
 // RunMaster strobes until stop is closed, then tells the nodes to stop. It
@@ -98,6 +102,9 @@ func RunMaster(cfg MasterConfig, nodes Nodes, stop <-chan struct{}) (MasterStats
 		for now() < due {
 		}
 		k = m.Strobe(now())
+		late := m.Record().Late
+		st.Late += late
+		st.LateMax = max(st.LateMax, late)
 		phase = strobe.PhaseDEM
 		all, status, err := nodes.DEM(k, arrive, retry)
 		if err == nil && cfg.OnDEM != nil {

@@ -181,6 +181,10 @@ func main() {
 	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
+		if res.Slices > 0 && res.SlicesRun == res.SlicesAlive {
+			fmt.Fprintf(os.Stderr, "bcsrun: strobe lateness: mean %.1fµs, max %.1fµs; strobe_spin %v, spin %v\n",
+				float64(res.Late.Nanoseconds())/1e3/float64(res.Slices), float64(res.LateMax.Nanoseconds())/1e3, res.StrobeSpin, res.Spin)
+		}
 		fmt.Fprintf(os.Stderr, "bcsrun: bytes_per_slice_max %d; pull orders: %d served (%d bytes copied by the receivers), %d revoked, %d unfinished; %d spans\n",
 			res.BytesPerSliceMax, res.Pulls.Served, res.Pulls.Bytes, res.Pulls.Revoked, res.Pulls.Unfinished, res.Pulls.Spans)
 		if *record != "" {

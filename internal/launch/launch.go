@@ -79,6 +79,12 @@ type Result struct {
 	Elapsed    time.Duration
 	RuntimeCPU time.Duration       // CPU used by bcsrun itself (master + agents)
 	Pulls      nicthread.PullStats // summed over the agents
+	// Late and LateMax are the sum and the largest of the strobes'
+	// lateness (nicthread.MasterStats); zero across hosts and in a gang.
+	Late, LateMax time.Duration
+	// StrobeSpin and Spin are the bounds the job ran with (the host's
+	// defaults resolved, configs.Config.ForHost).
+	StrobeSpin, Spin time.Duration
 	// BytesPerSliceMax is the budget the job ran with (auto resolved).
 	BytesPerSliceMax uint64
 	// RecordBytes is the size of the recording's rank files (--record).
@@ -263,6 +269,15 @@ func checkJob(spec Job) (configs.Config, string, error) {
 	}
 	if cfg.Nodes > spec.Ranks {
 		return cfg, "", fmt.Errorf("bcsrun: --nodes %d is more than the %d ranks; want 1 .. %d", cfg.Nodes, spec.Ranks, spec.Ranks)
+	}
+	// Every logical node lives on this machine: its ranks, the strobe
+	// thread and, with several nodes, one agent each want a CPU at once.
+	threads := spec.Ranks + 1
+	if cfg.Nodes > 1 {
+		threads += cfg.Nodes
+	}
+	if cpus, err := unix.Affinity(); err == nil {
+		cfg = cfg.ForHost(threads, len(cpus))
 	}
 	prog, err := exec.LookPath(spec.Program)
 	if err != nil {
@@ -497,6 +512,8 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 	j, stderr := lj.job, lj.stderr
 	md := j.stopMaster()
 	res.Slices, res.Skipped, res.FIFO, res.FirstSlice = md.st.Slices, md.st.Skipped, md.st.FIFO, md.st.FirstSlice
+	res.Late, res.LateMax = md.st.Late, md.st.LateMax
+	res.StrobeSpin, res.Spin = j.cfg.StrobeSpin, j.cfg.Spin
 	res.SlicesRun, res.SlicesAlive = res.Slices, res.Slices
 	if j.member != nil {
 		res.SlicesRun, res.SlicesAlive = j.member.Counts()
