@@ -339,7 +339,11 @@ func (s *Scheduler) startColl(c *coll) {
 			commName(c.key.comm), c.heads[c.first].CollCall(), op.MPIName(), rankName(c, from), sent, rankName(c, to), want)
 	}
 	switch op {
-	case proto.CollBarrier, proto.CollFree:
+	case proto.CollBarrier:
+	case proto.CollFree:
+		// Every member has posted its free: a creation any of them posts
+		// after it (and so is ready later) finds the slots free.
+		s.dropComm(c.comm)
 	case proto.CollSplit:
 		s.split(c)
 	case proto.CollBcast:
@@ -592,8 +596,8 @@ func (s *Scheduler) addComm(id proto.CommID, members []proto.Rank) {
 	}
 }
 
-// dropComm forgets a communicator every member has freed (its CollFree
-// finished): every descriptor a member posted on it came before its free,
+// dropComm forgets a communicator every member has freed (its CollFree is
+// ready): every descriptor a member posted on it came before its free,
 // so none can name it later, and collectives still moving on it hold its
 // commInfo. Its members' slots count again.
 func (s *Scheduler) dropComm(ci *commInfo) {
@@ -618,9 +622,6 @@ func tooMany(d proto.Descriptor, r proto.Rank, live int32) proto.Completion {
 func (s *Scheduler) LiveComms(r proto.Rank) int { return int(s.live[r]) }
 
 func (s *Scheduler) finishColl(c *coll) {
-	if c.heads[0].Coll == proto.CollFree {
-		s.dropComm(c.comm)
-	}
 	if c.heads[0].Coll == proto.CollSplit {
 		for _, x := range c.done {
 			s.complete(x)
