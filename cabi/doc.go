@@ -736,7 +736,8 @@
 //
 // Cost and bound: Intercomm_create takes four collective slices (swap,
 // broadcast, union with the local duplicate, the collectives' duplicate),
-// Intercomm_merge one (a Split of union keyed by high and union rank). An
+// Intercomm_merge one (a Split of union keyed by high and union rank),
+// Comm_dup of an intercommunicator one (its three duplicates at once). An
 // intercommunicator holds three runtime communicators (union, coll, local)
 // of the bound on live communicators (proto.CommsMax, 4096 per process:
 // MPI_ERR_OTHER beyond it, see # Communicators).

@@ -381,25 +381,43 @@ func interCompare(a, b *interComm) C.int {
 	return C.MPI_UNEQUAL
 }
 
-// interDup duplicates intercommunicator slot ci (MPI_Comm_dup).
+// interDup duplicates intercommunicator slot ci (MPI_Comm_dup): union
+// twice (the duplicate's union and coll) and the local group, the three
+// started at once so that they take one collective slice, not three. Each
+// one's outcome is the same on all its members (a refusal, proto.CommsMax,
+// included), so on an error the ones made are freed collectively: their
+// slots are released.
 func interDup(ci int) (uintptr, C.int) {
 	ic := comms[ci].inter
-	u, err := comms[ic.union].c.Dup()
-	if err != nil {
-		return 0, failErr(ci, err)
+	var rs [3]*mpiapi.Request
+	var err error
+	rs[0], err = comms[ic.union].c.Idup()
+	if err == nil {
+		rs[1], err = comms[ic.union].c.Idup()
 	}
-	var lc *mpiapi.Comm
-	if l := comms[ic.local].c; l != nil {
-		if lc, err = l.Dup(); err != nil {
-			return 0, failErr(ci, err)
+	if l := comms[ic.local].c; l != nil && err == nil {
+		rs[2], err = l.Idup()
+	}
+	var made [3]*mpiapi.Comm
+	for j, r := range rs {
+		if r == nil {
+			continue
 		}
+		if _, werr := mpiapi.Wait(r); werr != nil && err == nil {
+			err = werr
+		}
+		made[j] = r.Comm()
+	}
+	if err != nil {
+		for _, c := range made {
+			if c != nil {
+				c.Free()
+			}
+		}
+		return 0, failErr(ci, err)
 	}
 	errh := comms[ci].errh
-	h, err := newInter(u, slotOf(newComm(lc, errh)), ic.lranks, ic.rranks, ic.loff == 0, errh)
-	if err != nil {
-		return 0, failErr(ci, err)
-	}
-	return h, 0
+	return newInterOf(made[0], made[1], slotOf(newComm(made[2], errh)), ic.lranks, ic.rranks, ic.loff == 0, errh), 0
 }
 
 // interFree frees intercommunicator slot ci's hidden communicators.
