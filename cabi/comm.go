@@ -55,6 +55,7 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	} else if e.c != nil {
 		var err error
 		if nc, err = e.c.Dup(); err != nil {
+			*out = hCommNull // refused (proto.CommsMax): no communicator
 			return failErr(ci, err)
 		}
 	}
@@ -122,6 +123,7 @@ func bcs_comm_split(h C.uintptr_t, color, key C.int, out *C.uintptr_t) C.int {
 	}
 	nc, err := e.c.Split(int(color), int(key))
 	if err != nil {
+		*out = hCommNull // refused (proto.CommsMax): no communicator
 		return failErr(ci, err)
 	}
 	*out = hCommNull

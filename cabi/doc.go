@@ -659,10 +659,29 @@
 //   - MPI_COMM_WORLD and MPI_COMM_SELF are usable in a sessions-only
 //     process (using them is erroneous there; bcsmpi does not check).
 //
+// # Communicators (comm.go, idup.go, group.go)
+//
+// Comm_dup, Comm_idup, Comm_split, Comm_split_type, Comm_create and
+// Comm_create_group are each one collective of the runtime (a Split or a
+// group creation, scheduler/doc.go): the members agree on the new
+// communicator's id in the slice in which the last of them posted, so a
+// blocking call takes one collective slice and returns at the start of the
+// next (two slices at restart=slice, like a barrier); Comm_free returns at
+// once (its collective completes in the background). Each process belongs
+// to at most 4096 live communicators, the world included (proto.CommsMax:
+// twice MPICH's 2048 context ids, since an intercommunicator holds three);
+// a creation that would take any member past it fails on every member with
+// MPI_ERR_OTHER through the communicator's error handler ("too many
+// communicators: world rank R belongs to N live communicators ..., the
+// limit is 4096"), leaving MPI_COMM_NULL (Comm_idup: at its completion),
+// and the job goes on. A freed communicator's slot counts again once every
+// member has called MPI_Comm_free on it.
+//
 // # Intercommunicators (inter.go, shim_inter.c)
 //
 // MPI_Intercomm_create (the leaders swap their groups over peer_comm with
-// the tag; each broadcasts the remote group in its local_comm),
+// the tag, as one message; each broadcasts the remote group in its
+// local_comm; the local group's duplicate is made in the union's slice),
 // MPI_Intercomm_create_from_groups (collective over both groups only, no
 // parent; its errors go to its errhandler argument), MPI_Intercomm_merge (the group that passed high = false first;
 // if both passed the same value, the group of the lower leader world rank
@@ -714,6 +733,14 @@
 // topology constructors (MPI_Cart_create, MPI_Graph_create,
 // MPI_Dist_graph_create(_adjacent)), MPI_Comm_create_group and
 // MPI_File_open.
+//
+// Cost and bound: Intercomm_create takes four collective slices (swap,
+// broadcast, union with the local duplicate, the collectives' duplicate),
+// Intercomm_merge one (a Split of union keyed by high and union rank),
+// Comm_dup of an intercommunicator one (its three duplicates at once). An
+// intercommunicator holds three runtime communicators (union, coll, local)
+// of the bound on live communicators (proto.CommsMax, 4096 per process:
+// MPI_ERR_OTHER beyond it, see # Communicators).
 //
 // # Dynamic processes (dynamic.go, shim_dynamic.c)
 //

@@ -429,6 +429,7 @@ func bcs_comm_create_group(h, gh C.uintptr_t, tag C.int, out *C.uintptr_t) C.int
 	}
 	nc, err := e.c.CreateGroup(mg, int(tag))
 	if err != nil {
+		*out = hCommNull // refused (proto.CommsMax): no communicator
 		return failErr(ci, err)
 	}
 	*out = C.uintptr_t(newComm(nc, e.errh))

@@ -330,6 +330,7 @@ func bcs_comm_create(h, gh C.uintptr_t, out *C.uintptr_t) C.int {
 	}
 	nc, err := e.c.Create(mg)
 	if err != nil {
+		*out = hCommNull // refused (proto.CommsMax): no communicator
 		return failErr(ci, err)
 	}
 	if nc != nil {

@@ -160,35 +160,31 @@ func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, 
 	if out == nil {
 		return fail(ci, call, errArg, "newintercomm = NULL")
 	}
-	// The leaders swap their groups over peer_comm; each broadcasts the
-	// remote one in its group.
-	hdr := [2]C.int{C.int(len(lranks)), lleader}
-	var rhdr [2]C.int
-	if commRank(ci) == int(lleader) {
-		if rc := bcs_sendrecv(unsafe.Pointer(&hdr[0]), 2, hInt, rleader, tag, unsafe.Pointer(&rhdr[0]), 2, hInt, rleader, tag, peerH, nil, 0); rc != 0 {
-			return rc
-		}
-	}
-	if rc := bcs_bcast(unsafe.Pointer(&rhdr[0]), 2, hInt, lleader, localH, nil, 0); rc != 0 {
-		return rc
-	}
-	rn, rl := int(rhdr[0]), int(rhdr[1])
-	if rn < 1 || rl < 0 || rl >= rn {
-		return fail(ci, call, errIntern, "the remote leader sent a group of %d with its leader at %d", rn, rl)
-	}
-	mine := make([]C.int, len(lranks))
+	// The leaders swap their groups over peer_comm, as one message of
+	// [size, leader, world ranks...] received into a buffer of the
+	// largest (the groups are disjoint sets of world ranks); each
+	// broadcasts it in its group. One exchange and one broadcast: before,
+	// the size went first, then the ranks (four collective slices, not two).
+	wn := mpiapi.World().Size()
+	mine := make([]C.int, 2+len(lranks))
+	mine[0], mine[1] = C.int(len(lranks)), lleader
 	for i, w := range lranks {
-		mine[i] = C.int(w)
+		mine[2+i] = C.int(w)
 	}
-	theirs := make([]C.int, rn)
+	theirs := make([]C.int, 2+wn)
 	if commRank(ci) == int(lleader) {
-		if rc := bcs_sendrecv(unsafe.Pointer(&mine[0]), C.MPI_Count(len(mine)), hInt, rleader, tag, unsafe.Pointer(&theirs[0]), C.MPI_Count(rn), hInt, rleader, tag, peerH, nil, 0); rc != 0 {
+		if rc := bcs_sendrecv(unsafe.Pointer(&mine[0]), C.MPI_Count(len(mine)), hInt, rleader, tag, unsafe.Pointer(&theirs[0]), C.MPI_Count(len(theirs)), hInt, rleader, tag, peerH, nil, 0); rc != 0 {
 			return rc
 		}
 	}
-	if rc := bcs_bcast(unsafe.Pointer(&theirs[0]), C.MPI_Count(rn), hInt, lleader, localH, nil, 0); rc != 0 {
+	if rc := bcs_bcast(unsafe.Pointer(&theirs[0]), C.MPI_Count(len(theirs)), hInt, lleader, localH, nil, 0); rc != 0 {
 		return rc
 	}
+	rn, rl := int(theirs[0]), int(theirs[1])
+	if rn < 1 || rn > wn-len(lranks) || rl < 0 || rl >= rn {
+		return fail(ci, call, errIntern, "the remote leader sent a group of %d with its leader at %d (the local group has %d of the world's %d processes)", rn, rl, len(lranks), wn)
+	}
+	theirs = theirs[2 : 2+rn]
 	rranks := make([]int, rn)
 	for i, w := range theirs {
 		rranks[i] = int(w)
@@ -196,18 +192,31 @@ func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, 
 	if !disjoint(lranks, rranks) {
 		return fail(ci, call, errComm, "the local and remote groups overlap (local %v, remote %v); they must be disjoint", lranks, rranks)
 	}
+	// The local group's duplicate is started first and made in the same
+	// collective slice as the union.
+	e := comms[ci]
+	var lr *mpiapi.Request
+	if e.c != nil {
+		var err error
+		if lr, err = e.c.Idup(); err != nil {
+			return failErr(ci, err)
+		}
+	}
 	all, localFirst := unionGroup(lranks, rranks, int(lleader), rl)
 	union, rc := makeComm(call, all, fmt.Sprintf("bcsmpi intercomm tag %d", int(tag)))
 	if rc != 0 {
+		lr.Discard()
 		return rc
 	}
-	e := comms[ci]
 	var lc *mpiapi.Comm
-	if e.c != nil {
-		var err error
-		if lc, err = e.c.Dup(); err != nil {
+	if lr != nil {
+		if _, err := mpiapi.Wait(lr); err != nil {
+			if union != nil {
+				union.Free()
+			}
 			return failErr(ci, err)
 		}
+		lc = lr.Comm()
 	}
 	h, err := newInter(union, slotOf(newComm(lc, e.errh)), lranks, rranks, localFirst, e.errh)
 	if err != nil {
@@ -291,24 +300,14 @@ func bcs_intercomm_merge(h C.uintptr_t, high C.int, out *C.uintptr_t) C.int {
 	if out == nil {
 		return fail(ci, call, errArg, "newintracomm = NULL")
 	}
-	u := comms[ic.union].c
-	flags := make([]int32, u.Size())
-	hi := int32(0)
-	if high != 0 {
-		hi = 1
-	}
-	if err := mpiapi.Allgather(comms[ic.coll].c, []int32{hi}, flags); err != nil {
-		return failErr(ci, err)
-	}
 	// The group that passed high = false first; if both passed the same,
-	// the union's order.
-	localFirst := ic.loff == 0
-	if rh := flags[ic.roff]; rh != hi {
-		localFirst = hi == 0
-	}
-	key := commRank(ci)
-	if !localFirst {
-		key += len(ic.rranks)
+	// the union's order: one Split of union keyed by (high, union rank),
+	// the same order as exchanging the flags first and keying by group,
+	// without that exchange's collective slice.
+	u := comms[ic.union].c
+	key := u.Rank()
+	if high != 0 {
+		key += u.Size()
 	}
 	nc, err := u.Split(0, key)
 	if err != nil {
@@ -382,25 +381,43 @@ func interCompare(a, b *interComm) C.int {
 	return C.MPI_UNEQUAL
 }
 
-// interDup duplicates intercommunicator slot ci (MPI_Comm_dup).
+// interDup duplicates intercommunicator slot ci (MPI_Comm_dup): union
+// twice (the duplicate's union and coll) and the local group, the three
+// started at once so that they take one collective slice, not three. Each
+// one's outcome is the same on all its members (a refusal, proto.CommsMax,
+// included), so on an error the ones made are freed collectively: their
+// slots are released.
 func interDup(ci int) (uintptr, C.int) {
 	ic := comms[ci].inter
-	u, err := comms[ic.union].c.Dup()
-	if err != nil {
-		return 0, failErr(ci, err)
+	var rs [3]*mpiapi.Request
+	var err error
+	rs[0], err = comms[ic.union].c.Idup()
+	if err == nil {
+		rs[1], err = comms[ic.union].c.Idup()
 	}
-	var lc *mpiapi.Comm
-	if l := comms[ic.local].c; l != nil {
-		if lc, err = l.Dup(); err != nil {
-			return 0, failErr(ci, err)
+	if l := comms[ic.local].c; l != nil && err == nil {
+		rs[2], err = l.Idup()
+	}
+	var made [3]*mpiapi.Comm
+	for j, r := range rs {
+		if r == nil {
+			continue
 		}
+		if _, werr := mpiapi.Wait(r); werr != nil && err == nil {
+			err = werr
+		}
+		made[j] = r.Comm()
+	}
+	if err != nil {
+		for _, c := range made {
+			if c != nil {
+				c.Free()
+			}
+		}
+		return 0, failErr(ci, err)
 	}
 	errh := comms[ci].errh
-	h, err := newInter(u, slotOf(newComm(lc, errh)), ic.lranks, ic.rranks, ic.loff == 0, errh)
-	if err != nil {
-		return 0, failErr(ci, err)
-	}
-	return h, 0
+	return newInterOf(made[0], made[1], slotOf(newComm(made[2], errh)), ic.lranks, ic.rranks, ic.loff == 0, errh), 0
 }
 
 // interFree frees intercommunicator slot ci's hidden communicators.

@@ -160,6 +160,8 @@ func (p *process) finish(r *Request) {
 		r.err = p.typeErr(r, comp) // sig.go
 	case proto.ErrTruncate:
 		r.err = p.errf(ErrTruncate, r.call, "message from rank %d tag %d is longer than the receive buffer (%d bytes received)", src, comp.Tag, comp.Count)
+	case proto.ErrTooManyComms: // comm.go
+		r.err = p.errf(ErrOther, r.call, "too many communicators: world rank %d belongs to %d live communicators (the world included), the limit is %d (proto.CommsMax); free some with MPI_Comm_free", comp.Source, comp.Count, proto.CommsMax)
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}

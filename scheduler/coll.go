@@ -339,7 +339,11 @@ func (s *Scheduler) startColl(c *coll) {
 			commName(c.key.comm), c.heads[c.first].CollCall(), op.MPIName(), rankName(c, from), sent, rankName(c, to), want)
 	}
 	switch op {
-	case proto.CollBarrier, proto.CollFree:
+	case proto.CollBarrier:
+	case proto.CollFree:
+		// Every member has posted its free: a creation any of them posts
+		// after it (and so is ready later) finds the slots free.
+		s.dropComm(c.comm)
 	case proto.CollSplit:
 		s.split(c)
 	case proto.CollBcast:
@@ -510,6 +514,16 @@ func (s *Scheduler) split(c *coll) {
 	slices.SortFunc(es, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.color, b.color), cmp.Compare(a.key, b.key), cmp.Compare(a.i, b.i))
 	})
+	// Every member of the parent gets the same answer: if one new
+	// communicator would take a rank past proto.CommsMax, none is made.
+	for _, e := range es {
+		if r := c.comm.members[e.i]; e.color != UndefinedColor && s.live[r] >= proto.CommsMax {
+			for _, d := range c.heads {
+				c.done = append(c.done, tooMany(d, r, s.live[r]))
+			}
+			return
+		}
+	}
 	for lo := 0; lo < len(es); {
 		hi := lo
 		for hi < len(es) && es[hi].color == es[lo].color {
@@ -524,18 +538,18 @@ func (s *Scheduler) split(c *coll) {
 			}
 			continue
 		}
-		s.nextComm++
+		id := s.newCommID()
 		members := make([]proto.Rank, len(group))
 		data := make([]byte, 4*len(group))
 		for j, e := range group {
 			members[j] = c.comm.members[e.i]
 			binary.LittleEndian.PutUint32(data[4*j:], uint32(members[j]))
 		}
-		s.comms[s.nextComm] = newComm(s.nextComm, members, len(s.nodeOf))
+		s.addComm(id, members)
 		for j, e := range group {
 			d := c.heads[e.i]
 			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
-			c.done = append(c.done, proto.NewCommCompletion(d.Rank, d.Req, s.nextComm, j, len(group)))
+			c.done = append(c.done, proto.NewCommCompletion(d.Rank, d.Req, id, j, len(group)))
 		}
 	}
 }
@@ -561,6 +575,51 @@ func (s *Scheduler) collChunks(p *plan.Plan) {
 	clear(s.collActive[len(keep):])
 	s.collActive = keep
 }
+
+// newCommID hands out the next communicator id, the same on every node
+// (ids are never reused: a message still in flight on a freed
+// communicator can never meet a newer one).
+func (s *Scheduler) newCommID() proto.CommID {
+	s.nextComm++
+	if s.nextComm == 0 {
+		panic("scheduler: communicator ids wrapped around after 2^32 creations")
+	}
+	return s.nextComm
+}
+
+// addComm records a new communicator and counts it against its members'
+// proto.CommsMax.
+func (s *Scheduler) addComm(id proto.CommID, members []proto.Rank) {
+	s.comms[id] = newComm(id, members, len(s.nodeOf))
+	for _, r := range members {
+		s.live[r]++
+	}
+}
+
+// dropComm forgets a communicator every member has freed (its CollFree is
+// ready): every descriptor a member posted on it came before its free,
+// so none can name it later, and collectives still moving on it hold its
+// commInfo. Its members' slots count again.
+func (s *Scheduler) dropComm(ci *commInfo) {
+	if ci.id == 0 || s.comms[ci.id] != ci {
+		return
+	}
+	delete(s.comms, ci.id)
+	for _, r := range ci.members {
+		s.live[r]--
+	}
+}
+
+// tooMany is the completion of d, a communicator-making collective that
+// would take world rank r, in live communicators already, past
+// proto.CommsMax.
+func tooMany(d proto.Descriptor, r proto.Rank, live int32) proto.Completion {
+	return proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl, Err: proto.ErrTooManyComms, Source: r, Count: uint64(live)}
+}
+
+// LiveComms is the number of live communicators world rank r belongs to,
+// the world included (bounded by proto.CommsMax).
+func (s *Scheduler) LiveComms(r proto.Rank) int { return int(s.live[r]) }
 
 func (s *Scheduler) finishColl(c *coll) {
 	if c.heads[0].Coll == proto.CollSplit {

@@ -297,6 +297,19 @@
 // checked against the hash once every member has posted, and given the
 // next id the same way.
 //
+// Live communicators are bounded: a rank belongs to at most proto.CommsMax
+// (4096, the world included; the reason is at the constant). The scheduler
+// counts them per world rank (LiveComms); a Split or group creation that
+// would take any member past the bound makes no communicator and completes
+// every caller with proto.ErrTooManyComms naming that member and its count,
+// so the members agree (mpiapi raises MPI_ERR_OTHER). MPI_Comm_free
+// (proto.CollFree) is a collective the caller does not wait for; when its
+// last member has posted it the communicator leaves the table and its
+// members' counts drop (dropComm), before any creation those members post
+// later is judged. The free must reach the scheduler: the slot is job-wide
+// state every node's copy of the table must release at the same point, and
+// members may still have operations on the communicator in flight.
+//
 // # Output and importers
 //
 // Schedule returns a *plan.Plan (package internal/plan): the type is not

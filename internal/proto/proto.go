@@ -472,7 +472,26 @@ const (
 	// signatures (see Descriptor); both complete with it, nothing moves, and
 	// Completion.PeerType names the other side's element type.
 	ErrType Err = 6
+	// ErrTooManyComms: a communicator-making collective (CollSplit,
+	// CollGroup) would have made a rank a member of more than CommsMax live
+	// communicators; every caller of that collective completes with it and
+	// no communicator is made. Source is the first such rank (world rank),
+	// Count the live communicators it belongs to.
+	ErrTooManyComms Err = 7
 )
+
+// CommsMax bounds the live communicators a rank belongs to (the world
+// included; a communicator is live from the collective that makes it until
+// every member has freed it). It stands for MPICH's context ids (2048 in
+// MPICH 4.0: 64 mask words of 32 bits): twice that, because an
+// intercommunicator of the C layer takes three runtime communicators (its
+// union, the union's collective twin, the local group's duplicate), so a
+// program that fits MPICH's ids fits here. Open MPI's limit is higher (its
+// communicator ids are array indices); a program that creates communicators
+// without freeing them gets an error here, not unbounded memory in every
+// agent. Ids of freed communicators are not reused (they are 32 bits,
+// never exhausted by a run); the slots they held are.
+const CommsMax = 4096
 
 func (e Err) String() string {
 	switch e {
@@ -490,6 +509,8 @@ func (e Err) String() string {
 		return "cancelled"
 	case ErrType:
 		return "type signature mismatch"
+	case ErrTooManyComms:
+		return "too many communicators"
 	}
 	return fmt.Sprintf("err(%d)", uint32(e))
 }

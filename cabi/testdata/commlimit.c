@@ -1,0 +1,164 @@
+/* commlimit: communicator churn and exhaustion. argv[1] picks the part:
+ *  "churn": batches of MPI_Comm_dup then MPI_Comm_free, and of
+ *    MPI_Comm_split then MPI_Comm_free, more communicators in all than the
+ *    runtime lets one process hold at once (so freed ones must make room),
+ *    each checked for its group and used now and then;
+ *  "limit": under MPI_ERRORS_RETURN, rank 0 first holds EXTRA communicators
+ *    of its own (MPI_Comm_create with the group {0}), then every rank
+ *    duplicates MPI_COMM_WORLD until the runtime refuses: every rank must be
+ *    refused at the same call (the limit is rank 0's), with MPI_ERR_OTHER, a
+ *    message naming the limit, and MPI_COMM_NULL; MPI_Comm_idup is refused
+ *    too (at its MPI_Wait); the job goes on, frees everything, and then
+ *    MPI_Comm_split makes as many again plus EXTRA (the freed slots count
+ *    again), to the next refusal;
+ *  "fatal": duplicates under MPI_ERRORS_ARE_FATAL until the refusal ends
+ *    the job (the Go test checks its message).
+ * Prints "commlimit ok <rank>". Self-checking; any size >= 2. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+#define CHECK(cond, ...)                                                  \
+    do {                                                                  \
+        if (!(cond)) {                                                    \
+            printf("FAIL rank %d line %d: %s: ", rank, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                          \
+            printf("\n");                                                 \
+            fflush(stdout);                                               \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                 \
+        }                                                                 \
+    } while (0)
+
+#define OK(call) CHECK((call) == MPI_SUCCESS, "%s", #call)
+
+enum { BATCH = 100, MAXCOMMS = 8192, EXTRA = 100 };
+
+/* check: c is a communicator of the world's processes in world order. */
+static void check(MPI_Comm c, int use) {
+    int r, n, cmp, sum;
+    OK(MPI_Comm_rank(c, &r));
+    OK(MPI_Comm_size(c, &n));
+    CHECK(r == rank && n == size, "rank %d of %d, want %d of %d", r, n, rank, size);
+    OK(MPI_Comm_compare(c, MPI_COMM_WORLD, &cmp));
+    CHECK(cmp == MPI_CONGRUENT, "compare = %d, want MPI_CONGRUENT", cmp);
+    if (use) {
+        OK(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, c));
+        CHECK(sum == size * (size - 1) / 2, "sum %d", sum);
+    }
+}
+
+static void churn(void) {
+    static MPI_Comm cs[BATCH];
+    MPI_Comm base;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &base));
+    for (int b = 0; b < 45; b++) { /* 4500 duplicates, more than one process may hold */
+        for (int i = 0; i < BATCH; i++)
+            OK(MPI_Comm_dup(base, &cs[i]));
+        for (int i = 0; i < BATCH; i++)
+            check(cs[i], i == b % BATCH);
+        for (int i = 0; i < BATCH; i++) {
+            OK(MPI_Comm_free(&cs[i]));
+            CHECK(cs[i] == MPI_COMM_NULL, "the freed handle is not MPI_COMM_NULL");
+        }
+    }
+    for (int b = 0; b < 10; b++) { /* splits by parity: half the members each */
+        for (int i = 0; i < BATCH; i++)
+            OK(MPI_Comm_split(base, rank % 2, -rank, &cs[i]));
+        int r, n, want = (size - rank % 2 + 1) / 2;
+        OK(MPI_Comm_size(cs[b], &n));
+        OK(MPI_Comm_rank(cs[b], &r));
+        CHECK(n == want, "split size %d, want %d", n, want);
+        CHECK(r == (size - 1 - rank) / 2, "split rank %d, want %d (keys reverse the order)", r, (size - 1 - rank) / 2);
+        for (int i = 0; i < BATCH; i++)
+            OK(MPI_Comm_free(&cs[i]));
+    }
+    OK(MPI_Comm_free(&base));
+}
+
+/* fill makes communicators with MPI_Comm_dup (split: MPI_Comm_split) of
+ * the world until the runtime refuses; it checks the refusal and returns
+ * how many it made. */
+static int fill(MPI_Comm *cs, int split) {
+    int n = 0, rc = MPI_SUCCESS;
+    while (n < MAXCOMMS) {
+        MPI_Comm c = MPI_COMM_WORLD;
+        rc = split ? MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c) : MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        if (rc != MPI_SUCCESS) {
+            CHECK(c == MPI_COMM_NULL, "a refused communicator is not MPI_COMM_NULL");
+            break;
+        }
+        cs[n++] = c;
+    }
+    CHECK(rc != MPI_SUCCESS, "%d communicators made, never refused", n);
+    int cls;
+    OK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_OTHER, "refused with class %d, want MPI_ERR_OTHER", cls);
+    /* Every rank was refused at the same call. */
+    int lo, hi;
+    OK(MPI_Allreduce(&n, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    OK(MPI_Allreduce(&n, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(lo == n && hi == n, "made %d here, %d..%d across ranks", n, lo, hi);
+    check(cs[n - 1], 1); /* the last one made works */
+    return n;
+}
+
+static void limit(void) {
+    static MPI_Comm cs[MAXCOMMS], mine[EXTRA];
+    MPI_Group world, zero;
+    int z = 0;
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    OK(MPI_Group_incl(world, 1, &z, &zero));
+    for (int i = 0; i < EXTRA; i++) {
+        OK(MPI_Comm_create(MPI_COMM_WORLD, zero, &mine[i]));
+        CHECK((mine[i] == MPI_COMM_NULL) == (rank != 0), "MPI_Comm_create of {0} gave %s", mine[i] == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
+    }
+    int n = fill(cs, 0);
+    /* The world counts as one of rank 0's communicators. */
+    CHECK(n == 4096 - 1 - EXTRA, "made %d duplicates, want %d", n, 4096 - 1 - EXTRA);
+    /* MPI_Comm_idup is refused at its completion. */
+    MPI_Comm c = MPI_COMM_WORLD;
+    MPI_Request req;
+    OK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &req));
+    int rc = MPI_Wait(&req, MPI_STATUS_IGNORE), cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OTHER, "MPI_Wait of a refused MPI_Comm_idup: rc %d class %d, want MPI_ERR_OTHER", rc, cls);
+    CHECK(c == MPI_COMM_NULL, "a refused MPI_Comm_idup's communicator is not MPI_COMM_NULL");
+    for (int i = 0; i < n; i++)
+        OK(MPI_Comm_free(&cs[i]));
+    for (int i = 0; i < EXTRA; i++)
+        if (mine[i] != MPI_COMM_NULL)
+            OK(MPI_Comm_free(&mine[i]));
+    /* The freed slots count again: as many as the limit allows now. */
+    n = fill(cs, 1);
+    CHECK(n == 4096 - 1, "made %d splits after freeing, want %d", n, 4096 - 1);
+    for (int i = 0; i < n; i++)
+        OK(MPI_Comm_free(&cs[i]));
+    OK(MPI_Group_free(&zero));
+    OK(MPI_Group_free(&world));
+}
+
+int main(int argc, char **argv) {
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    CHECK(argc == 2, "usage: commlimit churn|limit|fatal");
+    if (strcmp(argv[1], "churn") == 0)
+        churn();
+    else if (strcmp(argv[1], "limit") == 0)
+        limit();
+    else if (strcmp(argv[1], "fatal") == 0) { /* MPI_ERRORS_ARE_FATAL: the refusal ends the job, saying why */
+        MPI_Comm c;
+        for (int i = 0; i < MAXCOMMS; i++)
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        CHECK(0, "%d duplicates made, never refused", MAXCOMMS);
+    }
+    else
+        CHECK(0, "unknown part %s", argv[1]);
+    printf("commlimit ok %d\n", rank);
+    OK(MPI_Finalize());
+    return 0;
+}
