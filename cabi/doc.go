@@ -217,7 +217,12 @@
 //
 // MPI_Init_thread provides the level asked for, MPI_THREAD_MULTIPLE
 // included, and so do MPI_T_init_thread and a session's "thread_level"
-// (without one, a session gets MPI_THREAD_SERIALIZED); MPI_Query_thread
+// (without one, a session gets MPI_THREAD_SERIALIZED). Once the process
+// provides MULTIPLE (MPI_Init_thread, MPI_T_init_thread or a session asked
+// for it) every later session gets MULTIPLE, with or without the key and
+// whatever it asks for: every call then takes the call lock, and MPI 5.0
+// ("Threads and the Sessions Model") lets earlier grants raise a session's
+// level, as MPICH does. MPI_Query_thread
 // answers the level MPI_Init_thread provided, MPI_Is_thread_main is true in
 // the thread that called MPI_Init or MPI_Init_thread only. In a
 // deterministic, recorded or replayed job (bcsrun --deterministic,
@@ -280,7 +285,10 @@
 //     order too. A message found by MPI_Probe or MPI_Iprobe in one thread
 //     may be received by another thread's receive before this thread's
 //     MPI_Recv; use MPI_Mprobe or MPI_Improbe with MPI_Mrecv, which claim
-//     the message for the thread that probed.
+//     the message for the thread that probed. A matched probe whose answer
+//     another thread's receive (or matched probe) may have taken meanwhile
+//     asks the scheduler again (mpiapi mprobe.go), so two threads never
+//     claim one message; such a probe costs another slice.
 //   - Two threads running collectives on the same communicator at once is
 //     erroneous (MPI 5.0, "MPI and Threads"): the runtime pairs the members' calls by
 //     their order on each communicator, so such calls may pair crosswise

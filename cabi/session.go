@@ -99,6 +99,14 @@ func bcs_session_init(infoH, errh C.uintptr_t, out *C.uintptr_t) C.int {
 		return rc
 	}
 	level = threadLevel(level)
+	if C.bcs_mt != 0 {
+		// The process already provides MULTIPLE (MPI_Init_thread,
+		// MPI_T_init_thread or an earlier session asked for it): every
+		// call takes the call lock, so this session is as safe, and says so
+		// (MPI 5.0 "Threads and the Sessions Model": earlier grants may
+		// influence a session's).
+		level = C.MPI_THREAD_MULTIPLE
+	}
 	startThreads(level)
 	thread := threadLevelName(level)
 	C.bcs_fix_sigonstack()

@@ -92,3 +92,22 @@ func TestThreadsMultiple(t *testing.T) {
 		okRanks(t, bcsrun(t, "-n", "4", "--nodes", "2", suite, "multiple"), "suite", 4)
 	})
 }
+
+// TestThreadsMatchedProbe runs testdata/mprobemt.c under
+// MPI_THREAD_MULTIPLE: per rank, sender threads and receiver threads at
+// once; receivers take messages (empty, small and larger than a slice
+// moves) with MPI_Mprobe or MPI_Improbe and MPI_Mrecv or MPI_Imrecv, first
+// each on a tag of its own (in order, checked element by element), then all
+// on MPI_ANY_SOURCE and MPI_ANY_TAG, racing for the same messages: each must
+// be received exactly once, with its own contents. Before mprobe.go's
+// claim watch two threads could be answered with the same message and one
+// of them then waited for ever in MPI_Mrecv.
+func TestThreadsMatchedProbe(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/mprobemt.c", "-pthread")
+	t.Run("singleton", func(t *testing.T) { okRanks(t, run(t, exe), "mprobemt", 1) })
+	for _, c := range []struct{ ranks, nodes int }{{2, 1}, {3, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "mprobemt", c.ranks)
+		})
+	}
+}

@@ -408,6 +408,9 @@ func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	if err := p.post(d, inl); err != nil {
 		return r, err
 	}
+	if recv {
+		noteReceive(c, peer, tag, p.seq) // mprobe.go: a matched probe waiting in another thread
+	}
 	if r.chk != nil && r.chk.flowSend != nil {
 		p.flowSums(r) // check.go: under flow alone, after the post
 	}

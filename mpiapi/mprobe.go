@@ -13,9 +13,21 @@ import (
 // can take it; Mrecv and Imrecv wait for that receive and copy the data into
 // the caller's buffer. MPI's non-overtaking rule makes the claim exact: the
 // probed message is the earliest pending one from its source with its tag,
-// and no other receive of the rank is posted in between (bcsmpi provides at
-// most MPI_THREAD_SERIALIZED: one call at a time). The MMDS counts Mprobe and Improbe as Probe and
-// Iprobe.
+// and no other receive of the rank is posted in between. The MMDS counts
+// Mprobe and Improbe as Probe and Iprobe.
+//
+// With threads on (threads.go) other threads' calls run while a matched
+// probe waits for its answer, so a receive of another thread, or another
+// matched probe's claim, may be posted between the probe and its claim and
+// take the probed message first: two threads probing MPI_ANY_TAG were both
+// answered with the same message, one received it and the other's claim
+// waited for a message that never came (or took a later one, with the
+// probe's status wrong). A matched probe therefore notes every receive the
+// rank posts while it waits (claimWatch); if one posted after its probe
+// could match the answered envelope, the answer may be stale and the probe
+// asks again (its new probe comes after that receive, so the scheduler
+// answers with what is still unclaimed). At least one of the racing probes
+// claims in each round, so they all end.
 
 // Message is a message matched by Mprobe or Improbe (MPI_Message). It is
 // received once, by Mrecv or Imrecv; a Message for MPI_PROC_NULL
@@ -52,16 +64,26 @@ func Mprobe(c *Comm, source, tag int) (*Message, Status, error) {
 	}
 	t0 := p.mmds.begin(true)
 	defer p.mmds.end(mds.Mprobe, t0, 0, true)
-	r, err := probe(p, call, proto.KindProbe, c, source, tag)
-	if err != nil {
-		return nil, Status{}, err
+	for {
+		w := watchClaims()
+		r, err := probe(p, call, proto.KindProbe, c, source, tag)
+		if err != nil {
+			w.done()
+			return nil, Status{}, err
+		}
+		w.since = p.seq
+		st, err := p.wait(r, call)
+		stale := err == nil && w.stale(c, st)
+		w.done()
+		if err != nil {
+			return nil, st, err
+		}
+		if stale {
+			continue
+		}
+		m, err := p.claim(call, c, st)
+		return m, st, err
 	}
-	st, err := p.wait(r, call)
-	if err != nil {
-		return nil, st, err
-	}
-	m, err := p.claim(call, c, st)
-	return m, st, err
 }
 
 // Improbe asks whether a message from source with tag is pending; if one
@@ -85,16 +107,86 @@ func Improbe(c *Comm, source, tag int) (*Message, bool, Status, error) {
 		m, err := p.claim(call, c, st)
 		return m, err == nil, st, err
 	}
-	r, err := probe(p, call, proto.KindIprobe, c, source, tag)
-	if err != nil {
-		return nil, false, Status{}, err
+	for {
+		w := watchClaims()
+		r, err := probe(p, call, proto.KindIprobe, c, source, tag)
+		if err != nil {
+			w.done()
+			return nil, false, Status{}, err
+		}
+		w.since = p.seq
+		st, err := p.wait(r, call)
+		stale := err == nil && st.Source != AnySource && w.stale(c, st)
+		w.done()
+		if err != nil || st.Source == AnySource {
+			return nil, false, st, err
+		}
+		if stale {
+			continue
+		}
+		m, err := p.claim(call, c, st)
+		return m, err == nil, st, err
 	}
-	st, err := p.wait(r, call)
-	if err != nil || st.Source == AnySource {
-		return nil, false, st, err
+}
+
+// claimWatch is a matched probe's watch over the receives the rank posts
+// while it waits for the probe's answer (threads only; the zero watch, off,
+// sees nothing).
+type claimWatch struct {
+	on    bool
+	since uint64 // the probe's descriptor sequence number
+}
+
+// claims is the receives posted while any matched probe waits (under the
+// call lock).
+var claims struct {
+	watchers int
+	posted   []claimPost
+}
+
+type claimPost struct {
+	comm      proto.CommID
+	peer, tag int // as posted: AnySource and AnyTag included
+	seq       uint64
+}
+
+func watchClaims() claimWatch {
+	if !mt.on {
+		return claimWatch{}
 	}
-	m, err := p.claim(call, c, st)
-	return m, err == nil, st, err
+	claims.watchers++
+	return claimWatch{on: true}
+}
+
+func (w claimWatch) done() {
+	if !w.on {
+		return
+	}
+	claims.watchers--
+	if claims.watchers == 0 {
+		claims.posted = claims.posted[:0]
+	}
+}
+
+// stale reports whether a receive posted after the probe could have taken
+// the message it was answered with (st on c).
+func (w claimWatch) stale(c *Comm, st Status) bool {
+	if !w.on {
+		return false
+	}
+	for _, r := range claims.posted {
+		if r.seq > w.since && r.comm == c.id && (r.peer == AnySource || r.peer == st.Source) && (r.tag == AnyTag || r.tag == st.Tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteReceive records a receive just posted (seq) while matched probes wait.
+func noteReceive(c *Comm, peer, tag int, seq uint64) {
+	if claims.watchers > 0 {
+		claims.posted = append(claims.posted, claimPost{comm: c.id, peer: peer, tag: tag, seq: seq})
+	}
 }
 
 func (p *process) takeMessage(call string, m *Message) error {

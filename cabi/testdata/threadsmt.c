@@ -18,6 +18,8 @@
  *      another thread completes (MPI_Grequest_complete), with MPI_Wait,
  *      MPI_Waitany and MPI_Waitsome; one waits on a
  *      partitioned send whose partitions other threads mark ready.
+ *   7. sessions: threads start sessions at once, without "thread_level"
+ *      or asking for MPI_THREAD_SERIALIZED; each says MPI_THREAD_MULTIPLE.
  * MPI_Query_thread and MPI_Is_thread_main are checked in every thread.
  * Run: ./threadsmt; it needs MPI_THREAD_MULTIPLE and prints
  * "provided <level>" (rank 0) and "threadsmt ok <rank>" (every rank). */
@@ -314,6 +316,33 @@ static void *pwaiter(void *arg) {
     return NULL;
 }
 
+/* ---- 7. sessions ---- */
+
+/* Sessions started by several threads at once in a process that provides
+ * MPI_THREAD_MULTIPLE are as safe, and say so in their "thread_level":
+ * without the key, and asking for less. */
+static void *sessions(void *arg) {
+    long t = (long)arg;
+    MPI_Info info = MPI_INFO_NULL, used;
+    MPI_Session s;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int len = sizeof val - 1, flag = 0;
+    if (t % 2) {
+        OK(MPI_Info_create(&info));
+        OK(MPI_Info_set(info, "thread_level", "MPI_THREAD_SERIALIZED"));
+    }
+    OK(MPI_Session_init(info, MPI_ERRORS_RETURN, &s));
+    if (info != MPI_INFO_NULL)
+        OK(MPI_Info_free(&info));
+    OK(MPI_Session_get_info(s, &used));
+    OK(MPI_Info_get_string(used, "thread_level", &len, val, &flag));
+    CHECK(flag && strcmp(val, "MPI_THREAD_MULTIPLE") == 0, "thread %ld: session thread_level %s",
+          t, flag ? val : "(none)");
+    OK(MPI_Info_free(&used));
+    OK(MPI_Session_finalize(&s));
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     int provided;
     OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
@@ -373,6 +402,8 @@ int main(int argc, char **argv) {
         CHECK(precv_buf[k] == left * 1000 + k, "partitioned [%d] = %d", k, precv_buf[k]);
     OK(MPI_Request_free(&preq));
     OK(MPI_Request_free(&rreq));
+
+    run(sessions, NT);
 
     for (int t = 0; t < NT; t++)
         OK(MPI_Comm_free(&tcomm[t]));
