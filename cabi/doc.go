@@ -487,9 +487,13 @@
 //     return the result's receive, which Wait and Test complete (a
 //     non-contiguous result type is unpacked there, not by a flush).
 //   - Dynamic windows: target_disp is an address in the target; the
-//     target checks it against the regions attached there and refuses the
-//     request otherwise, and the origin's next synchronisation call raises
-//     MPI_ERR_RMA_RANGE with the target's message.
+//     target checks that every byte the access touches is attached there
+//     (one access may span regions attached back to back, as MPICH's
+//     tests expect) and refuses the request otherwise, and the origin's
+//     next synchronisation call raises MPI_ERR_RMA_RANGE with the target's
+//     message. The check is made when the target applies the request, so
+//     memory attached during an epoch is usable as soon as its address
+//     reaches the origin.
 //   - Errors go to the window's error handler (initially its
 //     communicator's; MPI_Win_set_errhandler, MPI_Win_create_errhandler);
 //     a bad window handle to MPI_COMM_WORLD's. Classes: MPI_ERR_WIN (null,
