@@ -457,7 +457,19 @@
 //     segment, or of the lowest rank with memory for MPI_PROC_NULL; a
 //     rank with a segment of size 0 gives size 0 and NULL, as MPICH);
 //     one-sided operations and synchronisation work as on other windows
-//     (requests applied by the target, so accumulates stay atomic).
+//     (requests applied by the target, so accumulates stay atomic), except
+//     that a Put or Get to another member is a copy the origin makes
+//     itself, complete when the call returns, whenever the target's
+//     exposure is certain and nothing the origin sent it waits before it
+//     (rmaops.go, sharedDirect): in a fence epoch, in an access epoch
+//     whose start saw the target's post, and under a lock known granted
+//     (MPI_MODE_NOCHECK, or once an acknowledgement came back since the
+//     lock request: the first flush). So Put and Win_flush in a lock_all
+//     epoch cost no slice after the first (4 before: a round trip);
+//     accumulates, and the first operations of a lock epoch, still go to
+//     the target (atomicity against other origins' accumulates needs the
+//     target to apply them one at a time; a lock is granted at the target,
+//     and MPI_Win_lock does not wait for it).
 //     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
 //     MPI_WIN_UNIFIED. On other flavors MPI_Win_shared_query gives the
 //     caller's own memory, and size 0 and NULL for the other ranks (as

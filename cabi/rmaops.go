@@ -410,6 +410,25 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	default:
 		data = o.pack()
 	}
+	if t != w.rank && (h.op == opPut || h.op == opGet) && w.sharedDirect(t) {
+		// Another member's segment of a shared window: copied now.
+		base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[t]+h.disp*w.units[t]) // inRange checked it
+		n := int(h.count * tt.t.info.wire)
+		if h.op == opPut {
+			if len(data) != n {
+				return w.fail(call, errType, "a put of %d bytes into %d bytes of the target", len(data), n)
+			}
+			tt.t.info.unpack(base, data, int(h.count))
+		} else if n > 0 {
+			b := make([]byte, n)
+			tt.t.info.pack(b, base, int(h.count))
+			res.t.info.unpack(res.p, b, res.count)
+		}
+		if req != nil {
+			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+		}
+		return 0
+	}
 	if t == w.rank {
 		// The caller's own window: applied now.
 		w.peers[t].dirty = true
@@ -462,6 +481,32 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		return w.sendDirect(t, h, tt.t.info, data)
 	}
 	return w.send(t, h, tt.t.info, data)
+}
+
+// sharedDirect tells whether a Put or Get to member t of a shared window
+// (MPI_Win_allocate_shared) may be done by the caller itself, a copy
+// between its buffer and t's segment, complete when the call returns:
+// when the target's exposure is certain (a fence epoch, whose fence is a
+// barrier; a start that saw t's post, or MPI_MODE_NOCHECK; a lock known
+// granted) and nothing the caller sent to t waits to be applied before it
+// (no operation since its last remote completion, no acknowledgement or
+// result to come). Accumulates always go to the target, which applies them
+// one at a time: atomicity against other origins' accumulates needs that.
+// With no lock known granted (the first operations of a lock epoch) the
+// request goes as on other windows; the first flush's acknowledgement
+// confirms the lock.
+func (w *window) sharedDirect(t int) bool {
+	if w.shm == nil || w.c == nil {
+		return false
+	}
+	p := &w.peers[t]
+	if p.dirty || !w.settled(t) {
+		return false
+	}
+	if w.locks[t] != lockNone {
+		return p.confirmed || w.nocheck[t]
+	}
+	return w.fence || w.started
 }
 
 // sendDirect sends a request whose data is the program's contiguous
@@ -905,6 +950,9 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	switch h.op {
 	case opAck:
 		w.peers[origin].acks--
+		if w.locks[origin] != lockNone {
+			w.peers[origin].confirmed = true // behind the lock request: granted
+		}
 		return
 	case opPost:
 		w.posts[origin]++
