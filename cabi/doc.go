@@ -436,7 +436,12 @@
 //     locks together, and applies nothing more from an origin whose lock
 //     waits, so lock, operations and unlock cost one round trip. Unlock,
 //     flush and flush_all wait for the
-//     target's acknowledgement (remote completion); flush_local waits for
+//     target's acknowledgement (remote completion), asked for only when a
+//     Put or Accumulate went since the last one: a fetching operation's
+//     result leaves the target after it took effect there, so waiting
+//     for the result completes it (a refused fetching request gets an
+//     empty result with its error, so the flush raises the error instead
+//     of waiting forever); flush_local waits for
 //     results and for the bodies sent from the program's buffers (a short
 //     request's data is copied when it is issued).
 //     Lock_all takes a shared lock on every member. MPI_Win_sync is a

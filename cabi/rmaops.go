@@ -474,7 +474,10 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	} else if req != nil {
 		*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
 	}
-	if h.op != opGet {
+	if !fetch {
+		// A fetching operation's result leaves the target after the
+		// operation took effect there: waiting for it completes it
+		// remotely too, so a flush needs no acknowledgement for it.
 		p.dirty = true
 	}
 	if direct {
@@ -978,14 +981,25 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	}
 	tt, msg := layout(h, rest[:32*h.nseg])
 	if tt == nil {
-		w.refuse(origin, errIntern, fmt.Sprintf("a request from rank %d: %s", origin, msg))
+		w.refuseFetch(origin, h, errIntern, fmt.Sprintf("a request from rank %d: %s", origin, msg))
 		return
 	}
 	class, msg := w.apply(origin, h, tt, data, func(b []byte) {
 		w.post(origin, tagResult, b)
 	})
 	if class != 0 {
-		w.refuse(origin, class, msg)
+		w.refuseFetch(origin, h, class, msg)
+	}
+}
+
+// refuseFetch refuses request h; a fetching one also gets an empty result,
+// so that the origin's receive of it completes and its synchronisation
+// call raises the error (it waited for the result forever: a Get outside
+// a dynamic window's regions hung its flush).
+func (w *window) refuseFetch(origin int, h header, class int, msg string) {
+	w.refuse(origin, class, msg)
+	if h.op == opGet || h.op == opGetAcc || h.op == opCAS {
+		w.post(origin, tagResult, nil)
 	}
 }
 

@@ -12,10 +12,11 @@
  *   - Memory attached inside a lock_all epoch, its address sent while the
  *     epoch is open, then accessed in the same epoch.
  *   - A fence epoch on the dynamic window.
- *   - Memory detached between epochs and during one: an access to it, or
- *     one running from an attached region into it, is MPI_ERR_RMA_RANGE
- *     (the window's handler is MPI_ERRORS_RETURN), and the window still
- *     works afterwards. */
+ *   - Memory detached between epochs and during one: a Put or a Get to
+ *     it, or one running from an attached region into it, is
+ *     MPI_ERR_RMA_RANGE (the window's handler is MPI_ERRORS_RETURN; the
+ *     Get's flush used to wait forever for its result), and the window
+ *     still works afterwards. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,12 +44,19 @@ static MPI_Aint *addrs(void *p)
     return a;
 }
 
-/* expectRange issues a put of n ints at address a of next, and checks that
- * the put or its flush reports MPI_ERR_RMA_RANGE. */
+/* expectRange issues a put, then a get, of n ints at address a of next, and
+ * checks that each or its flush reports MPI_ERR_RMA_RANGE. */
 static void expectRange(MPI_Win win, MPI_Aint a, int n)
 {
     int *v = calloc(n, sizeof(int)), class = MPI_SUCCESS;
     int rc = MPI_Put(v, n, MPI_INT, next, a, n, MPI_INT, win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(next, win);
+    CHECK(rc != MPI_SUCCESS);
+    MPI_Error_class(rc, &class);
+    CHECK(class == MPI_ERR_RMA_RANGE);
+    /* a fetching operation too: its result never comes, the error does */
+    rc = MPI_Get(v, n, MPI_INT, next, a, n, MPI_INT, win);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(next, win);
     CHECK(rc != MPI_SUCCESS);
