@@ -444,7 +444,12 @@
 //     locks together, and applies nothing more from an origin whose lock
 //     waits, so lock, operations and unlock cost one round trip. Unlock,
 //     flush and flush_all wait for the
-//     target's acknowledgement (remote completion); flush_local waits for
+//     target's acknowledgement (remote completion), asked for only when a
+//     Put or Accumulate went since the last one: a fetching operation's
+//     result leaves the target after it took effect there, so waiting
+//     for the result completes it (a refused fetching request gets an
+//     empty result with its error, so the flush raises the error instead
+//     of waiting forever); flush_local waits for
 //     results and for the bodies sent from the program's buffers (a short
 //     request's data is copied when it is issued).
 //     Lock_all takes a shared lock on every member. MPI_Win_sync is a
@@ -465,7 +470,19 @@
 //     segment, or of the lowest rank with memory for MPI_PROC_NULL; a
 //     rank with a segment of size 0 gives size 0 and NULL, as MPICH);
 //     one-sided operations and synchronisation work as on other windows
-//     (requests applied by the target, so accumulates stay atomic).
+//     (requests applied by the target, so accumulates stay atomic), except
+//     that a Put or Get to another member is a copy the origin makes
+//     itself, complete when the call returns, whenever the target's
+//     exposure is certain and nothing the origin sent it waits before it
+//     (rmaops.go, sharedDirect): in a fence epoch, in an access epoch
+//     whose start saw the target's post, and under a lock known granted
+//     (MPI_MODE_NOCHECK, or once an acknowledgement came back since the
+//     lock request: the first flush). So Put and Win_flush in a lock_all
+//     epoch cost no slice after the first (4 before: a round trip);
+//     accumulates, and the first operations of a lock epoch, still go to
+//     the target (atomicity against other origins' accumulates needs the
+//     target to apply them one at a time; a lock is granted at the target,
+//     and MPI_Win_lock does not wait for it).
 //     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
 //     MPI_WIN_UNIFIED. On other flavors MPI_Win_shared_query gives the
 //     caller's own memory, and size 0 and NULL for the other ranks (as
@@ -495,9 +512,13 @@
 //     return the result's receive, which Wait and Test complete (a
 //     non-contiguous result type is unpacked there, not by a flush).
 //   - Dynamic windows: target_disp is an address in the target; the
-//     target checks it against the regions attached there and refuses the
-//     request otherwise, and the origin's next synchronisation call raises
-//     MPI_ERR_RMA_RANGE with the target's message.
+//     target checks that every byte the access touches is attached there
+//     (one access may span regions attached back to back, as MPICH's
+//     tests expect) and refuses the request otherwise, and the origin's
+//     next synchronisation call raises MPI_ERR_RMA_RANGE with the target's
+//     message. The check is made when the target applies the request, so
+//     memory attached during an epoch is usable as soon as its address
+//     reaches the origin.
 //   - Errors go to the window's error handler (initially its
 //     communicator's; MPI_Win_set_errhandler, MPI_Win_create_errhandler);
 //     a bad window handle to MPI_COMM_WORLD's. Classes: MPI_ERR_WIN (null,

@@ -109,9 +109,14 @@ type winPeer struct {
 	granted bool // the caller's own lock request was granted
 	held    bool // target side: its lock request waits, so its later requests wait too
 	dirty   bool // operations sent since its last remote completion
-	results []rmaResult
-	sends   []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
-	posted  []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
+	// confirmed: the caller's passive-target lock on it is known granted
+	// (MPI_MODE_NOCHECK, or an acknowledgement came back since the lock
+	// request, which the target answers only after granting it): a shared
+	// window's Put and Get to it may then be done directly (sharedDirect).
+	confirmed bool
+	results   []rmaResult
+	sends     []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
+	posted    []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
 }
 
 // rmaResult is a pending receive of data a target returns.

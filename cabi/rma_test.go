@@ -109,9 +109,20 @@ func TestRMADynamicRangeNoWrap(t *testing.T) {
 		{top - 3, 1, false},
 		{top, 1, false},
 		{0, 1, false},
+		// Regions attached back to back hold an access spanning them
+		// (MPICH's win_dynamic_rma_flush_get -count=9216 used to fail with
+		// MPI_ERR_RMA_RANGE); a gap between regions does not.
+		{0x3000, 2048, true},
+		{0x3ffc, 2, true},
+		{0x2ffc, 1, false},
+		{0x3000, 3072, true},
+		{0x3000, 3073, false},
+		{0x4ffc, 3, true},
+		{0x5ffc, 2, false},
+		{0x6004, 1, true},
 	} {
 		h, tt := layoutInts(t, int64(c.disp), c.count)
-		w := &window{flavor: flavorDynamic, regions: regions}
+		w := &window{flavor: flavorDynamic, regions: append(regions, [][2]uint64{{0x5000, 0x6000}, {0x4000, 0x5000}, {0x3000, 0x4000}, {0x6004, 0x7000}}...)}
 		addr, class, msg := w.target(h, tt)
 		if c.ok && (class != 0 || uintptr(addr) != uintptr(c.disp)) {
 			t.Errorf("disp 0x%x, %d ints: class %d (%s), address %p; want 0x%x", c.disp, c.count, class, msg, addr, c.disp)

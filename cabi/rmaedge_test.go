@@ -28,3 +28,18 @@ func TestRMAEdge(t *testing.T) {
 		}
 	})
 }
+
+// TestRMADynamic runs testdata/rmadyn.c: dynamic windows at absolute
+// addresses, accesses spanning regions attached back to back, memory
+// attached and detached during and between epochs (a Put or a Get to
+// detached memory raises MPI_ERR_RMA_RANGE at its flush; the Get's flush
+// used to wait forever for a result the target never sent), on 2 ranks of
+// one node, 2 over 2 nodes and 3 over 2 nodes.
+func TestRMADynamic(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rmadyn.c")
+	for _, c := range []struct{ ranks, nodes int }{{2, 1}, {2, 2}, {3, 2}} {
+		t.Run("n"+strconv.Itoa(c.ranks)+"-nodes"+strconv.Itoa(c.nodes), func(t *testing.T) {
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "rmadyn", c.ranks)
+		})
+	}
+}

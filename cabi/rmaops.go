@@ -410,6 +410,25 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	default:
 		data = o.pack()
 	}
+	if t != w.rank && (h.op == opPut || h.op == opGet) && w.sharedDirect(t) {
+		// Another member's segment of a shared window: copied now.
+		base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[t]+h.disp*w.units[t]) // inRange checked it
+		n := int(h.count * tt.t.info.wire)
+		if h.op == opPut {
+			if len(data) != n {
+				return w.fail(call, errType, "a put of %d bytes into %d bytes of the target", len(data), n)
+			}
+			tt.t.info.unpack(base, data, int(h.count))
+		} else if n > 0 {
+			b := make([]byte, n)
+			tt.t.info.pack(b, base, int(h.count))
+			res.t.info.unpack(res.p, b, res.count)
+		}
+		if req != nil {
+			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+		}
+		return 0
+	}
 	if t == w.rank {
 		// The caller's own window: applied now.
 		w.peers[t].dirty = true
@@ -455,13 +474,42 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	} else if req != nil {
 		*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
 	}
-	if h.op != opGet {
+	if !fetch {
+		// A fetching operation's result leaves the target after the
+		// operation took effect there: waiting for it completes it
+		// remotely too, so a flush needs no acknowledgement for it.
 		p.dirty = true
 	}
 	if direct {
 		return w.sendDirect(t, h, tt.t.info, data)
 	}
 	return w.send(t, h, tt.t.info, data)
+}
+
+// sharedDirect tells whether a Put or Get to member t of a shared window
+// (MPI_Win_allocate_shared) may be done by the caller itself, a copy
+// between its buffer and t's segment, complete when the call returns:
+// when the target's exposure is certain (a fence epoch, whose fence is a
+// barrier; a start that saw t's post, or MPI_MODE_NOCHECK; a lock known
+// granted) and nothing the caller sent to t waits to be applied before it
+// (no operation since its last remote completion, no acknowledgement or
+// result to come). Accumulates always go to the target, which applies them
+// one at a time: atomicity against other origins' accumulates needs that.
+// With no lock known granted (the first operations of a lock epoch) the
+// request goes as on other windows; the first flush's acknowledgement
+// confirms the lock.
+func (w *window) sharedDirect(t int) bool {
+	if w.shm == nil || w.c == nil {
+		return false
+	}
+	p := &w.peers[t]
+	if p.dirty || !w.settled(t) {
+		return false
+	}
+	if w.locks[t] != lockNone {
+		return p.confirmed || w.nocheck[t]
+	}
+	return w.fence || w.started
 }
 
 // sendDirect sends a request whose data is the program's contiguous
@@ -905,6 +953,9 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	switch h.op {
 	case opAck:
 		w.peers[origin].acks--
+		if w.locks[origin] != lockNone {
+			w.peers[origin].confirmed = true // behind the lock request: granted
+		}
 		return
 	case opPost:
 		w.posts[origin]++
@@ -930,14 +981,25 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	}
 	tt, msg := layout(h, rest[:32*h.nseg])
 	if tt == nil {
-		w.refuse(origin, errIntern, fmt.Sprintf("a request from rank %d: %s", origin, msg))
+		w.refuseFetch(origin, h, errIntern, fmt.Sprintf("a request from rank %d: %s", origin, msg))
 		return
 	}
 	class, msg := w.apply(origin, h, tt, data, func(b []byte) {
 		w.post(origin, tagResult, b)
 	})
 	if class != 0 {
-		w.refuse(origin, class, msg)
+		w.refuseFetch(origin, h, class, msg)
+	}
+}
+
+// refuseFetch refuses request h; a fetching one also gets an empty result,
+// so that the origin's receive of it completes and its synchronisation
+// call raises the error (it waited for the result forever: a Get outside
+// a dynamic window's regions hung its flush).
+func (w *window) refuseFetch(origin int, h header, class int, msg string) {
+	w.refuse(origin, class, msg)
+	if h.op == opGet || h.op == opGetAcc || h.op == opCAS {
+		w.post(origin, tagResult, nil)
 	}
 }
 
@@ -1009,21 +1071,34 @@ func (w *window) target(h header, tt *dtInfo) (unsafe.Pointer, int, string) {
 	return unsafe.Add(w.base, off), 0, ""
 }
 
-// inRegion tells whether the bytes [a+lo, a+hi) lie inside one of regions
-// ([base, end) each); lo <= hi. The sums are exact: a range that would wrap
-// around the address space lies in no region.
+// inRegion tells whether the bytes [a+lo, a+hi) are all attached: they lie
+// inside the union of regions ([base, end) each), so one access may span
+// regions attached back to back (MPICH's test suite expects it; the standard
+// does not restrict an access to one region); lo <= hi. The sums are exact:
+// a range that would wrap around the address space lies in no region.
 func inRegion(a uint64, lo, hi int64, regions [][2]uint64) bool {
 	first, ok := addrAdd(a, lo)
 	end, ok2 := addrAdd(a, hi)
 	if !ok || !ok2 {
 		return false
 	}
-	for _, r := range regions {
-		if first >= r[0] && end <= r[1] {
-			return true
+	// Regions do not overlap (MPI_Win_attach refuses it): each step moves
+	// first to the end of the region holding it, so at most len(regions)
+	// steps.
+	for first < end {
+		next := first
+		for _, r := range regions {
+			if first >= r[0] && first < r[1] {
+				next = r[1]
+				break
+			}
 		}
+		if next == first {
+			return false
+		}
+		first = next
 	}
-	return false
+	return true
 }
 
 // addrAdd is a+d, and false when it is outside [0, 2^64).

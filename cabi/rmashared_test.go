@@ -33,6 +33,21 @@ func TestRMAShared(t *testing.T) {
 	}
 }
 
+// TestRMASharedDirect runs testdata/rmashdirect.c: Put and Get on a shared
+// window, which the origin copies itself once the target's exposure is
+// certain: increments under an exclusive lock (not atomic, so lost if a copy
+// ran before the lock was granted), strided layouts under lock_all, fence
+// and post-start-complete-wait; on 2 and 4 ranks of one node, and 4 over 2
+// nodes (a window per node).
+func TestRMASharedDirect(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/rmashdirect.c")
+	for _, c := range []struct{ ranks, nodes int }{{2, 1}, {4, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("n%d-nodes%d", c.ranks, c.nodes), func(t *testing.T) {
+			okRanks(t, bcsrun(t, "-n", strconv.Itoa(c.ranks), "--nodes", strconv.Itoa(c.nodes), exe), "rmashdirect", c.ranks)
+		})
+	}
+}
+
 // Under the default handler, each refusal ends the job with a message
 // naming the value and what is valid.
 func TestRMASharedErrorsFatal(t *testing.T) {

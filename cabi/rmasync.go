@@ -191,7 +191,7 @@ func (w *window) release(origin int, excl bool) {
 func (w *window) lock(call string, ts []int, excl bool) C.int {
 	for _, t := range ts {
 		p := &w.peers[t]
-		p.granted = true
+		p.granted, p.confirmed = true, false
 		switch {
 		case t == w.rank || w.c == nil:
 			p.granted = w.acquire(w.rank, excl)
@@ -234,6 +234,7 @@ func (w *window) unlock(call string, ts []int) C.int {
 	rc := w.complete(call, ts, true)
 	for _, t := range ts {
 		w.locks[t], w.nocheck[t] = lockNone, false
+		w.peers[t].confirmed = false
 	}
 	return rc
 }
