@@ -339,7 +339,10 @@
 // coscheduling: process_vm_* needs the memory, not the CPU), posts no pull
 // orders (a stopped rank cannot serve one) and passes no status to MSM, so
 // the slice does not count towards deadlock detection. SliceStats.Ran and
-// Switch (EMDS RUN, SWITCHNS) record it. After each job's DEM the matrix
+// Switch (EMDS RUN, SWITCHNS) record it; GangJob.Counts, Switches and
+// Given count, from the gang's decisions, the slices a job ran in and was
+// strobed in, its switches in and out, and the slices of its turns lent
+// to another job (the launcher's manifest keeps them). After each job's DEM the matrix
 // observes its status bytes: a running job whose every rank is blocked or
 // ended and which exchanged nothing gives the rest of its quantum to a job
 // that can use the CPU, from the next strobe, on every node at once. A

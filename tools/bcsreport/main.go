@@ -77,7 +77,7 @@ func main() {
 	top := fs.Int("top", 3, "interfering tasks listed per entity with --kernel")
 	gangOnly := fs.Bool("gang", false, "only the gang report: response time, queue wait, run share, slowdown, switch cost (text or json)")
 	alone := fs.String("alone", "", "with the gang report: the MDS directory of a run of the same program alone, for the measured slowdown")
-	fs.Usage = func() { fmt.Fprintf(os.Stderr, "usage: bcsreport [flags] DIR\n%s", fs.FlagUsages()) }
+	fs.Usage = func() { fmt.Fprintf(os.Stderr, "usage: bcsreport [flags] DIR\n%s\n%s", fs.FlagUsages(), gangHelp) }
 	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() != 1 {
 		fs.Usage()
 		os.Exit(2)
@@ -152,6 +152,18 @@ func main() {
 		os.Exit(mds.ExitIncomplete)
 	}
 }
+
+const gangHelp = `A job that ran in a gang (bcsd start) gets its gang report after the text
+table (--gang: that report alone, text or json; nothing for another job):
+  response time  end - submitted (the bcsd received it)
+  queue wait     admitted - submitted; start-up: start - admitted; run time: end - start
+  slices         run of alive (run share = run / alive); given away: slices of
+                 its turns another job ran while its ranks were all blocked
+  slowdown       alive / run, implied by the share; with --alone DIR0 (a run of
+                 the same program alone) measured: run time / DIR0's run time
+  switches       the gang's switches in and out; the nodes' stops and continues,
+                 total, mean, and mean / slice; EMDS SWITCHNS p50, p99, max
+`
 
 // gangAfterTable prints the gang report after the MMDS table, for a job
 // that ran in a gang; nothing for another job, unless --alone asked for
