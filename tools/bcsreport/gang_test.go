@@ -92,13 +92,14 @@ func TestGangReportTwoJobs(t *testing.T) {
 		t.Fatalf("A's EMDS: %+v; want 4 switches on 2 nodes, p50 20 µs, p99 40 µs, node 0 ran 4 of 6", d)
 	}
 
-	rb, err := makeGangReport(b, a) // A is not B alone: refused
+	_, err = makeGangReport(b, a) // A is not B alone: refused
 	if err == nil || !strings.Contains(err.Error(), "ran /bin/a on 2 ranks, the job /bin/b") {
 		t.Fatalf("--alone of another program: %v", err)
 	}
 	alone := writeJob(t, map[string]any{"program": "/bin/b", "args": []string{"10"}, "ranks": 2, "timeslice_ns": 1_000_000,
 		"start": t0, "end": t0.Add(1450 * time.Millisecond), "finished": true}, nil)
-	if rb, err = makeGangReport(b, alone); err != nil {
+	rb, err := makeGangReport(b, alone)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if rb.ResponseNS != int64(4*time.Second) || rb.QueueNS != int64(time.Second) || rb.RunNS != int64(2900*time.Millisecond) {
