@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -173,6 +174,17 @@ type Agent struct {
 	holdReq   atomic.Uint64 // the latest held slice read while TX waits, not yet applied (0: none)
 	stopReq   atomic.Bool   // the master's stop was read while TX waits
 	switchNS  time.Duration // cost of the last Gate that switched, for the next DEM's stats
+
+	// A send to another node that blocks (the node takes nothing: its
+	// socket buffer is full) parks TX there. Under gmu (the gate's lock)
+	// the watcher may then stop the ranks itself (holdRead): TX takes gmu
+	// before it goes on from the send, so the agent's state is the
+	// watcher's while inSend. sendTimer starts the watcher (onWait) once
+	// a send has lasted waitWatch (sendWatch).
+	gmu       sync.Mutex
+	inSend    bool // under gmu
+	sendTimer *time.Timer
+	pullsOut  bool // this slice's pull orders are posted and not yet all served (postPulls .. waitPulls)
 
 	// Recording and replaying the slice log (Level B, levelb.go).
 	onExchange func(proto.SliceID, []proto.Descriptor, *core.Plan)
@@ -742,7 +754,7 @@ func (a *Agent) postPulls(p *core.Plan) {
 		if !b.PostPull(a.pullSeq[l], ps) {
 			continue // not in a blocking call: the agent copies
 		}
-		a.posted, a.took[l], a.pullAt = append(a.posted, l), true, a.now()
+		a.posted, a.took[l], a.pullAt, a.pullsOut = append(a.posted, l), true, a.now(), true
 		atomic.AddUint32(b.Wake(), 1)
 		if atomic.LoadUint32(b.Sleeping()) != 0 {
 			unix.FutexWake(b.Wake(), 1)
@@ -756,6 +768,7 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 	if len(a.posted) == 0 {
 		return nil
 	}
+	defer func() { a.pullsOut = false }() // served, copied here, or the slice failed
 	t0 := a.now()
 	deadline := t0 + timeout
 	for _, l := range a.posted {
@@ -884,7 +897,7 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		}
 	} else {
 		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
-		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+		if err := a.sendData(c.DstNode, &a.dataMsg); err != nil {
 			return a.sendErr(k, c, err)
 		}
 	}
@@ -1107,6 +1120,60 @@ func (a *Agent) interjected() error {
 		return errMasterStopped
 	}
 	return nil
+}
+
+// sendData sends a data frame to another node. Where a watcher can read
+// the master's frames (onWait), a send that lasts waitWatch starts it
+// (sendWatch), and while the send blocks a hold the watcher reads stops
+// the ranks at once (holdRead). The cost on a send that does not block:
+// the gate's lock taken twice and a timer reset and stopped.
+func (a *Agent) sendData(node proto.NodeID, m *proto.Msg) error {
+	if a.onWait == nil {
+		return a.send(node, m)
+	}
+	a.gmu.Lock()
+	a.inSend = true
+	a.gmu.Unlock()
+	if a.sendTimer == nil {
+		a.sendTimer = time.AfterFunc(waitWatch, a.sendWatch)
+	} else {
+		a.sendTimer.Reset(waitWatch)
+	}
+	err := a.send(node, m)
+	a.sendTimer.Stop()
+	a.gmu.Lock() // after a hold the watcher applied (holdRead)
+	a.inSend = false
+	a.gmu.Unlock()
+	return err
+}
+
+// sendWatch starts the watcher while a send blocks (sendTimer's
+// goroutine). A timer that fires late, once the send is over, does
+// nothing, or starts the watcher early in the next send: harmless.
+func (a *Agent) sendWatch() {
+	a.gmu.Lock()
+	defer a.gmu.Unlock()
+	if a.inSend {
+		a.onWait()
+	}
+}
+
+// holdRead is a hold of slice h read by the watcher. While TX is parked in
+// a send to another node and no pull order is outstanding, the watcher
+// stops the ranks itself, under the gate's lock (TX waits for it to go on
+// from the send). A rank with a pull order (or a span) to serve is not
+// stopped from here: a stopped rank serves none, and settling it is TX's
+// (gate, spanSettle); TX's next wait or its end applies the hold then
+// (holdSoon), as it does for a hold read while it waits for data.
+func (a *Agent) holdRead(h proto.SliceID) {
+	a.gmu.Lock()
+	if a.inSend && !a.pullsOut && !(a.sp.on && a.sp.posted) {
+		a.hold(h)
+		a.gmu.Unlock()
+		return
+	}
+	a.gmu.Unlock()
+	a.holdSoon(h)
 }
 
 // sendErr is the slice's error for a data frame to another node that

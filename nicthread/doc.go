@@ -386,10 +386,20 @@
 // frame (the next DEM) the watcher hands to Serve and ends; a hold it read
 // before is applied first, so the order of the master's frames holds. So
 // an agent learns of a hold within a wake-up wherever it waits, not at its
-// node_timeout. Not covered: a data frame whose send blocks because the
+// node_timeout. Where TX blocks in a send of a data frame, because the
 // silent node takes nothing (a full socket buffer: more than the kernel's
-// buffer of data for that node in the slice); that send fails at the
-// node_timeout (the mesh's send timeout), and the hold is read after it.
+// buffer of data for that node in the slice), the send's timer starts the
+// watcher after waitWatch, and the watcher stops the ranks itself under
+// the gate's lock (Agent.gmu: TX takes it before it goes on from the
+// send, so the agent's state is the watcher's meanwhile), when no pull
+// order or span is outstanding (a stopped rank would not serve it, and
+// settling one is TX's); with one outstanding, the hold waits for TX's
+// next wait or its end, as before (TestGangHoldStopsRanksBlockedInSend).
+// Not covered: a stop read during a blocked send ends nothing until the
+// send does (at the node_timeout, the mesh's send timeout); the send
+// cannot be interrupted without closing the connection. A send that does
+// not block pays two uncontended lock round trips and a timer's reset and
+// stop.
 // Waits under a watcher cost it a goroutine and one hand-off of the next
 // frame; shorter waits (the ordinary ones) cost nothing more. The next DEM waits until the hold's frames are sent, so
 // its decision follows the hold on every connection: a released job's
