@@ -179,10 +179,15 @@ type Agent struct {
 	// socket buffer is full) parks TX there. Under gmu (the gate's lock)
 	// the watcher may then stop the ranks itself (holdRead): TX takes gmu
 	// before it goes on from the send, so the agent's state is the
-	// watcher's while inSend. sendTimer starts the watcher (onWait) once
-	// a send has lasted waitWatch (sendWatch).
+	// watcher's while inSend. sendTimer, armed at a TX's first send and
+	// firing every waitWatch until the TX ends (txWatch), starts the
+	// watcher (onWait) when it finds the same send under way twice
+	// (sendSeq, seenSeq): a send blocked for waitWatch to twice that.
 	gmu       sync.Mutex
-	inSend    bool // under gmu
+	inSend    bool   // under gmu
+	sendSeq   uint64 // under gmu: sends so far
+	seenSeq   uint64 // under gmu: sendSeq at the timer's last firing
+	txWatch   bool   // under gmu: the timer is armed for this TX
 	sendTimer *time.Timer
 	pullsOut  bool // this slice's pull orders are posted and not yet all served (postPulls .. waitPulls)
 
@@ -578,10 +583,16 @@ func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 // TX moves this node's part of the plan of slice k and waits for the chunks
 // other nodes send to it. timeout bounds that wait.
 func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
+	var err error
 	if a.lb != nil {
-		return a.txReplay(timeout)
+		err = a.txReplay(timeout)
+	} else {
+		err = a.tx(k, timeout)
 	}
-	return a.tx(k, timeout)
+	if a.sendTimer != nil {
+		a.endSendWatch()
+	}
+	return err
 }
 
 func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
@@ -1123,38 +1134,59 @@ func (a *Agent) interjected() error {
 }
 
 // sendData sends a data frame to another node. Where a watcher can read
-// the master's frames (onWait), a send that lasts waitWatch starts it
-// (sendWatch), and while the send blocks a hold the watcher reads stops
-// the ranks at once (holdRead). The cost on a send that does not block:
-// the gate's lock taken twice and a timer reset and stopped.
+// the master's frames (onWait), a send that blocks starts it (sendWatch),
+// and while the send blocks a hold the watcher reads stops the ranks at
+// once (holdRead). The cost on a send that does not block: the gate's lock
+// taken twice (and, on a TX's first send, the timer armed).
 func (a *Agent) sendData(node proto.NodeID, m *proto.Msg) error {
 	if a.onWait == nil {
 		return a.send(node, m)
 	}
 	a.gmu.Lock()
 	a.inSend = true
-	a.gmu.Unlock()
-	if a.sendTimer == nil {
-		a.sendTimer = time.AfterFunc(waitWatch, a.sendWatch)
-	} else {
-		a.sendTimer.Reset(waitWatch)
+	a.sendSeq++
+	if !a.txWatch {
+		a.txWatch = true
+		if a.sendTimer == nil { // under gmu: sendWatch reads it there
+			a.sendTimer = time.AfterFunc(waitWatch, a.sendWatch)
+		} else {
+			a.sendTimer.Reset(waitWatch)
+		}
 	}
+	a.gmu.Unlock()
 	err := a.send(node, m)
-	a.sendTimer.Stop()
 	a.gmu.Lock() // after a hold the watcher applied (holdRead)
 	a.inSend = false
 	a.gmu.Unlock()
 	return err
 }
 
-// sendWatch starts the watcher while a send blocks (sendTimer's
-// goroutine). A timer that fires late, once the send is over, does
-// nothing, or starts the watcher early in the next send: harmless.
+// sendWatch is the send timer's (its own goroutine): a send under way at
+// this firing and the last one, the same (sendSeq), has blocked at least
+// waitWatch: start the watcher. It fires again until the TX ends.
 func (a *Agent) sendWatch() {
 	a.gmu.Lock()
-	defer a.gmu.Unlock()
-	if a.inSend {
+	if !a.txWatch {
+		a.gmu.Unlock()
+		return
+	}
+	if a.inSend && a.sendSeq == a.seenSeq {
 		a.onWait()
+	}
+	a.seenSeq = a.sendSeq
+	a.sendTimer.Reset(waitWatch)
+	a.gmu.Unlock()
+}
+
+// endSendWatch disarms the send timer at the end of a TX (TX's goroutine).
+// A firing already under way finds txWatch off and stops there.
+func (a *Agent) endSendWatch() {
+	a.gmu.Lock()
+	armed := a.txWatch
+	a.txWatch = false
+	a.gmu.Unlock()
+	if armed {
+		a.sendTimer.Stop()
 	}
 }
 

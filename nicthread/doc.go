@@ -388,8 +388,10 @@
 // an agent learns of a hold within a wake-up wherever it waits, not at its
 // node_timeout. Where TX blocks in a send of a data frame, because the
 // silent node takes nothing (a full socket buffer: more than the kernel's
-// buffer of data for that node in the slice), the send's timer starts the
-// watcher after waitWatch, and the watcher stops the ranks itself under
+// buffer of data for that node in the slice), the agent's send timer
+// (armed at a TX's first send, firing every waitWatch while the TX lasts)
+// starts the watcher once it finds the same send under way twice, and the
+// watcher stops the ranks itself under
 // the gate's lock (Agent.gmu: TX takes it before it goes on from the
 // send, so the agent's state is the watcher's meanwhile), when no pull
 // order or span is outstanding (a stopped rank would not serve it, and
@@ -398,8 +400,8 @@
 // Not covered: a stop read during a blocked send ends nothing until the
 // send does (at the node_timeout, the mesh's send timeout); the send
 // cannot be interrupted without closing the connection. A send that does
-// not block pays two uncontended lock round trips and a timer's reset and
-// stop.
+// not block pays the gate's lock twice (BenchmarkSendData: about 35 ns
+// against 4 on the loaded 2-core machine).
 // Waits under a watcher cost it a goroutine and one hand-off of the next
 // frame; shorter waits (the ordinary ones) cost nothing more. The next DEM waits until the hold's frames are sent, so
 // its decision follows the hold on every connection: a released job's
