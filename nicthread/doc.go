@@ -391,12 +391,12 @@
 // buffer of data for that node in the slice), the agent's send timer
 // (armed at a TX's first send, firing every waitWatch while the TX lasts)
 // starts the watcher once it finds the same send under way twice, and the
-// watcher stops the ranks itself under
-// the gate's lock (Agent.gmu: TX takes it before it goes on from the
-// send, so the agent's state is the watcher's meanwhile), when no pull
-// order or span is outstanding (a stopped rank would not serve it, and
-// settling one is TX's); with one outstanding, the hold waits for TX's
-// next wait or its end, as before (TestGangHoldStopsRanksBlockedInSend).
+// watcher stops the ranks itself under the gate's lock (Agent.gmu: TX
+// takes it before it goes on from the send, so the agent's state is the
+// watcher's meanwhile), when no pull order or span is outstanding (a
+// stopped rank would not serve it, and settling one is TX's); with one
+// outstanding, the hold waits for TX's next wait or its end, as before
+// (TestGangHoldStopsRanksBlockedInSend).
 // Not covered: a stop read during a blocked send ends nothing until the
 // send does (at the node_timeout, the mesh's send timeout); the send
 // cannot be interrupted without closing the connection. A send that does
