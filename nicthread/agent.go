@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -173,6 +174,22 @@ type Agent struct {
 	holdReq   atomic.Uint64 // the latest held slice read while TX waits, not yet applied (0: none)
 	stopReq   atomic.Bool   // the master's stop was read while TX waits
 	switchNS  time.Duration // cost of the last Gate that switched, for the next DEM's stats
+
+	// A send to another node that blocks (the node takes nothing: its
+	// socket buffer is full) parks TX there. Under gmu (the gate's lock)
+	// the watcher may then stop the ranks itself (holdRead): TX takes gmu
+	// before it goes on from the send, so the agent's state is the
+	// watcher's while inSend. sendTimer, armed at a TX's first send and
+	// firing every waitWatch until the TX ends (txWatch), starts the
+	// watcher (onWait) when it finds the same send under way twice
+	// (sendSeq, seenSeq): a send blocked for waitWatch to twice that.
+	gmu       sync.Mutex
+	inSend    bool   // under gmu
+	sendSeq   uint64 // under gmu: sends so far
+	seenSeq   uint64 // under gmu: sendSeq at the timer's last firing
+	txWatch   bool   // under gmu: the timer is armed for this TX
+	sendTimer *time.Timer
+	pullsOut  bool // this slice's pull orders are posted and not yet all served (postPulls .. waitPulls)
 
 	// Recording and replaying the slice log (Level B, levelb.go).
 	onExchange func(proto.SliceID, []proto.Descriptor, *core.Plan)
@@ -569,10 +586,16 @@ func (a *Agent) msm(k proto.SliceID, all []proto.Descriptor, status []uint8) err
 // TX moves this node's part of the plan of slice k and waits for the chunks
 // other nodes send to it. timeout bounds that wait.
 func (a *Agent) TX(k proto.SliceID, timeout time.Duration) error {
+	var err error
 	if a.lb != nil {
-		return a.txReplay(timeout)
+		err = a.txReplay(timeout)
+	} else {
+		err = a.tx(k, timeout)
 	}
-	return a.tx(k, timeout)
+	if a.sendTimer != nil {
+		a.endSendWatch()
+	}
+	return err
 }
 
 func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
@@ -745,7 +768,7 @@ func (a *Agent) postPulls(p *core.Plan) {
 		if !b.PostPull(a.pullSeq[l], ps) {
 			continue // not in a blocking call: the agent copies
 		}
-		a.posted, a.took[l], a.pullAt = append(a.posted, l), true, a.now()
+		a.posted, a.took[l], a.pullAt, a.pullsOut = append(a.posted, l), true, a.now(), true
 		atomic.AddUint32(b.Wake(), 1)
 		if atomic.LoadUint32(b.Sleeping()) != 0 {
 			unix.FutexWake(b.Wake(), 1)
@@ -759,6 +782,7 @@ func (a *Agent) waitPulls(k proto.SliceID, p *core.Plan, timeout time.Duration) 
 	if len(a.posted) == 0 {
 		return nil
 	}
+	defer func() { a.pullsOut = false }() // served, copied here, or the slice failed
 	t0 := a.now()
 	deadline := t0 + timeout
 	for _, l := range a.posted {
@@ -887,7 +911,7 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 		}
 	} else {
 		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Payload: data}
-		if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+		if err := a.sendData(c.DstNode, &a.dataMsg); err != nil {
 			return a.sendErr(k, c, err)
 		}
 	}
@@ -1126,6 +1150,81 @@ func (a *Agent) interjected() error {
 		return errMasterStopped
 	}
 	return nil
+}
+
+// sendData sends a data frame to another node. Where a watcher can read
+// the master's frames (onWait), a send that blocks starts it (sendWatch),
+// and while the send blocks a hold the watcher reads stops the ranks at
+// once (holdRead). The cost on a send that does not block: the gate's lock
+// taken twice (and, on a TX's first send, the timer armed).
+func (a *Agent) sendData(node proto.NodeID, m *proto.Msg) error {
+	if a.onWait == nil {
+		return a.send(node, m)
+	}
+	a.gmu.Lock()
+	a.inSend = true
+	a.sendSeq++
+	if !a.txWatch {
+		a.txWatch = true
+		if a.sendTimer == nil { // under gmu: sendWatch reads it there
+			a.sendTimer = time.AfterFunc(waitWatch, a.sendWatch)
+		} else {
+			a.sendTimer.Reset(waitWatch)
+		}
+	}
+	a.gmu.Unlock()
+	err := a.send(node, m)
+	a.gmu.Lock() // after a hold the watcher applied (holdRead)
+	a.inSend = false
+	a.gmu.Unlock()
+	return err
+}
+
+// sendWatch is the send timer's (its own goroutine): a send under way at
+// this firing and the last one, the same (sendSeq), has blocked at least
+// waitWatch: start the watcher. It fires again until the TX ends.
+func (a *Agent) sendWatch() {
+	a.gmu.Lock()
+	if !a.txWatch {
+		a.gmu.Unlock()
+		return
+	}
+	if a.inSend && a.sendSeq == a.seenSeq {
+		a.onWait()
+	}
+	a.seenSeq = a.sendSeq
+	a.sendTimer.Reset(waitWatch)
+	a.gmu.Unlock()
+}
+
+// endSendWatch disarms the send timer at the end of a TX (TX's goroutine).
+// A firing already under way finds txWatch off and stops there.
+func (a *Agent) endSendWatch() {
+	a.gmu.Lock()
+	armed := a.txWatch
+	a.txWatch = false
+	a.gmu.Unlock()
+	if armed {
+		a.sendTimer.Stop()
+	}
+}
+
+// holdRead is a hold of slice h read by the watcher. While TX is parked in
+// a send to another node and no pull order is outstanding, the watcher
+// stops the ranks itself, under the gate's lock (TX waits for it to go on
+// from the send). A rank with a pull order (or a span) to serve is not
+// stopped from here: a stopped rank serves none, and settling it is TX's
+// (gate, spanSettle); TX's next wait or its end applies the hold then
+// (holdSoon), as it does for a hold read while it waits for data.
+func (a *Agent) holdRead(h proto.SliceID) {
+	a.gmu.Lock()
+	if a.inSend && !a.pullsOut && !(a.sp.on && a.sp.posted) {
+		a.hold(h)
+		a.gmu.Unlock()
+		return
+	}
+	a.gmu.Unlock()
+	a.holdSoon(h)
 }
 
 // sendErr is the slice's error for a data frame to another node that

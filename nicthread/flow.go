@@ -651,7 +651,7 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	if !local {
 		a.dataMsg = proto.Msg{Type: proto.MsgData, Slice: k, Node: a.node, Index: uint32(i), Count: src, Payload: data}
 		for range times {
-			if err := a.send(c.DstNode, &a.dataMsg); err != nil {
+			if err := a.sendData(c.DstNode, &a.dataMsg); err != nil {
 				return a.sendErr(k, c, err)
 			}
 		}

@@ -170,6 +170,10 @@ type GangJob struct {
 	fifo    atomic.Bool  // its worker got SCHED_FIFO
 	nRun    atomic.Uint64
 	nAlive  atomic.Uint64
+	nGiven  atomic.Uint64 // decisions: slices of its quantum lent to another job (strobe.Gang.Given)
+	nIn     atomic.Uint64 // decisions: switches into the job (stopped → runs)
+	nOut    atomic.Uint64 // and out of it (runs → stopped)
+	gated   bool          // strobe thread: the last decision its nodes were strobed with (true before the first: its ranks start running)
 
 	done chan struct{}
 	err  error
@@ -222,7 +226,7 @@ func (g *Gang) Join(name string, cfg MasterConfig, nodes Nodes, stop <-chan stru
 	if n := len(g.jobs) + len(g.queue); n >= g.cfg.Matrix.MPL {
 		return nil, fmt.Errorf("job %s: %w", name, &strobe.GangFullError{MPL: g.cfg.Matrix.MPL})
 	}
-	j := &GangJob{Name: name, id: g.nextID, cfg: cfg, nodes: nodes, stop: stop, joined: time.Now(), done: make(chan struct{})}
+	j := &GangJob{Name: name, id: g.nextID, cfg: cfg, nodes: nodes, stop: stop, joined: time.Now(), done: make(chan struct{}), gated: true}
 	j.slot.Store(-1)
 	g.nextID++
 	g.queue = append(g.queue, j)
@@ -247,6 +251,18 @@ func (j *GangJob) Wait() (MasterStats, error) {
 // Counts returns the slices the job ran in and the slices it was strobed in
 // (alive); safe at any time.
 func (j *GangJob) Counts() (ran, alive uint64) { return j.nRun.Load(), j.nAlive.Load() }
+
+// Switches returns the gang's switches into the job (its ranks stopped in
+// its previous strobed slice, run in this one) and out of it (the
+// reverse), counted from the decisions its nodes were strobed with: a job
+// starts running, so a first slice in which it does not run is a switch
+// out. Given is how many slices of its quanta the matrix lent to another
+// job because its ranks were all blocked (work-conserving,
+// strobe.Gang.Given). Safe at any time.
+func (j *GangJob) Switches() (in, out uint64) { return j.nIn.Load(), j.nOut.Load() }
+
+// Given: see Switches.
+func (j *GangJob) Given() uint64 { return j.nGiven.Load() }
 
 // Held reports whether the job is held now (its slice late past the
 // gang's hold: doc.go, "A late job is held"); safe at any time.
@@ -499,6 +515,7 @@ func (g *Gang) run() {
 			}
 		}
 		id, switched := g.matrix.Slice()
+		owner := g.matrix.Owner()
 		name := ""
 		// Stop the outgoing job before continuing the incoming one. A held
 		// job's ranks were stopped when it was held (Holder).
@@ -511,6 +528,17 @@ func (g *Gang) run() {
 				if run == (pass == 1) && !j.busy {
 					j.ran = run
 					j.running.Store(run)
+					if run != j.gated {
+						j.gated = run
+						if run {
+							j.nIn.Add(1)
+						} else {
+							j.nOut.Add(1)
+						}
+					}
+					if !run && j.id == owner {
+						j.nGiven.Add(1)
+					}
 					if gt, ok := j.nodes.(Gated); ok {
 						gt.Gate(run)
 					}

@@ -162,6 +162,26 @@ func TestGangSwitchesEveryQuantumOnEveryNode(t *testing.T) {
 			}
 		}
 	}
+	// The gang's switch counts are the changes of decision its nodes saw.
+	for i, gj := range []*GangJob{ja, jb} {
+		var in, out uint64
+		prev := true
+		for _, r := range []*agentsJob{a, b}[i].ran[0] {
+			if r && !prev {
+				in++
+			}
+			if !r && prev {
+				out++
+			}
+			prev = r
+		}
+		if gin, gout := gj.Switches(); gin != in || gout != out || out == 0 {
+			t.Fatalf("job %s: switches in %d, out %d; its node 0 saw %d, %d (want some)", gj.Name, gin, gout, in, out)
+		}
+		if gj.Given() != 0 {
+			t.Fatalf("job %s: %d slices given away, but its ranks never blocked", gj.Name, gj.Given())
+		}
+	}
 	ranA, aliveA := ja.Counts()
 	ranB, aliveB := jb.Counts()
 	if aliveA != 60 || aliveB != 60 || ranA+ranB > 120 || ranA == 0 || ranB == 0 {
@@ -279,6 +299,12 @@ func TestGangWorkConserving(t *testing.T) {
 	}
 	if sawA == 0 {
 		t.Fatalf("job A never ran (runs %v %v): it must still get its turn each quantum", names, lens)
+	}
+	// B ran in the slices A gave away, and perhaps in a quantum of its own
+	// (had A run a whole quantum alone before B joined).
+	ranB, _ := jb.Counts()
+	if ga := ja.Given(); ga == 0 || ga > ranB || jb.Given() != 0 {
+		t.Fatalf("slices given away: A %d, B %d; B ran %d; want A 1 .. %d, B 0", ga, jb.Given(), ranB, ranB)
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/core"
 	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
 	"github.com/bcsmpi/bcsmpi/strobe"
 	"github.com/bcsmpi/bcsmpi/transport"
 )
@@ -68,6 +70,34 @@ type txJob struct {
 
 func newTXJob(t *testing.T, peerTimeout time.Duration, release chan struct{}) *txJob {
 	t.Helper()
+	return newTXJobWith(t, peerTimeout, release, nil)
+}
+
+// sendStall blocks node 0's data frames to node 1 (endpoint 2) until
+// release is closed (or the link closes): a send that blocks because
+// node 1 takes nothing, its socket buffer full.
+type sendStall struct {
+	transport.Link
+	release chan struct{}
+	blocked atomic.Bool
+}
+
+func (s *sendStall) Send(to int, m *proto.Msg) error {
+	if to == 2 && m.Type == proto.MsgData {
+		s.blocked.Store(true)
+		select {
+		case <-s.release:
+		case <-s.Link.Done():
+		}
+		s.blocked.Store(false)
+	}
+	return s.Link.Send(to, m)
+}
+
+// newTXJobWith is newTXJob with node 0's link wrapped in stall (nil: not);
+// node 0's OnRun then says "stop in send" for a stop while stall blocks.
+func newTXJobWith(t *testing.T, peerTimeout time.Duration, release chan struct{}, stall *sendStall) *txJob {
+	t.Helper()
 	secret := transport.NewSecret()
 	j := &txJob{served: [2]chan error{make(chan error, 1), make(chan error, 1)}}
 	addrs := make([]string, 3)
@@ -108,8 +138,15 @@ func newTXJob(t *testing.T, peerTimeout time.Duration, release chan struct{}) *t
 					if a.pending[0].Load() > 0 { // the slice's data still owed: inside TX's wait
 						ev = "stop in TX"
 					}
+					if stall != nil && stall.blocked.Load() {
+						ev = "stop in send"
+					}
 				}
 				j.event(ev)
+			}
+			if stall != nil {
+				stall.Link = link
+				link = stall
 			}
 		} else {
 			j.late = &txLate{Link: link, release: release}
@@ -331,5 +368,105 @@ func TestGangStopReachesAgentWaitingInTX(t *testing.T) {
 	}
 	if err := j.served0(t); err != nil {
 		t.Fatalf("node 0: %v; want nil: the stop read while its TX waited", err)
+	}
+}
+
+// A gang's hold reaches an agent whose TX is blocked sending data to a
+// node that takes nothing (a socket buffer full: sendStall), at once, not
+// when the send ends (at its node_timeout, the mesh's send timeout, before
+// the watcher read the master's frames during a send and stopped the ranks
+// from its own goroutine). Rank 0 (node 0) sends rank 1 (node 1) a
+// message; node 0's data frame is held back, so node 0 does not end its TX,
+// the master waits for its report and the gang holds the job. Node 0 stops
+// its ranks while its send still blocks. Released, the frame goes, the
+// slice ends, the job is released and node 0's ranks are continued; the
+// message arrives intact.
+func TestGangHoldStopsRanksBlockedInSend(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	noStall := make(chan struct{})
+	close(noStall) // node 1 transmits at once
+	stall := &sendStall{release: make(chan struct{})}
+	j := newTXJobWith(t, 10*time.Minute, noStall, stall)
+	defer j.close()
+	stop := make(chan struct{})
+	jl, err := gang.Join("blocked", MasterConfig{Slice: gangSlice, Nodes: 2}, j.remote, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job runs", j.ran.Load)
+	j.src, j.dst = message(4096), make([]byte, 4096)
+	j.nodes[0].rank[0].Post(proto.Descriptor{Kind: proto.KindSend, Rank: 0, Peer: 1, Tag: 7, Req: 0, Seq: 1, Addr: addrOf(j.src), Len: uint64(len(j.src))}, nil)
+	j.nodes[1].rank[0].Post(proto.Descriptor{Kind: proto.KindRecv, Rank: 1, Peer: 0, Tag: 7, Req: 0, Seq: 1, Addr: addrOf(j.dst), Len: uint64(len(j.dst))}, nil)
+	since := func() []string { // node 0's events from its stop in the blocked send
+		ev := j.node0()
+		for i, e := range ev {
+			if e == "stop in send" || strings.HasPrefix(e, "end: ") {
+				return ev[i:]
+			}
+		}
+		return nil
+	}
+	waitFor(t, "node 0 stops its ranks while its send blocks, or ends", func() bool { return since() != nil })
+	if ev := since(); ev[0] != "stop in send" {
+		t.Fatalf("node 0's events %q; want its ranks stopped while its send to node 1 blocked", j.node0())
+	}
+	if !jl.Held() || !stall.blocked.Load() {
+		t.Errorf("node 0 stopped its ranks: job held %v, send blocked %v; want both", jl.Held(), stall.blocked.Load())
+	}
+	close(stall.release) // the frame goes: the slice ends, the job is released
+	waitFor(t, "the released job's node 0 continues its ranks", func() bool {
+		ev := since()
+		return ev[len(ev)-1] == "continue"
+	})
+	if ev := since(); len(ev) != 2 {
+		t.Errorf("node 0's events from the stop in the send %q; want [stop in send, continue]", ev)
+	}
+	waitFor(t, "the receive completes", func() bool { return j.nodes[1].rank[0].Done(0) })
+	if string(j.dst) != string(j.src) {
+		t.Errorf("the message arrived damaged")
+	}
+	close(stop)
+	if st, err := jl.Wait(); err != nil || st.Slices < 2 {
+		t.Fatalf("the job: %d slices, %v; want its end, nil", st.Slices, err)
+	}
+	if err := j.served0(t); err != nil {
+		t.Fatalf("node 0: %v; want nil (stopped)", err)
+	}
+}
+
+// BenchmarkSendData is what a data frame's send to another node costs the
+// agent beyond the send itself where a watcher can read the master's frames
+// (the gate's lock twice; the send timer is armed once per TX: "watched"),
+// against the plain send ("plain"). Compare the two sub-benchmarks of one run:
+//
+//	go test -run NONE -bench SendData -count 5 ./nicthread
+func BenchmarkSendData(b *testing.B) {
+	g := shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 16, InlineMax: 64}
+	region, err := shm.Init(make([]byte, g.Size()), g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := NewAgent(AgentConfig{Node: 0, NodeOf: []proto.NodeID{0, 1}, Sched: core.DefaultSchedConfig, Region: region,
+		Send: func(proto.NodeID, *proto.Msg) error { return nil }})
+	m := &proto.Msg{Type: proto.MsgData}
+	for _, watched := range []bool{false, true} {
+		name := "plain"
+		if watched {
+			name, a.onWait = "watched", func() {}
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if err := a.sendData(1, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if a.sendTimer != nil {
+			a.endSendWatch()
+		}
 	}
 }

@@ -458,8 +458,11 @@ func (e *AgentEndpoint) recv() error {
 	return nil
 }
 
-// watch starts the watcher (Agent.onWait: TX has waited waitWatch). Same
-// goroutine as Serve.
+// watch starts the watcher (Agent.onWait: TX has waited waitWatch, or a
+// send has blocked that long). From Serve's goroutine (await), or from the
+// agent's send timer under the gate's lock while TX is parked in a send
+// (sendWatch): Serve goes on from the send only after taking that lock, so
+// it sees watching either way.
 func (e *AgentEndpoint) watch() {
 	if e.watching {
 		return
@@ -478,7 +481,7 @@ func (e *AgentEndpoint) watch() {
 			}
 			switch e.win.Type {
 			case proto.MsgHold:
-				e.A.holdSoon(e.win.Slice)
+				e.A.holdRead(e.win.Slice)
 				continue
 			case proto.MsgStop:
 				e.A.stopSoon()

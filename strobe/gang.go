@@ -87,6 +87,7 @@ type Gang struct {
 	switches uint64
 	last     int // job that ran in the previous slice, -1: none
 	after    int // when none runs: the slot rule 1 scans after (the last running one's), -1: from slot 0
+	owner    int // slot whose quantum this is (rules 1 and 2 set it; rule 3 keeps it), -1: none
 }
 
 type gangSlot struct {
@@ -96,6 +97,7 @@ type gangSlot struct {
 	held  bool // Hold: the slice's decision cannot reach its nodes
 	ran   uint64
 	alive uint64
+	given uint64 // slices of its quantum another job ran (rule 3)
 }
 
 // NewGang returns an empty matrix; cfg must be valid (after Defaults).
@@ -103,7 +105,7 @@ func NewGang(cfg GangConfig) *Gang {
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
-	g := &Gang{cfg: cfg, slots: make([]gangSlot, cfg.MPL), cur: -1, last: -1, after: -1}
+	g := &Gang{cfg: cfg, slots: make([]gangSlot, cfg.MPL), cur: -1, last: -1, after: -1, owner: -1}
 	for i := range g.slots {
 		g.slots[i].id = -1
 	}
@@ -134,6 +136,9 @@ func (g *Gang) Leave(id int) {
 			g.slots[i] = gangSlot{id: -1}
 			if g.cur == i {
 				g.cur, g.after = -1, i
+			}
+			if g.owner == i {
+				g.owner = -1
 			}
 		}
 	}
@@ -184,8 +189,10 @@ func (g *Gang) Slice() (id int, switched bool) {
 	switch {
 	case g.cur < 0:
 		g.cur, g.q = g.next(g.after, true, false), 0
+		g.owner = g.cur
 	case g.q >= g.cfg.Quantum:
 		g.cur, g.q = g.next(g.cur, false, false), 0
+		g.owner = g.cur
 	case g.slots[g.cur].idle:
 		if i := g.next(g.cur, true, true); i >= 0 && i != g.cur {
 			g.cur = i
@@ -202,6 +209,9 @@ func (g *Gang) Slice() (id int, switched bool) {
 		}
 	}
 	g.slots[g.cur].ran++
+	if g.owner >= 0 && g.owner != g.cur && !g.slots[g.owner].held {
+		g.slots[g.owner].given++
+	}
 	id = g.slots[g.cur].id
 	switched = g.last >= 0 && g.last != id
 	if switched {
@@ -259,6 +269,28 @@ func (g *Gang) Counts(id int) (ran, alive uint64) {
 		}
 	}
 	return 0, 0
+}
+
+// Given returns how many slices of job id's quanta another job ran
+// because job id's ranks were all blocked (rule 3, work-conserving): the
+// quantum's slices decided while the turn was its and another job ran.
+func (g *Gang) Given(id int) uint64 {
+	for i := range g.slots {
+		if g.slots[i].id == id {
+			return g.slots[i].given
+		}
+	}
+	return 0
+}
+
+// Owner returns the id of the job whose quantum the slice Slice last
+// decided belongs to (rules 1 and 2 give a job its quantum; rule 3 lends
+// the rest of it to another job), -1 if none.
+func (g *Gang) Owner() int {
+	if g.owner < 0 {
+		return -1
+	}
+	return g.slots[g.owner].id
 }
 
 // Switches is the number of slices so far whose running job differed from

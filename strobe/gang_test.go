@@ -129,3 +129,48 @@ func TestGangHeldJobIsPassedOver(t *testing.T) {
 		t.Fatalf("counts: a ran %d of %d (want 3 of 5), b ran %d of %d (want 3 of 10)", ranA, aliveA, ranB, aliveB)
 	}
 }
+
+// Given counts the slices of a job's quantum that another job ran because
+// its ranks were all blocked (rule 3), and only those.
+func TestGangGivenCountsLentSlices(t *testing.T) {
+	g := NewGang(GangConfig{MPL: 2, Quantum: 4})
+	for _, id := range []int{10, 20} {
+		if _, err := g.Join(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := []uint8{proto.StatusRunning}
+	blocked := []uint8{proto.CallCode("MPI_Recv")}
+	var owners []int
+	for range 4 { // a's quantum: one slice of a, three lent to b
+		g.Slice()
+		owners = append(owners, g.Owner())
+		g.Observe(10, blocked, 0)
+		g.Observe(20, running, 0)
+	}
+	if g.Given(10) != 3 || g.Given(20) != 0 {
+		t.Fatalf("after a's quantum with a blocked: given a %d, b %d; want 3, 0", g.Given(10), g.Given(20))
+	}
+	if !slices.Equal(owners, []int{10, 10, 10, 10}) {
+		t.Fatalf("owners %v, want a's quantum throughout", owners)
+	}
+	for range 4 { // the quantum ends with b running: a's turn (the next slot), a runs it all
+		g.Slice()
+		g.Observe(10, running, 0)
+		g.Observe(20, running, 0)
+	}
+	if g.Given(10) != 3 || g.Given(20) != 0 || g.Owner() != 10 {
+		t.Fatalf("after a's second quantum: given a %d, b %d, owner %d; want 3, 0, 10", g.Given(10), g.Given(20), g.Owner())
+	}
+	if ran, alive := g.Counts(10); ran != 5 || alive != 8 {
+		t.Fatalf("a ran %d of %d slices, want 5 of 8", ran, alive)
+	}
+	g.Slice()
+	if g.Owner() != 20 || g.Given(20) != 0 {
+		t.Fatalf("b's turn: owner %d, given b %d; want 20, 0", g.Owner(), g.Given(20))
+	}
+	g.Leave(20)
+	if g.Given(20) != 0 || g.Owner() != -1 {
+		t.Fatalf("b left: given %d, owner %d; want 0, -1", g.Given(20), g.Owner())
+	}
+}

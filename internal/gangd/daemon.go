@@ -474,7 +474,7 @@ func (d *Daemon) runJob(j *job) {
 	}
 	s := j.spec
 	lj := launch.Job{Ranks: s.Ranks, Program: s.Program, Args: s.Args, Config: s.Config, Signals: j.sigs,
-		Record: s.Record, Replay: s.Replay, Env: s.Env, Dir: s.Dir,
+		Record: s.Record, Replay: s.Replay, Env: s.Env, Dir: s.Dir, Submitted: j.arrived, Admitted: j.started,
 		OnSlice: func(r *strobe.SliceRecord) { j.slice.Store(uint64(r.Slice)) }}
 	fs := j.files
 	if s.Stdin {

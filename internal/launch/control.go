@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bcsmpi/bcsmpi/mds"
 )
 
 // The control connection: one TCP connection from each bcsd to bcsrun,
@@ -966,6 +968,10 @@ func (cr ctlResult) apply(res *Result, signalled bool, mon *monitor, names []str
 		}
 	}
 	if mon != nil && mon.on() {
+		if cr.stats != nil && cr.stats.Alive > 0 { // in the gang of node 0's bcsd
+			mon.man.Gang = &mds.Gang{SlicesAlive: cr.stats.Alive, SlicesRun: cr.stats.Ran,
+				Note: "a job across hosts: the slices only; switches and slices given away are not gathered from the hosts"}
+		}
 		mon.man.Hosts = names
 		mon.man.MissingHosts = cr.missing
 		mon.man.MemoryBytes += cr.memory

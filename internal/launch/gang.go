@@ -22,8 +22,14 @@ import (
 //   - A job's failure (a rank's exit, a node error, a deadlock) ends that
 //     job alone; Run reaps and ends only its own processes (reap.go).
 //   - Result.SlicesRun and SlicesAlive say how many slices the job ran in
-//     and was strobed in; EMDS's RUN and SWITCHNS columns say which slices
-//     it ran in and what each switch cost on each node.
+//     and was strobed in, SlicesGiven how many of its turns' slices it lent
+//     to another job (work-conserving), SwitchesIn and SwitchesOut how
+//     often it was continued and stopped; EMDS's RUN and SWITCHNS columns
+//     say which slices it ran in and what each switch cost on each node.
+//     With the MDS on, the manifest keeps them (its "gang", mds.Gang, with
+//     every node's switches and their cost summed over the whole run, and
+//     Job.Submitted and Admitted), for bcsreport's response time, queue
+//     wait, slowdown and switch cost.
 func NewGang(cfg configs.Config) (*nicthread.Gang, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -66,6 +66,12 @@ type Job struct {
 	// them in this process.
 	Env []string
 	Dir string
+
+	// Submitted is when the job was handed to the launcher (a bcsd: when
+	// its request arrived), Admitted when it left the queue to start; zero:
+	// when Run was called. The manifest keeps them (submitted, admitted),
+	// so that the report can give the job's response time and queue wait.
+	Submitted, Admitted time.Time
 }
 
 // Result says how the job ended.
@@ -96,6 +102,10 @@ type Result struct {
 	// SlicesAlive the number in which it was strobed (equal, and equal to
 	// Slices, outside a gang). Elapsed is the job's response time.
 	SlicesRun, SlicesAlive uint64
+	// SlicesGiven, SwitchesIn and SwitchesOut are a gang's accounting
+	// (nicthread.GangJob.Switches): slices of the job's turns lent to
+	// another job, and switches into and out of it; 0 outside a gang.
+	SlicesGiven, SwitchesIn, SwitchesOut uint64
 	// FirstSlice is when the job's first slice ended on every node, by the
 	// wall clock of the master's host (node 0's, across hosts); zero if
 	// the master never completed one or the job ran in a gang.
@@ -517,6 +527,8 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 	res.SlicesRun, res.SlicesAlive = res.Slices, res.Slices
 	if j.member != nil {
 		res.SlicesRun, res.SlicesAlive = j.member.Counts()
+		res.SwitchesIn, res.SwitchesOut = j.member.Switches()
+		res.SlicesGiven = j.member.Given()
 	}
 	j.stopAgents()
 	j.drainOutput()

@@ -38,11 +38,17 @@ type Manifest struct {
 	TimesliceN int64          `json:"timeslice_ns"`
 	MDS        string         `json:"mds"`
 	Config     configs.Config `json:"config"`
-	Start      time.Time      `json:"start"`
-	End        time.Time      `json:"end,omitzero"`
-	Slices     uint64         `json:"slices"`
-	Skipped    uint64         `json:"skipped"`
-	Message    string         `json:"message,omitempty"`
+	// Submitted is when the job was handed over (to a bcsd: its request
+	// arrived), Admitted when it left the bcsd's queue; both absent for a
+	// job bcsrun ran itself, and in manifests older than them. Start is
+	// when the launcher made the job's MDS directory, End when it ended.
+	Submitted time.Time `json:"submitted,omitzero"`
+	Admitted  time.Time `json:"admitted,omitzero"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end,omitzero"`
+	Slices    uint64    `json:"slices"`
+	Skipped   uint64    `json:"skipped"`
+	Message   string    `json:"message,omitempty"`
 	mds.Status
 	Versions map[string]string `json:"versions"`
 	// MemoryBytes is what the EMDS windows and the communication matrix used in bcsrun.
@@ -59,6 +65,9 @@ type Manifest struct {
 	// MissingHosts says, one line per host, whose data did not come back
 	// from a job across hosts (the host died, or its bcsd could not send).
 	MissingHosts []string `json:"missing_hosts,omitempty"`
+	// Gang is the job's accounting under a gang scheduler (mds.Gang),
+	// written when the job ends; absent outside a gang.
+	Gang *mds.Gang `json:"gang,omitempty"`
 }
 
 // monitor is bcsrun's part of the MDS: the EMDS windows of the master and of
@@ -91,6 +100,17 @@ type monitor struct {
 	kernNode   int  // the node whose agent publishes (0; a host's own across hosts)
 	kernWho    string
 	kernOut    io.Writer // where kernWho's notes about the monitor go
+	// A job in a gang: the gang's matrix (for the manifest) and each node's
+	// switches, counted by its agent's hook (that agent's goroutine; read
+	// when the agents have stopped).
+	gang     *nicthread.Gang
+	switches []nodeSwitches
+}
+
+// nodeSwitches is one node's gang switches: how many, and their total cost.
+type nodeSwitches struct {
+	n  uint64
+	ns int64
 }
 
 func newMonitor(job Job, cfg configs.Config, jobID string, nodeOf []proto.NodeID, stderr io.Writer) (*monitor, error) {
@@ -117,7 +137,11 @@ func newMonitorFor(job Job, cfg configs.Config, jobID string, nodeOf []proto.Nod
 		vers["bcsmpi"] = bi.Main.Version
 	}
 	m.man = Manifest{JobID: jobID, Program: job.Program, Args: job.Args, Ranks: job.Ranks, Nodes: cfg.Nodes, NodeOf: nodeOf,
-		TimesliceN: cfg.Timeslice.Nanoseconds(), MDS: m.mode.String(), Config: cfg, Start: time.Now(), Versions: vers}
+		TimesliceN: cfg.Timeslice.Nanoseconds(), MDS: m.mode.String(), Config: cfg, Submitted: job.Submitted, Admitted: job.Admitted,
+		Start: time.Now(), Versions: vers}
+	if job.Gang != nil && local {
+		m.gang, m.switches = job.Gang, make([]nodeSwitches, cfg.Nodes)
+	}
 	m.man.MMDSRanks, m.man.EMDSNodes = []int{}, []int{}
 	if m.mode.Main {
 		sel, _ := mds.ParseSet(cfg.MDSRanks)
@@ -237,20 +261,46 @@ func (m *monitor) onSlice(r *strobe.SliceRecord) {
 // agentHook records one node's local metrics (that agent's goroutine).
 func (m *monitor) agentHook(node int) func(*nicthread.SliceStats) {
 	kern := node == m.kernNode && m.kern != nil
-	if m.nodes == nil || m.nodes[node] == nil {
-		if kern {
-			return func(s *nicthread.SliceStats) { m.publishKernel(uint64(s.Slice)) }
-		}
+	var sw *nodeSwitches
+	if m.switches != nil {
+		sw = &m.switches[node]
+	}
+	var w *emds.Window
+	if m.nodes != nil {
+		w = m.nodes[node]
+	}
+	if w == nil && !kern && sw == nil {
 		return nil
 	}
-	w := m.nodes[node]
 	return func(s *nicthread.SliceStats) {
-		m.nvals[node] = s.Values(m.nvals[node])
-		w.Record(uint64(s.Slice), m.nvals[node])
+		if w != nil {
+			m.nvals[node] = s.Values(m.nvals[node])
+			w.Record(uint64(s.Slice), m.nvals[node])
+		}
+		if sw != nil && s.Switch > 0 {
+			sw.n++
+			sw.ns += int64(s.Switch)
+		}
 		if kern {
 			m.publishKernel(uint64(s.Slice))
 		}
 	}
+}
+
+// gangAccount is the manifest's gang object of a job in a gang on this
+// machine, from its result and its agents' switches.
+func (m *monitor) gangAccount(res *Result) *mds.Gang {
+	c := m.gang.Config().Matrix
+	g := &mds.Gang{MPL: c.MPL, Quantum: c.Quantum, SlicesAlive: res.SlicesAlive, SlicesRun: res.SlicesRun, SlicesGiven: res.SlicesGiven,
+		SwitchesIn: res.SwitchesIn, SwitchesOut: res.SwitchesOut}
+	for _, s := range m.switches {
+		g.NodeSwitches += s.n
+		g.SwitchNS += s.ns
+	}
+	if g.NodeSwitches > 0 {
+		g.SwitchMeanNS = g.SwitchNS / int64(g.NodeSwitches)
+	}
+	return g
 }
 
 // onDEM counts user point-to-point traffic from the exchanged descriptors
@@ -292,6 +342,9 @@ func (m *monitor) finish(res *Result, stdout, stderr io.Writer) {
 	}
 	code := res.ExitCode
 	m.man.End, m.man.Slices, m.man.Skipped, m.man.ExitCode, m.man.Message = time.Now(), res.Slices, res.Skipped, &code, res.Message
+	if m.gang != nil {
+		m.man.Gang = m.gangAccount(res)
+	}
 	fail := func(what string, err error) {
 		if err != nil {
 			fmt.Fprintf(stderr, "bcsrun: MDS: %s: %v\n", what, err)
