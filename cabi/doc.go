@@ -9,6 +9,11 @@
 //
 //	go build -o bin/ ./cmd/... && bin/bcscc -o hello examples/c/hello.c && bin/bcsrun -n 4 ./hello
 //
+// A module linked with bcscc -shared -fPIC (a Python binding's MPI module, as
+// mpi4py's) may load the library later by dlopen, into a process not linked
+// against it, and initialize MPI then, singleton or under bcsrun
+// (TestPythonExtension, testdata/pyext.c).
+//
 // # Layers
 //
 //   - include/mpi.h: bcsmpi's own header with the standard's values: every
