@@ -92,6 +92,54 @@ static PyObject *py_send_to(PyObject *self, PyObject *arg) {
     return rc == MPI_SUCCESS ? Py_NewRef(Py_None) : mpierr(rc, "MPI_Send");
 }
 
+/* psend(b, dest, tag): MPI_Send of bytes b, the interpreter lock released. */
+static PyObject *py_psend(PyObject *self, PyObject *args) {
+    const char *buf;
+    Py_ssize_t n;
+    int dest, tag, rc;
+    if (!PyArg_ParseTuple(args, "y#ii", &buf, &n, &dest, &tag))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = MPI_Send(buf, (int)n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+    Py_END_ALLOW_THREADS
+    return rc == MPI_SUCCESS ? Py_NewRef(Py_None) : mpierr(rc, "MPI_Send");
+}
+
+/* precv(source, tag): a message of unknown size received as a pickle-based
+ * binding receives it: MPI_Mprobe, MPI_Get_count, then MPI_Mrecv of that
+ * message. Returns (bytes, source, tag). */
+static PyObject *py_precv(PyObject *self, PyObject *args) {
+    int source, tag, rc, count = -1;
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    if (!PyArg_ParseTuple(args, "ii", &source, &tag))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = MPI_Mprobe(source, tag, MPI_COMM_WORLD, &msg, &st);
+    Py_END_ALLOW_THREADS
+    if (rc != MPI_SUCCESS)
+        return mpierr(rc, "MPI_Mprobe");
+    rc = MPI_Get_count(&st, MPI_BYTE, &count);
+    if (rc != MPI_SUCCESS)
+        return mpierr(rc, "MPI_Get_count");
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count);
+    if (out == NULL)
+        return NULL;
+    char *dst = PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    rc = MPI_Mrecv(dst, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    Py_END_ALLOW_THREADS
+    if (rc != MPI_SUCCESS) {
+        Py_DECREF(out);
+        return mpierr(rc, "MPI_Mrecv");
+    }
+    return Py_BuildValue("(Nii)", out, st.MPI_SOURCE, st.MPI_TAG);
+}
+
+static PyObject *py_any_source(PyObject *self, PyObject *unused) {
+    return PyLong_FromLong(MPI_ANY_SOURCE);
+}
+
 static PyObject *py_err_rank(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(MPI_ERR_RANK);
 }
@@ -103,6 +151,9 @@ static PyMethodDef methods[] = {
     {"allsum", py_allsum, METH_O, NULL},
     {"shift", py_shift, METH_O, NULL},
     {"send_to", py_send_to, METH_O, NULL},
+    {"psend", py_psend, METH_VARARGS, NULL},
+    {"precv", py_precv, METH_VARARGS, NULL},
+    {"any_source", py_any_source, METH_NOARGS, NULL},
     {"err_rank", py_err_rank, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
