@@ -89,6 +89,11 @@ func bcs_type_create_f90(which, p, r C.int, out *C.uintptr_t) C.int {
 // predefined-like types (never freed, so made once).
 var f90Types = map[[3]int32]uintptr{}
 
+// f90Handles is f90Types' reverse: MPI_Type_get_contents of a type made
+// from one returns that handle itself, which, predefined, the caller does
+// not free.
+var f90Handles = map[*dtInfo]uintptr{}
+
 // f90Type answers an MPI_Type_create_f90_* call whose kind is the named type
 // named: a type laid out as that one, committed, whose envelope says
 // combiner and ints (r, or p and r) and that MPI_Type_free refuses.
@@ -115,6 +120,7 @@ func f90Type(call string, combiner int, ints []int32, named uintptr, out *C.uint
 	t.committed = true
 	h := newTypeHandle(t)
 	f90Types[key] = h
+	f90Handles[t] = h
 	*out = C.uintptr_t(h)
 	return 0
 }

@@ -1418,7 +1418,9 @@ func bcs_type_contents(h C.uintptr_t, maxI, maxA, maxC, maxT C.MPI_Count, ints *
 		// A predefined type is returned as itself; a derived one as a new
 		// handle to it, which the caller frees.
 		out := o.h
-		if !o.predefined() {
+		if o.f90() {
+			out = f90Handles[o]
+		} else if !o.predefined() {
 			out = newTypeHandle(o)
 		}
 		*(*C.uintptr_t)(unsafe.Add(unsafe.Pointer(types), i*8)) = C.uintptr_t(out)

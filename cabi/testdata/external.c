@@ -251,6 +251,15 @@ static void f90(void) {
     MPI_Datatype i4, r8;
     OK(MPI_Type_create_f90_integer(9, &i4));
     OK(MPI_Type_create_f90_real(15, 300, &r8));
+    /* A duplicate's contents give the f90 type itself back. */
+    MPI_Datatype dup, inner = MPI_DATATYPE_NULL;
+    int ni, na, nd, comb;
+    OK(MPI_Type_dup(i4, &dup));
+    OK(MPI_Type_get_envelope(dup, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_DUP && nd == 1, "dup of f90_integer(9): combiner %d nd %d", comb, nd);
+    OK(MPI_Type_get_contents(dup, 0, 0, 1, NULL, NULL, &inner));
+    CHECK(inner == i4, "contents of dup(f90_integer(9)) is not the f90 type's handle");
+    OK(MPI_Type_free(&dup));
     int v = rank + 1, sum = 0;
     OK(MPI_Allreduce(&v, &sum, 1, i4, MPI_SUM, MPI_COMM_WORLD));
     CHECK(sum == size * (size + 1) / 2, "Allreduce on f90_integer(9): %d", sum);
