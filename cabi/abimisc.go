@@ -59,8 +59,7 @@ func bcs_type_create_f90(which, p, r C.int, out *C.uintptr_t) C.int {
 	if which == 0 {
 		for _, k := range f90Int {
 			if int(r) <= k.r {
-				*out = C.uintptr_t(k.h)
-				return 0
+				return f90Type(call, combF90Integer, []int32{int32(r)}, k.h, out)
 			}
 		}
 		return fail(0, call, errArg, "r = %d: no integer kind has a decimal exponent range that large (at most 38, MPI_INTEGER16)", int(r))
@@ -71,11 +70,9 @@ func bcs_type_create_f90(which, p, r C.int, out *C.uintptr_t) C.int {
 	for _, k := range f90Real {
 		if (p == mpiUndefined || int(p) <= k.p) && (r == mpiUndefined || int(r) <= k.r) {
 			if which == 1 {
-				*out = C.uintptr_t(k.real)
-			} else {
-				*out = C.uintptr_t(k.cplx)
+				return f90Type(call, combF90Real, []int32{int32(p), int32(r)}, k.real, out)
 			}
-			return 0
+			return f90Type(call, combF90Complex, []int32{int32(p), int32(r)}, k.cplx, out)
 		}
 	}
 	show := func(v C.int) string {
@@ -85,6 +82,47 @@ func bcs_type_create_f90(which, p, r C.int, out *C.uintptr_t) C.int {
 		return strconv.Itoa(int(v))
 	}
 	return fail(0, call, errArg, "p = %s, r = %s: no real kind has that precision and range (at most p = 33, r = 4931: quadruple precision)", show(p), show(r))
+}
+
+// f90Types holds the types MPI_Type_create_f90_* returned, by combiner and
+// arguments: the same call gives the same handle, as the standard's
+// predefined-like types (never freed, so made once).
+var f90Types = map[[3]int32]uintptr{}
+
+// f90Handles is f90Types' reverse: MPI_Type_get_contents of a type made
+// from one returns that handle itself, which, predefined, the caller does
+// not free.
+var f90Handles = map[*dtInfo]uintptr{}
+
+// f90Type answers an MPI_Type_create_f90_* call whose kind is the named type
+// named: a type laid out as that one, committed, whose envelope says
+// combiner and ints (r, or p and r) and that MPI_Type_free refuses.
+func f90Type(call string, combiner int, ints []int32, named uintptr, out *C.uintptr_t) C.int {
+	key := [3]int32{int32(combiner), ints[0], -1}
+	if len(ints) > 1 {
+		key[2] = ints[1]
+	}
+	if h, ok := f90Types[key]; ok {
+		*out = C.uintptr_t(h)
+		return 0
+	}
+	o, rc := lookupType(0, call, "newtype", named)
+	if rc != 0 {
+		return rc
+	}
+	t := &dtInfo{combiner: combiner, ints: ints, types: []*dtInfo{o}}
+	if e := t.build(); e != nil {
+		return fail(0, call, e.class, "%s", e.msg)
+	}
+	if !t.compile() {
+		return fail(0, call, errIntern, "the type of %s did not compile", o.name)
+	}
+	t.committed = true
+	h := newTypeHandle(t)
+	f90Types[key] = h
+	f90Handles[t] = h
+	*out = C.uintptr_t(h)
+	return 0
 }
 
 // bcs_abi_get_info is MPI_Abi_get_info: the sizes of the ABI's integer

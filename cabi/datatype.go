@@ -108,6 +108,9 @@ const (
 	combStruct        = 110
 	combSubarray      = 111
 	combDarray        = 112
+	combF90Integer    = 113
+	combF90Real       = 114
+	combF90Complex    = 115
 	combResized       = 116
 )
 
@@ -116,7 +119,8 @@ var combinerNames = map[int]string{
 	combHvector: "MPI_Type_create_hvector", combIndexed: "MPI_Type_indexed", combHindexed: "MPI_Type_create_hindexed",
 	combIndexedBlock: "MPI_Type_create_indexed_block", combHindexedBlock: "MPI_Type_create_hindexed_block",
 	combStruct: "MPI_Type_create_struct", combSubarray: "MPI_Type_create_subarray", combResized: "MPI_Type_create_resized",
-	combDarray: "MPI_Type_create_darray",
+	combDarray: "MPI_Type_create_darray", combF90Integer: "MPI_Type_create_f90_integer",
+	combF90Real: "MPI_Type_create_f90_real", combF90Complex: "MPI_Type_create_f90_complex",
 }
 
 type seg struct{ off, len, n, stride int64 }
@@ -158,6 +162,13 @@ type dtInfo struct {
 func (t *dtInfo) extent() int64 { return t.ub - t.lb }
 
 func (t *dtInfo) predefined() bool { return t.combiner == combNamed }
+
+// f90 tells a type returned by MPI_Type_create_f90_*: laid out as the named
+// type it stands for (types[0]), not freeable, with the F90 combiner and the
+// call's p and r as its envelope and contents (abimisc.go).
+func (t *dtInfo) f90() bool {
+	return t.combiner == combF90Integer || t.combiner == combF90Real || t.combiner == combF90Complex
+}
 
 // describeType names a datatype for a message.
 func (t *dtInfo) describe() string {
@@ -494,7 +505,7 @@ func (t *dtInfo) build() *typeError {
 		old = t.types[0]
 	}
 	switch t.combiner {
-	case combDup:
+	case combDup, combF90Integer, combF90Real, combF90Complex:
 		t.scalarsOf(old)
 		return nil
 	case combResized:
@@ -972,7 +983,7 @@ func (t *dtInfo) flatten(l *segList, base int64) {
 		return
 	}
 	switch t.combiner {
-	case combDup, combResized:
+	case combDup, combResized, combF90Integer, combF90Real, combF90Complex:
 		l.repeat(t.types[0], 1, base, 0)
 	case combSubarray, combDarray:
 		l.repeat(t.types[1], 1, base, 0)
@@ -1265,6 +1276,9 @@ func bcs_type_free(h *C.uintptr_t) C.int {
 	if t.predefined() {
 		return fail(0, call, errType, "datatype = %s is predefined and cannot be freed", t.name)
 	}
+	if t.f90() {
+		return fail(0, call, errType, "datatype = %s was returned by %s: it is predefined and cannot be freed", describe(uintptr(*h)), combinerNames[t.combiner])
+	}
 	if rc := deleteTypeAttrs(call, uintptr(*h)); rc != 0 { // typeattr.go
 		return rc
 	}
@@ -1359,6 +1373,9 @@ func (t *dtInfo) contentTypes() int {
 	if t.combiner == combSubarray || t.combiner == combDarray {
 		return 1
 	}
+	if t.f90() { // its named type is bcsmpi's, not an argument of the call
+		return 0
+	}
 	return len(t.types)
 }
 
@@ -1401,7 +1418,9 @@ func bcs_type_contents(h C.uintptr_t, maxI, maxA, maxC, maxT C.MPI_Count, ints *
 		// A predefined type is returned as itself; a derived one as a new
 		// handle to it, which the caller frees.
 		out := o.h
-		if !o.predefined() {
+		if o.f90() {
+			out = f90Handles[o]
+		} else if !o.predefined() {
 			out = newTypeHandle(o)
 		}
 		*(*C.uintptr_t)(unsafe.Add(unsafe.Pointer(types), i*8)) = C.uintptr_t(out)

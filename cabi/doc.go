@@ -9,6 +9,11 @@
 //
 //	go build -o bin/ ./cmd/... && bin/bcscc -o hello examples/c/hello.c && bin/bcsrun -n 4 ./hello
 //
+// A module linked with bcscc -shared -fPIC (a Python binding's MPI module, as
+// mpi4py's) may load the library later by dlopen, into a process not linked
+// against it, and initialize MPI then, singleton or under bcsrun
+// (TestPythonExtension, testdata/pyext.c).
+//
 // # Layers
 //
 //   - include/mpi.h: bcsmpi's own header with the standard's values: every
@@ -1147,9 +1152,13 @@
 //     the kind SELECTED_INT_KIND(r) or SELECTED_REAL_KIND(p, r) would pick
 //     among MPI_INTEGER1/2/4/8/16, MPI_REAL4/8/16 and MPI_COMPLEX8/16/32;
 //     MPI_ERR_ARG naming p and r when none has the precision and range, or
-//     when both are MPI_UNDEFINED. The result is that predefined type, so
-//     MPI_Type_get_envelope says MPI_COMBINER_NAMED, where the standard
-//     says MPI_COMBINER_F90_*).
+//     when both are MPI_UNDEFINED. The result is laid out as that named
+//     type and used as a predefined one (no commit; reductions; it matches
+//     the named type), but is a handle of its own, as the standard says:
+//     MPI_Type_get_envelope says MPI_COMBINER_F90_INTEGER/REAL/COMPLEX with
+//     r, or p and r, as contents and no datatypes; the same arguments give
+//     the same handle; MPI_Type_free refuses it with MPI_ERR_TYPE. mpi4py's
+//     datatype tests and dtlib read the combiner).
 //   - The ABI's own information (abimisc.go): Abi_get_info (an info with
 //     mpi_aint_size, mpi_count_size and mpi_offset_size, in bytes; callable
 //     before MPI_Init), Abi_get_fortran_info, Abi_set_fortran_info,

@@ -182,30 +182,92 @@ static void external32(void) {
     RC(MPI_Unpack_external("external32", wi, 8, &pos, back, 3, MPI_INT), MPI_ERR_TRUNCATE);
 }
 
+/* kind checks that t, returned by MPI_Type_create_f90_* with the integer
+ * arguments args[0..nargs), is what the standard says: combiner
+ * MPI_COMBINER_F90_<which> with those arguments as its contents and no
+ * datatypes, laid out as the named type named (same size and extent), the
+ * same handle for the same call, and not freeable. */
+static void kind(MPI_Datatype t, int combiner, const int *args, int nargs, MPI_Datatype named, const char *what) {
+    int ni, na, nd, comb, got[2] = {-1, -1};
+    MPI_Aint lb, ext, nlb, next;
+    int sz, nsz;
+    OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+    CHECK(comb == combiner && ni == nargs && na == 0 && nd == 0, "%s: envelope combiner %d (want %d), ni %d na %d nd %d", what,
+          comb, combiner, ni, na, nd);
+    OK(MPI_Type_get_contents(t, 2, 0, 0, got, NULL, NULL));
+    for (int i = 0; i < nargs; i++)
+        CHECK(got[i] == args[i], "%s: contents[%d] = %d, want %d", what, i, got[i], args[i]);
+    OK(MPI_Type_size(t, &sz));
+    OK(MPI_Type_size(named, &nsz));
+    OK(MPI_Type_get_extent(t, &lb, &ext));
+    OK(MPI_Type_get_extent(named, &nlb, &next));
+    CHECK(sz == nsz && lb == nlb && ext == next, "%s: size %d extent %ld, want the named type's %d %ld", what, sz, (long)ext, nsz,
+          (long)next);
+    MPI_Datatype again = MPI_DATATYPE_NULL, keep = t;
+    if (combiner == MPI_COMBINER_F90_INTEGER)
+        OK(MPI_Type_create_f90_integer(args[0], &again));
+    else if (combiner == MPI_COMBINER_F90_REAL)
+        OK(MPI_Type_create_f90_real(args[0], args[1], &again));
+    else
+        OK(MPI_Type_create_f90_complex(args[0], args[1], &again));
+    CHECK(again == t, "%s: a second call gave another handle", what);
+    RC(MPI_Type_free(&keep), MPI_ERR_TYPE);
+    CHECK(keep == t, "%s: a refused MPI_Type_free changed the handle", what);
+}
+
 static void f90(void) {
     MPI_Datatype t;
     int want[][2] = {{1, 0}, {2, 0}, {4, 1}, {9, 2}, {10, 3}, {18, 3}, {19, 4}, {38, 4}};
     MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8, MPI_INTEGER16};
+    char what[64];
     for (int i = 0; i < 8; i++) {
         OK(MPI_Type_create_f90_integer(want[i][0], &t));
-        CHECK(t == ints[want[i][1]], "f90_integer(%d)", want[i][0]);
+        snprintf(what, sizeof what, "f90_integer(%d)", want[i][0]);
+        kind(t, MPI_COMBINER_F90_INTEGER, &want[i][0], 1, ints[want[i][1]], what);
     }
     RC(MPI_Type_create_f90_integer(39, &t), MPI_ERR_ARG);
-    OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &t));
-    CHECK(t == MPI_REAL4, "f90_real(6, -)");
-    OK(MPI_Type_create_f90_real(7, MPI_UNDEFINED, &t));
-    CHECK(t == MPI_REAL8, "f90_real(7, -)");
-    OK(MPI_Type_create_f90_real(MPI_UNDEFINED, 38, &t));
-    CHECK(t == MPI_REAL8, "f90_real(-, 38)");
-    OK(MPI_Type_create_f90_real(16, 300, &t));
-    CHECK(t == MPI_REAL16, "f90_real(16, 300)");
-    OK(MPI_Type_create_f90_complex(15, 300, &t));
-    CHECK(t == MPI_COMPLEX16, "f90_complex(15, 300)");
-    OK(MPI_Type_create_f90_complex(3, 3, &t));
-    CHECK(t == MPI_COMPLEX8, "f90_complex(3, 3)");
+    struct {
+        int complex, p, r;
+        MPI_Datatype named;
+    } reals[] = {
+        {0, 6, MPI_UNDEFINED, MPI_REAL4}, {0, 7, MPI_UNDEFINED, MPI_REAL8}, {0, MPI_UNDEFINED, 38, MPI_REAL8},
+        {0, 16, 300, MPI_REAL16},         {1, 15, 300, MPI_COMPLEX16},      {1, 3, 3, MPI_COMPLEX8},
+    };
+    for (int i = 0; i < 6; i++) {
+        int pr[2] = {reals[i].p, reals[i].r};
+        if (reals[i].complex)
+            OK(MPI_Type_create_f90_complex(pr[0], pr[1], &t));
+        else
+            OK(MPI_Type_create_f90_real(pr[0], pr[1], &t));
+        snprintf(what, sizeof what, "f90_%s(%d, %d)", reals[i].complex ? "complex" : "real", pr[0], pr[1]);
+        kind(t, reals[i].complex ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, pr, 2, reals[i].named, what);
+    }
     RC(MPI_Type_create_f90_real(34, MPI_UNDEFINED, &t), MPI_ERR_ARG);
     RC(MPI_Type_create_f90_real(MPI_UNDEFINED, 5000, &t), MPI_ERR_ARG);
     RC(MPI_Type_create_f90_complex(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG);
+
+    /* Used without a commit, as a predefined type: a reduction, and a
+     * message whose receive names the named type (same type signature). */
+    MPI_Datatype i4, r8;
+    OK(MPI_Type_create_f90_integer(9, &i4));
+    OK(MPI_Type_create_f90_real(15, 300, &r8));
+    /* A duplicate's contents give the f90 type itself back. */
+    MPI_Datatype dup, inner = MPI_DATATYPE_NULL;
+    int ni, na, nd, comb;
+    OK(MPI_Type_dup(i4, &dup));
+    OK(MPI_Type_get_envelope(dup, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_DUP && nd == 1, "dup of f90_integer(9): combiner %d nd %d", comb, nd);
+    OK(MPI_Type_get_contents(dup, 0, 0, 1, NULL, NULL, &inner));
+    CHECK(inner == i4, "contents of dup(f90_integer(9)) is not the f90 type's handle");
+    OK(MPI_Type_free(&dup));
+    int v = rank + 1, sum = 0;
+    OK(MPI_Allreduce(&v, &sum, 1, i4, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(sum == size * (size + 1) / 2, "Allreduce on f90_integer(9): %d", sum);
+    double d[2] = {rank + 0.5, -rank}, e[2] = {0, 0};
+    OK(MPI_Sendrecv(d, 2, r8, (rank + 1) % size, 5, e, 2, MPI_REAL8, (rank + size - 1) % size, 5, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE));
+    int prev = (rank + size - 1) % size;
+    CHECK(e[0] == prev + 0.5 && e[1] == -prev, "f90_real(15, 300) received as MPI_REAL8: %g %g", e[0], e[1]);
 }
 
 static void abi(void) {
