@@ -141,7 +141,8 @@ type claimWatch struct {
 // receive's sequence number, which is all stale asks (is there one newer
 // than the probe that could match its answer?). It is bounded: entries no
 // live watch can see (not newer than the oldest watch's probe) are dropped,
-// and past claimsMax entries (at most claimsMax+1 are kept), those left are folded into one
+// and past claimsMax/2 entries at a prune (so at most claimsMax+1, or one
+// per communicator, are kept), those left are folded into one
 // (MPI_ANY_SOURCE, MPI_ANY_TAG) entry per communicator, which answers
 // "stale" at least as often (a watch then live may retry once, and asks
 // again with a newer probe that the folded entries do not concern). So a
