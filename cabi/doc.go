@@ -523,7 +523,9 @@
 //     next synchronisation call raises MPI_ERR_RMA_RANGE with the target's
 //     message. The check is made when the target applies the request, so
 //     memory attached during an epoch is usable as soon as its address
-//     reaches the origin.
+//     reaches the origin. An access that touches no bytes of the target is
+//     allowed at any target_disp, in every flavor (MPICH does nothing for
+//     a transfer of no data).
 //   - Errors go to the window's error handler (initially its
 //     communicator's; MPI_Win_set_errhandler, MPI_Win_create_errhandler);
 //     a bad window handle to MPI_COMM_WORLD's. Classes: MPI_ERR_WIN (null,

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,6 +146,92 @@ func TestOneSidedOpInReduction(t *testing.T) {
 		r := bcsrun(t, "-n", "2", exe, c.mode)
 		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "not reported") {
 			t.Fatalf("%s: exit %d, want stderr containing %q\nstdout:\n%s\nstderr:\n%s", c.mode, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}
+
+// posted is what window.post was asked to send while recordPosts is on.
+type posted struct {
+	t, tag int
+	n      int
+}
+
+func recordPosts(t *testing.T) *[]posted {
+	t.Helper()
+	var got []posted
+	postHook = func(to, tag int, msg []byte) { got = append(got, posted{to, tag, len(msg)}) }
+	t.Cleanup(func() { postHook = nil })
+	return &got
+}
+
+// TestRMADynamicRefusedFetch: every refusal of a fetching request whose
+// header was read sends the origin an empty result, so that its flush
+// raises the error instead of waiting forever: a request refused while
+// queued behind a body (drain) and one whose bytes after the header do
+// not match it (serve) used to send only the error. A request whose header
+// could not be read gets no result (whether it fetches is unknown), nor
+// does a refused put.
+func TestRMADynamicRefusedFetch(t *testing.T) {
+	const origin = 1
+	for _, c := range []struct {
+		name   string
+		it     queued
+		result bool
+	}{
+		{"get whose body failed", queued{h: header{op: opGet}, class: errOther, msg: "the body failed"}, true},
+		{"get_accumulate whose body failed", queued{h: header{op: opGetAcc}, class: errOther, msg: "the body failed"}, true},
+		{"compare_and_swap whose body failed", queued{h: header{op: opCAS}, class: errOther, msg: "the body failed"}, true},
+		{"put whose body failed", queued{h: header{op: opPut}, class: errType, msg: "short put"}, false},
+		{"unreadable header", queued{class: errIntern, msg: "short header"}, false},
+	} {
+		got := recordPosts(t)
+		w := &window{rank: 0, flavor: flavorDynamic, peers: make([]winPeer, 2)}
+		w.peers[origin].queue = []queued{c.it}
+		w.drain(origin)
+		if w.deferred != c.it.msg || w.defClass != c.it.class {
+			t.Errorf("%s: deferred error %q (class %d), want %q (class %d)", c.name, w.deferred, w.defClass, c.it.msg, c.it.class)
+		}
+		want := []posted(nil)
+		if c.result {
+			want = []posted{{origin, tagResult, 0}}
+		}
+		if !slices.Equal(*got, want) {
+			t.Errorf("%s: drain sent %v, want %v", c.name, *got, want)
+		}
+	}
+
+	got := recordPosts(t)
+	w := &window{rank: 0, flavor: flavorDynamic, peers: make([]winPeer, 2)}
+	w.serve(origin, header{op: opGet, count: 1, extent: 4, wire: 4, nseg: 1}, make([]byte, 3))
+	if w.defClass != errIntern || !slices.Equal(*got, []posted{{origin, tagResult, 0}}) {
+		t.Errorf("get with 3 bytes after its header: deferred %q (class %d), sent %v; want MPI_ERR_INTERN and an empty result", w.deferred, w.defClass, *got)
+	}
+}
+
+// TestRMAZeroBytesAnywhere: an access of no bytes (a count of 0, or items
+// of a datatype with no data) is allowed at any displacement, in a dynamic
+// window with no region there and past the end of an allocated window, as
+// MPICH does; a get of it gets an empty result.
+func TestRMAZeroBytesAnywhere(t *testing.T) {
+	const origin = 1
+	for _, c := range []struct {
+		name string
+		w    *window
+		h    header
+	}{
+		{"dynamic, count 0", &window{flavor: flavorDynamic}, header{op: opGet, disp: 0x10, count: 0, extent: 4, wire: 4, nseg: 1}},
+		{"dynamic, 5 items of no data", &window{flavor: flavorDynamic}, header{op: opGet, disp: 0x10, count: 5, extent: 4, nseg: 1}},
+		{"dynamic, get_accumulate of no data", &window{flavor: flavorDynamic}, header{op: opGetAcc, red: redNoOp, disp: 0x10, count: 5, extent: 4, nseg: 1}},
+		{"allocated, 5 items of no data past the end", &window{unit: 1, bytes: 16}, header{op: opGet, disp: 1000, count: 5, extent: 4, nseg: 1}},
+	} {
+		got := recordPosts(t)
+		c.w.peers = make([]winPeer, 2)
+		seg := make([]byte, 32) // one segment: off 0, len wire, n 1, stride 0
+		le.PutUint64(seg[8:], uint64(c.h.wire))
+		le.PutUint64(seg[16:], 1)
+		c.w.serve(origin, c.h, seg)
+		if c.w.deferred != "" || !slices.Equal(*got, []posted{{origin, tagResult, 0}}) {
+			t.Errorf("%s: deferred %q (class %d), sent %v; want no error and an empty result", c.name, c.w.deferred, c.w.defClass, *got)
 		}
 	}
 }

@@ -630,6 +630,10 @@ func (w *window) send(t int, h header, tt *dtInfo, data []byte) C.int {
 // without this side polling (the target may serve thousands of them from
 // inside one fence, where nothing polls its posted lists).
 func (w *window) post(t, tag int, msg []byte) C.int {
+	if postHook != nil {
+		postHook(t, tag, msg)
+		return 0
+	}
 	q, err := mpiapi.IsendBytes(w.c, msg, reduce.Uint8, t, tag)
 	if err != nil {
 		return w.failErr(err)
@@ -641,6 +645,9 @@ func (w *window) post(t, tag int, msg []byte) C.int {
 	inFlight++
 	return 0
 }
+
+// postHook, set by unit tests only, takes what post would send.
+var postHook func(t, tag int, msg []byte)
 
 // inlineMax is the size up to which a send is copied into the target's
 // ring at once (shm.Geometry.InlineMax).
@@ -748,8 +755,10 @@ func (w *window) drain(r int) {
 		it := queued{h: h}
 		switch {
 		case err != nil:
+			it.h = header{} // not read: whether it fetches is unknown
 			it.class, it.msg = errOther, fmt.Sprintf("a request from rank %d failed: %v", r, err)
 		case !ok:
+			it.h = header{}
 			it.class, it.msg = errIntern, fmt.Sprintf("a request from rank %d has %d bytes, fewer than a header's %d", r, len(buf), hdrSize)
 		case h.body:
 			n, ok := h.rest()
@@ -823,7 +832,7 @@ func (w *window) drain(r int) {
 		p.queue[0] = queued{}
 		p.queue = p.queue[1:]
 		if class != 0 {
-			w.refuse(r, class, msg)
+			w.refuseFetch(r, h, class, msg)
 			continue
 		}
 		w.serve(r, h, rest)
@@ -946,7 +955,7 @@ func (w *window) deferErr(class int, msg string) {
 // serve carries out a request from origin (another member).
 func (w *window) serve(origin int, h header, rest []byte) {
 	if n, ok := h.rest(); !ok || n != int64(len(rest)) {
-		w.refuse(origin, errIntern, fmt.Sprintf("a request from rank %d has %d bytes after its header, its header says %d segments and %d bytes", origin, len(rest), h.nseg, h.data))
+		w.refuseFetch(origin, h, errIntern, fmt.Sprintf("a request from rank %d has %d bytes after its header, its header says %d segments and %d bytes", origin, len(rest), h.nseg, h.data))
 		return
 	}
 	data := rest[32*h.nseg:]
@@ -995,7 +1004,9 @@ func (w *window) serve(origin int, h header, rest []byte) {
 // refuseFetch refuses request h; a fetching one also gets an empty result,
 // so that the origin's receive of it completes and its synchronisation
 // call raises the error (it waited for the result forever: a Get outside
-// a dynamic window's regions hung its flush).
+// a dynamic window's regions hung its flush). Every refusal of a request
+// whose header was read goes through it; a request whose header could not
+// be read (h zero) gets no result, since whether it fetches is unknown.
 func (w *window) refuseFetch(origin int, h header, class int, msg string) {
 	w.refuse(origin, class, msg)
 	if h.op == opGet || h.op == opGetAcc || h.op == opCAS {
@@ -1051,7 +1062,10 @@ func layout(h header, b []byte) (*dtInfo, string) {
 // memory, or a class and message when they do not lie inside it.
 func (w *window) target(h header, tt *dtInfo) (unsafe.Pointer, int, string) {
 	lo, hi := tt.span(int(h.count))
-	if h.count == 0 {
+	if h.count == 0 || tt.wire == 0 {
+		// Moves no bytes: allowed at any displacement, in every flavor
+		// (MPICH does nothing for a transfer of no data; Open MPI for a
+		// count of 0), and apply touches nothing.
 		return nil, 0, ""
 	}
 	if w.flavor == flavorDynamic {
@@ -1074,7 +1088,9 @@ func (w *window) target(h header, tt *dtInfo) (unsafe.Pointer, int, string) {
 // inRegion tells whether the bytes [a+lo, a+hi) are all attached: they lie
 // inside the union of regions ([base, end) each), so one access may span
 // regions attached back to back (MPICH's test suite expects it; the standard
-// does not restrict an access to one region); lo <= hi. The sums are exact:
+// does not restrict an access to one region); lo <= hi. An empty range is in
+// at any address (target does not ask: an access of no bytes is allowed
+// anywhere, in every flavor). The sums are exact:
 // a range that would wrap around the address space lies in no region.
 func inRegion(a uint64, lo, hi int64, regions [][2]uint64) bool {
 	first, ok := addrAdd(a, lo)
@@ -1120,6 +1136,16 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 	}
 	count := int(h.count)
 	n := int(h.count * tt.wire)
+	if n == 0 && (h.op == opPut || h.op == opGet || h.op == opAcc || h.op == opGetAcc) {
+		// No bytes (target returned no address): nothing to touch.
+		if len(data) != 0 {
+			return errType, fmt.Sprintf("an operation of %d bytes on no bytes of the target", len(data))
+		}
+		if h.op == opGet || h.op == opGetAcc {
+			reply(nil)
+		}
+		return 0, ""
+	}
 	switch h.op {
 	case opPut:
 		if len(data) != n {

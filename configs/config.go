@@ -25,7 +25,10 @@
 //   - Keys whose sensible value depends on the host follow it unless the
 //     user set them: strobe_spin, and spin under restart "slice", are 0
 //     where a job's ranks and the runtime's threads outnumber the CPUs
-//     (ForHost, called by the launcher once it knows the ranks).
+//     (ForHost, called by the launcher once it knows the ranks). "Set" is
+//     one rule: a field still holding the default Default or Load gave it
+//     follows the host; a key in the file, the environment or the flags, or
+//     a value a program assigns after Default or Load, is kept.
 //   - A bcs.yaml found by searching (., $HOME/.config/bcsmpi, /etc/bcsmpi) is
 //     read only if the current user or root owns it and neither group nor
 //     others can write it; otherwise loading fails naming the file, its owner
@@ -109,10 +112,26 @@ type Config struct {
 	GangStop          string        `mapstructure:"gang_stop"`            // how the gang stops a descheduled job's ranks: "signal" (SIGSTOP/SIGCONT of each node's process group), "freezer" (the cgroup v2 freezer; refused where there is none) or "auto" (the freezer where this user can make a cgroup, else signals)
 	RankPin           string        `mapstructure:"rank_pin"`             // pin each rank to one core of those the launcher may use: "auto" (in a gang, when a host's ranks of the job fit in its cores), "on" (always, round robin), "off"
 
-	// spinSet and strobeSpinSet say that the user set spin and
-	// strobe_spin (Load), so that ForHost leaves them alone.
-	spinSet, strobeSpinSet bool
+	// spinAuto and strobeSpinAuto are the defaults Default (or Load, for a
+	// key the file, the environment and the flags left unset) gave spin and
+	// strobe_spin. ForHost replaces a field only while it still holds its
+	// default: a value set by a key, or in code after Default or Load (even
+	// one equal to the default, when set by a key), stays.
+	spinAuto, strobeSpinAuto autoDuration
 }
+
+// autoDuration is a default a field was given, which ForHost may resolve
+// for the host; the zero value (a Config not made by Default or Load, or a
+// key the user set) is none.
+type autoDuration struct {
+	v  time.Duration
+	on bool
+}
+
+func defaulted(d time.Duration) autoDuration { return autoDuration{v: d, on: true} }
+
+// holds reports whether a field still holds the default a was given.
+func (a autoDuration) holds(d time.Duration) bool { return a.on && a.v == d }
 
 // Default is the embedded default configuration.
 func Default() Config {
@@ -153,6 +172,8 @@ func Default() Config {
 		GangQuantum:       20,
 		GangStop:          "signal",
 		RankPin:           "auto",
+		spinAuto:          defaulted(20 * time.Microsecond),
+		strobeSpinAuto:    defaulted(DefaultStrobeSpin(500 * time.Microsecond)),
 	}
 }
 
@@ -169,7 +190,9 @@ func DefaultStrobeSpin(slice time.Duration) time.Duration {
 // there are several) and cpus how many CPUs the launcher may use (0:
 // unknown, nothing changes). When threads > cpus every microsecond a
 // runtime thread or a blocked rank busy-waits is taken from a rank that
-// computes, so, unless the user set them, strobe_spin becomes 0 (the master
+// computes, so, where they still hold their defaults (not set by a key of
+// the file, the environment or the flags, nor changed in code after Default
+// or Load), strobe_spin becomes 0 (the master
 // sleeps up to the strobe and strobes as late as clock_nanosleep wakes it;
 // bcsrun -v prints the strobes' mean and largest lateness) and, under
 // restart "slice", so does spin: a blocked call sleeps on its futex at once,
@@ -182,10 +205,10 @@ func (c Config) ForHost(threads, cpus int) Config {
 	if cpus <= 0 || threads <= cpus {
 		return c
 	}
-	if !c.spinSet && c.Restart == "slice" {
+	if c.spinAuto.holds(c.Spin) && c.RestartPolicy() == core.RestartSlice {
 		c.Spin = 0
 	}
-	if !c.strobeSpinSet {
+	if c.strobeSpinAuto.holds(c.StrobeSpin) {
 		c.StrobeSpin = 0
 	}
 	return c
@@ -399,10 +422,14 @@ func LoadInfo(fs *pflag.FlagSet) (Config, Info, error) {
 			return Config{}, info, err
 		}
 	}
+	c.spinAuto, c.strobeSpinAuto = autoDuration{}, autoDuration{}
+	if !set["spin"] {
+		c.spinAuto = defaulted(c.Spin)
+	}
 	if !set["strobe_spin"] {
 		c.StrobeSpin = DefaultStrobeSpin(c.Timeslice)
+		c.strobeSpinAuto = defaulted(c.StrobeSpin)
 	}
-	c.spinSet, c.strobeSpinSet = set["spin"], set["strobe_spin"]
 	if !set["deadlock_slices"] {
 		c.DeadlockSlices = DefaultDeadlockSlices(c.Timeslice)
 	}

@@ -463,6 +463,49 @@ func TestSpanKeys(t *testing.T) {
 	}
 }
 
+// TestHostSpinSetInCode: ForHost resolves only the fields that still hold
+// their defaults: values a program sets after Default or Load stay (even
+// the default value itself, when a key set it), and restart "" is "slice".
+func TestHostSpinSetInCode(t *testing.T) {
+	over := func(c Config) Config { return c.ForHost(3, 2) }
+	c := Default()
+	c.Spin, c.StrobeSpin = 50*time.Microsecond, 80*time.Microsecond
+	if got := over(c); got.Spin != 50*time.Microsecond || got.StrobeSpin != 80*time.Microsecond {
+		t.Errorf("Default with spin 50µs, strobe_spin 80µs set in code: ForHost gives %v and %v, want them kept", got.Spin, got.StrobeSpin)
+	}
+	c = Default()
+	c.Spin = 5 * time.Microsecond
+	if got := over(c); got.Spin != 5*time.Microsecond || got.StrobeSpin != 0 {
+		t.Errorf("Default with spin 5µs set in code: ForHost gives spin %v strobe_spin %v, want 5µs and 0 (still the default)", got.Spin, got.StrobeSpin)
+	}
+	c = Default()
+	c.Restart = ""
+	if got := over(c); got.Spin != 0 || got.StrobeSpin != 0 {
+		t.Errorf("restart \"\" (slice): ForHost gives spin %v strobe_spin %v, want 0 and 0", got.Spin, got.StrobeSpin)
+	}
+	c = Default()
+	c.Restart = "early"
+	if got := over(c); got.Spin != c.Spin || got.StrobeSpin != 0 {
+		t.Errorf("restart early: ForHost gives spin %v strobe_spin %v, want %v and 0", got.Spin, got.StrobeSpin, c.Spin)
+	}
+	var lit Config // not made by Default or Load: nothing is a default
+	lit.Spin, lit.StrobeSpin = 7*time.Microsecond, 9*time.Microsecond
+	if got := over(lit); got.Spin != lit.Spin || got.StrobeSpin != lit.StrobeSpin {
+		t.Errorf("a Config literal: ForHost gives %v and %v, want them kept", got.Spin, got.StrobeSpin)
+	}
+	loaded, err := load(t, "", map[string]string{"BCS_TIMESLICE": "1ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := over(loaded); got.Spin != 0 || got.StrobeSpin != 0 {
+		t.Errorf("loaded with defaults (timeslice 1ms): ForHost gives %v and %v, want 0 and 0", got.Spin, got.StrobeSpin)
+	}
+	loaded.StrobeSpin = 30 * time.Microsecond
+	if got := over(loaded); got.Spin != 0 || got.StrobeSpin != 30*time.Microsecond {
+		t.Errorf("loaded, strobe_spin 30µs set in code: ForHost gives %v and %v, want 0 and 30µs", got.Spin, got.StrobeSpin)
+	}
+}
+
 // TestHostDerivedDefaults: strobe_spin, and spin under restart "slice",
 // drop to 0 on an oversubscribed host unless the user set them.
 func TestHostDerivedDefaults(t *testing.T) {

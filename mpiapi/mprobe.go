@@ -130,52 +130,73 @@ func Improbe(c *Comm, source, tag int) (*Message, bool, Status, error) {
 }
 
 // claimWatch is a matched probe's watch over the receives the rank posts
-// while it waits for the probe's answer (threads only; the zero watch, off,
+// while it waits for the probe's answer (threads only; a nil watch, off,
 // sees nothing).
 type claimWatch struct {
-	on    bool
-	since uint64 // the probe's descriptor sequence number
+	since uint64 // the probe's descriptor sequence number; 0 until it is posted
 }
 
 // claims is the receives posted while any matched probe waits (under the
-// call lock).
+// call lock): for each (communicator, peer, tag) as posted, the newest
+// receive's sequence number, which is all stale asks (is there one newer
+// than the probe that could match its answer?). It is bounded: entries no
+// live watch can see (not newer than the oldest watch's probe) are dropped,
+// and past claimsMax/2 entries at a prune (so at most claimsMax+1, or one
+// per communicator, are kept), those left are folded into one
+// (MPI_ANY_SOURCE, MPI_ANY_TAG) entry per communicator, which answers
+// "stale" at least as often (a watch then live may retry once, and asks
+// again with a newer probe that the folded entries do not concern). So a
+// thread blocked in MPI_Mprobe for the whole run, while others post
+// receives with ever new tags, does not grow it without end.
 var claims struct {
-	watchers int
-	posted   []claimPost
+	watching map[*claimWatch]struct{}
+	posted   map[claimKey]uint64
+	pruneAt  int // len(posted) at which noteReceive next prunes
 }
 
-type claimPost struct {
+type claimKey struct {
 	comm      proto.CommID
 	peer, tag int // as posted: AnySource and AnyTag included
-	seq       uint64
 }
 
-func watchClaims() claimWatch {
+// claimsMax is the most entries claims.posted keeps before folding them.
+const claimsMax = 1024
+
+func watchClaims() *claimWatch {
 	if !mt.on {
-		return claimWatch{}
+		return nil
 	}
-	claims.watchers++
-	return claimWatch{on: true}
+	w := &claimWatch{}
+	if claims.watching == nil {
+		claims.watching = make(map[*claimWatch]struct{})
+		claims.posted = make(map[claimKey]uint64)
+	}
+	claims.watching[w] = struct{}{}
+	return w
 }
 
-func (w claimWatch) done() {
-	if !w.on {
+func (w *claimWatch) done() {
+	if w == nil {
 		return
 	}
-	claims.watchers--
-	if claims.watchers == 0 {
-		claims.posted = claims.posted[:0]
+	delete(claims.watching, w)
+	if len(claims.watching) == 0 {
+		clear(claims.posted)
+		claims.pruneAt = 0
 	}
 }
 
 // stale reports whether a receive posted after the probe could have taken
 // the message it was answered with (st on c).
-func (w claimWatch) stale(c *Comm, st Status) bool {
-	if !w.on {
+func (w *claimWatch) stale(c *Comm, st Status) bool {
+	if w == nil {
 		return false
 	}
-	for _, r := range claims.posted {
-		if r.seq > w.since && r.comm == c.id && (r.peer == AnySource || r.peer == st.Source) && (r.tag == AnyTag || r.tag == st.Tag) {
+	for _, k := range [4]claimKey{
+		{c.id, st.Source, st.Tag}, {c.id, AnySource, st.Tag},
+		{c.id, st.Source, AnyTag}, {c.id, AnySource, AnyTag},
+	} {
+		if seq, ok := claims.posted[k]; ok && seq > w.since {
 			return true
 		}
 	}
@@ -184,9 +205,44 @@ func (w claimWatch) stale(c *Comm, st Status) bool {
 
 // noteReceive records a receive just posted (seq) while matched probes wait.
 func noteReceive(c *Comm, peer, tag int, seq uint64) {
-	if claims.watchers > 0 {
-		claims.posted = append(claims.posted, claimPost{comm: c.id, peer: peer, tag: tag, seq: seq})
+	if len(claims.watching) == 0 {
+		return
 	}
+	k := claimKey{c.id, peer, tag}
+	if seq > claims.posted[k] {
+		claims.posted[k] = seq
+	}
+	if len(claims.posted) > claims.pruneAt {
+		pruneClaims()
+	}
+}
+
+// pruneClaims drops the entries no live watch can see and, if more than
+// claimsMax/2 remain, folds them per communicator. It runs when the map has
+// doubled since the last prune (or reached claimsMax), so its cost is spread
+// over the receives noted in between.
+func pruneClaims() {
+	oldest := uint64(0)
+	first := true
+	for w := range claims.watching {
+		if first || w.since < oldest {
+			oldest, first = w.since, false
+		}
+	}
+	for k, seq := range claims.posted {
+		if seq <= oldest {
+			delete(claims.posted, k)
+		}
+	}
+	if len(claims.posted) > claimsMax/2 {
+		folded := make(map[claimKey]uint64)
+		for k, seq := range claims.posted {
+			f := claimKey{k.comm, AnySource, AnyTag}
+			folded[f] = max(folded[f], seq)
+		}
+		claims.posted = folded
+	}
+	claims.pruneAt = min(max(2*len(claims.posted), 64), claimsMax)
 }
 
 func (p *process) takeMessage(call string, m *Message) error {

@@ -16,7 +16,11 @@
  *     it, or one running from an attached region into it, is
  *     MPI_ERR_RMA_RANGE (the window's handler is MPI_ERRORS_RETURN; the
  *     Get's flush used to wait forever for its result), and the window
- *     still works afterwards. */
+ *     still works afterwards. So is a Get_accumulate there, also one of N
+ *     ints whose data travels after its header (the target refuses it from
+ *     its queue of requests waiting for their data).
+ *   - An access of no bytes (a count of 0, or items of a datatype with no
+ *     data) at an address no region holds succeeds, as under MPICH. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +66,30 @@ static void expectRange(MPI_Win win, MPI_Aint a, int n)
     CHECK(rc != MPI_SUCCESS);
     MPI_Error_class(rc, &class);
     CHECK(class == MPI_ERR_RMA_RANGE);
+    rc = MPI_Get_accumulate(v, n, MPI_INT, v, n, MPI_INT, next, a, n, MPI_INT, MPI_SUM, win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(next, win);
+    CHECK(rc != MPI_SUCCESS);
+    MPI_Error_class(rc, &class);
+    CHECK(class == MPI_ERR_RMA_RANGE);
     free(v);
+}
+
+/* expectEmptyOK issues accesses of no bytes at address a of next: each and
+ * its flush succeed. */
+static void expectEmptyOK(MPI_Win win, MPI_Aint a)
+{
+    int v[4] = {7, 7, 7, 7};
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    CHECK(MPI_Get(v, 0, MPI_INT, next, a, 0, MPI_INT, win) == MPI_SUCCESS);
+    CHECK(MPI_Put(v, 0, MPI_INT, next, a, 0, MPI_INT, win) == MPI_SUCCESS);
+    CHECK(MPI_Get(v, 3, none, next, a, 3, none, win) == MPI_SUCCESS);
+    CHECK(MPI_Put(v, 3, none, next, a, 3, none, win) == MPI_SUCCESS);
+    CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
+    CHECK(v[0] == 7 && v[3] == 7);
+    MPI_Type_free(&none);
 }
 
 int main(int argc, char **argv)
@@ -170,6 +197,9 @@ int main(int argc, char **argv)
     CHECK(MPI_Win_flush(next, win) == MPI_SUCCESS);
     expectRange(win, B[next], 1);
     expectRange(win, A[next] + (N - 1) * sizeof(int), 2);
+    expectRange(win, B[next], N);
+    expectEmptyOK(win, B[next]);
+    expectEmptyOK(win, 16);
     MPI_Win_unlock(next, win);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < N; i++)

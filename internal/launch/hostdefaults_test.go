@@ -41,3 +41,23 @@ func TestCheckJobHostDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckJobSpinSetInCode: a program that builds its configuration with
+// configs.Default and sets spin and strobe_spin itself runs with them, also
+// on an oversubscribed host (launch.Run resolves only the defaults).
+func TestCheckJobSpinSetInCode(t *testing.T) {
+	cpus, err := unix.Affinity()
+	if err != nil {
+		t.Skipf("no CPU affinity here: %v", err)
+	}
+	cfg := configs.Default()
+	cfg.Spin, cfg.StrobeSpin = 50*time.Microsecond, 80*time.Microsecond
+	got, _, err := checkJob(Job{Ranks: len(cpus), Program: "true", Config: cfg}) // ranks + strobe thread > CPUs
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spin != cfg.Spin || got.StrobeSpin != cfg.StrobeSpin {
+		t.Errorf("%d ranks on %d CPUs: spin %v strobe_spin %v, want the values set in code, %v and %v",
+			len(cpus), len(cpus), got.Spin, got.StrobeSpin, cfg.Spin, cfg.StrobeSpin)
+	}
+}
