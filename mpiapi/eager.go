@@ -40,6 +40,8 @@ import (
 //     then, as for any send) but do not keep its range or sums: the bytes
 //     sent are the copy made at the post, and the program may write the
 //     buffer as soon as the call returns;
+//   - the traffic counters (tool.go, MPI_T's bcs_msgs_sent) count the
+//     message at the post, once;
 //   - the MMDS records the Send's real duration (the post), the deadlock
 //     detector never sees the rank blocked in it (the scheduler never
 //     counted a buffered send as unfinished either), and the deterministic
@@ -52,9 +54,12 @@ import (
 // returning early and is unchanged; the C library's MPI_Bsend copies into
 // the attached buffer and returns at once already.
 
-// detachEager releases the eager send r, just posted by call: the caller
-// returns, and r completes in the background (reapEager, Finalize).
-func (p *process) detachEager(r *Request, call string) {
+// detachEager releases the eager send r of n bytes, just posted by call:
+// the caller returns, and r completes in the background (reapEager,
+// Finalize). The traffic counters (tool.go) count it now, when the program
+// sees it sent, not when its record is consumed.
+func (p *process) detachEager(r *Request, call string, n uint64) {
+	traffic.note(r.kind, n)
 	r.eager = true
 	p.retire(r, call)
 	p.eager = append(p.eager, r)
@@ -99,6 +104,9 @@ func (p *process) awaitEager() {
 		atomic.StoreUint32(sleeping, 1)
 		unix.FutexWait(wake, w, p.slice)
 		atomic.StoreUint32(sleeping, 0)
+		if mt.on { // the agent wakes one sleeper: pass it on to a waiting thread's leader (threads.go)
+			unix.FutexWake(wake, 1)
+		}
 	}
 }
 

@@ -76,11 +76,13 @@ func TestSendReturnsAtPost(t *testing.T) {
 	p.region.SetSlice(5)
 	stop := fakeAgent(t, p, func() bool { return p.blk.Blocked() != 0 })
 	msg := []byte("eager!")
+	sent := TrafficSoFar().MsgsSent
 	if err := Send(World(), msg, 1, 7); err != nil {
 		stop()
 		t.Fatal(err)
 	}
 	returned := p.region.Slice()
+	sentAtReturn := TrafficSoFar().MsgsSent - sent
 	copy(msg, "XXXXXX") // the buffer is the program's again
 	r, err := Irecv(World(), make([]byte, 8), 1, 8)
 	all := stop()
@@ -109,6 +111,9 @@ func TestSendReturnsAtPost(t *testing.T) {
 	p.blk.Complete(proto.Completion{Req: s.d.Req, Kind: proto.KindSend, Source: 1, Tag: 7, Count: 6})
 	if !p.eagerDone() || len(p.free) != 15 {
 		t.Fatalf("after the exchange: %d eager sends pending, %d free slots; want 0 and 15", len(p.eager), len(p.free))
+	}
+	if n := TrafficSoFar().MsgsSent - sent; sentAtReturn != 1 || n != 1 {
+		t.Fatalf("messages sent: %d when MPI_Send returned, %d after its exchange; want 1 and 1 (counted once, when the program sees it sent)", sentAtReturn, n)
 	}
 	if lk := p.leaks(); len(lk) != 1 {
 		t.Fatalf("leaks %q, want only the pending receive", lk)

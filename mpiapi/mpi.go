@@ -431,7 +431,7 @@ func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 		return r, err
 	}
 	if eager {
-		p.detachEager(r, call)
+		p.detachEager(r, call, n)
 	}
 	if recv {
 		noteReceive(c, peer, tag, p.seq) // mprobe.go: a matched probe waiting in another thread

@@ -171,7 +171,7 @@ func (p *process) finish(r *Request) {
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}
-	if comp.Err == proto.ErrNone {
+	if comp.Err == proto.ErrNone && !r.eager { // an eager send counted at its post (eager.go)
 		traffic.note(r.kind, comp.Count) // tool.go
 	}
 	if r.kind == proto.KindIprobe && !comp.Found {
