@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,11 +11,13 @@ import (
 // round a ring before any receive (each buffer written again as soon as
 // MPI_Send returns), a ready send, and a rank's last sends just before its
 // MPI_Finalize, every message checked byte for byte; on one node and two,
-// under --deterministic, and under --check buffers, which must not report
-// the buffers written after the sends returned. Nothing is left for the
-// leak report.
+// under --deterministic, under --check buffers (and buffers,flow), which
+// must not report the send buffers written, or received into, after the
+// sends returned, and recorded and replayed. Nothing is left for the leak
+// report.
 func TestEagerSend(t *testing.T) {
 	exe := compile(t, "bcscc", "testdata/eager.c")
+	rec := filepath.Join(t.TempDir(), "rec")
 	for _, c := range []struct {
 		name string
 		n    int
@@ -24,6 +27,9 @@ func TestEagerSend(t *testing.T) {
 		{"nodes2", 4, []string{"--nodes", "2"}},
 		{"deterministic", 3, []string{"--deterministic"}},
 		{"check", 3, []string{"--check", "buffers"}},
+		{"check-flow", 3, []string{"--check", "buffers,flow"}},
+		{"record", 3, []string{"--record", rec}},
+		{"replay", 3, []string{"--replay", rec}}, // of the record case's job
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"-n", strconv.Itoa(c.n)}, c.args...)

@@ -2,10 +2,11 @@
 // sends). Every rank sends a stream of small messages round a ring with
 // MPI_Send, writing each buffer again as soon as the call returns (legal:
 // the call's return gives the buffer back), and only then receives its
-// neighbour's stream, checking every byte; then MPI_Rsend to a receive
-// posted before a barrier; then the last rank's final messages, sent just
-// before its MPI_Finalize, are received by rank 0 after it has done
-// everything else: MPI_Finalize must deliver them. Prints "eager ok RANK".
+// neighbour's stream into the same buffer, checking every byte; then
+// MPI_Rsend to a receive posted before a barrier; then the last rank's
+// final messages, sent just before its MPI_Finalize, are received by rank 0
+// after it has done everything else: MPI_Finalize must deliver them.
+// Prints "eager ok RANK".
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +56,11 @@ int main(int argc, char **argv) {
         MPI_Send(buf, size_of(i), MPI_BYTE, next, i, MPI_COMM_WORLD);
         memset(buf, 0xee, BIG); // the buffer is the program's again
     }
-    for (int i = 0; i < M; i++) {
+    for (int i = 0; i < M; i++) { // into the buffer the sends used: it is free again
         MPI_Status st;
-        memset(in, 0, BIG);
-        MPI_Recv(in, BIG, MPI_BYTE, prev, i, MPI_COMM_WORLD, &st);
-        expect("ring", in, size_of(i), prev, i, &st, i);
+        memset(buf, 0, BIG);
+        MPI_Recv(buf, BIG, MPI_BYTE, prev, i, MPI_COMM_WORLD, &st);
+        expect("ring", buf, size_of(i), prev, i, &st, i);
     }
 
     // A ready send to a receive posted before the barrier.
