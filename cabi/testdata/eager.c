@@ -3,7 +3,8 @@
 // MPI_Send, writing each buffer again as soon as the call returns (legal:
 // the call's return gives the buffer back), and only then receives its
 // neighbour's stream into the same buffer, checking every byte; then
-// MPI_Rsend to a receive posted before a barrier; then the last rank's
+// MPI_Rsend to a receive posted before a barrier; a send on a duplicate
+// freed as soon as the send returns; then the last rank's
 // final messages, sent just before its MPI_Finalize, are received by rank 0
 // after it has done everything else: MPI_Finalize must deliver them.
 // Prints "eager ok RANK".
@@ -73,6 +74,21 @@ int main(int argc, char **argv) {
     MPI_Status st;
     MPI_Wait(&r, &st);
     expect("rsend", in, 100, prev, 5000, &st, 5000);
+
+    // A send on a communicator freed right after it returns: the message
+    // still arrives (pending operations complete normally, MPI 5.0 §7.4.3).
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (rank == 0 && n > 1) {
+        fill(buf, 50, rank, 5500);
+        MPI_Send(buf, 50, MPI_BYTE, n - 1, 5500, dup);
+        memset(buf, 0xee, BIG);
+    } else if (rank == n - 1 && n > 1) {
+        memset(in, 0, BIG);
+        MPI_Recv(in, BIG, MPI_BYTE, 0, 5500, dup, &st);
+        expect("freed comm", in, 50, 0, 5500, &st, 5500);
+    }
+    MPI_Comm_free(&dup);
 
     // The last rank's final sends, then at once MPI_Finalize.
     if (rank == n - 1 && n > 1) {
