@@ -1043,7 +1043,8 @@
 //     Test_cancelled.
 //   - Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Sendrecv_replace,
 //     Rsend, Irsend and Rsend_init (standard sends, which the standard
-//     allows), Ssend, Issend, Ssend_init (synchronous: never buffered, so
+//     allows; Send and Rsend of at most inline_max bytes return as soon as
+//     posted, package mpiapi's eager sends), Ssend, Issend, Ssend_init (synchronous: never buffered, so
 //     they complete only once a receive matched them; two head to head are
 //     a deadlock the detector reports), Bsend, Ibsend, Buffer_attach,
 //     Buffer_detach, Buffer_flush, Comm_attach_buffer, Comm_detach_buffer,

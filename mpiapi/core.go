@@ -86,7 +86,7 @@ func IsendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) (*Request, er
 		return nil, err
 	}
 	t0 := p.mmds.begin(false)
-	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, false)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, sendStandard)
 	p.mmds.end(mds.Isend, t0, int64(len(buf)), false)
 	return r, err
 }
@@ -99,7 +99,7 @@ func IrecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int) (*Request, 
 		return nil, err
 	}
 	t0 := p.mmds.begin(false)
-	r, err := startMode(p, call, proto.KindRecv, c, buf, t, source, tag, false)
+	r, err := startMode(p, call, proto.KindRecv, c, buf, t, source, tag, sendStandard)
 	p.mmds.end(mds.Irecv, t0, int64(len(buf)), false)
 	return r, err
 }
@@ -121,7 +121,7 @@ func PsendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int, pair uint32) 
 		return nil, p.errf(ErrArg, call, "partitioned pair number 0, want 1 or more")
 	}
 	t0 := p.mmds.begin(false)
-	r, err := startPair(p, call, proto.KindSend, c, buf, t, dest, tag, false, pair)
+	r, err := startPair(p, call, proto.KindSend, c, buf, t, dest, tag, sendStandard, pair)
 	p.mmds.end(mds.Isend, t0, int64(len(buf)), false)
 	return r, err
 }
@@ -140,7 +140,7 @@ func PrecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int, pair uint32
 		return nil, p.errf(ErrArg, call, "partitioned pair number 0, want 1 or more")
 	}
 	t0 := p.mmds.begin(false)
-	r, err := startPair(p, call, proto.KindRecv, c, buf, t, source, tag, false, pair)
+	r, err := startPair(p, call, proto.KindRecv, c, buf, t, source, tag, sendStandard, pair)
 	if err == nil && !r.done {
 		// The two buffers must be the same size (the partitions may
 		// differ); a longer message is already MPI_ERR_TRUNCATE.
@@ -164,8 +164,8 @@ func SendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) error {
 		return err
 	}
 	t0 := p.mmds.begin(true)
-	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, false)
-	if err == nil {
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, sendBlocking)
+	if err == nil && !r.eager { // an eager send is complete at its post (eager.go)
 		_, err = p.wait(r, call)
 	}
 	p.mmds.end(mds.Send, t0, int64(len(buf)), true)
@@ -181,7 +181,7 @@ func RecvBytes(c *Comm, buf []byte, t reduce.Type, source, tag int) (Status, err
 	}
 	t0 := p.mmds.begin(true)
 	var st Status
-	r, err := startMode(p, call, proto.KindRecv, c, buf, t, source, tag, false)
+	r, err := startMode(p, call, proto.KindRecv, c, buf, t, source, tag, sendStandard)
 	if err == nil {
 		st, err = p.wait(r, call)
 	}
@@ -199,11 +199,11 @@ func SendrecvBytes(c *Comm, sendbuf []byte, st reduce.Type, dest, sendtag int, r
 	}
 	t0 := p.mmds.begin(true)
 	defer func() { p.mmds.end(mds.Sendrecv, t0, int64(len(sendbuf)+len(recvbuf)), true) }()
-	s, err := startMode(p, call, proto.KindSend, c, sendbuf, st, dest, sendtag, false)
+	s, err := startMode(p, call, proto.KindSend, c, sendbuf, st, dest, sendtag, sendStandard)
 	if err != nil {
 		return Status{}, err
 	}
-	r, err := startMode(p, call, proto.KindRecv, c, recvbuf, rt, source, recvtag, false)
+	r, err := startMode(p, call, proto.KindRecv, c, recvbuf, rt, source, recvtag, sendStandard)
 	if err != nil {
 		p.wait(s, call)
 		return Status{}, err
@@ -220,7 +220,7 @@ func IssendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) (*Request, e
 		return nil, err
 	}
 	t0 := p.mmds.begin(false)
-	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, true)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, sendSync)
 	p.mmds.end(mds.Issend, t0, int64(len(buf)), false)
 	return r, err
 }
@@ -233,7 +233,7 @@ func SsendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) error {
 		return err
 	}
 	t0 := p.mmds.begin(true)
-	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, true)
+	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, sendSync)
 	if err == nil {
 		_, err = p.wait(r, call)
 	}

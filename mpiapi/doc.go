@@ -24,6 +24,12 @@
 // returns the answer of the next slice (so it takes about 1.5 slices, like any
 // blocking call), which keeps wildcard resolution deterministic.
 //
+// Eager sends (eager.go): a blocking standard send (Send; the C library's
+// MPI_Send and MPI_Rsend) of at most inline_max bytes, whose payload is
+// copied with its descriptor, returns as soon as it is posted, like an
+// Isend whose request is freed at once; Finalize waits until such sends
+// have been exchanged.
+//
 // Send modes and withdrawal: Ssend and Issend (ssend.go) are never buffered
 // by the agent, so they complete only once matched; Request.Cancel
 // (cancel.go, MPI_Cancel) withdraws an unmatched receive or unbuffered send

@@ -55,6 +55,7 @@ type process struct {
 	live       map[uint64]*Request
 	freed      []*Request // released with Request.Free, still holding a slot
 	freeing    []*Request // Comm.Free's collectives, completing in the background
+	eager      []*Request // blocking sends that returned at their post, not yet exchanged (eager.go)
 	comms      map[proto.CommID]*Comm
 	groupSeq   map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
 	slice      time.Duration
@@ -195,7 +196,8 @@ func Init() error {
 // Initialized reports whether Init has succeeded.
 func Initialized() bool { return self != nil }
 
-// Finalize detaches from the agent. What the rank has not released — user
+// Finalize detaches from the agent, once the rank's blocking sends that
+// returned at their post (eager.go) have been exchanged. What the rank has not released — user
 // operations, communicators other than the world, requests never completed
 // or never waited for — is reported by bcsrun at the end of the job, in one
 // report with the messages that were sent but never received: a warning by
@@ -207,7 +209,8 @@ func Finalize() error {
 	if err != nil {
 		return err
 	}
-	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 && p.pullsVerified() }) // Comm.Free's collectives; the flow check's last comparison
+	// Comm.Free's collectives; the eager sends' exchange (eager.go); the flow check's last comparison
+	p.block(call, func() bool { p.reap(); return len(p.freeing) == 0 && p.eagerDone() && p.pullsVerified() })
 	p.reap()
 	p.finishLog()
 	p.reportLeaks()
@@ -336,19 +339,33 @@ func (p *process) abortExit() {
 	os.Exit(1)
 }
 
+// sendMode is how a send is posted.
+type sendMode uint8
+
+const (
+	// sendStandard: a standard send (and every receive). Sends of at most
+	// inline_max bytes carry their payload in the ring slot and are buffered
+	// by the agent: they complete when exchanged.
+	sendStandard sendMode = iota
+	// sendSync: a synchronous send, never inline, so it completes only once
+	// matched and moved (ssend.go).
+	sendSync
+	// sendBlocking: a blocking standard send (MPI_Send, MPI_Rsend). One that
+	// goes inline is complete for its caller at its post (eager.go): the
+	// request is released at once (Request.eager) and waited for later.
+	sendBlocking
+)
+
 // startMode checks the arguments of a send or receive of buf, elements of
-// type t, and posts its descriptor. Sends of at most inline_max bytes carry
-// their payload in the ring slot and are buffered by the agent (they
-// complete when exchanged); a synchronous send (sync) never goes inline, so
-// it completes only once matched and moved (ssend.go).
-func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, sync bool) (*Request, error) {
-	return startPair(p, call, kind, c, buf, t, peer, tag, sync, 0)
+// type t, and posts its descriptor (see sendMode for how a send goes).
+func startMode(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, mode sendMode) (*Request, error) {
+	return startPair(p, call, kind, c, buf, t, peer, tag, mode, 0)
 }
 
 // startPair is startMode for a send or receive of partitioned pair number
 // pair (proto.Descriptor.Pair; 0: not partitioned, when a receive may name
 // wildcards).
-func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, sync bool, pair uint32) (*Request, error) {
+func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t reduce.Type, peer, tag int, mode sendMode, pair uint32) (*Request, error) {
 	recv := kind != proto.KindSend
 	sig := signature(t, recv) // sig.go: first, so that a refused call uses it up too
 	what := "dest"
@@ -386,6 +403,8 @@ func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	if recv {
 		peer, tag, logSeq = p.wildcard(call, c, peer, tag) // replay: the recorded source and tag
 	}
+	inline := !recv && mode != sendSync && n <= uint64(p.region.G.InlineMax)
+	eager := inline && mode == sendBlocking
 	r, err := p.newRequest(call, kind, buf, es)
 	if err != nil {
 		return nil, err
@@ -394,19 +413,25 @@ func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	if kind == proto.KindRecv && n > 0 {
 		r.mem = unsafe.Slice((*byte)(addr), n)
 	}
-	if p.chk != nil {
+	switch {
+	case p.chk != nil && eager: // its payload is copied at the post: nothing to compare later (eager.go)
+		p.blk.SetCheck(r.slot, 0)
+	case p.chk != nil:
 		p.arm(r, bufs, recv, peerText(recv, peer, tag))
 	}
 	r.sig = sig
 	d := proto.Descriptor{Kind: kind, Comm: c.id, Peer: c.worldRank(peer), Tag: int32(tag), Req: r.slot, Addr: uint64(uintptr(addr)), Len: n, DType: sig}
 	d.SetPair(pair)
 	var inl []byte
-	if !recv && !sync && n <= uint64(p.region.G.InlineMax) {
+	if inline {
 		d.Inline = true
 		inl = unsafe.Slice((*byte)(addr), n)
 	}
 	if err := p.post(d, inl); err != nil {
 		return r, err
+	}
+	if eager {
+		p.detachEager(r, call, n)
 	}
 	if recv {
 		noteReceive(c, peer, tag, p.seq) // mprobe.go: a matched probe waiting in another thread
@@ -428,7 +453,8 @@ func Irecv[T Elem](c *Comm, buf []T, source, tag int) (*Request, error) {
 }
 
 // Send sends buf to dest. It returns when the data has moved, or, for sends of
-// at most inline_max bytes (buffered by the agent), when it has been exchanged.
+// at most inline_max bytes, at once: their payload is copied with the
+// descriptor and buffered by the agent (eager.go).
 func Send[T Elem](c *Comm, buf []T, dest, tag int) error {
 	return SendBytes(c, bytesView(buf), typeOf[T](), dest, tag)
 }

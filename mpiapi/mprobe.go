@@ -44,7 +44,7 @@ func (m *Message) NoProc() bool { return m.recv == nil }
 
 func (p *process) claim(call string, c *Comm, st Status) (*Message, error) {
 	buf := make([]byte, st.Bytes())
-	r, err := startMode(p, call, proto.KindRecv, c, buf, reduce.Uint8, st.Source, st.Tag, false)
+	r, err := startMode(p, call, proto.KindRecv, c, buf, reduce.Uint8, st.Source, st.Tag, sendStandard)
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type Request struct {
 	chk          *reqCheck // the buffer checks' record (check.go); nil when off
 	logSeq       uint64    // a logged wildcard receive or probe: its number (replay.go); 0: none
 	sig          uint8     // a send's or receive's type signature (sig.go)
+	// eager: a blocking send that returned at its post (eager.go); it is
+	// retired and waits in process.eager for its completion record.
+	eager bool
 }
 
 // chain is a request made of several runtime requests one after another,
@@ -123,8 +126,11 @@ func anyActive(rs []*Request) bool {
 }
 
 func (p *process) newRequest(call string, kind proto.Kind, buf any, elem int) (*Request, error) {
-	if len(p.freed) > 0 || len(p.freeing) > 0 {
+	if len(p.freed) > 0 || len(p.freeing) > 0 || len(p.eager) > 0 {
 		p.reap()
+	}
+	if len(p.free) == 0 && len(p.eager) > 0 {
+		p.awaitEager() // eager.go: eager sends hold the slots until their exchange
 	}
 	n := len(p.free)
 	if n == 0 {
@@ -165,7 +171,7 @@ func (p *process) finish(r *Request) {
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}
-	if comp.Err == proto.ErrNone {
+	if comp.Err == proto.ErrNone && !r.eager { // an eager send counted at its post (eager.go)
 		traffic.note(r.kind, comp.Count) // tool.go
 	}
 	if r.kind == proto.KindIprobe && !comp.Found {
@@ -244,6 +250,7 @@ func (p *process) pollChain(r *Request) bool {
 func (p *process) reap() {
 	p.freed = p.pending(p.freed)
 	p.freeing = p.pending(p.freeing)
+	p.reapEager() // eager.go
 }
 
 // pending polls rs and returns those not yet complete, in rs's array.

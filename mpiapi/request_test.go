@@ -17,7 +17,12 @@ import (
 // handler returns errors.
 func fakeRank(t *testing.T) *process {
 	t.Helper()
-	g := shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 16, InlineMax: 64}
+	return fakeRankG(t, shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 16, InlineMax: 64})
+}
+
+// fakeRankG is fakeRank with the node geometry g.
+func fakeRankG(t *testing.T, g shm.Geometry) *process {
+	t.Helper()
 	mem := make([]byte, g.Size())
 	region, err := shm.Init(mem, g)
 	if err != nil {

@@ -1,0 +1,214 @@
+package mpiapi
+
+import (
+	"bytes"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
+	"github.com/bcsmpi/bcsmpi/internal/shm"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+)
+
+// seen is a descriptor the fake agent drained, with a copy of its inline payload.
+type seen struct {
+	d   proto.Descriptor
+	inl []byte
+}
+
+// fakeAgent plays the agent for p in a goroutine, one round per loop: it
+// drains the ring, and if exchange() says so, starts the next slice,
+// completes every send drained so far (as the scheduler completes a
+// buffered send when it is exchanged) and wakes the rank. stop ends it and
+// returns what it drained, in post order.
+func fakeAgent(t *testing.T, p *process, exchange func() bool) (stop func() []seen) {
+	t.Helper()
+	quit, out := make(chan struct{}), make(chan []seen)
+	go func() {
+		var all []seen
+		next := 0 // all[next:] are not yet completed
+		drain := func() {
+			if _, err := p.blk.Drain(p.region.Slice()+1, func(d proto.Descriptor, inl []byte) error {
+				all = append(all, seen{d, bytes.Clone(inl)})
+				return nil
+			}); err != nil {
+				panic(err) // the test's own ring: a broken invariant
+			}
+		}
+		for {
+			select {
+			case <-quit:
+				drain() // what was posted before stop
+				out <- all
+				return
+			default:
+			}
+			drain()
+			if next < len(all) && exchange() {
+				p.region.SetSlice(p.region.Slice() + 1)
+				for ; next < len(all); next++ {
+					if d := all[next].d; d.Kind == proto.KindSend {
+						p.blk.Complete(proto.Completion{Req: d.Req, Kind: proto.KindSend, Source: d.Peer, Tag: d.Tag, Count: d.Len})
+					}
+				}
+				atomic.AddUint32(p.blk.Wake(), 1)
+				unix.FutexWake(p.blk.Wake(), 1)
+			}
+			time.Sleep(20 * time.Microsecond) // a poll loop's pause, not a timing assumption
+		}
+	}()
+	return func() []seen {
+		close(quit)
+		return <-out
+	}
+}
+
+// TestSendReturnsAtPost: a blocking send of at most inline_max bytes
+// returns in the slice it was posted in, without waiting for its exchange
+// (the fake agent exchanges only once the rank blocks, as a rank waiting
+// for its completion would), so a receive posted right after it goes out
+// in the same slice. The send's request is released and waits in
+// process.eager; its completion record is consumed later and its slot
+// comes back. A larger send still waits for its completion.
+func TestSendReturnsAtPost(t *testing.T) {
+	p := fakeRank(t)
+	p.region.SetSlice(5)
+	stop := fakeAgent(t, p, func() bool { return p.blk.Blocked() != 0 })
+	msg := []byte("eager!")
+	sent := TrafficSoFar().MsgsSent
+	if err := Send(World(), msg, 1, 7); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	returned := p.region.Slice()
+	sentAtReturn := TrafficSoFar().MsgsSent - sent
+	copy(msg, "XXXXXX") // the buffer is the program's again
+	r, err := Irecv(World(), make([]byte, 8), 1, 8)
+	all := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if returned != 5 {
+		t.Fatalf("MPI_Send returned in slice %d, want 5 (the slice it was posted in): it waited for its exchange", returned)
+	}
+	if len(all) != 2 {
+		t.Fatalf("the agent drained %d descriptors, want the send and the receive", len(all))
+	}
+	s, rv := all[0], all[1]
+	if s.d.Kind != proto.KindSend || !s.d.Inline || s.d.Tag != 7 || string(s.inl) != "eager!" {
+		t.Fatalf("first descriptor %s (inline %v, payload %q), want the inline send of %q with tag 7", s.d.Describe(), s.d.Inline, s.inl, "eager!")
+	}
+	if rv.d.Kind != proto.KindRecv || rv.d.PostSlice != s.d.PostSlice {
+		t.Fatalf("the receive %s was posted in slice %d, the send in %d: want the same slice", rv.d.Describe(), rv.d.PostSlice, s.d.PostSlice)
+	}
+	if len(p.eager) != 1 || p.eager[0].retiredBy != "MPI_Send" || len(p.live) != 1 {
+		t.Fatalf("eager %d, live %d: want the send released (eager, retired by MPI_Send) and the receive live", len(p.eager), len(p.live))
+	}
+	if len(p.free) != 14 {
+		t.Fatalf("%d free request slots, want 14 (the send's until its exchange, the receive's)", len(p.free))
+	}
+	p.blk.Complete(proto.Completion{Req: s.d.Req, Kind: proto.KindSend, Source: 1, Tag: 7, Count: 6})
+	if !p.eagerDone() || len(p.free) != 15 {
+		t.Fatalf("after the exchange: %d eager sends pending, %d free slots; want 0 and 15", len(p.eager), len(p.free))
+	}
+	if n := TrafficSoFar().MsgsSent - sent; sentAtReturn != 1 || n != 1 {
+		t.Fatalf("messages sent: %d when MPI_Send returned, %d after its exchange; want 1 and 1 (counted once, when the program sees it sent)", sentAtReturn, n)
+	}
+	if lk := p.leaks(); len(lk) != 1 {
+		t.Fatalf("leaks %q, want only the pending receive", lk)
+	}
+	complete(p, r, 8, 0)
+	if _, err := Wait(r); err != nil {
+		t.Fatal(err)
+	}
+
+	// Over inline_max: not eager; it returns once completed, a slice later.
+	stop = fakeAgent(t, p, func() bool { return p.blk.Blocked() != 0 })
+	err = Send(World(), make([]byte, 65), 1, 9)
+	returned = p.region.Slice()
+	all = stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all[0].d.Inline || returned != 6 || len(p.eager) != 0 {
+		t.Fatalf("the 65-byte send: %d descriptors (inline %v), returned in slice %d, %d eager; want one not inline, slice 6, none eager", len(all), len(all) > 0 && all[0].d.Inline, returned, len(p.eager))
+	}
+}
+
+// TestEagerSendsBounded: a stream of eager sends longer than the request
+// slots or the ring waits for the exchanges instead of failing (the slots
+// are the eager sends', so the program has nothing to wait for), every
+// message goes out once, in order, with its contents, and the wait
+// Finalize makes (eagerDone) ends only once all were exchanged.
+func TestEagerSendsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		g    shm.Geometry
+	}{
+		{"slots", shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 4, InlineMax: 64}},
+		{"ring", shm.Geometry{Ranks: 1, RingSlots: 8, ReqMax: 64, InlineMax: 64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := fakeRankG(t, tc.g)
+			p.slice = time.Millisecond
+			stop := fakeAgent(t, p, func() bool { return true })
+			const n = 40
+			var sendErr error
+			for i := range n {
+				b := bytes.Repeat([]byte{byte(i)}, i%64+1)
+				if sendErr = Send(World(), b, 1, i); sendErr != nil {
+					break
+				}
+				b[0] = 0xff // reused at once
+			}
+			if sendErr == nil {
+				p.block("MPI_Finalize", p.eagerDone)
+			}
+			all := stop()
+			if sendErr != nil {
+				t.Fatalf("a send failed: %v", sendErr)
+			}
+			if len(p.eager) != 0 || len(p.free) != tc.g.ReqMax {
+				t.Fatalf("after the wait: %d eager sends pending, %d of %d slots free", len(p.eager), len(p.free), tc.g.ReqMax)
+			}
+			if len(all) != n {
+				t.Fatalf("the agent drained %d sends, want %d", len(all), n)
+			}
+			for i, s := range all {
+				if want := bytes.Repeat([]byte{byte(i)}, i%64+1); s.d.Tag != int32(i) || !s.d.Inline || !bytes.Equal(s.inl, want) {
+					t.Fatalf("send %d: %s inline %v payload %x, want tag %d and %x", i, s.d.Describe(), s.d.Inline, s.inl, i, want)
+				}
+			}
+			if tc.name == "ring" && atomic.LoadUint64(p.blk.FullWaits()) == 0 {
+				t.Fatalf("no send found the ring full: the case does not test the full ring")
+			}
+		})
+	}
+}
+
+// TestFinalizeWaitsForEagerSends: Finalize does not detach while an eager
+// send is not yet exchanged. The fake agent exchanges only once the rank is
+// blocked, so a Finalize that did not wait would return with the send
+// still pending.
+func TestFinalizeWaitsForEagerSends(t *testing.T) {
+	p := fakeRank(t)
+	if err := Send(World(), []byte("last"), 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	if p.eagerDone() {
+		t.Fatalf("the send completed with no agent: the scenario needs it pending")
+	}
+	stop := fakeAgent(t, p, func() bool { return p.blk.Blocked() != 0 })
+	err := Finalize()
+	all := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.eager) != 0 || len(p.free) != 16 {
+		t.Fatalf("Finalize returned with %d eager sends pending and %d of 16 slots free", len(p.eager), len(p.free))
+	}
+	if len(all) != 1 || string(all[0].inl) != "last" {
+		t.Fatalf("the agent drained %d descriptors, want the send of %q", len(all), "last")
+	}
+}
