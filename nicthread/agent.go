@@ -112,6 +112,12 @@ type Agent struct {
 	pullAt   time.Duration        // when the last order of this slice was posted
 	pullSt   PullStats
 	sp       span // the span in flight on this node (span.go)
+	// Span orders whose receiver was stopped mid-copy (spanSettle), until
+	// their done word shows the copy ended, and the completions of their
+	// senders held back meanwhile (span.go, holdBack).
+	stoppedOrds []stoppedOrder
+	heldBack    []proto.Completion
+	pubBuf      []proto.Completion
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
@@ -740,6 +746,9 @@ func (a *Agent) postPulls(p *core.Plan) {
 		if len(ps) == 0 {
 			continue
 		}
+		if a.stoppedCopying(l) {
+			continue // a span's order still copied by the rank, stopped meanwhile (span.go): the agent copies
+		}
 		a.pullSeq[l]++
 		b := a.blocks[l]
 		if !b.PostPull(a.pullSeq[l], ps) {
@@ -1156,8 +1165,13 @@ func (a *Agent) hostName(n proto.NodeID) string {
 	return fmt.Sprintf("node %d", n)
 }
 
-// publish writes completions into the ranks' records and wakes each rank once.
+// publish writes completions into the ranks' records and wakes each rank
+// once. The completions of the sender of a span whose receiver was stopped
+// mid-copy wait until the receiver's copy has ended (span.go, holdBack).
 func (a *Agent) publish(cs []proto.Completion) {
+	if len(a.stoppedOrds) > 0 || len(a.heldBack) > 0 {
+		cs = a.holdBack(cs)
+	}
 	if len(cs) == 0 {
 		return
 	}

@@ -171,9 +171,18 @@
 // which a gang shares with all its jobs. A copy not done by then is taken
 // over: the agent copies the whole rest of the span itself in the slices
 // the job does not run and no longer waits for the order
-// (PullStats.Stopped); the receiver, continued, finishes its copy of the same bytes from the
-// same, unchanged send buffer before it can see its receive complete, and
-// its late result is not read. The job's data keep moving while it is
+// (PullStats.Stopped); the receiver, continued, finishes its copy of the
+// same bytes from the send buffer before it can see its receive complete,
+// and its late result is not read (under flow alone it is compared). The
+// send buffer stays unchanged meanwhile because the sender's completions
+// are held back until the order's done word shows that copy ended
+// (span.go, holdBack), then published with the next publish (a DEM or the
+// end of a TX): the span completes in its last slice, maybe with the job
+// still stopped, and a sender that saw it could rewrite its buffer under
+// the continued receiver's copy. The receiver is posted no other order
+// until then, so the word is read before a later order's replaces it. A
+// receiver whose process exits releases them (its job fails); one never
+// continued belongs to a job that stays stopped. The job's data keep moving while it is
 // stopped. A job stopped from outside (Ctrl-Z, SIGSTOP) stops the agent
 // with its ranks: the wait in the span's last slice does not count a gap
 // in which the agent did not run toward tx_timeout, and reads the order
