@@ -196,9 +196,12 @@
 // is the job's, so every node drops them alike). Under the flow check
 // alone spans stay: the receiver sums the span as it copies it, the agent
 // counts the entry once when the span starts, checks the shares it copies
-// itself as it copies them, and compares the receiver's sum with the
-// source's, combined from the sender's block sums, once the order is done
-// (flow.go, flowSpan). A rank that serves no pull orders gets no
+// itself as it copies them (each piece must move once), compares the
+// receiver's sum with the source's, combined from the sender's block sums,
+// once the order is done (flow.go, flowSpan), and, when the span ends,
+// that its shares and the order cover the chunk exactly (spanEnd); a
+// pulled chunk the agent copies in pieces counts each piece apart
+// (movePieces). A rank that serves no pull orders gets no
 // span: one that left an order unfinished (a wrapper process, a refused
 // copy), and every rank of a host whose Yama setting refuses sibling reads
 // outright (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused,

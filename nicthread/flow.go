@@ -51,6 +51,7 @@ import (
 type checks struct {
 	mode    check.Mode
 	moved   []uint32        // per plan entry: moves from this node (TX goroutine)
+	shares  uint32          // moves of a span's shares by the agent (spanCopy counts each; TX goroutine)
 	arrived []atomic.Uint32 // per plan entry: frames arrived here (reader goroutines)
 	back    []byte          // read-back and pre-write buffer of the TX goroutine
 	raw     []byte          // header sums as read, TX goroutine
@@ -385,8 +386,9 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 // span's last slice at the earliest): combined from the block sums the
 // sender took after posting it (spanSource). The entry was counted once
 // when the span started; the agent's shares of it, if any, were checked as
-// it copied them (moveChecked), and the order covers the rest, so every
-// byte of the chunk is checked once.
+// it copied them (moveChecked, each piece counted: spanCopy), and the
+// order covers the rest, so every byte of the chunk is checked once
+// (asserted when the span ends: spanEnd).
 func (a *Agent) flowSpan(copied int, stopped bool) error {
 	x, sp := a.chk, &a.sp
 	pd := &x.pend[sp.l]
@@ -669,6 +671,8 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	}
 	if i >= 0 {
 		x.moved[i] += uint32(times)
+	} else {
+		x.shares += uint32(times) // a span's share (spanCopy)
 	}
 	if flow && local && dst != src {
 		what := ""

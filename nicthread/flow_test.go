@@ -531,7 +531,7 @@ func TestFlowPulledChunkInPieces(t *testing.T) {
 				return 2
 			}
 			return 1
-		}, want: "moved 3 times by its source node, want once"},
+		}, want: "its piece 2 (131072 bytes at offset 262144 of the message, copied by the agent) moved 2 times by its source node, want once"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			copyFault = c.fault
@@ -708,6 +708,61 @@ func TestFlowStoppedOrderCountedFromItsDoneWord(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err %v (pending %v, verified order %d); want %q", err, tn.a.chk.pend[1].on, atomic.LoadUint32(blk.PullVerified()), c.want)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// Under flow alone every piece of a chunk the agent copies in pieces is
+// counted on its own: a pulled chunk larger than the bounce buffer whose
+// first piece moved twice and whose second was skipped (its bytes were
+// already in place, so no sum differs) is reported, naming the piece;
+// before, the pieces' two moves in all counted as the entry's one.
+// Likewise a span's share copied by the agent that moved twice (correct
+// bytes), and a span whose shares and order do not cover the message
+// exactly (here the agent's offset skips a block, as an arithmetic slip
+// would): each a flow violation naming the slice and the plan entry.
+func TestFlowEveryPieceCounted(t *testing.T) {
+	t.Cleanup(func() { copyFault = nil })
+	for _, c := range []struct {
+		name  string
+		size  int
+		min   uint64 // the scheduler's PullChunkMin: shm.PullMin for a pulled chunk, 0 for a span
+		fault func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int
+		skip  bool // after slice 1 the span's offset skips a block
+		want  string
+	}{
+		{name: "pulled chunk: twice and skipped", size: 384 << 10, min: shm.PullMin, fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if ch.Off == 0 {
+				return 2
+			}
+			return 0
+		}, want: "its piece 1 (262144 bytes at offset 0 of the message, copied by the agent) moved 2 times by its source node, want once"},
+		{name: "span share twice", size: 1<<20 + 13, fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if i < 0 && ch.Off > 0 {
+				return 2
+			}
+			return 1
+		}, want: "moved 2 times by its source node, want once"},
+		{name: "span not covered", size: 1<<20 + 13, skip: true, want: "bytes checked of its"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyFault = c.fault
+			tn := spanNodeChecked(t, nil, c.min, check.Mode{Flow: true})
+			src, dst := message(c.size), make([]byte, c.size)
+			copy(dst[256<<10:], src[256<<10:]) // a skipped piece's bytes already in place
+			postSpanPair(tn, src, dst)         // the receiver is blocked but does not offer: the agent copies
+			nodes := []*testNode{tn}
+			err := runSlicesFrom(nodes, 1, 1)
+			if err == nil && c.skip {
+				tn.a.sp.off += check.BlockSize
+			}
+			if err == nil {
+				err = runSlicesFrom(nodes, 2, 4)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "slice 1, plan entry 0") {
+				t.Fatalf("err %v, want %q naming slice 1, plan entry 0", err, c.want)
 			}
 			t.Log(err)
 		})

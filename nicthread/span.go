@@ -28,6 +28,10 @@ type span struct {
 	// k0's plan), for the counts and the reports (flow.go, flowSpan).
 	i  int
 	k0 proto.SliceID
+	// checked: the bytes of the chunk checked so far, the agent's shares
+	// as it copied them and the receiver's order once done; they must
+	// add up to the chunk's length when the span ends (spanEnd).
+	checked uint64
 }
 
 // spanStart takes the span chunk c of slice k's plan (this node is its
@@ -91,6 +95,10 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 			}
 		}
 	}
+	if err := a.spanErr; err != nil { // found by spanSettle
+		a.spanErr = nil
+		return err
+	}
 	if sp.posted {
 		done, err := a.spanResult(k, k >= sp.end, timeout, false) // >=: the master may skip slice numbers
 		if err != nil || !done {
@@ -107,7 +115,9 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 			return err
 		}
 		if sp.off == sp.c.Len {
-			sp.on = false
+			if err := a.spanEnd(); err != nil {
+				return err
+			}
 		}
 	}
 	if sp.on && k >= sp.end {
@@ -151,8 +161,11 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration, so
 			if copied == 1 {
 				a.pullSt.Served++
 				a.pullSt.Bytes += sp.c.Len - sp.off
-				sp.off, sp.on = sp.c.Len, false
-				return true, nil
+				if a.chk != nil {
+					sp.checked += sp.c.Len - sp.off // compared once the rank stores its sum (flowSpan)
+				}
+				sp.off = sp.c.Len
+				return true, a.spanEnd()
 			}
 			a.pullSt.Unfinished++
 			a.noPull[sp.l] = true // the agent copies the rest (spanStep)
@@ -184,7 +197,9 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration, so
 }
 
 // spanCopy copies the span's next n bytes itself, in pieces that fit its
-// bounce buffer.
+// bounce buffer. Under the flow check each piece must move once (counted
+// apart from the plan's entries, which spanStart counted) and adds to the
+// bytes checked.
 func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	sp := &a.sp
 	for n > 0 {
@@ -192,12 +207,35 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 		c := &a.piece // not a local: its address would move it to the heap
 		*c = sp.c
 		c.SrcAddr, c.DstAddr, c.Off, c.Len, c.Span = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, m, 0
+		var before uint32
+		if a.chk != nil {
+			before = a.chk.shares
+		}
 		if err := a.move(k, -1, c); err != nil { // -1: not counted (spanStart counted the entry); checked piece by piece (moveChecked)
 			return err
+		}
+		if a.chk != nil {
+			if moves := a.chk.shares - before; moves != 1 {
+				return a.flowErr(sp.k0, sp.i, &sp.c, "a share of the span (%d bytes at offset %d of the message, copied by the agent in slice %d) moved %d times by its source node, want once", m, c.Off, k, moves)
+			}
+			sp.checked += m
 		}
 		a.stats.Bytes -= m // counted when the span started
 		sp.off += m
 		n -= m
+	}
+	return nil
+}
+
+// spanEnd ends the span in flight. Under the flow check the bytes checked
+// (the agent's shares and the receiver's order) must cover the chunk
+// exactly: anything else is a runtime bug, named by the span's slice and
+// plan entry.
+func (a *Agent) spanEnd() error {
+	sp := &a.sp
+	sp.on = false
+	if a.chk != nil && sp.checked != sp.c.Len {
+		return a.flowErr(sp.k0, sp.i, &sp.c, "%d bytes checked of its %d when the span ended (the agent's shares, %d bytes, and the receiver's order), want every byte once", sp.checked, sp.c.Len, sp.off)
 	}
 	return nil
 }
@@ -259,6 +297,9 @@ func (a *Agent) spanSettle() {
 		spanSettling()
 	}
 	done, err := a.spanResult(sp.end, true, settleBound(a), true)
+	if err != nil && !sp.on { // the span ended with a finding (spanEnd): the next TX reports it
+		a.spanErr = err
+	}
 	if done || err != nil { // an error (the rank exited, a bad result) is the span's last slice's to report
 		return
 	}
