@@ -399,16 +399,16 @@
 // waits for the master's next frame (the report rounds); its own DEM and MSM
 // wait for nothing. Where it waits inside TX (for another node's data:
 // Agent.await) for more than waitWatch (1 ms), a goroutine of its endpoint
-// (the watcher) reads the master's frames meanwhile: a hold it passes to the
+// (the watcher; it goes on reading after TX, until the next frame that is
+// not a hold, and a hold it reads while Serve waits for that frame stops
+// the ranks there at once: AgentEndpoint.recv waits on it too) reads the
+// master's frames meanwhile: a hold it passes to the
 // wait, which stops the ranks at once, there, and goes on waiting (the data
 // still owed arrives into the stopped ranks' memory, so the slice completes
 // if the silent node comes back); a stop ends the wait (the job is over:
-// the agent ends quietly, as at a stop between steps). The watcher keeps
-// reading after TX, while Serve waits for the master's next frame (it
-// waits on the watcher then, and a hold the watcher reads there stops the
-// ranks at once, as in TX). The first other frame (the next DEM) the
-// watcher hands to Serve and ends; a hold it read before is applied
-// first, so the order of the master's frames holds. So
+// the agent ends quietly, as at a stop between steps). The first other
+// frame (the next DEM) the watcher hands to Serve and ends; a hold it read
+// before is applied first, so the order of the master's frames holds. So
 // an agent learns of a hold within a wake-up wherever it waits, not at its
 // node_timeout. Not covered: a data frame whose send blocks because the
 // silent node takes nothing (a full socket buffer: more than the kernel's
