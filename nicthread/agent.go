@@ -112,7 +112,14 @@ type Agent struct {
 	spanNow  func() time.Duration // spanResult's clock (tests); nil: a.now
 	pullAt   time.Duration        // when the last order of this slice was posted
 	pullSt   PullStats
-	sp       span // the span in flight on this node (span.go)
+	sp       span  // the span in flight on this node (span.go)
+	spanErr  error // a finding at a span's end within spanSettle, for the next TX
+	// Span orders whose receiver was stopped mid-copy (spanSettle), until
+	// their done word shows the copy ended, and the completions of their
+	// senders held back meanwhile (span.go, holdBack).
+	stoppedOrds []stoppedOrder
+	heldBack    []proto.Completion
+	pubBuf      []proto.Completion
 
 	inline     map[inlineKey][]byte
 	freeInline [][]byte
@@ -763,6 +770,9 @@ func (a *Agent) postPulls(p *core.Plan) {
 		if len(ps) == 0 {
 			continue
 		}
+		if a.stoppedCopying(l) {
+			continue // a span's order still copied by the rank, stopped meanwhile (span.go): the agent copies
+		}
 		a.pullSeq[l]++
 		b := a.blocks[l]
 		if !b.PostPull(a.pullSeq[l], ps) {
@@ -925,35 +935,36 @@ func (a *Agent) move(k proto.SliceID, i int, c *proto.Chunk) error {
 // receiver did not take or finish its order. Such chunks are within the
 // node, and a job under the buffer checks has none (its scheduler counts
 // every chunk at its size). Under flow alone each piece is checked as it
-// is copied (moveChecked), and the entry counts as moved once if every
-// piece moved once.
+// is copied (moveChecked) and counted on its own: a piece not moved once
+// is a flow violation naming it, and the entry counts as moved once when
+// every piece did.
 func (a *Agent) movePieces(k proto.SliceID, i int, c *proto.Chunk) error {
 	if c.SrcNode != a.node || c.DstNode != a.node || (a.chk != nil && a.chk.mode.Buffers) {
 		panic(fmt.Sprintf("nicthread: slice %d: chunk %s of %d bytes, more than the %d-byte bounce buffer, is not a pulled chunk within the node of a job without buffer checks", k, c.Describe(), c.Len, len(a.bounce)))
 	}
-	if a.chk != nil && i >= 0 {
-		before, pieces := a.chk.moved[i], uint32(0)
-		defer func() {
-			switch moves := a.chk.moved[i] - before; {
-			case moves == pieces:
-				a.chk.moved[i] = before + 1
-			case moves == 1: // not once per piece: never counts as once (flowEnd reports it)
-				a.chk.moved[i] = before
-			}
-		}()
-		for off := uint64(0); off < c.Len; off += uint64(len(a.bounce)) {
-			pieces++
-		}
-	}
-	for off := uint64(0); off < c.Len; {
+	counted := a.chk != nil && i >= 0
+	for off, piece := uint64(0), 1; off < c.Len; piece++ {
 		m := min(c.Len-off, uint64(len(a.bounce)))
 		p := &a.piece // not a local: its address would move it to the heap
 		*p = *c
 		p.SrcAddr, p.DstAddr, p.Off, p.Len = c.SrcAddr+off, c.DstAddr+off, c.Off+off, m
+		var before uint32
+		if counted {
+			before = a.chk.moved[i]
+		}
 		if err := a.move(k, i, p); err != nil {
 			return err
 		}
+		if counted {
+			if n := a.chk.moved[i] - before; n != 1 {
+				return a.flowErr(k, i, c, "its piece %d (%d bytes at offset %d of the message, copied by the agent) moved %d times by its source node, want once", piece, m, p.Off, n)
+			}
+			a.chk.moved[i] = before
+		}
 		off += m
+	}
+	if counted {
+		a.chk.moved[i]++ // every piece moved once: the entry did
 	}
 	return nil
 }
@@ -1255,8 +1266,13 @@ func (a *Agent) hostName(n proto.NodeID) string {
 	return fmt.Sprintf("node %d", n)
 }
 
-// publish writes completions into the ranks' records and wakes each rank once.
+// publish writes completions into the ranks' records and wakes each rank
+// once. The completions of the sender of a span whose receiver was stopped
+// mid-copy wait until the receiver's copy has ended (span.go, holdBack).
 func (a *Agent) publish(cs []proto.Completion) {
+	if len(a.stoppedOrds) > 0 || len(a.heldBack) > 0 {
+		cs = a.holdBack(cs)
+	}
 	if len(cs) == 0 {
 		return
 	}

@@ -171,9 +171,18 @@
 // which a gang shares with all its jobs. A copy not done by then is taken
 // over: the agent copies the whole rest of the span itself in the slices
 // the job does not run and no longer waits for the order
-// (PullStats.Stopped); the receiver, continued, finishes its copy of the same bytes from the
-// same, unchanged send buffer before it can see its receive complete, and
-// its late result is not read. The job's data keep moving while it is
+// (PullStats.Stopped); the receiver, continued, finishes its copy of the
+// same bytes from the send buffer before it can see its receive complete,
+// and its late result is not read (under flow alone it is compared). The
+// send buffer stays unchanged meanwhile because the sender's completions
+// are held back until the order's done word shows that copy ended
+// (span.go, holdBack), then published with the next publish (a DEM or the
+// end of a TX): the span completes in its last slice, maybe with the job
+// still stopped, and a sender that saw it could rewrite its buffer under
+// the continued receiver's copy. The receiver is posted no other order
+// until then, so the word is read before a later order's replaces it. A
+// receiver whose process exits releases them (its job fails); one never
+// continued belongs to a job that stays stopped. The job's data keep moving while it is
 // stopped. A job stopped from outside (Ctrl-Z, SIGSTOP) stops the agent
 // with its ranks: the wait in the span's last slice does not count a gap
 // in which the agent did not run toward tx_timeout, and reads the order
@@ -187,9 +196,12 @@
 // is the job's, so every node drops them alike). Under the flow check
 // alone spans stay: the receiver sums the span as it copies it, the agent
 // counts the entry once when the span starts, checks the shares it copies
-// itself as it copies them, and compares the receiver's sum with the
-// source's, combined from the sender's block sums, once the order is done
-// (flow.go, flowSpan). A rank that serves no pull orders gets no
+// itself as it copies them (each piece must move once), compares the
+// receiver's sum with the source's, combined from the sender's block sums,
+// once the order is done (flow.go, flowSpan), and, when the span ends,
+// that its shares and the order cover the chunk exactly (spanEnd); a
+// pulled chunk the agent copies in pieces counts each piece apart
+// (movePieces). A rank that serves no pull orders gets no
 // span: one that left an order unfinished (a wrapper process, a refused
 // copy), and every rank of a host whose Yama setting refuses sibling reads
 // outright (ptrace_scope 3, or 2 without root; unix.SiblingReadsRefused,
@@ -390,7 +402,10 @@
 // waits for the master's next frame (the report rounds); its own DEM and MSM
 // wait for nothing. Where it waits inside TX (for another node's data:
 // Agent.await) for more than waitWatch (1 ms), a goroutine of its endpoint
-// (the watcher) reads the master's frames meanwhile: a hold it passes to the
+// (the watcher; it goes on reading after TX, until the next frame that is
+// not a hold, and a hold it reads while Serve waits for that frame stops
+// the ranks there at once: AgentEndpoint.recv waits on it too) reads the
+// master's frames meanwhile: a hold it passes to the
 // wait, which stops the ranks at once, there, and goes on waiting (the data
 // still owed arrives into the stopped ranks' memory, so the slice completes
 // if the silent node comes back); a stop ends the wait (the job is over:

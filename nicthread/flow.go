@@ -51,6 +51,7 @@ import (
 type checks struct {
 	mode    check.Mode
 	moved   []uint32        // per plan entry: moves from this node (TX goroutine)
+	shares  uint32          // moves of a span's shares by the agent (spanCopy counts each; TX goroutine)
 	arrived []atomic.Uint32 // per plan entry: frames arrived here (reader goroutines)
 	back    []byte          // read-back and pre-write buffer of the TX goroutine
 	raw     []byte          // header sums as read, TX goroutine
@@ -104,8 +105,11 @@ type pendPull struct {
 	cs  []proto.Chunk
 	src []uint32
 	// stopped: a span's order whose receiver was stopped mid-copy
-	// (spanSettle); how many entries it copied is read when its sums are.
+	// (spanSettle); copied: how many entries it copied, read from the
+	// order's done word once it shows the copy ended (settleStopped), -1
+	// while unknown.
 	stopped bool
+	copied  int
 }
 
 // deferSums says whether a pull order's destination sums are compared
@@ -382,12 +386,13 @@ func (a *Agent) flowPulls(k proto.SliceID, p *core.Plan, l, copied int) error {
 // span's last slice at the earliest): combined from the block sums the
 // sender took after posting it (spanSource). The entry was counted once
 // when the span started; the agent's shares of it, if any, were checked as
-// it copied them (moveChecked), and the order covers the rest, so every
-// byte of the chunk is checked once.
+// it copied them (moveChecked, each piece counted: spanCopy), and the
+// order covers the rest, so every byte of the chunk is checked once
+// (asserted when the span ends: spanEnd).
 func (a *Agent) flowSpan(copied int, stopped bool) error {
 	x, sp := a.chk, &a.sp
 	pd := &x.pend[sp.l]
-	pd.on, pd.k, pd.seq, pd.stopped = true, sp.k0, sp.seq, stopped
+	pd.on, pd.k, pd.seq, pd.stopped, pd.copied = true, sp.k0, sp.seq, stopped, -1
 	pd.idx, pd.cs, pd.src = pd.idx[:0], pd.cs[:0], pd.src[:0]
 	if copied != 1 {
 		return nil // nothing copied: the rank stores no sum, and the agent copies the rest (moveChecked)
@@ -485,10 +490,15 @@ func (a *Agent) verifyPull(l int, timeout time.Duration) error {
 		return err
 	}
 	pd.on = false
-	if pd.stopped { // compare what it copied (its done word still holds this order: no other was posted since)
-		if _, copied, err := b.PullResult(pd.seq, len(pd.cs)); err == nil && copied < len(pd.cs) {
-			pd.cs = pd.cs[:copied]
+	if pd.stopped { // compare what it copied, as its done word said (settleStopped)
+		if pd.copied < 0 {
+			a.settleStopped() // its sums are stored, so its done word is (mpiapi: FinishPull, then the sums)
 		}
+		if pd.copied < 0 {
+			done := atomic.LoadUint32(b.PullDone())
+			return a.fail(a.rankOf[l], "control page: pull order %d (a span of slice %d, its copy stopped by the gang): the flow check's sums stored with done = %d and a copied count the order cannot have, want done %d and 0 or 1 entries copied", pd.seq, pd.k, done, pd.seq)
+		}
+		pd.cs = pd.cs[:min(pd.copied, len(pd.cs))]
 	}
 	for j := range pd.cs {
 		c := &pd.cs[j]
@@ -661,6 +671,8 @@ func (a *Agent) moveChecked(k proto.SliceID, i int, c *proto.Chunk, data []byte,
 	}
 	if i >= 0 {
 		x.moved[i] += uint32(times)
+	} else {
+		x.shares += uint32(times) // a span's share (spanCopy)
 	}
 	if flow && local && dst != src {
 		what := ""

@@ -531,7 +531,7 @@ func TestFlowPulledChunkInPieces(t *testing.T) {
 				return 2
 			}
 			return 1
-		}, want: "moved 3 times by its source node, want once"},
+		}, want: "its piece 2 (131072 bytes at offset 262144 of the message, copied by the agent) moved 2 times by its source node, want once"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			copyFault = c.fault
@@ -630,5 +630,141 @@ func TestFlowSpanStoppedCopy(t *testing.T) {
 		if err != nil || tn.a.chk.pend[1].on || atomic.LoadUint32(blk.PullVerified()) == 0 || !bytes.Equal(src, dst) {
 			t.Fatalf("faithful late copy: err %v, pending %v, verified order %d, intact %v", err, tn.a.chk.pend[1].on, atomic.LoadUint32(blk.PullVerified()), bytes.Equal(src, dst))
 		}
+	}
+}
+
+// A span's order whose receiver was stopped mid-copy (flow alone) is
+// compared as far as the rank's done word says it copied, read while the
+// word still holds that order: once the agent has looked at it (any
+// publish), the rank's done word moving on to a later order (it finished
+// another) does not drop the comparison, and a corrupt late copy is still
+// reported. A done word that moved on before the agent could read it (the
+// rank's word: no later order was posted) fails the job naming the rank,
+// not a comparison of nothing. Before, either way the order was marked
+// compared with nothing compared.
+func TestFlowStoppedOrderCountedFromItsDoneWord(t *testing.T) {
+	const size = 1<<20 + 13
+	for _, c := range []struct {
+		name   string
+		looked bool // the agent publishes before the done word moves on
+		want   string
+	}{
+		{"read before the next order", true, "flow check: runtime bug in slice 1, plan entry 0"},
+		{"moved on unread", false, "a copied count the order cannot have"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tn := spanNodeChecked(t, nil, 0, check.Mode{Flow: true})
+			src, dst := message(size), make([]byte, size)
+			hdr := check.NewHeader(src)
+			defer runtime.KeepAlive(hdr)
+			tn.rank[0].SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+			blk := tn.rank[1]
+			old := pullGrace
+			pullGrace = time.Minute
+			defer func() { pullGrace = old }()
+			took, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			var seq uint32
+			if !blk.OfferPull() {
+				t.Fatal("offer already on")
+			}
+			go func() { // the receiving rank: takes the order, is stopped, finishes late with a corrupt copy
+				defer close(done)
+				for !blk.TakePull() {
+					runtime.Gosched()
+				}
+				seq, _ = blk.PullOrder()
+				e := blk.PullEntry(0)
+				close(took)
+				<-release
+				d := dst[e.DstAddr-addrOf(dst):][:e.Len]
+				copied := 0
+				if unix.ReadFrom(os.Getpid(), d, e.SrcAddr) == nil {
+					copied = 1
+				}
+				d[len(d)/2] ^= 0x40
+				blk.FinishPull(seq, copied, false)
+				unix.FutexWake(blk.PullDone(), 1)
+				blk.SetPullSum(0, check.Sum(d))
+				atomic.StoreUint32(blk.PullSumsDone(), seq)
+				unix.FutexWake(blk.PullSumsDone(), 1)
+			}()
+			postSpanPair(tn, src, dst)
+			tn.slice(t, 1)
+			<-took
+			oldBound := settleBound
+			settleBound = func(*Agent) time.Duration { return 0 } // the copy does not end in time
+			tn.a.Gate(false)
+			settleBound = oldBound
+			tn.slice(t, 2)
+			close(release)
+			<-done
+			if c.looked {
+				tn.a.publish(nil) // the agent's next publish (a DEM, the end of a TX) looks at the order
+			}
+			atomic.StoreUint32(blk.PullDone(), seq+1) // the rank's done word moves on
+			var err error
+			for k := proto.SliceID(3); err == nil && tn.a.chk.pend[1].on && k < 20; k++ {
+				err = runSlicesFrom([]*testNode{tn}, k, k)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v (pending %v, verified order %d); want %q", err, tn.a.chk.pend[1].on, atomic.LoadUint32(blk.PullVerified()), c.want)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// Under flow alone every piece of a chunk the agent copies in pieces is
+// counted on its own: a pulled chunk larger than the bounce buffer whose
+// first piece moved twice and whose second was skipped (its bytes were
+// already in place, so no sum differs) is reported, naming the piece;
+// before, the pieces' two moves in all counted as the entry's one.
+// Likewise a span's share copied by the agent that moved twice (correct
+// bytes), and a span whose shares and order do not cover the message
+// exactly (here the agent's offset skips a block, as an arithmetic slip
+// would): each a flow violation naming the slice and the plan entry.
+func TestFlowEveryPieceCounted(t *testing.T) {
+	t.Cleanup(func() { copyFault = nil })
+	for _, c := range []struct {
+		name  string
+		size  int
+		min   uint64 // the scheduler's PullChunkMin: shm.PullMin for a pulled chunk, 0 for a span
+		fault func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int
+		skip  bool // after slice 1 the span's offset skips a block
+		want  string
+	}{
+		{name: "pulled chunk: twice and skipped", size: 384 << 10, min: shm.PullMin, fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if ch.Off == 0 {
+				return 2
+			}
+			return 0
+		}, want: "its piece 1 (262144 bytes at offset 0 of the message, copied by the agent) moved 2 times by its source node, want once"},
+		{name: "span share twice", size: 1<<20 + 13, fault: func(k proto.SliceID, i int, ch *proto.Chunk, data []byte) int {
+			if i < 0 && ch.Off > 0 {
+				return 2
+			}
+			return 1
+		}, want: "moved 2 times by its source node, want once"},
+		{name: "span not covered", size: 1<<20 + 13, skip: true, want: "bytes checked of its"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyFault = c.fault
+			tn := spanNodeChecked(t, nil, c.min, check.Mode{Flow: true})
+			src, dst := message(c.size), make([]byte, c.size)
+			copy(dst[256<<10:], src[256<<10:]) // a skipped piece's bytes already in place
+			postSpanPair(tn, src, dst)         // the receiver is blocked but does not offer: the agent copies
+			nodes := []*testNode{tn}
+			err := runSlicesFrom(nodes, 1, 1)
+			if err == nil && c.skip {
+				tn.a.sp.off += check.BlockSize
+			}
+			if err == nil {
+				err = runSlicesFrom(nodes, 2, 4)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "slice 1, plan entry 0") {
+				t.Fatalf("err %v, want %q naming slice 1, plan entry 0", err, c.want)
+			}
+			t.Log(err)
+		})
 	}
 }

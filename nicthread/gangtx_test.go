@@ -49,6 +49,10 @@ func (d *txLate) Recv(from int, m *proto.Msg, timeout time.Duration) error {
 	return nil
 }
 
+// txJobLink, when set, wraps node i's link of the next newTXJob (after
+// txLate on node 1); tests set it and reset it.
+var txJobLink func(i int, l transport.Link) transport.Link
+
 // txJob is a job of two nodes (rank 0 on node 0, host ha; rank 1 on node
 // 1, host hb) whose agents the master drives over loopback TCP, played by
 // this process; node 1's link is a txLate. Node 0 has a PeerTimeout (its
@@ -155,6 +159,9 @@ func newTXJobWith(t *testing.T, peerTimeout time.Duration, release chan struct{}
 		j.nodes = append(j.nodes, tn)
 		// TX's own timeout is 20 s: without a prompt hold node 0 waits
 		// that long, then fails before it has stopped its ranks.
+		if txJobLink != nil {
+			link = txJobLink(i, link)
+		}
 		eps[i] = NewAgentEndpoint(tn.a, link, 20*time.Second)
 	}
 	errs := make(chan error, 3)

@@ -435,23 +435,30 @@ func (e *AgentEndpoint) Connect(node proto.NodeID) { e.Link.Connect(int(node) + 
 
 // recv reads the master's next frame into e.in: from the watcher if one
 // runs (it read the frame, or is reading it), else from the link. A hold
-// the watcher read before that frame is applied first, so that the frame
-// (the next slice's DEM) is handled after it, in the master's order.
+// the watcher reads while Serve waits here is applied at once (the ranks
+// stop), and the wait goes on; one read before the frame it hands over is
+// applied first, so that the frame (the next slice's DEM) is handled after
+// it, in the master's order.
 func (e *AgentEndpoint) recv() error {
 	if !e.watching {
 		return e.Link.Recv(0, &e.in, MasterSilence)
 	}
 	t := time.NewTimer(MasterSilence)
 	defer t.Stop()
-	select {
-	case err := <-e.watched:
-		e.watching = false
-		if err != nil {
-			return err
+	for wait := true; wait; {
+		select {
+		case err := <-e.watched:
+			e.watching = false
+			if err != nil {
+				return err
+			}
+			wait = false
+		case <-e.A.interject:
+			e.A.interjected() // a hold; a stop (errMasterStopped) comes as the watcher's frame next
+		case <-t.C:
+			// The watcher still reads (until the link closes); Serve ends.
+			return fmt.Errorf("agent %d: the master sent nothing for %v", e.A.Node(), MasterSilence)
 		}
-	case <-t.C:
-		// The watcher still reads (until the link closes); Serve ends.
-		return fmt.Errorf("agent %d: the master sent nothing for %v", e.A.Node(), MasterSilence)
 	}
 	e.in, e.win = e.win, e.in
 	e.A.interjected() // errMasterStopped only with the stop, which is e.in: Serve ends on it

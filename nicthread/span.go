@@ -28,6 +28,10 @@ type span struct {
 	// k0's plan), for the counts and the reports (flow.go, flowSpan).
 	i  int
 	k0 proto.SliceID
+	// checked: the bytes of the chunk checked so far, the agent's shares
+	// as it copied them and the receiver's order once done; they must
+	// add up to the chunk's length when the span ends (spanEnd).
+	checked uint64
 }
 
 // spanStart takes the span chunk c of slice k's plan (this node is its
@@ -57,7 +61,7 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 	t0 := a.now()
 	defer func() { a.stats.LTR[2] += a.now() - t0 }()
 	b := a.blocks[sp.l]
-	if !sp.posted && !a.paused && !a.noPull[sp.l] && sp.c.Len-sp.off >= pullMin {
+	if !sp.posted && !a.paused && !a.noPull[sp.l] && sp.c.Len-sp.off >= pullMin && !a.stoppedCopying(sp.l) {
 		c := &sp.c
 		if a.chk != nil && a.chk.deferSums() && a.chk.pend[sp.l].on {
 			// Flow alone: the rank stores its last order's sums before it
@@ -91,6 +95,10 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 			}
 		}
 	}
+	if err := a.spanErr; err != nil { // found by spanSettle
+		a.spanErr = nil
+		return err
+	}
 	if sp.posted {
 		done, err := a.spanResult(k, k >= sp.end, timeout, false) // >=: the master may skip slice numbers
 		if err != nil || !done {
@@ -107,7 +115,9 @@ func (a *Agent) spanStep(k proto.SliceID, timeout time.Duration) error {
 			return err
 		}
 		if sp.off == sp.c.Len {
-			sp.on = false
+			if err := a.spanEnd(); err != nil {
+				return err
+			}
 		}
 	}
 	if sp.on && k >= sp.end {
@@ -151,8 +161,11 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration, so
 			if copied == 1 {
 				a.pullSt.Served++
 				a.pullSt.Bytes += sp.c.Len - sp.off
-				sp.off, sp.on = sp.c.Len, false
-				return true, nil
+				if a.chk != nil {
+					sp.checked += sp.c.Len - sp.off // compared once the rank stores its sum (flowSpan)
+				}
+				sp.off = sp.c.Len
+				return true, a.spanEnd()
 			}
 			a.pullSt.Unfinished++
 			a.noPull[sp.l] = true // the agent copies the rest (spanStep)
@@ -184,7 +197,9 @@ func (a *Agent) spanResult(k proto.SliceID, wait bool, timeout time.Duration, so
 }
 
 // spanCopy copies the span's next n bytes itself, in pieces that fit its
-// bounce buffer.
+// bounce buffer. Under the flow check each piece must move once (counted
+// apart from the plan's entries, which spanStart counted) and adds to the
+// bytes checked.
 func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 	sp := &a.sp
 	for n > 0 {
@@ -192,12 +207,35 @@ func (a *Agent) spanCopy(k proto.SliceID, n uint64) error {
 		c := &a.piece // not a local: its address would move it to the heap
 		*c = sp.c
 		c.SrcAddr, c.DstAddr, c.Off, c.Len, c.Span = c.SrcAddr+sp.off, c.DstAddr+sp.off, c.Off+sp.off, m, 0
+		var before uint32
+		if a.chk != nil {
+			before = a.chk.shares
+		}
 		if err := a.move(k, -1, c); err != nil { // -1: not counted (spanStart counted the entry); checked piece by piece (moveChecked)
 			return err
+		}
+		if a.chk != nil {
+			if moves := a.chk.shares - before; moves != 1 {
+				return a.flowErr(sp.k0, sp.i, &sp.c, "a share of the span (%d bytes at offset %d of the message, copied by the agent in slice %d) moved %d times by its source node, want once", m, c.Off, k, moves)
+			}
+			sp.checked += m
 		}
 		a.stats.Bytes -= m // counted when the span started
 		sp.off += m
 		n -= m
+	}
+	return nil
+}
+
+// spanEnd ends the span in flight. Under the flow check the bytes checked
+// (the agent's shares and the receiver's order) must cover the chunk
+// exactly: anything else is a runtime bug, named by the span's slice and
+// plan entry.
+func (a *Agent) spanEnd() error {
+	sp := &a.sp
+	sp.on = false
+	if a.chk != nil && sp.checked != sp.c.Len {
+		return a.flowErr(sp.k0, sp.i, &sp.c, "%d bytes checked of its %d when the span ended (the agent's shares, %d bytes, and the receiver's order), want every byte once", sp.checked, sp.c.Len, sp.off)
 	}
 	return nil
 }
@@ -244,10 +282,12 @@ func settleWait(rem, budget uint64, slice, since time.Duration) time.Duration {
 // copies the whole rest of the span itself in the following slices, the
 // job stopped or not, and no longer waits for the order — the stopped
 // receiver, once continued, finishes its copy of the same bytes from the
-// same source (the sender is still in its send: the span completes in its
-// last slice) into its own buffer before it can see the receive complete,
+// same source into its own buffer before it can see the receive complete,
 // and its late result is not read (the next order has another number and
-// is posted only once the rank offers again).
+// is posted only once that copy has ended, stoppedCopying). The source
+// stays unchanged: the span completes in its last slice, but the sender's
+// completions are held back until the receiver's copy has ended
+// (stoppedOrder, holdBack).
 func (a *Agent) spanSettle() {
 	sp := &a.sp
 	if !sp.on || !sp.posted {
@@ -257,15 +297,125 @@ func (a *Agent) spanSettle() {
 		spanSettling()
 	}
 	done, err := a.spanResult(sp.end, true, settleBound(a), true)
+	if err != nil && !sp.on { // the span ended with a finding (spanEnd): the next TX reports it
+		a.spanErr = err
+	}
 	if done || err != nil { // an error (the rank exited, a bad result) is the span's last slice's to report
 		return
 	}
 	sp.posted = false
 	a.pullSt.Stopped++
+	a.stoppedOrds = append(a.stoppedOrds, stoppedOrder{l: sp.l, seq: sp.seq, src: sp.c.Src})
 	if a.chk != nil && a.chk.deferSums() {
 		// The receiver, continued, finishes its copy and stores its sum:
 		// compared then, as far as it copied (flow.go, flowSpan). Its
 		// source sum is taken now, while the send is in flight.
 		_ = a.flowSpan(1, true) // an error here (an unreadable sender) is found again by the agent's own copy of the rest
 	}
+}
+
+// stoppedOrder is a span's order whose receiver (local rank l) was stopped
+// mid-copy (spanSettle): the agent copied the rest of the span, and the
+// receiver, once continued, copies its part again from the send buffer of
+// rank src. Until the order's done word shows that copy ended, src's
+// completions are held back (holdBack): the span's send completes in its
+// last slice, and a sender that saw it could rewrite its buffer (as MPI
+// allows) under the continued receiver's copy, which would carry the new
+// bytes into the receive buffer over the agent's correct copy.
+type stoppedOrder struct {
+	l   int
+	seq uint32
+	src proto.Rank
+}
+
+// settleStopped drops the stopped orders whose copy has ended: the rank
+// stored the order's done word (FinishPull, however much it copied), or its
+// process exited (the job fails: nothing is left to protect). Under flow
+// alone the count of entries it copied is noted for the order's deferred
+// comparison (flow.go, verifyPull), while the done word still holds this
+// order: a rank's next order is posted only once its stopped one is
+// dropped here (stoppedCopying), so the word is read before any later
+// order can overwrite it.
+func (a *Agent) settleStopped() {
+	keep := a.stoppedOrds[:0]
+	for _, o := range a.stoppedOrds {
+		b := a.blocks[o.l]
+		done, copied, err := b.PullResult(o.seq, 1)
+		if err != nil { // a count the order cannot have: the rank's word, refused when its sums are compared
+			done, copied = true, -1
+		} else if !done && int32(atomic.LoadUint32(b.PullDone())-o.seq) > 0 {
+			// A later order's number, which no order had (none was posted
+			// since): the rank's word; done, its count unknown.
+			done, copied = true, -1
+		}
+		if !done && !a.exited[o.l].Load() {
+			keep = append(keep, o)
+			continue
+		}
+		if x := a.chk; x != nil && done {
+			if pd := &x.pend[o.l]; pd.on && pd.stopped && pd.seq == o.seq {
+				pd.copied = copied
+			}
+		}
+	}
+	clear(a.stoppedOrds[len(keep):])
+	a.stoppedOrds = keep
+}
+
+// stoppedCopying says whether local rank l may still be copying a span's
+// order it was stopped in (settleStopped first): it is posted no order
+// until that copy ends (it could not take one anyway, being in that
+// order's copy), so that the order's done word is read before a later
+// order's replaces it.
+func (a *Agent) stoppedCopying(l int) bool {
+	if len(a.stoppedOrds) == 0 {
+		return false
+	}
+	a.settleStopped()
+	for _, o := range a.stoppedOrds {
+		if o.l == l {
+			return true
+		}
+	}
+	return false
+}
+
+// holdBack is publish's filter while a stopped order is unsettled or
+// completions wait: the completions of a rank that is the sender of a
+// stopped order still copied (stoppedOrder) are kept, in order, and
+// published with the first publish after the receiver's copy ended, ahead
+// of that publish's own; every other completion goes out now. It cannot
+// hold one forever where the job goes on: a receiver continued finishes
+// its copy within its call (package mpiapi, servePull) and stores the done
+// word whatever it copied; a receiver that exits drops the order (its
+// job fails); one never continued belongs to a job that stays stopped.
+func (a *Agent) holdBack(cs []proto.Completion) []proto.Completion {
+	a.settleStopped()
+	held := func(r proto.Rank) bool {
+		for _, o := range a.stoppedOrds {
+			if o.src == r {
+				return true
+			}
+		}
+		return false
+	}
+	out := a.pubBuf[:0]
+	keep := a.heldBack[:0]
+	for _, c := range a.heldBack {
+		if held(c.Rank) {
+			keep = append(keep, c)
+		} else {
+			out = append(out, c)
+		}
+	}
+	a.heldBack = keep
+	for _, c := range cs {
+		if held(c.Rank) {
+			a.heldBack = append(a.heldBack, c)
+		} else {
+			out = append(out, c)
+		}
+	}
+	a.pubBuf = out
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/check"
 	"github.com/bcsmpi/bcsmpi/internal/core"
@@ -392,5 +393,132 @@ func TestPulledChunkCopiedByTheAgent(t *testing.T) {
 	}
 	if st := tn.a.Pulls(); st.Served != 0 || st.Bytes != 0 {
 		t.Errorf("pull stats %+v, want no order served", st)
+	}
+}
+
+// A span's receiver stopped by the gang mid-copy (spanSettle: the agent
+// takes the copy over) has copied part of the span and, once continued,
+// copies the rest from the send buffer. The sender's completion is
+// published only once the receiver's order is done: before, it was
+// published in the span's last slice, the receiver still stopped, and a
+// sender that reused its buffer then (as MPI allows) had its new bytes
+// copied over the agent's correct copy by the continued receiver. Under
+// flow alone the receiver's late copy is compared too, and passes.
+func TestSpanStoppedReceiverHoldsSendCompletion(t *testing.T) {
+	for _, mode := range []check.Mode{{}, {Flow: true}} {
+		t.Run(mode.String(), func(t *testing.T) {
+			tn := spanNodeChecked(t, nil, 0, mode)
+			const size = 1<<20 + 13
+			src, dst := message(size), make([]byte, size)
+			orig := bytes.Clone(src)
+			hdr := check.NewHeader(src)
+			if mode.Flow {
+				tn.rank[0].SetCheck(0, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(hdr)))))
+			}
+			defer runtime.KeepAlive(hdr)
+			blk := tn.rank[1]
+			old := pullGrace
+			pullGrace = time.Minute
+			defer func() { pullGrace = old }()
+			took, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			if !blk.OfferPull() {
+				t.Fatal("offer already on")
+			}
+			go func() { // the receiving rank: copies half, is stopped, is continued and copies the rest
+				defer close(done)
+				for !blk.TakePull() {
+					runtime.Gosched()
+				}
+				seq, _ := blk.PullOrder()
+				e := blk.PullEntry(0)
+				d := dst[e.DstAddr-addrOf(dst):][:e.Len]
+				half := len(d) / 2
+				copied := 0
+				if unix.ReadFrom(os.Getpid(), d[:half], e.SrcAddr) == nil {
+					close(took)
+					<-release
+					if unix.ReadFrom(os.Getpid(), d[half:], e.SrcAddr+uint64(half)) == nil {
+						copied = 1
+					}
+				} else {
+					close(took)
+				}
+				blk.FinishPull(seq, copied, false)
+				unix.FutexWake(blk.PullDone(), 1)
+				if mode.Flow {
+					blk.SetPullSum(0, check.Sum(d))
+					atomic.StoreUint32(blk.PullSumsDone(), seq)
+					unix.FutexWake(blk.PullSumsDone(), 1)
+				}
+			}()
+			postSpanPair(tn, src, dst)
+			tn.slice(t, 1)
+			<-took
+			oldBound := settleBound
+			settleBound = func(*Agent) time.Duration { return 0 } // the copy does not end in time
+			tn.a.Gate(false)
+			settleBound = oldBound
+			if st := tn.a.Pulls(); st.Stopped != 1 {
+				t.Fatalf("pull stats %+v, want the copy taken over", st)
+			}
+			k := proto.SliceID(2)
+			for ; k <= 5; k++ { // the span ends in slice 3; its completions are published by slice 5's DEM
+				tn.slice(t, k)
+			}
+			if !bytes.Equal(dst[len(dst)/2:], orig[len(dst)/2:]) {
+				t.Fatal("the agent did not copy the span's rest while the receiver was stopped")
+			}
+			sent := tn.rank[0].Done(0)
+			if sent {
+				t.Errorf("the send completed while its receiver was stopped mid-copy")
+				for i := range src { // the sender reuses its buffer, as it may once its send completed
+					src[i] = ^src[i]
+				}
+			}
+			tn.a.Gate(true)
+			close(release)
+			<-done
+			for ; !tn.rank[0].Done(0) && k < 20; k++ {
+				tn.slice(t, k)
+			}
+			if !tn.rank[0].Done(0) || !tn.rank[1].Done(0) {
+				t.Fatalf("after the receiver's copy: send completed %v, receive completed %v; want both", tn.rank[0].Done(0), tn.rank[1].Done(0))
+			}
+			if !bytes.Equal(dst, orig) {
+				t.Errorf("the receive buffer differs from the message sent")
+			}
+			if mode.Flow && (tn.a.chk.pend[1].on || atomic.LoadUint32(blk.PullVerified()) == 0) {
+				t.Errorf("the late copy was not compared (pending %v, verified order %d)", tn.a.chk.pend[1].on, atomic.LoadUint32(blk.PullVerified()))
+			}
+		})
+	}
+}
+
+// The sender's completion held back for a receiver stopped mid-copy is not
+// held forever: a receiver whose process exits (its job fails anyway)
+// releases it at the next publish.
+func TestSpanStoppedReceiverExitReleasesSend(t *testing.T) {
+	tn := spanNode(t, nil)
+	const size = 1<<20 + 13
+	src, dst := message(size), make([]byte, size)
+	took, release, done := heldRank(t, tn.rank[1], dst)
+	defer func() { close(release); <-done }()
+	postSpanPair(tn, src, dst)
+	tn.slice(t, 1)
+	<-took
+	oldBound := settleBound
+	settleBound = func(*Agent) time.Duration { return 0 } // the copy does not end in time
+	defer func() { settleBound = oldBound }()
+	tn.a.Gate(false)
+	for k := proto.SliceID(2); k <= 5; k++ {
+		tn.slice(t, k)
+	}
+	if tn.rank[0].Done(0) || !tn.rank[1].Done(0) {
+		t.Fatalf("receiver stopped mid-copy: send completed %v, receive completed %v; want the send held back", tn.rank[0].Done(0), tn.rank[1].Done(0))
+	}
+	tn.a.RankExited(1)
+	tn.slice(t, 6)
+	if !tn.rank[0].Done(0) {
+		t.Fatal("the receiver exited: the send's completion is still held back")
 	}
 }

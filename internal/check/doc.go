@@ -147,7 +147,9 @@
 //     A span's order is compared likewise once it is done (flowSpan); its
 //     entry counts as moved once when the span starts, the shares the
 //     agent copies when the receiver does not take the order are checked
-//     as it copies them (moveChecked), and the order covers the rest. A
+//     as it copies them (moveChecked; each piece must move once), and the
+//     order covers the rest, which the agent asserts when the span ends
+//     (the bytes checked add up to the chunk's length). A
 //     mismatch names the slice of the plan the chunk belongs to, its plan
 //     entry and the nodes. The rank stores its sums before its blocking
 //     call looks at its completions, so the program gets its buffer back
