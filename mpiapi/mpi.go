@@ -60,16 +60,16 @@ type process struct {
 	// lives counts the communicators this rank belongs to, the world
 	// included, in its program's order (comm.go, proto.Descriptor.Lives);
 	// 0 stands for 1 (the world) in a process made by a test.
-	lives uint32
-	slice      time.Duration
-	spin       time.Duration
-	start      time.Time
-	env        jobenv.Env // as the launcher started the rank
-	finalized  bool
-	mmds       mmds
-	chk        *checker     // the opt-in checks (check.go); nil: none
-	rr         recordReplay // bcsrun --record / --replay (replay.go)
-	pview      *Comm        // the persistent view of the start RunPersistent runs (coll.go); nil: none
+	lives     uint32
+	slice     time.Duration
+	spin      time.Duration
+	start     time.Time
+	env       jobenv.Env // as the launcher started the rank
+	finalized bool
+	mmds      mmds
+	chk       *checker     // the opt-in checks (check.go); nil: none
+	rr        recordReplay // bcsrun --record / --replay (replay.go)
+	pview     *Comm        // the persistent view of the start RunPersistent runs (coll.go); nil: none
 }
 
 var self *process
