@@ -541,7 +541,14 @@ func (s *Scheduler) split(c *coll) {
 			members[j] = c.comm.members[e.i]
 			binary.LittleEndian.PutUint32(data[4*j:], uint32(members[j]))
 		}
-		s.comms[id] = newComm(id, members, len(s.nodeOf))
+		if slices.Equal(members, c.comm.members) {
+			// A duplicate (Comm_dup, Idup): its lists are its parent's,
+			// which never change, so the entry it leaves in the table
+			// (communicators are never dropped, doc.go) holds no copy.
+			s.comms[id] = &commInfo{id: id, members: c.comm.members, index: c.comm.index}
+		} else {
+			s.comms[id] = newComm(id, members, len(s.nodeOf))
+		}
 		for j, e := range group {
 			d := c.heads[e.i]
 			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})

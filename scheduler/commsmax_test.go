@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -212,4 +213,63 @@ func TestDeterministicFreedCommWildcard(t *testing.T) {
 	if !strings.Contains(commName(x), "communicator") {
 		t.Fatalf("commName(%d) = %q", x, commName(x))
 	}
+}
+
+// TestCommTableGrowth: communicators stay in the table after every member
+// has freed them (doc.go); a Comm_dup/Comm_free loop of the world grows it
+// by a small entry that does not grow with the world (a duplicate shares
+// its parent's lists). It runs 200,000 pairs on a world of 2 and 10,000 on
+// one of 64 (a tenth of each under -short or -race) and logs the heap per
+// pair (go test -v -run
+// TestCommTableGrowth ./scheduler/); the bound it checks is loose (the
+// heap is measured after a collection, with nothing else allocating).
+func TestCommTableGrowth(t *testing.T) {
+	n := 200000
+	if testing.Short() || raceEnabled {
+		n = 20000
+	}
+	for _, world := range []int{2, 64} {
+		n := n
+		if world > 2 {
+			n /= 20
+		}
+		g := newCommRig(t, DefaultConfig, world)
+		var ds []proto.Descriptor
+		dup := func() proto.CommID {
+			ds = ds[:0]
+			for r := range world {
+				ds = append(ds, g.split(r, 0, 2))
+			}
+			return g.run(ds...)[0][0].NewComm()
+		}
+		free := func(x proto.CommID) {
+			ds = ds[:0]
+			for r := range world {
+				ds = append(ds, g.coll(r, x, proto.CollFree))
+			}
+			delete(g.cseq, x)
+			g.run(ds...)
+		}
+		free(dup()) // warm up
+		before := heapInUse()
+		for range n {
+			free(dup())
+		}
+		per := float64(heapInUse()-before) / float64(n)
+		t.Logf("world of %d: %d Comm_dup/Comm_free pairs grow the heap by %.0f bytes each (%.1f MiB)", world, n, per, per*float64(n)/(1<<20))
+		if per > 400 {
+			t.Errorf("world of %d: %.0f bytes per freed duplicate, want a small entry independent of the world's size", world, per)
+		}
+		if len(g.s.comms) != n+2 {
+			t.Errorf("%d communicators in the table, want %d", len(g.s.comms), n+2)
+		}
+	}
+}
+
+func heapInUse() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
