@@ -172,10 +172,11 @@ func (d *Descriptor) SetSplit(color, key int32) { d.Tag, d.Peer = color, Rank(ke
 // (mpiapi: +1 when it posts a creation that gives it a communicator, -1 when
 // it posts a free or learns that a creation was refused), so the scheduler's
 // proto.CommsMax decision depends on no timing. It travels in Len on a
-// CollSplit and in UserOp on a CollGroup (saturated at 65535).
+// CollSplit and in Op (low byte) and DType (high byte) on a CollGroup,
+// whose other fields are taken (saturated at 65535).
 func (d Descriptor) Lives() uint32 {
 	if d.Coll == CollGroup {
-		return uint32(d.UserOp)
+		return uint32(d.Op) | uint32(d.DType)<<8
 	}
 	return uint32(d.Len)
 }
@@ -184,7 +185,8 @@ func (d Descriptor) Lives() uint32 {
 // group's fields (SetGroup) first.
 func (d *Descriptor) SetLives(n uint32) {
 	if d.Coll == CollGroup {
-		d.UserOp = uint16(min(n, 0xffff))
+		n = min(n, 0xffff)
+		d.Op, d.DType = uint8(n), uint8(n>>8)
 		return
 	}
 	d.Len = uint64(n)
