@@ -376,9 +376,9 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 // message the others send on it before they free it (operations pending on
 // c complete normally, MPI 5.0 §7.4.3). The collective is polled by later
 // calls and waited for by Finalize. Communicator ids are never reused; the
-// slot a communicator holds in the bound on live communicators
+// slot a communicator holds in this rank's count of live communicators
 // (proto.CommsMax: a creation beyond it fails with ErrOther) is released
-// once every member has freed it.
+// when this rank calls Free (see takeLife).
 func (c *Comm) Free() error {
 	const call = "MPI_Comm_free"
 	p, err := enter(call, c)
