@@ -38,6 +38,9 @@ func TestCommLimit(t *testing.T) {
 	t.Run("inter-n3", func(t *testing.T) {
 		okRanks(t, bcsrun(t, "-n", "3", exe, "inter"), "commlimit", 3)
 	})
+	t.Run("interleak-n3", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "3", exe, "interleak"), "commlimit", 3)
+	})
 	t.Run("fatal-n2", func(t *testing.T) {
 		r := bcsrun(t, "-n", "2", exe, "fatal")
 		want := "MPI_Comm_dup: MPI_ERR_OTHER: too many communicators: world rank 0 belongs to 4096 live communicators (the world included), the limit is 4096 (proto.CommsMax)"

@@ -19,7 +19,8 @@
  *    intercommunicator whose local duplicate only rank 0's group is refused
  *    fails in both groups; MPI_Intercomm_create and
  *    MPI_Intercomm_create_from_groups refused again and again leak nothing
- *    (once rank 0 frees three, one is made).
+ *    (once rank 0 frees three, one is made); "interleak": the same
+ *    without the duplicate.
  * Prints "commlimit ok <rank>". Self-checking; any size >= 2. */
 #include <mpi.h>
 #include <stdio.h>
@@ -181,7 +182,7 @@ static void cancelAfterFree(void) {
 
 /* inter: findings of the communicator limit's review on intercommunicators.
  * Rank 0 is in group A (even ranks), rank 1 in group B (odd ranks). */
-static void inter(void) {
+static void inter(int dup) {
     static MPI_Comm own[MAXCOMMS];
     MPI_Comm half, ic, d;
     int n = 0, rc, ok, all;
@@ -203,23 +204,27 @@ static void inter(void) {
     }
     /* Rank 0 is at the limit; two fewer: the duplicate's two union parts
      * fit (both groups), its local group's part does not (group A only). */
-    if (rank == 0) {
+    if (dup) {
+        if (rank == 0) {
+            OK(MPI_Comm_free(&own[--n]));
+            OK(MPI_Comm_free(&own[--n]));
+        }
+        d = MPI_COMM_WORLD;
+        rc = MPI_Comm_dup(ic, &d);
+        ok = rc == MPI_SUCCESS;
+        OK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        CHECK(all == 0, "MPI_Comm_dup of the intercommunicator succeeded on some rank (here rc %d): both groups must fail", rc);
+        CHECK(d == MPI_COMM_NULL, "a failed duplicate is not MPI_COMM_NULL");
+        /* Rank 0 joins one more, back to the limit less one. */
+        MPI_Comm one = MPI_COMM_NULL;
+        OK(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &one));
+        if (rank == 0)
+            own[n++] = one;
+    } else if (rank == 0)
         OK(MPI_Comm_free(&own[--n]));
-        OK(MPI_Comm_free(&own[--n]));
-    }
-    d = MPI_COMM_WORLD;
-    rc = MPI_Comm_dup(ic, &d);
-    ok = rc == MPI_SUCCESS;
-    OK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-    CHECK(all == 0, "MPI_Comm_dup of the intercommunicator succeeded on some rank (here rc %d): both groups must fail", rc);
-    CHECK(d == MPI_COMM_NULL, "a failed duplicate is not MPI_COMM_NULL");
-    /* Refused again and again: nothing may stay counted. Rank 0 joins one
-     * more, to the limit less one: the local group's part fits, the union
-     * (or its twin) does not. */
-    MPI_Comm one = MPI_COMM_NULL;
-    OK(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &one));
-    if (rank == 0)
-        own[n++] = one;
+    /* Refused again and again: nothing may stay counted. Rank 0 is at the
+     * limit less one: the local group's part fits, the union (or its
+     * twin) does not. */
     MPI_Group wg, lg, rg;
     OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
     OK(MPI_Comm_group(half, &lg));
@@ -260,7 +265,7 @@ int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(argc == 2, "usage: commlimit churn|limit|fatal|cancel|inter");
+    CHECK(argc == 2, "usage: commlimit churn|limit|fatal|cancel|inter|interleak");
     if (strcmp(argv[1], "churn") == 0)
         churn();
     else if (strcmp(argv[1], "limit") == 0)
@@ -274,7 +279,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[1], "cancel") == 0)
         cancelAfterFree();
     else if (strcmp(argv[1], "inter") == 0)
-        inter();
+        inter(1);
+    else if (strcmp(argv[1], "interleak") == 0)
+        inter(0);
     else
         CHECK(0, "unknown part %s", argv[1]);
     printf("commlimit ok %d\n", rank);
