@@ -50,6 +50,7 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	var nh uintptr
 	if e.inter != nil {
 		if nh, rc = interDup(ci); rc != 0 { // inter.go
+			*out = hCommNull
 			return rc
 		}
 	} else if e.c != nil {

@@ -21,6 +21,26 @@ func TestCommLimit(t *testing.T) {
 	t.Run("limit-n3", func(t *testing.T) {
 		okRanks(t, bcsrun(t, "-n", "3", exe, "limit"), "commlimit", 3)
 	})
+	// Review findings: a receive pending across every member's free is
+	// matched and cancelled afterwards (the job used to abort: "used
+	// communicator 1, which does not exist").
+	t.Run("cancel-n2", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "2", exe, "cancel"), "commlimit", 2)
+	})
+	t.Run("cancel-n2-deterministic", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "2", "--deterministic", exe, "cancel"), "commlimit", 2)
+	})
+	// An intercommunicator's duplicate refused in one group fails in both;
+	// refused intercommunicator creations leak no slot.
+	t.Run("inter-n2", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "2", exe, "inter"), "commlimit", 2)
+	})
+	t.Run("inter-n3", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "3", exe, "inter"), "commlimit", 3)
+	})
+	t.Run("interleak-n3", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "3", exe, "interleak"), "commlimit", 3)
+	})
 	t.Run("fatal-n2", func(t *testing.T) {
 		r := bcsrun(t, "-n", "2", exe, "fatal")
 		want := "MPI_Comm_dup: MPI_ERR_OTHER: too many communicators: world rank 0 belongs to 4096 live communicators (the world included), the limit is 4096 (proto.CommsMax)"

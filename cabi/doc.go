@@ -710,8 +710,12 @@
 // MPI_ERR_OTHER through the communicator's error handler ("too many
 // communicators: world rank R belongs to N live communicators ..., the
 // limit is 4096"), leaving MPI_COMM_NULL (Comm_idup: at its completion),
-// and the job goes on. A freed communicator's slot counts again once every
-// member has called MPI_Comm_free on it.
+// and the job goes on. Each process counts its own communicators in its
+// program's order (a slot is taken when it calls the creation and given
+// back when it calls MPI_Comm_free or learns of a refusal), so the same
+// program is refused at the same call in every run, --deterministic and
+// replay included; a receive pending on a communicator every member has
+// freed is still matched or cancelled.
 //
 // # Intercommunicators (inter.go, shim_inter.c)
 //
@@ -770,13 +774,21 @@
 // MPI_Dist_graph_create(_adjacent)), MPI_Comm_create_group and
 // MPI_File_open.
 //
-// Cost and bound: Intercomm_create takes four collective slices (swap,
-// broadcast, union with the local duplicate, the collectives' duplicate),
-// Intercomm_merge one (a Split of union keyed by high and union rank),
-// Comm_dup of an intercommunicator one (its three duplicates at once). An
-// intercommunicator holds three runtime communicators (union, coll, local)
-// of the bound on live communicators (proto.CommsMax, 4096 per process:
-// MPI_ERR_OTHER beyond it, see # Communicators).
+// Cost and bound: Intercomm_create takes five collective slices (swap,
+// broadcast, union with the local duplicate, the agreement, the
+// collectives' duplicate), Intercomm_merge one (a Split of union keyed by
+// high and union rank), Comm_dup of an intercommunicator two (its three duplicates at once,
+// then an Allreduce on the union by which both groups agree on the
+// outcome). An intercommunicator holds three runtime communicators (union,
+// coll, local) of the bound on live communicators (proto.CommsMax, 4096
+// per process: MPI_ERR_OTHER beyond it, see # Communicators). The local
+// group's part can be refused in one group alone: Intercomm_create,
+// Intercomm_create_from_groups and Comm_dup then fail in both groups
+// (newintercomm MPI_COMM_NULL), the other group's error saying that the
+// remote group could not make its part, and what either made is freed.
+// Not yet so for Comm_idup of an intercommunicator: a refusal of the local
+// group's part fails it in that group only (the other group's Idup
+// completes with an intercommunicator whose remote side has none).
 //
 // # Dynamic processes (dynamic.go, shim_dynamic.c)
 //

@@ -117,18 +117,23 @@ func unionGroup(lranks, rranks []int, lleader, rleader int) ([]int, bool) {
 }
 
 func makeComm(call string, ranks []int, tag string) (*mpiapi.Comm, C.int) {
-	if len(ranks) == 1 {
-		return nil, 0
-	}
-	g, err := mpiapi.World().Group().Incl(ranks)
-	if err != nil {
-		return nil, failErr(0, err)
-	}
-	c, err := mpiapi.CreateFromGroup(g, tag)
+	c, err := makeCommErr(ranks, tag)
 	if err != nil {
 		return nil, failErr(0, err)
 	}
 	return c, 0
+}
+
+// makeCommErr is makeComm returning the error, not raising it.
+func makeCommErr(ranks []int, tag string) (*mpiapi.Comm, error) {
+	if len(ranks) == 1 {
+		return nil, nil
+	}
+	g, err := mpiapi.World().Group().Incl(ranks)
+	if err != nil {
+		return nil, err
+	}
+	return mpiapi.CreateFromGroup(g, tag)
 }
 
 func disjoint(a, b []int) bool {
@@ -160,6 +165,7 @@ func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, 
 	if out == nil {
 		return fail(ci, call, errArg, "newintercomm = NULL")
 	}
+	*out = hCommNull // until made (a refusal, proto.CommsMax, leaves it so)
 	// The leaders swap their groups over peer_comm, as one message of
 	// [size, leader, world ranks...] received into a buffer of the
 	// largest (the groups are disjoint sets of world ranks); each
@@ -209,14 +215,26 @@ func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, 
 		return rc
 	}
 	var lc *mpiapi.Comm
+	var lerr error
 	if lr != nil {
-		if _, err := mpiapi.Wait(lr); err != nil {
-			if union != nil {
-				union.Free()
-			}
-			return failErr(ci, err)
-		}
+		_, lerr = mpiapi.Wait(lr)
 		lc = lr.Comm()
+	}
+	// The local duplicate's outcome is the local group's alone: agree on
+	// it over the union (made on both groups or neither) so that both
+	// groups succeed or both fail.
+	if ok, err := agreeOK(union, lerr == nil); err != nil || !ok {
+		if lc != nil {
+			lc.Free()
+		}
+		union.Free()
+		if lerr == nil {
+			lerr = err
+		}
+		if lerr == nil {
+			return fail(ci, call, errOther, "the remote group could not make its part of the intercommunicator (too many communicators there: see its error)")
+		}
+		return failErr(ci, lerr)
 	}
 	h, err := newInter(union, slotOf(newComm(lc, e.errh)), lranks, rranks, localFirst, e.errh)
 	if err != nil {
@@ -268,15 +286,32 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 	if rc := infoArg(call, uintptr(infoH)); rc != 0 {
 		return rc
 	}
+	*out = hCommNull // until made (a refusal, proto.CommsMax, leaves it so)
 	t := C.GoString(tag)
-	lc, rc := makeComm(call, lranks, "bcsmpi intercomm local "+t)
-	if rc != 0 {
-		return rc
-	}
+	// The local group's communicator is made (or refused, proto.CommsMax)
+	// in that group alone; the union is made either way, so that the other
+	// group does not wait for it, and both groups agree on the outcome.
+	lc, lerr := makeCommErr(lranks, "bcsmpi intercomm local "+t)
 	all, localFirst := unionGroup(lranks, rranks, int(lleader), int(rleader))
-	union, rc := makeComm(call, all, "bcsmpi intercomm union "+t)
-	if rc != 0 {
-		return rc
+	union, err := makeCommErr(all, "bcsmpi intercomm union "+t)
+	if err != nil {
+		if lc != nil {
+			lc.Free()
+		}
+		return failErr(0, err)
+	}
+	if ok, err := agreeOK(union, lerr == nil); err != nil || !ok {
+		if lc != nil {
+			lc.Free()
+		}
+		union.Free()
+		if lerr == nil {
+			lerr = err
+		}
+		if lerr == nil {
+			return fail(0, call, errOther, "the remote group could not make its part of the intercommunicator (too many communicators there: see its error)")
+		}
+		return failErr(0, lerr)
 	}
 	h, err := newInter(union, slotOf(newComm(lc, eh)), slices.Clone(lranks), slices.Clone(rranks), localFirst, eh)
 	if err != nil {
@@ -383,10 +418,12 @@ func interCompare(a, b *interComm) C.int {
 
 // interDup duplicates intercommunicator slot ci (MPI_Comm_dup): union
 // twice (the duplicate's union and coll) and the local group, the three
-// started at once so that they take one collective slice, not three. Each
-// one's outcome is the same on all its members (a refusal, proto.CommsMax,
-// included), so on an error the ones made are freed collectively: their
-// slots are released.
+// started at once so that they take one collective slice, not three. The
+// union's duplicates have the same outcome on every member (a refusal,
+// proto.CommsMax, included), the local group's only in that group, so the
+// members agree (agreeOK, over the old union) before returning: if any
+// creation failed anywhere, every member frees what it made (collectively:
+// each was made on all its members or none) and fails.
 func interDup(ci int) (uintptr, C.int) {
 	ic := comms[ci].inter
 	var rs [3]*mpiapi.Request
@@ -408,16 +445,38 @@ func interDup(ci int) (uintptr, C.int) {
 		}
 		made[j] = r.Comm()
 	}
-	if err != nil {
+	if ok, aerr := agreeOK(comms[ic.union].c, err == nil); aerr != nil || !ok {
 		for _, c := range made {
 			if c != nil {
 				c.Free()
 			}
 		}
+		if err == nil {
+			err = aerr
+		}
+		if err == nil {
+			return 0, fail(ci, "MPI_Comm_dup", errOther, "the remote group could not make its part of the duplicate (too many communicators there: see its error)")
+		}
 		return 0, failErr(ci, err)
 	}
 	errh := comms[ci].errh
 	return newInterOf(made[0], made[1], slotOf(newComm(made[2], errh)), ic.lranks, ic.rranks, ic.loff == 0, errh), 0
+}
+
+// agreeOK reports whether every member of union (an intercommunicator's two
+// groups) passed ok: a creation made in one group alone (the local group's
+// duplicate) can be refused in one group and not the other, and both
+// groups must return the same outcome from the call. An Allreduce (MPI_MIN)
+// on union, the one collective slice it costs.
+func agreeOK(union *mpiapi.Comm, ok bool) (bool, error) {
+	in, out := []int32{0}, []int32{0}
+	if ok {
+		in[0] = 1
+	}
+	if err := mpiapi.Allreduce(union, in, out, mpiapi.Min); err != nil {
+		return false, err
+	}
+	return out[0] == 1, nil
 }
 
 // interFree frees intercommunicator slot ci's hidden communicators.

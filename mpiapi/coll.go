@@ -89,8 +89,15 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 	}
 	if a.kind == proto.CollSplit {
 		d.SetSplit(a.color, a.key)
+		if a.color != proto.UndefinedColor {
+			d.SetLives(p.takeLife(r))
+		}
 	}
-	return r, p.post(d, nil)
+	if err := p.post(d, nil); err != nil {
+		p.unlive(r)
+		return r, err
+	}
+	return r, nil
 }
 
 // Persistent collectives (MPI_X_init) match in the order of their

@@ -239,6 +239,7 @@ func (p *process) adopt(call string, r *Request, list []int32) (*Comm, error) {
 		return nil, p.errf(ErrIntern, call, "the runtime placed rank %d at position %d of the new communicator", p.rank, nc.rank)
 	}
 	nc.made = call
+	nc.counted, r.counts = r.counts, false
 	p.comms[nc.id] = nc
 	return nc, nil
 }
@@ -304,6 +305,7 @@ func (r *Request) Discard() {
 	if err != nil || r == nil || r.retiredBy != "" {
 		return
 	}
+	p.unlive(r) // the program will never hold it: its life is back now, in program order
 	after := r.after
 	r.after = func() error {
 		if after != nil {
@@ -374,9 +376,9 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 // message the others send on it before they free it (operations pending on
 // c complete normally, MPI 5.0 §7.4.3). The collective is polled by later
 // calls and waited for by Finalize. Communicator ids are never reused; the
-// slot a communicator holds in the bound on live communicators
+// slot a communicator holds in this rank's count of live communicators
 // (proto.CommsMax: a creation beyond it fails with ErrOther) is released
-// once every member has freed it.
+// when this rank calls Free (see takeLife).
 func (c *Comm) Free() error {
 	const call = "MPI_Comm_free"
 	p, err := enter(call, c)
@@ -391,6 +393,7 @@ func (c *Comm) Free() error {
 		return err
 	}
 	c.freed = true
+	p.release(c)
 	delete(p.comms, c.id)
 	p.retire(r, call) // no handle: the program cannot wait for it
 	p.freeing = append(p.freeing, r)
@@ -410,9 +413,47 @@ func (c *Comm) Forget() {
 		return
 	}
 	c.freed = true
+	p.release(c)
 	delete(p.comms, c.id)
 }
 
 // ID is the communicator's job-wide id (0 for the world), as the runtime's
 // traces and MDS files name it.
 func (c *Comm) ID() uint32 { return uint32(c.id) }
+
+// The bound on live communicators (proto.CommsMax) is judged by the
+// scheduler from counts each rank keeps in its own program's order
+// (proto.Descriptor.Lives), so that the answer depends on no timing (the
+// same in a --deterministic run and its replay): p.lives is +1 when the
+// rank posts a creation that gives it a communicator (Split, Dup, Idup,
+// Create, CreateGroup; not a color of Undefined), -1 when it posts Free or
+// calls Forget, when it discards an Idup (Discard), and when it learns that
+// a creation was refused (the request's completion is consumed: at once for
+// the blocking calls, in the Wait or Test that completes an Idup).
+
+// takeLife counts the creation r is about to post against the process's lives
+// and returns the count to carry.
+func (p *process) takeLife(r *Request) uint32 {
+	if p.lives == 0 {
+		p.lives = 1
+	}
+	p.lives++
+	r.counts = true
+	return p.lives
+}
+
+// unlive gives back the life creation r took, if it holds one.
+func (p *process) unlive(r *Request) {
+	if r.counts {
+		r.counts = false
+		p.lives--
+	}
+}
+
+// release gives back the life communicator c holds, if it holds one.
+func (p *process) release(c *Comm) {
+	if c.counted {
+		c.counted = false
+		p.lives--
+	}
+}

@@ -88,7 +88,12 @@ func (p *process) createGroup(call string, c *Comm, g *Group, tag int32) (*Comm,
 		}
 		d := proto.Descriptor{Kind: proto.KindColl, Coll: proto.CollGroup, Comm: c.id, CollSeq: seq, Req: r.slot, RAddr: addrOf(list, 0)}
 		d.SetGroup(tag, int32(me), len(g.ranks), hash)
-		return r, p.post(d, nil)
+		d.SetLives(p.takeLife(r))
+		if err := p.post(d, nil); err != nil {
+			p.unlive(r)
+			return r, err
+		}
+		return r, nil
 	})
 	return out, err
 }

@@ -58,15 +58,19 @@ type process struct {
 	eager      []*Request // blocking sends that returned at their post, not yet exchanged (eager.go)
 	comms      map[proto.CommID]*Comm
 	groupSeq   map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
-	slice      time.Duration
-	spin       time.Duration
-	start      time.Time
-	env        jobenv.Env // as the launcher started the rank
-	finalized  bool
-	mmds       mmds
-	chk        *checker     // the opt-in checks (check.go); nil: none
-	rr         recordReplay // bcsrun --record / --replay (replay.go)
-	pview      *Comm        // the persistent view of the start RunPersistent runs (coll.go); nil: none
+	// lives counts the communicators this rank belongs to, the world
+	// included, in its program's order (comm.go, proto.Descriptor.Lives);
+	// 0 stands for 1 (the world) in a process made by a test.
+	lives     uint32
+	slice     time.Duration
+	spin      time.Duration
+	start     time.Time
+	env       jobenv.Env // as the launcher started the rank
+	finalized bool
+	mmds      mmds
+	chk       *checker     // the opt-in checks (check.go); nil: none
+	rr        recordReplay // bcsrun --record / --replay (replay.go)
+	pview     *Comm        // the persistent view of the start RunPersistent runs (coll.go); nil: none
 }
 
 var self *process
@@ -85,6 +89,7 @@ type Comm struct {
 	pk      uint32       // a persistent view's index among its communicator's pinits; 0: not a view
 	freed   bool
 	made    string // the call that made it (for the leak report)
+	counted bool   // it holds one of the process's lives (comm.go); false for the world and views
 }
 
 var world Comm
@@ -163,7 +168,7 @@ func Init() error {
 		return (*process)(nil).errf(ErrOther, call, "rank %d is already attached by process %d; a rank attaches once, and a process it starts cannot attach as it", rank, holder)
 	}
 	p := &process{rank: proto.Rank(rank), size: proto.Rank(size), region: region, mem: mem, blk: blk,
-		owner: make([]*Request, region.G.ReqMax), live: make(map[uint64]*Request), comms: make(map[proto.CommID]*Comm), start: time.Now(), slice: env.Timeslice, spin: env.Spin, env: env}
+		owner: make([]*Request, region.G.ReqMax), live: make(map[uint64]*Request), comms: make(map[proto.CommID]*Comm), lives: 1, start: time.Now(), slice: env.Timeslice, spin: env.Spin, env: env}
 	p.free = make([]uint32, 0, region.G.ReqMax)
 	for i := region.G.ReqMax - 1; i >= 0; i-- {
 		p.free = append(p.free, uint32(i))

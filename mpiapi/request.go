@@ -51,6 +51,7 @@ type Request struct {
 	comp      proto.Completion
 	after     func() error // runs once when a collective completes (copy-outs, Split), or a partitioned receive (its size check)
 	made      *Comm        // the communicator an Idup made, once complete (comm.go)
+	counts    bool         // a communicator creation holding one of the process's lives (comm.go)
 	chain     *chain       // a compound request: runtime steps joined by local work
 	watch     []*Request   // a request done when these are (Watch, tool.go); they stay their owner's
 	// cancelPosted: Cancel posted a KindCancel for it (cancel.go).
@@ -171,7 +172,9 @@ func (p *process) finish(r *Request) {
 	default:
 		r.err = p.errf(ErrOther, r.call, "operation failed: %v", comp.Err)
 	}
-	if comp.Err == proto.ErrNone && !r.eager { // an eager send counted at its post (eager.go)
+	if comp.Err != proto.ErrNone {
+		p.unlive(r) // a refused creation's life is back (comm.go)
+	} else if !r.eager { // an eager send counted at its post (eager.go)
 		traffic.note(r.kind, comp.Count) // tool.go
 	}
 	if r.kind == proto.KindIprobe && !comp.Found {

@@ -339,11 +339,7 @@ func (s *Scheduler) startColl(c *coll) {
 			commName(c.key.comm), c.heads[c.first].CollCall(), op.MPIName(), rankName(c, from), sent, rankName(c, to), want)
 	}
 	switch op {
-	case proto.CollBarrier:
-	case proto.CollFree:
-		// Every member has posted its free: a creation any of them posts
-		// after it (and so is ready later) finds the slots free.
-		s.dropComm(c.comm)
+	case proto.CollBarrier, proto.CollFree:
 	case proto.CollSplit:
 		s.split(c)
 	case proto.CollBcast:
@@ -517,9 +513,9 @@ func (s *Scheduler) split(c *coll) {
 	// Every member of the parent gets the same answer: if one new
 	// communicator would take a rank past proto.CommsMax, none is made.
 	for _, e := range es {
-		if r := c.comm.members[e.i]; e.color != UndefinedColor && s.live[r] >= proto.CommsMax {
-			for _, d := range c.heads {
-				c.done = append(c.done, tooMany(d, r, s.live[r]))
+		if d := c.heads[e.i]; e.color != UndefinedColor && d.Lives() > proto.CommsMax {
+			for _, h := range c.heads {
+				c.done = append(c.done, tooMany(h, d))
 			}
 			return
 		}
@@ -545,7 +541,14 @@ func (s *Scheduler) split(c *coll) {
 			members[j] = c.comm.members[e.i]
 			binary.LittleEndian.PutUint32(data[4*j:], uint32(members[j]))
 		}
-		s.addComm(id, members)
+		if slices.Equal(members, c.comm.members) {
+			// A duplicate (Comm_dup, Idup): its lists are its parent's,
+			// which never change, so the entry it leaves in the table
+			// (communicators are never dropped, doc.go) holds no copy.
+			s.comms[id] = &commInfo{id: id, members: c.comm.members, index: c.comm.index}
+		} else {
+			s.comms[id] = newComm(id, members, len(s.nodeOf))
+		}
 		for j, e := range group {
 			d := c.heads[e.i]
 			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
@@ -587,39 +590,12 @@ func (s *Scheduler) newCommID() proto.CommID {
 	return s.nextComm
 }
 
-// addComm records a new communicator and counts it against its members'
+// tooMany is the completion of d, a communicator-making collective one of
+// whose members posted over, a descriptor whose Lives is past
 // proto.CommsMax.
-func (s *Scheduler) addComm(id proto.CommID, members []proto.Rank) {
-	s.comms[id] = newComm(id, members, len(s.nodeOf))
-	for _, r := range members {
-		s.live[r]++
-	}
+func tooMany(d, over proto.Descriptor) proto.Completion {
+	return proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl, Err: proto.ErrTooManyComms, Source: over.Rank, Count: uint64(over.Lives() - 1)}
 }
-
-// dropComm forgets a communicator every member has freed (its CollFree is
-// ready): every descriptor a member posted on it came before its free,
-// so none can name it later, and collectives still moving on it hold its
-// commInfo. Its members' slots count again.
-func (s *Scheduler) dropComm(ci *commInfo) {
-	if ci.id == 0 || s.comms[ci.id] != ci {
-		return
-	}
-	delete(s.comms, ci.id)
-	for _, r := range ci.members {
-		s.live[r]--
-	}
-}
-
-// tooMany is the completion of d, a communicator-making collective that
-// would take world rank r, in live communicators already, past
-// proto.CommsMax.
-func tooMany(d proto.Descriptor, r proto.Rank, live int32) proto.Completion {
-	return proto.Completion{Rank: d.Rank, Req: d.Req, Kind: proto.KindColl, Err: proto.ErrTooManyComms, Source: r, Count: uint64(live)}
-}
-
-// LiveComms is the number of live communicators world rank r belongs to,
-// the world included (bounded by proto.CommsMax).
-func (s *Scheduler) LiveComms(r proto.Rank) int { return int(s.live[r]) }
 
 func (s *Scheduler) finishColl(c *coll) {
 	if c.heads[0].Coll == proto.CollSplit {

@@ -268,7 +268,7 @@ func (s *Scheduler) settled(e proto.Descriptor, clk uint64, src proto.Rank) bool
 	}
 	ci := s.comms[e.Comm]
 	if ci == nil {
-		return false // freed under a pending wildcard: only a quiescent point answers it
+		return false // unknown (checkComm refuses such descriptors; communicators are never dropped)
 	}
 	for _, r := range ci.members {
 		if s.det.mayPrecede(r, clk, src) && (r != e.Rank || !s.alone(e)) {

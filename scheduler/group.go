@@ -67,16 +67,16 @@ func (s *Scheduler) postGroup(d proto.Descriptor) {
 		s.fail(members, "MPI_Comm_create_group on %s (tag %d): the members named different groups (the ranks that called, in group order, are %v)", commName(d.Comm), d.GroupTag(), members)
 		return
 	}
-	for _, r := range members {
-		if s.live[r] >= proto.CommsMax {
+	for _, d := range g.heads {
+		if d.Lives() > proto.CommsMax {
 			for _, h := range g.heads {
-				s.complete(tooMany(h, r, s.live[r]))
+				s.complete(tooMany(h, d))
 			}
 			return
 		}
 	}
 	id := s.newCommID()
-	s.addComm(id, members)
+	s.comms[id] = newComm(id, members, len(s.nodeOf))
 	for j, h := range g.heads {
 		s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: h.Rank, Addr: h.RAddr, Data: data})
 		s.complete(proto.NewCommCompletion(h.Rank, h.Req, id, j, n))

@@ -116,7 +116,6 @@ type Scheduler struct {
 
 	comms      map[proto.CommID]*commInfo
 	nextComm   proto.CommID
-	live       []int32 // per world rank: the live communicators it belongs to, the world included (proto.CommsMax)
 	colls      map[collKey]*coll
 	groups     map[groupKey]*groupMake // MPI_Comm_create_group calls waiting for members (group.go)
 	collActive []*coll                 // every member has posted; moving, in readiness order
@@ -168,10 +167,6 @@ func New(cfg Config, nodeOf []proto.NodeID) *Scheduler {
 		world[i] = proto.Rank(i)
 	}
 	s.comms[0] = newComm(0, world, len(nodeOf))
-	s.live = make([]int32, len(nodeOf))
-	for i := range s.live {
-		s.live[i] = 1
-	}
 	if cfg.Deterministic {
 		s.det.init(len(nodeOf))
 	}

@@ -165,6 +165,33 @@ func (d Descriptor) Key() int32 { return int32(d.Peer) }
 // SetSplit gives a CollSplit descriptor its color and key.
 func (d *Descriptor) SetSplit(color, key int32) { d.Tag, d.Peer = color, Rank(key) }
 
+// Lives is the number of live communicators the posting rank belongs to
+// once the CollSplit or CollGroup descriptor d makes it one more (the world
+// included; 0: not counted, the descriptor makes the rank none or a test
+// leaves it out). The rank counts them itself, in its program's order
+// (mpiapi: +1 when it posts a creation that gives it a communicator, -1 when
+// it posts a free or learns that a creation was refused), so the scheduler's
+// proto.CommsMax decision depends on no timing. It travels in Len on a
+// CollSplit and in Op (low byte) and DType (high byte) on a CollGroup,
+// whose other fields are taken (saturated at 65535).
+func (d Descriptor) Lives() uint32 {
+	if d.Coll == CollGroup {
+		return uint32(d.Op) | uint32(d.DType)<<8
+	}
+	return uint32(d.Len)
+}
+
+// SetLives gives a CollSplit or CollGroup descriptor its Lives; set the
+// group's fields (SetGroup) first.
+func (d *Descriptor) SetLives(n uint32) {
+	if d.Coll == CollGroup {
+		n = min(n, 0xffff)
+		d.Op, d.DType = uint8(n), uint8(n>>8)
+		return
+	}
+	d.Len = uint64(n)
+}
+
 // GroupTag is the user's tag of a CollGroup descriptor
 // (MPI_Comm_create_group's tag); it travels in Tag.
 func (d Descriptor) GroupTag() int32 { return d.Tag }
@@ -474,23 +501,25 @@ const (
 	ErrType Err = 6
 	// ErrTooManyComms: a communicator-making collective (CollSplit,
 	// CollGroup) would have made a rank a member of more than CommsMax live
-	// communicators; every caller of that collective completes with it and
-	// no communicator is made. Source is the first such rank (world rank),
-	// Count the live communicators it belongs to.
+	// communicators (its descriptor's Lives is over CommsMax); every caller
+	// of that collective completes with it and no communicator is made.
+	// Source is the first such rank (world rank), Count the live
+	// communicators it belongs to already (Lives - 1).
 	ErrTooManyComms Err = 7
 )
 
 // CommsMax bounds the live communicators a rank belongs to (the world
-// included; a communicator is live from the collective that makes it until
-// every member has freed it). It stands for MPICH's context ids (2048 in
-// MPICH 4.0: 64 mask words of 32 bits): twice that, because an
+// included; a communicator is live on a rank from its posting of the
+// collective that makes it until its posting of its free, as the rank
+// itself counts them: Descriptor.Lives). It stands for MPICH's context ids
+// (2048 in MPICH 4.0: 64 mask words of 32 bits): twice that, because an
 // intercommunicator of the C layer takes three runtime communicators (its
 // union, the union's collective twin, the local group's duplicate), so a
 // program that fits MPICH's ids fits here. Open MPI's limit is higher (its
 // communicator ids are array indices); a program that creates communicators
-// without freeing them gets an error here, not unbounded memory in every
-// agent. Ids of freed communicators are not reused (they are 32 bits,
-// never exhausted by a run); the slots they held are.
+// without freeing them gets an error here, as under MPICH. Ids of freed
+// communicators are not reused (they are 32 bits, never exhausted by a
+// run); the slots they held are.
 const CommsMax = 4096
 
 func (e Err) String() string {

@@ -101,8 +101,10 @@ func TestFieldAccessorsRoundTrip(t *testing.T) {
 	root.SetRoot(7)
 	split.Kind, split.Coll = KindColl, CollSplit
 	split.SetSplit(UndefinedColor, -3)
+	split.SetLives(70000)
 	group.Kind, group.Coll = KindColl, CollGroup
 	group.SetGroup(42, 2, 5, 0xfeedface)
+	group.SetLives(4097)
 	dec := func(d Descriptor) Descriptor {
 		t.Helper()
 		got, err := DecodeDescriptor(AppendDescriptor(nil, d))
@@ -114,10 +116,10 @@ func TestFieldAccessorsRoundTrip(t *testing.T) {
 	if d := dec(root); d.Root() != 7 || d.Peer != 7 {
 		t.Errorf("root: %+v", d)
 	}
-	if d := dec(split); d.Color() != UndefinedColor || d.Key() != -3 || d.Tag != UndefinedColor || d.Peer != -3 {
+	if d := dec(split); d.Color() != UndefinedColor || d.Key() != -3 || d.Lives() != 70000 || d.Tag != UndefinedColor || d.Peer != -3 {
 		t.Errorf("split: %+v", d)
 	}
-	if d := dec(group); d.GroupTag() != 42 || d.GroupRank() != 2 || d.GroupSize() != 5 || d.GroupID() != 0xfeedface ||
+	if d := dec(group); d.GroupTag() != 42 || d.GroupRank() != 2 || d.GroupSize() != 5 || d.GroupID() != 0xfeedface || d.Lives() != 4097 ||
 		d.Tag != 42 || d.Peer != 2 || d.Len != 5 || d.Addr != 0xfeedface {
 		t.Errorf("group: %+v", d)
 	}

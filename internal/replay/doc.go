@@ -42,7 +42,10 @@
 // span rule of the spans merge (one span for a message alone on its node,
 // no pulled chunks in a recorded job): a slice log made before holds plans
 // that the scheduler no longer makes, and would diverge in its first
-// replayed slice with a span instead of being refused.
+// replayed slice with a span instead of being refused. Version 4:
+// persistent collectives' keys; version 5: the bound on live communicators
+// is judged from counts the ranks carry (proto.Descriptor.Lives), and freed
+// communicators stay in the scheduler's table.
 //
 // A rank file is a 32-byte header followed by records:
 //

@@ -20,8 +20,12 @@ const (
 	Magic = "BCSRPL01"
 	// Version 3: spans and pulled chunks changed the plans; version 4:
 	// persistent collectives match in initialization order
-	// (proto.PersistKey), so their plans differ from version 3's.
-	Version      = 4
+	// (proto.PersistKey), so their plans differ from version 3's; version
+	// 5: communicator creations carry their rank's count of live
+	// communicators (proto.Descriptor.Lives) and the scheduler judges
+	// proto.CommsMax from it and never drops a freed communicator, so
+	// plans with refusals, or descriptors on freed communicators, differ.
+	Version      = 5
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32
