@@ -1,7 +1,6 @@
 package main
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -141,13 +140,19 @@ func TestCheckCleanPrograms(t *testing.T) {
 // them) under --check flow alone, where the sender sums a large send
 // buffer after posting it and the receiver sums each piece as it copies it
 // and stores the sums after reporting the order done (internal/check
-// doc.go, Passes): they must succeed with no report, pull orders served
-// and, for the spans scenario, spans carried, and end (a rank's
-// MPI_Finalize waits until the agent has compared its last order's sums,
-// which the agent does at its next TX).
+// doc.go, Passes): they must succeed with no report, pull orders posted,
+// none unfinished, and, for the spans scenario, spans carried, and end (a
+// rank's MPI_Finalize waits until the agent has compared its last order's
+// sums, which the agent does at its next TX).
+//
+// Whether a receiver takes its order within the grace period depends on
+// the host's load (nicthread doc.go: an order not taken is revoked and the
+// agent copies, which is correct), so one run may serve none. The job is
+// run until one serves an order — at most flowAloneRuns times, every run
+// checked as above — and fails only if none did: the flow check must have
+// verified a receiver's own copy at least once.
 func TestCheckFlowAlone(t *testing.T) {
 	t.Setenv("BCS_BYTES_PER_SLICE_MAX", "1048576")
-	served := regexp.MustCompile(`pull orders: (\d+) served`)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -157,16 +162,33 @@ func TestCheckFlowAlone(t *testing.T) {
 		{[]string{"-n", "4", "--nodes", "2", "./e2eprog", "spans"}, "spans ok: 4 ranks"},
 	} {
 		t.Run(strings.Join(c.args, "_"), func(t *testing.T) {
-			r := bcsrun(t, append([]string{"-v", "--check", "flow"}, c.args...)...)
-			if r.code != 0 || !strings.Contains(r.stdout, c.want) || strings.Contains(r.stderr, "flow check") {
-				t.Fatalf("exit %d, want 0, stdout containing %q and no check report\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
+			var last string
+			for i := 1; i <= flowAloneRuns; i++ {
+				r := bcsrun(t, append([]string{"-v", "--check", "flow"}, c.args...)...)
+				if r.code != 0 || !strings.Contains(r.stdout, c.want) || strings.Contains(r.stderr, "flow check") {
+					t.Fatalf("run %d: exit %d, want 0, stdout containing %q and no check report\nstdout:\n%s\nstderr:\n%s", i, r.code, c.want, r.stdout, r.stderr)
+				}
+				pc := pullCounts(t, r)
+				if pc.served+pc.revoked == 0 || pc.unfinished != 0 || (pc.served > 0) != (pc.bytes > 0) {
+					t.Fatalf("run %d: pull orders: %d served (%d bytes), %d revoked, %d unfinished; want some orders, none unfinished\n%s", i, pc.served, pc.bytes, pc.revoked, pc.unfinished, r.stderr)
+				}
+				if c.args[len(c.args)-1] == "spans" && pc.spans == 0 {
+					t.Fatalf("run %d: no span under flow alone\n%s", i, r.stderr)
+				}
+				if pc.served > 0 {
+					if i > 1 {
+						t.Logf("first pull order served in run %d of at most %d (the host is loaded)", i, flowAloneRuns)
+					}
+					return
+				}
+				last = r.stderr
 			}
-			if m := served.FindStringSubmatch(r.stderr); m == nil || m[1] == "0" {
-				t.Errorf("no pull order served: the test did not reach the receivers' copies\n%s", r.stderr)
-			}
-			if c.args[len(c.args)-1] == "spans" && spanCount(t, r) == 0 {
-				t.Errorf("no span under flow alone\n%s", r.stderr)
-			}
+			t.Errorf("no pull order served in %d runs: the test did not reach the receivers' copies\n%s", flowAloneRuns, last)
 		})
 	}
 }
+
+// flowAloneRuns bounds the runs of a TestCheckFlowAlone job until one of its
+// pull orders is served: on a loaded host a run may see every order revoked
+// (ten of ten seen on the busy 2-core machine), rarely several in a row.
+const flowAloneRuns = 5

@@ -18,14 +18,27 @@ func TestPullOrders(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	m := regexp.MustCompile(`pull orders: (\d+) served \((\d+) bytes copied by the receivers\), (\d+) revoked, (\d+) unfinished`).FindStringSubmatch(r.stderr)
+	pc := pullCounts(t, r)
+	if pc.served+pc.revoked == 0 || pc.unfinished != 0 || (pc.served > 0) != (pc.bytes > 0) {
+		t.Fatalf("pull orders: %d served (%d bytes), %d revoked, %d unfinished; want some orders, none unfinished\n%s", pc.served, pc.bytes, pc.revoked, pc.unfinished, r.stderr)
+	}
+}
+
+// pulls is bcsrun -v's pull-order line.
+type pulls struct{ served, bytes, revoked, unfinished, spans int }
+
+var pullsRE = regexp.MustCompile(`pull orders: (\d+) served \((\d+) bytes copied by the receivers\), (\d+) revoked, (\d+) unfinished; (\d+) spans`)
+
+// pullCounts reads bcsrun -v's pull-order line from r's stderr.
+func pullCounts(t *testing.T, r run) pulls {
+	t.Helper()
+	m := pullsRE.FindStringSubmatch(r.stderr)
 	if m == nil {
-		t.Fatalf("bcsrun -v printed no pull-order count:\n%s", r.stderr)
+		t.Fatalf("bcsrun -v printed no pull-order line:\n%s", r.stderr)
 	}
-	served, _ := strconv.Atoi(m[1])
-	bytes, _ := strconv.Atoi(m[2])
-	revoked, _ := strconv.Atoi(m[3])
-	if served+revoked == 0 || m[4] != "0" || (served > 0) != (bytes > 0) {
-		t.Fatalf("pull orders: %s served (%s bytes), %s revoked, %s unfinished; want some orders, none unfinished\n%s", m[1], m[2], m[3], m[4], r.stderr)
+	var n [5]int
+	for i := range n {
+		n[i], _ = strconv.Atoi(m[i+1])
 	}
+	return pulls{n[0], n[1], n[2], n[3], n[4]}
 }
