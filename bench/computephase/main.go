@@ -31,8 +31,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bcsmpi/bcsmpi/internal/unix"
 	mpi "github.com/bcsmpi/bcsmpi/mpiapi"
-	"golang.org/x/sys/unix"
 )
 
 //lint:ignore U1000 written so that the compiler keeps the calibrated work
@@ -111,10 +111,7 @@ func (s *sched) misc() {
 // cpu reads the thread's CPU clock: schedstat's time on CPU is stale
 // while the thread runs (updated at the tick or a switch), the clock is not.
 func (s *sched) cpu() {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) == nil {
-		s.oncpu = ts.Nano()
-	}
+	s.oncpu = unix.ThreadCPUTime()
 }
 
 // queue reads run_delay, which grows only while the thread waits, so it
