@@ -3,9 +3,6 @@ package mpiapi
 import (
 	"fmt"
 	"os"
-	"sync/atomic"
-
-	"github.com/bcsmpi/bcsmpi/internal/unix"
 )
 
 // Eager sends: a blocking standard send (Send, SendBytes; the C library's
@@ -84,30 +81,25 @@ func (p *process) reapEager() {
 	p.eager = p.eager[:n]
 }
 
-// awaitEager waits until a request slot is free again, when
-// every slot is held and some by eager sends: their exchange in the next
-// slice frees them. It sleeps on the rank's futex word like a blocking
-// call, but leaves the rank's blocked state alone (it is called from
-// inside calls that may be blocked already, such as a chain's next step).
-func (p *process) awaitEager() {
-	wake, sleeping := p.blk.Wake(), p.blk.Sleeping()
-	for len(p.free) == 0 && len(p.eager) > 0 {
-		w := atomic.LoadUint32(wake)
-		p.reapEager()
-		if len(p.free) > 0 {
-			return
-		}
-		if p.region.Aborting() {
-			p.abortExit()
-		}
-		p.mmds.checkSignal()
-		atomic.StoreUint32(sleeping, 1)
-		unix.FutexWait(wake, w, p.slice)
-		atomic.StoreUint32(sleeping, 0)
-		if mt.on { // the agent wakes one sleeper: pass it on to a waiting thread's leader (threads.go)
-			unix.FutexWake(wake, 1)
-		}
+// awaitEager waits until a request slot is free again, when every slot is
+// held and some by eager sends: their exchange in the next slice frees
+// them. It waits as a blocking call named call does (block): with threads
+// on, the call lock released while it sleeps (threads.go); inside a call
+// that is blocked already (a chain's next step posted from its condition),
+// in that call's blocked state, still serving pull orders and the progress
+// function and setting the seen word. Inside the progress function (which
+// must never block: progress.go) it does not wait, and the caller's
+// newRequest fails as when every slot is the program's (the C library's
+// one-sided target then refuses the request it could not take, as it did
+// before eager sends when the program held every slot).
+func (p *process) awaitEager(call string) {
+	if inProgressCall {
+		return
 	}
+	p.block(call, func() bool {
+		p.reapEager()
+		return len(p.free) > 0 || len(p.eager) == 0
+	})
 }
 
 // eagerDone reports whether every eager send has been exchanged (Finalize).

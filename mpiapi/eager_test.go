@@ -212,3 +212,100 @@ func TestFinalizeWaitsForEagerSends(t *testing.T) {
 		t.Fatalf("the agent drained %d descriptors, want the send of %q", len(all), "last")
 	}
 }
+
+// eagerFull fills every request slot of p with eager sends the fake agent
+// has not exchanged yet.
+func eagerFull(t *testing.T, p *process) {
+	t.Helper()
+	for i := range len(p.free) {
+		if err := Send(World(), []byte{byte(i)}, 1, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.free) != 0 || len(p.eager) == 0 {
+		t.Fatalf("%d free slots, %d eager sends: want none free, all eager", len(p.free), len(p.eager))
+	}
+}
+
+// TestAwaitEagerInsideBlockedCall: a request made inside a blocked call's
+// condition (a chain's next step) while eager sends hold every slot waits
+// for their exchange as the blocked call does: serving the progress
+// function and setting the seen word each time it looks, and leaving the
+// call's blocked state as it was. The fake agent exchanges only once the
+// rank sleeps, so the request must wait.
+func TestAwaitEagerInsideBlockedCall(t *testing.T) {
+	p := fakeRankG(t, shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 2, InlineMax: 64})
+	p.slice = time.Millisecond
+	eagerFull(t, p)
+	nested, calls := false, 0
+	SetProgress(func() {
+		if nested {
+			calls++
+		}
+	})
+	t.Cleanup(func() { SetProgress(nil) })
+	stop := fakeAgent(t, p, func() bool { return atomic.LoadUint32(p.blk.Sleeping()) == 1 })
+	var (
+		r        *Request
+		err      error
+		blocked  uint32
+		seenWord uint32
+	)
+	p.block("MPI_Wait", func() bool {
+		if p.blk.Blocked() == 0 {
+			return false // block looks once before it reports the rank blocked
+		}
+		nested = true
+		const sentinel = 0xdead // never a wake count here
+		p.blk.SetSeen(sentinel)
+		r, err = p.newRequest("MPI_Isend", proto.KindSend, nil, 1)
+		nested = false
+		blocked, seenWord = uint32(p.blk.Blocked()), p.blk.Seen()^sentinel
+		return true
+	})
+	stop()
+	if err != nil {
+		t.Fatalf("the request inside the blocked call failed: %v", err)
+	}
+	if calls == 0 {
+		t.Fatalf("the progress function never ran while the request waited for a slot")
+	}
+	if seenWord == 0 {
+		t.Fatalf("the seen word was not set while the request waited for a slot (the agent would revoke pull orders)")
+	}
+	if blocked == 0 {
+		t.Fatalf("the blocked call's state was cleared by the wait inside it")
+	}
+	if p.blocking || p.blk.Blocked() != 0 {
+		t.Fatalf("after the call: blocking %v, blocked %d; want both cleared", p.blocking, p.blk.Blocked())
+	}
+	p.finish(r) // give the slot back: the fake request has no completion
+}
+
+// TestAwaitEagerNotInProgress: the progress function must never block, so
+// a request made inside it while eager sends hold every slot fails at once
+// (as when every slot is the program's) instead of waiting for their
+// exchange; the fake agent exchanges only once the rank sleeps.
+func TestAwaitEagerNotInProgress(t *testing.T) {
+	p := fakeRankG(t, shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 2, InlineMax: 64})
+	p.slice = time.Millisecond
+	eagerFull(t, p)
+	var err error
+	ran := false
+	SetProgress(func() {
+		ran = true
+		_, err = p.newRequest("MPI_Irecv", proto.KindRecv, nil, 1)
+	})
+	t.Cleanup(func() { SetProgress(nil) })
+	stop := fakeAgent(t, p, func() bool { return atomic.LoadUint32(p.blk.Sleeping()) == 1 })
+	slice := p.region.Slice()
+	p.progress()
+	after := p.region.Slice()
+	stop()
+	if !ran {
+		t.Fatal("the progress function did not run")
+	}
+	if err == nil || after != slice {
+		t.Fatalf("inside the progress function: error %v, slice %d then %d; want the slots-full error at once, in the same slice", err, slice, after)
+	}
+}

@@ -56,6 +56,7 @@ type process struct {
 	freed      []*Request // released with Request.Free, still holding a slot
 	freeing    []*Request // Comm.Free's collectives, completing in the background
 	eager      []*Request // blocking sends that returned at their post, not yet exchanged (eager.go)
+	blocking   bool       // inside block with threads off (the rank reported blocked, offering pull orders)
 	comms      map[proto.CommID]*Comm
 	groupSeq   map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
 	// lives counts the communicators this rank belongs to, the world

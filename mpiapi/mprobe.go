@@ -71,7 +71,9 @@ func Mprobe(c *Comm, source, tag int) (*Message, Status, error) {
 			w.done()
 			return nil, Status{}, err
 		}
-		w.since = p.seq
+		if w != nil { // nil with threads off
+			w.since = p.seq
+		}
 		st, err := p.wait(r, call)
 		stale := err == nil && w.stale(c, st)
 		w.done()
@@ -114,7 +116,9 @@ func Improbe(c *Comm, source, tag int) (*Message, bool, Status, error) {
 			w.done()
 			return nil, false, Status{}, err
 		}
-		w.since = p.seq
+		if w != nil { // nil with threads off
+			w.since = p.seq
+		}
 		st, err := p.wait(r, call)
 		stale := err == nil && st.Source != AnySource && w.stale(c, st)
 		w.done()

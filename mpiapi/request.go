@@ -131,7 +131,7 @@ func (p *process) newRequest(call string, kind proto.Kind, buf any, elem int) (*
 		p.reap()
 	}
 	if len(p.free) == 0 && len(p.eager) > 0 {
-		p.awaitEager() // eager.go: eager sends hold the slots until their exchange
+		p.awaitEager(call) // eager.go: eager sends hold the slots until their exchange
 	}
 	n := len(p.free)
 	if n == 0 {
@@ -279,8 +279,13 @@ func (p *process) block(call string, ready func() bool) {
 		p.blockThreaded(call, ready)
 		return
 	}
+	if p.blocking { // a wait inside a blocked call's condition (awaitEager): the call's state stays as it is
+		p.sleepUntil(ready)
+		return
+	}
 	p.blk.SetBlocked(proto.CallCode(call))
-	defer p.blk.SetBlocked(0)
+	p.blocking = true
+	defer func() { p.blk.SetBlocked(0); p.blocking = false }()
 	p.blk.OfferPull() // while blocked, copy the data of our receives ourselves when the agent asks
 	defer func() {
 		for !p.blk.WithdrawPull() {
@@ -297,6 +302,13 @@ func (p *process) block(call string, ready func() bool) {
 			return
 		}
 	}
+	p.sleepUntil(ready)
+}
+
+// sleepUntil is block's sleeping loop (threads off, the rank blocked and
+// offering pull orders): it serves pull orders and the progress function,
+// and sets the seen word, each time it looks at ready.
+func (p *process) sleepUntil(ready func() bool) {
 	wake, sleeping := p.blk.Wake(), p.blk.Sleeping()
 	for {
 		w := atomic.LoadUint32(wake)
