@@ -1033,7 +1033,10 @@ func (a *Agent) OnData(from proto.NodeID, m *proto.Msg) error {
 // (onWait: AgentEndpoint's watcher), so that a gang's hold (MsgHold) stops
 // the ranks here, at once, and not when the wait ends, and a stop
 // (MsgStop) ends the wait (errMasterStopped). The data still owed keeps
-// arriving into the stopped ranks' memory; the wait goes on.
+// arriving into the stopped ranks' memory; the wait goes on, past timeout
+// (up to timeout plus the larger of PeerTimeout and MasterSilence): a held
+// job is the master's to end, at its node_timeout, naming the host that
+// went silent, which this node's "did not arrive" could not name.
 func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error {
 	select {
 	case <-a.arrived[stage]:
@@ -1041,11 +1044,12 @@ func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error
 	default:
 	}
 	start := a.now()
+	limit := timeout // longer once a hold is applied during the wait
 	peer := a.peerTimeout > 0 && a.peerTimeout < timeout
 	step := max(a.peerTimeout/8, time.Millisecond)
 	watch := a.onWait != nil
 	next := func(now time.Duration) time.Duration { // until the timer's next tick
-		d := start + timeout - now
+		d := start + limit - now
 		if peer {
 			d = min(d, step)
 		}
@@ -1066,8 +1070,15 @@ func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error
 		case <-a.arrived[stage]:
 			return nil
 		case <-a.interject:
+			held := a.holdReq.Load() != 0
 			if err := a.interjected(); err != nil {
 				return err
+			}
+			if held && timeout == limit {
+				// The job is held: the master ends it at its
+				// node_timeout naming the silent host, unless the data
+				// comes first; this wait gives up only after that.
+				limit = timeout + max(a.peerTimeout, MasterSilence)
 			}
 			continue
 		case <-tick.C:
@@ -1077,8 +1088,8 @@ func (a *Agent) await(k proto.SliceID, stage uint8, timeout time.Duration) error
 			watch = false
 			a.onWait()
 		}
-		if now-start >= timeout {
-			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), timeout)
+		if now-start >= limit {
+			return a.fail(-1, "slice %d: %d chunks from other nodes did not arrive within %v", k, a.pending[stage].Load(), limit)
 		}
 		if err := a.peerSilent(k, stage, now, start, peer); err != nil {
 			return err

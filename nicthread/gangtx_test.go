@@ -162,7 +162,7 @@ func newTXJobWith(t *testing.T, peerTimeout time.Duration, release chan struct{}
 		if txJobLink != nil {
 			link = txJobLink(i, link)
 		}
-		eps[i] = NewAgentEndpoint(tn.a, link, 20*time.Second)
+		eps[i] = NewAgentEndpoint(tn.a, link, txJobTXTimeout)
 	}
 	errs := make(chan error, 3)
 	go func() { errs <- j.meshes[0].Start(0, addrs, j.remote.Handler, j.remote.Direct()) }()
@@ -272,6 +272,51 @@ func (j *txJob) served0(t *testing.T) error {
 // when node 1 comes back, its frame arrives into the stopped rank's buffer,
 // the slice ends, the job is released and node 0's ranks are continued when
 // its turn comes; the message is intact.
+// txJobTXTimeout is the agents' TX timeout in the next newTXJob.
+var txJobTXTimeout = 20 * time.Second
+
+// A held job's node waiting in TX does not give up at its TX timeout: the
+// master ends a held job at its node_timeout, naming the silent host; data
+// that comes after the TX timeout but before that completes the slice.
+// (Before, node 0 failed with "chunks from other nodes did not arrive",
+// which named neither node 1 nor its host.)
+func TestGangHeldTXWaitOutlastsTXTimeout(t *testing.T) {
+	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gang.Close()
+	const txTimeout = 200 * time.Millisecond
+	txJobTXTimeout = txTimeout
+	release := make(chan struct{})
+	j := newTXJob(t, 10*time.Minute, release)
+	txJobTXTimeout = 20 * time.Second
+	defer j.close()
+	stop := make(chan struct{})
+	jl, err := gang.Join("late", MasterConfig{Slice: gangSlice, Nodes: 2}, j.remote, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.post(t)
+	j.stoppedInTX(t)
+	time.Sleep(3 * txTimeout) // past node 0's TX timeout, held
+	if ev := j.node0(); strings.HasPrefix(ev[len(ev)-1], "end: ") {
+		t.Fatalf("node 0's events %q: its held TX wait gave up at its TX timeout (%v)", ev, txTimeout)
+	}
+	close(release) // node 1 transmits: the slice ends, the job is released
+	waitFor(t, "the receive completes", func() bool { return j.nodes[0].rank[0].Done(0) })
+	if string(j.dst) != string(j.src) {
+		t.Errorf("the message arrived damaged")
+	}
+	close(stop)
+	if _, err := jl.Wait(); err != nil {
+		t.Fatalf("the job: %v; want its end, nil", err)
+	}
+	if err := j.served0(t); err != nil {
+		t.Fatalf("node 0: %v; want nil (stopped)", err)
+	}
+}
+
 func TestGangHoldStopsRanksWaitingInTX(t *testing.T) {
 	gang, err := NewGang(GangConfig{Slice: gangSlice, Matrix: strobe.GangConfig{MPL: 2, Quantum: 3}})
 	if err != nil {
