@@ -58,20 +58,35 @@ func TestGangAcrossHosts(t *testing.T) {
 		}
 		return run{code: cmd.ProcessState.ExitCode(), stdout: o.String(), stderr: e.String()}
 	}
-	// descheduled checks the job's own count of the slices it ran in.
-	descheduled := func(t *testing.T, what string, r run) {
+	// counts reads the job's own count of the slices it ran in and was
+	// strobed in (bcsrun -v); a job not in the gang fails.
+	counts := func(t *testing.T, what string, r run) (ran, alive uint64) {
 		t.Helper()
 		var id string
-		var ran, alive uint64
+		found := false
 		for _, l := range strings.Split(r.stderr, "\n") {
 			if strings.Contains(l, ": in a gang: ran in ") {
+				found = true
 				fmt.Sscanf(l, "bcsrun: job %s in a gang: ran in %d of its %d slices", &id, &ran, &alive)
 			}
 		}
-		if alive == 0 || ran == 0 || ran >= alive {
-			t.Errorf("%s: ran in %d of %d slices, want descheduled at least once (bcsrun -v)\n%s", what, ran, alive, r.stderr)
+		if !found || ran == 0 || alive < ran {
+			t.Errorf("%s: not in the gang (ran in %d of %d slices; bcsrun -v)\n%s\ndaemon:\n%s", what, ran, alive, r.stderr, g.logText())
 		}
 		t.Logf("%s: ran in %d of %d slices", what, ran, alive)
+		return ran, alive
+	}
+	// descheduled: the job ran in fewer slices than it was strobed in. Said
+	// of A and B, not of C: A and B both span the second host, which C does
+	// not use, and while that host is late (a loaded machine) both are held
+	// and C rightly runs in every slice (strobe.Gang: a held job is passed
+	// over). CI saw C run in all its 620 slices so; C is required in the
+	// gang only.
+	descheduled := func(t *testing.T, what string, r run) {
+		t.Helper()
+		if ran, alive := counts(t, what, r); ran >= alive {
+			t.Errorf("%s: ran in %d of %d slices, want descheduled at least once (bcsrun -v)\n%s\ndaemon:\n%s", what, ran, alive, r.stderr, g.logText())
+		}
 	}
 	stopA := filepath.Join(t.TempDir(), "stop")
 	all := strings.Join(h, ",")
@@ -112,7 +127,7 @@ func TestGangAcrossHosts(t *testing.T) {
 	if rc.code != 0 || !strings.Contains(rc.stdout, "gangwork ok: 2 ranks, 100 iterations") {
 		t.Fatalf("job C (2 ranks on 2 hosts): exit %d\nstdout:\n%s\nstderr:\n%s", rc.code, rc.stdout, rc.stderr)
 	}
-	descheduled(t, "job C", rc)
+	counts(t, "job C", rc)
 
 	// The long job runs on; its place is listed by the daemon.
 	st := command(t, g.env, bin, "", filepath.Join(bin, "bcsd"), "status")

@@ -175,13 +175,10 @@ func main() {
 	if *verbose && res.Hosts > 0 {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d host(s) through %s, %d slices of %v (%d skipped), %.3fs wall\n",
 			res.JobID, *n, res.Hosts, via, res.Slices, cfg.Timeslice, res.Skipped, res.Elapsed.Seconds())
-		if res.SlicesAlive > res.SlicesRun { // in the gang of a bcsd (bcsd start on the first host)
-			fmt.Fprintf(os.Stderr, "bcsrun: job %s: in a gang: ran in %d of its %d slices\n", res.JobID, res.SlicesRun, res.SlicesAlive)
-		}
 	} else if *verbose {
 		fmt.Fprintf(os.Stderr, "bcsrun: job %s: %d ranks on %d node(s), %d slices of %v (%d skipped), SCHED_FIFO %v, %.3fs wall, %.3fs runtime CPU\n",
 			res.JobID, *n, cfg.Nodes, res.Slices, cfg.Timeslice, res.Skipped, res.FIFO, res.Elapsed.Seconds(), res.RuntimeCPU.Seconds())
-		if res.Slices > 0 && res.SlicesRun == res.SlicesAlive {
+		if res.Slices > 0 && !res.Ganged {
 			fmt.Fprintf(os.Stderr, "bcsrun: strobe lateness: mean %.1fµs, max %.1fµs; strobe_spin %v, spin %v\n",
 				float64(res.Late.Nanoseconds())/1e3/float64(res.Slices), float64(res.LateMax.Nanoseconds())/1e3, res.StrobeSpin, res.Spin)
 		}
@@ -190,6 +187,9 @@ func main() {
 		if *record != "" {
 			fmt.Fprintf(os.Stderr, "bcsrun: recorded into %s: %d bytes of rank files\n", *record, res.RecordBytes)
 		}
+	}
+	if *verbose && res.Ganged { // in the gang of a bcsd (bcsd start here, or on the first host)
+		fmt.Fprintf(os.Stderr, "bcsrun: job %s: in a gang: ran in %d of its %d slices\n", res.JobID, res.SlicesRun, res.SlicesAlive)
 	}
 	if *verbose && !res.FirstSlice.IsZero() {
 		// Across hosts the first slice's time is node 0's host's clock:

@@ -964,6 +964,7 @@ func (cr ctlResult) apply(res *Result, signalled bool, mon *monitor, names []str
 			res.FirstSlice = time.Unix(0, cr.stats.FirstSlice)
 		}
 		if cr.stats.Alive > 0 { // a gang's
+			res.Ganged = true
 			res.SlicesRun, res.SlicesAlive = cr.stats.Ran, cr.stats.Alive
 		}
 	}

@@ -102,6 +102,10 @@ type Result struct {
 	// SlicesAlive the number in which it was strobed (equal, and equal to
 	// Slices, outside a gang). Elapsed is the job's response time.
 	SlicesRun, SlicesAlive uint64
+	// Ganged: the job's master was a gang's (bcsd start, here or on the
+	// first host of a job across hosts), so SlicesRun and SlicesAlive are
+	// the gang's counts even where they are equal.
+	Ganged bool
 	// SlicesGiven, SwitchesIn and SwitchesOut are a gang's accounting
 	// (nicthread.GangJob.Switches): slices of the job's turns lent to
 	// another job, and switches into and out of it; 0 outside a gang.
@@ -526,6 +530,7 @@ func (lj *localJob) finish(res *Result, spec Job, stdout io.Writer) {
 	res.StrobeSpin, res.Spin = j.cfg.StrobeSpin, j.cfg.Spin
 	res.SlicesRun, res.SlicesAlive = res.Slices, res.Slices
 	if j.member != nil {
+		res.Ganged = true
 		res.SlicesRun, res.SlicesAlive = j.member.Counts()
 		res.SwitchesIn, res.SwitchesOut = j.member.Switches()
 		res.SlicesGiven = j.member.Given()
