@@ -361,8 +361,23 @@
 // index of the communicator's persistent collectives, and each start's
 // runtime collectives match those of the same index and start on the other
 // members, in a space apart from the communicator's blocking and
-// non-blocking collectives (which keep their own order). Members whose
-// inits of one index differ are a collective mismatch naming both calls.
+// non-blocking collectives (which keep their own order). The k-th start
+// of a request meets the k-th start of the same request on the other
+// members (a request is started again only after it completed), whatever
+// the starts of other requests between them; an init refused for a bad
+// argument (on a valid communicator) still takes its index, so the
+// members' counts stay alike.
+// Members whose inits of one index differ (operation, root, counts, types)
+// are a collective mismatch at the first start, naming the index and both
+// calls; a persistent start never matches a blocking or non-blocking call
+// (a member calling MPI_Bcast where the others start a persistent one is
+// reported as a deadlock naming both). The communicator info key
+// mpi_assert_strict_persistent_collective_ordering is accepted and
+// changes nothing: matching by init order is right whether the starts
+// are ordered or not, and the runtime has nothing to gain from the
+// promise (a start is one keyed collective either way). Tests: testdata/porder.c,
+// testdata/pstart.c (every start order, Waitall, Testall, Wait, a request
+// started twice in a round, intercommunicators, neighbourhood calls).
 // MPI_Bsend_init is a
 // persistent buffered send (each start copies into the attached buffer
 // and completes at once).
