@@ -366,7 +366,7 @@ type ctlPeer struct {
 
 type ctlEvent struct {
 	node    int
-	kind    byte // 'V', 'S', 'Z', 'L' (the connection ended before 'Z')
+	kind    byte // 'V', 'S', 'Z', 'L' (the connection ended before 'Z'), 'C' (a host connected)
 	verdict hostVerdict
 	stats   hostStats
 	done    hostDone
@@ -418,24 +418,33 @@ func (s *ctlServer) serve(c net.Conn, line string) error {
 		return fmt.Errorf("node %d: wrong proof of the job's secret", node)
 	}
 	p := &ctlPeer{node: node, conn: c, credit: make(chan struct{}, stdinWindow)}
+	// The proof is the connection's first bytes: a frame for this peer
+	// (another host's failure broadcasts 'A' as soon as the peer is
+	// listed) waits on p.wmu until it is written.
+	p.wmu.Lock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		p.wmu.Unlock()
 		return fmt.Errorf("node %d: the job has ended", node)
 	}
 	if s.peers[node] != nil {
 		s.mu.Unlock()
+		p.wmu.Unlock()
 		return fmt.Errorf("%w: node %d's control connection made twice", errJobNode, node)
 	}
 	s.peers[node] = p
 	s.wg.Add(1)
 	s.mu.Unlock()
 	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, ctlProof(s.a.secret, s.a.jobID, node, f[2])); err != nil {
+	_, err = io.WriteString(c, ctlProof(s.a.secret, s.a.jobID, node, f[2]))
+	p.wmu.Unlock()
+	if err != nil {
 		s.post(ctlEvent{node: node, kind: 'L', err: err})
 		s.wg.Done()
 		return nil
 	}
+	s.post(ctlEvent{node: node, kind: 'C'}) // a host that comes after the job's failure is told at once
 	go func() { defer s.wg.Done(); s.read(p) }()
 	if node == 0 && s.fwdIn {
 		// Not waited for: a read of a terminal that never ends must not
@@ -588,6 +597,13 @@ func (s *ctlServer) run() {
 				return
 			case 'V':
 				fail(ev.verdict, ev.node)
+			case 'C':
+				if s.verdict != nil { // failed before this host was listed: the broadcast missed it
+					s.mu.Lock()
+					p := s.peers[ev.node]
+					s.mu.Unlock()
+					p.send('A', nil)
+				}
 			case 'S':
 				st := ev.stats
 				s.stats = &st

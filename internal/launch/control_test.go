@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcsmpi/bcsmpi/configs"
 	"github.com/bcsmpi/bcsmpi/emds/kernel"
@@ -111,6 +112,43 @@ func TestControlEndsTheJobAndGathersMDS(t *testing.T) {
 	}
 	if l, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(l) > 0 {
 		t.Errorf("temporary files left: %v", l)
+	}
+}
+
+// TestControlLateHostHearsTheEnd: a host that connects after another
+// host's failure is told to end the job ('A') once its handshake is
+// answered: the broadcast, which went out before it was listed, missed it,
+// and the handshake's answer comes before any frame.
+func TestControlLateHostHearsTheEnd(t *testing.T) {
+	s, a, addr, _ := testCtl(t, nil)
+	h1, err := dialControl(addr, a.secret, "j1", 1, "hb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h1.close()
+	if err := h1.sendJSON('V', hostVerdict{Code: 3, Message: "bcsd on hb: rank 2 exited with status 3; job aborted"}); err != nil {
+		t.Fatal(err)
+	}
+	<-h1.abort // the broadcast reached the hosts listed: node 1 alone
+	h0, err := dialControl(addr, a.secret, "j1", 0, "ha")
+	if err != nil {
+		t.Fatalf("node 0 after node 1's failure: %v", err)
+	}
+	defer h0.close()
+	select {
+	case <-h0.abort:
+	case <-time.After(time.Minute): // a guard against a hang, not a measure
+		t.Fatal("node 0, connected after node 1's failure, was never told to end the job")
+	}
+	for n, h := range []*hostControl{h0, h1} {
+		if err := h.ship(nil, n, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-h0.release
+	<-h1.release
+	if cr := s.finish(); cr.verdict == nil || cr.verdict.Code != 3 {
+		t.Errorf("verdict %+v, want node 1's", cr.verdict)
 	}
 }
 
