@@ -1,0 +1,154 @@
+/* dupfast: communicator duplicates that the runtime grants and the ranks
+ * make without it (mpiapi, "Local duplicates"). argv[1] picks the part:
+ *  "cross": 90 communicators made by MPI_Comm_dup (through the runtime and
+ *    locally), MPI_Comm_split and duplicates of duplicates, with one message
+ *    in flight on each, the world and the parent at once, all with the same
+ *    tag, receives posted in the reverse order of the sends: each arrives on
+ *    its own communicator only.
+ *  "churn": 4001 duplicates of one communicator, made and freed in batches
+ *    of 200 and then 2000 at once (the Go test counts the runtime's
+ *    collective descriptors from the EMDS).
+ *  "wild": rank 0 receives with MPI_ANY_SOURCE on 30 duplicates and prints
+ *    the sources in the order they matched (for record and replay; with
+ *    DUPFAST_JITTER set the senders wait a random while before each send).
+ * Prints "dupfast ok <rank>". Self-checking; any size >= 2. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank, size;
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "dupfast rank %d: line %d: ", rank, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fprintf(stderr, "\n");                                          \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                   \
+        }                                                                   \
+    } while (0)
+#define OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
+
+#define NC 90
+
+static void cross(void) {
+    MPI_Comm p, c[NC + 2];
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &p));
+    for (int i = 0; i < NC; i++) {
+        if (i % 7 == 3)
+            OK(MPI_Comm_split(p, rank % 2, -rank, &c[i]));
+        else if (i % 5 == 4)
+            OK(MPI_Comm_dup(c[i - 1], &c[i]));
+        else
+            OK(MPI_Comm_dup(p, &c[i]));
+        if (i % 7 != 3) {
+            int r;
+            OK(MPI_Comm_compare(c[i], i % 5 == 4 ? c[i - 1] : p, &r));
+            CHECK(r == MPI_CONGRUENT, "communicator %d compares %d with its parent, want MPI_CONGRUENT", i, r);
+        }
+    }
+    c[NC] = p;
+    c[NC + 1] = MPI_COMM_WORLD;
+    int got[NC + 2], sent[NC + 2];
+    MPI_Request rq[2 * (NC + 2)];
+    for (int i = NC + 1; i >= 0; i--) {
+        int me, n;
+        OK(MPI_Comm_rank(c[i], &me));
+        OK(MPI_Comm_size(c[i], &n));
+        got[i] = -1;
+        OK(MPI_Irecv(&got[i], 1, MPI_INT, (me + n - 1) % n, 7, c[i], &rq[i]));
+    }
+    for (int i = 0; i < NC + 2; i++) {
+        int me, n;
+        OK(MPI_Comm_rank(c[i], &me));
+        OK(MPI_Comm_size(c[i], &n));
+        sent[i] = 1000 * i + me;
+        OK(MPI_Isend(&sent[i], 1, MPI_INT, (me + 1) % n, 7, c[i], &rq[NC + 2 + i]));
+    }
+    OK(MPI_Waitall(2 * (NC + 2), rq, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < NC + 2; i++) {
+        int me, n;
+        OK(MPI_Comm_rank(c[i], &me));
+        OK(MPI_Comm_size(c[i], &n));
+        CHECK(got[i] == 1000 * i + (me + n - 1) % n, "communicator %d: received %d, want %d", i, got[i], 1000 * i + (me + n - 1) % n);
+    }
+    for (int i = 0; i <= NC; i++)
+        OK(MPI_Comm_free(&c[i]));
+}
+
+static void churn(void) {
+    static MPI_Comm c[2000];
+    MPI_Comm p;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &p));
+    for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < 200; i++)
+            OK(MPI_Comm_dup(p, &c[i]));
+        for (int i = 0; i < 200; i++)
+            OK(MPI_Comm_free(&c[i]));
+    }
+    for (int i = 0; i < 2000; i++)
+        OK(MPI_Comm_dup(p, &c[i]));
+    int v = rank, sum = 0;
+    OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, c[1999]));
+    CHECK(sum == size * (size - 1) / 2, "Allreduce on the last duplicate: %d, want %d", sum, size * (size - 1) / 2);
+    for (int i = 0; i < 2000; i++)
+        OK(MPI_Comm_free(&c[i]));
+    OK(MPI_Comm_free(&p));
+}
+
+#define NW 30
+
+static void wild(void) {
+    MPI_Comm c[NW];
+    for (int i = 0; i < NW; i++)
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &c[i]));
+    if (rank == 0) {
+        char line[8 * NW * 64] = "";
+        for (int i = 0; i < NW; i++) {
+            for (int k = 1; k < size; k++) {
+                int v;
+                MPI_Status st;
+                OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, c[i], &st));
+                CHECK(v == 100 * i + st.MPI_SOURCE, "communicator %d: received %d from %d, want %d", i, v, st.MPI_SOURCE, 100 * i + st.MPI_SOURCE);
+                char s[16];
+                snprintf(s, sizeof s, " %d", st.MPI_SOURCE);
+                strcat(line, s);
+            }
+        }
+        printf("dupfast sources%s\n", line);
+    } else {
+        /* The senders wait a random while before each send (DUPFAST_JITTER
+         * set), so the order of the matches differs from run to run. */
+        unsigned seed = (unsigned)time(NULL) * 31u + (unsigned)rank;
+        for (int i = 0; i < NW; i++) {
+            if (getenv("DUPFAST_JITTER"))
+                usleep(rand_r(&seed) % 1500);
+            int v = 100 * i + rank;
+            OK(MPI_Send(&v, 1, MPI_INT, 0, i, c[i]));
+        }
+    }
+    for (int i = 0; i < NW; i++)
+        OK(MPI_Comm_free(&c[i]));
+}
+
+int main(int argc, char **argv) {
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    CHECK(argc == 2, "usage: dupfast cross|churn|wild");
+    if (strcmp(argv[1], "cross") == 0)
+        cross();
+    else if (strcmp(argv[1], "churn") == 0)
+        churn();
+    else if (strcmp(argv[1], "wild") == 0)
+        wild();
+    else
+        CHECK(0, "unknown part %s", argv[1]);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    printf("dupfast ok %d\n", rank);
+    OK(MPI_Finalize());
+    return 0;
+}
