@@ -75,6 +75,12 @@ func TestCommDupLocal(t *testing.T) {
 		}
 		t.Logf("%d collective descriptors per rank for %d duplicates and frees (%d beyond the frees)", perRank, dups, extra)
 	})
+	// The bound (proto.CommsMax) with a grant outstanding: the granted
+	// duplicates are made on every rank though rank 0 is at the bound, and
+	// the next one through the runtime is refused on every rank.
+	t.Run("over-n2", func(t *testing.T) {
+		okRanks(t, bcsrun(t, "-n", "2", exe, "over"), "dupfast", 2)
+	})
 	// Record and replay of a job whose wildcard receives are on local
 	// duplicates: the replay matches as recorded.
 	t.Run("wild-replay", func(t *testing.T) {

@@ -11,6 +11,11 @@
  *  "wild": rank 0 receives with MPI_ANY_SOURCE on 30 duplicates and prints
  *    the sources in the order they matched (for record and replay; with
  *    DUPFAST_JITTER set the senders wait a random while before each send).
+ *  "over": rank 0 fills its live communicators (proto.CommsMax) with
+ *    splits after the world's duplicate P holds a grant: the granted local
+ *    duplicates of P are made on every rank (never refused, rank 0 then
+ *    over the bound by at most the grant), and the next duplicate through
+ *    the runtime is refused on every rank alike.
  * Prints "dupfast ok <rank>". Self-checking; any size >= 2. */
 #include <mpi.h>
 #include <stdio.h>
@@ -134,17 +139,57 @@ static void wild(void) {
         OK(MPI_Comm_free(&c[i]));
 }
 
+#define LIMIT 4096
+
+static void over(void) {
+    static MPI_Comm mine[LIMIT], d[8];
+    MPI_Comm p, q;
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &p)); /* lives: world, p */
+    OK(MPI_Comm_dup(p, &q));              /* through the runtime: p gets a grant of 4 */
+    /* Rank 0 alone: up to the bound (world, p, q and these). */
+    int n = 0;
+    for (; n < LIMIT - 3; n++) {
+        OK(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &mine[n]));
+        CHECK((mine[n] == MPI_COMM_NULL) == (rank != 0), "split %d", n);
+    }
+    /* p's grant: made on every rank, rank 0 past the bound. */
+    for (int i = 0; i < 4; i++) {
+        OK(MPI_Comm_dup(p, &d[i]));
+        int v = 1, sum = 0;
+        OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, d[i]));
+        CHECK(sum == size, "Allreduce on granted duplicate %d: %d, want %d", i, sum, size);
+    }
+    /* The next one goes through the runtime: refused everywhere. */
+    MPI_Comm x = MPI_COMM_WORLD;
+    int rc = MPI_Comm_dup(p, &x), cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_OTHER && x == MPI_COMM_NULL, "the duplicate past the bound: rc %d class %d, %s", rc, cls, x == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
+    for (int i = 0; i < 4; i++)
+        OK(MPI_Comm_free(&d[i]));
+    for (int i = 0; i < n; i++)
+        if (mine[i] != MPI_COMM_NULL)
+            OK(MPI_Comm_free(&mine[i]));
+    /* Back under the bound: made again. */
+    OK(MPI_Comm_dup(p, &x));
+    OK(MPI_Comm_free(&x));
+    OK(MPI_Comm_free(&q));
+    OK(MPI_Comm_free(&p));
+}
+
 int main(int argc, char **argv) {
     OK(MPI_Init(&argc, &argv));
     OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(argc == 2, "usage: dupfast cross|churn|wild");
+    CHECK(argc == 2, "usage: dupfast cross|churn|wild|over");
     if (strcmp(argv[1], "cross") == 0)
         cross();
     else if (strcmp(argv[1], "churn") == 0)
         churn();
     else if (strcmp(argv[1], "wild") == 0)
         wild();
+    else if (strcmp(argv[1], "over") == 0)
+        over();
     else
         CHECK(0, "unknown part %s", argv[1]);
     OK(MPI_Barrier(MPI_COMM_WORLD));
