@@ -289,7 +289,9 @@ func (c *Comm) Dup() (*Comm, error) {
 // of c from the grant, the first time a descriptor names it. The grant is
 // taken only from a blocking Dup's completion, consumed by the call
 // itself, so no member can see it earlier or later in its program than
-// another; an Idup never asks.
+// another; an Idup never asks (its completion is consumed whenever the
+// program waits), but takes a granted id when c holds one, and its
+// request is then complete from the start.
 //
 // A local duplicate counts in p.lives like any creation but is never
 // refused: the scheduler grants no more ids than would take the member
@@ -312,6 +314,14 @@ func localDup(c *Comm) (*Comm, error) {
 		return nil, err
 	}
 	t0 := p.mmds.begin(true)
+	nc := p.dupFromGrant(c, call)
+	p.mmds.end(mds.CommDup, t0, 0, true)
+	return nc, nil
+}
+
+// dupFromGrant makes c's next duplicate from its grant (c.dupLeft > 0):
+// call is MPI_Comm_dup or MPI_Comm_idup.
+func (p *process) dupFromGrant(c *Comm, call string) *Comm {
 	nc := &Comm{id: c.dupNext, rank: c.rank, size: c.size, members: make([]proto.Rank, c.size),
 		toComm: make([]int32, p.size), made: call, counted: true}
 	c.dupNext++
@@ -329,8 +339,7 @@ func localDup(c *Comm) (*Comm, error) {
 	}
 	p.lives++
 	p.comms[nc.id] = nc
-	p.mmds.end(mds.CommDup, t0, 0, true)
-	return nc, nil
+	return nc
 }
 
 // Idup starts a duplicate of c (MPI_Comm_idup): the nonblocking form of
@@ -343,6 +352,12 @@ func (c *Comm) Idup() (*Request, error) {
 	p, err := enter(call, c)
 	if err != nil {
 		return nil, err
+	}
+	if c.dupLeft > 0 { // a granted id: complete at once (see localDup)
+		return p.nonblocking(mds.CommDup, 0, func() (*Request, error) {
+			nc := p.dupFromGrant(c, call)
+			return p.track(&Request{call: call, kind: proto.KindColl, comm: c, done: true, made: nc, status: emptyStatus}), nil
+		})
 	}
 	list := make([]int32, c.size) // the agent writes the new group's world ranks here
 	return p.nonblocking(mds.CommDup, 0, func() (*Request, error) {

@@ -1,7 +1,8 @@
 /* dupfast: communicator duplicates that the runtime grants and the ranks
  * make without it (mpiapi, "Local duplicates"). argv[1] picks the part:
- *  "cross": 90 communicators made by MPI_Comm_dup (through the runtime and
- *    locally), MPI_Comm_split and duplicates of duplicates, with one message
+ *  "cross": 90 communicators made by MPI_Comm_dup and MPI_Comm_idup
+ *    (through the runtime and locally), MPI_Comm_split and duplicates of
+ *    duplicates, with one message
  *    in flight on each, the world and the parent at once, all with the same
  *    tag, receives posted in the reverse order of the sends: each arrives on
  *    its own communicator only.
@@ -47,6 +48,16 @@ static void cross(void) {
             OK(MPI_Comm_split(p, rank % 2, -rank, &c[i]));
         else if (i % 5 == 4)
             OK(MPI_Comm_dup(c[i - 1], &c[i]));
+        else if (i % 11 == 6) { /* two at once: nonblocking duplicates */
+            MPI_Request r[2];
+            OK(MPI_Comm_idup(p, &c[i], &r[0]));
+            OK(MPI_Comm_idup(p, &c[i + 1], &r[1]));
+            OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+            int cmp;
+            OK(MPI_Comm_compare(c[i], c[i + 1], &cmp));
+            CHECK(cmp == MPI_CONGRUENT, "two MPI_Comm_idup of one parent compare %d, want MPI_CONGRUENT", cmp);
+            i++;
+        }
         else
             OK(MPI_Comm_dup(p, &c[i]));
         if (i % 7 != 3) {
