@@ -529,7 +529,9 @@ const (
 // union, the union's collective twin, the local group's duplicate), so a
 // program that fits MPICH's ids fits here. Open MPI's limit is higher (its
 // communicator ids are array indices); a program that creates communicators
-// without freeing them gets an error here, as under MPICH. Ids of freed
+// without freeing them gets an error here, as under MPICH (a duplicate
+// made from a grant, Completion.NewCommDups, is never refused: a rank can
+// pass the bound by a grant's remainder; scheduler doc.go). Ids of freed
 // communicators are not reused (they are 32 bits, never exhausted by a
 // run); the slots they held are.
 const CommsMax = 4096
