@@ -73,7 +73,7 @@ func dupGrant(parent *commInfo, heads []proto.Descriptor) uint32 {
 	if most >= proto.CommsMax {
 		return 0
 	}
-	n := uint32(dupGrantFirst) << min(parent.grants, 16)
+	n := uint32(dupGrantFirst) << parent.grants
 	return min(n, dupGrantMax, proto.CommsMax-most)
 }
 
@@ -607,7 +607,7 @@ func (s *Scheduler) split(c *coll) {
 				for range grant {
 					s.newCommID()
 				}
-				c.comm.grants++
+				c.comm.grants = min(c.comm.grants+1, 16) // 4<<16 is past dupGrantMax already
 			}
 		} else {
 			s.comms[id] = newComm(id, members, len(s.nodeOf))
