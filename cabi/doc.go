@@ -718,14 +718,22 @@
 // communicator's id in the slice in which the last of them posted, so a
 // blocking call takes one collective slice and returns at the start of the
 // next (two slices at restart=slice, like a barrier); Comm_free returns at
-// once (its collective completes in the background). Each process belongs
+// once (its collective completes in the background). Comm_dup and
+// Comm_idup take no slice most of the time: a blocking Comm_dup that goes
+// through the runtime brings the members a grant of ids for the parent's
+// next duplicates (4, doubling up to 1024), which they make locally (an
+// Idup's request is then complete at once; scheduler/doc.go, "Local
+// duplicates"): MPICH's comm/ctxalloc runs in seconds. Each process belongs
 // to at most 4096 live communicators, the world included (proto.CommsMax:
 // twice MPICH's 2048 context ids, since an intercommunicator holds three);
 // a creation that would take any member past it fails on every member with
 // MPI_ERR_OTHER through the communicator's error handler ("too many
 // communicators: world rank R belongs to N live communicators ..., the
 // limit is 4096"), leaving MPI_COMM_NULL (Comm_idup: at its completion),
-// and the job goes on. Each process counts its own communicators in its
+// and the job goes on (a duplicate made from a grant is never refused: a
+// process that made communicators in other ways since the grant can pass
+// the bound by at most the grant's remainder, and its next creation
+// through the runtime is refused). Each process counts its own communicators in its
 // program's order (a slot is taken when it calls the creation and given
 // back when it calls MPI_Comm_free or learns of a refusal), so the same
 // program is refused at the same call in every run, --deterministic and

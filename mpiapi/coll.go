@@ -34,6 +34,7 @@ type coll struct {
 	keep    any
 	color   int32 // Split: color
 	key     int32 // Split: key
+	grant   bool  // Split: ask for a grant of local duplicates (Dup)
 	user    userTag
 }
 
@@ -89,6 +90,9 @@ func (p *process) icoll(c *Comm, a coll) (*Request, error) {
 	}
 	if a.kind == proto.CollSplit {
 		d.SetSplit(a.color, a.key)
+		if a.grant {
+			d.SetDupGrant()
+		}
 		if a.color != proto.UndefinedColor {
 			d.SetLives(p.takeLife(r))
 		}

@@ -177,6 +177,13 @@ func Compare(a, b *Comm) int {
 
 // split runs the runtime's Split collective on c.
 func split(call string, c *Comm, color, key int) (*Comm, error) {
+	return splitAsk(call, c, color, key, false)
+}
+
+// splitAsk is split; grant: ask for a grant of local duplicates of c
+// (Dup), which the runtime gives with a duplicate that every member asked
+// for.
+func splitAsk(call string, c *Comm, color, key int, grant bool) (*Comm, error) {
 	p, err := enter(call, c)
 	if err != nil {
 		return nil, err
@@ -196,7 +203,7 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 	prim, _ := mds.ParsePrim(call)
 	err = p.run(prim, 0, func() (*Request, error) {
 		r, err := p.icoll(c, coll{call: call, kind: proto.CollSplit, color: col, key: int32(key),
-			recv: addrOf(list, 0), keep: list})
+			recv: addrOf(list, 0), keep: list, grant: grant})
 		if err != nil {
 			return nil, err
 		}
@@ -206,6 +213,11 @@ func split(call string, c *Comm, color, key int) (*Comm, error) {
 			}
 			nc, err := p.adopt(call, r, list)
 			out = nc
+			if n := r.comp.NewCommDups(); err == nil && n > 0 {
+				// Every member of c got this grant with this duplicate
+				// (the runtime gives it only when all asked).
+				c.dupNext, c.dupLeft = nc.id+1, n
+			}
 			return err
 		}
 		return r, nil
@@ -250,12 +262,84 @@ func (p *process) adopt(call string, r *Request, list []int32) (*Comm, error) {
 func (c *Comm) Split(color, key int) (*Comm, error) { return split("MPI_Comm_split", c, color, key) }
 
 // Dup makes a new communicator with c's group and a separate message space
-// (MPI_Comm_dup). Collective over c.
+// (MPI_Comm_dup). Collective over c. Most duplicates are made without the
+// runtime, from the ids it granted c with an earlier one (see localDup).
 func (c *Comm) Dup() (*Comm, error) {
+	const call = "MPI_Comm_dup"
 	if c == nil {
-		return split("MPI_Comm_dup", c, 0, 0)
+		return split(call, c, 0, 0)
 	}
-	return split("MPI_Comm_dup", c, 0, c.rank)
+	if c.dupLeft > 0 {
+		return localDup(c)
+	}
+	return splitAsk(call, c, 0, c.rank, true)
+}
+
+// Local duplicates. A Comm_dup through the runtime is a Split collective:
+// at least two slices (posted in one, exchanged in the next, the caller
+// woken at the strobe after), and MPICH's comm/ctxalloc makes 200,000 of
+// them. A blocking Dup therefore asks the runtime for a grant
+// (proto.Descriptor.DupGrant), and the scheduler, when every member asked,
+// reserves the ids after the new communicator's for c's next duplicates
+// (proto.Completion.NewCommDups; scheduler doc.go, "Local duplicates").
+// While c holds granted ids, Dup takes the next one locally, posting
+// nothing: every member of c calls Dup on c in the same order (it is
+// collective) and holds the same grant, so each member takes the same id
+// for the same duplicate, and the scheduler knows that id as a duplicate
+// of c from the grant, the first time a descriptor names it. The grant is
+// taken only from a blocking Dup's completion, consumed by the call
+// itself, so no member can see it earlier or later in its program than
+// another; an Idup never asks (its completion is consumed whenever the
+// program waits), but takes a granted id when c holds one, and its
+// request is then complete from the start.
+//
+// A local duplicate counts in p.lives like any creation but is never
+// refused: the scheduler grants no more ids than would take the member
+// with the most live communicators past proto.CommsMax, so a program
+// whose ranks make only duplicates of c meanwhile stays within the bound.
+// A rank that makes communicators through other calls between the grant
+// and the duplicate can pass the bound by at most c's remaining grant
+// (1024 at most); its next creation through the runtime is then refused,
+// on every member alike, as before. What a local duplicate does not do:
+// it is no collective on c, so members that called Dup and members that
+// called another collective on c are not reported as a mismatch there,
+// and the runtime's collective counters (NCOLL) and MMDS's count of
+// collectives do not see it (MMDS records the MPI_Comm_dup call).
+
+// localDup makes c's next duplicate from its grant, without the runtime.
+func localDup(c *Comm) (*Comm, error) {
+	const call = "MPI_Comm_dup"
+	p, err := enter(call, c)
+	if err != nil {
+		return nil, err
+	}
+	t0 := p.mmds.begin(true)
+	nc := p.dupFromGrant(c, call)
+	p.mmds.end(mds.CommDup, t0, 0, true)
+	return nc, nil
+}
+
+// dupFromGrant makes c's next duplicate from its grant (c.dupLeft > 0):
+// call is MPI_Comm_dup or MPI_Comm_idup.
+func (p *process) dupFromGrant(c *Comm, call string) *Comm {
+	nc := &Comm{id: c.dupNext, rank: c.rank, size: c.size, members: make([]proto.Rank, c.size),
+		toComm: make([]int32, p.size), made: call, counted: true}
+	c.dupNext++
+	c.dupLeft--
+	for i := range nc.toComm {
+		nc.toComm[i] = -1
+	}
+	for i := range nc.members {
+		w := c.worldRank(i)
+		nc.members[i] = w
+		nc.toComm[w] = int32(i)
+	}
+	if p.lives == 0 {
+		p.lives = 1
+	}
+	p.lives++
+	p.comms[nc.id] = nc
+	return nc
 }
 
 // Idup starts a duplicate of c (MPI_Comm_idup): the nonblocking form of
@@ -268,6 +352,12 @@ func (c *Comm) Idup() (*Request, error) {
 	p, err := enter(call, c)
 	if err != nil {
 		return nil, err
+	}
+	if c.dupLeft > 0 { // a granted id: complete at once (see localDup)
+		return p.nonblocking(mds.CommDup, 0, func() (*Request, error) {
+			nc := p.dupFromGrant(c, call)
+			return p.track(&Request{call: call, kind: proto.KindColl, comm: c, done: true, made: nc, status: emptyStatus}), nil
+		})
 	}
 	list := make([]int32, c.size) // the agent writes the new group's world ranks here
 	return p.nonblocking(mds.CommDup, 0, func() (*Request, error) {

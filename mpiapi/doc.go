@@ -95,7 +95,10 @@
 // the caller will not use to complete in the background), Split, Create
 // (from a Group; members may pass disjoint groups), CreateGroup
 // (group.go: collective over the group's members only), CreateFromGroup
-// (no parent: sessions), Free, Compare, and the group operations.
+// (no parent: sessions), Free, Compare, and the group operations. Most
+// Dups and Idups post nothing: they take an id the runtime granted with
+// an earlier Dup of the same communicator (comm.go, "Local duplicates";
+// scheduler/doc.go).
 // Point-to-point ranks are communicator ranks; the API translates them to
 // world ranks in descriptors and back in statuses.
 //

@@ -89,8 +89,10 @@ type Comm struct {
 	pinits  uint32       // persistent collectives initialized on this communicator (Persistent)
 	pk      uint32       // a persistent view's index among its communicator's pinits; 0: not a view
 	freed   bool
-	made    string // the call that made it (for the leak report)
-	counted bool   // it holds one of the process's lives (comm.go); false for the world and views
+	made    string       // the call that made it (for the leak report)
+	counted bool         // it holds one of the process's lives (comm.go); false for the world and views
+	dupNext proto.CommID // the id of its next local duplicate (comm.go, Dup)
+	dupLeft uint32       // local duplicates still granted to it
 }
 
 var world Comm

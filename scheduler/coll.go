@@ -20,6 +20,61 @@ type commInfo struct {
 	id      proto.CommID
 	members []proto.Rank // communicator rank → world rank
 	index   []int32      // world rank → communicator rank, -1 if not a member
+	grants  uint8        // grants of local duplicates made to it so far (dupGrant)
+}
+
+// dupRange is a grant of local duplicates (dupGrant): ids lo..hi are the
+// next duplicates of parent, made by its members without the runtime; an
+// id's entry is made the first time a descriptor names it (comm).
+type dupRange struct {
+	lo, hi proto.CommID
+	parent *commInfo
+}
+
+// comm is communicator id's entry, or nil if no communicator has that id.
+// A local duplicate's entry is made here, the first time a descriptor
+// names it: it shares its parent's lists, like any duplicate's.
+func (s *Scheduler) comm(id proto.CommID) *commInfo {
+	if c := s.comms[id]; c != nil {
+		return c
+	}
+	// The first grant ending at or after id is the only one that may hold it.
+	i, _ := slices.BinarySearchFunc(s.dups, id, func(r dupRange, id proto.CommID) int { return cmp.Compare(r.hi, id) })
+	if i < len(s.dups) {
+		if r := s.dups[i]; r.lo <= id {
+			c := &commInfo{id: id, members: r.parent.members, index: r.parent.index}
+			s.comms[id] = c
+			return c
+		}
+	}
+	return nil
+}
+
+// Grants of local duplicates: the first grant to a communicator is
+// dupGrantFirst ids, each next one twice the last, up to dupGrantMax.
+const (
+	dupGrantFirst = 4
+	dupGrantMax   = 1024
+)
+
+// dupGrant is the number of local duplicates of parent to grant with a
+// duplicate whose members' descriptors are heads (all asked: DupGrant):
+// doubling with each grant, and never more than would take the member
+// with the most live communicators (Lives, this duplicate included) past
+// proto.CommsMax.
+func dupGrant(parent *commInfo, heads []proto.Descriptor) uint32 {
+	most := uint32(0)
+	for _, d := range heads {
+		if !d.DupGrant() {
+			return 0
+		}
+		most = max(most, d.Lives())
+	}
+	if most >= proto.CommsMax {
+		return 0
+	}
+	n := uint32(dupGrantFirst) << parent.grants
+	return min(n, dupGrantMax, proto.CommsMax-most)
 }
 
 func newComm(id proto.CommID, members []proto.Rank, world int) *commInfo {
@@ -95,7 +150,7 @@ func (s *Scheduler) fail(ranks []proto.Rank, format string, a ...any) {
 
 // checkComm verifies that d's rank (and peer) belong to d's communicator.
 func (s *Scheduler) checkComm(d proto.Descriptor) bool {
-	ci := s.comms[d.Comm]
+	ci := s.comm(d.Comm)
 	if ci == nil {
 		s.fail([]proto.Rank{d.Rank}, "rank %d used communicator %d, which does not exist", d.Rank, d.Comm)
 		return false
@@ -126,7 +181,7 @@ func (s *Scheduler) checkComm(d proto.Descriptor) bool {
 
 // postColl takes one collective descriptor exchanged in DEM.
 func (s *Scheduler) postColl(d proto.Descriptor) {
-	ci := s.comms[d.Comm]
+	ci := s.comm(d.Comm)
 	me := int(ci.index[d.Rank])
 	k := keyOf(d)
 	c := s.colls[k]
@@ -541,18 +596,28 @@ func (s *Scheduler) split(c *coll) {
 			members[j] = c.comm.members[e.i]
 			binary.LittleEndian.PutUint32(data[4*j:], uint32(members[j]))
 		}
+		grant := uint32(0)
 		if slices.Equal(members, c.comm.members) {
 			// A duplicate (Comm_dup, Idup): its lists are its parent's,
 			// which never change, so the entry it leaves in the table
 			// (communicators are never dropped, doc.go) holds no copy.
 			s.comms[id] = &commInfo{id: id, members: c.comm.members, index: c.comm.index}
+			if grant = dupGrant(c.comm, c.heads); grant > 0 {
+				s.dups = append(s.dups, dupRange{lo: id + 1, hi: id + proto.CommID(grant), parent: c.comm})
+				for range grant {
+					s.newCommID()
+				}
+				c.comm.grants = min(c.comm.grants+1, 16) // 4<<16 is past dupGrantMax already
+			}
 		} else {
 			s.comms[id] = newComm(id, members, len(s.nodeOf))
 		}
 		for j, e := range group {
 			d := c.heads[e.i]
 			s.plan.Writes = append(s.plan.Writes, plan.Write{Rank: d.Rank, Addr: d.RAddr, Data: data})
-			c.done = append(c.done, proto.NewCommCompletion(d.Rank, d.Req, id, j, len(group)))
+			done := proto.NewCommCompletion(d.Rank, d.Req, id, j, len(group))
+			done.SetNewCommDups(grant)
+			c.done = append(c.done, done)
 		}
 	}
 }
@@ -902,7 +967,7 @@ func (s *Scheduler) missing(d proto.Descriptor) []proto.Rank {
 // CommMembers returns the world ranks of communicator id in communicator
 // rank order, or nil if it does not exist.
 func (s *Scheduler) CommMembers(id proto.CommID) []proto.Rank {
-	if c := s.comms[id]; c != nil {
+	if c := s.comm(id); c != nil {
 		return c.members
 	}
 	return nil

@@ -266,7 +266,7 @@ func (s *Scheduler) settled(e proto.Descriptor, clk uint64, src proto.Rank) bool
 	if e.Peer != proto.AnySource {
 		return !s.det.mayPrecede(e.Peer, clk, src)
 	}
-	ci := s.comms[e.Comm]
+	ci := s.comm(e.Comm)
 	if ci == nil {
 		return false // unknown (checkComm refuses such descriptors; communicators are never dropped)
 	}

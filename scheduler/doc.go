@@ -325,6 +325,62 @@
 // group's entry keeps its lists (its members, 4 bytes each, plus 4 bytes
 // per world rank).
 //
+// # Local duplicates
+//
+// A communicator made through the runtime costs its callers two slices
+// under the default restart policy (posted during slice k-1, made in slice
+// k's MSM, the callers woken at the strobe of k+1), so MPICH's comm/ctxalloc
+// (200,000 MPI_Comm_dup and as many frees on 2 ranks) ran past its 60 s
+// timeout at 500 µs slices. Duplicates therefore need no runtime most of
+// the time:
+//
+//  1. A blocking Comm_dup asks for a grant (proto.Descriptor.DupGrant). When
+//     every member of the parent asked, and the Split makes a duplicate
+//     (one group, the parent's members in the parent's order), the
+//     scheduler hands out the new id as before and reserves the next n ids
+//     (dupRange) for the parent's next n duplicates; every member's
+//     completion carries n (proto.Completion.NewCommDups).
+//  2. n is dupGrantFirst (4) for a communicator's first grant and doubles
+//     with each next one, up to dupGrantMax (1024): a communicator
+//     duplicated once wastes 4 ids (ids are 32 bits and never reused), one
+//     duplicated 200,000 times goes through the runtime about 200 times.
+//     n never takes the member whose descriptor carries the most live
+//     communicators (Lives) past proto.CommsMax.
+//  3. The members (mpiapi, "Local duplicates") then make the parent's next
+//     n duplicates, Comm_dup or Comm_idup, without posting anything: the
+//     k-th takes the k-th reserved id. Creations on a communicator are
+//     collective and ordered, and the grant reaches every member in the
+//     same place of its program (the blocking Dup that asked), so every
+//     member gives the same duplicate the same id.
+//  4. The scheduler makes a reserved id's entry the first time a
+//     descriptor names it (comm): it shares its parent's lists like any
+//     duplicate's. An id nobody reserved is still "does not exist".
+//
+// The answer depends on the descriptors alone (the Lives and the grants of
+// earlier duplicates), so a --deterministic run and its replay reach the
+// same ids (the recording's format version is 6 since). What it costs:
+// a local duplicate is never refused, so a rank that makes communicators
+// in other ways between a grant and its use can pass proto.CommsMax by at
+// most the grant's remainder; its next creation through the runtime is
+// then refused on every member, as before. A member calling Dup while
+// another calls a different collective on the parent is no longer a
+// mismatch reported at the Dup (the Dup posts nothing). EMDS's NCOLLDEM
+// and NCOLLMSM count the duplicates made through the runtime only.
+//
+// Designs weighed: (a) ids derived from the parent's id and its count of
+// creations by hashing would collide in 32 bits among the never-reused ids
+// of a long run, and a collision crosses messages silently; reserving ids
+// from the counter every node advances identically cannot collide. (b)
+// Completing a creation in fewer slices: the scheduler already makes it in
+// the slice that exchanges its last member's descriptor; the second slice
+// is the restart policy's (--restart early makes it about one), so a
+// Split, which needs every member's color and key, stays at that cost:
+// MPICH's comm/ctxsplit (100,000 splits on 4 ranks) needs about 2 slices
+// each, over a minute at 500 µs. (c) A local MPI_Comm_free: Free already
+// costs its caller no slice (its CollFree completes in the background,
+// mpiapi), and keeping it a collective keeps its mismatch report and lets
+// Finalize wait for every member's free.
+//
 // # Output and importers
 //
 // Schedule returns a *plan.Plan (package internal/plan): the type is not

@@ -116,6 +116,7 @@ type Scheduler struct {
 
 	comms      map[proto.CommID]*commInfo
 	nextComm   proto.CommID
+	dups       []dupRange // grants of local duplicates, in id order (coll.go)
 	colls      map[collKey]*coll
 	groups     map[groupKey]*groupMake // MPI_Comm_create_group calls waiting for members (group.go)
 	collActive []*coll                 // every member has posted; moving, in readiness order

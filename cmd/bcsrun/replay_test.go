@@ -119,7 +119,7 @@ func TestReplayBadRecording(t *testing.T) {
 	empty := t.TempDir()
 	manifest, _ := os.ReadFile(filepath.Join(rec, "replay.json"))
 	v7 := t.TempDir()
-	os.WriteFile(filepath.Join(v7, "replay.json"), []byte(strings.Replace(string(manifest), `"version": 5`, `"version": 7`, 1)), 0o644)
+	os.WriteFile(filepath.Join(v7, "replay.json"), []byte(strings.Replace(string(manifest), `"version": 6`, `"version": 7`, 1)), 0o644)
 	for _, c := range []struct {
 		dir  string
 		n    string
@@ -127,7 +127,7 @@ func TestReplayBadRecording(t *testing.T) {
 	}{
 		{filepath.Join(empty, "missing"), "2", "is not a directory (want one written by bcsrun --record)"},
 		{empty, "2", "has no replay.json (want a directory written by bcsrun --record)"},
-		{v7, "2", "version 7, this bcsrun reads version 5"},
+		{v7, "2", "version 7, this bcsrun reads version 6"},
 		{rec, "3", "the recording has 2 ranks, this job -n 3"},
 	} {
 		r := bcsrun(t, "-n", c.n, "--replay", c.dir, "./ring")

@@ -113,7 +113,7 @@ type Descriptor struct {
 	// for what Addr, Len and RAddr mean. Peer and Tag carry other values on
 	// some descriptors; read and write those through the accessors that name
 	// them, never the fields: Root (a rooted collective), Color and Key
-	// (CollSplit), GroupTag, GroupRank, GroupSize and GroupID (CollGroup),
+	// (CollSplit; DupGrant in Op), GroupTag, GroupRank, GroupSize and GroupID (CollGroup),
 	// Dir (KindCollPart), Withdraws (KindCancel), and CollSeq on a send or
 	// receive through Pair.
 	Coll    Coll
@@ -191,6 +191,18 @@ func (d *Descriptor) SetLives(n uint32) {
 	}
 	d.Len = uint64(n)
 }
+
+// DupGrant reports whether a CollSplit descriptor asks for a grant of
+// local duplicates (mpiapi's blocking Comm_dup): when every member asks and
+// the Split makes a duplicate of its parent, the scheduler reserves the ids
+// that follow the new one for the parent's next duplicates, which its
+// members then make without the runtime (Completion.NewCommDups; scheduler
+// doc.go, "Local duplicates"). It travels in Op, unused by a Split.
+func (d Descriptor) DupGrant() bool { return d.Coll == CollSplit && d.Op == 1 }
+
+// SetDupGrant makes a CollSplit descriptor ask for a grant of local
+// duplicates.
+func (d *Descriptor) SetDupGrant() { d.Op = 1 }
 
 // GroupTag is the user's tag of a CollGroup descriptor
 // (MPI_Comm_create_group's tag); it travels in Tag.
@@ -517,7 +529,9 @@ const (
 // union, the union's collective twin, the local group's duplicate), so a
 // program that fits MPICH's ids fits here. Open MPI's limit is higher (its
 // communicator ids are array indices); a program that creates communicators
-// without freeing them gets an error here, as under MPICH. Ids of freed
+// without freeing them gets an error here, as under MPICH (a duplicate
+// made from a grant, Completion.NewCommDups, is never refused: a rank can
+// pass the bound by a grant's remainder; scheduler doc.go). Ids of freed
 // communicators are not reused (they are 32 bits, never exhausted by a
 // run); the slots they held are.
 const CommsMax = 4096
@@ -569,6 +583,16 @@ func NewCommCompletion(rank Rank, req uint32, id CommID, index, size int) Comple
 
 // NewComm is the id of the communicator a NewCommCompletion made.
 func (c Completion) NewComm() CommID { return CommID(c.Count) }
+
+// NewCommDups is the number of local duplicates a NewCommCompletion grants
+// (0 but for a CollSplit that asked, Descriptor.DupGrant): the parent's
+// next NewCommDups duplicates take the ids NewComm+1, NewComm+2, ... in
+// the order its members make them, without the runtime. It travels in the
+// high 32 bits of Count.
+func (c Completion) NewCommDups() uint32 { return uint32(c.Count >> 32) }
+
+// SetNewCommDups gives a NewCommCompletion its grant of local duplicates.
+func (c *Completion) SetNewCommDups(n uint32) { c.Count = uint64(uint32(c.Count)) | uint64(n)<<32 }
 
 // NewCommRank is the completing rank's rank in the communicator a
 // NewCommCompletion made.

@@ -45,7 +45,8 @@
 // replayed slice with a span instead of being refused. Version 4:
 // persistent collectives' keys; version 5: the bound on live communicators
 // is judged from counts the ranks carry (proto.Descriptor.Lives), and freed
-// communicators stay in the scheduler's table.
+// communicators stay in the scheduler's table; version 6: duplicates made
+// from the scheduler's grants (ids and duplicates' plans differ).
 //
 // A rank file is a 32-byte header followed by records:
 //

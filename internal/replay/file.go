@@ -24,8 +24,11 @@ const (
 	// 5: communicator creations carry their rank's count of live
 	// communicators (proto.Descriptor.Lives) and the scheduler judges
 	// proto.CommsMax from it and never drops a freed communicator, so
-	// plans with refusals, or descriptors on freed communicators, differ.
-	Version      = 5
+	// plans with refusals, or descriptors on freed communicators, differ;
+	// version 6: a blocking Comm_dup asks for a grant of local duplicates
+	// (proto.Descriptor.DupGrant), so communicator ids and the plans of
+	// duplicates differ.
+	Version      = 6
 	FormatName   = "bcs-replay"
 	ManifestName = "replay.json"
 	HeaderSize   = 32

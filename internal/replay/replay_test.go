@@ -98,7 +98,7 @@ func TestParseRefuses(t *testing.T) {
 	}{
 		{"short header", good[:10], IDOf("job"), "shorter than the 32-byte header"},
 		{"magic", append([]byte("BCSRPL99"), good[8:]...), IDOf("job"), `magic "BCSRPL99"`},
-		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 5"},
+		{"version", append(append(append([]byte{}, good[:8]...), 9, 0), good[10:]...), IDOf("job"), "version 9, this bcsrun reads version 6"},
 		{"other recording", good, IDOf("other"), "belongs to another recording"},
 		{"two records for a call", twice, IDOf("job"), "two records answer logged call 2"},
 		{"record past END", encode(sample[:3], 100), IDOf("job"), "END record: calls = 100, want at least 1002"},
@@ -139,8 +139,8 @@ func TestManifest(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 5`, `"version": 7`, 1)), 0o644)
-	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 5") {
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 6`, `"version": 7`, 1)), 0o644)
+	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "version 7, this bcsrun reads version 6") {
 		t.Errorf("version 7: %v", err)
 	}
 }
@@ -343,12 +343,12 @@ var badSlices = func() [][]byte {
 	}
 }()
 
-// TestOldVersionRefused: a recording made before version 5 (whose slice
-// log holds plans from before communicator creations carried their counts) is refused by its
+// TestOldVersionRefused: a recording made before version 6 (whose slice
+// log holds plans from before duplicates were granted) is refused by its
 // manifest, its rank files and its slice log, each naming both versions,
 // instead of diverging in its first replayed slice.
 func TestOldVersionRefused(t *testing.T) {
-	if Version != 5 {
+	if Version != 6 {
 		t.Fatalf("Version = %d; update this test with the versions a recording of the old one is refused with", Version)
 	}
 	dir := filepath.Join(t.TempDir(), "rec")
@@ -356,16 +356,16 @@ func TestOldVersionRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
-	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 5`, `"version": 4`, 1)), 0o644)
-	const want = "version 4, this bcsrun reads version 5"
+	os.WriteFile(filepath.Join(dir, ManifestName), []byte(strings.Replace(string(b), `"version": 6`, `"version": 5`, 1)), 0o644)
+	const want = "version 5, this bcsrun reads version 6"
 	if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("manifest of version 4: %v, want %q", err, want)
+		t.Errorf("manifest of version 5: %v, want %q", err, want)
 	}
-	old := func(b []byte) []byte { b = append([]byte{}, b...); b[8], b[9] = 4, 0; return b }
+	old := func(b []byte) []byte { b = append([]byte{}, b...); b[8], b[9] = 5, 0; return b }
 	if _, err := Parse(old(encode(sample[:2], 1002)), "rank1.rpl", 1, 4, IDOf("job")); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("rank file of version 4: %v, want %q", err, want)
+		t.Errorf("rank file of version 5: %v, want %q", err, want)
 	}
 	if _, err := ParseSlices(old(SlicesHeader(2, IDOf("job"))), "slices.rpl", 2, IDOf("job")); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("slice log of version 4: %v, want %q", err, want)
+		t.Errorf("slice log of version 5: %v, want %q", err, want)
 	}
 }
