@@ -115,13 +115,21 @@ type winPeer struct {
 	// window's Put and Get to it may then be done directly (sharedDirect).
 	confirmed bool
 	results   []rmaResult
-	sends     []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
-	posted    []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
+	// refused: the empty results of refused fetching requests read, less
+	// their errors read (refuseFetch sends both, the error on the request
+	// stream, the result on its own tag; either may be read first). Above
+	// 0, an error is still to come, and the synchronisation call waits for
+	// it so as to raise it (it returned MPI_SUCCESS when the result was
+	// read first).
+	refused int
+	sends   []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
+	posted  []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
 }
 
 // rmaResult is a pending receive of data a target returns.
 type rmaResult struct {
 	r      *mpiapi.Request
+	bytes  int64  // the bytes asked for: a result with fewer is a refusal
 	done   func() // unpacks a packed result; nil: none
 	pack   []byte
 	shared bool // the user holds it as an MPI_Request (Rget...): not retired here

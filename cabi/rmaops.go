@@ -574,7 +574,7 @@ func putSegs(b []byte, tt *dtInfo) {
 // postResult posts the receive of a result from target t into res.
 func (w *window) postResult(call string, t int, res rmaBuf, shared bool) (rmaResult, C.int) {
 	var buf []byte
-	r := rmaResult{shared: shared}
+	r := rmaResult{shared: shared, bytes: res.bytes}
 	switch {
 	case res.bytes == 0:
 	case res.t.info.contig:
@@ -900,12 +900,17 @@ func (w *window) pollResults(r int) {
 	p := &w.peers[r]
 	keep := p.results[:0]
 	for _, res := range p.results {
-		done, _, err := mpiapi.Poll(res.r, !res.shared)
+		done, st, err := mpiapi.Poll(res.r, !res.shared)
 		switch {
 		case !done:
 			keep = append(keep, res)
 		case err != nil && !res.shared:
 			w.deferErr(errOther, err.Error())
+		case int64(st.Bytes()) < res.bytes && r != w.rank: // refused (refuseFetch): its error may still be on its way
+			p.refused++
+			if res.pack != nil {
+				givePack(res.pack)
+			}
 		case res.done != nil:
 			res.done()
 		}
@@ -974,6 +979,9 @@ func (w *window) serve(origin int, h header, rest []byte) {
 		return
 	case opErr:
 		w.deferErr(int(h.red), string(data))
+		if h.excl == 1 { // a refused fetch's: its empty result comes too
+			w.peers[origin].refused--
+		}
 		return
 	case opLock:
 		if !w.acquire(origin, h.excl == 1) {
@@ -1008,10 +1016,17 @@ func (w *window) serve(origin int, h header, rest []byte) {
 // whose header was read goes through it; a request whose header could not
 // be read (h zero) gets no result, since whether it fetches is unknown.
 func (w *window) refuseFetch(origin int, h header, class int, msg string) {
-	w.refuse(origin, class, msg)
-	if h.op == opGet || h.op == opGetAcc || h.op == opCAS {
-		w.post(origin, tagResult, nil)
+	if h.op != opGet && h.op != opGetAcc && h.op != opCAS {
+		w.refuse(origin, class, msg)
+		return
 	}
+	if origin == w.rank || w.c == nil {
+		w.deferErr(class, msg)
+	} else {
+		// excl 1: a result follows, which may be read first (peer.refused)
+		w.send(origin, header{op: opErr, red: uint8(class), excl: 1}, nil, []byte(msg))
+	}
+	w.post(origin, tagResult, nil)
 }
 
 // layout rebuilds a target datatype from a request's segments, checking
