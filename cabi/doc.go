@@ -608,6 +608,9 @@
 //	bcs_msgs_sent, bcs_bytes_sent            COUNTER  point-to-point messages this rank sent through the runtime and their bytes
 //	bcs_msgs_received, bcs_bytes_received    COUNTER  ... received (completed receives; probes are not counted)
 //	bcs_requests_in_use                      LEVEL    request slots this rank holds now
+//	bcs_eager_unmatched                      LEVEL    eager sends (MPI_Send of at most inline_max bytes, returned at
+//	                                                  their post) no receive has matched yet (mpiapi's eager.go)
+//	bcs_eager_unmatched_max                  HIGHWATERMARK  the most of them at once: at most max(eager_max, size)
 //	bcs_mmds_<MPI_X>_count, _bytes           COUNTER  the MMDS's calls of primitive MPI_X and the bytes it counted
 //	                                                  (from MPI_Init, when this rank records the MMDS: mds has main
 //	                                                  and mds_ranks has the rank; 2 per MMDS primitive)

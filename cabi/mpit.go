@@ -217,6 +217,12 @@ func tSetup() {
 	pv(tVar{name: "bcs_requests_in_use", desc: "request slots this rank holds now (of bcs_requests_max); 0 before MPI_Init and after MPI_Finalize",
 		cat: catRuntime, class: C.MPI_T_PVAR_CLASS_LEVEL, readonly: true, continuous: true, atomic: false,
 		num: func() uint64 { n, _ := mpiapi.RequestsInUse(); return uint64(n) }})
+	pv(tVar{name: "bcs_eager_unmatched", desc: "this rank's blocking sends of at most inline_max bytes that returned at their post and no receive has matched yet (mpiapi.EagerHeld)",
+		cat: catP2P, class: C.MPI_T_PVAR_CLASS_LEVEL, readonly: true, continuous: true,
+		num: func() uint64 { n, _, _ := mpiapi.EagerHeld(); return n }})
+	pv(tVar{name: "bcs_eager_unmatched_max", desc: "the most of bcs_eager_unmatched at once so far; never above max(eager_max, the job's size) plus the threads blocked in a send",
+		cat: catP2P, class: C.MPI_T_PVAR_CLASS_HIGHWATERMARK, readonly: true, continuous: true,
+		num: func() uint64 { _, m, _ := mpiapi.EagerHeld(); return m }})
 }
 
 // tRefresh appends the variables known once MPI_Init has run.
