@@ -597,6 +597,7 @@
 //	bcs_ring_slots       MPI_UNSIGNED_LONG_LONG  ring_slots (from MPI_Init)
 //	bcs_requests_max     MPI_UNSIGNED_LONG_LONG  requests_max (from MPI_Init)
 //	bcs_inline_max       MPI_UNSIGNED_LONG_LONG  inline_max (from MPI_Init)
+//	bcs_eager_max        MPI_UNSIGNED_LONG_LONG  eager_max (from MPI_Init)
 //	bcs_deterministic    MPI_INT, enum bcs_bool  deterministic (from MPI_Init)
 //
 // Keys the rank is not told (nodes, tx_timeout, the EMDS and gang keys)
@@ -1059,7 +1060,8 @@
 //   - Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Sendrecv_replace,
 //     Rsend, Irsend and Rsend_init (standard sends, which the standard
 //     allows; Send and Rsend of at most inline_max bytes return as soon as
-//     posted, package mpiapi's eager sends), Ssend, Issend, Ssend_init (synchronous: never buffered, so
+//     posted, package mpiapi's eager sends, while fewer than
+//     max(eager_max, size) of the rank's are unmatched), Ssend, Issend, Ssend_init (synchronous: never buffered, so
 //     they complete only once a receive matched them; two head to head are
 //     a deadlock the detector reports), Bsend, Ibsend, Buffer_attach,
 //     Buffer_detach, Buffer_flush, Comm_attach_buffer, Comm_detach_buffer,

@@ -119,7 +119,7 @@ var (
 	tHandles   []tHandle
 	tLateAdded bool
 	tMMDSLast  [mds.NumPrims][2]uint64 // the last MMDS totals read, kept past Finalize
-	tGeomLast  [3]uint64
+	tGeomLast  [4]uint64
 )
 
 const (
@@ -236,11 +236,11 @@ func tRefresh() {
 		return
 	}
 	tLateAdded = true
-	tGeomLast = [3]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax)}
+	tGeomLast = [4]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax), uint64(g.Eager())}
 	geom := func(i int) func() uint64 {
 		return func() uint64 {
 			if g, ok := mpiapi.Geometry(); ok {
-				tGeomLast = [3]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax)}
+				tGeomLast = [4]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax), uint64(g.Eager())}
 			}
 			return tGeomLast[i]
 		}
@@ -253,6 +253,7 @@ func tRefresh() {
 	add("bcs_ring_slots", "ring_slots: descriptors in flight per rank (known from MPI_Init on)", 0)
 	add("bcs_requests_max", "requests_max: outstanding requests per rank (known from MPI_Init on)", 1)
 	add("bcs_inline_max", "inline_max: bytes of a send copied into its ring slot (known from MPI_Init on)", 2)
+	add("bcs_eager_max", "eager_max: a rank's blocking sends of at most inline_max bytes that may be unmatched before a send waits for a match (the larger of it and the job's size is the limit; known from MPI_Init on)", 3)
 	det := g.Deterministic
 	tCvars = append(tCvars, tVar{name: "bcs_deterministic", desc: "deterministic: wildcards, probes and the Test family are answered by logical time (known from MPI_Init on)",
 		verbosity: C.MPI_T_VERBOSITY_USER_BASIC, dtype: dtInt, enum: enumBool, cat: catRuntime, scope: C.MPI_T_SCOPE_CONSTANT,

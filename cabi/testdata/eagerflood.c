@@ -11,7 +11,8 @@
 //    only then does rank 0 receive the data, checking every byte and the
 //    order. Each sender then reads the MPI_T variable
 //    bcs_eager_unmatched_max (the runtime's count): it must be L, never
-//    more, and bcs_eager_unmatched at most L.
+//    more, and bcs_eager_unmatched at most L. Every rank reads eager_max
+//    back as the control variable bcs_eager_max.
 // Prints "eagerflood ok RANK".
 #include <mpi.h>
 #include <stdio.h>
@@ -66,6 +67,20 @@ static unsigned long long pvar_read(const char *name, int cls) {
     return v;
 }
 
+static unsigned long long cvar_read(const char *name) {
+    int idx, count;
+    MPI_T_cvar_handle h;
+    unsigned long long v = 0;
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS || MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS ||
+        MPI_T_cvar_read(h, &v) != MPI_SUCCESS) {
+        printf("MPI_T: cannot read %s\n", name);
+        fails++;
+        return 0;
+    }
+    MPI_T_cvar_handle_free(&h);
+    return v;
+}
+
 int main(int argc, char **argv) {
     int rank, n, provided;
     if (argc != 3) {
@@ -78,6 +93,10 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     int L = eager_max > n ? eager_max : n;
+    if (cvar_read("bcs_eager_max") != (unsigned long long)eager_max) {
+        printf("rank %d: bcs_eager_max = %llu, want %d\n", rank, cvar_read("bcs_eager_max"), eager_max);
+        fails++;
+    }
     unsigned char *buf = malloc(BIG);
 
     // 1. All to all, then receive.
