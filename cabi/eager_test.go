@@ -84,3 +84,30 @@ func TestEagerFlood(t *testing.T) {
 		})
 	}
 }
+
+// TestEagerBoundDeadlockReported runs testdata/eagerh2h.c: two ranks each
+// send 100 small messages to the other before receiving. With eager_max
+// 128 the runtime buffers them all and the job completes; with eager_max
+// 16 the program relies on more buffering than the bound, both ranks wait
+// in MPI_Send, and the job ends with the deadlock report naming the eager
+// sends and the cycle, not a hang.
+func TestEagerBoundDeadlockReported(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/eagerh2h.c")
+	t.Setenv("BCS_DEADLOCK_SLICES", "50")
+	t.Run("fits", func(t *testing.T) {
+		t.Setenv("BCS_EAGER_MAX", "128")
+		okRanks(t, bcsrun(t, "-n", "2", exe, "100"), "h2h", 2)
+	})
+	t.Run("past", func(t *testing.T) {
+		t.Setenv("BCS_EAGER_MAX", "16")
+		r := bcsrun(t, "-n", "2", exe, "100")
+		if r.code == 0 {
+			t.Fatalf("the job succeeded, want a deadlock report\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		}
+		for _, want := range []string{"deadlock", "rank 0 (in MPI_Send): its eager sends to rank 1", "rank 1 (in MPI_Send): its eager sends to rank 0", ", 16 requests", "wait-for cycle: 0 -> 1 -> 0"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			}
+		}
+	})
+}

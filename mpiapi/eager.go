@@ -39,11 +39,10 @@ import (
 //     buffer as soon as the call returns;
 //   - the traffic counters (tool.go, MPI_T's bcs_msgs_sent) count the
 //     message at the post, once;
-//   - the MMDS records the Send's real duration (the post), the deadlock
-//     detector never sees the rank blocked in it (the scheduler never
-//     counted a buffered send as unfinished either), and the deterministic
-//     and record/replay modes are unaffected: sends are not logged events,
-//     and what the scheduler matches does not depend on when the sender
+//   - the MMDS records the Send's real duration (the post, and the wait
+//     for a match past eager_max, below), and the deterministic and
+//     record/replay modes are unaffected: sends are not logged events, and
+//     what the scheduler matches does not depend on when the sender
 //     returns.
 //
 // # Back-pressure (eager_max)
@@ -74,7 +73,13 @@ import (
 //     at once, a later one may also wait for an earlier one's match): no
 //     correct program deadlocks, and a program that relies on more
 //     buffering than the limit is erroneous (MPI 5.0 §3.5: a standard send
-//     may wait for its match).
+//     may wait for its match);
+//   - such a program is reported, not left hanging: the scheduler counts an
+//     unmatched eager send as an unfinished operation of its sender
+//     (scheduler's waitfor.go, "eager"), so when every rank waits the
+//     deadlock detector names them ("its eager sends to rank 1 ... wait for
+//     matching receives") and the wait-for cycle; raising eager_max lets it
+//     run (cabi's TestEagerBoundDeadlockReported).
 //
 // The limit is per rank, in total, and is max(eager_max, the job's size):
 // eager_max (configs, default 1024, 1 .. 1048576, carried in the region
