@@ -612,6 +612,7 @@
 //	bcs_ring_slots       MPI_UNSIGNED_LONG_LONG  ring_slots (from MPI_Init)
 //	bcs_requests_max     MPI_UNSIGNED_LONG_LONG  requests_max (from MPI_Init)
 //	bcs_inline_max       MPI_UNSIGNED_LONG_LONG  inline_max (from MPI_Init)
+//	bcs_eager_max        MPI_UNSIGNED_LONG_LONG  eager_max (from MPI_Init)
 //	bcs_deterministic    MPI_INT, enum bcs_bool  deterministic (from MPI_Init)
 //
 // Keys the rank is not told (nodes, tx_timeout, the EMDS and gang keys)
@@ -623,6 +624,9 @@
 //	bcs_msgs_sent, bcs_bytes_sent            COUNTER  point-to-point messages this rank sent through the runtime and their bytes
 //	bcs_msgs_received, bcs_bytes_received    COUNTER  ... received (completed receives; probes are not counted)
 //	bcs_requests_in_use                      LEVEL    request slots this rank holds now
+//	bcs_eager_unmatched                      LEVEL    eager sends (MPI_Send of at most inline_max bytes, returned at
+//	                                                  their post) no receive has matched yet (mpiapi's eager.go)
+//	bcs_eager_unmatched_max                  HIGHWATERMARK  the most of them at once: at most max(eager_max, size)
 //	bcs_mmds_<MPI_X>_count, _bytes           COUNTER  the MMDS's calls of primitive MPI_X and the bytes it counted
 //	                                                  (from MPI_Init, when this rank records the MMDS: mds has main
 //	                                                  and mds_ranks has the rank; 2 per MMDS primitive)
@@ -1079,7 +1083,8 @@
 //   - Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Sendrecv_replace,
 //     Rsend, Irsend and Rsend_init (standard sends, which the standard
 //     allows; Send and Rsend of at most inline_max bytes return as soon as
-//     posted, package mpiapi's eager sends), Ssend, Issend, Ssend_init (synchronous: never buffered, so
+//     posted, package mpiapi's eager sends, while fewer than
+//     max(eager_max, size) of the rank's are unmatched), Ssend, Issend, Ssend_init (synchronous: never buffered, so
 //     they complete only once a receive matched them; two head to head are
 //     a deadlock the detector reports), Bsend, Ibsend, Buffer_attach,
 //     Buffer_detach, Buffer_flush, Comm_attach_buffer, Comm_detach_buffer,

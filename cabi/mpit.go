@@ -119,7 +119,7 @@ var (
 	tHandles   []tHandle
 	tLateAdded bool
 	tMMDSLast  [mds.NumPrims][2]uint64 // the last MMDS totals read, kept past Finalize
-	tGeomLast  [3]uint64
+	tGeomLast  [4]uint64
 )
 
 const (
@@ -217,6 +217,12 @@ func tSetup() {
 	pv(tVar{name: "bcs_requests_in_use", desc: "request slots this rank holds now (of bcs_requests_max); 0 before MPI_Init and after MPI_Finalize",
 		cat: catRuntime, class: C.MPI_T_PVAR_CLASS_LEVEL, readonly: true, continuous: true, atomic: false,
 		num: func() uint64 { n, _ := mpiapi.RequestsInUse(); return uint64(n) }})
+	pv(tVar{name: "bcs_eager_unmatched", desc: "this rank's blocking sends of at most inline_max bytes that returned at their post and no receive has matched yet (mpiapi.EagerHeld)",
+		cat: catP2P, class: C.MPI_T_PVAR_CLASS_LEVEL, readonly: true, continuous: true,
+		num: func() uint64 { n, _, _ := mpiapi.EagerHeld(); return n }})
+	pv(tVar{name: "bcs_eager_unmatched_max", desc: "the most of bcs_eager_unmatched at once so far; never above max(eager_max, the job's size) plus the threads blocked in a send",
+		cat: catP2P, class: C.MPI_T_PVAR_CLASS_HIGHWATERMARK, readonly: true, continuous: true,
+		num: func() uint64 { _, m, _ := mpiapi.EagerHeld(); return m }})
 }
 
 // tRefresh appends the variables known once MPI_Init has run.
@@ -230,11 +236,11 @@ func tRefresh() {
 		return
 	}
 	tLateAdded = true
-	tGeomLast = [3]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax)}
+	tGeomLast = [4]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax), uint64(g.Eager())}
 	geom := func(i int) func() uint64 {
 		return func() uint64 {
 			if g, ok := mpiapi.Geometry(); ok {
-				tGeomLast = [3]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax)}
+				tGeomLast = [4]uint64{uint64(g.RingSlots), uint64(g.ReqMax), uint64(g.InlineMax), uint64(g.Eager())}
 			}
 			return tGeomLast[i]
 		}
@@ -247,6 +253,7 @@ func tRefresh() {
 	add("bcs_ring_slots", "ring_slots: descriptors in flight per rank (known from MPI_Init on)", 0)
 	add("bcs_requests_max", "requests_max: outstanding requests per rank (known from MPI_Init on)", 1)
 	add("bcs_inline_max", "inline_max: bytes of a send copied into its ring slot (known from MPI_Init on)", 2)
+	add("bcs_eager_max", "eager_max: a rank's blocking sends of at most inline_max bytes that may be unmatched before a send waits for a match (the larger of it and the job's size is the limit; known from MPI_Init on)", 3)
 	det := g.Deterministic
 	tCvars = append(tCvars, tVar{name: "bcs_deterministic", desc: "deterministic: wildcards, probes and the Test family are answered by logical time (known from MPI_Init on)",
 		verbosity: C.MPI_T_VERBOSITY_USER_BASIC, dtype: dtInt, enum: enumBool, cat: catRuntime, scope: C.MPI_T_SCOPE_CONSTANT,

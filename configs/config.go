@@ -80,6 +80,7 @@ type Config struct {
 	RingSlots         int           `mapstructure:"ring_slots"`           // descriptors in flight per rank, power of two
 	RequestsMax       int           `mapstructure:"requests_max"`         // outstanding requests per rank
 	InlineMax         int           `mapstructure:"inline_max"`           // bytes copied into the ring with a send
+	EagerMax          int           `mapstructure:"eager_max"`            // a rank's blocking sends of at most inline_max bytes that returned before a receive matched them, 1 .. 1048576 (raised to the job's size); beyond it a send waits for a match (mpiapi/eager.go)
 	Spin              time.Duration `mapstructure:"spin"`                 // rank busy-wait before sleeping, 0 .. 10ms
 	StrobeSpin        time.Duration `mapstructure:"strobe_spin"`          // upper bound of the master's busy-wait before a strobe, 0 .. timeslice; default DefaultStrobeSpin(timeslice)
 	FIFO              bool          `mapstructure:"fifo"`                 // try SCHED_FIFO for the strobe thread
@@ -146,6 +147,7 @@ func Default() Config {
 		RingSlots:         shm.DefaultGeometry.RingSlots,
 		RequestsMax:       shm.DefaultGeometry.ReqMax,
 		InlineMax:         shm.DefaultGeometry.InlineMax,
+		EagerMax:          shm.DefaultEagerMax,
 		Spin:              20 * time.Microsecond,
 		StrobeSpin:        DefaultStrobeSpin(500 * time.Microsecond),
 		FIFO:              true,
@@ -251,6 +253,7 @@ var bounds = map[string]bound{
 	"ring_slots":           {min: 8, max: 65536, text: "a power of two in 8 .. 65536"},
 	"requests_max":         {min: 16, max: 1 << 20},
 	"inline_max":           {min: 0, max: 65536, text: "a multiple of 64 in 0 .. 65536"},
+	"eager_max":            {min: 1, max: 1 << 20},
 	"spin":                 {min: 0, max: int64(10 * time.Millisecond)},
 	"tx_timeout":           {min: int64(time.Millisecond), max: int64(10 * time.Minute)},
 	"node_timeout":         {min: int64(10 * time.Millisecond), max: int64(10 * time.Minute)},
@@ -840,7 +843,7 @@ func (c Config) Sched() core.SchedConfig {
 
 // Geometry is the shared-memory geometry of a node with ranks ranks.
 func (c Config) Geometry(ranks int) shm.Geometry {
-	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax, Deterministic: c.Deterministic}
+	return shm.Geometry{Ranks: ranks, RingSlots: c.RingSlots, ReqMax: c.RequestsMax, InlineMax: c.InlineMax, EagerMax: c.EagerMax, Deterministic: c.Deterministic}
 }
 
 // CheckMode is the parsed check key.

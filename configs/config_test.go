@@ -144,6 +144,8 @@ func TestRejects(t *testing.T) {
 		{env: map[string]string{"BCS_CHECK": "buffers,flwo"}, want: `check (BCS_CHECK) = "buffers,flwo", want a comma list of "buffers", "buffers:warn", "flow", "all", or "none"`},
 		{yaml: "check: buffers:error\n", want: `check (BCS_CHECK) = "buffers:error", want a comma list of`},
 		{env: map[string]string{"BCS_SPAN_SLICES_MAX": "1"}, want: "span_slices_max = 1, want 0 (off) or 2 .. 64 (from BCS_SPAN_SLICES_MAX)"},
+		{env: map[string]string{"BCS_EAGER_MAX": "0"}, want: "eager_max = 0, want 1 .. 1048576 (from BCS_EAGER_MAX)"},
+		{yaml: "eager_max: 1048577\n", want: "eager_max = 1048577, want 1 .. 1048576 (in "},
 		{env: map[string]string{"BCS_ADDRESS": "10.0.0.1:80"}, want: `address = "10.0.0.1:80", want "auto", an IP address (10.0.0.5) or an interface name (eth0)`},
 	}
 	for _, c := range cases {

@@ -165,7 +165,10 @@ func SendBytes(c *Comm, buf []byte, t reduce.Type, dest, tag int) error {
 	}
 	t0 := p.mmds.begin(true)
 	r, err := startMode(p, call, proto.KindSend, c, buf, t, dest, tag, sendBlocking)
-	if err == nil && !r.eager { // an eager send is complete at its post (eager.go)
+	switch {
+	case err == nil && r.eager: // complete at its post, unless eager_max are unmatched (eager.go)
+		p.awaitMatch(call)
+	case err == nil:
 		_, err = p.wait(r, call)
 	}
 	p.mmds.end(mds.Send, t0, int64(len(buf)), true)

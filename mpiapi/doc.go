@@ -28,7 +28,10 @@
 // MPI_Send and MPI_Rsend) of at most inline_max bytes, whose payload is
 // copied with its descriptor, returns as soon as it is posted, like an
 // Isend whose request is freed at once; Finalize waits until such sends
-// have been exchanged.
+// have been exchanged. At most max(eager_max, the job's size) of a rank's
+// eager sends may be unmatched at once: past that, a Send waits until a
+// receive matches it or an earlier one (back-pressure; eager.go says why
+// per rank and why this default, 1024).
 //
 // Send modes and withdrawal: Ssend and Issend (ssend.go) are never buffered
 // by the agent, so they complete only once matched; Request.Cancel

@@ -39,12 +39,78 @@ import (
 //     buffer as soon as the call returns;
 //   - the traffic counters (tool.go, MPI_T's bcs_msgs_sent) count the
 //     message at the post, once;
-//   - the MMDS records the Send's real duration (the post), the deadlock
-//     detector never sees the rank blocked in it (the scheduler never
-//     counted a buffered send as unfinished either), and the deterministic
-//     and record/replay modes are unaffected: sends are not logged events,
-//     and what the scheduler matches does not depend on when the sender
+//   - the MMDS records the Send's real duration (the post, and the wait
+//     for a match past eager_max, below), and the deterministic and
+//     record/replay modes are unaffected: sends are not logged events, and
+//     what the scheduler matches does not depend on when the sender
 //     returns.
+//
+// # Back-pressure (eager_max)
+//
+// A buffered message costs the runtime about 1.2 KB until a receive matches
+// it: its inline copy (up to inline_max, 960 bytes) in the sender's agent and
+// its descriptor in every node's scheduler. A rank that sends small messages
+// faster than its receiver receives (MPICH's pt2pt/sendflood: 700,000 sends
+// into rank 0; any producer and consumer) would grow that without bound, so
+// the number of a rank's eager sends not yet matched is bounded, as Open MPI
+// and MPICH bound theirs with flow control:
+//
+//   - every eager send's descriptor says so (proto.Descriptor.Eager); the
+//     sender's agent counts those that receives match, in the slice they
+//     are matched, in the rank block's eager-matched word (shm), and wakes
+//     the rank as for a completion (nicthread's noteEager);
+//   - the rank counts its eager sends posted (process.eagerPosted); the
+//     difference is its eager sends unmatched, read after each post (the
+//     word lags the matching by the publication, so the rank's count is never
+//     below the runtime's);
+//   - a Send that leaves that count below the limit returns at once, as
+//     before; one that reaches it was posted as usual (its descriptor is the
+//     same either way) and waits, in the call (MMDS records the wait), until
+//     a receive matches it or any earlier eager send (awaitMatch). So a rank
+//     never has more than the limit unmatched (plus one per other thread
+//     blocked in a send), and a Send never waits longer than a rendezvous
+//     send would (until its own match; with several threads blocked in Send
+//     at once, a later one may also wait for an earlier one's match): no
+//     correct program deadlocks, and a program that relies on more
+//     buffering than the limit is erroneous (MPI 5.0 §3.5: a standard send
+//     may wait for its match);
+//   - such a program is reported, not left hanging: the scheduler counts an
+//     unmatched eager send as an unfinished operation of its sender
+//     (scheduler's waitfor.go, "eager"), so when every rank waits the
+//     deadlock detector names them ("its eager sends to rank 1 ... wait for
+//     matching receives") and the wait-for cycle; raising eager_max lets it
+//     run (cabi's TestEagerBoundDeadlockReported).
+//
+// The limit is per rank, in total, and is max(eager_max, the job's size):
+// eager_max (configs, default 1024, 1 .. 1048576, carried in the region
+// header) or one message for every rank, whichever is more, so that "every
+// rank sends to every other, then receives" works at any eager_max and job
+// size. Per rank rather than per destination: the runtime's memory is then
+// at most ranks × limit × 1.2 KB for the whole job, and ppn × limit × 1.2 KB
+// of inline copies on one agent (64 ranks on a node at the default: 80 MB;
+// MPICH's sendflood with 8 ranks: 7 × 1024 × 1.2 KB, about 8.6 MB), whereas
+// a per-destination limit L gives ranks × (ranks − 1) × L, quadratic in the
+// job's size (1024 ranks, L = 16: 20 GB of descriptors on every node). The
+// default 1024 keeps "everyone sends a stream of a few hundred small
+// messages, then receives" working (cabi/testdata/eager.c sends 400), and a
+// stream to a slow receiver waits only once 1024 are queued, where its rate
+// is the receiver's anyway.
+//
+// Timing only: which Send waits depends on when receives match, but the
+// descriptors posted, their order and what the scheduler matches do not
+// (the flag is a function of the call, and it is left out of the plan and
+// descriptor hashes), so deterministic mode and --replay are unaffected: in
+// a replay every match is published in the same virtual slice as recorded,
+// so a Send that returned before some later post of the recording returns
+// before it again. Not counted: a buffered send whose receive fails the type
+// check (scheduler's sig.go consumes the pair without a match; the job's
+// error handler sees the receive's error) stays counted as unmatched, one
+// less for the rest of the job; nonblocking sends (MPI_Isend) of at most
+// inline_max bytes are buffered as before and not bounded here: each holds
+// its request slot until exchanged (requests_max), and a program that frees
+// or waits for them as fast as it posts them grows the runtime as a flood of
+// blocking sends did (bounding them would make MPI_Test's answer depend on
+// timing in deterministic mode).
 //
 // Synchronous sends (Ssend, Issend) are never inline and wait for their
 // match; Sendrecv waits for its receive, so its send gains nothing by
@@ -60,6 +126,42 @@ func (p *process) detachEager(r *Request, call string, n uint64) {
 	r.eager = true
 	p.retire(r, call)
 	p.eager = append(p.eager, r)
+	p.eagerPosted++
+	p.eagerMost = max(p.eagerMost, p.eagerHeld())
+}
+
+// eagerHeld is the number of this rank's eager sends not yet matched, as far
+// as the agent has told (the eager-matched word).
+func (p *process) eagerHeld() uint64 {
+	m := p.blk.EagerMatched()
+	if m > p.eagerPosted { // a word the rank (or another) overwrote: only its own flow control suffers
+		return 0
+	}
+	return p.eagerPosted - m
+}
+
+// eagerLimit is how many eager sends may be unmatched before a Send waits:
+// eager_max, or the job's size if that is larger (see above).
+func (p *process) eagerLimit() uint64 {
+	return uint64(max(p.region.G.Eager(), int(p.size)))
+}
+
+// awaitMatch is the end of an eager Send named call: it returns at once
+// while fewer than eagerLimit eager sends are unmatched, and otherwise waits
+// (block) until a receive matches one of them, this one included. Inside the
+// progress function, which must never block (progress.go), it does not wait.
+//
+// It counts matches, not what others post meanwhile: it waits until the
+// matched word shows enough matches that the sends posted up to its own
+// would be below the limit (with threads, another thread's later sends do
+// not hold it longer).
+func (p *process) awaitMatch(call string) {
+	limit := p.eagerLimit()
+	if inProgressCall || p.eagerHeld() < limit {
+		return
+	}
+	need := p.eagerPosted - limit + 1 // matches that bring this rank's sends so far below limit
+	p.block(call, func() bool { return p.blk.EagerMatched() >= need })
 }
 
 // reapEager consumes the completion records of the eager sends exchanged

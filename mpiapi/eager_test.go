@@ -2,6 +2,7 @@ package mpiapi
 
 import (
 	"bytes"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -307,5 +308,95 @@ func TestAwaitEagerNotInProgress(t *testing.T) {
 	}
 	if err == nil || after != slice {
 		t.Fatalf("inside the progress function: error %v, slice %d then %d; want the slots-full error at once, in the same slice", err, slice, after)
+	}
+}
+
+// TestEagerSendWaitsForMatch (eager_max): a flood of blocking sends to a
+// receiver that matches one message only when the sender is blocked. The
+// fake agent exchanges every send at once (so request slots never run
+// short) and counts the eager sends it drained that are not yet matched:
+// that count reaches the limit, max(eager_max, size), and never passes it;
+// a Send returns past it only after a match (so at least N-limit+1 matches
+// were needed); every descriptor carries the Eager flag and its payload,
+// in order; EagerHeld reports the same.
+func TestEagerSendWaitsForMatch(t *testing.T) {
+	for _, tc := range []struct {
+		eagerMax int
+		limit    uint64 // the job has 2 ranks
+	}{{4, 4}, {1, 2}} {
+		t.Run(strconv.Itoa(tc.eagerMax), func(t *testing.T) {
+			p := fakeRankG(t, shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 64, InlineMax: 64, EagerMax: tc.eagerMax})
+			type result struct {
+				all           []seen
+				matched, most uint64
+			}
+			quit, out := make(chan struct{}), make(chan result)
+			go func() {
+				var r result
+				wake := func() {
+					atomic.AddUint32(p.blk.Wake(), 1)
+					unix.FutexWake(p.blk.Wake(), 1)
+				}
+				for {
+					n := len(r.all)
+					if _, err := p.blk.Drain(p.region.Slice()+1, func(d proto.Descriptor, inl []byte) error {
+						r.all = append(r.all, seen{d, bytes.Clone(inl)})
+						return nil
+					}); err != nil {
+						panic(err) // the test's own ring: a broken invariant
+					}
+					if len(r.all) > n { // exchanged: the buffered sends complete
+						p.region.SetSlice(p.region.Slice() + 1)
+						for _, s := range r.all[n:] {
+							p.blk.Complete(proto.Completion{Req: s.d.Req, Kind: proto.KindSend, Source: s.d.Peer, Tag: s.d.Tag, Count: s.d.Len})
+						}
+						wake()
+					}
+					r.most = max(r.most, uint64(len(r.all))-r.matched)
+					select {
+					case <-quit:
+						out <- r
+						return
+					default:
+					}
+					// The receiver takes one once the rank is blocked and all it
+					// posted was drained (and counted above).
+					if p.blk.Blocked() != 0 && p.blk.Undrained() == 0 && r.matched < uint64(len(r.all)) {
+						r.matched++
+						p.blk.SetEagerMatched(r.matched)
+						wake()
+					}
+					time.Sleep(20 * time.Microsecond) // a poll loop's pause, not a timing assumption
+				}
+			}()
+			const n = 60
+			for i := range n {
+				b := bytes.Repeat([]byte{byte(i)}, i%64+1)
+				if err := Send(World(), b, 1, i); err != nil {
+					t.Fatalf("send %d: %v", i, err)
+				}
+				b[0] = 0xff
+			}
+			now, most, limit := EagerHeld()
+			close(quit)
+			r := <-out
+			if limit != tc.limit || most != tc.limit || now > tc.limit-1 {
+				t.Errorf("EagerHeld = %d now, %d at most, limit %d; want at most %d now, and %d, %d", now, most, limit, tc.limit-1, tc.limit, tc.limit)
+			}
+			if r.most != tc.limit {
+				t.Errorf("the agent held %d eager sends unmatched at most, want the limit %d", r.most, tc.limit)
+			}
+			if r.matched < n-tc.limit+1 {
+				t.Errorf("%d matches, want at least %d: a Send returned past the limit without one", r.matched, n-tc.limit+1)
+			}
+			if len(r.all) != n {
+				t.Fatalf("the agent drained %d sends, want %d", len(r.all), n)
+			}
+			for i, s := range r.all {
+				if want := bytes.Repeat([]byte{byte(i)}, i%64+1); s.d.Tag != int32(i) || !s.d.Inline || !s.d.Eager || !bytes.Equal(s.inl, want) {
+					t.Fatalf("send %d: %s inline %v eager %v payload %x, want tag %d and %x", i, s.d.Describe(), s.d.Inline, s.d.Eager, s.inl, i, want)
+				}
+			}
+		})
 	}
 }

@@ -56,9 +56,12 @@ type process struct {
 	freed      []*Request // released with Request.Free, still holding a slot
 	freeing    []*Request // Comm.Free's collectives, completing in the background
 	eager      []*Request // blocking sends that returned at their post, not yet exchanged (eager.go)
-	blocking   bool       // inside block with threads off (the rank reported blocked, offering pull orders)
-	comms      map[proto.CommID]*Comm
-	groupSeq   map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
+	// eagerPosted counts the eager sends posted (proto.Descriptor.Eager),
+	// eagerMost the most of them unmatched at once (eager.go, EagerHeld).
+	eagerPosted, eagerMost uint64
+	blocking               bool // inside block with threads off (the rank reported blocked, offering pull orders)
+	comms                  map[proto.CommID]*Comm
+	groupSeq               map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)
 	// lives counts the communicators this rank belongs to, the world
 	// included, in its program's order (comm.go, proto.Descriptor.Lives);
 	// 0 stands for 1 (the world) in a process made by a test.
@@ -432,7 +435,7 @@ func startPair(p *process, call string, kind proto.Kind, c *Comm, buf []byte, t 
 	d.SetPair(pair)
 	var inl []byte
 	if inline {
-		d.Inline = true
+		d.Inline, d.Eager = true, eager
 		inl = unsafe.Slice((*byte)(addr), n)
 	}
 	if err := p.post(d, inl); err != nil {

@@ -43,6 +43,18 @@ func RequestsInUse() (inUse, slots int) {
 	return slots - len(self.free), slots
 }
 
+// EagerHeld returns this rank's eager sends (blocking sends of at most
+// inline_max bytes that returned at their post, eager.go) not yet matched by
+// a receive now and at most so far, as the runtime's eager-matched word
+// tells, and the limit a Send waits at (max(eager_max, the job's size));
+// zeros before Init.
+func EagerHeld() (now, most, limit uint64) {
+	if self == nil {
+		return 0, 0, 0
+	}
+	return self.eagerHeld(), self.eagerMost, self.eagerLimit()
+}
+
 // MMDSTotals returns the MMDS's totals for primitive p (calls, nanoseconds
 // in them, bytes they moved); ok is false when this rank records no MMDS
 // (mds without main, or a rank outside mds_ranks) or before Init.

@@ -129,7 +129,11 @@ type Agent struct {
 	status     []uint8       // this node's ranks, world-rank order (see proto.DescribeStatus)
 	exited     []atomic.Bool // per local rank: its process has exited (RankExited)
 	woken      []bool
-	onWarn     func(string)
+	// eagerMatched: per local block, the rank's eager sends
+	// (proto.Descriptor.Eager) matched so far, the agent's own count, which
+	// it stores in the block's eager-matched word (noteEager).
+	eagerMatched []uint64
+	onWarn       func(string)
 
 	acc     []byte // collective staging area (core.SchedConfig.StagingSize)
 	foldTmp []byte
@@ -327,6 +331,7 @@ func NewAgent(cfg AgentConfig) *Agent {
 	a.spawned, a.pids = make([]atomic.Int64, n), make([]atomic.Int64, n)
 	a.lastSeq, a.lastPost, a.lastState = make([]uint64, n), make([]proto.SliceID, n), make([]uint32, n)
 	a.woken = make([]bool, len(a.blocks))
+	a.eagerMatched = make([]uint64, len(a.blocks))
 	a.pulls, a.pullIdx = make([][]shm.Pull, n), make([][]int32, n)
 	for l := range a.pulls {
 		a.pulls[l], a.pullIdx[l] = make([]shm.Pull, 0, shm.PullMax), make([]int32, 0, shm.PullMax)
@@ -652,7 +657,9 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	a.noteEager(p)
 	a.publish(pub)
+	a.wake() // a rank whose eager sends were matched, when no completion woke it
 	a.stats.LTR[1] += a.now() - t5
 	for i := range p.Chunks {
 		if c := &p.Chunks[i]; c.Inline && c.Last && c.SrcNode == a.node {
@@ -1296,6 +1303,31 @@ func (a *Agent) publish(cs []proto.Completion) {
 		}
 		a.woken[l] = true
 	}
+	a.wake()
+}
+
+// noteEager counts this slice's matches of the node's ranks' eager sends
+// (proto.Descriptor.Eager) into their eager-matched words, and marks those
+// ranks to be woken: a rank blocked in a send because it has eager_max of
+// them unmatched (package mpiapi, eager.go) waits for this word, as for a
+// completion (so the seen word and deadlock detection treat it as one).
+// Every node's plan holds every match, so the sender's node counts it in
+// the slice it is matched, whichever node the receiver is on.
+func (a *Agent) noteEager(p *core.Plan) {
+	for _, x := range p.Matches {
+		if !x.Send.Eager || !x.Send.Inline {
+			continue
+		}
+		if l := a.localOf[x.Send.Rank]; l >= 0 {
+			a.eagerMatched[l]++
+			a.blocks[l].SetEagerMatched(a.eagerMatched[l])
+			a.woken[l] = true
+		}
+	}
+}
+
+// wake bumps the wake word of every rank marked woken, and wakes it if it sleeps.
+func (a *Agent) wake() {
 	for l, w := range a.woken {
 		if !w {
 			continue

@@ -225,6 +225,11 @@
 // the data. Larger sends complete with their transfer (rendezvous), which MPI
 // allows for MPI_Send. A synchronous send (MPI_Ssend) is posted never Inline,
 // so it completes only with its transfer, after a receive matched it.
+// An Inline send marked Eager (a blocking send that returned at its post,
+// package mpiapi's eager.go) is matched and completed like any other, but
+// while unmatched it counts as an unfinished operation of its sender for
+// deadlock detection (waitfor.go): the sender may be waiting in a later send
+// until one of its eager sends is matched (eager_max).
 //
 // Cancel (cancel.go): a KindCancel descriptor withdraws its rank's own
 // receive, or unbuffered send, that is still unmatched after the sends and

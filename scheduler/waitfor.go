@@ -14,7 +14,9 @@ type Wait struct {
 	D    proto.Descriptor
 	// Why: "recv" (a receive or probe with no matching send), "send" (a send
 	// no receive has matched), "collective" (a collective not every member
-	// of its communicator entered),
+	// of its communicator entered), "eager" (an eager send, proto.Descriptor.Eager,
+	// no receive has matched: buffered, so complete, but its rank may be
+	// waiting in a later send until one is matched: package mpiapi's eager_max),
 	// "moving" (matched, bytes still to move).
 	Why string
 }
@@ -29,9 +31,12 @@ func (s *Scheduler) Waits() []Wait {
 	}
 	for _, q := range s.unexpected {
 		for _, o := range q {
-			if !o.d.Inline { // buffered sends have completed for their sender
+			switch {
+			case !o.d.Inline:
 				out = append(out, Wait{o.d.Rank, o.d, "send"})
-			}
+			case o.d.Eager: // complete, but its sender may wait for its match (eager_max)
+				out = append(out, Wait{o.d.Rank, o.d, "eager"})
+			} // other buffered sends have completed for their sender
 		}
 	}
 	out = s.collWaits(out)
@@ -60,7 +65,7 @@ func (s *Scheduler) Incomplete(mark []bool) {
 	}
 	for _, q := range s.unexpected {
 		for _, o := range q {
-			if !o.d.Inline {
+			if !o.d.Inline || o.d.Eager {
 				mark[o.d.Rank] = true
 			}
 		}
@@ -126,7 +131,7 @@ func (s *Scheduler) WaitsFor(ws []Wait) [][]proto.Rank {
 			} else {
 				add(w.Rank, w.D.Peer)
 			}
-		case "send":
+		case "send", "eager":
 			add(w.Rank, w.D.Peer)
 		case "collective":
 			for _, r := range s.missing(w.D) {
@@ -200,6 +205,8 @@ func DescribeWait(w Wait) string {
 		return fmt.Sprintf("waits for %s from %s (%s%s)", what, src, tag, comm)
 	case "send":
 		return fmt.Sprintf("its send to rank %d (%s, %d bytes%s) waits for a matching receive", d.Peer, tag, d.Len, comm)
+	case "eager": // no tag: a rank's eager sends to one rank collapse into one line
+		return fmt.Sprintf("its eager sends to rank %d (MPI_Send of at most inline_max bytes, returned at their post%s) wait for matching receives; past max(eager_max, size) of them a send waits for one", d.Peer, comm)
 	case "collective":
 		which := fmt.Sprintf("call #%d", d.CollSeq)
 		if d.Persist {

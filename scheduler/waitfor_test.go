@@ -87,3 +87,38 @@ func TestIncompleteMatchesWaits(t *testing.T) {
 		t.Fatalf("the scenario did not cover a moving transfer (%v) and a quiet end (%v)", sawMoving, sawNone)
 	}
 }
+
+// TestEagerSendsAreWaits: an unmatched eager send (a blocking send that
+// returned at its post; its rank may be waiting in a later send until one
+// is matched, mpiapi's eager_max) is an unfinished operation of its sender,
+// though it completed; another buffered send is not. Once matched, neither.
+func TestEagerSendsAreWaits(t *testing.T) {
+	s := New(DefaultConfig, []proto.NodeID{0, 0, 0})
+	eager := send(0, 1, 4, 1, 8)
+	eager.Inline, eager.Eager = true, true
+	buffered := send(2, 1, 5, 1, 8)
+	buffered.Inline = true
+	p := s.Schedule(1, []proto.Descriptor{eager, buffered})
+	if len(p.Completions) != 2 {
+		t.Fatalf("%d completions, want both buffered sends complete at their exchange", len(p.Completions))
+	}
+	ws := s.Waits()
+	want := "its eager sends to rank 1 (MPI_Send of at most inline_max bytes, returned at their post) wait for matching receives; past max(eager_max, size) of them a send waits for one"
+	if len(ws) != 1 || ws[0].Rank != 0 || ws[0].Why != "eager" || DescribeWait(ws[0]) != want {
+		t.Fatalf("waits %+v, want rank 0's eager send: %q", ws, want)
+	}
+	got := make([]bool, 3)
+	s.Incomplete(got)
+	if !slices.Equal(got, []bool{true, false, false}) {
+		t.Fatalf("Incomplete %v, want rank 0 only", got)
+	}
+	if edges := s.WaitsFor(ws); !slices.Equal(edges[0], []proto.Rank{1}) {
+		t.Fatalf("edges %v, want 0 -> 1", edges)
+	}
+	s.Schedule(2, []proto.Descriptor{recv(1, 0, 4, 1, 8)})
+	clear(got)
+	s.Incomplete(got)
+	if ws := s.Waits(); len(ws) != 0 || slices.Contains(got, true) {
+		t.Fatalf("after the match: waits %+v, Incomplete %v; want none", ws, got)
+	}
+}

@@ -85,6 +85,9 @@ func AppendDescriptor(b []byte, d Descriptor) []byte {
 	if d.Persist {
 		flags |= 4
 	}
+	if d.Eager {
+		flags |= 8
+	}
 	b = append(b, uint8(d.Kind), flags, uint8(d.Coll), d.Op)
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Comm))
 	b = binary.LittleEndian.AppendUint32(b, uint32(d.Rank))
@@ -113,6 +116,7 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 		Inline:    b[1]&1 != 0,
 		InPlace:   b[1]&2 != 0,
 		Persist:   b[1]&4 != 0,
+		Eager:     b[1]&8 != 0,
 		Coll:      Coll(b[2]),
 		Op:        b[3],
 		Comm:      CommID(binary.LittleEndian.Uint32(b[4:])),
@@ -133,8 +137,11 @@ func DecodeDescriptor(b []byte) (Descriptor, error) {
 	if d.Kind < KindSend || d.Kind > KindCancel {
 		return Descriptor{}, malformed("descriptor kind %d not in 1..7", b[0])
 	}
-	if b[1] > 7 {
-		return Descriptor{}, malformed("descriptor flags %#x not within 0x7", b[1])
+	if b[1] > 15 {
+		return Descriptor{}, malformed("descriptor flags %#x not within 0xf", b[1])
+	}
+	if d.Eager && (d.Kind != KindSend || !d.Inline) {
+		return Descriptor{}, malformed("eager flag on a %v descriptor that is not an inline send", d.Kind)
 	}
 	if d.Persist && !d.IsColl() {
 		return Descriptor{}, malformed("persistent collective flag on a %v descriptor", d.Kind)

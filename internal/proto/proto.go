@@ -98,7 +98,15 @@ type Descriptor struct {
 	// Inline: the send's payload was copied into the ring slot (a small or
 	// zero-length message). The agent then holds the data, so the send is
 	// buffered: it completes in the slice it is exchanged, matched or not.
-	Inline    bool
+	Inline bool
+	// Eager: an Inline send posted by a blocking standard send (MPI_Send,
+	// MPI_Rsend), which returned to its caller at its post (package mpiapi,
+	// eager.go). The sender's agent counts such sends as they are matched
+	// (shm: the control page's eager-matched word), which bounds how many
+	// the rank has returned from unmatched. Set by the program's calls
+	// alone, never by timing; the scheduler ignores it and the plan hashes
+	// leave it out (recordings keep their hashes).
+	Eager     bool
 	Comm      CommID
 	Rank      Rank   // the posting rank
 	Peer      Rank   // destination of a send; source (or AnySource) of a recv/probe; see below for other kinds

@@ -153,3 +153,18 @@ func TestPersistKey(t *testing.T) {
 		t.Errorf("persistent send decoded: %v", err)
 	}
 }
+
+// The eager flag (a blocking send returned at its post) travels on an
+// inline send, and is refused on anything else.
+func TestEagerFlag(t *testing.T) {
+	d := Descriptor{Kind: KindSend, Inline: true, Eager: true, Rank: 1, Peer: 2, Len: 8}
+	got, err := DecodeDescriptor(AppendDescriptor(nil, d))
+	if err != nil || got != d {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, d)
+	}
+	for _, bad := range []Descriptor{{Kind: KindSend, Eager: true}, {Kind: KindRecv, Inline: true, Eager: true}} {
+		if _, err := DecodeDescriptor(AppendDescriptor(nil, bad)); err == nil || !strings.Contains(err.Error(), "eager flag") {
+			t.Errorf("%+v decoded: %v", bad, err)
+		}
+	}
+}

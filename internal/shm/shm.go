@@ -56,7 +56,11 @@
 // side's element type at byte 6 of the completion record; version 9 added
 // the control page's pull-sum words (offsets 2688 and 2692: the flow check's
 // sums done and verified, under flow alone) and gave point-to-point
-// descriptors' CollSeq the partitioned pair number.
+// descriptors' CollSeq the partitioned pair number; version 10 added the
+// header's eager_max (offset 44, Geometry.EagerMax) and the control page's
+// eager-matched word (offset 32: the count of the rank's eager sends,
+// proto.Descriptor.Eager, that receives have matched, written by the agent
+// only, before it bumps wake; package mpiapi's eager.go reads it).
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -73,7 +77,7 @@ import (
 
 const (
 	Magic       = 0x31304d4853534342 // "BCSSHM01"
-	Version     = 9
+	Version     = 10
 	HeaderSize  = 4096
 	controlSize = 4096
 	SlotHeader  = 128
@@ -98,10 +102,25 @@ type Geometry struct {
 	ReqMax    int // request slots per rank, 16 .. 1<<20
 	InlineMax int // bytes of a send copied into its ring slot, 0 .. 65536, multiple of 64
 	LogBytes  int // bytes of each rank's replay log ring: 0 (none: the job is not recorded) or a power of two, 4096 .. 1<<20
+	// EagerMax bounds a rank's eager sends not yet matched (package mpiapi,
+	// eager.go): 0 .. 1<<20, 0 meaning DefaultEagerMax.
+	EagerMax int
 	// Deterministic: the job runs in deterministic mode (header flags bit
 	// 0), which changes what the ranks' Test-family calls do (package
 	// mpiapi).
 	Deterministic bool
+}
+
+// DefaultEagerMax is Geometry.EagerMax when it is 0 (configs' eager_max
+// default; mpiapi's eager.go says why this many).
+const DefaultEagerMax = 1024
+
+// Eager is EagerMax with 0 resolved to DefaultEagerMax.
+func (g Geometry) Eager() int {
+	if g.EagerMax == 0 {
+		return DefaultEagerMax
+	}
+	return g.EagerMax
 }
 
 // DefaultGeometry is used unless configured otherwise.
@@ -118,6 +137,8 @@ func (g Geometry) Validate() error {
 		return fmt.Errorf("shm: requests_max = %d, want 16 .. 1048576", g.ReqMax)
 	case g.InlineMax < 0 || g.InlineMax > 65536 || g.InlineMax%64 != 0:
 		return fmt.Errorf("shm: inline_max = %d, want a multiple of 64 in 0 .. 65536", g.InlineMax)
+	case g.EagerMax < 0 || g.EagerMax > 1<<20:
+		return fmt.Errorf("shm: eager_max = %d, want 1 .. 1048576 (0: the default, %d)", g.EagerMax, DefaultEagerMax)
 	case g.LogBytes != 0 && (g.LogBytes < 4096 || g.LogBytes > 1<<20 || g.LogBytes&(g.LogBytes-1) != 0):
 		return fmt.Errorf("shm: log ring = %d bytes, want 0 or a power of two in 4096 .. 1048576", g.LogBytes)
 	}
@@ -158,6 +179,7 @@ func Init(mem []byte, g Geometry) (*Region, error) {
 	}
 	le.PutUint32(mem[36:], flags)
 	le.PutUint32(mem[40:], uint32(g.LogBytes))
+	le.PutUint32(mem[44:], uint32(g.EagerMax))
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), Magic)
 	return &Region{Mem: mem, G: g}, nil
 }
@@ -179,7 +201,7 @@ func Attach(mem []byte) (*Region, error) {
 		return nil, fmt.Errorf("shm: header flags %#x, want bits of %#x (deterministic)", flags, flagDeterministic)
 	}
 	g := Geometry{Ranks: int(le.Uint32(mem[12:])), RingSlots: int(le.Uint32(mem[24:])), ReqMax: int(le.Uint32(mem[28:])), InlineMax: int(le.Uint32(mem[32:])),
-		Deterministic: flags&flagDeterministic != 0, LogBytes: int(le.Uint32(mem[40:]))}
+		Deterministic: flags&flagDeterministic != 0, LogBytes: int(le.Uint32(mem[40:])), EagerMax: int(le.Uint32(mem[44:]))}
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
@@ -264,6 +286,14 @@ func (b *RankBlock) Release() uint32 { return atomic.LoadUint32(b.r.u32(b.base +
 
 // BumpRelease releases the rank (agent).
 func (b *RankBlock) BumpRelease() { atomic.AddUint32(b.r.u32(b.base+28), 1) }
+
+// EagerMatched is the count of the rank's eager sends (proto.Descriptor.Eager)
+// that receives have matched: written by the agent only (SetEagerMatched),
+// then wake is bumped; read by the rank (package mpiapi, eager.go).
+func (b *RankBlock) EagerMatched() uint64 { return atomic.LoadUint64(b.r.u64(b.base + 32)) }
+
+// SetEagerMatched stores the count (agent).
+func (b *RankBlock) SetEagerMatched(n uint64) { atomic.StoreUint64(b.r.u64(b.base+32), n) }
 
 func (b *RankBlock) head() *uint64      { return b.r.u64(b.base + 64) }
 func (b *RankBlock) tail() *uint64      { return b.r.u64(b.base + 128) }
