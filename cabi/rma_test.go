@@ -235,3 +235,44 @@ func TestRMAZeroBytesAnywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestRMARefusedFetchErrorAwaited: a refused fetch's error and its empty
+// result travel apart (the error on the request stream, the result on its
+// own tag). Read in either order, the origin's synchronisation settles
+// only once the error is in, so that it raises it: with the result read
+// first, a flush used to settle and return MPI_SUCCESS (rmadyn.c under
+// load).
+func TestRMARefusedFetchErrorAwaited(t *testing.T) {
+	const target = 1
+	msg := []byte("a get at address 0x10 of rank 1, which no attached region holds")
+	refusal := header{op: opErr, red: uint8(errRMARange), excl: 1, data: int64(len(msg))}
+
+	// The empty result first (pollResults counts it), then the error.
+	w := &window{rank: 0, flavor: flavorDynamic, peers: make([]winPeer, 2)}
+	w.peers[target].refused++
+	if w.settled(target) {
+		t.Errorf("result read first: settled before the error came")
+	}
+	w.serve(target, refusal, msg)
+	if !w.settled(target) || w.deferred != string(msg) || w.defClass != errRMARange {
+		t.Errorf("result, then error: settled %v, deferred %q (class %d); want settled with the error kept", w.settled(target), w.deferred, w.defClass)
+	}
+
+	// The error first, then the result.
+	w = &window{rank: 0, flavor: flavorDynamic, peers: make([]winPeer, 2)}
+	w.serve(target, refusal, msg)
+	if !w.settled(target) || w.deferred != string(msg) {
+		t.Errorf("error read first: settled %v, deferred %q; want settled with the error kept", w.settled(target), w.deferred)
+	}
+	w.peers[target].refused++
+	if !w.settled(target) || w.peers[target].refused != 0 {
+		t.Errorf("error, then result: settled %v, refused %d; want settled, 0", w.settled(target), w.peers[target].refused)
+	}
+
+	// A refused put's error (no result follows) leaves nothing awaited.
+	w = &window{rank: 0, flavor: flavorDynamic, peers: make([]winPeer, 2)}
+	w.serve(target, header{op: opErr, red: uint8(errRMARange), data: int64(len(msg))}, msg)
+	if !w.settled(target) || w.peers[target].refused != 0 {
+		t.Errorf("a put's error: settled %v, refused %d; want settled, 0", w.settled(target), w.peers[target].refused)
+	}
+}
