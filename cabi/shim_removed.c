@@ -36,7 +36,9 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement) {
 
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement) {
     MPI_Aint lb, extent;
-    int rc = PMPI_Type_get_extent(datatype, &lb, &extent);
+    /* a NULL displacement reaches Type_get_extent, which refuses it
+     * (MPI_ERR_ARG); it was written through */
+    int rc = PMPI_Type_get_extent(datatype, &lb, displacement ? &extent : (MPI_Aint *)0);
     if (rc == MPI_SUCCESS)
         *displacement = lb + extent;
     return rc;

@@ -1475,13 +1475,15 @@ BCSMPI_REMOVED(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
  * Fortran compiler's; the ABI converts handles with MPI_<handle>_toint and
  * _fromint). C programs still pass handles as MPI_Fint (LAMMPS' library
  * interface, PETSc): here MPI_Fint is int, as in MPICH and Open MPI, and
- * each MPI_<handle>_c2f/_f2c is _toint/_fromint, inline (no symbol in the
- * library). Define BCSMPI_NO_FINT before including mpi.h to hide them. */
+ * each MPI_<handle>_c2f/_f2c (and its PMPI_ twin, which MPICH's tests call)
+ * is _toint/_fromint, inline (no symbol in the library). Define BCSMPI_NO_FINT before including mpi.h to hide them. */
 #ifndef BCSMPI_NO_FINT
 typedef int MPI_Fint;
-#define BCSMPI_C2F(T, name)                                                     \
-    static inline MPI_Fint MPI_##name##_c2f(T h) { return MPI_##name##_toint(h); } \
-    static inline T MPI_##name##_f2c(MPI_Fint i) { return MPI_##name##_fromint(i); }
+#define BCSMPI_C2F(T, name)                                                      \
+    static inline MPI_Fint MPI_##name##_c2f(T h) { return MPI_##name##_toint(h); }  \
+    static inline T MPI_##name##_f2c(MPI_Fint i) { return MPI_##name##_fromint(i); } \
+    static inline MPI_Fint PMPI_##name##_c2f(T h) { return MPI_##name##_toint(h); } \
+    static inline T PMPI_##name##_f2c(MPI_Fint i) { return MPI_##name##_fromint(i); }
 BCSMPI_C2F(MPI_Comm, Comm)
 BCSMPI_C2F(MPI_Errhandler, Errhandler)
 BCSMPI_C2F(MPI_File, File)

@@ -53,6 +53,10 @@ int main(int argc, char **argv) {
     CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "WIN_NULL round trip");
     CHECK(MPI_File_f2c(MPI_File_c2f(MPI_FILE_NULL)) == MPI_FILE_NULL, "FILE_NULL round trip");
     CHECK(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NULL)) == MPI_MESSAGE_NULL, "MESSAGE_NULL round trip");
+    /* the PMPI_ twins, which profiling layers and MPICH's tests call */
+    CHECK(PMPI_Message_f2c(PMPI_Message_c2f(MPI_MESSAGE_NULL)) == MPI_MESSAGE_NULL, "PMPI MESSAGE_NULL round trip");
+    CHECK(PMPI_Comm_f2c(PMPI_Comm_c2f(dup)) == dup, "PMPI Comm round trip");
+    CHECK(PMPI_Type_c2f(MPI_INT) == MPI_Type_c2f(MPI_INT), "PMPI_Type_c2f agrees with MPI_Type_c2f");
 
     MPI_Info_free(&info);
     MPI_Group_free(&g);

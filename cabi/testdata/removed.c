@@ -87,6 +87,17 @@ int main(int argc, char **argv) {
     MPI_Type_extent(rs, &ext);
     CHECK(lb == -8 && ub == 24 && ext == 32, "resized lb %ld ub %ld extent %ld, want -8 24 32", (long)lb, (long)ub,
           (long)ext);
+    /* a NULL output is MPI_ERR_ARG under MPI_ERRORS_RETURN (Type_ub wrote
+     * through it) */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int ec = MPI_SUCCESS;
+    MPI_Error_class(MPI_Type_ub(rs, NULL), &ec);
+    CHECK(ec == MPI_ERR_ARG, "MPI_Type_ub(type, NULL): class %d, want MPI_ERR_ARG", ec);
+    MPI_Error_class(MPI_Type_lb(rs, NULL), &ec);
+    CHECK(ec == MPI_ERR_ARG, "MPI_Type_lb(type, NULL): class %d, want MPI_ERR_ARG", ec);
+    MPI_Error_class(MPI_Type_extent(rs, NULL), &ec);
+    CHECK(ec == MPI_ERR_ARG, "MPI_Type_extent(type, NULL): class %d, want MPI_ERR_ARG", ec);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     int v[10], w[10];
     for (int i = 0; i < 10; i++) {
         v[i] = rank == 0 ? 100 + i : -1;
