@@ -402,6 +402,15 @@
 // unlock, flush, acknowledgement, post, complete) travel in the same
 // stream, so each target sees an origin's requests in the order it issued
 // them, and an acknowledgement means everything before it is applied.
+// Direct operations (rmadirect.go): an origin on the target's node does a
+// Put or Get itself, complete when the call returns, once the target's
+// exposure is certain (fence epoch, start that saw the post, a lock known
+// granted: MPI_MODE_NOCHECK or an answer came back since the lock request),
+// and an accumulate likewise under an exclusive lock so known; through the
+// shared mapping on a shared window, with process_vm_readv/writev on the
+// target's pid on windows of Win_create and Win_allocate (contiguous target
+// layouts; never dynamic windows). Put and Get with Win_flush in a
+// lock_all epoch then cost no slice after the first (about 4 before).
 // An operation on the caller's own window is applied at once. One that
 // moves nothing (zero counts, or datatypes of no bytes, on every side) is
 // complete at once, whatever its datatypes (MPICH and Open MPI accept a
@@ -479,7 +488,7 @@
 //     that a Put or Get to another member is a copy the origin makes
 //     itself, complete when the call returns, whenever the target's
 //     exposure is certain and nothing the origin sent it waits before it
-//     (rmaops.go, sharedDirect): in a fence epoch, in an access epoch
+//     (rmadirect.go): in a fence epoch, in an access epoch
 //     whose start saw the target's post, and under a lock known granted
 //     (MPI_MODE_NOCHECK, or once an acknowledgement came back since the
 //     lock request: the first flush). So Put and Win_flush in a lock_all

@@ -66,6 +66,7 @@ type window struct {
 	bases   []uint64
 	sizes   []int64 // -1: a dynamic window (the target checks)
 	units   []int64
+	pids    []int       // members on the caller's node: their pid (direct operations, rmadirect.go); others 0
 	regions [][2]uint64 // a dynamic window's attached [base, base+size)
 	errh    uintptr
 	name    string
@@ -114,6 +115,7 @@ type winPeer struct {
 	// request, which the target answers only after granting it): a shared
 	// window's Put and Get to it may then be done directly (sharedDirect).
 	confirmed bool
+	noVM      bool // process_vm_* on it was refused: no direct operations by that path (rmadirect.go)
 	results   []rmaResult
 	sends     []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
 	posted    []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
@@ -287,20 +289,25 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 		}
 		*baseOut = w.base
 	}
-	mine := []int64{int64(uintptr(w.base)), w.bytes, w.unit}
+	// Each member's base, size, unit, and node and pid (direct
+	// operations on members of the caller's node, rmadirect.go).
+	mine := []int64{int64(uintptr(w.base)), w.bytes, w.unit, int64(node), int64(os.Getpid())}
 	if flavor == flavorDynamic {
 		mine[1] = -1
 	}
 	all := mine
 	if w.c != nil {
-		all = make([]int64, 3*w.size)
+		all = make([]int64, 5*w.size)
 		if err := mpiapi.Allgather(w.c, mine, all); err != nil {
 			return failErr(ci, err)
 		}
 	}
-	w.bases, w.sizes, w.units = make([]uint64, w.size), make([]int64, w.size), make([]int64, w.size)
+	w.bases, w.sizes, w.units, w.pids = make([]uint64, w.size), make([]int64, w.size), make([]int64, w.size), make([]int, w.size)
 	for r := range w.size {
-		w.bases[r], w.sizes[r], w.units[r] = uint64(all[3*r]), all[3*r+1], all[3*r+2]
+		w.bases[r], w.sizes[r], w.units[r] = uint64(all[5*r]), all[5*r+1], all[5*r+2]
+		if all[5*r+3] == int64(node) && r != w.rank {
+			w.pids[r] = int(all[5*r+4])
+		}
 	}
 	w.locks, w.nocheck, w.posts = make([]int8, w.size), make([]bool, w.size), make([]int, w.size)
 	w.peers = make([]winPeer, w.size)

@@ -410,24 +410,8 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	default:
 		data = o.pack()
 	}
-	if t != w.rank && (h.op == opPut || h.op == opGet) && w.sharedDirect(t) {
-		// Another member's segment of a shared window: copied now.
-		base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[t]+h.disp*w.units[t]) // inRange checked it
-		n := int(h.count * tt.t.info.wire)
-		if h.op == opPut {
-			if len(data) != n {
-				return w.fail(call, errType, "a put of %d bytes into %d bytes of the target", len(data), n)
-			}
-			tt.t.info.unpack(base, data, int(h.count))
-		} else if n > 0 {
-			b := make([]byte, n)
-			tt.t.info.pack(b, base, int(h.count))
-			res.t.info.unpack(res.p, b, res.count)
-		}
-		if req != nil {
-			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
-		}
-		return 0
+	if done, rc := w.direct(call, t, h, tt.t.info, data, res, req); done { // rmadirect.go
+		return rc
 	}
 	if t == w.rank {
 		// The caller's own window: applied now.
@@ -484,32 +468,6 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		return w.sendDirect(t, h, tt.t.info, data)
 	}
 	return w.send(t, h, tt.t.info, data)
-}
-
-// sharedDirect tells whether a Put or Get to member t of a shared window
-// (MPI_Win_allocate_shared) may be done by the caller itself, a copy
-// between its buffer and t's segment, complete when the call returns:
-// when the target's exposure is certain (a fence epoch, whose fence is a
-// barrier; a start that saw t's post, or MPI_MODE_NOCHECK; a lock known
-// granted) and nothing the caller sent to t waits to be applied before it
-// (no operation since its last remote completion, no acknowledgement or
-// result to come). Accumulates always go to the target, which applies them
-// one at a time: atomicity against other origins' accumulates needs that.
-// With no lock known granted (the first operations of a lock epoch) the
-// request goes as on other windows; the first flush's acknowledgement
-// confirms the lock.
-func (w *window) sharedDirect(t int) bool {
-	if w.shm == nil || w.c == nil {
-		return false
-	}
-	p := &w.peers[t]
-	if p.dirty || !w.settled(t) {
-		return false
-	}
-	if w.locks[t] != lockNone {
-		return p.confirmed || w.nocheck[t]
-	}
-	return w.fence || w.started
 }
 
 // sendDirect sends a request whose data is the program's contiguous
@@ -909,6 +867,12 @@ func (w *window) pollResults(r int) {
 		case res.done != nil:
 			res.done()
 		}
+		if done && w.locks[r] != lockNone {
+			// Sent after the lock request, which the target granted
+			// before serving anything behind it: a direct operation
+			// may follow (rmadirect.go).
+			p.confirmed = true
+		}
 	}
 	inFlight -= len(p.results) - len(keep)
 	clear(p.results[len(keep):])
@@ -1156,8 +1120,10 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 		b := make([]byte, n)
 		tt.pack(b, addr, count)
 		reply(b)
-	case opAcc, opGetAcc:
-		e := reduce.Type(h.elem)
+	case opAcc, opGetAcc, opCAS:
+		if h.op == opCAS && len(data) != 2*n {
+			return errType, fmt.Sprintf("a compare-and-swap of %d bytes on %d bytes of the target", len(data), n)
+		}
 		var cur []byte
 		if h.elem == elemC {
 			cur = aligned16(n)
@@ -1165,40 +1131,15 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 			cur = make([]byte, n)
 		}
 		tt.pack(cur, addr, count)
-		if h.op == opGetAcc {
+		if h.op != opAcc {
 			reply(bytes.Clone(cur))
 		}
-		switch {
-		case h.red == redNoOp:
-			return 0, ""
-		case len(data) != n:
-			return errType, fmt.Sprintf("an accumulate of %d bytes into %d bytes of the target", len(data), n)
-		case h.red == redReplace:
-			tt.unpack(addr, data, count)
-			return 0, ""
-		case h.elem == elemC:
-			if msg := reduceC(h, cur, data); msg != "" {
-				return errOp, msg
-			}
+		write, class, msg := combine(h, cur, data) // rmadirect.go
+		if class != 0 {
+			return class, msg
+		}
+		if write {
 			tt.unpack(addr, cur, count)
-			return 0, ""
-		}
-		if err := reduce.Check(reduce.Op(h.red), e); err != nil {
-			return errOp, fmt.Sprintf("operation %d on element type %d: %v", h.red, h.elem, err)
-		}
-		if !applyPacked(reduce.Op(h.red), e, cur, data) { // pairs packed as their parts
-			return errOp, fmt.Sprintf("operation %d on %d bytes: not whole elements of type %s", h.red, n, e)
-		}
-		tt.unpack(addr, cur, count)
-	case opCAS:
-		if len(data) != 2*n {
-			return errType, fmt.Sprintf("a compare-and-swap of %d bytes on %d bytes of the target", len(data), n)
-		}
-		cur := make([]byte, n)
-		tt.pack(cur, addr, count)
-		reply(bytes.Clone(cur))
-		if bytes.Equal(cur, data[n:]) {
-			tt.unpack(addr, data[:n], count)
 		}
 	default:
 		return errIntern, fmt.Sprintf("request of unknown operation %d from rank %d", h.op, origin)

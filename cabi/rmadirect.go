@@ -1,0 +1,238 @@
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"fmt"
+	"unsafe"
+
+	"github.com/bcsmpi/bcsmpi/internal/reduce"
+	"github.com/bcsmpi/bcsmpi/internal/unix"
+	"github.com/bcsmpi/bcsmpi/mpiapi"
+)
+
+// Direct operations: an origin that can reach a target's window memory
+// itself carries the operation out there, a copy complete when the call
+// returns, instead of a request the target applies (a round trip of about
+// four slices to complete it). The memory is reachable
+//
+//   - on a shared window (MPI_Win_allocate_shared): any member's segment
+//     is mapped in the caller, any target datatype;
+//   - on a window of MPI_Win_create or MPI_Win_allocate whose target runs
+//     on the caller's node (bcsrun's logical node): with process_vm_readv
+//     and process_vm_writev on the target's pid and window address, both
+//     gathered at creation, for a target datatype that is contiguous (one
+//     run of bytes, one system call). Every rank lets its siblings read and
+//     write it (mpiapi: AllowReadsFrom, as the pull orders of large
+//     messages need); where the kernel refuses anyway (Yama), the first
+//     refusal turns the path off for that target and the request goes as
+//     on other windows. Dynamic windows are never reached directly (their
+//     regions come and go with attach and detach).
+//
+// The operation is direct only when the target's exposure is certain and
+// nothing the caller sent the target waits to be applied before it (no
+// operation since its last remote completion, no acknowledgement or
+// result to come, so the program's order of operations is kept):
+//
+//   - Put and Get: in a fence epoch (the fence is a barrier), in an access
+//     epoch whose start saw the target's post, and under a passive-target
+//     lock known granted: MPI_MODE_NOCHECK, or once an acknowledgement or
+//     a result came back from the target since the lock request (the
+//     target answers nothing from the caller before granting its lock).
+//   - Accumulate, Get_accumulate, Fetch_and_op and Compare_and_swap: only
+//     under an exclusive lock known granted (or taken with
+//     MPI_MODE_NOCHECK, the program's promise that nobody else accesses
+//     the target meanwhile). Under a shared lock, a fence or PSCW another
+//     origin's accumulate may touch the same elements at the same time,
+//     and a read, reduce and write of the caller's would not be atomic with
+//     respect to it: there the request goes to the target, which applies
+//     accumulates one at a time.
+//
+// So after the first flush of a lock_all epoch, Put and Get with
+// Win_flush cost no slice, and all the operations under an exclusive lock
+// after the first flush. The MMDS records a direct operation as the call
+// it is (bcs_rma), with the bytes it moves. Windows are refused under
+// --record and --replay (rma.go), so replay is not affected.
+
+// Ways a window member's memory is reached (window.reach).
+const (
+	reachNone = iota
+	reachShm  // a shared window's mapping
+	reachVM   // process_vm_readv/writev on the member's pid
+)
+
+// siblingVM tells whether process_vm_* between sibling ranks may work
+// (unix.SiblingReadsRefused is false); read once.
+var siblingVM = func() func() bool {
+	var known, ok bool
+	return func() bool {
+		if !known {
+			known, ok = true, !unix.SiblingReadsRefused()
+		}
+		return ok
+	}
+}()
+
+// reach tells how the caller can reach member t's window memory itself.
+func (w *window) reach(t int) int {
+	switch {
+	case t == w.rank || w.c == nil:
+		return reachNone
+	case w.shm != nil:
+		return reachShm
+	case (w.flavor == flavorCreate || w.flavor == flavorAllocate) && w.pids != nil && w.pids[t] > 0 && !w.peers[t].noVM && siblingVM():
+		return reachVM
+	}
+	return reachNone
+}
+
+// exposed tells whether an operation op to member t may be direct now
+// (see above): the target's exposure certain, nothing of the caller's
+// before it at t, and for the accumulate family an exclusive lock.
+func (w *window) exposed(t int, op uint8) bool {
+	p := &w.peers[t]
+	if p.dirty || !w.settled(t) {
+		return false
+	}
+	known := w.locks[t] != lockNone && (p.confirmed || w.nocheck[t])
+	if op != opPut && op != opGet {
+		return known && w.locks[t] == lockExcl
+	}
+	return known || (w.locks[t] == lockNone && (w.fence || w.started))
+}
+
+// direct carries out operation h on member t's memory when it may (reach,
+// exposed), and reports whether it did; rc is the error it raised. data is
+// the packed origin data (Compare_and_swap: the origin then the compare
+// element), res the result buffer of the fetching operations.
+func (w *window) direct(call string, t int, h header, tt *dtInfo, data []byte, res rmaBuf, req *C.uintptr_t) (bool, C.int) {
+	how := w.reach(t)
+	n := int(h.count * tt.wire)
+	if how == reachNone || n == 0 || (how == reachVM && !tt.contig) || !w.exposed(t, h.op) {
+		return false, 0
+	}
+	var base unsafe.Pointer // reachShm: the first item's address in the mapping
+	var addr uint64         // reachVM: the first byte's address in the target
+	if how == reachShm {
+		base = unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[t]+h.disp*w.units[t]) // inRange checked it
+	} else {
+		addr = w.bases[t] + uint64(h.disp*w.units[t]+tt.trueLB)
+	}
+	reply := func(b []byte) {
+		if res.bytes > 0 {
+			res.t.info.unpack(res.p, b, res.count)
+		}
+	}
+	// read is the target's packed bytes; false: the kernel refused.
+	read := func(b []byte) bool {
+		if how == reachShm {
+			tt.pack(b, base, int(h.count))
+			return true
+		}
+		return w.vmCopy(t, b, addr, false)
+	}
+	switch h.op {
+	case opPut:
+		if len(data) != n {
+			return true, w.fail(call, errType, "a put of %d bytes into %d bytes of the target", len(data), n)
+		}
+		if how == reachShm {
+			tt.unpack(base, data, int(h.count))
+		} else if !w.vmCopy(t, data, addr, true) {
+			return false, 0
+		}
+	case opGet:
+		b := make([]byte, n)
+		if !read(b) {
+			return false, 0
+		}
+		reply(b)
+	default:
+		cur := make([]byte, n)
+		if h.elem == elemC {
+			cur = aligned16(n)
+		}
+		if !read(cur) {
+			return false, 0
+		}
+		if h.op != opAcc {
+			reply(bytes.Clone(cur))
+		}
+		write, class, msg := combine(h, cur, data)
+		if class != 0 {
+			return true, w.fail(call, class, "%s", msg)
+		}
+		if write {
+			if how == reachShm {
+				tt.unpack(base, cur, int(h.count))
+			} else if !w.vmCopy(t, cur, addr, true) {
+				// Refused after the read succeeded: nothing was written
+				// (a partial write is an error vmCopy raises as such).
+				return false, 0
+			}
+		}
+	}
+	if req != nil {
+		*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
+	}
+	return true, 0
+}
+
+// vmCopy copies b to (write) or from t's memory at addr. A refusal turns
+// the path off for t (false: the caller sends the request instead).
+func (w *window) vmCopy(t int, b []byte, addr uint64, write bool) bool {
+	var err error
+	if write {
+		err = unix.WriteTo(w.pids[t], b, addr)
+	} else {
+		err = unix.ReadFrom(w.pids[t], b, addr)
+	}
+	if err != nil {
+		w.peers[t].noVM = true
+		return false
+	}
+	return true
+}
+
+// combine applies accumulate h (opAcc, opGetAcc, opCAS) of data to cur,
+// the target's packed elements; write tells whether cur changed and goes
+// back to the target.
+func combine(h header, cur, data []byte) (write bool, class int, msg string) {
+	n := len(cur)
+	if h.op == opCAS {
+		if len(data) != 2*n {
+			return false, errType, fmt.Sprintf("a compare-and-swap of %d bytes on %d bytes of the target", len(data), n)
+		}
+		if !bytes.Equal(cur, data[n:]) {
+			return false, 0, ""
+		}
+		copy(cur, data[:n])
+		return true, 0, ""
+	}
+	switch {
+	case h.red == redNoOp:
+		return false, 0, ""
+	case len(data) != n:
+		return false, errType, fmt.Sprintf("an accumulate of %d bytes into %d bytes of the target", len(data), n)
+	case h.red == redReplace:
+		copy(cur, data)
+		return true, 0, ""
+	case h.elem == elemC:
+		if msg := reduceC(h, cur, data); msg != "" {
+			return false, errOp, msg
+		}
+		return true, 0, ""
+	}
+	e := reduce.Type(h.elem)
+	if err := reduce.Check(reduce.Op(h.red), e); err != nil {
+		return false, errOp, fmt.Sprintf("operation %d on element type %d: %v", h.red, h.elem, err)
+	}
+	if !applyPacked(reduce.Op(h.red), e, cur, data) { // pairs packed as their parts
+		return false, errOp, fmt.Sprintf("operation %d on %d bytes: not whole elements of type %s", h.red, n, e)
+	}
+	return true, 0, ""
+}
