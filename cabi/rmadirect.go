@@ -8,6 +8,7 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/bcsmpi/bcsmpi/internal/reduce"
@@ -38,25 +39,30 @@ import (
 // operation since its last remote completion, no acknowledgement or
 // result to come, so the program's order of operations is kept):
 //
-//   - Put and Get: in a fence epoch (the fence is a barrier), in an access
-//     epoch whose start saw the target's post, and under a passive-target
-//     lock known granted: MPI_MODE_NOCHECK, or once an acknowledgement or
-//     a result came back from the target since the lock request (the
-//     target answers nothing from the caller before granting its lock).
-//   - Accumulate, Get_accumulate, Fetch_and_op and Compare_and_swap: only
-//     under an exclusive lock known granted (or taken with
-//     MPI_MODE_NOCHECK, the program's promise that nobody else accesses
-//     the target meanwhile). Under a shared lock, a fence or PSCW another
-//     origin's accumulate may touch the same elements at the same time,
-//     and a read, reduce and write of the caller's would not be atomic with
-//     respect to it: there the request goes to the target, which applies
-//     accumulates one at a time.
+//   - in a fence epoch (the fence is a barrier), in an access epoch whose
+//     start saw the target's post, and under a passive-target lock known
+//     granted: MPI_MODE_NOCHECK, or once an acknowledgement or a result
+//     came back from the target since the lock request (the target
+//     answers nothing from the caller before granting its lock).
 //
-// So after the first flush of a lock_all epoch, Put and Get with
-// Win_flush cost no slice, and all the operations under an exclusive lock
-// after the first flush. The MMDS records a direct operation as the call
-// it is (bcs_rma), with the bytes it moves. Windows are refused under
-// --record and --replay (rma.go), so replay is not affected.
+// Accumulate, Get_accumulate, Fetch_and_op and Compare_and_swap are a
+// read, a reduction and a write of the target's elements, done under the
+// target's accumulate lock: a futex word in the target's rank block of the
+// node's shared region (shm.RankBlock.RMALock, mpiapi.RMALockOf, found by
+// the target's pid), which the target holds too while it applies an
+// accumulate itself (apply: its own and other origins' requests). So every
+// accumulate to a location is atomic against every other, whoever applies
+// it, under shared locks, lock_all, fences and PSCW alike; a target whose
+// word cannot be found (not a rank of this node's region) gets requests.
+// process_vm_writev is refused, if at all, before it writes (the
+// permission check comes first), so a refused write leaves the target as
+// it was and the request goes instead.
+//
+// So after the first flush of a lock epoch, every operation with
+// Win_flush costs no slice (about 4 before: a round trip). The MMDS
+// records a direct operation as the call it is (bcs_rma), with the bytes
+// it moves. Windows are refused under --record and --replay (rma.go), so
+// replay is not affected.
 
 // Ways a window member's memory is reached (window.reach).
 const (
@@ -92,18 +98,32 @@ func (w *window) reach(t int) int {
 
 // exposed tells whether an operation op to member t may be direct now
 // (see above): the target's exposure certain, nothing of the caller's
-// before it at t, and for the accumulate family an exclusive lock.
+// before it at t, and for the accumulate family its lock word known.
 func (w *window) exposed(t int, op uint8) bool {
 	p := &w.peers[t]
 	if p.dirty || !w.settled(t) {
 		return false
 	}
-	known := w.locks[t] != lockNone && (p.confirmed || w.nocheck[t])
-	if op != opPut && op != opGet {
-		return known && w.locks[t] == lockExcl
+	if op != opPut && op != opGet && w.accWord(t) == nil {
+		return false
 	}
-	return known || (w.locks[t] == lockNone && (w.fence || w.started))
+	if w.locks[t] != lockNone {
+		return p.confirmed || w.nocheck[t]
+	}
+	return w.fence || w.started
 }
+
+// accWord is member t's accumulate lock word (mpiapi.RMALockOf), or nil.
+func (w *window) accWord(t int) *uint32 {
+	if w.pids == nil || w.pids[t] <= 0 {
+		return nil
+	}
+	return mpiapi.RMALockOf(w.pids[t])
+}
+
+// ownAccLock is the caller's accumulate lock word, or nil (a process with
+// no rank block: a singleton).
+func ownAccLock() *uint32 { return mpiapi.RMALockOf(os.Getpid()) }
 
 // direct carries out operation h on member t's memory when it may (reach,
 // exposed), and reports whether it did; rc is the error it raised. data is
@@ -152,28 +172,39 @@ func (w *window) direct(call string, t int, h header, tt *dtInfo, data []byte, r
 		}
 		reply(b)
 	default:
+		// Under the target's accumulate lock, which it holds itself while
+		// it applies one (apply): atomic against every other accumulate.
 		cur := make([]byte, n)
 		if h.elem == elemC {
 			cur = aligned16(n)
 		}
-		if !read(cur) {
+		lk := w.accWord(t)
+		mpiapi.LockWord(lk)
+		ok := read(cur)
+		var old []byte
+		write, class, msg := false, 0, ""
+		if ok {
+			old = bytes.Clone(cur)
+			write, class, msg = combine(h, cur, data)
+		}
+		if ok && write && class == 0 {
+			if how == reachShm {
+				tt.unpack(base, cur, int(h.count))
+			} else {
+				// A refusal here leaves the target unwritten (see
+				// above): the request goes instead.
+				ok = w.vmCopy(t, cur, addr, true)
+			}
+		}
+		mpiapi.UnlockWord(lk)
+		if !ok {
 			return false, 0
 		}
 		if h.op != opAcc {
-			reply(bytes.Clone(cur))
+			reply(old)
 		}
-		write, class, msg := combine(h, cur, data)
 		if class != 0 {
 			return true, w.fail(call, class, "%s", msg)
-		}
-		if write {
-			if how == reachShm {
-				tt.unpack(base, cur, int(h.count))
-			} else if !w.vmCopy(t, cur, addr, true) {
-				// Refused after the read succeeded: nothing was written
-				// (a partial write is an error vmCopy raises as such).
-				return false, 0
-			}
 		}
 	}
 	if req != nil {

@@ -1130,16 +1130,29 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 		} else {
 			cur = make([]byte, n)
 		}
+		// Under this rank's accumulate lock, which the node's other ranks
+		// take too when they apply one here themselves (rmadirect.go).
+		lk := ownAccLock()
+		if lk != nil {
+			mpiapi.LockWord(lk)
+		}
 		tt.pack(cur, addr, count)
+		var old []byte
 		if h.op != opAcc {
-			reply(bytes.Clone(cur))
+			old = bytes.Clone(cur)
 		}
 		write, class, msg := combine(h, cur, data) // rmadirect.go
+		if write && class == 0 {
+			tt.unpack(addr, cur, count)
+		}
+		if lk != nil {
+			mpiapi.UnlockWord(lk)
+		}
+		if h.op != opAcc {
+			reply(old)
+		}
 		if class != 0 {
 			return class, msg
-		}
-		if write {
-			tt.unpack(addr, cur, count)
 		}
 	default:
 		return errIntern, fmt.Sprintf("request of unknown operation %d from rank %d", h.op, origin)

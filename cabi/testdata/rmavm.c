@@ -12,8 +12,11 @@
  *            target datatype (a request, then direct again after the next
  *            flush), every 10th moves a block of 256 ints; after the epoch
  *            each rank checks what its left neighbour left in its memory.
- *   shared:  every rank adds 1 to one element of rank 0 ITER times under a
- *            shared lock (accumulates stay requests there: atomic).
+ *   shared:  every rank adds 1 to one element of rank 0 SHOPS times under a
+ *            shared lock, all at once (Fetch_and_op, Get_accumulate,
+ *            Accumulate; direct, under the target's accumulate lock, but
+ *            for one request in 100): a total short of every rank's adds,
+ *            or a fetched value not above the last, is an update lost.
  *   excl:    every rank runs EPOCHS exclusive-lock epochs on rank 0, each a
  *            Fetch_and_op and a flush (which confirms the lock), then
  *            Fetch_and_op, Compare_and_swap, Get_accumulate, Accumulate and
@@ -37,6 +40,7 @@
 #define ITER 300
 #define EPOCHS 10
 #define K 2000
+#define SHOPS 20000
 #define WN 2048 /* ints in each window */
 #define BLK 256 /* the block ring moves, at 64 + BLK * rank */
 
@@ -93,19 +97,68 @@ static void ring(MPI_Win win, int *mem)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* near0 tells whether rank 0 runs on the caller's node. */
+static int near0(void)
+{
+    MPI_Comm node;
+    MPI_Group gw, gn;
+    int zero = 0, there;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_group(MPI_COMM_WORLD, &gw);
+    MPI_Comm_group(node, &gn);
+    MPI_Group_translate_ranks(gw, 1, &zero, gn, &there);
+    MPI_Group_free(&gw);
+    MPI_Group_free(&gn);
+    MPI_Comm_free(&node);
+    return there != MPI_UNDEFINED;
+}
+
+/* sum is the sum of every rank's v. */
+static int sum(int v)
+{
+    int s;
+    MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return s;
+}
+
 static void shared(MPI_Win win, int *mem)
 {
-    int one = 1;
+    int one = 1, r, prev = -1;
+    /* Many where rank 0 shares the node (direct, all ranks at once, rank 0
+     * on its own memory too), few elsewhere (a request each). */
+    int n = near0() ? SHOPS : 50, total = sum(n);
+    MPI_Datatype loose; /* one int with an extent of 2: not contiguous */
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &loose);
+    MPI_Type_commit(&loose);
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-    for (int it = 0; it < ITER; it++) {
-        MPI_Accumulate(&one, 1, MPI_INT, 0, D(63), 1, MPI_INT, MPI_SUM, win);
-        MPI_Win_flush(0, win);
+    for (int it = 0; it < n; it++) {
+        switch (it % 100) {
+        case 0: /* a request (non-contiguous target), then a flush */
+            MPI_Accumulate(&one, 1, MPI_INT, 0, D(63), 1, loose, MPI_SUM, win);
+            MPI_Win_flush(0, win);
+            break;
+        case 1:
+            MPI_Accumulate(&one, 1, MPI_INT, 0, D(63), 1, MPI_INT, MPI_SUM, win);
+            break;
+        case 2:
+            MPI_Get_accumulate(&one, 1, MPI_INT, &r, 1, MPI_INT, 0, D(63), 1, MPI_INT, MPI_SUM, win);
+            MPI_Win_flush(0, win);
+            CHECK(r > prev);
+            prev = r;
+            break;
+        default: /* one other rank's increments at most between two of these */
+            MPI_Fetch_and_op(&one, &r, MPI_INT, 0, D(63), MPI_SUM, win);
+            MPI_Win_flush_local(0, win);
+            CHECK(r > prev);
+            prev = r;
+        }
     }
     MPI_Win_unlock(0, win);
+    MPI_Type_free(&loose);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-        CHECK(mem[63] == size * ITER);
+        CHECK(mem[63] == total);
         MPI_Win_unlock(0, win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -113,23 +166,11 @@ static void shared(MPI_Win win, int *mem)
 
 static void excl(MPI_Win win, int *mem)
 {
-    int one = 1, r, c, nv, k0[1], kall[1];
+    int one = 1, r, c, nv;
     /* K operations per epoch where rank 0 shares the caller's node (direct
      * then, and a long epoch makes an overlap certain if the lock did not
-     * exclude), 8 elsewhere (a request each); the total from every rank's. */
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Group gw, gn;
-    MPI_Comm_group(MPI_COMM_WORLD, &gw);
-    MPI_Comm_group(node, &gn);
-    int zero = 0, there;
-    MPI_Group_translate_ranks(gw, 1, &zero, gn, &there);
-    int kk = there == MPI_UNDEFINED ? 8 : K;
-    MPI_Group_free(&gw);
-    MPI_Group_free(&gn);
-    MPI_Comm_free(&node);
-    k0[0] = kk;
-    MPI_Allreduce(k0, kall, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+     * exclude), 8 elsewhere (a request each). */
+    int kk = near0() ? K : 8, kall = sum(kk);
     for (int e = 0; e < EPOCHS; e++) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         MPI_Fetch_and_op(&one, &r, MPI_INT, 0, D(60), MPI_SUM, win);
@@ -168,7 +209,7 @@ static void excl(MPI_Win win, int *mem)
     /* per epoch: 1 + kk fetch_and_op, 1 swap, 1 get_accumulate, 1 accumulate */
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-        CHECK(mem[60] == EPOCHS * (kall[0] + 4 * size));
+        CHECK(mem[60] == EPOCHS * (kall + 4 * size));
         MPI_Win_unlock(0, win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
