@@ -406,11 +406,13 @@
 // Put or Get itself, complete when the call returns, once the target's
 // exposure is certain (fence epoch, start that saw the post, a lock known
 // granted: MPI_MODE_NOCHECK or an answer came back since the lock request),
-// and an accumulate likewise under an exclusive lock so known; through the
-// shared mapping on a shared window, with process_vm_readv/writev on the
-// target's pid on windows of Win_create and Win_allocate (contiguous target
-// layouts; never dynamic windows). Put and Get with Win_flush in a
-// lock_all epoch then cost no slice after the first (about 4 before).
+// and an accumulate likewise, under the target's accumulate lock (a futex
+// word in its rank block of the node's shared region, which the target
+// holds too while it applies one); through the shared mapping on a shared
+// window, with process_vm_readv/writev on the target's pid on windows of
+// Win_create and Win_allocate (contiguous target layouts; never dynamic
+// windows). An operation with Win_flush in a lock epoch then costs no
+// slice after the first (about 4 before).
 // An operation on the caller's own window is applied at once. One that
 // moves nothing (zero counts, or datatypes of no bytes, on every side) is
 // complete at once, whatever its datatypes (MPICH and Open MPI accept a
@@ -439,9 +441,12 @@
 //
 // Semantics:
 //   - Atomicity: a target applies one request at a time, in its own
-//     thread, so an accumulate (Accumulate, Get_accumulate, Fetch_and_op,
-//     Compare_and_swap) is atomic as a whole against every other
-//     accumulate to the same location, from any origin.
+//     thread, holding its accumulate lock, which an origin of its node
+//     applying one directly holds too, so an accumulate (Accumulate,
+//     Get_accumulate, Fetch_and_op, Compare_and_swap) is atomic as a whole
+//     against every other accumulate to the same location, from any
+//     origin. A fetching operation's result is sent once the target's
+//     elements are written.
 //   - Fence: the caller completes its operations at their targets (a flush
 //     to each target it wrote to) and then enters a barrier, during which
 //     it serves others. MPI_MODE_NOPRECEDE skips the flush,
@@ -484,19 +489,17 @@
 //     segment, or of the lowest rank with memory for MPI_PROC_NULL; a
 //     rank with a segment of size 0 gives size 0 and NULL, as MPICH);
 //     one-sided operations and synchronisation work as on other windows
-//     (requests applied by the target, so accumulates stay atomic), except
-//     that a Put or Get to another member is a copy the origin makes
-//     itself, complete when the call returns, whenever the target's
+//     (requests applied by the target), except that an operation on
+//     another member is done by the origin itself, in the mapping,
+//     complete when the call returns, whenever the target's
 //     exposure is certain and nothing the origin sent it waits before it
 //     (rmadirect.go): in a fence epoch, in an access epoch
 //     whose start saw the target's post, and under a lock known granted
-//     (MPI_MODE_NOCHECK, or once an acknowledgement came back since the
-//     lock request: the first flush). So Put and Win_flush in a lock_all
-//     epoch cost no slice after the first (4 before: a round trip);
-//     accumulates, and the first operations of a lock epoch, still go to
-//     the target (atomicity against other origins' accumulates needs the
-//     target to apply them one at a time; a lock is granted at the target,
-//     and MPI_Win_lock does not wait for it).
+//     (MPI_MODE_NOCHECK, or once an acknowledgement or a result came back
+//     since the lock request: the first flush); accumulates likewise,
+//     under the target's accumulate lock (see Direct operations above).
+//     The first operations of a lock epoch still go to the target (a lock
+//     is granted there, and MPI_Win_lock does not wait for it).
 //     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
 //     MPI_WIN_UNIFIED. On other flavors MPI_Win_shared_query gives the
 //     caller's own memory, and size 0 and NULL for the other ranks (as
