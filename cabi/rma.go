@@ -67,6 +67,7 @@ type window struct {
 	sizes   []int64 // -1: a dynamic window (the target checks)
 	units   []int64
 	pids    []int       // members on the caller's node: their pid (direct operations, rmadirect.go); others 0
+	words   []*uint32   // their accumulate lock words (mpiapi.RMALockOf), nil where pids is 0
 	regions [][2]uint64 // a dynamic window's attached [base, base+size)
 	errh    uintptr
 	name    string
@@ -307,6 +308,15 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 		w.bases[r], w.sizes[r], w.units[r] = uint64(all[5*r]), all[5*r+1], all[5*r+2]
 		if all[5*r+3] == int64(node) && r != w.rank {
 			w.pids[r] = int(all[5*r+4])
+		}
+	}
+	w.words = make([]*uint32, w.size)
+	for r, pid := range w.pids {
+		// Only a rank attached to this node's region is this job's and
+		// this host's (a spawned job's node numbers are its own): any
+		// other pid is left alone.
+		if w.words[r] = mpiapi.RMALockOf(pid); w.words[r] == nil {
+			w.pids[r] = 0
 		}
 	}
 	w.locks, w.nocheck, w.posts = make([]int8, w.size), make([]bool, w.size), make([]int, w.size)

@@ -24,7 +24,9 @@ import (
 //   - on a shared window (MPI_Win_allocate_shared): any member's segment
 //     is mapped in the caller, any target datatype;
 //   - on a window of MPI_Win_create or MPI_Win_allocate whose target runs
-//     on the caller's node (bcsrun's logical node): with process_vm_readv
+//     on the caller's node (bcsrun's logical node; its pid attached to a
+//     rank block of the node's shared region, so a process of this job on
+//     this host, never another job's): with process_vm_readv
 //     and process_vm_writev on the target's pid and window address, both
 //     gathered at creation, for a target datatype that is contiguous (one
 //     run of bytes, one system call). Every rank lets its siblings read and
@@ -115,10 +117,10 @@ func (w *window) exposed(t int, op uint8) bool {
 
 // accWord is member t's accumulate lock word (mpiapi.RMALockOf), or nil.
 func (w *window) accWord(t int) *uint32 {
-	if w.pids == nil || w.pids[t] <= 0 {
+	if w.words == nil {
 		return nil
 	}
-	return mpiapi.RMALockOf(w.pids[t])
+	return w.words[t]
 }
 
 // ownAccLock is the caller's accumulate lock word, or nil (a process with
