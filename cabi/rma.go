@@ -107,14 +107,17 @@ type winPeer struct {
 	head  int
 	queue []queued // requests taken and waiting for a body, or behind one (rmaops.go)
 
-	acks    int  // acknowledgements to come (flushes, unlocks)
-	granted bool // the caller's own lock request was granted
-	held    bool // target side: its lock request waits, so its later requests wait too
-	dirty   bool // operations sent since its last remote completion
+	acks int // acknowledgements to come (flushes, unlocks)
+	// released: of acks, those of unlocks not waited for (rmasync.go,
+	// unlock), which come first and confirm no later lock.
+	released int
+	granted  bool // the caller's own lock request was granted
+	held     bool // target side: its lock request waits, so its later requests wait too
+	dirty    bool // operations sent since its last remote completion
 	// confirmed: the caller's passive-target lock on it is known granted
 	// (MPI_MODE_NOCHECK, or an acknowledgement came back since the lock
-	// request, which the target answers only after granting it): a shared
-	// window's Put and Get to it may then be done directly (sharedDirect).
+	// request, which the target answers only after granting it): an
+	// operation to it may then be done directly (rmadirect.go).
 	confirmed bool
 	noVM      bool // process_vm_* on it was refused: no direct operations by that path (rmadirect.go)
 	results   []rmaResult

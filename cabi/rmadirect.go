@@ -28,8 +28,10 @@ import (
 //     rank block of the node's shared region, so a process of this job on
 //     this host, never another job's): with process_vm_readv
 //     and process_vm_writev on the target's pid and window address, both
-//     gathered at creation, for a target datatype that is contiguous (one
-//     run of bytes, one system call). Every rank lets its siblings read and
+//     gathered at creation: one system call, with one range for a
+//     contiguous target layout and one per block for another (at most
+//     unix.MaxRanges blocks, counted after merging adjacent ones; more go
+//     as requests). Every rank lets its siblings read and
 //     write it (mpiapi: AllowReadsFrom, as the pull orders of large
 //     messages need); where the kernel refuses anyway (Yama), the first
 //     refusal turns the path off for that target and the request goes as
@@ -134,15 +136,15 @@ func ownAccLock() *uint32 { return mpiapi.RMALockOf(os.Getpid()) }
 func (w *window) direct(call string, t int, h header, tt *dtInfo, data []byte, res rmaBuf, req *C.uintptr_t) (bool, C.int) {
 	how := w.reach(t)
 	n := int(h.count * tt.wire)
-	if how == reachNone || n == 0 || (how == reachVM && !tt.contig) || !w.exposed(t, h.op) {
+	if how == reachNone || n == 0 || !w.exposed(t, h.op) {
 		return false, 0
 	}
 	var base unsafe.Pointer // reachShm: the first item's address in the mapping
-	var addr uint64         // reachVM: the first byte's address in the target
+	var addr [][2]uint64    // reachVM: the target's blocks, in packed order
 	if how == reachShm {
 		base = unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[t]+h.disp*w.units[t]) // inRange checked it
-	} else {
-		addr = w.bases[t] + uint64(h.disp*w.units[t]+tt.trueLB)
+	} else if addr = blocks(w.bases[t]+uint64(h.disp*w.units[t]), tt, int(h.count)); addr == nil {
+		return false, 0
 	}
 	reply := func(b []byte) {
 		if res.bytes > 0 {
@@ -215,20 +217,50 @@ func (w *window) direct(call string, t int, h header, tt *dtInfo, data []byte, r
 	return true, 0
 }
 
-// vmCopy copies b to (write) or from t's memory at addr. A refusal turns
+// vmCopy copies b to (write) or from t's blocks addr. A refusal turns
 // the path off for t (false: the caller sends the request instead).
-func (w *window) vmCopy(t int, b []byte, addr uint64, write bool) bool {
+func (w *window) vmCopy(t int, b []byte, addr [][2]uint64, write bool) bool {
 	var err error
 	if write {
-		err = unix.WriteTo(w.pids[t], b, addr)
+		err = unix.WriteRanges(w.pids[t], b, addr)
 	} else {
-		err = unix.ReadFrom(w.pids[t], b, addr)
+		err = unix.ReadRanges(w.pids[t], b, addr)
 	}
 	if err != nil {
 		w.peers[t].noVM = true
 		return false
 	}
 	return true
+}
+
+// blocks lists the bytes count items of tt at address a cover, in packed
+// order (address and length each, adjacent ones merged), or nil when there
+// are more than unix.MaxRanges.
+func blocks(a uint64, tt *dtInfo, count int) [][2]uint64 {
+	if tt.contig {
+		return [][2]uint64{{a + uint64(tt.trueLB), uint64(int64(count) * tt.wire)}}
+	}
+	var out [][2]uint64
+	ext := tt.extent()
+	for i := range int64(count) {
+		for _, s := range tt.segs {
+			for k := range s.n {
+				if s.len == 0 {
+					continue
+				}
+				p := a + uint64(i*ext+s.off+k*s.stride)
+				if m := len(out); m > 0 && out[m-1][0]+out[m-1][1] == p {
+					out[m-1][1] += uint64(s.len)
+					continue
+				}
+				if len(out) == unix.MaxRanges {
+					return nil
+				}
+				out = append(out, [2]uint64{p, uint64(s.len)})
+			}
+		}
+	}
+	return out
 }
 
 // combine applies accumulate h (opAcc, opGetAcc, opCAS) of data to cur,

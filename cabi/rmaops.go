@@ -925,9 +925,14 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	data := rest[32*h.nseg:]
 	switch h.op {
 	case opAck:
-		w.peers[origin].acks--
+		p := &w.peers[origin]
+		p.acks--
+		if p.released > 0 {
+			p.released-- // an unlock's not waited for (unlock): before any later lock's grant
+			return
+		}
 		if w.locks[origin] != lockNone {
-			w.peers[origin].confirmed = true // behind the lock request: granted
+			p.confirmed = true // behind the lock request: granted
 		}
 		return
 	case opPost:

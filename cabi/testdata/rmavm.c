@@ -8,14 +8,16 @@
  *
  *   ring:    under lock_all, each rank Puts to its right neighbour and Gets
  *            the value back, with flushes, ITER times (direct after the
- *            first flush); every 7th Put goes through a non-contiguous
- *            target datatype (a request, then direct again after the next
- *            flush), every 10th moves a block of 256 ints; after the epoch
+ *            first flush); every 7th Put goes through a resized target
+ *            datatype, every 10th moves three blocks of a vector (one
+ *            system call of three ranges) and gets them back, contiguous
+ *            and through the vector, every 10th a block of 256 ints
+ *            (over the inline size); after the epoch
  *            each rank checks what its left neighbour left in its memory.
  *   shared:  every rank adds 1 to one element of rank 0 SHOPS times under a
  *            shared lock, all at once (Fetch_and_op, Get_accumulate,
- *            Accumulate; direct, under the target's accumulate lock, but
- *            for one request in 100): a total short of every rank's adds,
+ *            Accumulate; direct, under the target's accumulate lock, where
+ *            rank 0 shares the node): a total short of every rank's adds,
  *            or a fetched value not above the last, is an update lost.
  *   excl:    every rank runs EPOCHS exclusive-lock epochs on rank 0, each a
  *            Fetch_and_op and a flush (which confirms the lock), then
@@ -25,7 +27,9 @@
  *            direct read-modify-write ran outside the lock.
  *   fence, pscw: Put and Get in fence and post-start-complete-wait epochs.
  *   slices N: rank 0 alone, N Put+flush and N Get+flush under lock_all, N
- *            Fetch_and_op+flush under an exclusive lock, against rank 1
+ *            Fetch_and_op+flush under an exclusive lock, against rank 1,
+ *            and N empty lock_all epochs (an unlock with nothing to
+ *            complete does not wait for its acknowledgement)
  *            (the Go test counts the job's slices: a request's round trip
  *            costs at least 2).
  *
@@ -43,6 +47,7 @@
 #define SHOPS 20000
 #define WN 2048 /* ints in each window */
 #define BLK 256 /* the block ring moves, at 64 + BLK * rank */
+#define VEC 1856 /* the vectors ring moves, at VEC + 16 * rank */
 
 static int rank, size, unit;
 
@@ -62,8 +67,11 @@ static void ring(MPI_Win win, int *mem)
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     static int blk[BLK], back[BLK];
     MPI_Datatype loose; /* one int with an extent of 2: not contiguous */
+    MPI_Datatype vec; /* three ints, every other one */
     MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &loose);
     MPI_Type_commit(&loose);
+    MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
     MPI_Win_lock_all(0, win);
     for (int it = 0; it < ITER; it++) {
         int v = rank * 100000 + it, got = -1;
@@ -75,6 +83,16 @@ static void ring(MPI_Win win, int *mem)
         MPI_Get(&got, 1, MPI_INT, right, D(rank), 1, MPI_INT, win);
         MPI_Win_flush(right, win);
         CHECK(got == v);
+        if (it % 10 == 5) { /* three blocks of a vector, and back */
+            int three[3] = {v, v + 1, v + 2}, five[5] = {-1, -1, -1, -1, -1}, back3[3] = {-1, -1, -1};
+            MPI_Put(three, 3, MPI_INT, right, D(VEC + 16 * rank), 1, vec, win);
+            MPI_Win_flush(right, win);
+            MPI_Get(five, 5, MPI_INT, right, D(VEC + 16 * rank), 5, MPI_INT, win);
+            MPI_Get(back3, 3, MPI_INT, right, D(VEC + 16 * rank), 1, vec, win);
+            MPI_Win_flush(right, win);
+            CHECK(five[0] == v && five[1] == 0 && five[2] == v + 1 && five[3] == 0 && five[4] == v + 2);
+            CHECK(back3[0] == v && back3[1] == v + 1 && back3[2] == v + 2);
+        }
         if (it % 10 == 0) {
             for (int i = 0; i < BLK; i++)
                 blk[i] = v + i;
@@ -94,6 +112,7 @@ static void ring(MPI_Win win, int *mem)
         CHECK(mem[64 + BLK * left + i] == left * 100000 + (ITER - 1) / 10 * 10 + i);
     MPI_Win_unlock(rank, win);
     MPI_Type_free(&loose);
+    MPI_Type_free(&vec);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -133,7 +152,7 @@ static void shared(MPI_Win win, int *mem)
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     for (int it = 0; it < n; it++) {
         switch (it % 100) {
-        case 0: /* a request (non-contiguous target), then a flush */
+        case 0: /* a non-contiguous target layout, then a flush */
             MPI_Accumulate(&one, 1, MPI_INT, 0, D(63), 1, loose, MPI_SUM, win);
             MPI_Win_flush(0, win);
             break;
@@ -278,6 +297,10 @@ static void slices(MPI_Win win, int n)
             CHECK(r == i);
         }
         MPI_Win_unlock(1, win);
+        for (int i = 0; i < n; i++) { /* epochs with nothing to complete */
+            MPI_Win_lock_all(0, win);
+            MPI_Win_unlock_all(win);
+        }
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
