@@ -470,7 +470,13 @@
 //     empty result with its error, so the flush raises the error instead
 //     of waiting forever); flush_local waits for
 //     results and for the bodies sent from the program's buffers (a short
-//     request's data is copied when it is issued).
+//     request's data is copied when it is issued). An unlock with nothing
+//     to complete at its target (no Put or Accumulate since the last
+//     remote completion, every result in, direct operations done) sends
+//     the release and returns: its acknowledgement is taken later, before
+//     any direct operation, flush or MPI_Win_free passes that target, and
+//     confirms no later lock (so empty lock_all epochs cost about one
+//     slice, not a round trip).
 //     Lock_all takes a shared lock on every member. MPI_Win_sync is a
 //     full memory fence (in the shim) and nothing more: there is one copy
 //     of the memory (MPI_WIN_UNIFIED).
