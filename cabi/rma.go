@@ -111,9 +111,13 @@ type winPeer struct {
 	// released: of acks, those of unlocks not waited for (rmasync.go,
 	// unlock), which come first and confirm no later lock.
 	released int
-	granted  bool // the caller's own lock request was granted
-	held     bool // target side: its lock request waits, so its later requests wait too
-	dirty    bool // operations sent since its last remote completion
+	// errs: refusals' empty results come less their reports (opErr with
+	// excl 1) come, which travel on another stream: above 0, a report is
+	// still due and the peer is not settled (rmaops.go, refuseFetch).
+	errs    int
+	granted bool // the caller's own lock request was granted
+	held    bool // target side: its lock request waits, so its later requests wait too
+	dirty   bool // operations sent since its last remote completion
 	// confirmed: the caller's passive-target lock on it is known granted
 	// (MPI_MODE_NOCHECK, or an acknowledgement came back since the lock
 	// request, which the target answers only after granting it): an
@@ -130,7 +134,8 @@ type rmaResult struct {
 	r      *mpiapi.Request
 	done   func() // unpacks a packed result; nil: none
 	pack   []byte
-	shared bool // the user holds it as an MPI_Request (Rget...): not retired here
+	shared bool  // the user holds it as an MPI_Request (Rget...): not retired here
+	want   int64 // the bytes it should bring: none brought is a refusal (refuseFetch)
 }
 
 type lockWait struct {

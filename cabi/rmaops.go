@@ -532,7 +532,7 @@ func putSegs(b []byte, tt *dtInfo) {
 // postResult posts the receive of a result from target t into res.
 func (w *window) postResult(call string, t int, res rmaBuf, shared bool) (rmaResult, C.int) {
 	var buf []byte
-	r := rmaResult{shared: shared}
+	r := rmaResult{shared: shared, want: res.bytes}
 	switch {
 	case res.bytes == 0:
 	case res.t.info.contig:
@@ -858,7 +858,10 @@ func (w *window) pollResults(r int) {
 	p := &w.peers[r]
 	keep := p.results[:0]
 	for _, res := range p.results {
-		done, _, err := mpiapi.Poll(res.r, !res.shared)
+		done, st, err := mpiapi.Poll(res.r, !res.shared)
+		if done && err == nil && res.want > 0 && st.Count() == 0 {
+			p.errs++ // a refusal's empty result: its report is due (refuseFetch)
+		}
 		switch {
 		case !done:
 			keep = append(keep, res)
@@ -942,6 +945,9 @@ func (w *window) serve(origin int, h header, rest []byte) {
 		w.completes++
 		return
 	case opErr:
+		if h.excl == 1 {
+			w.peers[origin].errs-- // its empty result came, or will
+		}
 		w.deferErr(int(h.red), string(data))
 		return
 	case opLock:
@@ -977,8 +983,16 @@ func (w *window) serve(origin int, h header, rest []byte) {
 // whose header was read goes through it; a request whose header could not
 // be read (h zero) gets no result, since whether it fetches is unknown.
 func (w *window) refuseFetch(origin int, h header, class int, msg string) {
-	w.refuse(origin, class, msg)
-	if h.op == opGet || h.op == opGetAcc || h.op == opCAS {
+	fetching := h.op == opGet || h.op == opGetAcc || h.op == opCAS
+	if fetching && origin != w.rank && w.c != nil {
+		// The report says an empty result follows (excl 1): the two
+		// travel on different streams, so the origin waits for the
+		// report when the result comes first (winPeer.errs).
+		w.send(origin, header{op: opErr, red: uint8(class), excl: 1}, nil, []byte(msg))
+	} else {
+		w.refuse(origin, class, msg)
+	}
+	if fetching {
 		w.post(origin, tagResult, nil)
 	}
 }

@@ -46,7 +46,7 @@ func (w *window) wait(call string, done func() bool) C.int {
 // result, and the bodies sent to it from the program's buffers have gone.
 func (w *window) settled(t int) bool {
 	p := &w.peers[t]
-	return p.acks == 0 && len(p.results) == 0 && len(p.sends) == 0
+	return p.acks == 0 && len(p.results) == 0 && len(p.sends) == 0 && p.errs <= 0
 }
 
 // complete completes the operations issued to the targets in ts: at the
