@@ -417,6 +417,17 @@
 // unlock, flush, acknowledgement, post, complete) travel in the same
 // stream, so each target sees an origin's requests in the order it issued
 // them, and an acknowledgement means everything before it is applied.
+// Direct operations (rmadirect.go): an origin on the target's node does a
+// Put or Get itself, complete when the call returns, once the target's
+// exposure is certain (fence epoch, start that saw the post, a lock known
+// granted: MPI_MODE_NOCHECK or an answer came back since the lock request),
+// and an accumulate likewise, under the target's accumulate lock (a futex
+// word in its rank block of the node's shared region, which the target
+// holds too while it applies one); through the shared mapping on a shared
+// window, with process_vm_readv/writev on the target's pid on windows of
+// Win_create and Win_allocate (contiguous target layouts; never dynamic
+// windows). An operation with Win_flush in a lock epoch then costs no
+// slice after the first (about 4 before).
 // An operation on the caller's own window is applied at once. One that
 // moves nothing (zero counts, or datatypes of no bytes, on every side) is
 // complete at once, whatever its datatypes (MPICH and Open MPI accept a
@@ -445,9 +456,12 @@
 //
 // Semantics:
 //   - Atomicity: a target applies one request at a time, in its own
-//     thread, so an accumulate (Accumulate, Get_accumulate, Fetch_and_op,
-//     Compare_and_swap) is atomic as a whole against every other
-//     accumulate to the same location, from any origin.
+//     thread, holding its accumulate lock, which an origin of its node
+//     applying one directly holds too, so an accumulate (Accumulate,
+//     Get_accumulate, Fetch_and_op, Compare_and_swap) is atomic as a whole
+//     against every other accumulate to the same location, from any
+//     origin. A fetching operation's result is sent once the target's
+//     elements are written.
 //   - Fence: the caller completes its operations at their targets (a flush
 //     to each target it wrote to) and then enters a barrier, during which
 //     it serves others. MPI_MODE_NOPRECEDE skips the flush,
@@ -471,7 +485,13 @@
 //     empty result with its error, so the flush raises the error instead
 //     of waiting forever); flush_local waits for
 //     results and for the bodies sent from the program's buffers (a short
-//     request's data is copied when it is issued).
+//     request's data is copied when it is issued). An unlock with nothing
+//     to complete at its target (no Put or Accumulate since the last
+//     remote completion, every result in, direct operations done) sends
+//     the release and returns: its acknowledgement is taken later, before
+//     any direct operation, flush or MPI_Win_free passes that target, and
+//     confirms no later lock (so empty lock_all epochs cost about one
+//     slice, not a round trip).
 //     Lock_all takes a shared lock on every member. MPI_Win_sync is a
 //     full memory fence (in the shim) and nothing more: there is one copy
 //     of the memory (MPI_WIN_UNIFIED).
@@ -490,19 +510,17 @@
 //     segment, or of the lowest rank with memory for MPI_PROC_NULL; a
 //     rank with a segment of size 0 gives size 0 and NULL, as MPICH);
 //     one-sided operations and synchronisation work as on other windows
-//     (requests applied by the target, so accumulates stay atomic), except
-//     that a Put or Get to another member is a copy the origin makes
-//     itself, complete when the call returns, whenever the target's
+//     (requests applied by the target), except that an operation on
+//     another member is done by the origin itself, in the mapping,
+//     complete when the call returns, whenever the target's
 //     exposure is certain and nothing the origin sent it waits before it
-//     (rmaops.go, sharedDirect): in a fence epoch, in an access epoch
+//     (rmadirect.go): in a fence epoch, in an access epoch
 //     whose start saw the target's post, and under a lock known granted
-//     (MPI_MODE_NOCHECK, or once an acknowledgement came back since the
-//     lock request: the first flush). So Put and Win_flush in a lock_all
-//     epoch cost no slice after the first (4 before: a round trip);
-//     accumulates, and the first operations of a lock epoch, still go to
-//     the target (atomicity against other origins' accumulates needs the
-//     target to apply them one at a time; a lock is granted at the target,
-//     and MPI_Win_lock does not wait for it).
+//     (MPI_MODE_NOCHECK, or once an acknowledgement or a result came back
+//     since the lock request: the first flush); accumulates likewise,
+//     under the target's accumulate lock (see Direct operations above).
+//     The first operations of a lock epoch still go to the target (a lock
+//     is granted there, and MPI_Win_lock does not wait for it).
 //     MPI_WIN_CREATE_FLAVOR is MPI_WIN_FLAVOR_SHARED, MPI_WIN_MODEL
 //     MPI_WIN_UNIFIED. On other flavors MPI_Win_shared_query gives the
 //     caller's own memory, and size 0 and NULL for the other ranks (as

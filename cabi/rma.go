@@ -66,6 +66,8 @@ type window struct {
 	bases   []uint64
 	sizes   []int64 // -1: a dynamic window (the target checks)
 	units   []int64
+	pids    []int       // members on the caller's node: their pid (direct operations, rmadirect.go); others 0
+	words   []*uint32   // their accumulate lock words (mpiapi.RMALockOf), nil where pids is 0
 	regions [][2]uint64 // a dynamic window's attached [base, base+size)
 	errh    uintptr
 	name    string
@@ -105,34 +107,35 @@ type winPeer struct {
 	head  int
 	queue []queued // requests taken and waiting for a body, or behind one (rmaops.go)
 
-	acks    int  // acknowledgements to come (flushes, unlocks)
+	acks int // acknowledgements to come (flushes, unlocks)
+	// released: of acks, those of unlocks not waited for (rmasync.go,
+	// unlock), which come first and confirm no later lock.
+	released int
+	// errs: refusals' empty results come less their reports (opErr with
+	// excl 1) come, which travel on another stream: above 0, a report is
+	// still due and the peer is not settled (rmaops.go, refuseFetch).
+	errs    int
 	granted bool // the caller's own lock request was granted
 	held    bool // target side: its lock request waits, so its later requests wait too
 	dirty   bool // operations sent since its last remote completion
 	// confirmed: the caller's passive-target lock on it is known granted
 	// (MPI_MODE_NOCHECK, or an acknowledgement came back since the lock
-	// request, which the target answers only after granting it): a shared
-	// window's Put and Get to it may then be done directly (sharedDirect).
+	// request, which the target answers only after granting it): an
+	// operation to it may then be done directly (rmadirect.go).
 	confirmed bool
+	noVM      bool // process_vm_* on it was refused: no direct operations by that path (rmadirect.go)
 	results   []rmaResult
-	// refused: the empty results of refused fetching requests read, less
-	// their errors read (refuseFetch sends both, the error on the request
-	// stream, the result on its own tag; either may be read first). Above
-	// 0, an error is still to come, and the synchronisation call waits for
-	// it so as to raise it (it returned MPI_SUCCESS when the result was
-	// read first).
-	refused int
-	sends   []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
-	posted  []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
+	sends     []*mpiapi.Request // bodies sent from the program's buffer (rmaops.go): local completion waits for them
+	posted    []*mpiapi.Request // copied messages over the inline size still being sent (post): each holds a request slot
 }
 
 // rmaResult is a pending receive of data a target returns.
 type rmaResult struct {
 	r      *mpiapi.Request
-	bytes  int64  // the bytes asked for: a result with fewer is a refusal
 	done   func() // unpacks a packed result; nil: none
 	pack   []byte
-	shared bool // the user holds it as an MPI_Request (Rget...): not retired here
+	shared bool  // the user holds it as an MPI_Request (Rget...): not retired here
+	want   int64 // the bytes it should bring: none brought is a refusal (refuseFetch)
 }
 
 type lockWait struct {
@@ -295,20 +298,34 @@ func bcs_win_create(flavor C.int, base unsafe.Pointer, size, unit C.MPI_Aint, in
 		}
 		*baseOut = w.base
 	}
-	mine := []int64{int64(uintptr(w.base)), w.bytes, w.unit}
+	// Each member's base, size, unit, and node and pid (direct
+	// operations on members of the caller's node, rmadirect.go).
+	mine := []int64{int64(uintptr(w.base)), w.bytes, w.unit, int64(node), int64(os.Getpid())}
 	if flavor == flavorDynamic {
 		mine[1] = -1
 	}
 	all := mine
 	if w.c != nil {
-		all = make([]int64, 3*w.size)
+		all = make([]int64, 5*w.size)
 		if err := mpiapi.Allgather(w.c, mine, all); err != nil {
 			return failErr(ci, err)
 		}
 	}
-	w.bases, w.sizes, w.units = make([]uint64, w.size), make([]int64, w.size), make([]int64, w.size)
+	w.bases, w.sizes, w.units, w.pids = make([]uint64, w.size), make([]int64, w.size), make([]int64, w.size), make([]int, w.size)
 	for r := range w.size {
-		w.bases[r], w.sizes[r], w.units[r] = uint64(all[3*r]), all[3*r+1], all[3*r+2]
+		w.bases[r], w.sizes[r], w.units[r] = uint64(all[5*r]), all[5*r+1], all[5*r+2]
+		if all[5*r+3] == int64(node) && r != w.rank {
+			w.pids[r] = int(all[5*r+4])
+		}
+	}
+	w.words = make([]*uint32, w.size)
+	for r, pid := range w.pids {
+		// Only a rank attached to this node's region is this job's and
+		// this host's (a spawned job's node numbers are its own): any
+		// other pid is left alone.
+		if w.words[r] = mpiapi.RMALockOf(pid); w.words[r] == nil {
+			w.pids[r] = 0
+		}
 	}
 	w.locks, w.nocheck, w.posts = make([]int8, w.size), make([]bool, w.size), make([]int, w.size)
 	w.peers = make([]winPeer, w.size)

@@ -410,24 +410,8 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 	default:
 		data = o.pack()
 	}
-	if t != w.rank && (h.op == opPut || h.op == opGet) && w.sharedDirect(t) {
-		// Another member's segment of a shared window: copied now.
-		base := unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.shm)), w.shmOff[t]+h.disp*w.units[t]) // inRange checked it
-		n := int(h.count * tt.t.info.wire)
-		if h.op == opPut {
-			if len(data) != n {
-				return w.fail(call, errType, "a put of %d bytes into %d bytes of the target", len(data), n)
-			}
-			tt.t.info.unpack(base, data, int(h.count))
-		} else if n > 0 {
-			b := make([]byte, n)
-			tt.t.info.pack(b, base, int(h.count))
-			res.t.info.unpack(res.p, b, res.count)
-		}
-		if req != nil {
-			*req = C.uintptr_t(newReq(nil, &localReq{ci: w.ci, done: true, source: mpiapi.AnySource, rtag: mpiapi.AnyTag}, w.ci))
-		}
-		return 0
+	if done, rc := w.direct(call, t, h, tt.t.info, data, res, req); done { // rmadirect.go
+		return rc
 	}
 	if t == w.rank {
 		// The caller's own window: applied now.
@@ -484,32 +468,6 @@ func rma(which C.int, origin unsafe.Pointer, ocount C.MPI_Count, otype C.uintptr
 		return w.sendDirect(t, h, tt.t.info, data)
 	}
 	return w.send(t, h, tt.t.info, data)
-}
-
-// sharedDirect tells whether a Put or Get to member t of a shared window
-// (MPI_Win_allocate_shared) may be done by the caller itself, a copy
-// between its buffer and t's segment, complete when the call returns:
-// when the target's exposure is certain (a fence epoch, whose fence is a
-// barrier; a start that saw t's post, or MPI_MODE_NOCHECK; a lock known
-// granted) and nothing the caller sent to t waits to be applied before it
-// (no operation since its last remote completion, no acknowledgement or
-// result to come). Accumulates always go to the target, which applies them
-// one at a time: atomicity against other origins' accumulates needs that.
-// With no lock known granted (the first operations of a lock epoch) the
-// request goes as on other windows; the first flush's acknowledgement
-// confirms the lock.
-func (w *window) sharedDirect(t int) bool {
-	if w.shm == nil || w.c == nil {
-		return false
-	}
-	p := &w.peers[t]
-	if p.dirty || !w.settled(t) {
-		return false
-	}
-	if w.locks[t] != lockNone {
-		return p.confirmed || w.nocheck[t]
-	}
-	return w.fence || w.started
 }
 
 // sendDirect sends a request whose data is the program's contiguous
@@ -574,7 +532,7 @@ func putSegs(b []byte, tt *dtInfo) {
 // postResult posts the receive of a result from target t into res.
 func (w *window) postResult(call string, t int, res rmaBuf, shared bool) (rmaResult, C.int) {
 	var buf []byte
-	r := rmaResult{shared: shared, bytes: res.bytes}
+	r := rmaResult{shared: shared, want: res.bytes}
 	switch {
 	case res.bytes == 0:
 	case res.t.info.contig:
@@ -901,18 +859,22 @@ func (w *window) pollResults(r int) {
 	keep := p.results[:0]
 	for _, res := range p.results {
 		done, st, err := mpiapi.Poll(res.r, !res.shared)
+		if done && err == nil && res.want > 0 && st.Count() == 0 {
+			p.errs++ // a refusal's empty result: its report is due (refuseFetch)
+		}
 		switch {
 		case !done:
 			keep = append(keep, res)
 		case err != nil && !res.shared:
 			w.deferErr(errOther, err.Error())
-		case int64(st.Bytes()) < res.bytes && r != w.rank: // refused (refuseFetch): its error may still be on its way
-			p.refused++
-			if res.pack != nil {
-				givePack(res.pack)
-			}
 		case res.done != nil:
 			res.done()
+		}
+		if done && w.locks[r] != lockNone {
+			// Sent after the lock request, which the target granted
+			// before serving anything behind it: a direct operation
+			// may follow (rmadirect.go).
+			p.confirmed = true
 		}
 	}
 	inFlight -= len(p.results) - len(keep)
@@ -966,9 +928,14 @@ func (w *window) serve(origin int, h header, rest []byte) {
 	data := rest[32*h.nseg:]
 	switch h.op {
 	case opAck:
-		w.peers[origin].acks--
+		p := &w.peers[origin]
+		p.acks--
+		if p.released > 0 {
+			p.released-- // an unlock's not waited for (unlock): before any later lock's grant
+			return
+		}
 		if w.locks[origin] != lockNone {
-			w.peers[origin].confirmed = true // behind the lock request: granted
+			p.confirmed = true // behind the lock request: granted
 		}
 		return
 	case opPost:
@@ -978,10 +945,10 @@ func (w *window) serve(origin int, h header, rest []byte) {
 		w.completes++
 		return
 	case opErr:
-		w.deferErr(int(h.red), string(data))
-		if h.excl == 1 { // a refused fetch's: its empty result comes too
-			w.peers[origin].refused--
+		if h.excl == 1 {
+			w.peers[origin].errs-- // its empty result came, or will
 		}
+		w.deferErr(int(h.red), string(data))
 		return
 	case opLock:
 		if !w.acquire(origin, h.excl == 1) {
@@ -1016,17 +983,18 @@ func (w *window) serve(origin int, h header, rest []byte) {
 // whose header was read goes through it; a request whose header could not
 // be read (h zero) gets no result, since whether it fetches is unknown.
 func (w *window) refuseFetch(origin int, h header, class int, msg string) {
-	if h.op != opGet && h.op != opGetAcc && h.op != opCAS {
-		w.refuse(origin, class, msg)
-		return
-	}
-	if origin == w.rank || w.c == nil {
-		w.deferErr(class, msg)
-	} else {
-		// excl 1: a result follows, which may be read first (peer.refused)
+	fetching := h.op == opGet || h.op == opGetAcc || h.op == opCAS
+	if fetching && origin != w.rank && w.c != nil {
+		// The report says an empty result follows (excl 1): the two
+		// travel on different streams, so the origin waits for the
+		// report when the result comes first (winPeer.errs).
 		w.send(origin, header{op: opErr, red: uint8(class), excl: 1}, nil, []byte(msg))
+	} else {
+		w.refuse(origin, class, msg)
 	}
-	w.post(origin, tagResult, nil)
+	if fetching {
+		w.post(origin, tagResult, nil)
+	}
 }
 
 // layout rebuilds a target datatype from a request's segments, checking
@@ -1171,49 +1139,39 @@ func (w *window) apply(origin int, h header, tt *dtInfo, data []byte, reply func
 		b := make([]byte, n)
 		tt.pack(b, addr, count)
 		reply(b)
-	case opAcc, opGetAcc:
-		e := reduce.Type(h.elem)
+	case opAcc, opGetAcc, opCAS:
+		if h.op == opCAS && len(data) != 2*n {
+			return errType, fmt.Sprintf("a compare-and-swap of %d bytes on %d bytes of the target", len(data), n)
+		}
 		var cur []byte
 		if h.elem == elemC {
 			cur = aligned16(n)
 		} else {
 			cur = make([]byte, n)
 		}
-		tt.pack(cur, addr, count)
-		if h.op == opGetAcc {
-			reply(bytes.Clone(cur))
+		// Under this rank's accumulate lock, which the node's other ranks
+		// take too when they apply one here themselves (rmadirect.go).
+		lk := ownAccLock()
+		if lk != nil {
+			mpiapi.LockWord(lk)
 		}
-		switch {
-		case h.red == redNoOp:
-			return 0, ""
-		case len(data) != n:
-			return errType, fmt.Sprintf("an accumulate of %d bytes into %d bytes of the target", len(data), n)
-		case h.red == redReplace:
-			tt.unpack(addr, data, count)
-			return 0, ""
-		case h.elem == elemC:
-			if msg := reduceC(h, cur, data); msg != "" {
-				return errOp, msg
-			}
+		tt.pack(cur, addr, count)
+		var old []byte
+		if h.op != opAcc {
+			old = bytes.Clone(cur)
+		}
+		write, class, msg := combine(h, cur, data) // rmadirect.go
+		if write && class == 0 {
 			tt.unpack(addr, cur, count)
-			return 0, ""
 		}
-		if err := reduce.Check(reduce.Op(h.red), e); err != nil {
-			return errOp, fmt.Sprintf("operation %d on element type %d: %v", h.red, h.elem, err)
+		if lk != nil {
+			mpiapi.UnlockWord(lk)
 		}
-		if !applyPacked(reduce.Op(h.red), e, cur, data) { // pairs packed as their parts
-			return errOp, fmt.Sprintf("operation %d on %d bytes: not whole elements of type %s", h.red, n, e)
+		if h.op != opAcc {
+			reply(old)
 		}
-		tt.unpack(addr, cur, count)
-	case opCAS:
-		if len(data) != 2*n {
-			return errType, fmt.Sprintf("a compare-and-swap of %d bytes on %d bytes of the target", len(data), n)
-		}
-		cur := make([]byte, n)
-		tt.pack(cur, addr, count)
-		reply(bytes.Clone(cur))
-		if bytes.Equal(cur, data[n:]) {
-			tt.unpack(addr, data[:n], count)
+		if class != 0 {
+			return class, msg
 		}
 	default:
 		return errIntern, fmt.Sprintf("request of unknown operation %d from rank %d", h.op, origin)

@@ -32,8 +32,10 @@ import (
 // MPI_Win_free.
 //
 // Operations (Put, Accumulate, ...) and synchronisation on such a window
-// are those of every other window: requests to the target, applied there
-// (so accumulates stay atomic against each other); plain loads and stores
+// are those of every other window: requests to the target, applied there,
+// or done by the origin itself in the mapping once the target's exposure
+// is certain (rmadirect.go; accumulates under the target's accumulate
+// lock, so they stay atomic against each other); plain loads and stores
 // by the members reach the same memory (MPI_WIN_UNIFIED), ordered by
 // MPI_Win_sync (a full memory fence in the shim) and a process
 // synchronisation such as MPI_Barrier.

@@ -46,7 +46,7 @@ func (w *window) wait(call string, done func() bool) C.int {
 // result, and the bodies sent to it from the program's buffers have gone.
 func (w *window) settled(t int) bool {
 	p := &w.peers[t]
-	return p.acks == 0 && len(p.results) == 0 && len(p.sends) == 0 && p.refused <= 0
+	return p.acks == 0 && len(p.results) == 0 && len(p.sends) == 0 && p.errs <= 0
 }
 
 // complete completes the operations issued to the targets in ts: at the
@@ -214,6 +214,7 @@ func (w *window) lock(call string, ts []int, excl bool) C.int {
 // unlock completes the operations to each of ts at the target and
 // releases the locks.
 func (w *window) unlock(call string, ts []int) C.int {
+	var wait []int
 	for _, t := range ts {
 		p := &w.peers[t]
 		excl := w.locks[t] == lockExcl
@@ -224,14 +225,27 @@ func (w *window) unlock(call string, ts []int) C.int {
 			w.release(w.rank, excl)
 			p.dirty = false
 		default:
+			// Nothing of the caller's waits at t (no Put or Accumulate
+			// since its last remote completion, every answer in but
+			// earlier releases', direct operations done): the release
+			// goes and is not waited for.
+			// Its acknowledgement is taken later (t is not settled until
+			// then: no direct operation, flush or free passes it), and
+			// confirms no later lock (released).
+			lazy := !p.dirty && p.acks == p.released && len(p.results) == 0 && len(p.sends) == 0
 			p.acks++
 			p.dirty = false
 			if rc := w.control(t, opUnlock, excl); rc != 0 {
 				return rc
 			}
+			if lazy {
+				p.released++
+				continue
+			}
 		}
+		wait = append(wait, t)
 	}
-	rc := w.complete(call, ts, true)
+	rc := w.complete(call, wait, true)
 	for _, t := range ts {
 		w.locks[t], w.nocheck[t] = lockNone, false
 		w.peers[t].confirmed = false

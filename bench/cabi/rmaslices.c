@@ -15,6 +15,11 @@
  *   lockx    Win_lock(exclusive); Put; Win_unlock
  *   locks    Win_lock(shared); Put; Win_unlock
  *   lockonly Win_lock(exclusive); Win_unlock
+ *   xacc     Win_lock(exclusive) once; Accumulate; Win_flush
+ *   xfop     Win_lock(exclusive) once; Fetch_and_op; Win_flush
+ *   xcas     Win_lock(exclusive) once; Compare_and_swap; Win_flush
+ *   lockall  Win_lock_all; Win_unlock_all
+ *   fence    Win_fence; Put; Win_fence (every rank: the fence is collective)
  *   self     lock_all once; Put to the caller's own rank; Win_flush
  *   shmput   the put pattern on an MPI_Win_allocate_shared window
  *   shmfop   the fop pattern on an MPI_Win_allocate_shared window
@@ -67,10 +72,19 @@ int main(int argc, char **argv)
                 MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
             }
         }
+    } else if (strcmp(p, "fence") == 0) {
+        for (int i = 0; i < iter; i++) {
+            MPI_Win_fence(0, win);
+            if (rank == 0)
+                MPI_Put(&v, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+            MPI_Win_fence(0, win);
+        }
     } else if (rank == 0) {
-        int lockall = strncmp(p, "lock", 4) != 0;
+        int lockall = strncmp(p, "lock", 4) != 0 && p[0] != 'x';
         if (lockall)
             MPI_Win_lock_all(0, win);
+        else if (p[0] == 'x')
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
         int *peer = NULL;
         if (strcmp(p, "sync") == 0) {
             MPI_Aint sz;
@@ -84,13 +98,13 @@ int main(int argc, char **argv)
             } else if (strcmp(p, "get") == 0) {
                 MPI_Get(&r, 1, MPI_INT, t, 0, 1, MPI_INT, win);
                 MPI_Win_flush(t, win);
-            } else if (strcmp(p, "acc") == 0) {
+            } else if (strcmp(p, "acc") == 0 || strcmp(p, "xacc") == 0) {
                 MPI_Accumulate(&v, 1, MPI_INT, t, 0, 1, MPI_INT, MPI_SUM, win);
                 MPI_Win_flush(t, win);
-            } else if (strcmp(p, "fop") == 0) {
+            } else if (strcmp(p, "fop") == 0 || strcmp(p, "xfop") == 0) {
                 MPI_Fetch_and_op(&v, &r, MPI_INT, t, 0, MPI_SUM, win);
                 MPI_Win_flush(t, win);
-            } else if (strcmp(p, "cas") == 0) {
+            } else if (strcmp(p, "cas") == 0 || strcmp(p, "xcas") == 0) {
                 MPI_Compare_and_swap(&v, &c, &r, MPI_INT, t, 0, win);
                 MPI_Win_flush(t, win);
             } else if (strcmp(p, "putlocal") == 0) {
@@ -100,6 +114,9 @@ int main(int argc, char **argv)
                 MPI_Win_lock(p[4] == 'x' ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, t, 0, win);
                 MPI_Put(&v, 1, MPI_INT, t, 0, 1, MPI_INT, win);
                 MPI_Win_unlock(t, win);
+            } else if (strcmp(p, "lockall") == 0) {
+                MPI_Win_lock_all(0, win);
+                MPI_Win_unlock_all(win);
             } else if (strcmp(p, "lockonly") == 0) {
                 MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
                 MPI_Win_unlock(t, win);
@@ -113,6 +130,8 @@ int main(int argc, char **argv)
         }
         if (lockall)
             MPI_Win_unlock_all(win);
+        else if (p[0] == 'x')
+            MPI_Win_unlock(t, win);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&win);

@@ -11,7 +11,7 @@ bin/bcscc -O2 -o "$exe" bench/cabi/rmaslices.c
 slices() {
 	bin/bcsrun -v -n 2 $BCSRUN_FLAGS "$exe" "$1" "$2" 2>&1 | sed -n 's/.* \([0-9][0-9]*\) slices of .*/\1/p'
 }
-for p in ${*:-put get acc fop cas putlocal lockx locks lockonly self shmput shmfop shmsync pingpong}; do
+for p in ${*:-put get acc fop cas xacc xfop xcas putlocal lockx locks lockonly lockall fence self shmput shmfop shmxfop shmsync pingpong}; do
 	a=$(slices "$p" "$ITER")
 	b=$(slices "$p" $((2 * ITER)))
 	echo "$p $(echo "scale=2; ($b - $a) / $ITER" | bc)"

@@ -97,6 +97,58 @@ func vm(pid int, local []byte, remote uint64, write bool) error {
 	return nil
 }
 
+// MaxRanges is the most ranges ReadRanges and WriteRanges take (IOV_MAX).
+const MaxRanges = 1024
+
+// ReadRanges fills local, in order, from the ranges of process pid (each an
+// address and a length, their lengths summing to len(local), at most
+// MaxRanges): one process_vm_readv. A transfer that stops short is an
+// error.
+func ReadRanges(pid int, local []byte, ranges [][2]uint64) error {
+	return vmRanges(pid, local, ranges, false)
+}
+
+// WriteRanges copies local, in order, into the ranges of process pid (as
+// ReadRanges).
+func WriteRanges(pid int, local []byte, ranges [][2]uint64) error {
+	return vmRanges(pid, local, ranges, true)
+}
+
+func vmRanges(pid int, local []byte, ranges [][2]uint64, write bool) error {
+	if len(ranges) > MaxRanges {
+		return fmt.Errorf("process_vm pid %d: %d ranges, at most %d", pid, len(ranges), MaxRanges)
+	}
+	if len(local) == 0 {
+		return nil
+	}
+	l := []unix.Iovec{{Base: &local[0]}}
+	l[0].SetLen(len(local))
+	r := make([]unix.RemoteIovec, len(ranges))
+	for i, x := range ranges {
+		r[i] = unix.RemoteIovec{Base: uintptr(x[0]), Len: int(x[1])}
+	}
+	for {
+		var n int
+		var err error
+		if write {
+			n, err = unix.ProcessVMWritev(pid, l, r, 0)
+		} else {
+			n, err = unix.ProcessVMReadv(pid, l, r, 0)
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.ESRCH:
+			return ErrProcessGone
+		case err != nil:
+			return fmt.Errorf("process_vm pid %d, %d ranges: %w", pid, len(ranges), err)
+		case n != len(local):
+			return fmt.Errorf("process_vm pid %d, %d ranges: %d of %d bytes", pid, len(ranges), n, len(local))
+		}
+		return nil
+	}
+}
+
 var monoBase, monoAt = func() (int64, time.Time) {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)

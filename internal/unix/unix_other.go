@@ -45,6 +45,19 @@ func ReadFrom(pid int, local []byte, remote uint64) error {
 	return notSupported("process_vm_readv")
 }
 
+// MaxRanges is the most ranges ReadRanges and WriteRanges take.
+const MaxRanges = 1024
+
+// ReadRanges fails: process_vm_readv is Linux's.
+func ReadRanges(pid int, local []byte, ranges [][2]uint64) error {
+	return notSupported("process_vm_readv")
+}
+
+// WriteRanges fails: process_vm_writev is Linux's.
+func WriteRanges(pid int, local []byte, ranges [][2]uint64) error {
+	return notSupported("process_vm_writev")
+}
+
 // WriteTo fails: process_vm_writev is Linux's.
 func WriteTo(pid int, local []byte, remote uint64) error {
 	return notSupported("process_vm_writev")
