@@ -60,7 +60,9 @@
 // header's eager_max (offset 44, Geometry.EagerMax) and the control page's
 // eager-matched word (offset 32: the count of the rank's eager sends,
 // proto.Descriptor.Eager, that receives have matched, written by the agent
-// only, before it bumps wake; package mpiapi's eager.go reads it).
+// only, before it bumps wake; package mpiapi's eager.go reads it) and the
+// accumulate lock word (offset 40, RankBlock.RMALock: ranks of the node
+// only).
 //
 // A Region is safe for concurrent use by one rank and its agent as described;
 // it is not safe for two ranks to share a rank block.
@@ -278,14 +280,14 @@ func (b *RankBlock) SetBlocked(c uint8) { atomic.StoreUint32(b.r.u32(b.base+20),
 func (b *RankBlock) Seen() uint32     { return atomic.LoadUint32(b.r.u32(b.base + 24)) }
 func (b *RankBlock) SetSeen(w uint32) { atomic.StoreUint32(b.r.u32(b.base+24), w) }
 
-// RMALock is the rank's accumulate lock (offset 32 of the control page):
+// RMALock is the rank's accumulate lock (offset 40 of the control page):
 // ranks of the node only, the agent never reads it. The rank holds it
 // while it applies a one-sided accumulate to its window memory, and so
 // does another rank of the node that applies one there itself (package
 // cabi, direct operations), so that accumulates to one location are
 // atomic against each other. 0 free, 1 held, 2 held with waiters (futex).
-// The word was zero and unused before, so the layout is compatible.
-func (b *RankBlock) RMALock() *uint32 { return b.r.u32(b.base + 32) }
+// Layout version 10 (with the eager-matched word at offset 32).
+func (b *RankBlock) RMALock() *uint32 { return b.r.u32(b.base + 40) }
 
 // Release is the word the agent bumps (then wake) to release the rank from
 // a Test-family call in deterministic mode (a proto.KindRelease completion):
