@@ -40,28 +40,73 @@ func bcs_comm_size(h C.uintptr_t, size *C.int) C.int {
 
 //export bcs_comm_dup
 func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
-	const call = "MPI_Comm_dup"
+	return commDup("MPI_Comm_dup", h, hInfoNull, out)
+}
+
+// bcs_comm_dup_with_info is MPI_Comm_dup_with_info: the hints are checked
+// and used by none (bcs_comm_set_info), so the new communicator's hints in
+// use are empty and the parent's are untouched.
+//
+//export bcs_comm_dup_with_info
+func bcs_comm_dup_with_info(h, info C.uintptr_t, out *C.uintptr_t) C.int {
+	return commDup("MPI_Comm_dup_with_info", h, uintptr(info), out)
+}
+
+// The arguments a Dup may get wrong on one member alone (a NULL newcomm or
+// request, a freed info) are checked (and the error raised) before the
+// duplicate, but the member still takes its duplicate, without copying
+// attributes, and releases it on this rank (discardDup, Request.Discard)
+// before it returns the error: a member returning early
+// would leave its count of the parent's local duplicates one behind the
+// others', and its next duplicate would take the id the others gave this
+// one, crossing messages on two communicators silently (mpiapi, "Local
+// duplicates"). The others' duplicate then has a member that never uses
+// it, as when an attribute copy callback fails on one rank.
+func dupArgs(call string, ci int, info uintptr, out unsafe.Pointer, outName string) C.int {
+	if out == nil {
+		return fail(ci, call, errArg, "%s = NULL", outName)
+	}
+	if info == hInfoNull || info == hInfoEnv {
+		return 0
+	}
+	kind, i, gen := splitHandle(info)
+	if kind == kindInfo && i < len(infos) {
+		if e := &infos[i]; e.live && e.gen == gen {
+			return 0
+		}
+		return fail(ci, call, errInfo, "info = 0x%x was freed with MPI_Info_free", info)
+	}
+	return fail(ci, call, errInfo, "info = %s is not an info object", describe(info))
+}
+
+func commDup(call string, h C.uintptr_t, info uintptr, out *C.uintptr_t) C.int {
 	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
+	argRC := dupArgs(call, ci, info, unsafe.Pointer(out), "newcomm") // raised now, returned once the duplicate is taken and dropped
 	e := comms[ci]
 	var nc *mpiapi.Comm
 	var nh uintptr
 	if e.inter != nil {
 		if nh, rc = interDup(ci); rc != 0 { // inter.go
-			*out = hCommNull
+			setOut(out, hCommNull)
 			return rc
 		}
 	} else if e.c != nil {
 		var err error
 		if nc, err = e.c.Dup(); err != nil {
-			*out = hCommNull // refused (proto.CommsMax): no communicator
+			setOut(out, hCommNull) // refused (proto.CommsMax): no communicator
 			return failErr(ci, err)
 		}
 	}
 	if nh == 0 {
 		nh = newComm(nc, e.errh)
+	}
+	if argRC != 0 {
+		discardDup(nh)
+		setOut(out, hCommNull)
+		return argRC
 	}
 	if rc := copyAttrs(call, ci, nh); rc != 0 { // attr.go
 		discardDup(nh)
@@ -77,6 +122,13 @@ func bcs_comm_dup(h C.uintptr_t, out *C.uintptr_t) C.int {
 	}
 	*out = C.uintptr_t(nh)
 	return 0
+}
+
+// setOut writes v to *out unless out is NULL.
+func setOut(out *C.uintptr_t, v uintptr) {
+	if out != nil {
+		*out = C.uintptr_t(v)
+	}
 }
 
 // discardDup releases a duplicate whose attributes could not be copied (a

@@ -1016,7 +1016,13 @@
 //     Comm_dup_with_info (when an attribute copy callback fails, the
 //     call fails with its code, newcomm is MPI_COMM_NULL and the duplicate is
 //     released on this rank alone, its copied attributes dropped without
-//     their delete callbacks), Comm_idup, Comm_idup_with_info (idup.go: a
+//     their delete callbacks; likewise, with no copy callback run, for a
+//     freed or foreign info (MPI_ERR_INFO) or newcomm = NULL, request =
+//     NULL for the Idups (MPI_ERR_ARG): the error is raised first, but
+//     the duplicate is still taken, so a rank that failed alone stays in
+//     step with the others' local duplicates, comm.go dupArgs; the hints
+//     of the _with_info forms are used by none and set on no
+//     communicator), Comm_idup, Comm_idup_with_info (idup.go: a
 //     nonblocking duplicate; several may be outstanding on one or more
 //     parents, mixed with other collectives, completed in any order;
 //     newcomm is written when the request completes; copy callbacks run in

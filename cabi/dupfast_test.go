@@ -107,3 +107,20 @@ func sourcesLine(out string) string {
 	}
 	return ""
 }
+
+// TestCommDupBadArg runs testdata/dupbadarg.c: rank 1 alone passes a freed
+// info or a NULL newcomm/request to four duplicates of the world that the
+// other ranks make from a grant; it gets the error and yet takes (and
+// drops) each duplicate, so the ranks' next duplicate is the same
+// communicator everywhere: the messages on it arrive there, never on the
+// duplicates rank 1 dropped (before, rank 1's next duplicate had the id of
+// the others' first, and the job deadlocked or crossed messages).
+func TestCommDupBadArg(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/dupbadarg.c")
+	for _, args := range [][]string{{"-n", "2"}, {"-n", "3", "--nodes", "2"}} {
+		t.Run(strings.Join(args, ""), func(t *testing.T) {
+			n, _ := strconv.Atoi(args[1])
+			okRanks(t, bcsrun(t, append(args, exe)...), "dupbadarg", n)
+		})
+	}
+}

@@ -6,6 +6,8 @@ package main
 import "C"
 
 import (
+	"unsafe"
+
 	"github.com/bcsmpi/bcsmpi/mpiapi"
 )
 
@@ -53,15 +55,45 @@ type idupParts struct {
 
 //export bcs_comm_idup
 func bcs_comm_idup(h C.uintptr_t, out *C.uintptr_t, request *C.uintptr_t) C.int {
-	const call = "MPI_Comm_idup"
+	return commIdup("MPI_Comm_idup", h, hInfoNull, out, request)
+}
+
+// bcs_comm_idup_with_info is MPI_Comm_idup_with_info (the hints are
+// checked and used by none, as for MPI_Comm_dup_with_info).
+//
+//export bcs_comm_idup_with_info
+func bcs_comm_idup_with_info(h, info C.uintptr_t, out *C.uintptr_t, request *C.uintptr_t) C.int {
+	return commIdup("MPI_Comm_idup_with_info", h, uintptr(info), out, request)
+}
+
+// commIdup starts the duplicate before it checks the arguments a member
+// may get wrong alone (dupArgs, comm.go): on such an error this member's
+// duplicate is discarded, as when a copy callback fails.
+func commIdup(call string, h C.uintptr_t, info uintptr, out *C.uintptr_t, request *C.uintptr_t) C.int {
 	ci, rc := enterComm(call, uintptr(h))
 	if rc != 0 {
 		return rc
 	}
+	var argRC C.int // raised now, returned once the duplicate is started and discarded
+	if request == nil {
+		argRC = dupArgs(call, ci, info, nil, "request")
+	} else {
+		argRC = dupArgs(call, ci, info, unsafe.Pointer(out), "newcomm")
+	}
+	var tmpOut, tmpReq C.uintptr_t
+	userOut, userReq := out, request
+	if out == nil {
+		out = &tmpOut
+	}
+	if request == nil {
+		request = &tmpReq
+	}
 	e := comms[ci]
 	k := &idupParts{ci: ci, errh: e.errh, cart: carts[ci], graph: graphs[ci], out: out, inter: e.inter}
-	list, crc := copiedAttrs(call, ci) // attr.go: as if duplicated now
-	k.attrs = list
+	crc := argRC
+	if crc == 0 {
+		k.attrs, crc = copiedAttrs(call, ci) // attr.go: as if duplicated now
+	}
 	var r *mpiapi.Request
 	var err error
 	switch {
@@ -73,11 +105,12 @@ func bcs_comm_idup(h C.uintptr_t, out *C.uintptr_t, request *C.uintptr_t) C.int 
 	if err != nil {
 		return failErr(ci, err)
 	}
-	if crc != 0 { // a copy callback failed: the call fails, the duplicate completes in the background
+	if crc != 0 { // a bad argument or a copy callback failed: the call fails, the duplicate completes in the background
 		for _, q := range []*mpiapi.Request{r, k.union, k.coll, k.local} {
 			q.Discard()
 		}
-		*out, *request = hCommNull, hReqNull
+		setOut(userOut, hCommNull)
+		setOut(userReq, hReqNull)
 		return crc
 	}
 	if r == nil { // a local communicator: its duplicate is made at once

@@ -359,8 +359,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size) {
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     GUARD("MPI_Comm_dup");
-    NONNULL(comm, "MPI_Comm_dup", newcomm);
-    return bcs_comm_dup(H(comm), (uintptr_t *)newcomm);
+    return bcs_comm_dup(H(comm), (uintptr_t *)newcomm); // newcomm = NULL checked there (dupArgs)
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
@@ -1661,8 +1660,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
 }
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     GUARD("MPI_Comm_dup_with_info");
-    int rc = bcs_comm_set_info(H(comm), H(info)); // checks both; the hints are not used
-    return rc != MPI_SUCCESS ? rc : PMPI_Comm_dup(comm, newcomm);
+    return bcs_comm_dup_with_info(H(comm), H(info), (uintptr_t *)newcomm); // the arguments checked there (dupArgs)
 }
 W(Info_create) W(Info_create_env) W(Info_set) W(Info_get_string) W(Info_get) W(Info_get_valuelen) W(Info_delete)
 W(Info_get_nkeys) W(Info_get_nthkey) W(Info_dup) W(Info_free) W(Comm_set_info) W(Comm_get_info) W(Comm_dup_with_info)
@@ -1820,18 +1818,11 @@ int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 // the request completes (idup.go).
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup");
-    if (request == NULL)
-        return bcs_null_arg(H(comm), "MPI_Comm_idup", "request = NULL");
-    NONNULL(comm, "MPI_Comm_idup", newcomm);
     return bcs_comm_idup(H(comm), (uintptr_t *)newcomm, (uintptr_t *)request);
 }
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
     GUARD("MPI_Comm_idup_with_info");
-    if (request == NULL)
-        return bcs_null_arg(H(comm), "MPI_Comm_idup_with_info", "request = NULL");
-    NONNULL(comm, "MPI_Comm_idup_with_info", newcomm);
-    int rc = bcs_comm_set_info(H(comm), H(info)); // checks both; the hints are not used
-    return rc != MPI_SUCCESS ? rc : bcs_comm_idup(H(comm), (uintptr_t *)newcomm, (uintptr_t *)request);
+    return bcs_comm_idup_with_info(H(comm), H(info), (uintptr_t *)newcomm, (uintptr_t *)request);
 }
 W(Alloc_mem) W(Free_mem) W(Rsend_init) W(Comm_test_inter) W(Group_range_incl) W(Group_range_excl)
 W(Comm_idup) W(Comm_idup_with_info)

@@ -372,6 +372,27 @@
 // mismatch reported at the Dup (the Dup posts nothing). EMDS's NCOLLDEM
 // and NCOLLMSM count the duplicates made through the runtime only.
 //
+// What is not detected: a member that makes one duplicate of the parent
+// fewer or more than the others. The C layer keeps argument errors from
+// doing that (an MPI_Comm_dup(_with_info) or Comm_idup(_with_info) with a
+// freed info or a NULL newcomm or request on one rank fails there but
+// still takes its duplicate, cabi comm.go dupArgs; TestCommDupBadArg), but
+// an erroneous program can still: one whose ranks call MPI_Comm_dup a
+// different number of times (a Dup in a rank-dependent branch), or one
+// that passes an invalid or freed parent handle on one rank alone (the
+// call fails before any duplicate). While the parent holds granted ids,
+// from then on the k-th duplicate on that rank has the id of the
+// (k+1)-th (or (k-1)-th) on the others, and point-to-point messages and
+// collectives on two different communicators of the program match each
+// other with no report; through the runtime the same program blocks in
+// the Dup and the deadlock detector names the missing rank. The fix
+// weighed and not yet made: carry the parent's count of local duplicates
+// taken (mpiapi Comm.dupNext) in the descriptors posted on the parent
+// (collectives, Split, the grant request, Free) and report a collective
+// mismatch, naming the communicator and both counts, when members
+// disagree; it needs a descriptor field (or the collective signature)
+// and catches the skew only at the parent's next collective.
+//
 // Designs weighed: (a) ids derived from the parent's id and its count of
 // creations by hashing would collide in 32 bits among the never-reused ids
 // of a long run, and a collision crosses messages silently; reserving ids
