@@ -124,3 +124,24 @@ func TestCommDupBadArg(t *testing.T) {
 		})
 	}
 }
+
+// TestCommDupSkipped runs testdata/dupskip.c: rank 1 skips one of the
+// world's duplicates that the others make locally, then all call
+// MPI_Barrier on the world. A local duplicate counts as a collective call
+// on its parent (mpiapi dupFromGrant), so rank 1's barrier is call #2 and
+// the others' #3: the job is reported (deadlock, naming both call
+// numbers), where it would otherwise go on with rank 1's duplicates taking
+// the others' ids.
+func TestCommDupSkipped(t *testing.T) {
+	exe := compile(t, "bcscc", "testdata/dupskip.c")
+	r := bcsrun(t, "-n", "3", exe)
+	if r.code == 0 || strings.Contains(r.stdout, "dupskip wrong") {
+		t.Fatalf("exit %d, want a failed job\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"rank 1 (in MPI_Barrier): waits in MPI_Barrier() (call #2 on MPI_COMM_WORLD)",
+		"rank 0 (in MPI_Barrier): waits in MPI_Barrier() (call #3 on MPI_COMM_WORLD)"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("report lacks %q\nstderr:\n%s", want, r.stderr)
+		}
+	}
+}

@@ -304,7 +304,10 @@ func (c *Comm) Dup() (*Comm, error) {
 // it is no collective on c, so members that called Dup and members that
 // called another collective on c are not reported as a mismatch there,
 // and the runtime's collective counters (NCOLL) and MMDS's count of
-// collectives do not see it (MMDS records the MPI_Comm_dup call).
+// collectives do not see it (MMDS records the MPI_Comm_dup call). It does
+// advance c's count of collective calls (collSeq), so a member that skipped
+// a Dup (or made one more) is caught at c's next collective (scheduler
+// doc.go, "Local duplicates").
 
 // localDup makes c's next duplicate from its grant, without the runtime.
 func localDup(c *Comm) (*Comm, error) {
@@ -326,6 +329,14 @@ func (p *process) dupFromGrant(c *Comm, call string) *Comm {
 		toComm: make([]int32, p.size), made: call, counted: true}
 	c.dupNext++
 	c.dupLeft--
+	// A local duplicate counts as a collective call on c (as a Dup through
+	// the runtime does), though it posts nothing: a member that made one
+	// duplicate fewer or more than the others then numbers its next
+	// collective on c differently, and the scheduler matches it with no
+	// other member's (the deadlock or collective-mismatch report names the
+	// call numbers) instead of its duplicates taking the others' ids
+	// unnoticed forever.
+	c.collSeq++
 	for i := range nc.toComm {
 		nc.toComm[i] = -1
 	}

@@ -372,26 +372,26 @@
 // mismatch reported at the Dup (the Dup posts nothing). EMDS's NCOLLDEM
 // and NCOLLMSM count the duplicates made through the runtime only.
 //
-// What is not detected: a member that makes one duplicate of the parent
-// fewer or more than the others. The C layer keeps argument errors from
-// doing that (an MPI_Comm_dup(_with_info) or Comm_idup(_with_info) with a
-// freed info or a NULL newcomm or request on one rank fails there but
-// still takes its duplicate, cabi comm.go dupArgs; TestCommDupBadArg), but
-// an erroneous program can still: one whose ranks call MPI_Comm_dup a
-// different number of times (a Dup in a rank-dependent branch), or one
-// that passes an invalid or freed parent handle on one rank alone (the
-// call fails before any duplicate). While the parent holds granted ids,
-// from then on the k-th duplicate on that rank has the id of the
-// (k+1)-th (or (k-1)-th) on the others, and point-to-point messages and
-// collectives on two different communicators of the program match each
-// other with no report; through the runtime the same program blocks in
-// the Dup and the deadlock detector names the missing rank. The fix
-// weighed and not yet made: carry the parent's count of local duplicates
-// taken (mpiapi Comm.dupNext) in the descriptors posted on the parent
-// (collectives, Split, the grant request, Free) and report a collective
-// mismatch, naming the communicator and both counts, when members
-// disagree; it needs a descriptor field (or the collective signature)
-// and catches the skew only at the parent's next collective.
+// A member that makes one duplicate of the parent fewer or more than the
+// others (an erroneous program: a Dup in a rank-dependent branch, or an
+// invalid parent handle on one rank alone, which fails before any
+// duplicate) would from then on give its k-th duplicate the id of the
+// others' (k+1)-th or (k-1)-th, and messages on two different
+// communicators of the program would match each other with no report.
+// Two things keep that from passing silently: the C layer takes the
+// duplicate even when a Dup fails on an argument of one rank alone (a
+// freed info, a NULL newcomm or request: cabi comm.go dupArgs,
+// TestCommDupBadArg), and a local duplicate counts as a collective call on
+// the parent (mpiapi dupFromGrant advances its CollSeq, as a Dup through
+// the runtime does), so the skewed member's next collective on the parent
+// carries another CollSeq than the others': it matches none of theirs,
+// and the job is reported, as a deadlock naming both call numbers or as a
+// collective mismatch (TestCommDupSkipped). What remains: between the skew
+// and the parent's next collective, point-to-point traffic on the
+// duplicates made meanwhile can cross unreported (a program that, after
+// the skew, makes duplicates and only sends and receives on them, with no
+// collective on the parent, is not caught by this). Carrying the parent's count of local duplicates in every
+// descriptor would close that, but no descriptor field is free.
 //
 // Designs weighed: (a) ids derived from the parent's id and its count of
 // creations by hashing would collide in 32 bits among the never-reused ids
