@@ -67,13 +67,20 @@ import (
 //     before; one that reaches it was posted as usual (its descriptor is the
 //     same either way) and waits, in the call (MMDS records the wait), until
 //     a receive matches it or any earlier eager send (awaitMatch). So a rank
-//     never has more than the limit unmatched (plus one per other thread
-//     blocked in a send), and a Send never waits longer than a rendezvous
-//     send would (until its own match; with several threads blocked in Send
-//     at once, a later one may also wait for an earlier one's match): no
-//     correct program deadlocks, and a program that relies on more
-//     buffering than the limit is erroneous (MPI 5.0 §3.5: a standard send
-//     may wait for its match);
+//     never has more than the limit unmatched, and a Send never waits longer
+//     than a rendezvous send would (until its own match, or an earlier one
+//     of the same thread's): no correct program deadlocks, and a program
+//     that relies on more buffering than the limit is erroneous (MPI 5.0
+//     §3.5: a standard send may wait for its match);
+//   - the bound applies to ranks without threads, funneled and serialized
+//     ones (MPI_THREAD_SINGLE .. MPI_THREAD_SERIALIZED: one thread calls at
+//     a time). With threads on (MPI_THREAD_MULTIPLE, threads.go) a Send
+//     never waits for a match: the word counts the rank's matches in one
+//     total, so a thread B waiting past the limit would not be released by
+//     its own send's match while an earlier thread A's send is unmatched,
+//     and if B's next action is what lets A's send be matched, a correct
+//     program would hang. Such a rank's eager sends are bounded by its
+//     request slots and ring only, as before eager_max;
 //   - such a program is reported, not left hanging: the scheduler counts an
 //     unmatched eager send as an unfinished operation of its sender
 //     (scheduler's waitfor.go, "eager"), so when every rank waits the
@@ -153,11 +160,11 @@ func (p *process) eagerLimit() uint64 {
 //
 // It counts matches, not what others post meanwhile: it waits until the
 // matched word shows enough matches that the sends posted up to its own
-// would be below the limit (with threads, another thread's later sends do
-// not hold it longer).
+// would be below the limit. With threads on (mt.on) it never waits: see
+// Back-pressure above.
 func (p *process) awaitMatch(call string) {
 	limit := p.eagerLimit()
-	if inProgressCall || p.eagerHeld() < limit {
+	if inProgressCall || mt.on || p.eagerHeld() < limit {
 		return
 	}
 	need := p.eagerPosted - limit + 1 // matches that bring this rank's sends so far below limit

@@ -400,3 +400,42 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestEagerSendThreadsNoWait: with threads on (MPI_THREAD_MULTIPLE) a Send
+// past the limit does not wait for a match (the matched word is one total
+// for every thread, so a thread could be held by another's unmatched send:
+// eager.go, Back-pressure). The fake agent exchanges every send and matches
+// none, unless the rank sleeps with more sends than the limit posted: then
+// it notes the wait and matches them all, so a Send that waited fails the
+// test instead of hanging it.
+func TestEagerSendThreadsNoWait(t *testing.T) {
+	p := fakeRankG(t, shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 64, InlineMax: 64, EagerMax: 1})
+	p.slice = time.Millisecond
+	SetThreaded(func() int { return 0 }, func(int) {}, func(int) {})
+	t.Cleanup(func() { SetThreaded(nil, nil, nil) })
+	const n = 10 // past the limit, 2 (the job's size)
+	var waited atomic.Bool
+	stop := fakeAgent(t, p, func() bool {
+		if atomic.LoadUint32(p.blk.Sleeping()) == 1 { // slots and ring suffice: only a match is waited for
+			waited.Store(true)
+			p.blk.SetEagerMatched(n)
+		}
+		return true
+	})
+	for i := range n {
+		if err := Send(World(), []byte{byte(i)}, 1, i); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	now, _, _ := EagerHeld()
+	all := stop()
+	if p.eagerLimit() >= n {
+		t.Fatalf("limit %d: the sends do not pass it", p.eagerLimit())
+	}
+	if waited.Load() {
+		t.Fatal("a Send past the limit waited for a match with threads on")
+	}
+	if len(all) != n || now != n {
+		t.Fatalf("the agent drained %d sends, %d unmatched; want %d and %d", len(all), now, n, n)
+	}
+}
