@@ -3,6 +3,8 @@ package mpiapi
 import (
 	"fmt"
 	"os"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
 )
 
 // Eager sends: a blocking standard send (Send, SendBytes; the C library's
@@ -81,9 +83,12 @@ import (
 //     and if B's next action is what lets A's send be matched, a correct
 //     program would hang. Such a rank's eager sends are bounded by its
 //     request slots and ring only, as before eager_max;
-//   - such a program is reported, not left hanging: the scheduler counts an
-//     unmatched eager send as an unfinished operation of its sender
-//     (scheduler's waitfor.go, "eager"), so when every rank waits the
+//   - such a program is reported, not left hanging: a Send waiting for a
+//     match shows the status proto.CallSendMatch (read as MPI_Send), and
+//     while it does the scheduler counts the rank's unmatched eager sends
+//     as its unfinished operations and wait-for edges (scheduler's
+//     waitfor.go, "eager"; not while the rank runs or waits in another
+//     call, when it does not wait for them), so when every rank waits the
 //     deadlock detector names them ("its eager sends to rank 1 ... wait for
 //     matching receives") and the wait-for cycle; raising eager_max lets it
 //     run (cabi's TestEagerBoundDeadlockReported).
@@ -168,7 +173,9 @@ func (p *process) awaitMatch(call string) {
 		return
 	}
 	need := p.eagerPosted - limit + 1 // matches that bring this rank's sends so far below limit
-	p.block(call, func() bool { return p.blk.EagerMatched() >= need })
+	// CallSendMatch: the status by which the deadlock detector counts this
+	// rank's unmatched eager sends as what it waits for.
+	p.blockAs(call, proto.CallSendMatch, func() bool { return p.blk.EagerMatched() >= need })
 }
 
 // reapEager consumes the completion records of the eager sends exchanged

@@ -318,7 +318,8 @@ func TestAwaitEagerNotInProgress(t *testing.T) {
 // that count reaches the limit, max(eager_max, size), and never passes it;
 // a Send returns past it only after a match (so at least N-limit+1 matches
 // were needed); every descriptor carries the Eager flag and its payload,
-// in order; EagerHeld reports the same.
+// in order; EagerHeld reports the same; the rank shows the status
+// proto.CallSendMatch while it waits.
 func TestEagerSendWaitsForMatch(t *testing.T) {
 	for _, tc := range []struct {
 		eagerMax int
@@ -329,6 +330,7 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 			type result struct {
 				all           []seen
 				matched, most uint64
+				code          uint8 // a blocked code other than proto.CallSendMatch
 			}
 			quit, out := make(chan struct{}), make(chan result)
 			go func() {
@@ -361,6 +363,9 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 					}
 					// The receiver takes one once the rank is blocked and all it
 					// posted was drained (and counted above).
+					if c := p.blk.Blocked(); c != 0 && c != proto.CallSendMatch {
+						r.code = c
+					}
 					if p.blk.Blocked() != 0 && p.blk.Undrained() == 0 && r.matched < uint64(len(r.all)) {
 						r.matched++
 						p.blk.SetEagerMatched(r.matched)
@@ -382,6 +387,9 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 			r := <-out
 			if limit != tc.limit || most != tc.limit || now > tc.limit-1 {
 				t.Errorf("EagerHeld = %d now, %d at most, limit %d; want at most %d now, and %d, %d", now, most, limit, tc.limit-1, tc.limit, tc.limit)
+			}
+			if r.code != 0 {
+				t.Errorf("a Send waiting for a match showed status %s, want code %d (proto.CallSendMatch, what deadlock detection counts eager sends by)", proto.DescribeStatus(r.code), proto.CallSendMatch)
 			}
 			if r.most != tc.limit {
 				t.Errorf("the agent held %d eager sends unmatched at most, want the limit %d", r.most, tc.limit)
