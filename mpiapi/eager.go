@@ -114,11 +114,12 @@ import (
 // descriptor hashes), so deterministic mode and --replay are unaffected: in
 // a replay every match is published in the same virtual slice as recorded,
 // so a Send that returned before some later post of the recording returns
-// before it again. Not counted: a buffered send whose receive fails the type
-// check (scheduler's sig.go consumes the pair without a match; the job's
-// error handler sees the receive's error) stays counted as unmatched, one
-// less for the rest of the job; nonblocking sends (MPI_Isend) of at most
-// inline_max bytes are buffered as before and not bounded here: each holds
+// before it again. A buffered send whose receive fails the type check
+// (scheduler's sig.go consumes the pair without a match; the job's error
+// handler sees the receive's error) counts as matched: the plan lists it in
+// Consumed, which noteEager counts too. Not counted: nonblocking sends
+// (MPI_Isend) of at most inline_max bytes are buffered as before and not
+// bounded here: each holds
 // its request slot until exchanged (requests_max), and a program that frees
 // or waits for them as fast as it posts them grows the runtime as a flood of
 // blocking sends did (bounding them would make MPI_Test's answer depend on
