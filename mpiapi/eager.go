@@ -144,10 +144,17 @@ func (p *process) detachEager(r *Request, call string, n uint64) {
 }
 
 // eagerHeld is the number of this rank's eager sends not yet matched, as far
-// as the agent has told (the eager-matched word).
+// as the agent has told (the eager-matched word). A word past the sends
+// posted (the rank, or a stray write of its process, overwrote it) turns the
+// bound off for this rank (only its own flow control suffers): said once on
+// stderr, naming the rank and both counts.
 func (p *process) eagerHeld() uint64 {
 	m := p.blk.EagerMatched()
-	if m > p.eagerPosted { // a word the rank (or another) overwrote: only its own flow control suffers
+	if m > p.eagerPosted {
+		if !p.eagerWarned {
+			p.eagerWarned = true
+			fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: the eager-matched word of its control page says %d eager sends matched, but the rank posted %d (the word was overwritten): eager_max no longer bounds this rank's unmatched eager sends\n", p.rank, m, p.eagerPosted)
+		}
 		return 0
 	}
 	return p.eagerPosted - m

@@ -2,6 +2,9 @@ package mpiapi
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -445,5 +448,36 @@ func TestEagerSendThreadsNoWait(t *testing.T) {
 	}
 	if len(all) != n || now != n {
 		t.Fatalf("the agent drained %d sends, %d unmatched; want %d and %d", len(all), now, n, n)
+	}
+}
+
+// TestEagerWordPastPostedWarnsOnce: an eager-matched word past the sends
+// the rank posted (overwritten) turns the bound off for the rank, and says
+// so once on stderr, naming the rank and both counts.
+func TestEagerWordPastPostedWarnsOnce(t *testing.T) {
+	p := fakeRank(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	p.blk.SetEagerMatched(7)
+	held := []uint64{p.eagerHeld(), p.eagerHeld()}
+	p.eagerPosted = 3
+	held = append(held, p.eagerHeld())
+	os.Stderr = old
+	w.Close()
+	out, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(held, []uint64{0, 0, 0}) {
+		t.Fatalf("eagerHeld %v, want 0 each time (the bound is off)", held)
+	}
+	want := "bcsmpi: rank 0: the eager-matched word of its control page says 7 eager sends matched, but the rank posted 0 (the word was overwritten): eager_max no longer bounds this rank's unmatched eager sends\n"
+	if string(out) != want {
+		t.Fatalf("stderr %q, want once %q", out, want)
 	}
 }
