@@ -645,6 +645,7 @@
 //	bcs_eager_unmatched                      LEVEL    eager sends (MPI_Send of at most inline_max bytes, returned at
 //	                                                  their post) no receive has matched yet (mpiapi's eager.go)
 //	bcs_eager_unmatched_max                  HIGHWATERMARK  the most of them at once: at most max(eager_max, size)
+//	                                                  (not bounded under MPI_THREAD_MULTIPLE)
 //	bcs_mmds_<MPI_X>_count, _bytes           COUNTER  the MMDS's calls of primitive MPI_X and the bytes it counted
 //	                                                  (from MPI_Init, when this rank records the MMDS: mds has main
 //	                                                  and mds_ranks has the rank; 2 per MMDS primitive)
@@ -1108,7 +1109,8 @@
 //     Rsend, Irsend and Rsend_init (standard sends, which the standard
 //     allows; Send and Rsend of at most inline_max bytes return as soon as
 //     posted, package mpiapi's eager sends, while fewer than
-//     max(eager_max, size) of the rank's are unmatched), Ssend, Issend, Ssend_init (synchronous: never buffered, so
+//     max(eager_max, size) of the rank's are unmatched, a bound not applied
+//     under MPI_THREAD_MULTIPLE), Ssend, Issend, Ssend_init (synchronous: never buffered, so
 //     they complete only once a receive matched them; two head to head are
 //     a deadlock the detector reports), Bsend, Ibsend, Buffer_attach,
 //     Buffer_detach, Buffer_flush, Comm_attach_buffer, Comm_detach_buffer,

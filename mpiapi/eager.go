@@ -3,6 +3,8 @@ package mpiapi
 import (
 	"fmt"
 	"os"
+
+	"github.com/bcsmpi/bcsmpi/internal/proto"
 )
 
 // Eager sends: a blocking standard send (Send, SendBytes; the C library's
@@ -67,16 +69,26 @@ import (
 //     before; one that reaches it was posted as usual (its descriptor is the
 //     same either way) and waits, in the call (MMDS records the wait), until
 //     a receive matches it or any earlier eager send (awaitMatch). So a rank
-//     never has more than the limit unmatched (plus one per other thread
-//     blocked in a send), and a Send never waits longer than a rendezvous
-//     send would (until its own match; with several threads blocked in Send
-//     at once, a later one may also wait for an earlier one's match): no
-//     correct program deadlocks, and a program that relies on more
-//     buffering than the limit is erroneous (MPI 5.0 §3.5: a standard send
-//     may wait for its match);
-//   - such a program is reported, not left hanging: the scheduler counts an
-//     unmatched eager send as an unfinished operation of its sender
-//     (scheduler's waitfor.go, "eager"), so when every rank waits the
+//     never has more than the limit unmatched, and a Send never waits longer
+//     than a rendezvous send would (until its own match, or an earlier one
+//     of the same thread's): no correct program deadlocks, and a program
+//     that relies on more buffering than the limit is erroneous (MPI 5.0
+//     §3.5: a standard send may wait for its match);
+//   - the bound applies to ranks without threads, funneled and serialized
+//     ones (MPI_THREAD_SINGLE .. MPI_THREAD_SERIALIZED: one thread calls at
+//     a time). With threads on (MPI_THREAD_MULTIPLE, threads.go) a Send
+//     never waits for a match: the word counts the rank's matches in one
+//     total, so a thread B waiting past the limit would not be released by
+//     its own send's match while an earlier thread A's send is unmatched,
+//     and if B's next action is what lets A's send be matched, a correct
+//     program would hang. Such a rank's eager sends are bounded by its
+//     request slots and ring only, as before eager_max;
+//   - such a program is reported, not left hanging: a Send waiting for a
+//     match shows the status proto.CallSendMatch (read as MPI_Send), and
+//     while it does the scheduler counts the rank's unmatched eager sends
+//     as its unfinished operations and wait-for edges (scheduler's
+//     waitfor.go, "eager"; not while the rank runs or waits in another
+//     call, when it does not wait for them), so when every rank waits the
 //     deadlock detector names them ("its eager sends to rank 1 ... wait for
 //     matching receives") and the wait-for cycle; raising eager_max lets it
 //     run (cabi's TestEagerBoundDeadlockReported).
@@ -102,11 +114,12 @@ import (
 // descriptor hashes), so deterministic mode and --replay are unaffected: in
 // a replay every match is published in the same virtual slice as recorded,
 // so a Send that returned before some later post of the recording returns
-// before it again. Not counted: a buffered send whose receive fails the type
-// check (scheduler's sig.go consumes the pair without a match; the job's
-// error handler sees the receive's error) stays counted as unmatched, one
-// less for the rest of the job; nonblocking sends (MPI_Isend) of at most
-// inline_max bytes are buffered as before and not bounded here: each holds
+// before it again. A buffered send whose receive fails the type check
+// (scheduler's sig.go consumes the pair without a match; the job's error
+// handler sees the receive's error) counts as matched: the plan lists it in
+// Consumed, which noteEager counts too. Not counted: nonblocking sends
+// (MPI_Isend) of at most inline_max bytes are buffered as before and not
+// bounded here: each holds
 // its request slot until exchanged (requests_max), and a program that frees
 // or waits for them as fast as it posts them grows the runtime as a flood of
 // blocking sends did (bounding them would make MPI_Test's answer depend on
@@ -131,10 +144,17 @@ func (p *process) detachEager(r *Request, call string, n uint64) {
 }
 
 // eagerHeld is the number of this rank's eager sends not yet matched, as far
-// as the agent has told (the eager-matched word).
+// as the agent has told (the eager-matched word). A word past the sends
+// posted (the rank, or a stray write of its process, overwrote it) turns the
+// bound off for this rank (only its own flow control suffers): said once on
+// stderr, naming the rank and both counts.
 func (p *process) eagerHeld() uint64 {
 	m := p.blk.EagerMatched()
-	if m > p.eagerPosted { // a word the rank (or another) overwrote: only its own flow control suffers
+	if m > p.eagerPosted {
+		if !p.eagerWarned {
+			p.eagerWarned = true
+			fmt.Fprintf(os.Stderr, "bcsmpi: rank %d: the eager-matched word of its control page says %d eager sends matched, but the rank posted %d (the word was overwritten): eager_max no longer bounds this rank's unmatched eager sends\n", p.rank, m, p.eagerPosted)
+		}
 		return 0
 	}
 	return p.eagerPosted - m
@@ -153,15 +173,17 @@ func (p *process) eagerLimit() uint64 {
 //
 // It counts matches, not what others post meanwhile: it waits until the
 // matched word shows enough matches that the sends posted up to its own
-// would be below the limit (with threads, another thread's later sends do
-// not hold it longer).
+// would be below the limit. With threads on (mt.on) it never waits: see
+// Back-pressure above.
 func (p *process) awaitMatch(call string) {
 	limit := p.eagerLimit()
-	if inProgressCall || p.eagerHeld() < limit {
+	if inProgressCall || mt.on || p.eagerHeld() < limit {
 		return
 	}
 	need := p.eagerPosted - limit + 1 // matches that bring this rank's sends so far below limit
-	p.block(call, func() bool { return p.blk.EagerMatched() >= need })
+	// CallSendMatch: the status by which the deadlock detector counts this
+	// rank's unmatched eager sends as what it waits for.
+	p.blockAs(call, proto.CallSendMatch, func() bool { return p.blk.EagerMatched() >= need })
 }
 
 // reapEager consumes the completion records of the eager sends exchanged

@@ -2,6 +2,9 @@ package mpiapi
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -318,7 +321,8 @@ func TestAwaitEagerNotInProgress(t *testing.T) {
 // that count reaches the limit, max(eager_max, size), and never passes it;
 // a Send returns past it only after a match (so at least N-limit+1 matches
 // were needed); every descriptor carries the Eager flag and its payload,
-// in order; EagerHeld reports the same.
+// in order; EagerHeld reports the same; the rank shows the status
+// proto.CallSendMatch while it waits.
 func TestEagerSendWaitsForMatch(t *testing.T) {
 	for _, tc := range []struct {
 		eagerMax int
@@ -329,6 +333,7 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 			type result struct {
 				all           []seen
 				matched, most uint64
+				code          uint8 // a blocked code other than proto.CallSendMatch
 			}
 			quit, out := make(chan struct{}), make(chan result)
 			go func() {
@@ -361,6 +366,9 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 					}
 					// The receiver takes one once the rank is blocked and all it
 					// posted was drained (and counted above).
+					if c := p.blk.Blocked(); c != 0 && c != proto.CallSendMatch {
+						r.code = c
+					}
 					if p.blk.Blocked() != 0 && p.blk.Undrained() == 0 && r.matched < uint64(len(r.all)) {
 						r.matched++
 						p.blk.SetEagerMatched(r.matched)
@@ -383,6 +391,9 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 			if limit != tc.limit || most != tc.limit || now > tc.limit-1 {
 				t.Errorf("EagerHeld = %d now, %d at most, limit %d; want at most %d now, and %d, %d", now, most, limit, tc.limit-1, tc.limit, tc.limit)
 			}
+			if r.code != 0 {
+				t.Errorf("a Send waiting for a match showed status %s, want code %d (proto.CallSendMatch, what deadlock detection counts eager sends by)", proto.DescribeStatus(r.code), proto.CallSendMatch)
+			}
 			if r.most != tc.limit {
 				t.Errorf("the agent held %d eager sends unmatched at most, want the limit %d", r.most, tc.limit)
 			}
@@ -398,5 +409,75 @@ func TestEagerSendWaitsForMatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEagerSendThreadsNoWait: with threads on (MPI_THREAD_MULTIPLE) a Send
+// past the limit does not wait for a match (the matched word is one total
+// for every thread, so a thread could be held by another's unmatched send:
+// eager.go, Back-pressure). The fake agent exchanges every send and matches
+// none, unless the rank sleeps with more sends than the limit posted: then
+// it notes the wait and matches them all, so a Send that waited fails the
+// test instead of hanging it.
+func TestEagerSendThreadsNoWait(t *testing.T) {
+	p := fakeRankG(t, shm.Geometry{Ranks: 1, RingSlots: 256, ReqMax: 64, InlineMax: 64, EagerMax: 1})
+	p.slice = time.Millisecond
+	SetThreaded(func() int { return 0 }, func(int) {}, func(int) {})
+	t.Cleanup(func() { SetThreaded(nil, nil, nil) })
+	const n = 10 // past the limit, 2 (the job's size)
+	var waited atomic.Bool
+	stop := fakeAgent(t, p, func() bool {
+		if atomic.LoadUint32(p.blk.Sleeping()) == 1 { // slots and ring suffice: only a match is waited for
+			waited.Store(true)
+			p.blk.SetEagerMatched(n)
+		}
+		return true
+	})
+	for i := range n {
+		if err := Send(World(), []byte{byte(i)}, 1, i); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	now, _, _ := EagerHeld()
+	all := stop()
+	if p.eagerLimit() >= n {
+		t.Fatalf("limit %d: the sends do not pass it", p.eagerLimit())
+	}
+	if waited.Load() {
+		t.Fatal("a Send past the limit waited for a match with threads on")
+	}
+	if len(all) != n || now != n {
+		t.Fatalf("the agent drained %d sends, %d unmatched; want %d and %d", len(all), now, n, n)
+	}
+}
+
+// TestEagerWordPastPostedWarnsOnce: an eager-matched word past the sends
+// the rank posted (overwritten) turns the bound off for the rank, and says
+// so once on stderr, naming the rank and both counts.
+func TestEagerWordPastPostedWarnsOnce(t *testing.T) {
+	p := fakeRank(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	p.blk.SetEagerMatched(7)
+	held := []uint64{p.eagerHeld(), p.eagerHeld()}
+	p.eagerPosted = 3
+	held = append(held, p.eagerHeld())
+	os.Stderr = old
+	w.Close()
+	out, err := io.ReadAll(r)
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(held, []uint64{0, 0, 0}) {
+		t.Fatalf("eagerHeld %v, want 0 each time (the bound is off)", held)
+	}
+	want := "bcsmpi: rank 0: the eager-matched word of its control page says 7 eager sends matched, but the rank posted 0 (the word was overwritten): eager_max no longer bounds this rank's unmatched eager sends\n"
+	if string(out) != want {
+		t.Fatalf("stderr %q, want once %q", out, want)
 	}
 }

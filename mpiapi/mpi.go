@@ -59,6 +59,7 @@ type process struct {
 	// eagerPosted counts the eager sends posted (proto.Descriptor.Eager),
 	// eagerMost the most of them unmatched at once (eager.go, EagerHeld).
 	eagerPosted, eagerMost uint64
+	eagerWarned            bool // the eager-matched word was past eagerPosted (eagerHeld said so once)
 	blocking               bool // inside block with threads off (the rank reported blocked, offering pull orders)
 	comms                  map[proto.CommID]*Comm
 	groupSeq               map[groupCall]uint32 // MPI_Comm_create_group calls made (group.go)

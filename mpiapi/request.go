@@ -271,6 +271,12 @@ func (p *process) pending(rs []*Request) []*Request {
 // block waits until ready() is true: spins for the spin window, then sleeps on
 // the rank's futex word, which the agent bumps when it publishes completions.
 func (p *process) block(call string, ready func() bool) {
+	p.blockAs(call, proto.CallCode(call), ready)
+}
+
+// blockAs is block with the status code the rank shows while blocked
+// (proto.CallNames; awaitMatch's proto.CallSendMatch).
+func (p *process) blockAs(call string, code uint8, ready func() bool) {
 	p.progress() // progress.go: a layer's one-sided targets are served in every blocking call
 	if ready() {
 		return
@@ -283,7 +289,7 @@ func (p *process) block(call string, ready func() bool) {
 		p.sleepUntil(ready)
 		return
 	}
-	p.blk.SetBlocked(proto.CallCode(call))
+	p.blk.SetBlocked(code)
 	p.blocking = true
 	defer func() { p.blk.SetBlocked(0); p.blocking = false }()
 	p.blk.OfferPull() // while blocked, copy the data of our receives ourselves when the agent asks

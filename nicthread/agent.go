@@ -673,6 +673,13 @@ func (a *Agent) tx(k proto.SliceID, timeout time.Duration) error {
 			delete(a.inline, inlineKey{x.Send.Rank, x.Send.Seq})
 		}
 	}
+	for _, d := range p.Consumed { // taken by a receive of another type signature: moves nothing
+		key := inlineKey{d.Rank, d.Seq}
+		if b, ok := a.inline[key]; ok && a.localOf[d.Rank] >= 0 {
+			a.freeInline = append(a.freeInline, b)
+			delete(a.inline, key)
+		}
+	}
 	a.stats.LTTS = a.now() - a.stats.Start
 	if a.onSlice != nil {
 		a.onSlice(&a.stats)
@@ -1311,18 +1318,28 @@ func (a *Agent) publish(cs []proto.Completion) {
 // ranks to be woken: a rank blocked in a send because it has eager_max of
 // them unmatched (package mpiapi, eager.go) waits for this word, as for a
 // completion (so the seen word and deadlock detection treat it as one).
-// Every node's plan holds every match, so the sender's node counts it in
+// Every node's plan holds every match (and every send a receive consumed
+// with a type error, Consumed), so the sender's node counts it in
 // the slice it is matched, whichever node the receiver is on.
 func (a *Agent) noteEager(p *core.Plan) {
 	for _, x := range p.Matches {
-		if !x.Send.Eager || !x.Send.Inline {
-			continue
-		}
-		if l := a.localOf[x.Send.Rank]; l >= 0 {
-			a.eagerMatched[l]++
-			a.blocks[l].SetEagerMatched(a.eagerMatched[l])
-			a.woken[l] = true
-		}
+		a.eagerTaken(x.Send)
+	}
+	for _, d := range p.Consumed { // a receive took it, with a type error: it is no longer unmatched
+		a.eagerTaken(d)
+	}
+}
+
+// eagerTaken counts send d in its rank's eager-matched word if it is an
+// eager send of a local rank.
+func (a *Agent) eagerTaken(d proto.Descriptor) {
+	if !d.Eager || !d.Inline {
+		return
+	}
+	if l := a.localOf[d.Rank]; l >= 0 {
+		a.eagerMatched[l]++
+		a.blocks[l].SetEagerMatched(a.eagerMatched[l])
+		a.woken[l] = true
 	}
 }
 

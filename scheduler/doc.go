@@ -228,8 +228,11 @@
 // An Inline send marked Eager (a blocking send that returned at its post,
 // package mpiapi's eager.go) is matched and completed like any other, but
 // while unmatched it counts as an unfinished operation of its sender for
-// deadlock detection (waitfor.go): the sender may be waiting in a later send
-// until one of its eager sends is matched (eager_max).
+// deadlock detection (waitfor.go), and as a wait-for edge to its
+// destination, when the sender's status byte is proto.CallSendMatch: it
+// waits in a later send until one of its eager sends is matched
+// (eager_max). A sender that runs, or waits in any other call, does not
+// wait for them.
 //
 // Cancel (cancel.go): a KindCancel descriptor withdraws its rank's own
 // receive, or unbuffered send, that is still unmatched after the sends and

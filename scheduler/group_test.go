@@ -26,11 +26,11 @@ func TestCreateGroupOfAStrictSubset(t *testing.T) {
 	if p.Err != nil || len(p.Completions) != 0 {
 		t.Fatalf("half posted: err %v, completions %v", p.Err, p.Completions)
 	}
-	if ws := s.Waits(); len(ws) != 2 || !strings.Contains(DescribeWait(ws[0]), "MPI_Comm_create_group(group of 2, rank 0 in it, tag 5)") {
+	if ws := s.Waits(nil); len(ws) != 2 || !strings.Contains(DescribeWait(ws[0]), "MPI_Comm_create_group(group of 2, rank 0 in it, tag 5)") {
 		t.Fatalf("waits %v", ws)
 	}
 	mark := make([]bool, 5)
-	s.Incomplete(mark)
+	s.Incomplete(mark, nil)
 	if !slices.Equal(mark, []bool{true, false, false, true, false}) {
 		t.Fatalf("incomplete %v", mark)
 	}

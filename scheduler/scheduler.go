@@ -271,6 +271,7 @@ func (s *Scheduler) Schedule(slice proto.SliceID, descs []proto.Descriptor) *pla
 	p := &s.plan
 	p.Slice = slice
 	p.Matches = p.Matches[:0]
+	p.Consumed = p.Consumed[:0]
 	p.Chunks = p.Chunks[:0]
 	p.Completions = p.Completions[:0]
 	p.Folds = p.Folds[:0]

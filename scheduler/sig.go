@@ -15,7 +15,9 @@ import (
 // signature, which is legal, and a longer one is truncation, as before. A
 // mismatch completes the receive and, unless the agent already completed
 // it (a buffered inline send), the send with proto.ErrType, each naming the
-// other side's element type; nothing moves.
+// other side's element type; nothing moves. A buffered send is listed in the
+// plan's Consumed instead: its agent frees its inline copy and, for an
+// eager one, counts it as matched (package mpiapi's eager_max).
 
 // checkSig checks the type signature of a send or receive descriptor.
 func checkSig(d proto.Descriptor) error {
@@ -41,7 +43,9 @@ func sigMismatch(send, recv proto.Descriptor) bool {
 
 // typeMismatch completes a matched pair whose signatures differ.
 func (s *Scheduler) typeMismatch(send, recv proto.Descriptor) {
-	if !send.Inline {
+	if send.Inline {
+		s.plan.Consumed = append(s.plan.Consumed, send)
+	} else {
 		s.complete(proto.Completion{Rank: send.Rank, Req: send.Req, Kind: proto.KindSend, Source: recv.Rank,
 			Tag: send.Tag, Err: proto.ErrType, PeerType: recv.DType})
 	}

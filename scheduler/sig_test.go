@@ -65,6 +65,19 @@ func TestTypeSignatures(t *testing.T) {
 	if got := describe(p); !strings.HasSuffix(got, "done r1 req=1 recv src=0 tag=5 count=8 err=type signature mismatch") || strings.Contains(got, "r0 req=1 send count=0 err") {
 		t.Fatalf("inline send: %s", got)
 	}
+	// No Match names it, so the plan lists it as consumed: its agent frees
+	// the inline copy and counts an eager send as matched (eager_max).
+	if len(p.Matches) != 0 || len(p.Consumed) != 1 || p.Consumed[0] != in {
+		t.Fatalf("inline send: matches %v, consumed %v; want none and the send", p.Matches, p.Consumed)
+	}
+	if p := s.Schedule(2, nil); len(p.Consumed) != 0 {
+		t.Fatalf("next slice: consumed %v, want none", p.Consumed)
+	}
+	s = New(cfg, []proto.NodeID{0, 0})
+	p = s.Schedule(1, []proto.Descriptor{typed(send(0, 1, 5, 1, 8), reduce.Float64), typed(recv(1, 0, 5, 1, 8), reduce.Int64)})
+	if len(p.Consumed) != 0 {
+		t.Fatalf("unbuffered send: consumed %v, want none (its own completion reports the error)", p.Consumed)
+	}
 }
 
 func TestCheckSignature(t *testing.T) {

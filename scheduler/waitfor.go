@@ -15,14 +15,33 @@ type Wait struct {
 	// Why: "recv" (a receive or probe with no matching send), "send" (a send
 	// no receive has matched), "collective" (a collective not every member
 	// of its communicator entered), "eager" (an eager send, proto.Descriptor.Eager,
-	// no receive has matched: buffered, so complete, but its rank may be
-	// waiting in a later send until one is matched: package mpiapi's eager_max),
-	// "moving" (matched, bytes still to move).
+	// no receive has matched, of a rank blocked waiting for one: buffered, so
+	// complete, but past package mpiapi's eager_max a later send waits until
+	// one is matched; see eagerWaiting), "moving" (matched, bytes still to move).
 	Why string
 }
 
+// eagerWaiting reports whether rank r's status byte (status, one per rank;
+// nil: unknown) says it is blocked in MPI_Send waiting for a match of its
+// eager sends (proto.CallSendMatch). Only then are its unmatched eager
+// sends operations it waits for: a rank that returned from them, or is
+// blocked in another call, does not wait for their receivers, and counting
+// them would make its wait-for edges false (a cycle printed through a
+// receiver it does not wait for) and mark it stuck while it runs (weakening
+// the guard of deadlock detection, and of deterministic mode's forced
+// wildcards, internal/core's noneCanProgress).
+func eagerWaiting(status []uint8, r proto.Rank) bool {
+	if int(r) >= len(status) {
+		return false
+	}
+	st := status[r]
+	return proto.StatusBlocked(st) && proto.StatusCode(st) == proto.CallSendMatch
+}
+
 // Waits lists every unfinished operation, ordered by rank then post order.
-func (s *Scheduler) Waits() []Wait {
+// status is the ranks' status bytes (nil: unknown), for the eager sends
+// (eagerWaiting).
+func (s *Scheduler) Waits(status []uint8) []Wait {
 	var out []Wait
 	for _, q := range s.pending {
 		for _, o := range q {
@@ -34,7 +53,7 @@ func (s *Scheduler) Waits() []Wait {
 			switch {
 			case !o.d.Inline:
 				out = append(out, Wait{o.d.Rank, o.d, "send"})
-			case o.d.Eager: // complete, but its sender may wait for its match (eager_max)
+			case o.d.Eager && eagerWaiting(status, o.d.Rank): // complete, but its sender waits for a match (eager_max)
 				out = append(out, Wait{o.d.Rank, o.d, "eager"})
 			} // other buffered sends have completed for their sender
 		}
@@ -56,8 +75,8 @@ func (s *Scheduler) Waits() []Wait {
 // Incomplete sets mark[r] for every rank r with at least one unfinished
 // operation, the ranks Waits would name, without allocating (deadlock
 // detection asks every quiet slice). mark has one entry per rank; entries of
-// other ranks are left as they are.
-func (s *Scheduler) Incomplete(mark []bool) {
+// other ranks are left as they are. status is as for Waits.
+func (s *Scheduler) Incomplete(mark []bool, status []uint8) {
 	for _, q := range s.pending {
 		for _, o := range q {
 			mark[o.d.Rank] = true
@@ -65,7 +84,7 @@ func (s *Scheduler) Incomplete(mark []bool) {
 	}
 	for _, q := range s.unexpected {
 		for _, o := range q {
-			if !o.d.Inline || o.d.Eager {
+			if !o.d.Inline || (o.d.Eager && eagerWaiting(status, o.d.Rank)) {
 				mark[o.d.Rank] = true
 			}
 		}
@@ -111,7 +130,8 @@ func (s *Scheduler) Unmatched() []proto.Descriptor {
 
 // WaitsFor returns, for each rank, the ranks it waits for (the edges of the
 // wait-for graph), derived from Waits: a receive waits for its source (every
-// other rank for ANY_SOURCE), a send for its destination, a collective for the
+// other rank for ANY_SOURCE), a send for its destination (an eager send:
+// only when Waits listed it, its rank waiting for a match), a collective for the
 // members that have not entered it.
 func (s *Scheduler) WaitsFor(ws []Wait) [][]proto.Rank {
 	n := len(s.nodeOf)

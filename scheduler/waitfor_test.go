@@ -17,7 +17,7 @@ func TestWaitForGraph(t *testing.T) {
 		send(2, 3, 5, 1, 1<<20),
 		{Kind: proto.KindColl, Coll: proto.CollBarrier, CollSeq: 1, Rank: 3, Seq: 1, Req: 1},
 	})
-	ws := s.Waits()
+	ws := s.Waits(nil)
 	var lines []string
 	for _, w := range ws {
 		lines = append(lines, DescribeWait(w))
@@ -72,12 +72,12 @@ func TestIncompleteMatchesWaits(t *testing.T) {
 	for i, descs := range slicesOf {
 		s.Schedule(proto.SliceID(i+1), descs)
 		want := make([]bool, 5)
-		for _, w := range s.Waits() {
+		for _, w := range s.Waits(nil) {
 			want[w.Rank] = true
 			sawMoving = sawMoving || w.Why == "moving"
 		}
 		got := make([]bool, 5)
-		s.Incomplete(got)
+		s.Incomplete(got, nil)
 		if !slices.Equal(got, want) {
 			t.Fatalf("slice %d: Incomplete %v, Waits name %v", i+1, got, want)
 		}
@@ -89,9 +89,12 @@ func TestIncompleteMatchesWaits(t *testing.T) {
 }
 
 // TestEagerSendsAreWaits: an unmatched eager send (a blocking send that
-// returned at its post; its rank may be waiting in a later send until one
-// is matched, mpiapi's eager_max) is an unfinished operation of its sender,
-// though it completed; another buffered send is not. Once matched, neither.
+// returned at its post; past mpiapi's eager_max a later send waits until
+// one is matched) is an unfinished operation of its sender while the
+// sender's status says it waits for that (proto.CallSendMatch), though it
+// completed; not while the sender runs or waits in another call (MPI_Recv,
+// or MPI_Send for a send's own completion); another buffered send never
+// is. Once matched, neither.
 func TestEagerSendsAreWaits(t *testing.T) {
 	s := New(DefaultConfig, []proto.NodeID{0, 0, 0})
 	eager := send(0, 1, 4, 1, 8)
@@ -102,13 +105,24 @@ func TestEagerSendsAreWaits(t *testing.T) {
 	if len(p.Completions) != 2 {
 		t.Fatalf("%d completions, want both buffered sends complete at their exchange", len(p.Completions))
 	}
-	ws := s.Waits()
+	got := make([]bool, 3)
+	for _, st := range []uint8{proto.StatusRunning, proto.CallCode("MPI_Recv"), proto.CallCode("MPI_Send"),
+		proto.StatusWoken | proto.CallSendMatch, proto.StatusFinalized} {
+		status := []uint8{st, proto.CallCode("MPI_Recv"), proto.CallSendMatch}
+		clear(got)
+		s.Incomplete(got, status)
+		if ws := s.Waits(status); len(ws) != 0 || slices.Contains(got, true) {
+			t.Fatalf("rank 0 %s: waits %+v, Incomplete %v; want none", proto.DescribeStatus(st), ws, got)
+		}
+	}
+	status := []uint8{proto.CallSendMatch, proto.CallCode("MPI_Recv"), proto.CallSendMatch | proto.StatusNoPull}
+	ws := s.Waits(status)
 	want := "its eager sends to rank 1 (MPI_Send of at most inline_max bytes, returned at their post) wait for matching receives; past max(eager_max, size) of them a send waits for one"
 	if len(ws) != 1 || ws[0].Rank != 0 || ws[0].Why != "eager" || DescribeWait(ws[0]) != want {
 		t.Fatalf("waits %+v, want rank 0's eager send: %q", ws, want)
 	}
-	got := make([]bool, 3)
-	s.Incomplete(got)
+	clear(got)
+	s.Incomplete(got, status)
 	if !slices.Equal(got, []bool{true, false, false}) {
 		t.Fatalf("Incomplete %v, want rank 0 only", got)
 	}
@@ -117,8 +131,36 @@ func TestEagerSendsAreWaits(t *testing.T) {
 	}
 	s.Schedule(2, []proto.Descriptor{recv(1, 0, 4, 1, 8)})
 	clear(got)
-	s.Incomplete(got)
-	if ws := s.Waits(); len(ws) != 0 || slices.Contains(got, true) {
+	s.Incomplete(got, status)
+	if ws := s.Waits(status); len(ws) != 0 || slices.Contains(got, true) {
 		t.Fatalf("after the match: waits %+v, Incomplete %v; want none", ws, got)
+	}
+}
+
+// TestEagerSendNoFalseCycle: rank 0 sent to rank 1 eagerly long ago and now
+// waits in MPI_Recv from rank 2; rank 1 waits in MPI_Recv from rank 0.
+// Rank 0 does not wait for rank 1 (its send returned), so the wait-for graph
+// has no cycle 0 -> 1 -> 0; the edges are 0 -> 2 and 1 -> 0. Once rank 0 is
+// blocked in MPI_Send waiting for a match (proto.CallSendMatch), the edge
+// 0 -> 1 is real and so is the cycle.
+func TestEagerSendNoFalseCycle(t *testing.T) {
+	s := New(DefaultConfig, []proto.NodeID{0, 0, 0})
+	eager := send(0, 1, 4, 1, 8)
+	eager.Inline, eager.Eager = true, true
+	s.Schedule(1, []proto.Descriptor{eager, recv(0, 2, 0, 2, 8), recv(1, 0, 9, 1, 8)})
+	recvCode := proto.CallCode("MPI_Recv")
+	blocked := []bool{true, true, true}
+	status := []uint8{recvCode, recvCode, recvCode}
+	edges := s.WaitsFor(s.Waits(status))
+	if !slices.Equal(edges[0], []proto.Rank{2}) || !slices.Equal(edges[1], []proto.Rank{0}) {
+		t.Fatalf("edges %v, want 0 -> 2 and 1 -> 0", edges)
+	}
+	if c := Cycle(edges, blocked); c != nil {
+		t.Fatalf("cycle %s, want none: rank 0 does not wait for rank 1", FormatCycle(c))
+	}
+	status[0] = proto.CallSendMatch
+	edges = s.WaitsFor(s.Waits(status))
+	if c := Cycle(edges, blocked); FormatCycle(c) != "0 -> 1 -> 0" {
+		t.Fatalf("rank 0 waiting for a match: cycle %v, want 0 -> 1 -> 0", c)
 	}
 }

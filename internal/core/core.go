@@ -258,7 +258,7 @@ func (n *Node) detect(k proto.SliceID, exchanged int) *DeadlockError {
 	if n.idle != guard { // reported once (deadlock_action warn keeps waiting)
 		return nil
 	}
-	ws := n.sch.Waits()
+	ws := n.sch.Waits(n.status)
 	isBlocked := make([]bool, len(n.status))
 	for r, s := range n.status {
 		isBlocked[r] = proto.StatusBlocked(s)
@@ -329,7 +329,7 @@ func (n *Node) noneCanProgress() bool {
 		return false
 	}
 	clear(n.waiting)
-	n.sch.Incomplete(n.waiting)
+	n.sch.Incomplete(n.waiting, n.status)
 	for r, s := range n.status {
 		if proto.StatusBlocked(s) && !n.waiting[r] {
 			return false

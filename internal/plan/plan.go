@@ -25,8 +25,15 @@ type Match struct {
 // Plan is what MSM decided for one slice. The scheduler owns its slices and
 // reuses them on the next call.
 type Plan struct {
-	Slice       proto.SliceID
-	Matches     []Match
+	Slice   proto.SliceID
+	Matches []Match
+	// Consumed are the buffered (Inline) sends a receive took in this slice
+	// without a transfer, because their type signatures differed (package
+	// scheduler's sig.go): no Match names them, so the sender's agent frees
+	// their inline copies and counts the eager ones as matched (nicthread's
+	// noteEager) from here. Not in Hash: the receive's completion, which
+	// is, names the send (its error, source and tag).
+	Consumed    []proto.Descriptor
 	Chunks      []proto.Chunk
 	Completions []proto.Completion
 	// Waiting is the number of matched transfers that still have bytes to move.

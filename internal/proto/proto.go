@@ -684,13 +684,23 @@ func (c Chunk) Describe() string {
 }
 
 // CallNames are the blocking calls a rank can be waiting in; a rank's status
-// byte (see Status) is an index into it.
+// byte (see Status) is an index into it. The last, CallSendMatch, is
+// MPI_Send again.
 var CallNames = [...]string{"", "MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Wait", "MPI_Waitall",
 	"MPI_Waitany", "MPI_Probe", "MPI_Iprobe", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
 	"MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv",
 	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Comm_split",
 	"MPI_Comm_free", "MPI_Comm_dup", "MPI_Comm_create", "MPI_Testall", "MPI_Test", "MPI_Waitsome",
-	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv", "MPI_Testany", "MPI_Testsome", "MPI_Finalize"}
+	"MPI_Ssend", "MPI_Mprobe", "MPI_Mrecv", "MPI_Testany", "MPI_Testsome", "MPI_Finalize",
+	"MPI_Send"} // CallSendMatch: keep it last
+
+// CallSendMatch is the status byte of a rank blocked in MPI_Send waiting
+// for a receive to match one of its eager sends (package mpiapi's
+// eager_max), not for the send's own completion (CallCode("MPI_Send")).
+// It reads as MPI_Send; deadlock detection counts the rank's unmatched
+// eager sends as what it waits for only with this code (scheduler's
+// waitfor.go).
+const CallSendMatch = uint8(len(CallNames) - 1)
 
 // Settling reports whether status byte s is a rank blocked in a Test-family
 // call that, in deterministic mode, waits until its requests complete or the
