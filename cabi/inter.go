@@ -223,18 +223,8 @@ func bcs_intercomm_create(localH C.uintptr_t, lleader C.int, peerH C.uintptr_t, 
 	// The local duplicate's outcome is the local group's alone: agree on
 	// it over the union (made on both groups or neither) so that both
 	// groups succeed or both fail.
-	if ok, err := agreeOK(union, lerr == nil); err != nil || !ok {
-		if lc != nil {
-			lc.Free()
-		}
-		union.Free()
-		if lerr == nil {
-			lerr = err
-		}
-		if lerr == nil {
-			return fail(ci, call, errOther, "the remote group could not make its part of the intercommunicator (too many communicators there: see its error)")
-		}
-		return failErr(ci, lerr)
+	if rc := agreeCreated(union, lc, lerr, ci, call); rc != 0 {
+		return rc
 	}
 	h, err := newInter(union, slotOf(newComm(lc, e.errh)), lranks, rranks, localFirst, e.errh)
 	if err != nil {
@@ -300,18 +290,8 @@ func bcs_intercomm_create_from_groups(lg C.uintptr_t, lleader C.int, rg C.uintpt
 		}
 		return failErr(0, err)
 	}
-	if ok, err := agreeOK(union, lerr == nil); err != nil || !ok {
-		if lc != nil {
-			lc.Free()
-		}
-		union.Free()
-		if lerr == nil {
-			lerr = err
-		}
-		if lerr == nil {
-			return fail(0, call, errOther, "the remote group could not make its part of the intercommunicator (too many communicators there: see its error)")
-		}
-		return failErr(0, lerr)
+	if rc := agreeCreated(union, lc, lerr, 0, call); rc != 0 {
+		return rc
 	}
 	h, err := newInter(union, slotOf(newComm(lc, eh)), slices.Clone(lranks), slices.Clone(rranks), localFirst, eh)
 	if err != nil {
@@ -461,6 +441,28 @@ func interDup(ci int) (uintptr, C.int) {
 	}
 	errh := comms[ci].errh
 	return newInterOf(made[0], made[1], slotOf(newComm(made[2], errh)), ic.lranks, ic.rranks, ic.loff == 0, errh), 0
+}
+
+// agreeCreated makes both groups of an intercommunicator's creation agree
+// on the local group's duplicate lc (lerr: why it was not made) over the
+// union: on failure in either group it frees lc and union and raises the
+// error on slot ci (this group's, or the remote group's refusal), else 0.
+func agreeCreated(union, lc *mpiapi.Comm, lerr error, ci int, call string) C.int {
+	ok, err := agreeOK(union, lerr == nil)
+	if err == nil && ok {
+		return 0
+	}
+	if lc != nil {
+		lc.Free()
+	}
+	union.Free()
+	if lerr == nil {
+		lerr = err
+	}
+	if lerr == nil {
+		return fail(ci, call, errOther, "the remote group could not make its part of the intercommunicator (too many communicators there: see its error)")
+	}
+	return failErr(ci, lerr)
 }
 
 // agreeOK reports whether every member of union (an intercommunicator's two
